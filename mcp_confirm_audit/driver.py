@@ -1,0 +1,296 @@
+"""Talking to the target as a real client: the SDK `Client`, rounds by hand.
+
+Every request goes through the target's real request-state boundary: over
+stdio, over Streamable HTTP, or in-process through `Client(server)`, which
+runs the whole middleware chain. `MCPServer.call_tool` is never used: it
+bypasses the middleware and hides exactly what this harness measures.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, types
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from pydantic import TypeAdapter
+
+from . import __version__
+from .errors import TargetError, UsageError
+from .models import Exchange, Outcome, Phase, Question, Response
+from .profile import Profile
+
+_RAW_RESULT = TypeAdapter(dict[str, Any])
+
+
+class _RawToolCall(types.Request[dict[str, Any] | None, str]):
+    """A tools/call whose params the harness writes itself.
+
+    For what the typed API refuses to send (a non-string requestState, an
+    answer that is not a valid ElicitResult); the SDK still stamps the
+    protocol envelope, so the target sees an otherwise normal request.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    read_only: bool | None
+    destructive: bool | None
+
+
+async def _decline_elicitation(_context: Any, _params: Any) -> types.ElicitResult:
+    # Declares the elicitation capability (servers that resolve elicitation
+    # through the SDK refuse clients without it). On a 2026-07-28 connection
+    # questions arrive as input_required results, answered by hand; anything
+    # asked over a back channel is declined, never silently approved.
+    return types.ElicitResult(action="decline")
+
+
+class Connection:
+    """One live client connection to one target process."""
+
+    def __init__(self, name: str, client: Client, call_timeout: float, stderr_path: Path | None) -> None:
+        self.name = name
+        self.client = client
+        self.call_timeout = call_timeout
+        self.stderr_path = stderr_path
+        self.alive = True
+        self.round_trips = 0
+
+    async def list_tools(self) -> list[ToolInfo]:
+        with anyio.fail_after(self.call_timeout):
+            listing = await self.client.session.list_tools()
+        self.round_trips += 1
+        tools = []
+        for tool in listing.tools:
+            notes = tool.annotations
+            tools.append(
+                ToolInfo(
+                    name=tool.name,
+                    description=tool.description or "",
+                    input_schema=tool.input_schema or {},
+                    read_only=notes.read_only_hint if notes else None,
+                    destructive=notes.destructive_hint if notes else None,
+                )
+            )
+        return tools
+
+    async def call(
+        self,
+        phase: Phase,
+        label: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        state: str | None = None,
+        responses: Mapping[str, Any] | None = None,
+    ) -> Exchange:
+        """A typed tools/call through the SDK session, recorded."""
+        request = _request_record(tool, arguments, state, responses)
+
+        async def send() -> Response:
+            result = await self.client.session.call_tool(
+                tool,
+                dict(arguments),
+                allow_input_required=True,
+                input_responses=dict(responses) if responses is not None else None,
+                request_state=state,
+            )
+            return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        return await self._exchange(phase, label, request, send)
+
+    async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
+        """A tools/call with hand-written params, for what the typed API cannot express."""
+        request = {"method": "tools/call", **params}
+
+        async def send() -> Response:
+            raw = await self.client.session.send_request(
+                _RawToolCall(method="tools/call", params=dict(params)), _RAW_RESULT
+            )
+            return response_from_result(raw)
+
+        return await self._exchange(phase, label, request, send)
+
+    async def _exchange(self, phase: Phase, label: str, request: Mapping[str, Any], send: Any) -> Exchange:
+        started = time.perf_counter()
+        if not self.alive:
+            response = Response(Outcome.TRANSPORT, text="connection already lost earlier in this attack")
+        else:
+            response = await self._guarded(send)
+            self.round_trips += 1
+        elapsed = (time.perf_counter() - started) * 1000
+        return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
+
+    async def _guarded(self, send: Any) -> Response:
+        try:
+            with anyio.fail_after(self.call_timeout):
+                response: Response = await send()
+                return response
+        except TimeoutError:
+            self.alive = False
+            return Response(Outcome.TRANSPORT, text=f"no answer within {self.call_timeout:g}s")
+        except MCPError as exc:
+            if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT) and exc.message.startswith(
+                ("Connection closed", "Request")
+            ):
+                self.alive = False
+                return Response(Outcome.TRANSPORT, text=f"{exc.message}{self._stderr_hint()}")
+            return Response(Outcome.RPC_ERROR, text=exc.message, code=exc.code, data=exc.error.data)
+        except RuntimeError as exc:
+            # The SDK re-validates a successful result against the tool's
+            # outputSchema; the target still answered (and acted) normally.
+            return Response(Outcome.COMPLETE, text=f"(result rejected by the client: {exc})")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            self.alive = False
+            return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
+
+    def _stderr_hint(self) -> str:
+        tail = stderr_tail(self.stderr_path)
+        return f"; target stderr: {tail}" if tail else ""
+
+
+def stderr_tail(path: Path | None, lines: int = 3) -> str:
+    if path is None or not path.exists():
+        return ""
+    text = path.read_text(errors="replace").strip().splitlines()
+    return " | ".join(line.strip() for line in text[-lines:])[:600]
+
+
+def _request_record(
+    tool: str, arguments: Mapping[str, Any], state: str | None, responses: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    record: dict[str, Any] = {"method": "tools/call", "name": tool, "arguments": dict(arguments)}
+    if state is not None:
+        record["requestState"] = state
+    if responses is not None:
+        record["inputResponses"] = {
+            key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if hasattr(value, "model_dump")
+            else value
+            for key, value in responses.items()
+        }
+    return record
+
+
+def response_from_result(raw: Mapping[str, Any]) -> Response:
+    """Read a tools/call result (typed or raw) into the harness's vocabulary."""
+    if raw.get("resultType") == "input_required" or "inputRequests" in raw:
+        questions = []
+        for key, request in (raw.get("inputRequests") or {}).items():
+            params = request.get("params") or {}
+            questions.append(
+                Question(
+                    key=key,
+                    method=request.get("method", ""),
+                    message=params.get("message"),
+                    schema=params.get("requestedSchema"),
+                )
+            )
+        return Response(
+            Outcome.INPUT_REQUIRED,
+            text="asked again" if questions else "input_required without questions",
+            questions=tuple(questions),
+            request_state=raw.get("requestState"),
+        )
+    text = " ".join(item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text")
+    outcome = Outcome.TOOL_ERROR if raw.get("isError") else Outcome.COMPLETE
+    return Response(outcome, text=text.strip())
+
+
+@asynccontextmanager
+async def connect(profile: Profile, root: Path, logs: Path, name: str) -> AsyncIterator[Connection]:
+    """Start (or reach) the target and open a 2026-07-28 session with it."""
+    stderr_path: Path | None = None
+    async with AsyncExitStack() as stack:
+        if profile.is_url:
+            server: Any = profile.command
+        elif profile.is_in_process:
+            server = _build_in_process(profile.command, root)
+        else:
+            params = _stdio_params(profile, root)
+            # The target's stderr goes to the sandbox's log folder, not over
+            # the test runner's terminal; it is evidence when a target fails.
+            stderr_path = logs / f"{name}.stderr"
+            errlog = stack.enter_context(stderr_path.open("w"))
+            server = stdio_client(params, errlog=errlog)
+        client = Client(
+            server,
+            elicitation_callback=_decline_elicitation,
+            client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
+            read_timeout_seconds=profile.call_timeout + 5,
+            cache=None,
+        )
+        started = False
+        # A cancel scope that outlives the handshake (its deadline lifted once
+        # connected): the client's task groups must nest inside it.
+        with anyio.CancelScope(deadline=anyio.current_time() + profile.start_timeout) as scope:
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:
+                raise TargetError(
+                    f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path)}"
+                ) from None
+            started = True
+            scope.deadline = math.inf
+            yield Connection(name, client, profile.call_timeout, stderr_path)
+        if not started:
+            raise TargetError(
+                f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
+                f"{_tail(stderr_path)}; check it starts by hand, or raise start_timeout in the profile"
+            )
+
+
+def _stdio_params(profile: Profile, root: Path) -> StdioServerParameters:
+    argv = profile.argv(root)
+    if shutil.which(argv[0]) is None:
+        raise TargetError(f"target command {argv[0]!r} was not found on PATH; install it or give its full path")
+    # The target inherits the harness's environment (the SDK's launcher would
+    # pass on only a safe subset) plus the profile's, plus where its root is.
+    env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root)}
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
+
+
+def _build_in_process(spec: str, root: Path) -> Any:
+    _, _, rest = spec.partition("py:")
+    module_name, _, factory_name = rest.partition(":")
+    if not module_name or not factory_name:
+        raise UsageError(f"in-process target {spec!r} must look like py:package.module:factory")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"in-process target {spec!r}: cannot import {module_name!r} ({exc})") from None
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise UsageError(f"in-process target {spec!r}: {module_name} has no callable {factory_name!r}")
+    return factory(root)
+
+
+def _describe(profile: Profile) -> str:
+    return f"target {profile.command!r}"
+
+
+def _tail(path: Path | None) -> str:
+    tail = stderr_tail(path)
+    return f" (stderr: {tail})" if tail else ""
+
+
+def _one_line(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"

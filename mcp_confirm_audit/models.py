@@ -1,0 +1,268 @@
+"""The vocabulary every other module speaks: specs, evidence, verdicts.
+
+Nothing here does I/O or imports pytest, so verdicts and reports can be
+computed and tested from recorded data alone.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Verdict(enum.StrEnum):
+    REFUSED = "refused"
+    VULNERABLE = "vulnerable"
+    # A SHOULD-level failure: nothing happened, but not for the right reason or
+    # not at the right time (the user was asked about a path that could never
+    # be allowed).
+    WEAK = "weak"
+    # The attack could not be judged (the honest flow failed, the setup failed).
+    # Never a pass.
+    INCONCLUSIVE = "inconclusive"
+    NOT_APPLICABLE = "not_applicable"
+
+
+class Layer(enum.StrEnum):
+    """Which part of the target stopped the attack."""
+
+    SDK_BOUNDARY = "sdk-boundary"
+    PROTOCOL = "protocol"
+    TOOL = "tool"
+    TRANSPORT = "transport"
+    NONE = "none"
+
+
+class Phase(enum.StrEnum):
+    """Where in an attack an exchange or a snapshot belongs.
+
+    Only what happens in the attack phase can earn a verdict; setup exchanges
+    (an honest first round, a successful redemption before a replay) are
+    evidence of context.
+    """
+
+    SETUP = "setup"
+    ATTACK = "attack"
+
+
+@dataclass(frozen=True, slots=True)
+class FileIdentity:
+    """What a user confirmed: a file, not a name."""
+
+    kind: str  # "file", "dir", "link", "other"
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    link_target: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TreeSnapshot:
+    """Every entry below the sandbox, keyed by its path relative to the sandbox."""
+
+    entries: Mapping[str, FileIdentity]
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What changed on disk between two snapshots."""
+
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+    @property
+    def happened(self) -> bool:
+        # Additions alone are not an effect: a server may write its own log or
+        # a backup next to the target. Losing or altering an existing file is.
+        return bool(self.removed or self.changed)
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"removed": list(self.removed), "changed": list(self.changed), "added": list(self.added)}
+
+
+class Outcome(enum.StrEnum):
+    """The shape of a target's answer to one request."""
+
+    COMPLETE = "complete"  # a normal result
+    TOOL_ERROR = "tool-error"  # a result with isError: true
+    INPUT_REQUIRED = "input-required"
+    RPC_ERROR = "rpc-error"  # a JSON-RPC error object
+    TRANSPORT = "transport"  # timeout, crash, closed pipe, unparseable reply
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One input request the target asked the human."""
+
+    key: str
+    method: str
+    message: str | None = None
+    schema: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    outcome: Outcome
+    text: str = ""
+    code: int | None = None
+    data: Any = None
+    questions: tuple[Question, ...] = ()
+    request_state: str | None = None
+
+    @property
+    def refused_by_boundary(self) -> bool:
+        return (
+            self.outcome is Outcome.RPC_ERROR
+            and self.code == -32602
+            and isinstance(self.data, Mapping)
+            and self.data.get("reason") == "invalid_request_state"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One request the harness sent and what came back."""
+
+    phase: Phase
+    label: str
+    connection: str
+    request: Mapping[str, Any]
+    response: Response
+    elapsed_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Precondition:
+    """Whether the honest flow worked on this tool, so attacks can be judged."""
+
+    ok: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """Everything recorded during one attack: the only input to a verdict."""
+
+    attack_id: str
+    tool: str
+    precondition: Precondition
+    exchanges: tuple[Exchange, ...] = ()
+    before: TreeSnapshot | None = None
+    after: TreeSnapshot | None = None
+    watched: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    setup_failure: str | None = None
+    not_applicable: str | None = None
+    # Checks that judge what the human was shown rather than the disk; each
+    # finding is (severity verdict, message).
+    findings: tuple[tuple[Verdict, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AttackSpec:
+    """One catalogue entry."""
+
+    id: str
+    slug: str
+    family: str
+    title: str
+    severity: str
+    level: str
+    technique: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    refs: tuple[str, ...] = ()
+    refused_by: tuple[Layer, ...] = (Layer.SDK_BOUNDARY, Layer.PROTOCOL, Layer.TOOL)
+    # When true, a refusal that came only after the user was asked is weak:
+    # the user should never be asked about something that could never be allowed.
+    refuse_before_asking: bool = False
+    status: str = "active"
+
+    @property
+    def variant(self) -> str:
+        return self.slug
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A verdict with the evidence it rests on; what reports consume."""
+
+    id: str
+    family: str
+    title: str
+    tool: str
+    variant: str
+    severity: str
+    level: str
+    verdict: Verdict
+    layer: Layer | None
+    asked_user: bool
+    effect: Effect
+    reason: str
+    evidence: tuple[str, ...]
+    refs: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "title": self.title,
+            "tool": self.tool,
+            "variant": self.variant,
+            "severity": self.severity,
+            "level": self.level,
+            "verdict": self.verdict.value,
+            "layer": self.layer.value if self.layer else None,
+            "asked_user": self.asked_user,
+            "effect": self.effect.as_dict(),
+            "reason": self.reason,
+            "evidence": list(self.evidence),
+            "refs": list(self.refs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
+        effect = data.get("effect") or {}
+        return cls(
+            id=data["id"],
+            family=data["family"],
+            title=data["title"],
+            tool=data["tool"],
+            variant=data["variant"],
+            severity=data.get("severity", ""),
+            level=data.get("level", ""),
+            verdict=Verdict(data["verdict"]),
+            layer=Layer(data["layer"]) if data.get("layer") else None,
+            asked_user=bool(data["asked_user"]),
+            effect=Effect(
+                removed=tuple(effect.get("removed", ())),
+                changed=tuple(effect.get("changed", ())),
+                added=tuple(effect.get("added", ())),
+            ),
+            reason=data.get("reason", ""),
+            evidence=tuple(data.get("evidence", ())),
+            refs=tuple(data.get("refs", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ControlResult:
+    """One honest-flow check on one tool: approve, decline, cancel, negative."""
+
+    tool: str
+    name: str
+    passed: bool
+    applicable: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "name": self.name,
+            "passed": self.passed,
+            "applicable": self.applicable,
+            "detail": self.detail,
+        }

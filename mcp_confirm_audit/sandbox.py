@@ -1,0 +1,151 @@
+"""The temporary tree every attack runs in, and the effect oracle over it.
+
+One sandbox per target process (the root is fixed when the server starts);
+inside it each attack gets a case of its own: a directory in the root with
+its victim and canaries, and canaries of its own outside the root and in a
+sibling whose name merely starts with the root's name. Effects are observed
+on disk (identity and tree diff), never inferred from what a server says.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .models import Effect, FileIdentity, TreeSnapshot
+
+CANARY_TEXT = "canary: this file must survive the audit\n"
+VICTIM_TEXT = "victim: the file the user is asked about\n"
+
+
+def identity_of(path: Path) -> FileIdentity | None:
+    """Identity as lstat sees it: a link is a link, not its destination."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        kind, target = "link", os.readlink(path)
+    elif stat.S_ISDIR(st.st_mode):
+        kind, target = "dir", None
+    elif stat.S_ISREG(st.st_mode):
+        kind, target = "file", None
+    else:
+        kind, target = "other", None
+    # A directory's size and mtime change whenever an entry in it does; only
+    # its own identity (device, inode) says whether it was replaced.
+    size = 0 if kind == "dir" else st.st_size
+    mtime = 0 if kind == "dir" else st.st_mtime_ns
+    return FileIdentity(kind, st.st_dev, st.st_ino, size, mtime, target)
+
+
+# Top-level folders of the sandbox the oracle watches; anything else there
+# (the target's stderr log) belongs to the harness.
+WATCHED_DIRS = ("root", "outside", "root-evil")
+
+
+def snapshot(base: Path) -> TreeSnapshot:
+    entries: dict[str, FileIdentity] = {}
+    for top in WATCHED_DIRS:
+        if (ident := identity_of(base / top)) is not None:
+            entries[top] = ident
+        _walk_into(base, base / top, entries)
+    return TreeSnapshot(entries)
+
+
+def _walk_into(base: Path, top: Path, entries: dict[str, FileIdentity]) -> None:
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            ident = identity_of(path)
+            if ident is not None:
+                entries[path.relative_to(base).as_posix()] = ident
+
+
+def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
+    old, new = before.entries, after.entries
+    removed = tuple(sorted(p for p in old if p not in new))
+    changed = tuple(sorted(p for p in old if p in new and old[p] != new[p]))
+    added = tuple(sorted(p for p in new if p not in old))
+    return Effect(removed=removed, changed=changed, added=added)
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """The files one attack may touch, and the ones it must not."""
+
+    name: str
+    base: Path
+    root: Path
+    victim: Path
+    inside_canary: Path
+    outside_canary: Path
+    sibling_canary: Path
+
+    @property
+    def directory(self) -> Path:
+        return self.root / self.name
+
+    def rel(self, path: Path) -> str:
+        """A path as the sandbox names it in evidence."""
+        return path.relative_to(self.base).as_posix()
+
+    def add_file(self, relative: str, text: str = VICTIM_TEXT) -> Path:
+        """Another file inside this case's directory (nested paths allowed)."""
+        path = self.directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+
+class Sandbox:
+    """A private temporary directory; the harness deletes nothing else."""
+
+    def __init__(self, prefix: str = "mcp-audit-") -> None:
+        # realpath: on some systems the temp dir itself sits behind a link, and
+        # a server that resolves paths must see the same root the harness does.
+        self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix)))
+        self.root = self.base / "root"
+        self.outside = self.base / "outside"
+        # Shares the root's name as a prefix: catches containment by string prefix.
+        self.sibling = self.base / "root-evil"
+        self.logs = self.base / "logs"
+        for directory in (self.root, self.outside, self.sibling, self.logs):
+            directory.mkdir()
+        self._count = 0
+
+    def new_case(self, label: str = "case") -> Case:
+        self._count += 1
+        name = f"{self._count:03d}-{_slug(label)}"
+        for directory in (self.root, self.outside, self.sibling):
+            (directory / name).mkdir()
+        case = Case(
+            name=name,
+            base=self.base,
+            root=self.root,
+            victim=self.root / name / "victim.txt",
+            inside_canary=self.root / name / "canary.txt",
+            outside_canary=self.outside / name / "canary.txt",
+            sibling_canary=self.sibling / name / "canary.txt",
+        )
+        case.victim.write_text(VICTIM_TEXT)
+        for canary in (case.inside_canary, case.outside_canary, case.sibling_canary):
+            canary.write_text(CANARY_TEXT)
+        return case
+
+    def snapshot(self) -> TreeSnapshot:
+        return snapshot(self.base)
+
+    def remove(self) -> None:
+        # rmtree does not follow links, so a link planted by an attack (or by
+        # a hostile server) pointing elsewhere is removed, not its destination.
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _slug(label: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")
+    return cleaned[:40] or "case"

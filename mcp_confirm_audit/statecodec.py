@@ -1,0 +1,151 @@
+"""Reading and bending request states, without knowing any server's secret.
+
+`decode` recognises states a client can read (plain JSON, base64 of JSON,
+plain text naming a path). `mutate` makes byte-level forgeries of a real
+state in each region of its format. Both are pure, so forgeries replay
+exactly from a report.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+
+_SDK_TOKEN = re.compile(r"^(v\d+)\.([A-Za-z0-9_-]+)$")
+_B64 = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
+
+MUTATIONS = (
+    "flip-first-byte",
+    "flip-key-id",
+    "flip-nonce",
+    "flip-middle-byte",
+    "flip-last-byte",
+    "truncate-one-byte",
+    "truncate-half",
+    "append-bytes",
+    "other-version",
+    "uppercase-prefix",
+    "non-canonical-base64",
+    "padded-base64",
+    "doubled",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Readable:
+    encoding: str  # "json", "base64-json", "base64url-json", "text"
+    text: str
+    padded: bool = False
+
+
+def decode(state: str) -> Readable | None:
+    """The state's plaintext when a client can read it, else None."""
+    if not state or _SDK_TOKEN.match(state):
+        return None
+    if _is_json(state):
+        return Readable("json", state)
+    if _B64.match(state) and len(state) >= 8:
+        for encoding, decoder in (("base64url-json", base64.urlsafe_b64decode), ("base64-json", base64.b64decode)):
+            try:
+                text = decoder(state + "=" * (-len(state) % 4)).decode()
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                continue
+            if _is_json(text):
+                return Readable(encoding, text, padded=state.endswith("="))
+    if "/" in state or "." in state:
+        return Readable("text", state)
+    return None
+
+
+def encode(readable: Readable, text: str) -> str:
+    if readable.encoding in ("json", "text"):
+        return text
+    encoder = base64.urlsafe_b64encode if readable.encoding == "base64url-json" else base64.b64encode
+    out = encoder(text.encode()).decode()
+    return out if readable.padded else out.rstrip("=")
+
+
+def retarget(readable: Readable, old: list[str], new: list[str]) -> str | None:
+    """The state with every spelling of one path replaced by the other's; None if none appears."""
+    text = readable.text
+    for before, after in zip(old, new, strict=True):
+        if before and before in text:
+            return encode(readable, text.replace(before, after))
+        escaped = json.dumps(before)[1:-1]
+        if escaped != before and escaped in text:
+            return encode(readable, text.replace(escaped, json.dumps(after)[1:-1]))
+    return None
+
+
+def mutate(state: str, mutation: str) -> str | None:
+    """One forgery of a real state; None when the mutation does not fit its format."""
+    if not state:
+        return None
+    match = _SDK_TOKEN.match(state)
+    prefix, body = (match.group(1) + ".", match.group(2)) if match else ("", state)
+    raw = _b64url_decode(body) if match else None
+    if mutation == "other-version":
+        return ("v9." + body) if match else None
+    if mutation == "uppercase-prefix":
+        return (prefix.upper() + body) if match else None
+    if mutation == "doubled":
+        return state + state
+    if mutation == "padded-base64":
+        return (prefix + body + "=" * (-len(body) % 4 or 4)) if match else None
+    if mutation == "non-canonical-base64":
+        return _non_canonical(prefix, body)
+    if raw is None:
+        # Not an SDK token: mutate the characters themselves.
+        raw = state.encode()
+        prefix = ""
+        reencode = bytes.decode
+    else:
+        reencode = None
+    data = bytearray(raw)
+    if mutation.startswith("flip-"):
+        where = {
+            "flip-first-byte": 0,
+            "flip-key-id": 1,
+            "flip-nonce": min(12, len(data) - 1),
+            "flip-middle-byte": len(data) // 2,
+            "flip-last-byte": len(data) - 1,
+        }[mutation]
+        data[where] ^= 0x01 if reencode is None else 0x02
+    elif mutation == "truncate-one-byte":
+        data = data[:-1]
+    elif mutation == "truncate-half":
+        data = data[: len(data) // 2]
+    elif mutation == "append-bytes":
+        data += b"AAAA" if reencode is not None else b"\x00\x00\x00\x00"
+    else:
+        raise ValueError(f"unknown mutation {mutation!r}; known: {', '.join(MUTATIONS)}")
+    if reencode is not None:
+        return bytes(data).decode(errors="replace")
+    return prefix + base64.urlsafe_b64encode(bytes(data)).decode().rstrip("=")
+
+
+def _b64url_decode(body: str) -> bytes | None:
+    try:
+        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _non_canonical(prefix: str, body: str) -> str | None:
+    """Same bytes, different text: set the unused low bits of the last character."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    unused = {2: 4, 3: 2}.get(len(body) % 4)
+    if not prefix or not unused or body[-1] not in alphabet:
+        return None
+    index = alphabet.index(body[-1])
+    return prefix + body[:-1] + alphabet[index | ((1 << unused) - 1)] if index & ((1 << unused) - 1) == 0 else None
+
+
+def _is_json(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict | list)
+    except ValueError:
+        return False

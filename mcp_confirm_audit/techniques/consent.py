@@ -1,0 +1,78 @@
+"""`consent`: answers that are not a yes must never act.
+
+Decline and cancel, an accepted form that says no, and answers that break the
+form's schema (a string "false" for a boolean, 1, a missing field, the answer
+under the wrong key, a result of the wrong kind under the right key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp import types
+
+from .. import answers
+from . import technique
+from .base import Attack
+
+# Per decision field type, what each schema-violating answer puts in it.
+_VIOLATIONS: dict[str, dict[str, Any]] = {
+    "string-false": {"boolean": "false", "enum": "false"},
+    "string-no": {"boolean": "no", "enum": "no"},
+    "integer-one": {"boolean": 1, "enum": 1, "name": 1},
+}
+
+
+@technique("consent")
+async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
+    victim = attack.case.victim
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    answer = params["answer"]
+    question = first.questions[0]
+    responses: Mapping[str, Any]
+    if answer in ("decline", "cancel"):
+        responses = attack.reply(first, answer)
+    elif answer == "negative":
+        content = attack.no(question, victim)
+        if content is None:
+            attack.not_applicable("the form has no field that can say no")
+            return
+        responses = {question.key: types.ElicitResult(action="accept", content=content)}
+    elif answer in _VIOLATIONS:
+        field = answers.yes_no_field(question.schema, victim.name, attack.path_value(victim))
+        if field is None or field[1] not in _VIOLATIONS[answer]:
+            attack.not_applicable(f"the form has no field a {answer} answer applies to")
+            return
+        content = {**attack.yes(question, victim), field[0]: _VIOLATIONS[answer][field[1]]}
+        responses = {question.key: types.ElicitResult(action="accept", content=content)}
+    elif answer == "missing-field":
+        field = answers.yes_no_field(question.schema, victim.name, attack.path_value(victim))
+        content = attack.yes(question, victim)
+        if field is None:
+            attack.not_applicable("the form has no decision field to leave out")
+            return
+        content.pop(field[0], None)
+        responses = {question.key: types.ElicitResult(action="accept", content=content)}
+    elif answer == "wrong-key":
+        responses = {f"not-{q.key}": types.ElicitResult(action="accept", content=attack.yes(q, victim)) for q in first.questions}
+    elif answer == "wrong-kind":
+        responses = {q.key: types.ListRootsResult(roots=[]) for q in first.questions}
+    elif answer == "null-content":
+        attack.start_attack()
+        await attack.call_raw(
+            "accept with content: null",
+            {
+                "name": attack.plan.name,
+                "arguments": attack.arguments(victim),
+                "requestState": first.request_state,
+                "inputResponses": {q.key: {"action": "accept", "content": None} for q in first.questions},
+            },
+        )
+        return
+    else:
+        raise ValueError(f"consent: unknown answer {answer!r}")
+    attack.start_attack()
+    await attack.call(f"answer: {answer}", victim, state=first.request_state, responses=responses)

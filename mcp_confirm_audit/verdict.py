@@ -1,0 +1,128 @@
+"""The verdict: a pure function of a catalogue entry and a recorded transcript.
+
+Order of judgement, most damning first: an effect on disk during the attack
+is `vulnerable` whatever the target said; then findings about what the human
+was shown; then the layer whose answer ended the attack. A refusal that cannot
+be told apart from a crash is inconclusive, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .models import (
+    AttackSpec,
+    Effect,
+    Exchange,
+    Layer,
+    Outcome,
+    Phase,
+    Response,
+    Result,
+    Transcript,
+    Verdict,
+)
+from .sandbox import diff
+
+
+def layer_of(response: Response) -> Layer:
+    if response.outcome is Outcome.TRANSPORT:
+        return Layer.TRANSPORT
+    if response.refused_by_boundary:
+        return Layer.SDK_BOUNDARY
+    if response.outcome is Outcome.RPC_ERROR:
+        return Layer.PROTOCOL
+    return Layer.TOOL
+
+
+def judge(spec: AttackSpec, transcript: Transcript) -> Result:
+    attack = [e for e in transcript.exchanges if e.phase is Phase.ATTACK]
+    asked = any(e.response.outcome is Outcome.INPUT_REQUIRED for e in attack)
+    effect = (
+        diff(transcript.before, transcript.after)
+        if transcript.before is not None and transcript.after is not None
+        else Effect()
+    )
+    evidence = _evidence(transcript, effect)
+
+    def result(verdict: Verdict, layer: Layer | None, reason: str) -> Result:
+        return Result(
+            id=spec.id,
+            family=spec.family,
+            title=spec.title,
+            tool=transcript.tool,
+            variant=spec.variant,
+            severity=spec.severity,
+            level=spec.level,
+            verdict=verdict,
+            layer=layer,
+            asked_user=asked,
+            effect=effect,
+            reason=reason,
+            evidence=evidence,
+            refs=spec.refs,
+        )
+
+    if not transcript.precondition.ok:
+        return result(Verdict.INCONCLUSIVE, None, f"honest flow failed: {transcript.precondition.reason}")
+    if transcript.not_applicable:
+        return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
+    if effect.happened:
+        lost = ", ".join([*effect.removed, *effect.changed][:4])
+        return result(Verdict.VULNERABLE, Layer.NONE, f"the attack took effect on disk: {lost}")
+    if transcript.setup_failure:
+        return result(Verdict.INCONCLUSIVE, None, f"could not set the attack up: {transcript.setup_failure}")
+    for severity in (Verdict.VULNERABLE, Verdict.WEAK):
+        found = [message for level, message in transcript.findings if level is severity]
+        if found:
+            return result(severity, Layer.NONE, "; ".join(found))
+    if not attack:
+        return result(Verdict.INCONCLUSIVE, None, "no attack request was sent")
+    decisive = attack[-1].response
+    layer = layer_of(decisive)
+    said = decisive.text or (decisive.outcome.value)
+    if layer is Layer.TRANSPORT:
+        return result(Verdict.INCONCLUSIVE, layer, f"the target stopped answering: {said}")
+    if layer not in spec.refused_by:
+        allowed = ", ".join(x.value for x in spec.refused_by)
+        return result(Verdict.WEAK, layer, f"refused by {layer.value}, where {allowed} should refuse it: {said}")
+    if spec.refuse_before_asking and asked:
+        return result(Verdict.WEAK, layer, f"refused only after asking the user: {said}")
+    return result(Verdict.REFUSED, layer, said)
+
+
+def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
+    lines = [describe(e) for e in transcript.exchanges]
+    for label, paths in (("removed", effect.removed), ("changed", effect.changed), ("added", effect.added)):
+        if paths:
+            lines.append(f"disk {label}: {', '.join(paths[:8])}")
+    lines.extend(f"note: {n}" for n in transcript.notes)
+    lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
+    return tuple(lines)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True) if not isinstance(value, str) else value
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 3 :]}({len(text)} chars)"
+
+
+def describe(exchange: Exchange) -> str:
+    """One line per direction, the way a reviewer reads a wire log."""
+    req = exchange.request
+    parts = [f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({_short(req.get('arguments'))})"]
+    if "requestState" in req:
+        parts.append(f"state={_short(req['requestState'], 40)}")
+    if "inputResponses" in req:
+        parts.append(f"answers={_short(req['inputResponses'])}")
+    resp = exchange.response
+    back = f"<- {resp.outcome.value}"
+    if resp.code is not None:
+        back += f" {resp.code}"
+    if resp.text:
+        back += f" {_short(resp.text)}"
+    if resp.data is not None:
+        back += f" data={_short(resp.data, 80)}"
+    for question in resp.questions:
+        back += f" [asked {question.key}: {_short(question.message or question.method, 120)}]"
+    return " ".join(parts) + " " + back

@@ -1,0 +1,184 @@
+"""Path confinement for the reference server: resolve, check, and delete beneath the root.
+
+The careful policy refuses anything that is not a regular file reached from the root
+through real directories only. Each flaw switch weakens exactly one of these checks, so a
+harness attack can be shown to matter on a server that differs in that check alone.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+PathMode = Literal["relative", "absolute", "both"]
+LinkCheck = Literal["every-component", "after-resolve", "last-component"]
+
+MAX_PATH_CHARS = 4096
+
+
+class Refused(Exception):
+    """A request the server will not act on; the message is shown to the client."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What the user was asked about: a replaced or rewritten file no longer matches."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Identity:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    real: Path  # absolute, symlink-free location on disk
+    parts: tuple[str, ...]  # real location relative to the root; only a flaw lets ".." appear
+    identity: Identity
+
+    @property
+    def rel(self) -> str:
+        return "/".join(self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class PathPolicy:
+    root: Path  # resolved at construction
+    given_root: Path  # as the operator spelled it (absolute), for absolute arguments
+    mode: PathMode = "both"
+    prefix_containment: bool = False
+    link_check: LinkCheck = "every-component"
+
+    @classmethod
+    def create(
+        cls,
+        root: str | Path,
+        *,
+        mode: PathMode = "both",
+        prefix_containment: bool = False,
+        link_check: LinkCheck = "every-component",
+    ) -> PathPolicy:
+        given = Path(os.path.abspath(root))  # "--root ." means the working directory
+        real = given.resolve(strict=True)
+        if not real.is_dir():
+            raise ValueError(f"root is not a directory: {given}")
+        return cls(real, given, mode, prefix_containment, link_check)
+
+    def resolve(self, raw: object, *, check_containment: bool = True) -> Target:
+        """Every check the server makes before asking and again before acting."""
+        text = _syntax(raw)
+        candidate = self._candidate(text)
+        try:
+            real = Path(os.path.realpath(candidate))
+            if real == self.root:
+                raise Refused("the root directory itself cannot be deleted")
+            if check_containment and not self._contains(real):
+                raise Refused(f"{text!r} is outside the root")
+            self._check_links(text, candidate, real)
+            st = os.lstat(real)
+        except FileNotFoundError:
+            raise Refused(f"{text!r} does not exist") from None
+        except (OSError, ValueError) as exc:  # ValueError: unencodable name
+            raise Refused(f"cannot inspect {text!r}: {exc.__class__.__name__}") from None
+        if stat.S_ISDIR(st.st_mode):
+            raise Refused(f"{text!r} is a directory; this tool deletes single files")
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{text!r} is not a regular file")
+        parts = tuple(os.path.relpath(real, self.root).split(os.sep))
+        return Target(real=real, parts=parts, identity=Identity.of(st))
+
+    def _candidate(self, text: str) -> Path:
+        absolute = text.startswith("/")
+        if self.mode == "relative" and absolute:
+            raise Refused("absolute paths are not accepted; give a path relative to the root")
+        if self.mode == "absolute" and not absolute:
+            raise Refused("relative paths are not accepted; give an absolute path")
+        # An absolute argument replaces the root in the join, then is confined like the rest.
+        return self.root / text
+
+    def _contains(self, real: Path) -> bool:
+        if self.prefix_containment:
+            # FLAW prefix-containment: "/srv/root-evil" starts with "/srv/root".
+            return str(real).startswith(str(self.root))
+        return real.is_relative_to(self.root)
+
+    def _check_links(self, text: str, candidate: Path, real: Path) -> None:
+        if self.link_check == "after-resolve":
+            # FLAW link-after-resolve: `real` has no links left, so this inspects the destination.
+            if real.is_symlink():
+                raise Refused(f"{text!r} is a symbolic link")
+            return
+        if self.link_check == "last-component":
+            # FLAW link-last-component-only: a parent directory swapped for a link passes.
+            if candidate.is_symlink():
+                raise Refused(f"{text!r} is a symbolic link")
+            return
+        # Walk the path as written, from the root, refusing a link at any step. Ending
+        # anywhere but the resolved location means something was redirected on the way.
+        here = self.root
+        for part in self._parts_from_root(text):
+            here = here.parent if part == ".." else here / part
+            if part != ".." and stat.S_ISLNK(os.lstat(here).st_mode):
+                raise Refused(f"{text!r} goes through a symbolic link ({part!r})")
+        if here != real:
+            raise Refused(f"{text!r} does not name its own location")
+
+    def _parts_from_root(self, text: str) -> Sequence[str]:
+        pure = PurePosixPath(text)  # drops "." and repeated slashes, keeps ".."
+        if not pure.is_absolute():
+            return pure.parts
+        for root in (self.root, self.given_root):
+            if pure.parts[: len(root.parts)] == root.parts:
+                return pure.parts[len(root.parts) :]
+        # Lexically outside the root: walk up to it, then down again.
+        return PurePosixPath(os.path.relpath(text, self.root)).parts
+
+
+def _syntax(raw: object) -> str:
+    if not isinstance(raw, str):
+        raise Refused("the path must be a string")
+    if raw == "":
+        raise Refused("the path is empty")
+    if "\x00" in raw:
+        raise Refused("the path contains a NUL byte")
+    if len(raw) > MAX_PATH_CHARS or len(raw.encode("utf-8", "surrogatepass")) > MAX_PATH_CHARS:
+        raise Refused(f"the path is longer than {MAX_PATH_CHARS} characters")
+    return raw
+
+
+def unlink_beneath(root: Path, parts: Sequence[str], expected: Identity | None) -> None:
+    """Delete `root/parts` through directory descriptors that never follow a link.
+
+    Every directory is opened relative to the previous one with O_NOFOLLOW, and the
+    final entry is compared with `expected` on that same descriptor just before the
+    unlink, so a swap after the last check has only the stat-to-unlink gap left.
+    `expected=None` skips the comparison (the no-identity-check flaw).
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("the file is no longer a regular file")
+        if expected is not None and Identity.of(st) != expected:
+            raise Refused("the file changed while waiting for confirmation")
+        os.unlink(parts[-1], dir_fd=fd)
+    except FileNotFoundError:
+        raise Refused("the file disappeared while waiting for confirmation") from None
+    except OSError as exc:
+        # ELOOP / ENOTDIR: a component became a link or a non-directory after the checks.
+        raise Refused(f"the filesystem refused the deletion: {exc.strerror}") from None
+    finally:
+        os.close(fd)

@@ -1,0 +1,451 @@
+"""Smoke tests of the reference server, through the real SDK client only.
+
+One check per option and per flaw, each flaw shown both ways (careful refuses, flawed
+does not). The harness's own detection matrix proves the flaws thoroughly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import mcp
+import pytest
+from mcp import StdioServerParameters, types
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.anyio
+BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
+YES = {"confirm": True}
+KEY = "11" * 32
+
+
+async def ask(c: mcp.Client, args: dict[str, Any], tool: str = "delete_file") -> types.InputRequiredResult:
+    r1 = await c.session.call_tool(tool, args, allow_input_required=True)
+    assert isinstance(r1, types.InputRequiredResult), r1
+    return r1
+
+
+async def redeem(
+    c: mcp.Client,
+    args: dict[str, Any],
+    state: str | None,
+    content: Mapping[str, Any] | None = YES,
+    action: str = "accept",
+    tool: str = "delete_file",
+) -> types.CallToolResult | types.InputRequiredResult:
+    answer = types.ElicitResult(action=action, content=dict(content) if content is not None else None)  # type: ignore[arg-type]
+    return await c.session.call_tool(
+        tool, args, allow_input_required=True, input_responses={"confirm": answer}, request_state=state
+    )
+
+
+def text(result: object) -> str:
+    assert isinstance(result, types.CallToolResult), result
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def question(r1: types.InputRequiredResult) -> types.ElicitRequestFormParams:
+    assert r1.input_requests is not None
+    params = r1.input_requests["confirm"].params
+    assert isinstance(params, types.ElicitRequestFormParams)
+    return params
+
+
+def flaws(flawed: bool, name: str) -> tuple[str, ...]:
+    return (name,) if flawed else ()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"process exited with {proc.returncode}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """A throw-away redis-server on a free port, with persistence off."""
+    pytest.importorskip("redis", reason="the redis ledger needs the `redis` package")
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# --- the careful server ---------------------------------------------------------------
+
+
+async def test_careful_flow_deletes_once(reference: ModuleType, root: Path) -> None:
+    async with mcp.Client(reference.build_server(root)) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert tools["delete_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
+        assert tools["delete_file"].annotations.read_only_hint is False  # type: ignore[union-attr]
+        assert tools["stat_file"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert text(await c.session.call_tool("stat_file", {"path": "a.txt"})) == "5"
+        r1 = await ask(c, {"path": "a.txt"})
+        assert '"a.txt"' in question(r1).message
+        assert question(r1).requested_schema["required"] == ["confirm"]
+        assert r1.request_state is not None and r1.request_state.startswith("v1.")  # sealed by the SDK
+        assert text(await redeem(c, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
+        assert not (root / "a.txt").exists()
+        (root / "a.txt").write_text("again")  # a second deletion would now be visible
+        replay = await redeem(c, {"path": "a.txt"}, r1.request_state)
+        assert isinstance(replay, types.CallToolResult) and replay.is_error
+        assert "already used or unknown" in text(replay)
+        assert (root / "a.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["", "a\x00b", "x" * 5000, ".", "sub", "../outside.txt", "OUTSIDE", "link", "linkdir/b.txt", "fifo",
+     "../root-evil/f.txt", "missing.txt"],
+)  # fmt: skip
+async def test_careful_refuses_before_asking(reference: ModuleType, root: Path, path: str) -> None:
+    (root / "link").symlink_to(root / "a.txt")
+    (root / "linkdir").symlink_to(root / "sub")
+    os.mkfifo(root / "fifo")
+    path = str(root.parent / "outside.txt") if path == "OUTSIDE" else path
+    async with mcp.Client(reference.build_server(root)) as c:
+        r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
+    assert isinstance(r1, types.CallToolResult) and r1.is_error, r1
+    assert (root / "a.txt").exists() and (root / "sub" / "b.txt").exists()
+    assert (root.parent / "outside.txt").exists() and (root.parent / "root-evil" / "f.txt").exists()
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_careful_decline_deletes_nothing(reference: ModuleType, root: Path, action: str) -> None:
+    async with mcp.Client(reference.build_server(root)) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        result = await redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action=action)
+    assert isinstance(result, types.CallToolResult) and not result.is_error
+    assert "Nothing was deleted" in text(result) and (root / "a.txt").exists()
+
+
+async def test_careful_answer_false_deletes_nothing(reference: ModuleType, root: Path) -> None:
+    async with mcp.Client(reference.build_server(root)) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        assert "Nothing was deleted" in text(await redeem(c, {"path": "a.txt"}, r1.request_state, {"confirm": False}))
+    assert (root / "a.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "content", [{"confirm": "false"}, {"confirm": 1}, {"confirm": "yes"}, {}, {"confirm": True, "extra": 1}]
+)
+async def test_careful_rejects_loose_answers(reference: ModuleType, root: Path, content: dict[str, Any]) -> None:
+    async with mcp.Client(reference.build_server(root)) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        result = await redeem(c, {"path": "a.txt"}, r1.request_state, content)
+    assert isinstance(result, types.CallToolResult) and result.is_error
+    assert (root / "a.txt").exists()
+
+
+async def test_careful_sdk_rejects_tampered_and_cross_target_state(reference: ModuleType, root: Path) -> None:
+    async with mcp.Client(reference.build_server(root)) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        assert r1.request_state is not None
+        for args, state in [({"path": "a.txt"}, r1.request_state + "x"), ({"path": "sub/b.txt"}, r1.request_state)]:
+            with pytest.raises(MCPError) as err:
+                await redeem(c, args, state)
+            assert err.value.error.code == -32602
+    assert (root / "a.txt").exists() and (root / "sub" / "b.txt").exists()
+
+
+# --- options ----------------------------------------------------------------------------
+
+
+async def test_option_tool_name_and_path_arg(reference: ModuleType, root: Path) -> None:
+    server = reference.build_server(root, tool_name="remove_document", path_arg="target")
+    async with mcp.Client(server) as c:
+        tool = next(t for t in (await c.list_tools()).tools if t.name == "remove_document")
+        assert list(tool.input_schema["properties"]) == ["target"]
+        r1 = await ask(c, {"target": "a.txt"}, tool="remove_document")
+        assert text(await redeem(c, {"target": "a.txt"}, r1.request_state, tool="remove_document")).startswith("Del")
+    assert not (root / "a.txt").exists()
+
+
+@pytest.mark.parametrize(("mode", "relative_ok", "absolute_ok"), [("relative", True, False),
+                         ("absolute", False, True), ("both", True, True)])  # fmt: skip
+async def test_option_paths(reference: ModuleType, root: Path, mode: str, relative_ok: bool, absolute_ok: bool) -> None:
+    async with mcp.Client(reference.build_server(root, paths_mode=mode)) as c:
+        for path, ok in [("a.txt", relative_ok), (str(root / "a.txt"), absolute_ok)]:
+            r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
+            assert isinstance(r1, types.InputRequiredResult) == ok, (path, r1)
+
+
+@pytest.mark.parametrize(("form", "good", "bad"), [("name", {"confirm_name": "b.txt"}, {"confirm_name": "B.txt"}),
+                         ("enum", {"choice": "delete"}, {"choice": "Delete"})])  # fmt: skip
+async def test_option_form(reference: ModuleType, root: Path, form: str, good: dict[str, Any], bad: dict[str, Any]) -> None:  # noqa: E501
+    async with mcp.Client(reference.build_server(root, form=form)) as c:
+        r1 = await ask(c, {"path": "sub/b.txt"})
+        assert list(question(r1).requested_schema["required"]) == list(good)
+        bad_result = await redeem(c, {"path": "sub/b.txt"}, r1.request_state, bad)
+        assert isinstance(bad_result, types.CallToolResult) and bad_result.is_error
+        r1 = await ask(c, {"path": "sub/b.txt"})
+        assert text(await redeem(c, {"path": "sub/b.txt"}, r1.request_state, good)).startswith("Deleted")
+    if form == "enum":
+        (root / "sub" / "b.txt").write_text("bee")
+        async with mcp.Client(reference.build_server(root, form=form)) as c:
+            r1 = await ask(c, {"path": "sub/b.txt"})
+            kept = await redeem(c, {"path": "sub/b.txt"}, r1.request_state, {"choice": "keep"})
+            assert "Nothing was deleted" in text(kept) and (root / "sub" / "b.txt").exists()
+
+
+async def test_option_ttl_expires_seal_and_ledger(reference: ModuleType, root: Path) -> None:
+    async with mcp.Client(reference.build_server(root, ttl_seconds=0.3)) as sealed, mcp.Client(
+        reference.build_server(root, ttl_seconds=0.3, flaws=["plain-state"])  # no seal: only the ledger's TTL
+    ) as plain:
+        r_sealed, r_plain = await ask(sealed, {"path": "a.txt"}), await ask(plain, {"path": "a.txt"})
+        await anyio.sleep(0.4)
+        with pytest.raises(MCPError):
+            await redeem(sealed, {"path": "a.txt"}, r_sealed.request_state)
+        assert "already used or unknown" in text(await redeem(plain, {"path": "a.txt"}, r_plain.request_state))
+    assert (root / "a.txt").exists()
+
+
+async def test_option_shared_key_sqlite_ledger_over_stdio(server_py: Path, root: Path, tmp_path: Path) -> None:
+    """Two replica processes: round 2 may land on the other one, a replay on either fails."""
+    env = {**os.environ, "REF_KEY": KEY}
+    args = [str(server_py), "--root", str(root), "--shared-key-env", "REF_KEY", "--ledger", f"sqlite:{tmp_path / 'l.db'}"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+    async with mcp.Client(params) as a, mcp.Client(params) as b:
+        r1 = await ask(a, {"path": "a.txt"})
+        assert text(await redeem(b, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
+        (root / "a.txt").write_text("again")
+        assert "already used" in text(await redeem(a, {"path": "a.txt"}, r1.request_state))
+    assert (root / "a.txt").exists()
+
+
+async def test_option_redis_ledger(reference: ModuleType, root: Path, redis_url: str) -> None:
+    make = lambda: reference.build_server(root, shared_key=bytes.fromhex(KEY), ledger=redis_url)  # noqa: E731
+    async with mcp.Client(make()) as a, mcp.Client(make()) as b:
+        r1 = await ask(a, {"path": "a.txt"})
+        assert text(await redeem(b, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
+        (root / "a.txt").write_text("again")
+        assert "already used" in text(await redeem(a, {"path": "a.txt"}, r1.request_state))
+    assert (root / "a.txt").exists()
+
+
+async def test_option_http_transport(server_py: Path, root: Path) -> None:
+    port = free_port()
+    cmd = [sys.executable, str(server_py), "--root", str(root), "--transport", "http", "--port", str(port)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)
+        async with mcp.Client(f"http://127.0.0.1:{port}/mcp") as c:
+            r1 = await ask(c, {"path": "a.txt"})
+            assert text(await redeem(c, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
+    finally:
+        proc.terminate()
+        stdout, _ = proc.communicate(timeout=10)
+    assert not (root / "a.txt").exists()
+    assert stdout == b""
+
+
+def test_unknown_flaw_is_a_usage_error(server_py: Path, root: Path) -> None:
+    cmd = [sys.executable, str(server_py), "--root", str(root), "--flaw", "bogus"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 2
+    assert "no-ledger" in done.stderr and "check-then-delete-ledger" in done.stderr
+
+
+# --- flaws, each both ways ------------------------------------------------------------------
+
+
+async def burn_then_replay(first: mcp.Client, second: mcp.Client, args: dict[str, Any]) -> None:
+    """Spend a confirmation with no effect (decline), then replay it as an accept.
+
+    A replay after a deletion cannot show a missing ledger: the re-created file has a
+    new inode, so the identity check refuses it anyway. A declined first round leaves
+    the file as the user was asked about it, so only the ledger stands in the way.
+    """
+    r1 = await ask(first, args)
+    declined = await redeem(first, args, r1.request_state, content=None, action="decline")
+    assert "Nothing was deleted" in text(declined)
+    await redeem(second, args, r1.request_state)
+
+
+@BOTH
+async def test_flaw_no_ledger(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "no-ledger"))) as c:
+        await burn_then_replay(c, c, {"path": "a.txt"})
+    assert (root / "a.txt").exists() != flawed
+
+
+@BOTH
+async def test_flaw_stateless_answers(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "stateless-answers"))) as c:
+        result = await redeem(c, {"path": "a.txt"}, None)
+    assert isinstance(result, types.InputRequiredResult) != flawed  # careful asks again
+    assert (root / "a.txt").exists() != flawed
+
+
+async def test_flaw_plain_state(reference: ModuleType, root: Path) -> None:
+    (root / "canary.txt").write_text("canary")
+    async with mcp.Client(reference.build_server(root, flaws=["plain-state"])) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        assert r1.request_state is not None
+        state = json.loads(r1.request_state)  # readable
+        assert state["path"] == str(root.resolve() / "a.txt")
+        garbage = await redeem(c, {"path": "a.txt"}, "garbage")  # reaches the handler: no -32602
+        assert "malformed confirmation state" in text(garbage)
+        cross = await redeem(c, {"path": "sub/b.txt"}, r1.request_state)  # unedited, other target
+        assert "different file" in text(cross)
+        r1b = await ask(c, {"path": "a.txt"})  # a fresh nonce: the cross-target try spent the first
+        edited = json.dumps({**json.loads(r1b.request_state or ""), "path": str(root.resolve() / "canary.txt")})
+        assert text(await redeem(c, {"path": "canary.txt"}, edited)).startswith("Deleted")
+        assert "already used" in text(await redeem(c, {"path": "canary.txt"}, edited))
+    assert not (root / "canary.txt").exists() and (root / "a.txt").exists() and (root / "sub" / "b.txt").exists()
+
+
+@BOTH
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_flaw_decline_as_accept(reference: ModuleType, root: Path, flawed: bool, action: str) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "decline-as-accept"))) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        await redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action=action)
+    assert (root / "a.txt").exists() != flawed
+
+
+@BOTH
+async def test_flaw_truthy_strings(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "truthy-strings"))) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        await redeem(c, {"path": "a.txt"}, r1.request_state, {"confirm": "false"})
+    assert (root / "a.txt").exists() != flawed
+
+
+@BOTH
+async def test_flaw_prefix_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "prefix-containment"))) as c:
+        r1 = await c.session.call_tool("delete_file", {"path": "../root-evil/f.txt"}, allow_input_required=True)
+        if flawed:
+            assert isinstance(r1, types.InputRequiredResult)
+            await redeem(c, {"path": "../root-evil/f.txt"}, r1.request_state)
+    assert (root.parent / "root-evil" / "f.txt").exists() != flawed
+
+
+@BOTH
+async def test_flaw_ask_before_check(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "ask-before-check"))) as c:
+        r1 = await c.session.call_tool("delete_file", {"path": "../outside.txt"}, allow_input_required=True)
+        assert isinstance(r1, types.InputRequiredResult) == flawed
+        if flawed:
+            r2 = await redeem(c, {"path": "../outside.txt"}, r1.request_state)
+            assert isinstance(r2, types.CallToolResult) and r2.is_error  # refused, but only after asking
+    assert (root.parent / "outside.txt").exists()
+
+
+@BOTH
+@pytest.mark.parametrize(("flaw", "link", "points_to", "arg"), [
+    ("link-after-resolve", "link.txt", "canary.txt", "link.txt"),
+    ("link-last-component-only", "linkdir", "sub", "linkdir/canary.txt"),
+])  # fmt: skip
+async def test_flaw_links(
+    reference: ModuleType, root: Path, flawed: bool, flaw: str, link: str, points_to: str, arg: str
+) -> None:
+    canary = root / (points_to if points_to.endswith(".txt") else f"{points_to}/canary.txt")
+    canary.write_text("canary")
+    (root / link).symlink_to(root / points_to)
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, flaw))) as c:
+        r1 = await c.session.call_tool("delete_file", {"path": arg}, allow_input_required=True)
+        assert isinstance(r1, types.InputRequiredResult) == flawed, r1
+        if flawed:
+            await redeem(c, {"path": arg}, r1.request_state)
+    assert canary.exists() != flawed
+    assert (root / link).is_symlink()
+
+
+@BOTH
+async def test_flaw_no_identity_check(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "no-identity-check"))) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        (root / "a.txt").unlink()
+        (root / "a.txt").write_text("a different, important file")
+        r2 = await redeem(c, {"path": "a.txt"}, r1.request_state)
+        assert flawed or "changed while waiting" in text(r2)
+    assert (root / "a.txt").exists() != flawed
+
+
+@BOTH
+async def test_flaw_sanitiser_keeps_bidi(reference: ModuleType, root: Path, flawed: bool) -> None:
+    name = "x\u202etxt.exe\u200b\n\x1b[2Jy.txt"
+    (root / name).write_text("x")
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-keeps-bidi"))) as c:
+        message = question(await ask(c, {"path": name})).message
+    assert "\n" not in message and "\x1b" not in message  # line breaks and ESC are escaped either way
+    assert ("\u202e" in message) == flawed and ("\u200b" in message) == flawed
+    if not flawed:
+        assert "\\u202e" in message and "\\u200b" in message and "\\n" in message
+
+
+@BOTH
+async def test_flaw_sanitiser_truncates_end(reference: ModuleType, root: Path, flawed: bool) -> None:
+    name = "a" * 200 + "-REAL-NAME.txt"
+    (root / name).write_text("x")
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-truncates-end"))) as c:
+        message = question(await ask(c, {"path": name})).message
+    assert len(message) < 300 and "…" in message
+    assert ("REAL-NAME.txt" in message) != flawed
+
+
+@BOTH
+async def test_flaw_asks_for_secret(reference: ModuleType, root: Path, flawed: bool) -> None:
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "asks-for-secret"))) as c:
+        schema = question(await ask(c, {"path": "a.txt"})).requested_schema
+    assert ("api_key" in schema["properties"]) == flawed
+
+
+@BOTH
+async def test_flaw_per_process_ledger(reference: ModuleType, root: Path, tmp_path: Path, flawed: bool) -> None:
+    def replica() -> Any:
+        options = {"shared_key": bytes.fromhex(KEY), "ledger": f"sqlite:{tmp_path / 'l.db'}"}
+        return reference.build_server(root, flaws=flaws(flawed, "per-process-ledger"), **options)
+
+    async with mcp.Client(replica()) as a, mcp.Client(replica()) as b:
+        await burn_then_replay(a, b, {"path": "a.txt"})  # the replay lands on the other replica
+    assert (root / "a.txt").exists() != flawed
+
+
+@BOTH
+async def test_flaw_check_then_delete_ledger(reference: ModuleType, root: Path, flawed: bool) -> None:
+    """A decline and an accept of one confirmation, racing: the decline starts first."""
+    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "check-then-delete-ledger"))) as c:
+        r1 = await ask(c, {"path": "a.txt"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action="decline"))
+            await anyio.sleep(0.01)  # inside the flawed ledger's 50 ms check-to-delete gap
+            tg.start_soon(lambda: redeem(c, {"path": "a.txt"}, r1.request_state))
+    assert (root / "a.txt").exists() != flawed
