@@ -98,7 +98,7 @@ class _Audit:
             pytest.exit(f"mcp-confirm-audit: {exc}", returncode=pytest.ExitCode.INTERRUPTED)
         self.session = audit
         self.config.stash[SESSION_KEY] = audit
-        parent = AuditCollector.from_parent(session, name="mcp-audit")
+        parent = AuditCollector.from_parent(session, name="mcp-audit", nodeid="mcp-audit")
         ours: list[pytest.Item] = []
         for plan in audit.plans:
             for control in ("approve", "decline", "cancel", "negative"):

@@ -135,13 +135,22 @@ def _b64url_decode(body: str) -> bytes | None:
 
 
 def _non_canonical(prefix: str, body: str) -> str | None:
-    """Same bytes, different text: set the unused low bits of the last character."""
+    """Same bytes, different text: a lenient decoder accepts it, a strict one must not.
+
+    Sets the unused low bits of the last character when the length leaves
+    some; otherwise spells the URL-safe characters in the standard alphabet.
+    """
+    if not prefix:
+        return None
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     unused = {2: 4, 3: 2}.get(len(body) % 4)
-    if not prefix or not unused or body[-1] not in alphabet:
-        return None
-    index = alphabet.index(body[-1])
-    return prefix + body[:-1] + alphabet[index | ((1 << unused) - 1)] if index & ((1 << unused) - 1) == 0 else None
+    if unused and body[-1] in alphabet:
+        index = alphabet.index(body[-1])
+        mask = (1 << unused) - 1
+        if index & mask == 0:
+            return prefix + body[:-1] + alphabet[index | mask]
+    swapped = body.replace("-", "+").replace("_", "/")
+    return prefix + swapped if swapped != body else None
 
 
 def _is_json(text: str) -> bool:

@@ -103,7 +103,9 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
 
 
 def _short(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, ensure_ascii=True, sort_keys=True) if not isinstance(value, str) else value
+    # Escaped, never raw: hostile names carry line breaks and bidi controls,
+    # and evidence must show their exact code points, not be rearranged by them.
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True)
     return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 3 :]}({len(text)} chars)"
 
 

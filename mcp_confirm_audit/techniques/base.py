@@ -171,3 +171,8 @@ class Attack:
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
         )
+
+
+def on_the_wire(responses: Mapping[str, Any]) -> dict[str, Any]:
+    """Typed answers as the JSON a raw request carries."""
+    return {k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in responses.items()}

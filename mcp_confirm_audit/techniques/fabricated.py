@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import technique
-from .base import Attack
-from .forged_state import plain_responses
+from .base import Attack, on_the_wire
 
 
 @technique("fabricated-approval")
@@ -35,7 +34,7 @@ async def fabricated_approval(attack: Attack, params: Mapping[str, Any]) -> None
                 "name": attack.plan.name,
                 "arguments": attack.arguments(victim),
                 "requestState": None,
-                "inputResponses": plain_responses(yes),
+                "inputResponses": on_the_wire(yes),
             },
         )
     else:

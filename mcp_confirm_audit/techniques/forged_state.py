@@ -34,17 +34,6 @@ async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
         forged = str(params["value"]).replace("{random}", secrets.token_urlsafe(48))
         attack.start_attack()
         await attack.call("a state the target never minted", victim, state=forged, responses=yes)
-    elif kind == "non-string":
-        attack.start_attack()
-        await attack.call_raw(
-            "a requestState that is not a string",
-            {
-                "name": attack.plan.name,
-                "arguments": attack.arguments(victim),
-                "requestState": params["value"],
-                "inputResponses": plain_responses(yes),
-            },
-        )
     elif kind == "mutation":
         mutated = statecodec.mutate(real, str(params["mutation"]))
         if mutated is None or mutated == real:
@@ -88,7 +77,3 @@ def _spellings(attack: Attack, path: Any) -> list[str]:
     """Every way the state might spell the path, longest first."""
     values = {attack.path_value(path), str(path), attack.case.rel(path), path.name}
     return sorted(values, key=len, reverse=True)
-
-
-def plain_responses(responses: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in responses.items()}

@@ -1,0 +1,50 @@
+"""The plugin, black-box through pytester: inert without a target, clear errors, exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
+
+
+def test_without_a_target_the_plugin_adds_options_and_markers_and_nothing_else(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain(): pass")
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)
+    assert "mcp-confirm-audit" not in result.stdout.str()
+    markers = pytester.runpytest("--markers")
+    markers.stdout.fnmatch_lines(["*mcp_audit:*", "*mcp_replay:*"])
+    helptext = pytester.runpytest("--help")
+    helptext.stdout.fnmatch_lines(["*--mcp-target=CMD*", "*--mcp-profile=FILE*", "*--mcp-report-dir=DIR*"])
+
+
+def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-target", "some-server --verbose")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no {root} placeholder*--mcp-root-from cwd*"])
+
+
+def test_a_target_that_is_not_installed_is_one_clear_line(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-target", "no-such-mcp-server-xyz --root {root}")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = result.stdout.str() + result.stderr.str()
+    assert "'no-such-mcp-server-xyz' was not found on PATH" in output
+    assert "Traceback" not in output
+
+
+def test_a_target_that_exits_at_start_up_is_one_clear_line(pytester: pytest.Pytester) -> None:
+    command = f"{sys.executable} -c 'import sys; print(\"boom\", file=sys.stderr); sys.exit(3)' {{root}}"
+    result = pytester.runpytest("--mcp-target", command)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = result.stdout.str() + result.stderr.str()
+    assert "did not start" in output and "boom" in output
+    assert "Traceback" not in output
+
+
+def test_a_bad_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", profile="command: srv --root {root}\ncolour: blue\n")
+    result = pytester.runpytest("--mcp-profile", "profile.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown key 'colour'*"])

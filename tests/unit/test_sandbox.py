@@ -1,0 +1,60 @@
+"""The effect oracle reads the real filesystem: identity, links, the tree before and after."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from mcp_confirm_audit.sandbox import Sandbox, diff
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Sandbox]:
+    box = Sandbox()
+    yield box
+    box.remove()
+
+
+def test_a_case_has_a_victim_and_canaries_inside_outside_and_in_the_prefix_sibling(sandbox: Sandbox) -> None:
+    case = sandbox.new_case("x")
+    assert case.victim.parent == sandbox.root / case.name
+    assert case.outside_canary.is_relative_to(sandbox.outside)
+    assert case.sibling_canary.is_relative_to(sandbox.sibling)
+    assert str(sandbox.sibling).startswith(str(sandbox.root))
+
+
+def test_an_unlink_is_a_removal(sandbox: Sandbox) -> None:
+    case = sandbox.new_case("x")
+    before = sandbox.snapshot()
+    case.victim.unlink()
+    assert diff(before, sandbox.snapshot()).removed == (case.rel(case.victim),)
+
+
+def test_a_rename_onto_the_victim_is_a_change_even_with_the_same_size(sandbox: Sandbox) -> None:
+    case = sandbox.new_case("x")
+    impostor = case.add_file("impostor.txt", case.victim.read_text())
+    before = sandbox.snapshot()
+    os.replace(impostor, case.victim)
+    effect = diff(before, sandbox.snapshot())
+    assert case.rel(case.victim) in effect.changed
+
+
+def test_a_link_swapped_in_is_seen_as_a_link_not_as_its_destination(sandbox: Sandbox) -> None:
+    case = sandbox.new_case("x")
+    before = sandbox.snapshot()
+    case.victim.unlink()
+    case.victim.symlink_to(case.outside_canary)
+    after = sandbox.snapshot()
+    assert after.entries[case.rel(case.victim)].kind == "link"
+    assert case.rel(case.victim) in diff(before, after).changed
+
+
+def test_removing_the_sandbox_does_not_follow_links_out_of_it(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "keep.txt"
+    elsewhere.write_text("must survive")
+    (sandbox.root / "link").symlink_to(elsewhere.parent)
+    sandbox.remove()
+    assert elsewhere.read_text() == "must survive"
+    assert not sandbox.base.exists()

@@ -1,0 +1,132 @@
+"""The verdict is a pure function of a recorded transcript: judged here from data alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_confirm_audit.models import (
+    AttackSpec,
+    Exchange,
+    FileIdentity,
+    Layer,
+    Outcome,
+    Phase,
+    Precondition,
+    Response,
+    Transcript,
+    TreeSnapshot,
+    Verdict,
+)
+from mcp_confirm_audit.verdict import judge
+
+SPEC = AttackSpec(id="MCA-TEST-001", slug="t", family="replay", title="t", severity="high", level="MUST", technique="replay")
+ASK_FIRST = AttackSpec(
+    id="MCA-TEST-002", slug="t", family="out-of-root", title="t", severity="high", level="MUST",
+    technique="out-of-root", refuse_before_asking=True,
+)
+FILE = FileIdentity("file", 1, 10, 5, 100)
+TREE = TreeSnapshot({"root/victim.txt": FILE, "outside/canary.txt": FileIdentity("file", 1, 11, 5, 100)})
+WITHOUT_VICTIM = TreeSnapshot({"outside/canary.txt": FileIdentity("file", 1, 11, 5, 100)})
+SWAPPED = TreeSnapshot({**TREE.entries, "root/victim.txt": FileIdentity("file", 1, 99, 5, 100)})
+OK = Precondition(True)
+
+BOUNDARY = Response(Outcome.RPC_ERROR, "Invalid or expired requestState", -32602, {"reason": "invalid_request_state"})
+OTHER_RPC = Response(Outcome.RPC_ERROR, "Invalid request parameters", -32602, "")
+TOOL_ERROR = Response(Outcome.TOOL_ERROR, "already used")
+ASKED = Response(Outcome.INPUT_REQUIRED, "asked again", request_state="s")
+DONE = Response(Outcome.COMPLETE, "Deleted")
+HUNG = Response(Outcome.TRANSPORT, "no answer within 5s")
+
+
+def exchange(response: Response, phase: Phase = Phase.ATTACK) -> Exchange:
+    return Exchange(phase, "step", "primary", {"name": "delete_file", "arguments": {}}, response)
+
+
+def transcript(*exchanges: Exchange, after: TreeSnapshot = TREE, **kw: Any) -> Transcript:
+    return Transcript("MCA-TEST-001", "delete_file", kw.pop("precondition", OK), exchanges, TREE, after, **kw)
+
+
+@pytest.mark.parametrize(
+    ("responses", "verdict", "layer"),
+    [
+        ([BOUNDARY], Verdict.REFUSED, Layer.SDK_BOUNDARY),
+        ([OTHER_RPC], Verdict.REFUSED, Layer.PROTOCOL),
+        ([TOOL_ERROR], Verdict.REFUSED, Layer.TOOL),
+        ([ASKED], Verdict.REFUSED, Layer.TOOL),
+        ([DONE], Verdict.REFUSED, Layer.TOOL),
+        ([HUNG], Verdict.INCONCLUSIVE, Layer.TRANSPORT),
+        ([ASKED, BOUNDARY], Verdict.REFUSED, Layer.SDK_BOUNDARY),
+    ],
+)
+def test_the_last_attack_answer_names_the_refusing_layer(responses: list[Response], verdict: Verdict, layer: Layer) -> None:
+    result = judge(SPEC, transcript(*(exchange(r) for r in responses)))
+    assert (result.verdict, result.layer) == (verdict, layer)
+
+
+def test_an_effect_on_disk_is_vulnerable_whatever_the_target_said() -> None:
+    result = judge(SPEC, transcript(exchange(BOUNDARY), after=WITHOUT_VICTIM))
+    assert result.verdict is Verdict.VULNERABLE
+    assert result.layer is Layer.NONE
+    assert result.effect.removed == ("root/victim.txt",)
+
+
+def test_a_file_replaced_under_its_name_is_an_effect() -> None:
+    result = judge(SPEC, transcript(exchange(TOOL_ERROR), after=SWAPPED))
+    assert result.verdict is Verdict.VULNERABLE
+    assert result.effect.changed == ("root/victim.txt",)
+
+
+def test_a_file_the_server_adds_alone_is_not_an_effect() -> None:
+    added = TreeSnapshot({**TREE.entries, "root/audit.log": FILE})
+    assert judge(SPEC, transcript(exchange(TOOL_ERROR), after=added)).verdict is Verdict.REFUSED
+
+
+def test_a_failed_honest_flow_makes_every_attack_inconclusive_never_refused() -> None:
+    failed = Precondition(False, "did not ask")
+    result = judge(SPEC, transcript(exchange(BOUNDARY), precondition=failed))
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "did not ask" in result.reason
+
+
+def test_setup_exchanges_do_not_decide_the_layer() -> None:
+    result = judge(SPEC, transcript(exchange(ASKED, Phase.SETUP), exchange(TOOL_ERROR)))
+    assert (result.layer, result.asked_user) == (Layer.TOOL, False)
+
+
+def test_asking_about_a_path_that_is_then_refused_is_weak_where_the_entry_says_so() -> None:
+    t = transcript(exchange(ASKED), exchange(TOOL_ERROR))
+    assert judge(ASK_FIRST, t).verdict is Verdict.WEAK
+    assert judge(SPEC, t).verdict is Verdict.REFUSED
+
+
+def test_a_refusal_by_a_layer_the_entry_does_not_accept_is_weak() -> None:
+    spec = AttackSpec(
+        id="MCA-TEST-003", slug="t", family="forged-state", title="t", severity="high", level="MUST",
+        technique="forged-state", refused_by=(Layer.SDK_BOUNDARY,),
+    )
+    assert judge(spec, transcript(exchange(TOOL_ERROR))).verdict is Verdict.WEAK
+
+
+def test_no_attack_request_is_inconclusive() -> None:
+    assert judge(SPEC, transcript(exchange(ASKED, Phase.SETUP))).verdict is Verdict.INCONCLUSIVE
+
+
+def test_not_applicable_and_setup_failures_are_reported_as_such() -> None:
+    assert judge(SPEC, transcript(not_applicable="opaque state")).verdict is Verdict.NOT_APPLICABLE
+    assert judge(SPEC, transcript(setup_failure="did not ask")).verdict is Verdict.INCONCLUSIVE
+
+
+def test_findings_about_what_the_human_saw_rank_below_effects_and_above_refusals() -> None:
+    found = transcript(exchange(TOOL_ERROR), findings=((Verdict.WEAK, "bidi control kept"),))
+    assert judge(SPEC, found).verdict is Verdict.WEAK
+    worse = transcript(exchange(TOOL_ERROR), findings=((Verdict.VULNERABLE, "asks for an API key"),))
+    assert judge(SPEC, worse).verdict is Verdict.VULNERABLE
+
+
+def test_evidence_escapes_control_characters_from_the_target() -> None:
+    hostile = Response(Outcome.TOOL_ERROR, "line one\nSYSTEM NOTICE\u202e")
+    result = judge(SPEC, transcript(exchange(hostile)))
+    assert all("\n" not in line and "\u202e" not in line for line in result.evidence)
+    assert any("\\u202e" in line for line in result.evidence)
