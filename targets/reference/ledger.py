@@ -30,6 +30,10 @@ class Backend(Protocol):
 
     async def discard(self, nonce: str) -> None: ...
 
+    async def aclose(self) -> None:
+        """Release connections; the backend stays usable (it reconnects on demand)."""
+        ...
+
 
 class MemoryBackend:
     """One event loop, no await between lookup and removal: atomic by construction."""
@@ -52,6 +56,9 @@ class MemoryBackend:
 
     async def discard(self, nonce: str) -> None:
         self._expires.pop(nonce, None)
+
+    async def aclose(self) -> None:
+        pass
 
 
 class ProcessLocalBackend:
@@ -82,6 +89,9 @@ class ProcessLocalBackend:
     async def discard(self, nonce: str) -> None:
         self._spent[nonce] = self._clock() + self._ttl
 
+    async def aclose(self) -> None:
+        pass
+
 
 class SqliteBackend:
     """A connection per call (sqlite3 connections are not for sharing across threads)."""
@@ -89,9 +99,11 @@ class SqliteBackend:
     def __init__(self, path: str) -> None:
         self._path = path
         self._execute("PRAGMA journal_mode=WAL")
-        self._execute("CREATE TABLE IF NOT EXISTS confirmations (nonce TEXT PRIMARY KEY, expires REAL NOT NULL)")
+        self._execute(
+            "CREATE TABLE IF NOT EXISTS confirmations (nonce TEXT PRIMARY KEY, expires REAL NOT NULL)"
+        )
 
-    def _execute(self, sql: str, *args: Any) -> int:
+    def _execute(self, sql: str, *args: str | float) -> int:
         """Rows changed by a write, or rows returned by a query."""
         db = sqlite3.connect(self._path, timeout=10.0, isolation_level=None)  # autocommit
         try:
@@ -101,7 +113,7 @@ class SqliteBackend:
         finally:
             db.close()
 
-    async def _call(self, sql: str, *args: Any) -> int:
+    async def _call(self, sql: str, *args: str | float) -> int:
         return await anyio.to_thread.run_sync(lambda: self._execute(sql, *args))
 
     async def issue(self, nonce: str, ttl: float) -> None:
@@ -111,7 +123,10 @@ class SqliteBackend:
 
     async def spend(self, nonce: str) -> bool:
         # One statement: the database serialises writers, so only one DELETE sees the row.
-        return await self._call("DELETE FROM confirmations WHERE nonce = ? AND expires > ?", nonce, time.time()) == 1
+        return (
+            await self._call("DELETE FROM confirmations WHERE nonce = ? AND expires > ?", nonce, time.time())
+            == 1
+        )
 
     async def outstanding(self, nonce: str) -> bool:
         sql = "SELECT 1 FROM confirmations WHERE nonce = ? AND expires > ?"
@@ -120,13 +135,18 @@ class SqliteBackend:
     async def discard(self, nonce: str) -> None:
         await self._call("DELETE FROM confirmations WHERE nonce = ?", nonce)
 
+    async def aclose(self) -> None:
+        pass
+
 
 class RedisBackend:
     """Redis expires the key itself, and DEL returns 1 to exactly one caller."""
 
     def __init__(self, url: str) -> None:
-        import redis.asyncio  # imported lazily: only servers started with a redis ledger need it
-
+        try:
+            import redis.asyncio  # lazily: only servers started with a redis ledger need it
+        except ImportError:
+            raise ValueError("a redis ledger needs the `redis` package (pip install redis)") from None
         self._redis: Any = redis.asyncio.Redis.from_url(url)
 
     @staticmethod
@@ -145,6 +165,9 @@ class RedisBackend:
     async def discard(self, nonce: str) -> None:
         await self._redis.delete(self._key(nonce))
 
+    async def aclose(self) -> None:
+        await self._redis.connection_pool.disconnect()
+
 
 def open_backend(spec: str) -> Backend:
     """`memory`, `sqlite:PATH` or `redis://HOST:PORT/DB`."""
@@ -160,7 +183,9 @@ def open_backend(spec: str) -> Backend:
 class Ledger:
     """The policy over a backend; the flaws weaken how a nonce is spent."""
 
-    def __init__(self, backend: Backend, ttl: float, *, never_spend: bool = False, racy: bool = False) -> None:
+    def __init__(
+        self, backend: Backend, ttl: float, *, never_spend: bool = False, racy: bool = False
+    ) -> None:
         self._backend = backend
         self._ttl = ttl
         self._never_spend = never_spend

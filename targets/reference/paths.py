@@ -163,7 +163,7 @@ def unlink_beneath(root: Path, parts: Sequence[str], expected: Identity | None) 
     `expected=None` skips the comparison (the no-identity-check flaw).
     """
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    fd = os.open(root, flags)
+    fd = os.open(root, flags | os.O_NOFOLLOW)  # the root itself was resolved at start-up
     try:
         for part in parts[:-1]:
             child = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)

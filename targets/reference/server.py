@@ -21,7 +21,8 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, get_args
@@ -171,7 +172,12 @@ class DeleteTool:
             {
                 "nonce": nonce,
                 "path": target.rel,
-                "identity": {"dev": ident.dev, "ino": ident.ino, "size": ident.size, "mtime_ns": ident.mtime_ns},
+                "identity": {
+                    "dev": ident.dev,
+                    "ino": ident.ino,
+                    "size": ident.size,
+                    "mtime_ns": ident.mtime_ns,
+                },
             }
         )
 
@@ -180,7 +186,11 @@ class DeleteTool:
             data = json.loads(state)
             nonce, path = data["nonce"], data["path"]
             ident = data.get("identity")
-            identity = None if ident is None else paths.Identity(**{k: int(ident[k]) for k in paths.Identity.__slots__})
+            identity = (
+                None
+                if ident is None
+                else paths.Identity(**{k: int(ident[k]) for k in paths.Identity.__slots__})
+            )
         except (ValueError, TypeError, KeyError, AttributeError):
             raise paths.Refused("malformed confirmation state") from None
         if not isinstance(nonce, str) or not isinstance(path, str):
@@ -230,13 +240,21 @@ def build_server(
         if shared_key is None
         else RequestStateSecurity(keys=[shared_key], ttl=ttl_seconds)
     )
-    server = MCPServer(SERVER_NAME, request_state_security=security)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            await backend.aclose()  # an unclosed redis connection outlives its event loop
+
+    server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan)
     if "plain-state" in active:
         _remove_boundary(server)
 
     tool = DeleteTool(policy, nonces, form, active)
 
-    async def delete(ctx: Context, **arguments: Any) -> str | InputRequiredResult:
+    async def delete(ctx: Context, **arguments: str) -> str | InputRequiredResult:
         return await tool(arguments[path_arg], ctx)
 
     delete.__name__ = delete.__qualname__ = tool_name
@@ -311,20 +329,34 @@ def decode_key(text: str) -> bytes:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add = parser.add_argument
     add("--root", required=True, metavar="DIR", help="the only directory files may be deleted from")
-    add("--tool-name", default="delete_file", metavar="NAME")
+    add("--tool-name", default="delete_file", metavar="NAME", help="name of the destructive tool")
     add("--path-arg", default="path", metavar="NAME", help="name of the tool's path argument")
     add("--paths", default="both", choices=get_args(paths.PathMode), help="how the path argument is read")
     add("--form", default="boolean", choices=forms.FORMS, help="what the confirmation form asks for")
     add("--ttl-seconds", type=float, default=300.0, metavar="N", help="lifetime of a confirmation")
     add("--shared-key-env", metavar="NAME", help="env var holding a 32-byte state key shared by replicas")
     add("--ledger", default="memory", metavar="SPEC", help="memory | sqlite:PATH | redis://HOST:PORT/DB")
-    add("--transport", default="stdio", choices=("stdio", "http"))
+    add(
+        "--transport",
+        default="stdio",
+        choices=("stdio", "http"),
+        help="http serves http://127.0.0.1:PORT/mcp",
+    )
     add("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
-    add("--flaw", action="append", default=[], choices=sorted(flaw_switches.FLAWS), metavar="NAME",
-        help="remove one defence (repeatable): " + ", ".join(sorted(flaw_switches.FLAWS)))  # fmt: skip
+    names = sorted(flaw_switches.FLAWS)
+    add(
+        "--flaw",
+        action="append",
+        default=[],
+        choices=names,
+        metavar="NAME",
+        help=f"remove one defence: {names}",
+    )
     return parser
 
 

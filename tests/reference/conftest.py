@@ -26,7 +26,8 @@ def server_py() -> Path:
 def reference() -> ModuleType:
     """targets/reference/server.py, imported by file path (it is not an installed package)."""
     spec = importlib.util.spec_from_file_location("mcp_confirm_reference_server", SERVER_PY)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

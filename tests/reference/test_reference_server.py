@@ -6,6 +6,7 @@ does not). The harness's own detection matrix proves the flaws thoroughly.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ import anyio
 import mcp
 import pytest
 from mcp import StdioServerParameters, types
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.anyio
@@ -48,6 +50,16 @@ async def redeem(
     return await c.session.call_tool(
         tool, args, allow_input_required=True, input_responses={"confirm": answer}, request_state=state
     )
+
+
+async def ask_and_accept(c: mcp.Client, args: dict[str, Any]) -> bool:
+    """Round 1 and, if the server asked instead of refusing, an accepting round 2."""
+    r1 = await c.session.call_tool("delete_file", args, allow_input_required=True)
+    if isinstance(r1, types.InputRequiredResult):
+        await redeem(c, args, r1.request_state)
+        return True
+    assert r1.is_error
+    return False
 
 
 def text(result: object) -> str:
@@ -118,21 +130,35 @@ async def test_careful_flow_deletes_once(reference: ModuleType, root: Path) -> N
         r1 = await ask(c, {"path": "a.txt"})
         assert '"a.txt"' in question(r1).message
         assert question(r1).requested_schema["required"] == ["confirm"]
-        assert r1.request_state is not None and r1.request_state.startswith("v1.")  # sealed by the SDK
+        assert r1.request_state is not None
+        assert r1.request_state.startswith("v1.")
         assert text(await redeem(c, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
         assert not (root / "a.txt").exists()
         (root / "a.txt").write_text("again")  # a second deletion would now be visible
         replay = await redeem(c, {"path": "a.txt"}, r1.request_state)
-        assert isinstance(replay, types.CallToolResult) and replay.is_error
+        assert isinstance(replay, types.CallToolResult)
+        assert replay.is_error
         assert "already used or unknown" in text(replay)
         assert (root / "a.txt").exists()
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["", "a\x00b", "x" * 5000, ".", "sub", "../outside.txt", "OUTSIDE", "link", "linkdir/b.txt", "fifo",
-     "../root-evil/f.txt", "missing.txt"],
-)  # fmt: skip
+REFUSED_BEFORE_ASKING = {
+    "empty": "",
+    "nul": "a\x00b",
+    "overlong": "x" * 5000,
+    "the-root": ".",
+    "directory": "sub",
+    "dot-dot": "../outside.txt",
+    "absolute-outside": "OUTSIDE",
+    "link-last": "link",
+    "link-parent": "linkdir/b.txt",
+    "fifo": "fifo",
+    "sibling-prefix": "../root-evil/f.txt",
+    "missing": "missing.txt",
+}
+
+
+@pytest.mark.parametrize("path", REFUSED_BEFORE_ASKING.values(), ids=REFUSED_BEFORE_ASKING.keys())
 async def test_careful_refuses_before_asking(reference: ModuleType, root: Path, path: str) -> None:
     (root / "link").symlink_to(root / "a.txt")
     (root / "linkdir").symlink_to(root / "sub")
@@ -140,9 +166,12 @@ async def test_careful_refuses_before_asking(reference: ModuleType, root: Path, 
     path = str(root.parent / "outside.txt") if path == "OUTSIDE" else path
     async with mcp.Client(reference.build_server(root)) as c:
         r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
-    assert isinstance(r1, types.CallToolResult) and r1.is_error, r1
-    assert (root / "a.txt").exists() and (root / "sub" / "b.txt").exists()
-    assert (root.parent / "outside.txt").exists() and (root.parent / "root-evil" / "f.txt").exists()
+    assert isinstance(r1, types.CallToolResult), r1
+    assert r1.is_error
+    assert (root / "a.txt").exists()
+    assert (root / "sub" / "b.txt").exists()
+    assert (root.parent / "outside.txt").exists()
+    assert (root.parent / "root-evil" / "f.txt").exists()
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
@@ -150,25 +179,32 @@ async def test_careful_decline_deletes_nothing(reference: ModuleType, root: Path
     async with mcp.Client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         result = await redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action=action)
-    assert isinstance(result, types.CallToolResult) and not result.is_error
-    assert "Nothing was deleted" in text(result) and (root / "a.txt").exists()
+    assert isinstance(result, types.CallToolResult)
+    assert not result.is_error
+    assert "Nothing was deleted" in text(result)
+    assert (root / "a.txt").exists()
 
 
 async def test_careful_answer_false_deletes_nothing(reference: ModuleType, root: Path) -> None:
     async with mcp.Client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
-        assert "Nothing was deleted" in text(await redeem(c, {"path": "a.txt"}, r1.request_state, {"confirm": False}))
+        assert "Nothing was deleted" in text(
+            await redeem(c, {"path": "a.txt"}, r1.request_state, {"confirm": False})
+        )
     assert (root / "a.txt").exists()
 
 
 @pytest.mark.parametrize(
     "content", [{"confirm": "false"}, {"confirm": 1}, {"confirm": "yes"}, {}, {"confirm": True, "extra": 1}]
 )
-async def test_careful_rejects_loose_answers(reference: ModuleType, root: Path, content: dict[str, Any]) -> None:
+async def test_careful_rejects_loose_answers(
+    reference: ModuleType, root: Path, content: dict[str, Any]
+) -> None:
     async with mcp.Client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         result = await redeem(c, {"path": "a.txt"}, r1.request_state, content)
-    assert isinstance(result, types.CallToolResult) and result.is_error
+    assert isinstance(result, types.CallToolResult)
+    assert result.is_error
     assert (root / "a.txt").exists()
 
 
@@ -176,11 +212,15 @@ async def test_careful_sdk_rejects_tampered_and_cross_target_state(reference: Mo
     async with mcp.Client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         assert r1.request_state is not None
-        for args, state in [({"path": "a.txt"}, r1.request_state + "x"), ({"path": "sub/b.txt"}, r1.request_state)]:
+        for args, state in [
+            ({"path": "a.txt"}, r1.request_state + "x"),
+            ({"path": "sub/b.txt"}, r1.request_state),
+        ]:
             with pytest.raises(MCPError) as err:
                 await redeem(c, args, state)
             assert err.value.error.code == -32602
-    assert (root / "a.txt").exists() and (root / "sub" / "b.txt").exists()
+    assert (root / "a.txt").exists()
+    assert (root / "sub" / "b.txt").exists()
 
 
 # --- options ----------------------------------------------------------------------------
@@ -192,27 +232,41 @@ async def test_option_tool_name_and_path_arg(reference: ModuleType, root: Path) 
         tool = next(t for t in (await c.list_tools()).tools if t.name == "remove_document")
         assert list(tool.input_schema["properties"]) == ["target"]
         r1 = await ask(c, {"target": "a.txt"}, tool="remove_document")
-        assert text(await redeem(c, {"target": "a.txt"}, r1.request_state, tool="remove_document")).startswith("Del")
+        assert text(
+            await redeem(c, {"target": "a.txt"}, r1.request_state, tool="remove_document")
+        ).startswith("Del")
     assert not (root / "a.txt").exists()
 
 
-@pytest.mark.parametrize(("mode", "relative_ok", "absolute_ok"), [("relative", True, False),
-                         ("absolute", False, True), ("both", True, True)])  # fmt: skip
-async def test_option_paths(reference: ModuleType, root: Path, mode: str, relative_ok: bool, absolute_ok: bool) -> None:
+@pytest.mark.parametrize(
+    ("mode", "relative_ok", "absolute_ok"),
+    [("relative", True, False), ("absolute", False, True), ("both", True, True)],
+)
+async def test_option_paths(
+    reference: ModuleType, root: Path, mode: str, relative_ok: bool, absolute_ok: bool
+) -> None:
     async with mcp.Client(reference.build_server(root, paths_mode=mode)) as c:
         for path, ok in [("a.txt", relative_ok), (str(root / "a.txt"), absolute_ok)]:
             r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
             assert isinstance(r1, types.InputRequiredResult) == ok, (path, r1)
 
 
-@pytest.mark.parametrize(("form", "good", "bad"), [("name", {"confirm_name": "b.txt"}, {"confirm_name": "B.txt"}),
-                         ("enum", {"choice": "delete"}, {"choice": "Delete"})])  # fmt: skip
-async def test_option_form(reference: ModuleType, root: Path, form: str, good: dict[str, Any], bad: dict[str, Any]) -> None:  # noqa: E501
+@pytest.mark.parametrize(
+    ("form", "good", "bad"),
+    [
+        ("name", {"confirm_name": "b.txt"}, {"confirm_name": "B.txt"}),
+        ("enum", {"choice": "delete"}, {"choice": "Delete"}),
+    ],
+)
+async def test_option_form(
+    reference: ModuleType, root: Path, form: str, good: dict[str, Any], bad: dict[str, Any]
+) -> None:
     async with mcp.Client(reference.build_server(root, form=form)) as c:
         r1 = await ask(c, {"path": "sub/b.txt"})
         assert list(question(r1).requested_schema["required"]) == list(good)
         bad_result = await redeem(c, {"path": "sub/b.txt"}, r1.request_state, bad)
-        assert isinstance(bad_result, types.CallToolResult) and bad_result.is_error
+        assert isinstance(bad_result, types.CallToolResult)
+        assert bad_result.is_error
         r1 = await ask(c, {"path": "sub/b.txt"})
         assert text(await redeem(c, {"path": "sub/b.txt"}, r1.request_state, good)).startswith("Deleted")
     if form == "enum":
@@ -220,25 +274,35 @@ async def test_option_form(reference: ModuleType, root: Path, form: str, good: d
         async with mcp.Client(reference.build_server(root, form=form)) as c:
             r1 = await ask(c, {"path": "sub/b.txt"})
             kept = await redeem(c, {"path": "sub/b.txt"}, r1.request_state, {"choice": "keep"})
-            assert "Nothing was deleted" in text(kept) and (root / "sub" / "b.txt").exists()
+            assert "Nothing was deleted" in text(kept)
+            assert (root / "sub" / "b.txt").exists()
 
 
 async def test_option_ttl_expires_seal_and_ledger(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(reference.build_server(root, ttl_seconds=0.3)) as sealed, mcp.Client(
-        reference.build_server(root, ttl_seconds=0.3, flaws=["plain-state"])  # no seal: only the ledger's TTL
-    ) as plain:
+    plain_server = reference.build_server(
+        root, ttl_seconds=0.3, flaws=["plain-state"]
+    )  # only the ledger's TTL
+    async with (
+        mcp.Client(reference.build_server(root, ttl_seconds=0.3)) as sealed,
+        mcp.Client(plain_server) as plain,
+    ):
         r_sealed, r_plain = await ask(sealed, {"path": "a.txt"}), await ask(plain, {"path": "a.txt"})
         await anyio.sleep(0.4)
         with pytest.raises(MCPError):
             await redeem(sealed, {"path": "a.txt"}, r_sealed.request_state)
-        assert "already used or unknown" in text(await redeem(plain, {"path": "a.txt"}, r_plain.request_state))
+        assert "already used or unknown" in text(
+            await redeem(plain, {"path": "a.txt"}, r_plain.request_state)
+        )
     assert (root / "a.txt").exists()
 
 
-async def test_option_shared_key_sqlite_ledger_over_stdio(server_py: Path, root: Path, tmp_path: Path) -> None:
+async def test_option_shared_key_sqlite_ledger_over_stdio(
+    server_py: Path, root: Path, tmp_path: Path
+) -> None:
     """Two replica processes: round 2 may land on the other one, a replay on either fails."""
     env = {**os.environ, "REF_KEY": KEY}
-    args = [str(server_py), "--root", str(root), "--shared-key-env", "REF_KEY", "--ledger", f"sqlite:{tmp_path / 'l.db'}"]
+    ledger = f"sqlite:{tmp_path / 'l.db'}"
+    args = [str(server_py), "--root", str(root), "--shared-key-env", "REF_KEY", "--ledger", ledger]
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
     async with mcp.Client(params) as a, mcp.Client(params) as b:
         r1 = await ask(a, {"path": "a.txt"})
@@ -249,8 +313,11 @@ async def test_option_shared_key_sqlite_ledger_over_stdio(server_py: Path, root:
 
 
 async def test_option_redis_ledger(reference: ModuleType, root: Path, redis_url: str) -> None:
-    make = lambda: reference.build_server(root, shared_key=bytes.fromhex(KEY), ledger=redis_url)  # noqa: E731
-    async with mcp.Client(make()) as a, mcp.Client(make()) as b:
+    def replica() -> MCPServer:
+        server: MCPServer = reference.build_server(root, shared_key=bytes.fromhex(KEY), ledger=redis_url)
+        return server
+
+    async with mcp.Client(replica()) as a, mcp.Client(replica()) as b:
         r1 = await ask(a, {"path": "a.txt"})
         assert text(await redeem(b, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
         (root / "a.txt").write_text("again")
@@ -274,11 +341,25 @@ async def test_option_http_transport(server_py: Path, root: Path) -> None:
     assert stdout == b""
 
 
+def test_shared_key_accepts_hex_and_base64(reference: ModuleType) -> None:
+    key = bytes(range(32))
+    for spelling in [
+        key.hex(),
+        base64.b64encode(key).decode(),
+        base64.urlsafe_b64encode(key).decode().rstrip("="),
+    ]:
+        assert reference.decode_key(spelling) == key
+    for bad in ["", "11" * 31, base64.b64encode(b"k" * 31).decode(), "not a key"]:
+        with pytest.raises(ValueError, match="32 bytes"):
+            reference.decode_key(bad)
+
+
 def test_unknown_flaw_is_a_usage_error(server_py: Path, root: Path) -> None:
     cmd = [sys.executable, str(server_py), "--root", str(root), "--flaw", "bogus"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 2
-    assert "no-ledger" in done.stderr and "check-then-delete-ledger" in done.stderr
+    assert "no-ledger" in done.stderr
+    assert "check-then-delete-ledger" in done.stderr
 
 
 # --- flaws, each both ways ------------------------------------------------------------------
@@ -287,9 +368,9 @@ def test_unknown_flaw_is_a_usage_error(server_py: Path, root: Path) -> None:
 async def burn_then_replay(first: mcp.Client, second: mcp.Client, args: dict[str, Any]) -> None:
     """Spend a confirmation with no effect (decline), then replay it as an accept.
 
-    A replay after a deletion cannot show a missing ledger: the re-created file has a
-    new inode, so the identity check refuses it anyway. A declined first round leaves
-    the file as the user was asked about it, so only the ledger stands in the way.
+    After a real deletion a re-created file has a new inode and the identity check
+    refuses it anyway (unless it is put back by a hard link). A declined first round
+    leaves the file as the user was asked about it, so only the ledger stands in the way.
     """
     r1 = await ask(first, args)
     declined = await redeem(first, args, r1.request_state, content=None, action="decline")
@@ -324,10 +405,14 @@ async def test_flaw_plain_state(reference: ModuleType, root: Path) -> None:
         cross = await redeem(c, {"path": "sub/b.txt"}, r1.request_state)  # unedited, other target
         assert "different file" in text(cross)
         r1b = await ask(c, {"path": "a.txt"})  # a fresh nonce: the cross-target try spent the first
-        edited = json.dumps({**json.loads(r1b.request_state or ""), "path": str(root.resolve() / "canary.txt")})
+        edited = json.dumps(
+            {**json.loads(r1b.request_state or ""), "path": str(root.resolve() / "canary.txt")}
+        )
         assert text(await redeem(c, {"path": "canary.txt"}, edited)).startswith("Deleted")
         assert "already used" in text(await redeem(c, {"path": "canary.txt"}, edited))
-    assert not (root / "canary.txt").exists() and (root / "a.txt").exists() and (root / "sub" / "b.txt").exists()
+    assert not (root / "canary.txt").exists()
+    assert (root / "a.txt").exists()
+    assert (root / "sub" / "b.txt").exists()
 
 
 @BOTH
@@ -350,10 +435,7 @@ async def test_flaw_truthy_strings(reference: ModuleType, root: Path, flawed: bo
 @BOTH
 async def test_flaw_prefix_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
     async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "prefix-containment"))) as c:
-        r1 = await c.session.call_tool("delete_file", {"path": "../root-evil/f.txt"}, allow_input_required=True)
-        if flawed:
-            assert isinstance(r1, types.InputRequiredResult)
-            await redeem(c, {"path": "../root-evil/f.txt"}, r1.request_state)
+        assert await ask_and_accept(c, {"path": "../root-evil/f.txt"}) == flawed
     assert (root.parent / "root-evil" / "f.txt").exists() != flawed
 
 
@@ -362,17 +444,21 @@ async def test_flaw_ask_before_check(reference: ModuleType, root: Path, flawed: 
     async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "ask-before-check"))) as c:
         r1 = await c.session.call_tool("delete_file", {"path": "../outside.txt"}, allow_input_required=True)
         assert isinstance(r1, types.InputRequiredResult) == flawed
-        if flawed:
+        if isinstance(r1, types.InputRequiredResult):
             r2 = await redeem(c, {"path": "../outside.txt"}, r1.request_state)
-            assert isinstance(r2, types.CallToolResult) and r2.is_error  # refused, but only after asking
+            assert isinstance(r2, types.CallToolResult)
+            assert r2.is_error  # refused, but only after the user was asked
     assert (root.parent / "outside.txt").exists()
 
 
 @BOTH
-@pytest.mark.parametrize(("flaw", "link", "points_to", "arg"), [
-    ("link-after-resolve", "link.txt", "canary.txt", "link.txt"),
-    ("link-last-component-only", "linkdir", "sub", "linkdir/canary.txt"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("flaw", "link", "points_to", "arg"),
+    [
+        ("link-after-resolve", "link.txt", "canary.txt", "link.txt"),
+        ("link-last-component-only", "linkdir", "sub", "linkdir/canary.txt"),
+    ],
+)
 async def test_flaw_links(
     reference: ModuleType, root: Path, flawed: bool, flaw: str, link: str, points_to: str, arg: str
 ) -> None:
@@ -380,10 +466,7 @@ async def test_flaw_links(
     canary.write_text("canary")
     (root / link).symlink_to(root / points_to)
     async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, flaw))) as c:
-        r1 = await c.session.call_tool("delete_file", {"path": arg}, allow_input_required=True)
-        assert isinstance(r1, types.InputRequiredResult) == flawed, r1
-        if flawed:
-            await redeem(c, {"path": arg}, r1.request_state)
+        assert await ask_and_accept(c, {"path": arg}) == flawed
     assert canary.exists() != flawed
     assert (root / link).is_symlink()
 
@@ -405,10 +488,14 @@ async def test_flaw_sanitiser_keeps_bidi(reference: ModuleType, root: Path, flaw
     (root / name).write_text("x")
     async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-keeps-bidi"))) as c:
         message = question(await ask(c, {"path": name})).message
-    assert "\n" not in message and "\x1b" not in message  # line breaks and ESC are escaped either way
-    assert ("\u202e" in message) == flawed and ("\u200b" in message) == flawed
+    assert "\n" not in message
+    assert "\x1b" not in message
+    assert ("\u202e" in message) == flawed
+    assert ("\u200b" in message) == flawed
     if not flawed:
-        assert "\\u202e" in message and "\\u200b" in message and "\\n" in message
+        assert "\\u202e" in message
+        assert "\\u200b" in message
+        assert "\\n" in message
 
 
 @BOTH
@@ -417,7 +504,8 @@ async def test_flaw_sanitiser_truncates_end(reference: ModuleType, root: Path, f
     (root / name).write_text("x")
     async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-truncates-end"))) as c:
         message = question(await ask(c, {"path": name})).message
-    assert len(message) < 300 and "…" in message
+    assert len(message) < 300
+    assert "…" in message
     assert ("REAL-NAME.txt" in message) != flawed
 
 
@@ -429,10 +517,13 @@ async def test_flaw_asks_for_secret(reference: ModuleType, root: Path, flawed: b
 
 
 @BOTH
-async def test_flaw_per_process_ledger(reference: ModuleType, root: Path, tmp_path: Path, flawed: bool) -> None:
-    def replica() -> Any:
+async def test_flaw_per_process_ledger(
+    reference: ModuleType, root: Path, tmp_path: Path, flawed: bool
+) -> None:
+    def replica() -> MCPServer:
         options = {"shared_key": bytes.fromhex(KEY), "ledger": f"sqlite:{tmp_path / 'l.db'}"}
-        return reference.build_server(root, flaws=flaws(flawed, "per-process-ledger"), **options)
+        server: MCPServer = reference.build_server(root, flaws=flaws(flawed, "per-process-ledger"), **options)
+        return server
 
     async with mcp.Client(replica()) as a, mcp.Client(replica()) as b:
         await burn_then_replay(a, b, {"path": "a.txt"})  # the replay lands on the other replica
@@ -441,11 +532,16 @@ async def test_flaw_per_process_ledger(reference: ModuleType, root: Path, tmp_pa
 
 @BOTH
 async def test_flaw_check_then_delete_ledger(reference: ModuleType, root: Path, flawed: bool) -> None:
-    """A decline and an accept of one confirmation, racing: the decline starts first."""
+    """A decline and an accept of one confirmation, racing: at most one may get past the ledger."""
     async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "check-then-delete-ledger"))) as c:
         r1 = await ask(c, {"path": "a.txt"})
+        texts: list[str] = []
+
+        async def answer(action: str, content: dict[str, Any] | None) -> None:
+            texts.append(text(await redeem(c, {"path": "a.txt"}, r1.request_state, content, action)))
+
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action="decline"))
-            await anyio.sleep(0.01)  # inside the flawed ledger's 50 ms check-to-delete gap
-            tg.start_soon(lambda: redeem(c, {"path": "a.txt"}, r1.request_state))
-    assert (root / "a.txt").exists() != flawed
+            tg.start_soon(answer, "decline", None)
+            await anyio.sleep(0.02)  # inside the flawed ledger's 50 ms check-to-delete gap
+            tg.start_soon(answer, "accept", YES)
+    assert any("already used" in t for t in texts) != flawed, texts
