@@ -81,7 +81,7 @@ class ControlItem(pytest.Item):
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
-        return "mcp-audit", None, f"control {self.control} [{self.tool}]"
+        return "mcp-audit", 0, f"control {self.control} [{self.tool}]"
 
 
 class AttackItem(pytest.Item):
@@ -124,12 +124,18 @@ class AttackItem(pytest.Item):
         result = self.result
         head = [
             f"{result.id} {result.title}",
-            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: "
-            f"{result.layer.value if result.layer else '-'}   asked user: {'yes' if result.asked_user else 'no'}",
+            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {_refuser(result)}"
+            f"   asked user: {'yes' if result.asked_user else 'no'}",
             f"  {excinfo.value}",
             "  evidence:",
         ]
         return "\n".join([*head, *(f"    {line}" for line in result.evidence)])
 
     def reportinfo(self) -> tuple[str, int | None, str]:
-        return "mcp-audit", None, f"{self.spec.id} {self.spec.title} [{self.tool}]"
+        return "mcp-audit", 0, f"{self.spec.id} {self.spec.title} [{self.tool}]"
+
+
+def _refuser(result: Result) -> str:
+    if result.verdict is Verdict.VULNERABLE:
+        return "nothing"
+    return result.layer.value if result.layer else "-"

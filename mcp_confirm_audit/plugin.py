@@ -108,6 +108,9 @@ class _Audit:
                 name = f"{spec.id}-{spec.slug}[{plan.name}]"
                 ours.append(AttackItem.from_parent(parent, name=name, spec=spec, tool=plan.name))
         items[:0] = ours
+        # Report them as collected, so counts and -k deselection add up.
+        report = pytest.CollectReport(parent.nodeid, "passed", None, ours)
+        session.ihook.pytest_collectreport(report=report)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Runs on the controller for xdist workers' reports too: results

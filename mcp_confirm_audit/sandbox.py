@@ -122,7 +122,9 @@ class Sandbox:
         self._count += 1
         name = f"{self._count:03d}-{_slug(label)}"
         for directory in (self.root, self.outside, self.sibling):
-            (directory / name).mkdir()
+            # parents: a target that removed a whole directory (even the root)
+            # must not stop later attacks from getting a fresh case.
+            (directory / name).mkdir(parents=True)
         case = Case(
             name=name,
             base=self.base,

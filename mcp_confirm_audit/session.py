@@ -15,11 +15,11 @@ from typing import Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .catalogue import Catalogue
+from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .discovery import ToolPlan, plan_tools
 from .driver import Connection, ToolInfo, connect
-from .models import AttackSpec, Precondition, Result, Transcript
+from .models import AttackSpec, ControlResult, Precondition, Result, Transcript
 from .profile import Profile
 from .sandbox import Sandbox
 from .techniques.base import Attack
@@ -168,3 +168,38 @@ async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSp
     if scope.cancelled_caught:
         attack.setup_failed(f"the attack did not finish within its budget of {budget:g}s")
         attack.primary.alive = False
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """Everything one programmatic audit produced: what the CLI and tests consume."""
+
+    results: tuple[Result, ...]
+    controls: tuple[ControlResult, ...]
+    processes_started: int
+
+    def by_id(self) -> dict[str, Result]:
+        return {r.id: r for r in self.results}
+
+
+def run_audit(
+    profile: Profile,
+    *,
+    catalogue: Catalogue | None = None,
+    select: Callable[[AttackSpec], bool] | None = None,
+) -> AuditRun:
+    """Audit a target without pytest: controls, then every selected attack on every tool."""
+    catalogue = catalogue or load_catalogue()
+    session = AuditSession(profile, catalogue)
+    session.start()
+    try:
+        results: list[Result] = []
+        controls: list[ControlResult] = []
+        for plan in session.plans:
+            controls.extend(session.controls(plan.name).results)
+            for spec in catalogue.active:
+                if select is None or select(spec):
+                    results.append(session.run(spec, plan.name)[0])
+        return AuditRun(tuple(results), tuple(controls), session.stats.processes_started)
+    finally:
+        session.close()

@@ -2,7 +2,7 @@
 
 Absolute paths outside, `../` traversal, the sibling that shares the root's
 name as a prefix, a link in the root that already points outside, the root
-itself, a directory, a NUL byte, an overlong path. Asking the user about one
+itself, a directory, a NUL byte, an overlong path hiding a climb. Asking the user about one
 of these and refusing afterwards is weak: the question itself is misleading.
 """
 
@@ -41,7 +41,11 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     elif target == "nul-byte":
         value = attack.path_value(case.victim) + "\x00.png"
     elif target == "overlong":
-        value = attack.path_value(case.directory) + "/" + "a" * int(params.get("length", 5000))
+        # Thousands of "./" then a climb out: length must not smuggle a
+        # traversal past checks that give up on long input.
+        climb = os.path.relpath(case.outside_canary, root)
+        padding = "./" * (int(params.get("length", 3000)) // 2)
+        value = f"{root}/{padding}{climb}" if absolute else f"{padding}{climb}"
     else:
         raise ValueError(f"out-of-root: unknown target {target!r}")
     attack.start_attack()

@@ -1,0 +1,44 @@
+"""Run the audit against the reference servers, as real stdio subprocesses."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.catalogue import Catalogue, load_catalogue
+from mcp_confirm_audit.models import AttackSpec
+from mcp_confirm_audit.profile import Profile
+from mcp_confirm_audit.session import AuditRun, run_audit
+
+REFERENCE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+
+
+def reference_command(*options: str) -> str:
+    return shlex.join([sys.executable, str(REFERENCE_SERVER), "--root", "{root}", *options])
+
+
+@pytest.fixture(scope="session")
+def catalogue() -> Catalogue:
+    return load_catalogue()
+
+
+AuditFn = Callable[..., AuditRun]
+
+
+@pytest.fixture(scope="session")
+def audit_reference(catalogue: Catalogue) -> AuditFn:
+    """Audit the reference server started with the given options; one process per call."""
+
+    def audit(*options: str, families: Sequence[str] | None = None, tool: str | None = "delete_file") -> AuditRun:
+        profile = Profile(command=reference_command(*options), tool=tool, call_timeout=10.0)
+
+        def select(spec: AttackSpec) -> bool:
+            return families is None or spec.family in families
+
+        return run_audit(profile, catalogue=catalogue, select=select)
+
+    return audit

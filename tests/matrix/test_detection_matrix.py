@@ -1,0 +1,106 @@
+"""Every attack proven both ways, through real stdio subprocesses of the reference server.
+
+`vulnerable` (or `weak`) on a server with exactly that flaw, and no other
+family fooled by it; `refused`, by the expected layer, on the careful server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.session import AuditRun
+
+AuditFn = Callable[..., AuditRun]
+
+V, W = Verdict.VULNERABLE, Verdict.WEAK
+
+# Which layer of the careful server refuses each family: the answer to
+# "which layer refuses what" that the project exists to give.
+CAREFUL_LAYER = {
+    "replay": Layer.TOOL,
+    "cross-target": Layer.SDK_BOUNDARY,
+    "forged-state": Layer.SDK_BOUNDARY,
+    "fabricated-approval": Layer.TOOL,
+    "consent": Layer.TOOL,
+    "out-of-root": Layer.TOOL,
+}
+
+# Attacks the careful server cannot even be asked: its state is sealed by the
+# SDK, so there is nothing readable to edit (proven refused under --state signed).
+CAREFUL_NOT_APPLICABLE = {"MCA-FORGE-020"}
+
+FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
+
+# flaw -> (its family, the attacks that must catch it, and how)
+FLAWS: dict[str, tuple[str, dict[str, Verdict]]] = {
+    "no-ledger": ("replay", {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V}),
+    "unbound-state": (
+        "cross-target",
+        {"MCA-XTARGET-001": V, "MCA-XTARGET-002": V, "MCA-XTARGET-003": V, "MCA-XTARGET-004": V},
+    ),
+    "trusting-state": ("forged-state", FORGERIES),
+    "plain-state": ("forged-state", {"MCA-FORGE-020": V}),
+    "stateless-answers": ("fabricated-approval", {"MCA-FABRICATE-001": V, "MCA-FABRICATE-002": V}),
+    "decline-as-accept": ("consent", {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}),
+    "accept-means-yes": (
+        "consent",
+        {"MCA-CONSENT-003": V, "MCA-CONSENT-004": V, "MCA-CONSENT-007": V, "MCA-CONSENT-010": V},
+    ),
+    "truthy-strings": ("consent", {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": V}),
+    "any-answer-key": ("consent", {"MCA-CONSENT-008": V}),
+    "duck-typed-answers": ("consent", {"MCA-CONSENT-009": V}),
+    "no-containment": ("out-of-root", {"MCA-ROOT-001": V, "MCA-ROOT-002": V, "MCA-ROOT-008": V}),
+    "prefix-containment": ("out-of-root", {"MCA-ROOT-003": V}),
+    "lexical-containment": ("out-of-root", {"MCA-ROOT-004": V}),
+    "deletes-directories": ("out-of-root", {"MCA-ROOT-005": V, "MCA-ROOT-006": V}),
+    "truncates-at-nul": ("out-of-root", {"MCA-ROOT-007": V}),
+    "ask-before-check": ("out-of-root", {"MCA-ROOT-001": W, "MCA-ROOT-002": W, "MCA-ROOT-003": W}),
+}
+
+
+def _options(flaw: str) -> list[str]:
+    # The other-tool attack needs a second destructive tool to act through.
+    return ["--flaw", flaw, *(["--second-tool"] if flaw == "unbound-state" else [])]
+
+
+def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:
+    caught = {attack_id for _, expected in FLAWS.values() for attack_id in expected}
+    assert {a.id for a in catalogue.active} - caught == set()
+
+
+def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_expected_layer(
+    audit_reference: AuditFn,
+) -> None:
+    run = audit_reference("--second-tool")
+    assert all(c.passed for c in run.controls), run.controls
+    for result in run.results:
+        if result.id in CAREFUL_NOT_APPLICABLE:
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+            continue
+        assert (result.id, result.verdict, result.layer) == (result.id, Verdict.REFUSED, CAREFUL_LAYER[result.family]), result.evidence
+
+
+def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_tool(audit_reference: AuditFn) -> None:
+    run = audit_reference("--state", "signed", "--second-tool")
+    assert all(c.passed for c in run.controls), run.controls
+    by_id = run.by_id()
+    assert (by_id["MCA-FORGE-020"].verdict, by_id["MCA-FORGE-020"].layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert {r.verdict for r in run.results} == {Verdict.REFUSED}
+    # Without the SDK's boundary, the server's own checks are the ones that hold.
+    assert {r.layer for r in run.results if r.family in ("forged-state", "cross-target")} == {Layer.TOOL}
+
+
+@pytest.mark.parametrize("flaw", sorted(FLAWS))
+def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: AuditFn, flaw: str) -> None:
+    family, expected = FLAWS[flaw]
+    run = audit_reference(*_options(flaw))
+    assert next(c for c in run.controls if c.name == "approve").passed
+    by_id = run.by_id()
+    for attack_id, verdict in expected.items():
+        assert by_id[attack_id].verdict is verdict, by_id[attack_id].evidence
+    fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
+    assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]

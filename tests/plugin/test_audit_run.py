@@ -1,0 +1,82 @@
+"""The plugin end to end on a reference server: items, verdict mapping, summary, report, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+NEVER_ASKS = '''
+import sys
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+
+root = Path(sys.argv[sys.argv.index("--root") + 1])
+server = MCPServer(name="never-asks")
+
+@server.tool()
+def delete_file(path: str) -> str:
+    """Delete a file without asking anyone."""
+    (root / path).unlink()
+    return "deleted"
+
+server.run(transport="stdio")
+'''
+
+
+def target(*options: str) -> str:
+    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+
+
+def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-target", target("--flaw", "no-ledger"), "--mcp-report-dir", "out", "-k", "replay or control")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=3, passed=4)
+    result.stdout.fnmatch_lines([
+        "*MCA-REPLAY-002 A declined question's state redeemed again with an accept*",
+        "*verdict: vulnerable*refused by: nothing*",
+        "*disk removed: root/*victim.txt*",
+        "*which layer refused each attack*",
+        "MCA-REPLAY-00? *delete_file*vulnerable*nothing*",
+        "report: out*audit.json",
+    ])
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert {r["family"] for r in report["results"]} == {"replay"}
+    assert {r["verdict"] for r in report["results"]} == {"vulnerable"}
+    assert [c["name"] for c in report["controls"]] == ["approve", "cancel", "decline", "negative"]
+    assert set(report["results"][0]) >= {"id", "family", "title", "tool", "variant", "verdict", "layer", "asked_user", "effect", "evidence", "refs"}
+
+
+def test_the_careful_server_passes_and_says_which_layer_refused(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-target", target(), "-k", "forged or replay", "-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary*no", "MCA-REPLAY-001 after-success*refused*tool*"])
+
+
+def test_asking_before_the_root_check_is_a_warning_and_fails_under_strict(pytester: pytest.Pytester) -> None:
+    # -W default: the outer suite turns warnings into errors, and in-process
+    # pytester runs inherit that.
+    args = ["--mcp-target", target("--flaw", "ask-before-check"), "-k", "ROOT-001", "-W", "default"]
+    lenient = pytester.runpytest(*args)
+    assert lenient.ret == pytest.ExitCode.OK
+    lenient.stdout.fnmatch_lines(["*AuditWarning: MCA-ROOT-001 weak*refused only after asking the user*"])
+    strict = pytester.runpytest(*args, "--mcp-strict")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pytest.Pytester) -> None:
+    script = pytester.makepyfile(never_asks=NEVER_ASKS)
+    result = pytester.runpytest("--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "replay or approve")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors") == 4 and "passed" not in outcomes
+    result.stdout.fnmatch_lines(["*the tool acted without asking for confirmation*"])
+
+
+def test_the_ini_twin_configures_the_target(pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_target = {target()}\n")
+    result = pytester.runpytest("-k", "CONSENT-001", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["mcp-audit::MCA-CONSENT-001-decline[[]delete_file[]]"])
