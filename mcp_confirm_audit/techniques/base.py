@@ -17,7 +17,17 @@ from mcp import types
 from .. import answers
 from ..discovery import ToolPlan, arguments_for
 from ..driver import Connection, ToolInfo
-from ..models import AttackSpec, Exchange, Outcome, Phase, Precondition, Question, Response, Transcript
+from ..models import (
+    AttackSpec,
+    Exchange,
+    Outcome,
+    Phase,
+    Precondition,
+    Question,
+    Response,
+    Transcript,
+    Verdict,
+)
 from ..sandbox import VICTIM_TEXT, Case, Sandbox
 
 
@@ -52,6 +62,7 @@ class Attack:
         self._before = None
         self._setup_failure: str | None = None
         self._not_applicable: str | None = None
+        self._findings: list[tuple[Verdict, str]] = []
 
     # -- naming files to the target -------------------------------------
 
@@ -148,6 +159,10 @@ class Attack:
     def note(self, text: str) -> None:
         self._notes.append(text)
 
+    def finding(self, verdict: Verdict, message: str) -> None:
+        """Something the target showed the human, judged without looking at the disk."""
+        self._findings.append((verdict, message))
+
     def setup_failed(self, reason: str) -> None:
         self._setup_failure = self._setup_failure or reason
 
@@ -170,6 +185,7 @@ class Attack:
             notes=tuple(self._notes),
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
+            findings=tuple(self._findings),
         )
 
 

@@ -33,7 +33,9 @@ AuditFn = Callable[..., AuditRun]
 def audit_reference(catalogue: Catalogue) -> AuditFn:
     """Audit the reference server started with the given options; one process per call."""
 
-    def audit(*options: str, families: Sequence[str] | None = None, tool: str | None = "delete_file") -> AuditRun:
+    def audit(
+        *options: str, families: Sequence[str] | None = None, tool: str | None = "delete_file"
+    ) -> AuditRun:
         profile = Profile(command=reference_command(*options), tool=tool, call_timeout=10.0)
 
         def select(spec: AttackSpec) -> bool:

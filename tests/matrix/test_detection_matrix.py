@@ -81,10 +81,16 @@ def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_
         if result.id in CAREFUL_NOT_APPLICABLE:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             continue
-        assert (result.id, result.verdict, result.layer) == (result.id, Verdict.REFUSED, CAREFUL_LAYER[result.family]), result.evidence
+        assert (result.id, result.verdict, result.layer) == (
+            result.id,
+            Verdict.REFUSED,
+            CAREFUL_LAYER[result.family],
+        ), result.evidence
 
 
-def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_tool(audit_reference: AuditFn) -> None:
+def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_tool(
+    audit_reference: AuditFn,
+) -> None:
     run = audit_reference("--state", "signed", "--second-tool")
     assert all(c.passed for c in run.controls), run.controls
     by_id = run.by_id()

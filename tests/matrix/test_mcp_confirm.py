@@ -13,7 +13,9 @@ from mcp_confirm_audit.session import run_audit
 KNOWN_FINDINGS = {"MCA-CONSENT-004", "MCA-CONSENT-005", "MCA-CONSENT-006"}
 
 
-def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_truthy_answers(catalogue: Catalogue) -> None:
+def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_truthy_answers(
+    catalogue: Catalogue,
+) -> None:
     assert shutil.which("mcp-confirm"), "mcp-confirm is part of the dev extra"
     run = run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue)
     by_id = run.by_id()
@@ -26,4 +28,3 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_truthy_answers
     assert by_id["MCA-ROOT-003"].layer is Layer.TOOL
     assert not [r for r in run.results if r.verdict in (Verdict.WEAK, Verdict.INCONCLUSIVE)]
     assert {r.tool for r in run.results} == {"delete_file"}
-

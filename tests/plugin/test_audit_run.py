@@ -33,28 +33,49 @@ def target(*options: str) -> str:
 
 
 def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--mcp-target", target("--flaw", "no-ledger"), "--mcp-report-dir", "out", "-k", "replay or control")
+    result = pytester.runpytest(
+        "--mcp-target", target("--flaw", "no-ledger"), "--mcp-report-dir", "out", "-k", "replay or control"
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=3, passed=4)
-    result.stdout.fnmatch_lines([
-        "*MCA-REPLAY-002 A declined question's state redeemed again with an accept*",
-        "*verdict: vulnerable*refused by: nothing*",
-        "*disk removed: root/*victim.txt*",
-        "*which layer refused each attack*",
-        "MCA-REPLAY-00? *delete_file*vulnerable*nothing*",
-        "report: out*audit.json",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*MCA-REPLAY-002 A declined question's state redeemed again with an accept*",
+            "*verdict: vulnerable*refused by: nothing*",
+            "*disk removed: root/*victim.txt*",
+            "*which layer refused each attack*",
+            "MCA-REPLAY-00? *delete_file*vulnerable*nothing*",
+            "report: out*audit.json",
+        ]
+    )
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     assert {r["family"] for r in report["results"]} == {"replay"}
     assert {r["verdict"] for r in report["results"]} == {"vulnerable"}
     assert [c["name"] for c in report["controls"]] == ["approve", "cancel", "decline", "negative"]
-    assert set(report["results"][0]) >= {"id", "family", "title", "tool", "variant", "verdict", "layer", "asked_user", "effect", "evidence", "refs"}
+    assert set(report["results"][0]) >= {
+        "id",
+        "family",
+        "title",
+        "tool",
+        "variant",
+        "verdict",
+        "layer",
+        "asked_user",
+        "effect",
+        "evidence",
+        "refs",
+    }
 
 
 def test_the_careful_server_passes_and_says_which_layer_refused(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--mcp-target", target(), "-k", "forged or replay", "-p", "no:randomly")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary*no", "MCA-REPLAY-001 after-success*refused*tool*"])
+    result.stdout.fnmatch_lines(
+        [
+            "MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary*no",
+            "MCA-REPLAY-001 after-success*refused*tool*",
+        ]
+    )
 
 
 def test_asking_before_the_root_check_is_a_warning_and_fails_under_strict(pytester: pytest.Pytester) -> None:
@@ -70,7 +91,9 @@ def test_asking_before_the_root_check_is_a_warning_and_fails_under_strict(pytest
 
 def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pytest.Pytester) -> None:
     script = pytester.makepyfile(never_asks=NEVER_ASKS)
-    result = pytester.runpytest("--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "replay or approve")
+    result = pytester.runpytest(
+        "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "replay or approve"
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors") == 4 and "passed" not in outcomes
     result.stdout.fnmatch_lines(["*the tool acted without asking for confirmation*"])

@@ -9,7 +9,9 @@ import pytest
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
 
 
-def test_without_a_target_the_plugin_adds_options_and_markers_and_nothing_else(pytester: pytest.Pytester) -> None:
+def test_without_a_target_the_plugin_adds_options_and_markers_and_nothing_else(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile("def test_plain(): pass")
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
@@ -20,7 +22,9 @@ def test_without_a_target_the_plugin_adds_options_and_markers_and_nothing_else(p
     helptext.stdout.fnmatch_lines(["*--mcp-target=CMD*", "*--mcp-profile=FILE*", "*--mcp-report-dir=DIR*"])
 
 
-def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(pytester: pytest.Pytester) -> None:
+def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(
+    pytester: pytest.Pytester,
+) -> None:
     result = pytester.runpytest("--mcp-target", "some-server --verbose")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*no {root} placeholder*--mcp-root-from cwd*"])

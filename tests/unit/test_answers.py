@@ -6,9 +6,17 @@ from mcp_confirm_audit import answers
 
 BOOLEAN = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 NAME = {"type": "object", "properties": {"confirm_name": {"type": "string", "title": "Type the file's name"}}}
-ENUM = {"type": "object", "properties": {"choice": {"type": "string", "enum": ["keep", "delete"]}}, "required": ["choice"]}
+ENUM = {
+    "type": "object",
+    "properties": {"choice": {"type": "string", "enum": ["keep", "delete"]}},
+    "required": ["choice"],
+}
 TEXT_ONLY = {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}
-SECRET = {"type": "object", "properties": {"api_key": {"type": "string", "title": "API key to continue"}}, "required": ["api_key"]}
+SECRET = {
+    "type": "object",
+    "properties": {"api_key": {"type": "string", "title": "API key to continue"}},
+    "required": ["api_key"],
+}
 
 
 def test_yes_ticks_the_box_types_the_name_and_picks_the_affirmative_choice() -> None:

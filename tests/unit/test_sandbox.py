@@ -51,7 +51,9 @@ def test_a_link_swapped_in_is_seen_as_a_link_not_as_its_destination(sandbox: San
     assert case.rel(case.victim) in diff(before, after).changed
 
 
-def test_removing_the_sandbox_does_not_follow_links_out_of_it(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_removing_the_sandbox_does_not_follow_links_out_of_it(
+    sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     elsewhere = tmp_path_factory.mktemp("elsewhere") / "keep.txt"
     elsewhere.write_text("must survive")
     (sandbox.root / "link").symlink_to(elsewhere.parent)

@@ -21,10 +21,18 @@ from mcp_confirm_audit.models import (
 )
 from mcp_confirm_audit.verdict import judge
 
-SPEC = AttackSpec(id="MCA-TEST-001", slug="t", family="replay", title="t", severity="high", level="MUST", technique="replay")
+SPEC = AttackSpec(
+    id="MCA-TEST-001", slug="t", family="replay", title="t", severity="high", level="MUST", technique="replay"
+)
 ASK_FIRST = AttackSpec(
-    id="MCA-TEST-002", slug="t", family="out-of-root", title="t", severity="high", level="MUST",
-    technique="out-of-root", refuse_before_asking=True,
+    id="MCA-TEST-002",
+    slug="t",
+    family="out-of-root",
+    title="t",
+    severity="high",
+    level="MUST",
+    technique="out-of-root",
+    refuse_before_asking=True,
 )
 FILE = FileIdentity("file", 1, 10, 5, 100)
 TREE = TreeSnapshot({"root/victim.txt": FILE, "outside/canary.txt": FileIdentity("file", 1, 11, 5, 100)})
@@ -32,7 +40,9 @@ WITHOUT_VICTIM = TreeSnapshot({"outside/canary.txt": FileIdentity("file", 1, 11,
 SWAPPED = TreeSnapshot({**TREE.entries, "root/victim.txt": FileIdentity("file", 1, 99, 5, 100)})
 OK = Precondition(True)
 
-BOUNDARY = Response(Outcome.RPC_ERROR, "Invalid or expired requestState", -32602, {"reason": "invalid_request_state"})
+BOUNDARY = Response(
+    Outcome.RPC_ERROR, "Invalid or expired requestState", -32602, {"reason": "invalid_request_state"}
+)
 OTHER_RPC = Response(Outcome.RPC_ERROR, "Invalid request parameters", -32602, "")
 TOOL_ERROR = Response(Outcome.TOOL_ERROR, "already used")
 ASKED = Response(Outcome.INPUT_REQUIRED, "asked again", request_state="s")
@@ -60,7 +70,9 @@ def transcript(*exchanges: Exchange, after: TreeSnapshot = TREE, **kw: Any) -> T
         ([ASKED, BOUNDARY], Verdict.REFUSED, Layer.SDK_BOUNDARY),
     ],
 )
-def test_the_last_attack_answer_names_the_refusing_layer(responses: list[Response], verdict: Verdict, layer: Layer) -> None:
+def test_the_last_attack_answer_names_the_refusing_layer(
+    responses: list[Response], verdict: Verdict, layer: Layer
+) -> None:
     result = judge(SPEC, transcript(*(exchange(r) for r in responses)))
     assert (result.verdict, result.layer) == (verdict, layer)
 
@@ -103,8 +115,14 @@ def test_asking_about_a_path_that_is_then_refused_is_weak_where_the_entry_says_s
 
 def test_a_refusal_by_a_layer_the_entry_does_not_accept_is_weak() -> None:
     spec = AttackSpec(
-        id="MCA-TEST-003", slug="t", family="forged-state", title="t", severity="high", level="MUST",
-        technique="forged-state", refused_by=(Layer.SDK_BOUNDARY,),
+        id="MCA-TEST-003",
+        slug="t",
+        family="forged-state",
+        title="t",
+        severity="high",
+        level="MUST",
+        technique="forged-state",
+        refused_by=(Layer.SDK_BOUNDARY,),
     )
     assert judge(spec, transcript(exchange(TOOL_ERROR))).verdict is Verdict.WEAK
 
