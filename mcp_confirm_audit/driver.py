@@ -26,12 +26,19 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
-from . import __version__
+from . import __version__, reaper
 from .errors import TargetError, UsageError
 from .models import Exchange, Outcome, Phase, Question, Response
 from .profile import Profile
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
+
+# Seconds a stdio target has to exit once its stdin is closed, before its
+# whole tree is killed.
+EXIT_GRACE = 1.0
+# A process is killed at its start deadline; the handshake itself is
+# cancelled a little later, in case the kill does not end it.
+_BACKSTOP = 1.0
 
 
 class _RawToolCall(types.Request[dict[str, Any] | None, str]):
@@ -70,11 +77,22 @@ class Connection:
         self.stderr_path = stderr_path
         self.alive = True
         self.round_trips = 0
+        self.listings = 0
 
     async def list_tools(self) -> list[ToolInfo]:
-        with anyio.fail_after(self.call_timeout):
-            listing = await self.client.session.list_tools()
+        try:
+            with anyio.fail_after(self.call_timeout):
+                listing = await self.client.session.list_tools()
+        except TimeoutError:
+            self.alive = False
+            raise TargetError(
+                f"the target did not answer tools/list within {self.call_timeout:g}s{self._stderr_hint()}"
+            ) from None
+        except MCPError as exc:
+            self.alive = exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+            raise TargetError(f"the target failed tools/list: {exc.message}{self._stderr_hint()}") from None
         self.round_trips += 1
+        self.listings += 1
         tools = []
         for tool in listing.tools:
             notes = tool.annotations
@@ -143,7 +161,8 @@ class Connection:
                 return response
         except TimeoutError:
             self.alive = False
-            return Response(Outcome.TRANSPORT, text=f"no answer within {self.call_timeout:g}s")
+            waited = f"no answer within {self.call_timeout:g}s"
+            return Response(Outcome.TRANSPORT, text=f"{waited}{self._stderr_hint()}")
         except MCPError as exc:
             if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT) and exc.message.startswith(
                 ("Connection closed", "Request")
@@ -216,13 +235,19 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
 async def connect(profile: Profile, root: Path, logs: Path, name: str) -> AsyncIterator[Connection]:
     """Start (or reach) the target and open a 2026-07-28 session with it."""
     stderr_path: Path | None = None
+    # Only a stdio target is a process of ours, to watch and to kill.
+    target: reaper.TargetProcesses | None = None
     async with AsyncExitStack() as stack:
         if profile.is_url:
             server: Any = profile.command
         elif profile.is_in_process:
             server = _build_in_process(profile.command, root)
         else:
-            params = _stdio_params(profile, root)
+            target = reaper.TargetProcesses(f"{root.parent.name}/{name}")
+            params = _stdio_params(profile, root, target.token)
+            # Runs last, after the SDK has closed the pipes and stopped the
+            # target: whatever it left behind (children, daemons) goes too.
+            stack.push_async_callback(target.kill)
             # The target's stderr goes to the sandbox's log folder, not over
             # the test runner's terminal; it is evidence when a target fails.
             stderr_path = logs / f"{name}.stderr"
@@ -236,32 +261,51 @@ async def connect(profile: Profile, root: Path, logs: Path, name: str) -> AsyncI
             cache=None,
         )
         started = False
-        # A cancel scope that outlives the handshake (its deadline lifted once
-        # connected): the client's task groups must nest inside it.
-        with anyio.CancelScope(deadline=anyio.current_time() + profile.start_timeout) as scope:
-            try:
-                await stack.enter_async_context(client)
-            except Exception as exc:
+        # Entered on the stack before the client, so the client's task groups
+        # open and close inside it; its deadline is lifted once connected. A
+        # process is killed at the deadline by a timer instead (cancelling the
+        # handshake alone leaves the SDK waiting for it): this is the backstop.
+        deadline = profile.start_timeout + (_BACKSTOP if target is not None else 0.0)
+        scope = stack.enter_context(anyio.CancelScope(deadline=anyio.current_time() + deadline))
+        if target is not None:
+            target.kill_after(profile.start_timeout)
+        try:
+            await stack.enter_async_context(client)
+        except Exception as exc:
+            if target is None or not target.fired:
                 raise TargetError(
                     f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path)}"
                 ) from None
+        else:
             started = True
             scope.deadline = math.inf
-            yield Connection(name, client, profile.call_timeout, stderr_path)
-        if not started:
-            raise TargetError(
-                f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
-                f"{_tail(stderr_path)}; check it starts by hand, or raise start_timeout in the profile"
-            )
+            if target is not None:
+                target.cancel()
+            connection = Connection(name, client, profile.call_timeout, stderr_path)
+            yield connection
+            if target is not None and connection.alive:
+                # The SDK closes stdin and waits 2 s, then SIGTERMs and waits
+                # 2 s more; a target gets EXIT_GRACE, then its tree is killed.
+                target.kill_after(EXIT_GRACE)
+            elif target is not None:
+                # It hung or died: no grace for a process known not to answer.
+                await target.kill()
+    if not started:
+        raise TargetError(
+            f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
+            f"{_tail(stderr_path)}; check it starts by hand, or raise the start timeout "
+            "(--mcp-start-timeout, or start_timeout in the profile)"
+        )
 
 
-def _stdio_params(profile: Profile, root: Path) -> StdioServerParameters:
+def _stdio_params(profile: Profile, root: Path, token: str) -> StdioServerParameters:
     argv = profile.argv(root)
     if shutil.which(argv[0]) is None:
         raise TargetError(f"target command {argv[0]!r} was not found on PATH; install it or give its full path")
     # The target inherits the harness's environment (the SDK's launcher would
     # pass on only a safe subset) plus the profile's, plus where its root is.
-    env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root)}
+    # MCP_AUDIT_PROCESS marks it and every descendant, so none outlives the run.
+    env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
     return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
 
 
