@@ -1,0 +1,179 @@
+"""Hostile reference targets: MCP servers that misbehave on purpose, one `--mode` each.
+
+    python targets/hostile/server.py --root DIR --mode MODE [--marker TOKEN] [--delay S]
+
+The harness runs servers nobody has reviewed; these are the ways such a server can
+fail it. Modes that must speak MCP are the careful reference server (real SDK, real
+confirmation flow) with one misbehaviour added as outermost middleware, so everything
+the misbehaviour does not touch still works and can still be judged. Modes that fail
+below the protocol (never answering, exiting at once) speak no MCP at all.
+
+`--marker` only lands in this process's command line (and its children's), so a test
+can look for survivors in /proc without trusting anything the harness says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+MODES: dict[str, str] = {
+    "silent": "reads stdin, never writes a byte: not even server/discover is answered",
+    "exit-at-start": "writes one line to stderr and exits with status 3 before speaking",
+    "hang-on-list": "answers server/discover, then blocks forever on tools/list",
+    "crash-on-call": "answers discovery and tools/list, then dies on the first tools/call",
+    "hang-on-answer": "asks for confirmation, then blocks its event loop forever when the answer comes",
+    "hang-on-long-input": "blocks its event loop forever on any argument longer than 4 KiB",
+    "crash-on-malformed-answer": "dies when an answer in inputResponses is not a JSON object",
+    "non-json-stdout": "prints junk lines on stdout at start-up and before every tools/call answer",
+    "enormous-response": "pads every completed tools/call result to 20 MB of text",
+    "slow": "sleeps --delay seconds before every tools/call (below the harness's timeout)",
+    "ignore-sigterm": "ignores SIGTERM and keeps running after its stdin closes",
+    "spawn-children": "starts two long-lived children: one in its process group, one in a session of its own",
+}
+
+LONG_INPUT = 4096
+ENORMOUS_BYTES = 20 * 1024 * 1024
+
+
+def _say(text: str) -> None:
+    print(f"hostile-server: {text}", file=sys.stderr, flush=True)
+
+
+def _block_forever() -> None:
+    # Blocking, not awaiting: the event loop stops too, so the process does not
+    # even notice its stdin closing. The worst kind of hang for a client.
+    while True:
+        time.sleep(3600)
+
+
+def _die(reason: str) -> None:
+    _say(reason)
+    os._exit(7)
+
+
+class Misbehaviour:
+    """Outermost middleware: sees every request before the SDK's own checks."""
+
+    def __init__(self, mode: str, delay: float) -> None:
+        self.mode = mode
+        self.delay = delay
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        params = ctx.params or {}
+        if ctx.method == "tools/list" and self.mode == "hang-on-list":
+            _say("tools/list: blocking forever")
+            _block_forever()
+        if ctx.method == "tools/call":
+            await self._before_call(params)
+        result = await call_next(ctx)
+        if ctx.method == "tools/call" and self.mode == "enormous-response":
+            return _pad(result)
+        return result
+
+    async def _before_call(self, params: dict[str, Any]) -> None:
+        import anyio
+
+        answers = params.get("inputResponses")
+        if self.mode == "crash-on-call":
+            _die("tools/call: crashing")
+        elif self.mode == "hang-on-answer" and answers:
+            _say("tools/call with answers: blocking forever")
+            _block_forever()
+        elif self.mode == "hang-on-long-input":
+            values = (params.get("arguments") or {}).values()
+            longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+            if longest > LONG_INPUT:
+                _say(f"tools/call with a {longest}-character argument: blocking forever")
+                _block_forever()
+        elif self.mode == "crash-on-malformed-answer" and isinstance(answers, dict):
+            if any(not isinstance(answer, dict) for answer in answers.values()):
+                _die("tools/call: an answer that is not an object; crashing")
+        elif self.mode == "non-json-stdout":
+            print("debug: tools/call received (this line is not JSON-RPC)", flush=True)
+        elif self.mode == "slow":
+            await anyio.sleep(self.delay)
+
+
+def _pad(result: Any) -> Any:
+    from mcp.types import CallToolResult, TextContent
+
+    if not isinstance(result, CallToolResult) or result.is_error:
+        return result
+    padding = TextContent(type="text", text="x" * ENORMOUS_BYTES)
+    return result.model_copy(update={"content": [*result.content, padding]})
+
+
+def _spawn_children(marker: str) -> None:
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)", marker or "hostile-child"]
+    # One stays in this process's group: killing the group reaches it, but the SDK
+    # only kills the group when the server itself will not exit.
+    subprocess.Popen(sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    # One leaves for a session of its own, like a daemon: no group kill reaches it.
+    subprocess.Popen(sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+    _say("started two children, one of them in its own session")
+
+
+def _silent() -> None:
+    _say("reading stdin, answering nothing")
+    for _line in sys.stdin:
+        pass
+    _block_forever()
+
+
+def _careful_reference() -> Any:
+    """targets/reference/server.py, imported by file path (it is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "reference" / "server.py"
+    spec = importlib.util.spec_from_file_location("mcp_confirm_reference_server", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look themselves up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _serve(root: str, mode: str, delay: float, marker: str) -> None:
+    server = _careful_reference().build_server(root)
+    server.middleware.insert(0, Misbehaviour(mode, delay))
+    if mode == "non-json-stdout":
+        print("Starting server... (a banner on stdout, which MCP forbids)", flush=True)
+    elif mode == "ignore-sigterm":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # A non-daemon thread keeps the process alive after the server loop ends.
+        threading.Thread(target=_block_forever, name="linger").start()
+        _say("ignoring SIGTERM")
+    elif mode == "spawn-children":
+        _spawn_children(marker)
+    server.run(transport="stdio")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--root", required=True, metavar="DIR", help="the directory the server works in")
+    parser.add_argument("--mode", required=True, choices=sorted(MODES), help="how to misbehave")
+    parser.add_argument("--marker", default="", help="a token carried in this command line, for tests")
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds per tools/call in --mode slow")
+    args = parser.parse_args(argv)
+    if args.mode == "silent":
+        _silent()
+    elif args.mode == "exit-at-start":
+        _say("refusing to start")
+        sys.exit(3)
+    else:
+        _serve(args.root, args.mode, args.delay, args.marker)
+
+
+if __name__ == "__main__":
+    main()
