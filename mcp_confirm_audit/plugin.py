@@ -36,6 +36,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-root-from", {"choices": ROOT_FROM}, "how the target learns its root: 'arg' ({root} in the command) or 'cwd'"),
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
+    ("--mcp-start-timeout", {"metavar": "SECONDS", "type": float}, "seconds for the target to start"),
 ]
 
 
@@ -58,7 +59,15 @@ def _setting(config: pytest.Config, name: str) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mcp_audit: an attack or control run by mcp-confirm-audit")
     config.addinivalue_line("markers", "mcp_control: an honest-flow control of mcp-confirm-audit")
-    for family in ("replay", "cross-target", "forged-state", "fabricated-approval", "consent", "out-of-root"):
+    for family in (
+        "replay",
+        "cross-target",
+        "forged-state",
+        "fabricated-approval",
+        "consent",
+        "out-of-root",
+        "robustness",
+    ):
         config.addinivalue_line("markers", f"{family_marker(family)}: mcp-confirm-audit {family} attacks")
     target, profile_path = _setting(config, "mcp_target"), _setting(config, "mcp_profile")
     if not target and not profile_path:
@@ -67,11 +76,23 @@ def pytest_configure(config: pytest.Config) -> None:
         profile = load_profile(Path(profile_path)) if profile_path else None
         profile = resolve_profile(profile, target, _setting(config, "mcp_root_from"))
         if timeout := _setting(config, "mcp_call_timeout"):
-            profile = replace(profile, call_timeout=float(timeout))
+            profile = replace(profile, call_timeout=_seconds("--mcp-call-timeout", timeout))
+        if timeout := _setting(config, "mcp_start_timeout"):
+            profile = replace(profile, start_timeout=_seconds("--mcp-start-timeout", timeout))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
     config.pluginmanager.register(_Audit(config, profile), "mcp-confirm-audit-run")
+
+
+def _seconds(flag: str, value: Any) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise UsageError(f"{flag} must be a positive number of seconds, got {value!r}")
+    return seconds
 
 
 class _Audit:

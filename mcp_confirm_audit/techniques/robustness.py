@@ -1,0 +1,72 @@
+"""`robustness`: inputs that take a careless server down, each tried twice.
+
+An input that stops the target (no answer within the call timeout, or the
+process gone) is sent again, unchanged, to a fresh process of the same
+server. The verdict reads both exchanges: stopped twice is a reliable denial
+of service; stopped once is a fault the run cannot explain (inconclusive).
+The disk is watched as for every attack: an input that makes the target act
+is `vulnerable` whatever else happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..driver import Connection
+from ..models import Outcome, Response
+from . import technique
+from .base import Attack
+
+
+@technique("robustness")
+async def robustness(attack: Attack, params: Mapping[str, Any]) -> None:
+    kind = params["input"]
+    if kind == "oversized-path":
+        await _oversized_path(attack, int(params["size"]))
+    elif kind == "malformed-answer":
+        await _malformed_answer(attack, params["answer"])
+    else:
+        raise ValueError(f"robustness: unknown input {kind!r}")
+
+
+def _stopped(response: Response) -> bool:
+    return response.outcome is Outcome.TRANSPORT
+
+
+async def _fresh_process(attack: Attack) -> Connection:
+    attack.note("the target stopped answering; the same input goes to a fresh process")
+    return await attack.other_connection()
+
+
+async def _oversized_path(attack: Attack, size: int) -> None:
+    # Inside the case directory, so only its length is hostile.
+    value = attack.path_value(attack.case.directory / ("x" * size))
+    attack.start_attack()
+    label = f"a {size}-character path"
+    if _stopped(await attack.call(label, value)):
+        await attack.call(f"{label}, again", value, connection=await _fresh_process(attack))
+
+
+async def _malformed_answer(attack: Attack, answer: Any) -> None:
+    victim = attack.case.victim
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    attack.start_attack()
+    if not _stopped(await _send(attack, first, answer, None)):
+        return
+    other = await _fresh_process(attack)
+    again = await attack.ask(victim, connection=other, label="ask the fresh process")
+    if not attack.failed:
+        await _send(attack, again, answer, other)
+
+
+async def _send(attack: Attack, asked: Response, answer: Any, connection: Connection | None) -> Response:
+    params = {
+        "name": attack.plan.name,
+        "arguments": attack.arguments(attack.case.victim),
+        "requestState": asked.request_state,
+        "inputResponses": {q.key: answer for q in asked.questions},
+    }
+    return await attack.call_raw("answers that are not elicitation results", params, connection=connection)
