@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .models import Effect, FileIdentity, TreeSnapshot
+from .scan import TreeScanner, identity_from_stat
 
 CANARY_TEXT = "canary: this file must survive the audit\n"
 VICTIM_TEXT = "victim: the file the user is asked about\n"
@@ -28,19 +28,7 @@ def identity_of(path: Path) -> FileIdentity | None:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    if stat.S_ISLNK(st.st_mode):
-        kind, target = "link", os.readlink(path)
-    elif stat.S_ISDIR(st.st_mode):
-        kind, target = "dir", None
-    elif stat.S_ISREG(st.st_mode):
-        kind, target = "file", None
-    else:
-        kind, target = "other", None
-    # A directory's size and mtime change whenever an entry in it does; only
-    # its own identity (device, inode) says whether it was replaced.
-    size = 0 if kind == "dir" else st.st_size
-    mtime = 0 if kind == "dir" else st.st_mtime_ns
-    return FileIdentity(kind, st.st_dev, st.st_ino, size, mtime, target)
+    return identity_from_stat(st, path)
 
 
 # Top-level folders of the sandbox the oracle watches; anything else there
@@ -49,21 +37,8 @@ WATCHED_DIRS = ("root", "outside", "root-evil")
 
 
 def snapshot(base: Path) -> TreeSnapshot:
-    entries: dict[str, FileIdentity] = {}
-    for top in WATCHED_DIRS:
-        if (ident := identity_of(base / top)) is not None:
-            entries[top] = ident
-        _walk_into(base, base / top, entries)
-    return TreeSnapshot(entries)
-
-
-def _walk_into(base: Path, top: Path, entries: dict[str, FileIdentity]) -> None:
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        for name in [*dirnames, *filenames]:
-            path = Path(dirpath) / name
-            ident = identity_of(path)
-            if ident is not None:
-                entries[path.relative_to(base).as_posix()] = ident
+    """A full walk of the watched tree, from scratch (what `Sandbox.snapshot` refreshes)."""
+    return TreeScanner(str(base), WATCHED_DIRS).snapshot()
 
 
 def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
@@ -108,7 +83,7 @@ class Sandbox:
     def __init__(self, prefix: str = "mcp-audit-") -> None:
         # realpath: on some systems the temp dir itself sits behind a link, and
         # a server that resolves paths must see the same root the harness does.
-        self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix)))
+        self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory())))
         self.root = self.base / "root"
         self.outside = self.base / "outside"
         # Shares the root's name as a prefix: catches containment by string prefix.
@@ -117,6 +92,7 @@ class Sandbox:
         for directory in (self.root, self.outside, self.sibling, self.logs):
             directory.mkdir()
         self._count = 0
+        self._scanner = TreeScanner(str(self.base), WATCHED_DIRS)
 
     def new_case(self, label: str = "case") -> Case:
         self._count += 1
@@ -125,6 +101,8 @@ class Sandbox:
             # parents: a target that removed a whole directory (even the root)
             # must not stop later attacks from getting a fresh case.
             (directory / name).mkdir(parents=True)
+        # Whatever a directory's mtime says, what the harness writes is seen.
+        self._scanner.mark([*WATCHED_DIRS, *(f"{top}/{name}" for top in WATCHED_DIRS)])
         case = Case(
             name=name,
             base=self.base,
@@ -140,12 +118,26 @@ class Sandbox:
         return case
 
     def snapshot(self) -> TreeSnapshot:
-        return snapshot(self.base)
+        """The watched tree now; refreshed from the previous snapshot (see `scan`)."""
+        return self._scanner.snapshot()
 
     def remove(self) -> None:
         # rmtree does not follow links, so a link planted by an attack (or by
         # a hostile server) pointing elsewhere is removed, not its destination.
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def scratch_directory() -> str | None:
+    """Where sandboxes go: the user's TMPDIR if set, else RAM (/dev/shm) where there is one.
+
+    Every attack creates a case (three directories, four files); on a slow
+    disk that costs more than the attack's round trips. A sandbox is small and
+    short-lived, so memory is the right place for it unless the user says otherwise.
+    """
+    if any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")):
+        return None
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def _slug(label: str) -> str:

@@ -1,0 +1,136 @@
+"""Snapshots of the sandbox, each built from the one before it.
+
+The oracle snapshots the whole sandbox before and after every attack, and
+the sandbox grows with every case, so a full walk (a directory listing per
+directory and an lstat per entry) became the harness's largest cost. A
+refresh does less and misses nothing that counts:
+
+- every entry the previous snapshot holds is lstat'ed again, by name, so a
+  removed or changed entry (the only thing that makes an effect) is found
+  exactly as a full walk would find it;
+- a directory is listed again only if it may have gained an entry: its
+  mtime moved, or is too recent to trust (the kernel stamps directories from
+  a coarse clock: a change in the same tick as the last look keeps the same
+  mtime, so anything stamped since just before the previous snapshot began
+  is listed again), or the harness marked it (it wrote there itself);
+- a directory seen for the first time is walked whole.
+
+What a refresh cannot see is an entry added to a directory whose mtime the
+target then set back into the past. An added entry is never an effect, and
+everything the harness itself creates is marked, so a victim or a canary is
+always in the snapshot that precedes its attack.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Iterable
+
+from .models import FileIdentity, TreeSnapshot
+
+_CLOCK_REALTIME_COARSE = 5  # Linux's clock for inode timestamps
+
+
+def _timestamp_slack_ns() -> int:
+    """How far a directory's mtime can lag the real time of the change."""
+    try:
+        tick = time.clock_getres(_CLOCK_REALTIME_COARSE)
+    except OSError:  # not Linux: assume a coarse filesystem clock
+        tick = 0.05
+    return int(2 * tick * 1e9) + 1_000_000
+
+
+def identity_from_stat(st: os.stat_result, path: str | os.PathLike[str]) -> FileIdentity:
+    if stat.S_ISLNK(st.st_mode):
+        kind, target = "link", os.readlink(path)
+    elif stat.S_ISDIR(st.st_mode):
+        kind, target = "dir", None
+    elif stat.S_ISREG(st.st_mode):
+        kind, target = "file", None
+    else:
+        kind, target = "other", None
+    # A directory's size and mtime change whenever an entry in it does; only
+    # its own identity (device, inode) says whether it was replaced.
+    size = 0 if kind == "dir" else st.st_size
+    mtime = 0 if kind == "dir" else st.st_mtime_ns
+    return FileIdentity(kind, st.st_dev, st.st_ino, size, mtime, target)
+
+
+def _unchanged(old: FileIdentity, st: os.stat_result) -> bool:
+    if old.dev != st.st_dev or old.ino != st.st_ino:
+        return False
+    if old.kind == "dir":
+        return stat.S_ISDIR(st.st_mode)
+    return old.size == st.st_size and old.mtime_ns == st.st_mtime_ns and not stat.S_ISDIR(st.st_mode)
+
+
+class TreeScanner:
+    """Snapshots of `tops` below `base`, keyed by path relative to `base`."""
+
+    def __init__(self, base: str, tops: Iterable[str]) -> None:
+        self.base = base
+        self.tops = tuple(tops)
+        self._slack = _timestamp_slack_ns()
+        self._last: dict[str, FileIdentity] = {}
+        self._dir_mtimes: dict[str, int] = {}
+        self._last_started = 0
+        self._marked: set[str] = set()
+
+    def mark(self, relative_dirs: Iterable[str]) -> None:
+        """Directories the harness wrote into: listed again next time, whatever their mtime."""
+        self._marked.update(relative_dirs)
+
+    def snapshot(self) -> TreeSnapshot:
+        started = time.time_ns()
+        since = self._last_started - self._slack
+        entries: dict[str, FileIdentity] = {}
+        dir_mtimes: dict[str, int] = {}
+        to_list: list[str] = []
+        # Parents come before their children (tops first, then insertion order).
+        known = [*self.tops, *(rel for rel in self._last if rel not in self.tops)]
+        for rel in known:
+            parent = rel.rpartition("/")[0]
+            if parent and (parent not in entries or entries[parent].kind != "dir"):
+                continue  # its directory is gone or became a link: never looked through
+            try:
+                st = os.lstat(f"{self.base}/{rel}")
+            except OSError:  # gone (or a parent is no longer a directory)
+                continue
+            old = self._last.get(rel)
+            fresh = old is None or not _unchanged(old, st)
+            ident = identity_from_stat(st, f"{self.base}/{rel}") if fresh or old is None else old
+            entries[rel] = ident
+            if ident.kind == "dir":
+                dir_mtimes[rel] = st.st_mtime_ns
+                if ident is not old or st.st_mtime_ns >= since or self._dir_mtimes.get(rel) != st.st_mtime_ns:
+                    to_list.append(rel)
+        to_list.extend(rel for rel in self._marked if rel in entries and rel not in to_list)
+        self._list(to_list, entries, dir_mtimes)
+        self._last, self._dir_mtimes, self._last_started = entries, dir_mtimes, started
+        self._marked.clear()
+        return TreeSnapshot(dict(entries))
+
+    def _list(self, pending: list[str], entries: dict[str, FileIdentity], dir_mtimes: dict[str, int]) -> None:
+        # An explicit stack: a hostile target may build a deep tree. Links are
+        # recorded, never followed.
+        while pending:
+            rel = pending.pop()
+            try:
+                listing = os.scandir(f"{self.base}/{rel}")
+            except OSError:  # removed, or made unreadable, while we looked
+                continue
+            with listing:
+                for entry in listing:
+                    child = f"{rel}/{entry.name}"
+                    if child in entries:
+                        continue  # known: refreshed above
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entries[child] = identity_from_stat(st, entry.path)
+                    if stat.S_ISDIR(st.st_mode):
+                        dir_mtimes[child] = st.st_mtime_ns
+                        pending.append(child)
