@@ -113,6 +113,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 refs=tuple(str(r) for r in merged.get("refs") or ()),
                 refused_by=refused_by,
                 refuse_before_asking=bool(merged.get("refuse_before_asking", False)),
+                second_process=bool(merged.get("second_process", False)),
                 status=str(merged.get("status", "active")),
             )
         )

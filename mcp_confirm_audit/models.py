@@ -179,6 +179,9 @@ class AttackSpec:
     # When true, a refusal that came only after the user was asked is weak:
     # the user should never be asked about something that could never be allowed.
     refuse_before_asking: bool = False
+    # The attack needs a second process of the target (a state from another
+    # process); the session starts one in the background before it is needed.
+    second_process: bool = False
     status: str = "active"
 
     @property

@@ -7,7 +7,9 @@ started once and every item drives it through the same connection.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,9 @@ class _Live:
 class Stats:
     processes_started: int = 0
     attacks_run: int = 0
+    # Requests sent, over every connection closed so far (tools/list included).
+    round_trips: int = 0
+    tool_listings: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -52,15 +57,19 @@ class AuditSession:
         self._portal: BlockingPortal | None = None
         self._primary: _Live | None = None
         self._other: _Live | None = None
+        self._pending_other: Future[_Live] | None = None
+        self._lock = threading.Lock()
         self._controls: dict[str, ControlOutcome] = {}
 
     # -- lifetime -----------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, specs: Iterable[AttackSpec] = ()) -> None:
+        """Start the target; also, side by side, a second process if `specs` will need one."""
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         self.sandbox = Sandbox()
         try:
+            self.prepare(specs)
             self._primary = self._open("primary")
             self.tools = self._portal.call(self._primary.connection.list_tools)
             session = self._primary.connection.client.session
@@ -74,10 +83,39 @@ class AuditSession:
             self.close()
             raise
 
+    def prepare(self, specs: Iterable[AttackSpec]) -> None:
+        """Start, in the background, the second process the selected attacks will need.
+
+        It starts while the primary runs controls and attacks, so the attack
+        that needs it does not wait for a whole process start-up.
+        """
+        if self._other is not None or self._pending_other is not None or not any(s.second_process for s in specs):
+            return
+        pending: Future[_Live] = Future()
+
+        def start_other() -> None:
+            try:
+                pending.set_result(self._open("other"))
+            except BaseException as exc:
+                pending.set_exception(exc)
+
+        self._pending_other = pending
+        threading.Thread(target=start_other, name="mcp-audit-start-other", daemon=True).start()
+
+    def _adopt_pending_other(self) -> None:
+        pending, self._pending_other = self._pending_other, None
+        if pending is not None:
+            try:
+                self._other = pending.result()
+            except Exception as exc:  # started again, and reported, when it is needed
+                self.stats.notes.append(f"starting a second process in the background: {exc}")
+
     def close(self) -> None:
-        for live in (self._other, self._primary):
-            if live is not None:
-                self._close(live)
+        self._adopt_pending_other()
+        lives = [live for live in (self._other, self._primary) if live is not None]
+        # Side by side: each close waits for its own process to exit.
+        with ThreadPoolExecutor(max_workers=max(1, len(lives)), thread_name_prefix="mcp-audit-close") as pool:
+            list(pool.map(self._close, lives))
         self._other = self._primary = None
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
@@ -92,10 +130,14 @@ class AuditSession:
             connect(self.profile, self.sandbox.root, self.sandbox.logs, f"{name}-{self.stats.processes_started}")
         )
         connection = context.__enter__()
-        self.stats.processes_started += 1
+        with self._lock:
+            self.stats.processes_started += 1
         return _Live(connection, context)
 
     def _close(self, live: _Live) -> None:
+        with self._lock:
+            self.stats.round_trips += live.connection.round_trips
+            self.stats.tool_listings += live.connection.listings
         try:
             live.context.__exit__(None, None, None)
         except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
@@ -156,6 +198,7 @@ class AuditSession:
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside this attack's task.
         def ensure() -> Connection:
+            self._adopt_pending_other()
             self._other = self._alive(self._other, "other")
             return self._other.connection
 
@@ -177,6 +220,8 @@ class AuditRun:
     results: tuple[Result, ...]
     controls: tuple[ControlResult, ...]
     processes_started: int
+    round_trips: int = 0
+    tool_listings: int = 0
 
     def by_id(self) -> dict[str, Result]:
         return {r.id: r for r in self.results}
@@ -190,16 +235,17 @@ def run_audit(
 ) -> AuditRun:
     """Audit a target without pytest: controls, then every selected attack on every tool."""
     catalogue = catalogue or load_catalogue()
+    selected = [spec for spec in catalogue.active if select is None or select(spec)]
     session = AuditSession(profile, catalogue)
-    session.start()
+    session.start(selected)
     try:
         results: list[Result] = []
         controls: list[ControlResult] = []
         for plan in session.plans:
             controls.extend(session.controls(plan.name).results)
-            for spec in catalogue.active:
-                if select is None or select(spec):
-                    results.append(session.run(spec, plan.name)[0])
-        return AuditRun(tuple(results), tuple(controls), session.stats.processes_started)
+            for spec in selected:
+                results.append(session.run(spec, plan.name)[0])
     finally:
         session.close()
+    stats = session.stats
+    return AuditRun(tuple(results), tuple(controls), stats.processes_started, stats.round_trips, stats.tool_listings)
