@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from . import bench
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-confirm-audit", description=__doc__)
@@ -19,11 +21,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", nargs="?", help="the server command, with {root} where it takes its directory")
     run.add_argument("--profile", help="a target profile (YAML)")
     run.add_argument("--report-dir", help="write the reports here")
+    bench.add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, rest = _parser().parse_known_args(argv)
+    if args.command == "bench":
+        return _bench(args, rest)
     if args.command == "run":
         pytest_args = ["-p", "no:cacheprovider"]
         if args.target:
@@ -37,6 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(pytest.ExitCode.USAGE_ERROR)
         return int(pytest.main([*pytest_args, *rest]))
     return int(pytest.ExitCode.USAGE_ERROR)
+
+
+def _bench(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    if rest:
+        print(f"mcp-confirm-audit bench: unknown arguments {' '.join(rest)}", file=sys.stderr)
+        return int(pytest.ExitCode.USAGE_ERROR)
+    return bench.main(args)
 
 
 if __name__ == "__main__":

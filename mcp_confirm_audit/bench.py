@@ -1,0 +1,180 @@
+"""`mcp-confirm-audit bench`: the audit's cost, against the floor it cannot go below.
+
+The floor is a bare SDK client that starts the same server the same way and
+makes the same number of round trips the audit made (the same tools/list
+calls, and as many tools/call), and nothing else: no sandbox, no controls, no
+oracle, no verdicts. Both are timed in one run, alternating, on the same
+machine; the medians are printed with their ratio, the server processes the
+audit started and its round trips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from . import reaper
+from .catalogue import Catalogue, load_catalogue
+from .discovery import ToolPlan
+from .driver import _build_in_process
+from .errors import TargetError, UsageError
+from .models import AttackSpec
+from .profile import Profile, load_profile, resolve_profile
+from .session import AuditSession
+
+
+@dataclass(frozen=True)
+class AuditCost:
+    seconds: float
+    attacks: int
+    processes_started: int
+    second_process_attacks: int
+    tool_listings: int
+    tool_calls: int
+    plan: ToolPlan
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    audit: tuple[float, ...]
+    floor: tuple[float, ...]
+    cost: AuditCost
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.audit) / statistics.median(self.floor)
+
+    def lines(self, target: str) -> list[str]:
+        cost, runs = self.cost, len(self.audit)
+        return [
+            f"target: {target}",
+            f"attacks: {cost.attacks}; attacks that need a second process: {cost.second_process_attacks}",
+            f"round trips: {cost.tool_listings + cost.tool_calls} "
+            f"({cost.tool_listings} tools/list, {cost.tool_calls} tools/call)",
+            f"server processes started by the audit: {cost.processes_started}",
+            f"floor: {statistics.median(self.floor):.3f} s (bare SDK client, one process, the same round trips; "
+            f"median of {runs})",
+            f"audit: {statistics.median(self.audit):.3f} s (median of {runs})",
+            f"ratio: {self.ratio:.2f}x",
+        ]
+
+
+def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[AttackSpec]) -> AuditCost:
+    """One whole audit, as `run_audit` does it, timed from start-up to the last process gone."""
+    started = time.perf_counter()
+    session = AuditSession(profile, catalogue)
+    session.start(selected)
+    try:
+        for plan in session.plans:
+            session.controls(plan.name)
+            for spec in selected:
+                session.run(spec, plan.name)
+    finally:
+        session.close()
+    seconds = time.perf_counter() - started
+    stats = session.stats
+    return AuditCost(
+        seconds=seconds,
+        attacks=len(selected) * len(session.plans),
+        processes_started=stats.processes_started,
+        second_process_attacks=sum(spec.second_process for spec in selected),
+        tool_listings=stats.tool_listings,
+        tool_calls=stats.round_trips - stats.tool_listings,
+        plan=session.plans[0],
+    )
+
+
+def floor_once(profile: Profile, cost: AuditCost) -> float:
+    """A bare SDK client: start the server, make the same round trips, stop it."""
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as scratch:
+        root = Path(os.path.realpath(scratch)) / "root"
+        root.mkdir()
+        (root / "victim.txt").write_text("victim\n")
+        started = time.perf_counter()
+        anyio.run(_floor, profile, root, cost)
+        return time.perf_counter() - started
+
+
+async def _floor(profile: Profile, root: Path, cost: AuditCost) -> None:
+    plan = cost.plan
+    arguments = {**plan.extra_args, plan.path_arg: "victim.txt"}
+    token = f"{root.parent.name}/floor"
+    try:
+        with open(os.devnull, "w") as errlog:
+            async with Client(_server(profile, root, token, errlog)) as client:
+                for _ in range(cost.tool_listings):
+                    await client.session.list_tools()
+                for _ in range(cost.tool_calls):
+                    # Round one of the audited tool: asked, never answered.
+                    await client.session.call_tool(plan.name, arguments, allow_input_required=True)
+    finally:
+        await reaper.kill_all(lambda: reaper.marked(token))
+
+
+def _server(profile: Profile, root: Path, token: str, errlog: TextIO) -> Any:
+    if profile.is_in_process:
+        return _build_in_process(profile.command, root)
+    argv = profile.argv(root)
+    # Launched as the audit launches it: same command, environment and directory.
+    env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
+    return stdio_client(params, errlog=errlog)
+
+
+def run_bench(
+    profile: Profile, *, repeat: int = 3, families: Sequence[str] = (), catalogue: Catalogue | None = None
+) -> BenchResult:
+    if profile.is_url:
+        raise UsageError("bench starts the server itself: give a command or py:module:factory, not a URL")
+    catalogue = catalogue or load_catalogue()
+    unknown = sorted(set(families) - set(catalogue.families))
+    if unknown:
+        raise UsageError(f"no attack family {unknown[0]!r}; families: {', '.join(catalogue.families)}")
+    selected = [spec for spec in catalogue.active if not families or spec.family in families]
+    audits: list[AuditCost] = []
+    floors: list[float] = []
+    for _ in range(repeat):
+        audits.append(audit_once(profile, catalogue, selected))
+        floors.append(floor_once(profile, audits[0]))
+    return BenchResult(tuple(a.seconds for a in audits), tuple(floors), audits[0])
+
+
+def add_parser(sub: Any) -> None:
+    bench = sub.add_parser("bench", help="time the audit against a bare SDK client making the same round trips")
+    bench.add_argument("--mcp-target", metavar="CMD", help="the server: a command with {root}, or py:module:factory")
+    bench.add_argument("--mcp-profile", metavar="FILE", help="a target profile (YAML)")
+    bench.add_argument("--mcp-call-timeout", metavar="SECONDS", type=float, help="seconds for any one round trip")
+    bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
+    bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        if args.repeat < 1:
+            raise UsageError("--repeat must be at least 1")
+        profile = load_profile(Path(args.mcp_profile)) if args.mcp_profile else None
+        profile = resolve_profile(profile, args.mcp_target, None)
+        if args.mcp_call_timeout:
+            profile = replace(profile, call_timeout=args.mcp_call_timeout)
+        result = run_bench(profile, repeat=args.repeat, families=args.family)
+    # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.
+    except UsageError as exc:
+        print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)
+        return 4
+    except TargetError as exc:
+        print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(result.lines(profile.command)))
+    return 0
