@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 
 _SDK_TOKEN = re.compile(r"^(v\d+)\.([A-Za-z0-9_-]+)$")
+# A readable payload and a detached tag, both base64url: a hand-rolled signed state.
+_SIGNED = re.compile(r"^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$")
 _B64 = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
 
 MUTATIONS = (
@@ -36,9 +38,10 @@ MUTATIONS = (
 
 @dataclass(frozen=True, slots=True)
 class Readable:
-    encoding: str  # "json", "base64-json", "base64url-json", "text"
+    encoding: str  # "json", "base64-json", "base64url-json", "signed-json", "text"
     text: str
     padded: bool = False
+    tag: str = ""
 
 
 def decode(state: str) -> Readable | None:
@@ -47,6 +50,11 @@ def decode(state: str) -> Readable | None:
         return None
     if _is_json(state):
         return Readable("json", state)
+    if (signed := _SIGNED.match(state)) is not None:
+        payload = _b64url_decode(signed.group(1))
+        text = payload.decode(errors="replace") if payload is not None else ""
+        if _is_json(text):
+            return Readable("signed-json", text, tag=signed.group(2))
     if _B64.match(state) and len(state) >= 8:
         for encoding, decoder in (("base64url-json", base64.urlsafe_b64decode), ("base64-json", base64.b64decode)):
             try:
@@ -63,6 +71,9 @@ def decode(state: str) -> Readable | None:
 def encode(readable: Readable, text: str) -> str:
     if readable.encoding in ("json", "text"):
         return text
+    if readable.encoding == "signed-json":
+        # The payload edited, the old tag kept: only a server that checks it notices.
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + "." + readable.tag
     encoder = base64.urlsafe_b64encode if readable.encoding == "base64url-json" else base64.b64encode
     out = encoder(text.encode()).decode()
     return out if readable.padded else out.rstrip("=")
@@ -85,8 +96,15 @@ def mutate(state: str, mutation: str) -> str | None:
     if not state:
         return None
     match = _SDK_TOKEN.match(state)
-    prefix, body = (match.group(1) + ".", match.group(2)) if match else ("", state)
-    raw = _b64url_decode(body) if match else None
+    signed = None if match else _SIGNED.match(state)
+    if match:
+        prefix, body = match.group(1) + ".", match.group(2)
+    elif signed:
+        # Payload and tag: forge the tag, the part only the server can make.
+        prefix, body = signed.group(1) + ".", signed.group(2)
+    else:
+        prefix, body = "", state
+    raw = _b64url_decode(body) if (match or signed) else None
     if mutation == "other-version":
         return ("v9." + body) if match else None
     if mutation == "uppercase-prefix":
@@ -94,7 +112,7 @@ def mutate(state: str, mutation: str) -> str | None:
     if mutation == "doubled":
         return state + state
     if mutation == "padded-base64":
-        return (prefix + body + "=" * (-len(body) % 4 or 4)) if match else None
+        return (prefix + body + "=" * (-len(body) % 4 or 4)) if (match or signed) else None
     if mutation == "non-canonical-base64":
         return _non_canonical(prefix, body)
     if raw is None:

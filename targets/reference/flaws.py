@@ -7,13 +7,22 @@ from collections.abc import Collection
 FLAWS: dict[str, str] = {
     "no-ledger": "no single-use record: one approval redeems again (on any replica) until the SDK TTL",
     "stateless-answers": "answers sent without requestState are accepted and acted on",
-    "plain-state": "SDK sealing removed; state is client-readable JSON bound only by a path check",
+    "plain-state": "SDK sealing removed; the state is readable JSON a client can edit to name another file",
+    "trusting-state": "SDK sealing removed; any requestState present counts as proof the question was asked",
+    "unbound-state": "SDK sealing removed; state is a bare nonce that serves any file, argument or tool",
     "decline-as-accept": "decline and cancel proceed as if the user accepted",
+    "accept-means-yes": "action 'accept' is enough: the form's content is never read",
     "truthy-strings": "the answer is judged by Python truthiness ('false', 'no', 1 count as yes)",
+    "any-answer-key": "the answer is read from whatever key is present, not only the key the server asked",
+    "duck-typed-answers": "an answer that is not an elicitation result counts as an accept saying yes",
+    "no-containment": "no inside-the-root check: absolute paths and ../ reach the whole filesystem",
     "prefix-containment": "containment by string prefix: a sibling ROOT-evil/ counts as inside",
+    "lexical-containment": "containment judged on the path as written, no link check; deleting follows links",
     "ask-before-check": "round 1 asks before checking that the path is inside the root",
     "link-after-resolve": "the symlink check inspects the resolved destination, not the link",
     "link-last-component-only": "only the final component is checked for a symlink",
+    "deletes-directories": "directories, the root included, are accepted and removed with shutil.rmtree",
+    "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
     "no-identity-check": "round 2 does not compare the file with the one the user was asked about",
     "sanitiser-keeps-bidi": "the question keeps bidi controls and zero-width characters",
     "sanitiser-truncates-end": "long names are cut at the end, losing the real file name",
@@ -22,9 +31,31 @@ FLAWS: dict[str, str] = {
     "check-then-delete-ledger": "spending is check, sleep 50 ms, delete: concurrent redemptions both pass",
 }
 
+# Flaws that each replace the same mechanism in a different way: two at once is not a server.
+STATE_FLAWS = frozenset({"plain-state", "trusting-state", "unbound-state"})
+_EXCLUSIVE = (
+    STATE_FLAWS,
+    frozenset({"no-containment", "prefix-containment", "lexical-containment"}),
+    # lexical-containment has no link check left for these to weaken.
+    frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment"}),
+)
+# trusting-state never reads a nonce, so there is no nonce ledger for these to weaken.
+_LEDGER_FLAWS = frozenset({"no-ledger", "per-process-ledger", "check-then-delete-ledger"})
 
-def check(flaws: Collection[str]) -> frozenset[str]:
+
+def check(flaws: Collection[str], *, state: str = "sealed") -> frozenset[str]:
+    """The active flaws; ValueError for an unknown flaw or a combination that makes no sense."""
     unknown = sorted(set(flaws) - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
-    return frozenset(flaws)
+    active = frozenset(flaws)
+    for group in _EXCLUSIVE:
+        if len(active & group) > 1:
+            raise ValueError(f"flaws {sorted(active & group)} replace the same check; choose one")
+    if state == "signed" and active & STATE_FLAWS:
+        clash = sorted(active & STATE_FLAWS)
+        raise ValueError(f"--state signed is its own state handling; it cannot be combined with {clash}")
+    if "trusting-state" in active and active & _LEDGER_FLAWS:
+        clash = sorted(active & _LEDGER_FLAWS)
+        raise ValueError(f"trusting-state keeps no nonce ledger for {clash} to weaken")
+    return active

@@ -33,6 +33,12 @@ def schema(form: FormKind, *, ask_secret: bool = False) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": [field]}
 
 
+def affirmative(form: FormKind, base_name: str) -> dict[str, Any]:
+    """The answer a user who says "delete" gives; what the duck-typed-answers flaw assumes."""
+    field, _ = _DECISIVE[form]
+    return {field: {"boolean": True, "name": base_name, "enum": "delete"}[form]}
+
+
 def approves(
     form: FormKind,
     content: Mapping[str, Any] | None,

@@ -8,14 +8,17 @@ harness attack can be shown to matter on a server that differs in that check alo
 from __future__ import annotations
 
 import os
+import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 PathMode = Literal["relative", "absolute", "both"]
-LinkCheck = Literal["every-component", "after-resolve", "last-component"]
+LinkCheck = Literal["every-component", "after-resolve", "last-component", "none"]
+# How "inside the root" is judged: on the resolved location (careful), or by one flaw each.
+Containment = Literal["resolved", "prefix", "lexical", "none"]
 
 MAX_PATH_CHARS = 4096
 
@@ -43,6 +46,7 @@ class Target:
     real: Path  # absolute, symlink-free location on disk
     parts: tuple[str, ...]  # real location relative to the root; only a flaw lets ".." appear
     identity: Identity
+    is_dir: bool = False  # only the deletes-directories flaw lets a directory through
 
     @property
     def rel(self) -> str:
@@ -54,8 +58,10 @@ class PathPolicy:
     root: Path  # resolved at construction
     given_root: Path  # as the operator spelled it (absolute), for absolute arguments
     mode: PathMode = "both"
-    prefix_containment: bool = False
+    containment: Containment = "resolved"
     link_check: LinkCheck = "every-component"
+    allow_directories: bool = False
+    cut_at_nul: bool = False
 
     @classmethod
     def create(
@@ -63,24 +69,26 @@ class PathPolicy:
         root: str | Path,
         *,
         mode: PathMode = "both",
-        prefix_containment: bool = False,
+        containment: Containment = "resolved",
         link_check: LinkCheck = "every-component",
+        allow_directories: bool = False,
+        cut_at_nul: bool = False,
     ) -> PathPolicy:
         given = Path(os.path.abspath(root))  # "--root ." means the working directory
         real = given.resolve(strict=True)
         if not real.is_dir():
             raise ValueError(f"root is not a directory: {given}")
-        return cls(real, given, mode, prefix_containment, link_check)
+        return cls(real, given, mode, containment, link_check, allow_directories, cut_at_nul)
 
     def resolve(self, raw: object, *, check_containment: bool = True) -> Target:
         """Every check the server makes before asking and again before acting."""
-        text = _syntax(raw)
+        text = _syntax(raw, cut_at_nul=self.cut_at_nul)
         candidate = self._candidate(text)
         try:
             real = Path(os.path.realpath(candidate))
-            if real == self.root:
+            if real == self.root and not self.allow_directories:  # FLAW deletes-directories lets it by
                 raise Refused("the root directory itself cannot be deleted")
-            if check_containment and not self._contains(real):
+            if check_containment and not self._contains(candidate, real):
                 raise Refused(f"{text!r} is outside the root")
             self._check_links(text, candidate, real)
             st = os.lstat(real)
@@ -88,12 +96,13 @@ class PathPolicy:
             raise Refused(f"{text!r} does not exist") from None
         except (OSError, ValueError) as exc:  # ValueError: unencodable name
             raise Refused(f"cannot inspect {text!r}: {exc.__class__.__name__}") from None
-        if stat.S_ISDIR(st.st_mode):
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if is_dir and not self.allow_directories:
             raise Refused(f"{text!r} is a directory; this tool deletes single files")
-        if not stat.S_ISREG(st.st_mode):
+        if not is_dir and not stat.S_ISREG(st.st_mode):
             raise Refused(f"{text!r} is not a regular file")
         parts = tuple(os.path.relpath(real, self.root).split(os.sep))
-        return Target(real=real, parts=parts, identity=Identity.of(st))
+        return Target(real=real, parts=parts, identity=Identity.of(st), is_dir=is_dir)
 
     def _candidate(self, text: str) -> Path:
         absolute = text.startswith("/")
@@ -104,13 +113,22 @@ class PathPolicy:
         # An absolute argument replaces the root in the join, then is confined like the rest.
         return self.root / text
 
-    def _contains(self, real: Path) -> bool:
-        if self.prefix_containment:
+    def _contains(self, candidate: Path, real: Path) -> bool:
+        if self.containment == "none":
+            return True  # FLAW no-containment: the whole filesystem is in reach
+        if self.containment == "prefix":
             # FLAW prefix-containment: "/srv/root-evil" starts with "/srv/root".
             return str(real).startswith(str(self.root))
+        if self.containment == "lexical":
+            # FLAW lexical-containment: judged on the path as written, while the action follows
+            # its links; "root/link" is inside here even when the link points elsewhere.
+            written = Path(os.path.normpath(candidate))
+            return written.is_relative_to(self.root) or written.is_relative_to(self.given_root)
         return real.is_relative_to(self.root)
 
     def _check_links(self, text: str, candidate: Path, real: Path) -> None:
+        if self.link_check == "none":
+            return  # lexical-containment: "the path as written is inside" is all it asks
         if self.link_check == "after-resolve":
             # FLAW link-after-resolve: `real` has no links left, so this inspects the destination.
             if real.is_symlink():
@@ -142,9 +160,11 @@ class PathPolicy:
         return PurePosixPath(os.path.relpath(text, self.root)).parts
 
 
-def _syntax(raw: object) -> str:
+def _syntax(raw: object, *, cut_at_nul: bool = False) -> str:
     if not isinstance(raw, str):
         raise Refused("the path must be a string")
+    if cut_at_nul:
+        raw = raw.split("\x00", 1)[0]  # FLAW truncates-at-nul: C-string semantics, "a.txt\0.png" is a.txt
     if raw == "":
         raise Refused("the path is empty")
     if "\x00" in raw:
@@ -157,11 +177,58 @@ def _syntax(raw: object) -> str:
 def unlink_beneath(root: Path, parts: Sequence[str], expected: Identity | None) -> None:
     """Delete `root/parts` through directory descriptors that never follow a link.
 
-    Every directory is opened relative to the previous one with O_NOFOLLOW, and the
-    final entry is compared with `expected` on that same descriptor just before the
-    unlink, so a swap after the last check has only the stat-to-unlink gap left.
+    The final entry is compared with `expected` on the parent's descriptor just before
+    the unlink, so a swap after the last check has only the stat-to-unlink gap left.
     `expected=None` skips the comparison (the no-identity-check flaw).
     """
+
+    def unlink(parent: int) -> None:
+        _check_file(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False), expected)
+        os.unlink(parts[-1], dir_fd=parent)
+
+    _beneath(root, parts, unlink, "deletion")
+
+
+def truncate_beneath(root: Path, parts: Sequence[str], expected: Identity | None) -> None:
+    """Truncate `root/parts` to zero bytes; the identity is checked on the very descriptor written."""
+
+    def truncate(parent: int) -> None:
+        # O_NONBLOCK: a FIFO swapped in after the checks fails to open instead of hanging.
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(parts[-1], flags, dir_fd=parent)
+        try:
+            _check_file(os.fstat(fd), expected)
+            os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)
+
+    _beneath(root, parts, truncate, "truncation")
+
+
+def remove_tree(real: Path, expected: Identity | None) -> None:
+    """FLAW deletes-directories: a whole directory (even the root) goes, after one identity check."""
+    try:
+        st = os.lstat(real)
+        if not stat.S_ISDIR(st.st_mode):
+            raise Refused("the directory is no longer a directory")
+        if expected is not None and Identity.of(st) != expected:
+            raise Refused("the directory changed while waiting for confirmation")
+        shutil.rmtree(real)
+    except FileNotFoundError:
+        raise Refused("the directory disappeared while waiting for confirmation") from None
+    except OSError as exc:
+        raise Refused(f"the filesystem refused the deletion: {exc.strerror}") from None
+
+
+def _check_file(st: os.stat_result, expected: Identity | None) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused("the file is no longer a regular file")
+    if expected is not None and Identity.of(st) != expected:
+        raise Refused("the file changed while waiting for confirmation")
+
+
+def _beneath(root: Path, parts: Sequence[str], act: Callable[[int], None], what: str) -> None:
+    """Open each directory of `parts[:-1]` relative to the previous one with O_NOFOLLOW, then act."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     fd = os.open(root, flags | os.O_NOFOLLOW)  # the root itself was resolved at start-up
     try:
@@ -169,16 +236,11 @@ def unlink_beneath(root: Path, parts: Sequence[str], expected: Identity | None) 
             child = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = child
-        st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
-        if not stat.S_ISREG(st.st_mode):
-            raise Refused("the file is no longer a regular file")
-        if expected is not None and Identity.of(st) != expected:
-            raise Refused("the file changed while waiting for confirmation")
-        os.unlink(parts[-1], dir_fd=fd)
+        act(fd)
     except FileNotFoundError:
         raise Refused("the file disappeared while waiting for confirmation") from None
     except OSError as exc:
         # ELOOP / ENOTDIR: a component became a link or a non-directory after the checks.
-        raise Refused(f"the filesystem refused the deletion: {exc.strerror}") from None
+        raise Refused(f"the filesystem refused the {what}: {exc.strerror}") from None
     finally:
         os.close(fd)

@@ -73,10 +73,16 @@ def _take(tokens: list[str], budget: int, *, reverse: bool = False) -> str:
     return "".join(kept[::-1] if reverse else kept)
 
 
-def question(shown: str, form: str) -> str:
+def question(shown: str, form: str, effect: Literal["delete", "truncate"] = "delete") -> str:
+    verb = {"delete": "delete", "truncate": "empty"}[effect]
     how = {
-        "boolean": "Tick the box to delete it.",
+        "boolean": f"Tick the box to {verb} it.",
         "name": "Type the file's name to confirm.",
-        "enum": 'Choose "delete" to delete it or "keep" to keep it.',
+        "enum": f'Choose "delete" to {verb} it or "keep" to keep it.',
     }[form]
+    if effect == "truncate":
+        return (
+            f'Empty the file "{shown}" in the server\'s folder (truncate it to zero bytes)? '
+            f"Its contents cannot be recovered. {how}"
+        )
     return f'Permanently delete the file "{shown}" from the server\'s folder? This cannot be undone. {how}'

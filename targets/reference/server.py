@@ -4,10 +4,11 @@
 
 The careful configuration is the yardstick the harness must find nothing wrong with;
 each `--flaw` removes exactly one defence so every attack can be proved both ways.
-The confirmation is hand-rolled MRTR: round 1 returns an `InputRequiredResult` with a
-form and a plaintext state (sealed on the wire by the SDK's `RequestStateBoundary`);
-round 2 reads the answer and the unsealed state, spends the state's nonce, re-checks
-the file and deletes it beneath a directory descriptor.
+The confirmation is hand-rolled MRTR (see confirm.py): round 1 returns an
+`InputRequiredResult` with a form and a plaintext state (sealed on the wire by the SDK's
+`RequestStateBoundary`, or HMAC-signed with `--state signed`); round 2 reads the answer
+and the state, spends the state's nonce, re-checks the file and deletes it beneath a
+directory descriptor. `--second-tool` adds `truncate_file`, confirmed the same way.
 """
 
 from __future__ import annotations
@@ -16,16 +17,14 @@ import argparse
 import base64
 import binascii
 import inspect
-import json
 import logging
 import os
 import secrets
 import sys
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, get_args
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
 
 # Run as a script, this directory is already on sys.path; imported by file path (tests,
 # the harness), it is not. Either way the siblings are then importable by plain name.
@@ -33,171 +32,25 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+import confirm  # noqa: E402
 import flaws as flaw_switches  # noqa: E402
 import forms  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
-import prompt  # noqa: E402
+import states  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
-from mcp.types import (  # noqa: E402
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
-    InputRequiredResult,
-    InputResponse,
-    ToolAnnotations,
-)
+from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
 from pydantic import Field  # noqa: E402
 
-__all__ = ["SERVER_NAME", "build_server", "main"]
+__all__ = ["SERVER_NAME", "StateMode", "build_server", "main"]
 
 SERVER_NAME = "mcp-confirm-reference"  # also the audience claim replicas must share
-CONFIRM_KEY = "confirm"
+SECOND_TOOL = "truncate_file"
+StateMode = Literal["sealed", "signed"]
 
 log = logging.getLogger("mcp_confirm_reference")
-
-
-def _event(kind: str, **fields: object) -> None:
-    """One line per security event on stderr (stdout is the protocol); %r keeps it one line."""
-    log.info("%s %s", kind, " ".join(f"{key}={value!r}" for key, value in fields.items()))
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What round 1 recorded in the request state."""
-
-    nonce: str
-    path: str  # careful: relative to the root; plain-state: absolute real path
-    identity: paths.Identity | None  # None in plain-state, which carries no identity
-
-
-class DeleteTool:
-    def __init__(
-        self,
-        policy: paths.PathPolicy,
-        ledger: ledgers.Ledger,
-        form: forms.FormKind,
-        flaws: frozenset[str],
-    ) -> None:
-        self._policy = policy
-        self._ledger = ledger
-        self._form = form
-        self._flaws = flaws
-
-    async def __call__(self, raw: object, ctx: Context) -> str | InputRequiredResult:
-        try:
-            return await self._round(raw, ctx)
-        except (paths.Refused, forms.BadAnswer) as exc:
-            _event("refused", path=raw, reason=str(exc))
-            raise ToolError(str(exc)) from None
-
-    async def _round(self, raw: object, ctx: Context) -> str | InputRequiredResult:
-        answer = (ctx.input_responses or {}).get(CONFIRM_KEY)
-        if answer is None:
-            return await self._ask(raw)
-        if ctx.request_state is None:  # the SDK also maps `requestState: null` to None
-            if "stateless-answers" in self._flaws:
-                return await self._act(raw, answer, None)  # FLAW stateless-answers
-            _event("answer-without-state-ignored", path=raw)
-            return await self._ask(raw)
-        recorded = self._read_state(ctx.request_state)
-        if not await self._ledger.spend(recorded.nonce):
-            raise paths.Refused("confirmation already used or unknown")
-        return await self._act(raw, answer, recorded)
-
-    async def _ask(self, raw: object) -> InputRequiredResult:
-        # FLAW ask-before-check: containment is left to round 2, after the user was asked.
-        target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
-        nonce = secrets.token_urlsafe(16)
-        await self._ledger.issue(nonce)
-        shown = prompt.shown_name(
-            target.rel,
-            keep_invisible="sanitiser-keeps-bidi" in self._flaws,
-            truncate="end" if "sanitiser-truncates-end" in self._flaws else "middle",
-        )
-        request = ElicitRequest(
-            params=ElicitRequestFormParams(
-                mode="form",
-                message=prompt.question(shown, self._form),
-                requested_schema=forms.schema(self._form, ask_secret="asks-for-secret" in self._flaws),
-            )
-        )
-        _event("asked", path=target.rel)
-        state = self._write_state(nonce, target)
-        return InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
-
-    async def _act(self, raw: object, answer: InputResponse, recorded: Recorded | None) -> str:
-        if not isinstance(answer, ElicitResult):
-            raise paths.Refused("the answer is not an elicitation result")
-        if answer.action != "accept" and "decline-as-accept" not in self._flaws:
-            _event("not-confirmed", path=raw, action=answer.action)
-            return f"Nothing was deleted: the user chose {answer.action}."
-        target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
-        if answer.action == "accept":  # FLAW decline-as-accept: any other action skips the form
-            approved = forms.approves(
-                self._form,
-                answer.content,
-                PurePosixPath(target.rel).name,
-                ask_secret="asks-for-secret" in self._flaws,
-                truthy="truthy-strings" in self._flaws,
-            )
-            if not approved:
-                _event("not-confirmed", path=target.rel, action="accept")
-                return "Nothing was deleted: the user chose to keep the file."
-        expected: paths.Identity | None = target.identity
-        if recorded is not None:
-            if recorded.path != self._state_path(target):
-                raise paths.Refused("the confirmation was for a different file")
-            if recorded.identity is not None:
-                expected = recorded.identity
-        if "no-identity-check" in self._flaws:
-            expected = None  # FLAW no-identity-check: a replaced file is deleted unseen
-        elif expected != target.identity:
-            raise paths.Refused("the file changed while waiting for confirmation")
-        paths.unlink_beneath(self._policy.root, target.parts, expected)
-        _event("deleted", path=target.rel, size=target.identity.size)
-        return f'Deleted "{prompt.shown_name(target.rel)}" ({target.identity.size} bytes).'
-
-    def _state_path(self, target: paths.Target) -> str:
-        return str(target.real) if "plain-state" in self._flaws else target.rel
-
-    def _write_state(self, nonce: str, target: paths.Target) -> str:
-        if "plain-state" in self._flaws:
-            # FLAW plain-state: readable and, with the boundary gone, editable by the client.
-            return json.dumps({"path": str(target.real), "nonce": nonce})
-        ident = target.identity
-        return json.dumps(
-            {
-                "nonce": nonce,
-                "path": target.rel,
-                "identity": {
-                    "dev": ident.dev,
-                    "ino": ident.ino,
-                    "size": ident.size,
-                    "mtime_ns": ident.mtime_ns,
-                },
-            }
-        )
-
-    def _read_state(self, state: str) -> Recorded:
-        try:
-            data = json.loads(state)
-            nonce, path = data["nonce"], data["path"]
-            ident = data.get("identity")
-            identity = (
-                None
-                if ident is None
-                else paths.Identity(**{k: int(ident[k]) for k in paths.Identity.__slots__})
-            )
-        except (ValueError, TypeError, KeyError, AttributeError):
-            raise paths.Refused("malformed confirmation state") from None
-        if not isinstance(nonce, str) or not isinstance(path, str):
-            raise paths.Refused("malformed confirmation state")
-        if identity is None and "plain-state" not in self._flaws:
-            raise paths.Refused("malformed confirmation state")
-        return Recorded(nonce, path, identity)
 
 
 def build_server(
@@ -211,22 +64,14 @@ def build_server(
     ttl_seconds: float = 300.0,
     shared_key: bytes | None = None,
     ledger: str = "memory",
+    second_tool: bool = False,
+    state: StateMode = "sealed",
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
-    active = flaw_switches.check(flaws)
-    if not path_arg.isidentifier() or path_arg == "ctx":
-        raise ValueError(f"--path-arg must be a Python identifier other than 'ctx', got {path_arg!r}")
-    if paths_mode not in get_args(paths.PathMode) or form not in forms.FORMS:
-        raise ValueError(f"bad paths mode {paths_mode!r} or form {form!r}")
+    active = flaw_switches.check(flaws, state=state)
+    _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
     _configure_log()
-    link_check: paths.LinkCheck = "every-component"
-    if "link-after-resolve" in active:
-        link_check = "after-resolve"
-    elif "link-last-component-only" in active:
-        link_check = "last-component"
-    policy = paths.PathPolicy.create(
-        root, mode=paths_mode, prefix_containment="prefix-containment" in active, link_check=link_check
-    )
+    policy = _policy(root, paths_mode, active)
     backend: ledgers.Backend
     if "per-process-ledger" in active:
         backend = ledgers.ProcessLocalBackend(ttl_seconds)  # FLAW per-process-ledger
@@ -249,48 +94,115 @@ def build_server(
             await backend.aclose()  # an unclosed redis connection outlives its event loop
 
     server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan)
+    if state == "signed" or active & flaw_switches.STATE_FLAWS:
+        _remove_boundary(server)  # the flaws, or `--state signed` which brings its own integrity
+    scheme = _scheme(active, state, nonces, shared_key, ttl_seconds)
+    tools: list[tuple[str, confirm.Effect]] = [(tool_name, "delete")]
+    if second_tool:
+        tools.append((SECOND_TOOL, "truncate"))  # same policy, same scheme, hence the same ledger
+    for name, effect in tools:
+        tool = confirm.ConfirmTool(name, effect, path_arg, policy, scheme, form, active)
+        _add_confirm_tool(server, tool, path_arg)
+    _add_stat_tool(server, paths.PathPolicy.create(root, mode=paths_mode))
+    return server
+
+
+def _check_options(
+    tool_name: str, path_arg: str, paths_mode: str, form: str, state: str, second_tool: bool
+) -> None:
+    if not path_arg.isidentifier() or path_arg == "ctx":
+        raise ValueError(f"--path-arg must be a Python identifier other than 'ctx', got {path_arg!r}")
+    if paths_mode not in get_args(paths.PathMode) or form not in forms.FORMS:
+        raise ValueError(f"bad paths mode {paths_mode!r} or form {form!r}")
+    if state not in get_args(StateMode):
+        raise ValueError(f"bad state {state!r}: use {' or '.join(get_args(StateMode))}")
+    taken = {"stat_file", *([SECOND_TOOL] if second_tool else [])}
+    if tool_name in taken:
+        raise ValueError(f"--tool-name {tool_name!r} is taken by another tool of this server")
+
+
+def _policy(root: str | Path, paths_mode: paths.PathMode, active: frozenset[str]) -> paths.PathPolicy:
+    link_check: paths.LinkCheck = "every-component"
+    if "link-after-resolve" in active:
+        link_check = "after-resolve"
+    elif "link-last-component-only" in active:
+        link_check = "last-component"
+    elif "lexical-containment" in active:
+        link_check = "none"  # "the path as written is inside" is the whole check
+    containment: paths.Containment = "resolved"
+    if "no-containment" in active:
+        containment = "none"
+    elif "prefix-containment" in active:
+        containment = "prefix"
+    elif "lexical-containment" in active:
+        containment = "lexical"
+    return paths.PathPolicy.create(
+        root,
+        mode=paths_mode,
+        containment=containment,
+        link_check=link_check,
+        allow_directories="deletes-directories" in active,
+        cut_at_nul="truncates-at-nul" in active,
+    )
+
+
+def _scheme(
+    active: frozenset[str], state: StateMode, nonces: ledgers.Ledger, key: bytes | None, ttl: float
+) -> states.Scheme:
     if "plain-state" in active:
-        _remove_boundary(server)
+        return states.PlainState(nonces)
+    if "trusting-state" in active:
+        return states.TrustingState(ttl)
+    if "unbound-state" in active:
+        return states.UnboundState(nonces)
+    if state == "signed":
+        return states.SignedState(nonces, key if key is not None else secrets.token_bytes(32), ttl)
+    return states.SealedState(nonces)
 
-    tool = DeleteTool(policy, nonces, form, active)
 
-    async def delete(ctx: Context, **arguments: str) -> str | InputRequiredResult:
+_VERBS: dict[confirm.Effect, str] = {"delete": "delete", "truncate": "empty"}
+
+
+def _add_confirm_tool(server: MCPServer, tool: confirm.ConfirmTool, path_arg: str) -> None:
+    async def handler(ctx: Context, **arguments: str) -> str | InputRequiredResult:
         return await tool(arguments[path_arg], ctx)
 
-    delete.__name__ = delete.__qualname__ = tool_name
+    name, verb = tool.name, _VERBS[tool.effect]
+    handler.__name__ = handler.__qualname__ = name
     # The argument's name is configurable, so the signature the SDK reads is built here.
-    described = Annotated[str, Field(description="Path of the file to delete, inside the server's root.")]
-    delete.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    described = Annotated[str, Field(description=f"Path of the file to {verb}, inside the server's root.")]
+    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
             inspect.Parameter(path_arg, inspect.Parameter.KEYWORD_ONLY, annotation=described),
             inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context),
         ]
     )
-    delete.__annotations__ = {path_arg: described, "ctx": Context}
+    handler.__annotations__ = {path_arg: described, "ctx": Context}
     server.add_tool(
-        delete,
-        name=tool_name,
-        description="Delete one file inside the server's root. Asks the user to confirm first.",
+        handler,
+        name=name,
+        description=f"{verb.capitalize()} one file inside the server's root. Asks the user to confirm first.",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
         ),
     )
 
-    # A harmless neighbour: states are presented on it, and discovery must skip it.
-    stat_policy = paths.PathPolicy.create(root, mode=paths_mode)
 
-    @server.tool(
-        name="stat_file",
-        description="Size in bytes of one file inside the server's root.",
-        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True),
-    )
+def _add_stat_tool(server: MCPServer, stat_policy: paths.PathPolicy) -> None:
+    """A harmless neighbour: states are presented on it, and discovery must skip it."""
+
     def stat_file(path: str) -> int:
         try:
             return stat_policy.resolve(path).identity.size
         except paths.Refused as exc:
             raise ToolError(str(exc)) from None
 
-    return server
+    server.add_tool(
+        stat_file,
+        name="stat_file",
+        description="Size in bytes of one file inside the server's root.",
+        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True),
+    )
 
 
 def _remove_boundary(server: MCPServer) -> None:
@@ -342,6 +254,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--shared-key-env", metavar="NAME", help="env var holding a 32-byte state key shared by replicas")
     add("--ledger", default="memory", metavar="SPEC", help="memory | sqlite:PATH | redis://HOST:PORT/DB")
     add(
+        "--state",
+        default="sealed",
+        choices=get_args(StateMode),
+        help="sealed: the SDK's boundary seals the state; signed: no boundary, readable JSON under an HMAC",
+    )
+    add("--second-tool", action="store_true", help="also offer truncate_file, confirmed the same way")
+    add(
         "--transport",
         default="stdio",
         choices=("stdio", "http"),
@@ -383,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             ttl_seconds=args.ttl_seconds,
             shared_key=key,
             ledger=args.ledger,
+            second_tool=args.second_tool,
+            state=args.state,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

@@ -53,3 +53,19 @@ def test_a_readable_state_that_does_not_name_the_file_cannot_be_retargeted() -> 
     readable = statecodec.decode('{"nonce": "abc"}')
     assert readable is not None
     assert statecodec.retarget(readable, ["victim.txt"], ["canary.txt"]) is None
+
+
+def test_a_signed_readable_state_is_edited_in_its_payload_and_keeps_its_tag() -> None:
+    payload = base64.urlsafe_b64encode(b'{"path": "a/victim.txt"}').decode().rstrip("=")
+    state = f"{payload}.c2lnbmF0dXJl"
+    readable = statecodec.decode(state)
+    assert readable is not None and readable.encoding == "signed-json"
+    edited = statecodec.retarget(readable, ["a/victim.txt"], ["a/canary.txt"])
+    assert edited is not None and edited.endswith(".c2lnbmF0dXJl") and edited != state
+
+
+def test_mutations_of_a_signed_state_forge_its_tag() -> None:
+    payload = base64.urlsafe_b64encode(b'{"path": "a"}').decode().rstrip("=")
+    state = f"{payload}.{base64.urlsafe_b64encode(bytes(range(32))).decode().rstrip('=')}"
+    mutated = statecodec.mutate(state, "flip-last-byte")
+    assert mutated is not None and mutated.startswith(payload + ".") and mutated != state

@@ -1,0 +1,175 @@
+"""One destructive tool that asks first: hand-rolled MRTR around a path policy and a state scheme.
+
+Round 1 checks the path and returns an `InputRequiredResult` with a form and a state;
+round 2 reads the answer, redeems the state (spending its nonce), checks the file again
+and acts on it beneath a directory descriptor. `delete_file` and `truncate_file` are two
+instances of this class sharing one policy and one state scheme.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+import forms
+import paths
+import prompt
+import states
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
+
+__all__ = ["CONFIRM_KEY", "ConfirmTool", "Effect"]
+
+CONFIRM_KEY = "confirm"
+Effect = Literal["delete", "truncate"]
+_NOTHING: dict[Effect, str] = {"delete": "Nothing was deleted", "truncate": "Nothing was truncated"}
+
+log = logging.getLogger("mcp_confirm_reference")
+
+
+def event(kind: str, **fields: object) -> None:
+    """One line per security event on stderr (stdout is the protocol); %r keeps it one line."""
+    log.info("%s %s", kind, " ".join(f"{key}={value!r}" for key, value in fields.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    action: str
+    content: Mapping[str, Any] | None
+    empty_means_yes: bool = False  # only duck-typed-answers reads a missing content as yes
+
+
+class ConfirmTool:
+    def __init__(
+        self,
+        name: str,
+        effect: Effect,
+        path_arg: str,
+        policy: paths.PathPolicy,
+        scheme: states.Scheme,
+        form: forms.FormKind,
+        flaws: frozenset[str],
+    ) -> None:
+        self.name = name
+        self.effect = effect
+        self._path_arg = path_arg
+        self._policy = policy
+        self._scheme = scheme
+        self._form = form
+        self._flaws = flaws
+
+    async def __call__(self, raw: object, ctx: Context) -> str | InputRequiredResult:
+        try:
+            return await self._round(raw, ctx)
+        except (paths.Refused, forms.BadAnswer) as exc:
+            event("refused", tool=self.name, path=raw, reason=str(exc))
+            raise ToolError(str(exc)) from None
+
+    async def _round(self, raw: object, ctx: Context) -> str | InputRequiredResult:
+        call = self._call(ctx)
+        answer = self._answer(ctx.input_responses or {})
+        if answer is None:
+            return await self._ask(raw, call)
+        if ctx.request_state is None:  # the SDK also maps `requestState: null` to None
+            if "stateless-answers" in self._flaws:
+                return await self._act(raw, answer, None)  # FLAW stateless-answers
+            event("answer-without-state-ignored", tool=self.name, path=raw)
+            return await self._ask(raw, call)
+        approval = await self._scheme.redeem(ctx.request_state, call)
+        return await self._act(raw, answer, approval)
+
+    def _call(self, ctx: Context) -> states.Call:
+        # The wire arguments, extras included: the tool's signature would drop an added `force`.
+        params = ctx.request_context.params or {}
+        arguments = params.get("arguments")
+        return states.Call(self.name, arguments if isinstance(arguments, Mapping) else {}, self._path_arg)
+
+    def _answer(self, responses: Mapping[str, InputResponse]) -> InputResponse | None:
+        if "any-answer-key" in self._flaws:
+            return next(iter(responses.values()), None)  # FLAW any-answer-key: any key will do
+        return responses.get(CONFIRM_KEY)
+
+    async def _ask(self, raw: object, call: states.Call) -> InputRequiredResult:
+        # FLAW ask-before-check: containment is left to round 2, after the user was asked.
+        target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
+        shown = prompt.shown_name(
+            target.rel,
+            keep_invisible="sanitiser-keeps-bidi" in self._flaws,
+            truncate="end" if "sanitiser-truncates-end" in self._flaws else "middle",
+        )
+        request = ElicitRequest(
+            params=ElicitRequestFormParams(
+                mode="form",
+                message=prompt.question(shown, self._form, self.effect),
+                requested_schema=forms.schema(self._form, ask_secret="asks-for-secret" in self._flaws),
+            )
+        )
+        state = await self._scheme.mint(call, target)
+        event("asked", tool=self.name, path=target.rel)
+        return InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
+
+    async def _act(self, raw: object, response: InputResponse, approval: states.Approval | None) -> str:
+        answer = self._read(response)
+        if answer.action != "accept" and "decline-as-accept" not in self._flaws:
+            event("not-confirmed", tool=self.name, path=raw, action=answer.action)
+            return f"{_NOTHING[self.effect]}: the user chose {answer.action}."
+        target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
+        # FLAW decline-as-accept: any other action skips the form.
+        if answer.action == "accept" and not self._approves(answer, target):
+            event("not-confirmed", tool=self.name, path=target.rel, action="accept")
+            return f"{_NOTHING[self.effect]}: the user chose to keep the file."
+        return self._apply(target, self._expected(target, approval))
+
+    def _read(self, response: InputResponse) -> Answer:
+        if isinstance(response, ElicitResult):
+            return Answer(response.action, response.content)
+        if "duck-typed-answers" not in self._flaws:
+            raise paths.Refused("the answer is not an elicitation result")
+        # FLAW duck-typed-answers: whatever came back is read as a form answer, and what it
+        # lacks counts as yes (a ListRootsResult has neither an action nor content).
+        data = response.model_dump(by_alias=True, exclude_none=True)
+        content = data.get("content")
+        action = str(data.get("action", "accept"))
+        return Answer(action, content if isinstance(content, Mapping) else None, empty_means_yes=True)
+
+    def _approves(self, answer: Answer, target: paths.Target) -> bool:
+        if "accept-means-yes" in self._flaws:
+            return True  # FLAW accept-means-yes: the content is not read at all
+        base_name = PurePosixPath(target.rel).name
+        content = answer.content
+        if content is None and answer.empty_means_yes:
+            content = forms.affirmative(self._form, base_name)
+        return forms.approves(
+            self._form,
+            content,
+            base_name,
+            ask_secret="asks-for-secret" in self._flaws,
+            truthy="truthy-strings" in self._flaws,
+        )
+
+    def _expected(self, target: paths.Target, approval: states.Approval | None) -> paths.Identity | None:
+        """The identity to act on, or None (no-identity-check): the file the user was asked about."""
+        expected = target.identity if approval is None else approval.expected(target)
+        if "no-identity-check" in self._flaws:
+            return None  # FLAW no-identity-check: a replaced file is changed unseen
+        if expected != target.identity:
+            raise paths.Refused("the file changed while waiting for confirmation")
+        return expected
+
+    def _apply(self, target: paths.Target, expected: paths.Identity | None) -> str:
+        shown = prompt.shown_name(target.rel)
+        size = target.identity.size
+        if self.effect == "truncate":
+            paths.truncate_beneath(self._policy.root, target.parts, expected)
+            event("truncated", tool=self.name, path=target.rel, size=size)
+            return f'Emptied "{shown}" ({size} bytes removed).'
+        if target.is_dir:  # only the deletes-directories flaw lets one this far
+            paths.remove_tree(target.real, expected)
+        else:
+            paths.unlink_beneath(self._policy.root, target.parts, expected)
+        event("deleted", tool=self.name, path=target.rel, size=size)
+        return f'Deleted "{shown}" ({size} bytes).'
