@@ -49,25 +49,39 @@ class AuditCost:
 @dataclass(frozen=True)
 class BenchResult:
     audit: tuple[float, ...]
-    floor: tuple[float, ...]
+    floor: tuple[float, ...]  # one server process
+    floor_same_processes: tuple[float, ...]  # as many server processes as the audit started
     cost: AuditCost
+
+    @staticmethod
+    def median(runs: Sequence[float]) -> float:
+        return statistics.median(runs)
 
     @property
     def ratio(self) -> float:
-        return statistics.median(self.audit) / statistics.median(self.floor)
+        return self.median(self.audit) / self.median(self.floor)
+
+    @property
+    def ratio_same_processes(self) -> float:
+        return self.median(self.audit) / self.median(self.floor_same_processes)
 
     def lines(self, target: str) -> list[str]:
-        cost, runs = self.cost, len(self.audit)
+        cost, runs, median = self.cost, len(self.audit), self.median
+        processes = cost.processes_started
         return [
             f"target: {target}",
-            f"attacks: {cost.attacks}; attacks that need a second process: {cost.second_process_attacks}",
+            f"attacks: {cost.attacks} ({cost.second_process_attacks} need a second server process)",
             f"round trips: {cost.tool_listings + cost.tool_calls} "
             f"({cost.tool_listings} tools/list, {cost.tool_calls} tools/call)",
-            f"server processes started by the audit: {cost.processes_started}",
-            f"floor: {statistics.median(self.floor):.3f} s (bare SDK client, one process, the same round trips; "
-            f"median of {runs})",
-            f"audit: {statistics.median(self.audit):.3f} s (median of {runs})",
+            f"server processes started: {processes}",
+            f"audit: {median(self.audit):.3f} s",
+            f"floor: {median(self.floor):.3f} s "
+            "(a bare SDK client, one server process, the same round trips)",
             f"ratio: {self.ratio:.2f}x",
+            f"floor with {processes} processes: {median(self.floor_same_processes):.3f} s "
+            f"(started side by side, as the audit starts them)",
+            f"ratio to it: {self.ratio_same_processes:.2f}x",
+            f"(medians of {runs} runs each, alternating)",
         ]
 
 
@@ -96,31 +110,51 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
     )
 
 
-def floor_once(profile: Profile, cost: AuditCost) -> float:
+def floor_once(profile: Profile, cost: AuditCost, processes: int = 1) -> float:
     """A bare SDK client: start the server, make the same round trips, stop it."""
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as scratch:
         root = Path(os.path.realpath(scratch)) / "root"
         root.mkdir()
         (root / "victim.txt").write_text("victim\n")
         started = time.perf_counter()
-        anyio.run(_floor, profile, root, cost)
+        anyio.run(_floor, profile, root, cost, processes)
         return time.perf_counter() - started
 
 
-async def _floor(profile: Profile, root: Path, cost: AuditCost) -> None:
-    plan = cost.plan
-    arguments = {**plan.extra_args, plan.path_arg: "victim.txt"}
+async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) -> None:
     token = f"{root.parent.name}/floor"
+    first: list[Client] = []
+    started = [anyio.Event() for _ in range(processes)]
+    finished = anyio.Event()
+
+    async def hold(index: int, errlog: TextIO) -> None:
+        async with Client(_server(profile, root, token, errlog)) as client:
+            first.append(client)
+            started[index].set()
+            await finished.wait()
+
     try:
         with open(os.devnull, "w") as errlog:
-            async with Client(_server(profile, root, token, errlog)) as client:
-                for _ in range(cost.tool_listings):
-                    await client.session.list_tools()
-                for _ in range(cost.tool_calls):
-                    # Round one of the audited tool: asked, never answered.
-                    await client.session.call_tool(plan.name, arguments, allow_input_required=True)
+            async with anyio.create_task_group() as group:
+                for index in range(processes):
+                    group.start_soon(hold, index, errlog)
+                await started[0].wait()
+                await _round_trips(first[0], cost)
+                for event in started:
+                    await event.wait()
+                finished.set()
     finally:
         await reaper.kill_all(lambda: reaper.marked(token))
+
+
+async def _round_trips(client: Client, cost: AuditCost) -> None:
+    plan = cost.plan
+    arguments = {**plan.extra_args, plan.path_arg: "victim.txt"}
+    for _ in range(cost.tool_listings):
+        await client.session.list_tools()
+    for _ in range(cost.tool_calls):
+        # Round one of the audited tool: asked, never answered.
+        await client.session.call_tool(plan.name, arguments, allow_input_required=True)
 
 
 def _server(profile: Profile, root: Path, token: str, errlog: TextIO) -> Any:
@@ -145,17 +179,25 @@ def run_bench(
     selected = [spec for spec in catalogue.active if not families or spec.family in families]
     audits: list[AuditCost] = []
     floors: list[float] = []
+    floors_same: list[float] = []
     for _ in range(repeat):
         audits.append(audit_once(profile, catalogue, selected))
         floors.append(floor_once(profile, audits[0]))
-    return BenchResult(tuple(a.seconds for a in audits), tuple(floors), audits[0])
+        floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
+    return BenchResult(tuple(a.seconds for a in audits), tuple(floors), tuple(floors_same), audits[0])
 
 
 def add_parser(sub: Any) -> None:
-    bench = sub.add_parser("bench", help="time the audit against a bare SDK client making the same round trips")
-    bench.add_argument("--mcp-target", metavar="CMD", help="the server: a command with {root}, or py:module:factory")
+    bench = sub.add_parser(
+        "bench", help="time the audit against a bare SDK client making the same round trips"
+    )
+    bench.add_argument(
+        "--mcp-target", metavar="CMD", help="the server: a command with {root}, or py:module:factory"
+    )
     bench.add_argument("--mcp-profile", metavar="FILE", help="a target profile (YAML)")
-    bench.add_argument("--mcp-call-timeout", metavar="SECONDS", type=float, help="seconds for any one round trip")
+    bench.add_argument(
+        "--mcp-call-timeout", metavar="SECONDS", type=float, help="seconds for any one round trip"
+    )
     bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
     bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
 

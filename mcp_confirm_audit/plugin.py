@@ -125,6 +125,12 @@ class _Audit:
         report = pytest.CollectReport(parent.nodeid, "passed", None, ours)
         session.ihook.pytest_collectreport(report=report)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # After -k and -m have deselected: start a second process in the
+        # background only if an attack that will run needs one.
+        if self.session is not None:
+            self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Runs on the controller for xdist workers' reports too: results
         # travel in user_properties, so reports are written once, in one place.

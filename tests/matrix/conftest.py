@@ -15,6 +15,7 @@ from mcp_confirm_audit.profile import Profile
 from mcp_confirm_audit.session import AuditRun, run_audit
 
 REFERENCE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 
 
 def reference_command(*options: str) -> str:
@@ -42,5 +43,18 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
             return families is None or spec.family in families
 
         return run_audit(profile, catalogue=catalogue, select=select)
+
+    return audit
+
+
+@pytest.fixture(scope="session")
+def audit_hostile(catalogue: Catalogue) -> AuditFn:
+    """Audit the hostile reference server in one --mode: the careful server with one misbehaviour."""
+
+    def audit(mode: str) -> AuditRun:
+        command = shlex.join([sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", mode])
+        # Short: a reliable hang costs two timeouts, and one is enough to tell.
+        profile = Profile(command=command, tool="delete_file", call_timeout=2.0)
+        return run_audit(profile, catalogue=catalogue)
 
     return audit

@@ -27,7 +27,11 @@ CAREFUL_LAYER = {
     "fabricated-approval": Layer.TOOL,
     "consent": Layer.TOOL,
     "out-of-root": Layer.TOOL,
+    "robustness": Layer.TOOL,
 }
+# Where one attack of a family is refused elsewhere: the SDK's typed params
+# turn away an answer that is not an elicitation result before server code runs.
+CAREFUL_LAYER_BY_ID = {"MCA-ROBUST-002": Layer.PROTOCOL}
 
 # Attacks the careful server cannot even be asked: its state is sealed by the
 # SDK, so there is nothing readable to edit (proven refused under --state signed).
@@ -61,6 +65,15 @@ FLAWS: dict[str, tuple[str, dict[str, Verdict]]] = {
     "ask-before-check": ("out-of-root", {"MCA-ROOT-001": W, "MCA-ROOT-002": W, "MCA-ROOT-003": W}),
 }
 
+# What no flag of the careful server can remove is its ability to keep
+# answering: the hostile server (targets/hostile) is the careful one with one
+# misbehaviour. A reliable hang or crash is weak (see attacks/robustness.yaml).
+# mode -> (its family, the attacks that must catch it, and how)
+HOSTILE: dict[str, tuple[str, dict[str, Verdict]]] = {
+    "hang-on-long-input": ("robustness", {"MCA-ROBUST-001": W}),
+    "crash-on-malformed-answer": ("robustness", {"MCA-ROBUST-002": W}),
+}
+
 
 def _options(flaw: str) -> list[str]:
     # The other-tool attack needs a second destructive tool to act through.
@@ -68,7 +81,7 @@ def _options(flaw: str) -> list[str]:
 
 
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:
-    caught = {attack_id for _, expected in FLAWS.values() for attack_id in expected}
+    caught = {attack_id for _, expected in [*FLAWS.values(), *HOSTILE.values()] for attack_id in expected}
     assert {a.id for a in catalogue.active} - caught == set()
 
 
@@ -84,7 +97,7 @@ def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_
         assert (result.id, result.verdict, result.layer) == (
             result.id,
             Verdict.REFUSED,
-            CAREFUL_LAYER[result.family],
+            CAREFUL_LAYER_BY_ID.get(result.id, CAREFUL_LAYER[result.family]),
         ), result.evidence
 
 
@@ -111,5 +124,20 @@ def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: A
     by_id = run.by_id()
     for attack_id, verdict in expected.items():
         assert by_id[attack_id].verdict is verdict, by_id[attack_id].evidence
+    fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
+    assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
+
+
+@pytest.mark.parametrize("mode", sorted(HOSTILE))
+def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(audit_hostile: AuditFn, mode: str) -> None:
+    family, expected = HOSTILE[mode]
+    run = audit_hostile(mode)
+    assert next(c for c in run.controls if c.name == "approve").passed
+    by_id = run.by_id()
+    for attack_id, verdict in expected.items():
+        assert by_id[attack_id].verdict is verdict, by_id[attack_id].evidence
+        assert by_id[attack_id].layer is Layer.TRANSPORT
+        # The second process is named in the evidence: the input was tried twice.
+        assert sum("-> delete_file" in line and "[attack]" in line for line in by_id[attack_id].evidence) >= 2
     fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]

@@ -12,7 +12,17 @@ from hypothesis import strategies as st
 from mcp_confirm_audit.sandbox import WATCHED_DIRS, Sandbox, diff, snapshot
 from mcp_confirm_audit.scan import TreeScanner
 
-PATHS = ("root/a", "root/a/b", "root/a/b/c", "root/d", "root/d/c", "outside/e", "root-evil/f", "root-evil/f/g", "root")
+PATHS = (
+    "root/a",
+    "root/a/b",
+    "root/a/b/c",
+    "root/d",
+    "root/d/c",
+    "outside/e",
+    "root-evil/f",
+    "root-evil/f/g",
+    "root",
+)
 OPERATIONS = ("write", "append", "remove", "mkdir", "symlink", "rename", "snapshot", "age-then-snapshot")
 
 
@@ -58,7 +68,9 @@ def _age(base: Path) -> None:
         max_size=25,
     )
 )
-def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(steps: list[tuple[str, str, str, int]]) -> None:
+def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
+    steps: list[tuple[str, str, str, int]],
+) -> None:
     box = Sandbox()
     try:
         scanner = TreeScanner(str(box.base), WATCHED_DIRS)

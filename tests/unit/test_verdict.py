@@ -148,3 +148,41 @@ def test_evidence_escapes_control_characters_from_the_target() -> None:
     result = judge(SPEC, transcript(exchange(hostile)))
     assert all("\n" not in line and "\u202e" not in line for line in result.evidence)
     assert any("\\u202e" in line for line in result.evidence)
+
+
+def sent(response: Response, connection: str, state: str | None = None, path: str = "x" * 9) -> Exchange:
+    request: dict[str, Any] = {"name": "delete_file", "arguments": {"path": path}}
+    if state is not None:
+        request["requestState"] = state
+    return Exchange(Phase.ATTACK, "step", connection, request, response)
+
+
+def test_the_same_input_stopping_two_processes_is_a_weak_robustness_finding() -> None:
+    # Each process mints its own state: the input is the rest of the request.
+    both = transcript(sent(HUNG, "primary-0", "s1"), sent(ASKED, "other-1"), sent(HUNG, "other-1", "s2"))
+    result = judge(SPEC, both)
+    assert (result.verdict, result.layer) == (Verdict.WEAK, Layer.TRANSPORT)
+    assert "the same input stopped two processes" in result.reason
+
+
+@pytest.mark.parametrize(
+    "exchanges",
+    [
+        # The same process twice proves nothing about the input.
+        (sent(HUNG, "primary-0"), sent(HUNG, "primary-0")),
+        # Another input stopped the second process.
+        (sent(HUNG, "primary-0"), sent(HUNG, "other-1", path="y")),
+    ],
+    ids=["same-process", "other-input"],
+)
+def test_a_stop_that_is_not_the_same_input_on_another_process_stays_inconclusive(
+    exchanges: tuple[Exchange, ...],
+) -> None:
+    result = judge(SPEC, transcript(*exchanges))
+    assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, Layer.TRANSPORT)
+
+
+def test_a_target_that_stops_once_and_then_answers_the_same_input_is_inconclusive_not_refused() -> None:
+    result = judge(SPEC, transcript(sent(HUNG, "primary-0"), sent(TOOL_ERROR, "other-1")))
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "stopped answering once" in result.reason

@@ -1,0 +1,162 @@
+"""Servers that misbehave on purpose: the run ends, says what it could not test and why, and leaves nothing.
+
+Each test runs the plugin in a fresh pytest process against one mode of
+targets/hostile/server.py. A run that does not end within BOUND seconds fails
+the test (a liveness bound, not a speed measurement). Afterwards no process
+whose command line carries the run's marker may be alive: the marker is in
+the target's command line and in its children's, so /proc tells the truth
+whatever the harness believes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
+
+# Generous: every round trip times out after 1 s, a start after 3 s, and the
+# selections below hold a handful of attacks (each bounded at 8 round trips).
+BOUND = 90
+NUL = b"\0"
+
+
+@pytest.fixture
+def marker() -> str:
+    return f"hostile-{uuid.uuid4().hex}"
+
+
+def survivors(marker: str) -> list[str]:
+    """Live processes (not zombies) whose command line carries the marker."""
+    alive = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            alive.append(f"{pid}: {cmdline.replace(NUL, b' ').decode(errors='replace')}")
+    return alive
+
+
+def audit(pytester: pytest.Pytester, mode: str, marker: str, *args: str) -> pytest.RunResult:
+    command = shlex.join(
+        [sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", mode, "--marker", marker]
+    )
+    return pytester.runpytest_subprocess(
+        "--mcp-target",
+        command,
+        "--mcp-call-timeout",
+        "1",
+        "--mcp-start-timeout",
+        "3",
+        "-W",
+        "default",
+        *args,
+        timeout=BOUND,
+    )
+
+
+def output_of(result: pytest.RunResult) -> str:
+    return result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("silent", "did not answer server/discover within 3s (stderr: hostile-server: reading stdin"),
+        (
+            "exit-at-start",
+            "did not start: MCPError: Connection closed (stderr: hostile-server: refusing to start)",
+        ),
+        ("hang-on-list", "did not answer tools/list within 1s; target stderr: hostile-server: tools/list"),
+    ],
+    ids=["silent", "exit-at-start", "hang-on-list"],
+)
+def test_a_target_that_never_gets_going_is_one_clear_line_and_leaves_no_process(
+    pytester: pytest.Pytester, marker: str, mode: str, says: str
+) -> None:
+    result = audit(pytester, mode, marker)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = output_of(result)
+    assert says in output
+    assert "Traceback" not in output
+    assert survivors(marker) == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "why"),
+    [
+        (
+            "crash-on-call",
+            "*honest flow failed*Connection closed; target stderr: *hostile-server: tools/call: crashing*",
+        ),
+        ("hang-on-answer", "*honest flow failed*no answer within 1s; target stderr: *blocking forever*"),
+    ],
+    ids=["crash-on-call", "hang-on-answer"],
+)
+def test_a_target_that_dies_or_hangs_in_the_honest_flow_makes_every_attack_an_error_saying_why(
+    pytester: pytest.Pytester, marker: str, mode: str, why: str
+) -> None:
+    result = audit(pytester, mode, marker, "-k", "replay or approve", "--mcp-report-dir", "out")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors") == 4
+    assert "passed" not in outcomes
+    result.stdout.fnmatch_lines([why])
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert {r["verdict"] for r in report["results"]} == {"inconclusive"}
+    assert survivors(marker) == []
+
+
+@pytest.mark.parametrize(
+    "mode", ["non-json-stdout", "enormous-response", "slow", "ignore-sigterm", "spawn-children"]
+)
+def test_a_target_that_misbehaves_around_a_working_flow_is_still_judged_and_leaves_no_process(
+    pytester: pytest.Pytester, marker: str, mode: str
+) -> None:
+    result = audit(pytester, mode, marker, "-k", "replay or control", "--mcp-report-dir", "out")
+    assert result.ret == pytest.ExitCode.OK, output_of(result)
+    result.assert_outcomes(passed=7)
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}
+    # An enormous answer is evidence in a few hundred characters, not 20 MB.
+    assert (pytester.path / "out" / "audit.json").stat().st_size < 100_000
+    assert survivors(marker) == []
+
+
+def test_an_input_that_hangs_the_target_twice_is_a_weak_robustness_finding_with_its_stderr(
+    pytester: pytest.Pytester, marker: str
+) -> None:
+    result = audit(pytester, "hang-on-long-input", marker, "-k", "ROBUST-001", "--mcp-strict")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*verdict: weak*refused by: transport*",
+            "*the same input stopped two processes of the target*no answer within 1s*"
+            "hostile-server: tools/call with a 655??-character argument: blocking forever*",
+        ]
+    )
+    assert survivors(marker) == []
+
+
+def test_the_harness_writes_nothing_outside_its_sandbox_and_removes_it(
+    pytester: pytest.Pytester, marker: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # the sandbox goes here, in the child pytest
+    before = sorted(p.name for p in pytester.path.iterdir())
+    result = audit(pytester, "spawn-children", marker, "-k", "replay", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK, output_of(result)
+    assert list(scratch.iterdir()) == []
+    # What pytester itself keeps of the inner run: its temporary directory and output.
+    own = {"runpytest-0", "runpytest-current", "stdout", "stderr"}
+    assert sorted(p.name for p in pytester.path.iterdir() if p.name not in own) == before
+    assert survivors(marker) == []

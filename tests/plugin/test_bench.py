@@ -1,0 +1,67 @@
+"""`mcp-confirm-audit bench` runs and prints what it measured; the figures themselves live in the README."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit import cli
+
+TARGETS = Path(__file__).resolve().parents[2] / "targets"
+CAREFUL = shlex.join([sys.executable, str(TARGETS / "reference" / "server.py"), "--root", "{root}"])
+
+
+def bench(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(["bench", "--repeat", "1", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay", "--family", "forged-state")
+    assert code == 0
+    fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    assert re.fullmatch(r"\d+\.\d{3} s", fields["audit"])
+    assert re.fullmatch(
+        r"\d+\.\d{3} s \(a bare SDK client, one server process, the same round trips\)", fields["floor"]
+    )
+    assert re.fullmatch(r"\d+\.\d\dx", fields["ratio"])
+    assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to it"])
+    # forged-state holds the one attack that needs a state from another process.
+    assert fields["server processes started"] == "2"
+    assert fields["attacks"] == "23 (1 need a second server process)"
+    trips = re.fullmatch(r"(\d+) \(1 tools/list, (\d+) tools/call\)", fields["round trips"])
+    assert trips is not None
+    assert int(trips[1]) == int(trips[2]) + 1 > 23
+
+
+def test_bench_runs_an_in_process_target_the_same_way(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(TARGETS / "reference"))
+    code, out, _ = bench(capsys, "--mcp-target", "py:server:build_server", "--family", "replay")
+    assert code == 0
+    assert "server processes started: 1" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["--mcp-target", "http://127.0.0.1:9/mcp"], 4, "not a URL"),
+        (["--mcp-target", CAREFUL, "--family", "no-such-family"], 4, "no attack family 'no-such-family'"),
+        (["--mcp-target", "no-such-mcp-server-xyz --root {root}"], 2, "was not found on PATH"),
+        (["--mcp-target", CAREFUL, "--repeat", "0"], 4, "--repeat must be at least 1"),
+    ],
+    ids=["url", "unknown-family", "not-installed", "no-runs"],
+)
+def test_bench_says_what_is_wrong_in_one_line_with_pytests_exit_codes(
+    capsys: pytest.CaptureFixture[str], args: list[str], code: int, says: str
+) -> None:
+    got, _, err = bench(capsys, *args)
+    assert got == code
+    assert says in err
+    assert len(err.strip().splitlines()) == 1
