@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from . import reaper
 from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .discovery import ToolPlan, plan_tools
@@ -89,7 +90,8 @@ class AuditSession:
         It starts while the primary runs controls and attacks, so the attack
         that needs it does not wait for a whole process start-up.
         """
-        if self._other is not None or self._pending_other is not None or not any(s.second_process for s in specs):
+        started = self._other is not None or self._pending_other is not None
+        if started or not any(spec.second_process for spec in specs):
             return
         pending: Future[_Live] = Future()
 
@@ -121,6 +123,9 @@ class AuditSession:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
         if self.sandbox is not None:
+            # Last: a descendant that scrubbed its environment still works in the sandbox.
+            sandbox = self.sandbox
+            reaper.kill_now(lambda: reaper.working_in(sandbox.base))
             self.sandbox.remove()
             self.sandbox = None
 
@@ -248,4 +253,6 @@ def run_audit(
     finally:
         session.close()
     stats = session.stats
-    return AuditRun(tuple(results), tuple(controls), stats.processes_started, stats.round_trips, stats.tool_listings)
+    return AuditRun(
+        tuple(results), tuple(controls), stats.processes_started, stats.round_trips, stats.tool_listings
+    )

@@ -38,7 +38,7 @@ MODES: dict[str, str] = {
     "enormous-response": "pads every completed tools/call result to 20 MB of text",
     "slow": "sleeps --delay seconds before every tools/call (below the harness's timeout)",
     "ignore-sigterm": "ignores SIGTERM and keeps running after its stdin closes",
-    "spawn-children": "starts two long-lived children: one in its process group, one in a session of its own",
+    "spawn-children": "starts children that outlive it: in its group, in new sessions, one without env",
 }
 
 LONG_INPUT = 4096
@@ -120,7 +120,12 @@ def _spawn_children(marker: str) -> None:
     subprocess.Popen(sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     # One leaves for a session of its own, like a daemon: no group kill reaches it.
     subprocess.Popen(sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
-    _say("started two children, one of them in its own session")
+    # One also scrubs its environment, so only where it works (the root) gives it away.
+    bare = {"PATH": os.environ.get("PATH", "")}
+    subprocess.Popen(
+        sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True, env=bare
+    )
+    _say("started three children: in its group, in a session of their own, one with no environment")
 
 
 def _silent() -> None:
