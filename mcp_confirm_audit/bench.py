@@ -68,17 +68,19 @@ class BenchResult:
     def lines(self, target: str) -> list[str]:
         cost, runs, median = self.cost, len(self.audit), self.median
         processes = cost.processes_started
+        in_process = target.startswith("py:")
+        started = "server instances built in-process" if in_process else "server processes started"
         return [
             f"target: {target}",
             f"attacks: {cost.attacks} ({cost.second_process_attacks} need a second server process)",
             f"round trips: {cost.tool_listings + cost.tool_calls} "
             f"({cost.tool_listings} tools/list, {cost.tool_calls} tools/call)",
-            f"server processes started: {processes}",
+            f"{started}: {processes}",
             f"audit: {median(self.audit):.3f} s",
             f"floor: {median(self.floor):.3f} s "
             "(a bare SDK client, one server process, the same round trips)",
             f"ratio: {self.ratio:.2f}x",
-            f"floor with {processes} processes: {median(self.floor_same_processes):.3f} s "
+            f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
             f"(started side by side, as the audit starts them)",
             f"ratio to it: {self.ratio_same_processes:.2f}x",
             f"(medians of {runs} runs each, alternating)",

@@ -45,7 +45,7 @@ def test_bench_runs_an_in_process_target_the_same_way(
     monkeypatch.syspath_prepend(str(TARGETS / "reference"))
     code, out, _ = bench(capsys, "--mcp-target", "py:server:build_server", "--family", "replay")
     assert code == 0
-    assert "server processes started: 1" in out
+    assert "server instances built in-process: 1" in out
 
 
 @pytest.mark.parametrize(
