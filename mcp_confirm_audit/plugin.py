@@ -67,9 +67,9 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         profile = load_profile(Path(profile_path)) if profile_path else None
         profile = resolve_profile(profile, target, _setting(config, "mcp_root_from"))
-        if timeout := _setting(config, "mcp_call_timeout"):
+        if (timeout := _setting(config, "mcp_call_timeout")) is not None:
             profile = replace(profile, call_timeout=_seconds("--mcp-call-timeout", timeout))
-        if timeout := _setting(config, "mcp_start_timeout"):
+        if (timeout := _setting(config, "mcp_start_timeout")) is not None:
             profile = replace(profile, start_timeout=_seconds("--mcp-start-timeout", timeout))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -160,3 +160,24 @@ def test_the_harness_writes_nothing_outside_its_sandbox_and_removes_it(
     own = {"runpytest-0", "runpytest-current", "stdout", "stderr"}
     assert sorted(p.name for p in pytester.path.iterdir() if p.name not in own) == before
     assert survivors(marker) == []
+
+
+def test_the_start_timeout_has_an_ini_twin(pytester: pytest.Pytester, marker: str) -> None:
+    command = shlex.join(
+        [sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", "silent", "--marker", marker]
+    )
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_start_timeout = 2\n")
+    result = pytester.runpytest_subprocess("--mcp-target", command, timeout=BOUND)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert "did not answer server/discover within 2s" in output_of(result)
+    assert survivors(marker) == []
+
+
+@pytest.mark.parametrize("option", ["--mcp-call-timeout", "--mcp-start-timeout"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
+    pytester: pytest.Pytester, option: str
+) -> None:
+    command = shlex.join([sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", "silent"])
+    result = pytester.runpytest("--mcp-target", command, option, "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option} must be a positive number of seconds, got 0.0*"])
