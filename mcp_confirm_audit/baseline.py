@@ -76,7 +76,9 @@ class Baseline:
             and result.layer is not None
             and result.layer is not expected.layer
         ):
-            return Mark(DRIFT, f"refused by {result.layer.value}, not by {expected.layer.value}", expected.layer.value)
+            return Mark(
+                DRIFT, f"refused by {result.layer.value}, not by {expected.layer.value}", expected.layer.value
+            )
         return None
 
     def unmatched(self, results: Iterable[Result], tools: Sequence[str] | None) -> list[str]:
@@ -90,7 +92,9 @@ class Baseline:
             if (entry.id, entry.tool) in seen:
                 continue
             if entry.id in self.retired:
-                stale.append(f"{entry.id} on {entry.tool}: the attack is retired, so the finding can no longer be found")
+                stale.append(
+                    f"{entry.id} on {entry.tool}: the attack is retired, so it can no longer be found"
+                )
             elif tools is not None and entry.tool not in tools:
                 stale.append(f"{entry.id} on {entry.tool}: the target no longer offers that tool for audit")
         return stale
@@ -114,7 +118,7 @@ def load_baseline(path: Path, catalogue: Catalogue) -> Baseline:
         raw = yaml.safe_load(path.read_text())  # JSON is YAML too
     except FileNotFoundError:
         raise UsageError(
-            f"baseline {path} does not exist; write one with 'mcp-confirm-audit baseline AUDIT.json -o {path}'"
+            f"baseline {path} does not exist; write one: mcp-confirm-audit baseline AUDIT.json -o {path}"
         ) from None
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
@@ -147,8 +151,14 @@ def baseline_from_mapping(raw: Any, catalogue: Catalogue, *, source: str) -> Bas
         verdict = entry.get("verdict")
         if verdict is not None and verdict not in {v.value for v in _FINDINGS}:
             raise fail(f"{where} ({key[0]}): 'verdict' must be vulnerable or weak, got {verdict!r}")
-        findings.append(AcceptedFinding(*key, reason=reason.strip(), variant=entry.get("variant"),
-                                        verdict=Verdict(verdict) if verdict else None))
+        findings.append(
+            AcceptedFinding(
+                *key,
+                reason=reason.strip(),
+                variant=entry.get("variant"),
+                verdict=Verdict(verdict) if verdict else None,
+            )
+        )
         seen.add(key)
     for index, entry in enumerate(_entries(raw, "layers", fail)):
         where = f"layers[{index}]"
@@ -171,13 +181,21 @@ def _entries(raw: Mapping[str, Any], name: str, fail: Any) -> list[Mapping[str, 
 
 
 def _key(
-    entry: Mapping[str, Any], where: str, specs: Mapping[str, Any], fail: Any, *, optional: set[str], required: set[str]
+    entry: Mapping[str, Any],
+    where: str,
+    specs: Mapping[str, Any],
+    fail: Any,
+    *,
+    optional: set[str],
+    required: set[str],
 ) -> tuple[str, str]:
     attack_id, tool = entry.get("id"), entry.get("tool")
     if not isinstance(attack_id, str) or not isinstance(tool, str) or not tool:
         raise fail(f"{where} needs 'id' (an attack id) and 'tool' (the tool it was found on)")
     if attack_id not in specs:
-        raise fail(f"{where}: {attack_id!r} is not in the catalogue; list the ids with 'mcp-confirm-audit catalogue'")
+        raise fail(
+            f"{where}: {attack_id!r} is not in the catalogue; list the ids with 'mcp-confirm-audit catalogue'"
+        )
     extra = sorted(set(entry) - {"id", "tool"} - optional - required)
     if extra:
         raise fail(f"{where} ({attack_id}): unknown key {extra[0]!r}")

@@ -38,7 +38,7 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
     out = [
         "# Attack catalogue",
         "",
-        f"Generated from `attacks/*.yaml` by `{COMMAND}`; a test fails when it is stale, so do not edit it by hand.",
+        f"Generated from `attacks/*.yaml` by `{COMMAND}`; a test fails when it is stale: do not edit by hand.",
         "",
         f"{len(active)} active attacks in {len(catalogue.families)} families. Each id is a pytest item id: "
         "`pytest --mcp-target CMD -k MCA-REPLAY-001` runs one attack.",
@@ -52,7 +52,11 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
         out.append("")
         refs = dict.fromkeys(ref for s in specs for ref in s.refs)
         out += [f"- {ref}" for ref in refs]
-        out += ["", "| id | variant | title | severity | level | refused by | status |", "|---|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "| id | variant | title | severity | level | refused by | status |",
+            "|---|---|---|---|---|---|---|",
+        ]
         out += [_row(s) for s in specs]
     return "\n".join(out) + "\n"
 
@@ -67,7 +71,12 @@ def _row(spec: AttackSpec) -> str:
 
 def listing(catalogue: Catalogue) -> str:
     """One line per attack, for a terminal."""
-    rows = [(s.id, s.family, s.severity, s.level, s.title + ("" if s.status == "active" else f" ({s.status})"))
-            for s in catalogue.attacks]
+    rows = [
+        (s.id, s.family, s.severity, s.level, s.title + ("" if s.status == "active" else f" ({s.status})"))
+        for s in catalogue.attacks
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)), r[4]]) for r in rows) + "\n"
+    return (
+        "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)), r[4]]) for r in rows)
+        + "\n"
+    )

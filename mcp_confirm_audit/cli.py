@@ -49,8 +49,12 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
     if not args.target and not args.profile:
         return _fail("run", "give a target command or --profile FILE")
     pytest_args = ["-p", "no:cacheprovider"]
-    for flag, value in (("--mcp-target", args.target), ("--mcp-profile", args.profile),
-                        ("--mcp-report-dir", args.report_dir), ("--mcp-baseline", args.baseline)):
+    for flag, value in (
+        ("--mcp-target", args.target),
+        ("--mcp-profile", args.profile),
+        ("--mcp-report-dir", args.report_dir),
+        ("--mcp-baseline", args.baseline),
+    ):
         if value:
             pytest_args += [flag, value]
     return int(pytest.main([*pytest_args, *rest]))
@@ -112,11 +116,16 @@ def _replay(args: argparse.Namespace, rest: list[str]) -> int:
         document = json.loads(Path(args.report).read_text())
     except (OSError, ValueError) as exc:
         return _fail("replay", f"cannot read {args.report} as an audit.json: {exc}")
-    matches = [r for r in document.get("results", ()) if r.get("id") == args.id
-               and (args.tool is None or r.get("tool") == args.tool)]
+    matches = [
+        r
+        for r in document.get("results", ())
+        if r.get("id") == args.id and (args.tool is None or r.get("tool") == args.tool)
+    ]
     tools = sorted({r["tool"] for r in matches})
     if not matches:
-        return _fail("replay", f"{args.report} has no result {args.id}" + (f" on {args.tool}" if args.tool else ""))
+        return _fail(
+            "replay", f"{args.report} has no result {args.id}" + (f" on {args.tool}" if args.tool else "")
+        )
     if len(tools) > 1:
         return _fail("replay", f"{args.id} ran on {', '.join(tools)}: choose one with --tool")
     target = document.get("target") or {}
@@ -124,8 +133,10 @@ def _replay(args: argparse.Namespace, rest: list[str]) -> int:
     if (profile := target.get("profile")) and Path(profile).is_file():
         pytest_args += ["--mcp-profile", profile]
     elif profile:
-        print(f"mcp-confirm-audit replay: profile {profile} is not here; replaying with the command alone",
-              file=sys.stderr)
+        print(
+            f"mcp-confirm-audit replay: profile {profile} is not here; replaying with the command alone",
+            file=sys.stderr,
+        )
     if target.get("root_from"):
         pytest_args += ["--mcp-root-from", target["root_from"]]
     if target.get("call_timeout"):
@@ -140,7 +151,9 @@ def _add_baseline(sub: Any) -> None:
     base = sub.add_parser("baseline", help="write a baseline accepting every finding of an audit.json")
     base.add_argument("report", help="an audit.json written by --mcp-report-dir")
     base.add_argument("-o", "--output", help="write the baseline here instead of stdout")
-    base.add_argument("--no-layers", action="store_true", help="do not pin the layer that refused each attack")
+    base.add_argument(
+        "--no-layers", action="store_true", help="do not pin the layer that refused each attack"
+    )
 
 
 def _baseline(args: argparse.Namespace, rest: list[str]) -> int:

@@ -122,15 +122,15 @@ class AttackItem(pytest.Item):
         strict = self.config.stash.get(STRICT_KEY, False)
         baseline = self.config.stash.get(BASELINE_KEY, None)
         mark = baseline.mark(self.result) if baseline is not None else None
-        if mark is not None:
+        if baseline is not None and mark is not None:
             self.user_properties.append(("mcp.baseline", mark.status))
             if mark.status == STALE:
-                raise StaleBaseline(f"STALE baseline entry in {baseline.source}: {mark.reason}; remove the entry")
+                raise StaleBaseline(f"STALE baseline entry in {baseline.source}: {mark.reason}; remove it")
             if mark.status == ACCEPTED:
                 pytest.xfail(f"baselined in {baseline.source}: {mark.reason}")
             if mark.status == DRIFT:
                 if strict:
-                    raise AttackFound(f"LAYER DRIFT (--mcp-strict): {mark.reason}, as {baseline.source} expects")
+                    raise AttackFound(f"LAYER DRIFT (--mcp-strict): {mark.reason}, as {baseline.source} says")
                 self.warn(LayerDrift(f"{self.spec.id} layer drift on {self.tool}: {mark.reason}"))
         if verdict is Verdict.NOT_APPLICABLE:
             pytest.skip(self.result.reason)

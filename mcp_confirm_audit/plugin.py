@@ -84,7 +84,7 @@ def _baseline_path(config: pytest.Config) -> Path | None:
         return Path(option)
     if ini := config.getini("mcp_baseline"):
         # An ini setting is relative to the ini file, wherever pytest is run from.
-        return (config.inipath.parent if config.inipath else config.rootpath) / ini
+        return (config.inipath.parent if config.inipath else config.rootpath) / str(ini)
     return None
 
 
@@ -133,7 +133,8 @@ class _Audit:
     def _learn(self, audit: AuditSession) -> None:
         self.target["server"] = audit.server_info
         self.target["tools"] = [p.name for p in audit.plans]
-        self.target["processes_started"] = self.target.get("processes_started", 0) + audit.stats.processes_started
+        started = self.target.get("processes_started", 0)
+        self.target["processes_started"] = started + audit.stats.processes_started
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:

@@ -37,7 +37,10 @@ SchemaCheck = Callable[[Any], list[str]]
 def _errors(validator: Any) -> SchemaCheck:
     # Every violation, one line each, so a failing test says what is wrong and where.
     def check(document: Any) -> list[str]:
-        return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(document)]
+        return [
+            f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
+            for e in validator.iter_errors(document)
+        ]
 
     return check
 
@@ -47,7 +50,9 @@ def sarif_errors() -> SchemaCheck:
     """Violations of the official SARIF 2.1.0 JSON Schema (draft-04), located in the dev extra."""
     path = metadata.distribution("linceo").locate_file("linceo/data/sarif-schema-2.1.0.json")
     raw = Path(str(path)).read_bytes()
-    assert hashlib.sha256(raw).hexdigest() == OFFICIAL_SARIF_SCHEMA_SHA256, f"{path} is not the official schema"
+    assert hashlib.sha256(raw).hexdigest() == OFFICIAL_SARIF_SCHEMA_SHA256, (
+        f"{path} is not the official schema"
+    )
     return _errors(Draft4Validator(json.loads(raw), format_checker=Draft4Validator.FORMAT_CHECKER))
 
 

@@ -20,7 +20,9 @@ SCHEMA_VERSION = 1
 
 def schema() -> dict[str, Any]:
     """The JSON Schema every audit.json validates against."""
-    loaded: dict[str, Any] = json.loads(resources.files(__package__).joinpath("audit.schema.json").read_text())
+    loaded: dict[str, Any] = json.loads(
+        resources.files(__package__).joinpath("audit.schema.json").read_text()
+    )
     return loaded
 
 
@@ -37,7 +39,8 @@ class AuditJson:
             "baseline": _baseline(report),
             "controls": [c.as_dict() for c in report.controls],
             "results": [
-                {**r.as_dict(), "baseline": m.as_dict() if (m := report.mark(r)) else None} for r in report.results
+                {**r.as_dict(), "baseline": m.as_dict() if (m := report.mark(r)) else None}
+                for r in report.results
             ],
         }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -20,13 +20,15 @@ def baseline_from_audit(document: Mapping[str, Any], source: str, *, layers: boo
     findings, pinned = [], []
     for result in document.get("results", ()):
         if result["verdict"] in _FINDINGS:
-            findings.append({
-                "id": result["id"],
-                "tool": result["tool"],
-                "variant": result["variant"],
-                "verdict": result["verdict"],
-                "reason": f"TODO say why this is accepted (found {found_on}: {result['reason'][:160]})",
-            })
+            findings.append(
+                {
+                    "id": result["id"],
+                    "tool": result["tool"],
+                    "variant": result["variant"],
+                    "verdict": result["verdict"],
+                    "reason": f"TODO say why this is accepted (found {found_on}: {result['reason'][:160]})",
+                }
+            )
         elif layers and result["verdict"] == "refused" and result.get("layer") in _REFUSING:
             pinned.append({"id": result["id"], "tool": result["tool"], "layer": result["layer"]})
     head = [
@@ -36,12 +38,19 @@ def baseline_from_audit(document: Mapping[str, Any], source: str, *, layers: boo
         "# layers: the layer that refused each attack; another layer is layer drift (a warning, or a",
         "#   failure under --mcp-strict).",
     ]
-    body = yaml.safe_dump({"version": 1, "findings": findings}, sort_keys=False, allow_unicode=True, width=110)
+    body = yaml.safe_dump(
+        {"version": 1, "findings": findings}, sort_keys=False, allow_unicode=True, width=110
+    )
     text = "\n".join(head) + "\n" + body
     if layers:
-        text += "layers:\n" + "".join(
-            f"- {{id: {p['id']}, tool: {_scalar(p['tool'])}, layer: {p['layer']}}}\n" for p in pinned
-        ) if pinned else "layers: []\n"
+        text += (
+            "layers:\n"
+            + "".join(
+                f"- {{id: {p['id']}, tool: {_scalar(p['tool'])}, layer: {p['layer']}}}\n" for p in pinned
+            )
+            if pinned
+            else "layers: []\n"
+        )
     return text
 
 

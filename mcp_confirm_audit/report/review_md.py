@@ -64,7 +64,8 @@ def _heading(report: AuditReport) -> str:
     name = server.get("name") or "the target"
     version = server.get("version") or (
         f"{target['version']}, as its profile declares; the server reports none"
-        if target.get("version") else "version not reported by the server"
+        if target.get("version")
+        else "version not reported by the server"
     )
     counts = {v: sum(r.verdict is v for r in report.results) for v in Verdict}
     findings = counts[Verdict.VULNERABLE] + counts[Verdict.WEAK] + len(report.failed_controls)
@@ -74,7 +75,10 @@ def _heading(report: AuditReport) -> str:
         ("Profile", f"`{target['profile']}`" if target.get("profile") else "none (zero configuration)"),
         ("Tools audited", ", ".join(f"`{t}`" for t in target.get("tools", ())) or "-"),
         ("Date", report.generated.isoformat(timespec="seconds")),
-        ("Audited with", f"mcp-confirm-audit {__version__}, as a real MCP client over the target's own transport"),
+        (
+            "Audited with",
+            f"mcp-confirm-audit {__version__}, as a real MCP client over the target's own transport",
+        ),
     ]
     summary = (
         f"**{findings} finding(s)**: {counts[Verdict.VULNERABLE]} vulnerable, {counts[Verdict.WEAK]} weak, "
@@ -93,10 +97,12 @@ def _controls(report: AuditReport) -> str:
         state = "not applicable" if not c.applicable else ("passed" if c.passed else "**FAILED**")
         rows.append((c.name, f"`{c.tool}`", state, c.detail))
     intro = (
-        "The honest flow comes first: approve must act, and decline, cancel and an accepted \"no\" must not. "
+        'The honest flow comes first: approve must act, and decline, cancel and an accepted "no" must not. '
         "If approve fails, no attack on that tool can be judged and all of them are inconclusive."
     )
-    return "\n\n".join(["## Honest-flow controls", intro, _table(("control", "tool", "result", "detail"), rows)])
+    return "\n\n".join(
+        ["## Honest-flow controls", intro, _table(("control", "tool", "result", "detail"), rows)]
+    )
 
 
 def _findings(report: AuditReport) -> str:
@@ -115,12 +121,14 @@ def _findings(report: AuditReport) -> str:
 
 def _control_finding(report: AuditReport, control: ControlResult) -> str:
     command = rerun_command(report.target, f"control-{control.name} and {control.tool}")
-    return "\n\n".join([
-        f"### Control `{control.name}` failed on `{control.tool}`",
-        f"What happened: {control.detail}. A {control.name} must never act.",
-        "Re-run just this control:",
-        _fence([command], "sh"),
-    ])
+    return "\n\n".join(
+        [
+            f"### Control `{control.name}` failed on `{control.tool}`",
+            f"What happened: {control.detail}. A {control.name} must never act.",
+            "Re-run just this control:",
+            _fence([command], "sh"),
+        ]
+    )
 
 
 def _finding(report: AuditReport, result: Result) -> str:
@@ -138,23 +146,34 @@ def _finding(report: AuditReport, result: Result) -> str:
         facts.append(f"- **Baseline**: {mark.status}: {mark.reason}")
     requests = [line for line in result.evidence if line.startswith("[")]
     observed = [line for line in result.evidence if not line.startswith("[")]
-    return "\n\n".join([
-        f"#### {result.id} {result.title} (`{result.tool}`)",
-        "\n".join(facts),
-        "Reproduction: the exact request sequence the audit sent, and what it saw:",
-        _fence([*requests, *observed]),
-        "Re-run just this attack (or `mcp-confirm-audit replay audit.json "
-        f"{result.id} --tool {result.tool}` from the report):",
-        _fence([rerun_command(report.target, f"{result.id} and {result.tool}")], "sh"),
-    ])
+    return "\n\n".join(
+        [
+            f"#### {result.id} {result.title} (`{result.tool}`)",
+            "\n".join(facts),
+            "Reproduction: the exact request sequence the audit sent, and what it saw:",
+            _fence([*requests, *observed]),
+            "Re-run just this attack (or `mcp-confirm-audit replay audit.json "
+            f"{result.id} --tool {result.tool}` from the report):",
+            _fence([rerun_command(report.target, f"{result.id} and {result.tool}")], "sh"),
+        ]
+    )
 
 
 def _layers(report: AuditReport) -> str:
     rows = []
     for r in report.results:
         mark = report.mark(r)
-        rows.append((r.id, r.variant, f"`{r.tool}`", r.verdict.value, _refuser(r), "yes" if r.asked_user else "no",
-                     mark.status if mark else ""))
+        rows.append(
+            (
+                r.id,
+                r.variant,
+                f"`{r.tool}`",
+                r.verdict.value,
+                _refuser(r),
+                "yes" if r.asked_user else "no",
+                mark.status if mark else "",
+            )
+        )
     header = ("attack", "variant", "tool", "verdict", "refused by", "asked user", "baseline")
     return "\n\n".join(["## Which layer refused each attack", _table(header, rows)])
 
@@ -173,10 +192,20 @@ def _requirements(results: Sequence[Result]) -> str:
 
 
 def _untested(report: AuditReport) -> str:
-    rows = [(r.id, f"`{r.tool}`", r.verdict.value, r.reason) for r in report.results if r.verdict in _UNJUDGED]
-    rows += [(f"control {c.name}", f"`{c.tool}`", "not applicable", c.detail) for c in report.controls if not c.applicable]
+    rows = [
+        (r.id, f"`{r.tool}`", r.verdict.value, r.reason) for r in report.results if r.verdict in _UNJUDGED
+    ]
+    rows += [
+        (f"control {c.name}", f"`{c.tool}`", "not applicable", c.detail)
+        for c in report.controls
+        if not c.applicable
+    ]
     rows += [("control approve", f"`{c.tool}`", "failed", c.detail) for c in report.failed_approvals]
-    body = _table(("attack", "tool", "verdict", "why"), rows) if rows else "Nothing: every attack run was judged."
+    body = (
+        _table(("attack", "tool", "verdict", "why"), rows)
+        if rows
+        else "Nothing: every attack run was judged."
+    )
     return "\n\n".join(["## Not testable here, and why", body])
 
 
@@ -192,12 +221,14 @@ def _baseline(report: AuditReport) -> str:
 
 
 def _legend() -> str:
-    return "\n".join([
-        "## How to read this",
-        "",
-        "Effects are observed on disk (canaries inside and outside the root, file identity, the whole tree "
-        "before and after), never taken from what the server said. Layers: `sdk-boundary` is the SDK's "
-        "request-state check (JSON-RPC -32602, invalid_request_state); `protocol` any other JSON-RPC error; "
-        "`tool` the tool's own refusal; `nothing` means the attack took effect. Paths in the temporary "
-        "sandbox are written as `{sandbox}`.",
-    ])
+    return "\n".join(
+        [
+            "## How to read this",
+            "",
+            "Effects are observed on disk (canaries inside and outside the root, file identity, the whole",
+            "tree before and after), never taken from what the server said. Layers: `sdk-boundary` is the",
+            "SDK's request-state check (JSON-RPC -32602, invalid_request_state); `protocol` any other",
+            "JSON-RPC error; `tool` the tool's own refusal; `nothing` means the attack took effect. Paths in",
+            "the temporary sandbox are written as `{sandbox}`.",
+        ]
+    )

@@ -38,21 +38,36 @@ class Sarif:
         results += [_control_result(report, c, index[_control_rule_id(c)]) for c in report.failed_controls]
         unjudged = [r for r in report.results if r.verdict is Verdict.INCONCLUSIVE]
         run: dict[str, Any] = {
-            "tool": {"driver": {"name": "mcp-confirm-audit", "version": __version__, "semanticVersion": __version__,
-                                "rules": list(rules.values())}},
+            "tool": {
+                "driver": {
+                    "name": "mcp-confirm-audit",
+                    "version": __version__,
+                    "semanticVersion": __version__,
+                    "rules": list(rules.values()),
+                }
+            },
             "automationDetails": {"id": f"mcp-confirm-audit/{_server_name(report)}/"},
-            "invocations": [{
-                "executionSuccessful": not unjudged and not report.failed_approvals,
-                "endTimeUtc": report.generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "toolExecutionNotifications": [
-                    {"level": "error", "message": {"text": f"{r.id} on {r.tool} could not be judged: {r.reason}"},
-                     "descriptor": {"id": r.id}}
-                    for r in unjudged
-                ] + [
-                    {"level": "error", "message": {"text": f"the honest flow failed on {c.tool}: {c.detail}"}}
-                    for c in report.failed_approvals
-                ],
-            }],
+            "invocations": [
+                {
+                    "executionSuccessful": not unjudged and not report.failed_approvals,
+                    "endTimeUtc": report.generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "toolExecutionNotifications": [
+                        {
+                            "level": "error",
+                            "message": {"text": f"{r.id} on {r.tool} could not be judged: {r.reason}"},
+                            "descriptor": {"id": r.id},
+                        }
+                        for r in unjudged
+                    ]
+                    + [
+                        {
+                            "level": "error",
+                            "message": {"text": f"the honest flow failed on {c.tool}: {c.detail}"},
+                        }
+                        for c in report.failed_approvals
+                    ],
+                }
+            ],
             "results": results,
             "properties": {"target": dict(report.target)},
         }
@@ -76,10 +91,13 @@ def _rule(result: Result) -> dict[str, Any]:
         "id": result.id,
         "name": result.variant,
         "shortDescription": {"text": result.title},
-        "fullDescription": {"text": f"{result.title} ({result.family} attack, a {result.level} requirement)."},
+        "fullDescription": {
+            "text": f"{result.title} ({result.family} attack, a {result.level} requirement)."
+        },
         "help": {
             "text": f"Requirement ({result.level}): {requirement}",
-            "markdown": f"**Requirement ({result.level})**\n\n" + "\n".join(f"- {ref}" for ref in result.refs),
+            "markdown": f"**Requirement ({result.level})**\n\n"
+            + "\n".join(f"- {ref}" for ref in result.refs),
         },
         "defaultConfiguration": {"level": "error" if result.level.startswith("MUST") else "warning"},
         "properties": {
@@ -96,7 +114,9 @@ def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
     # A dynamic audit has no source line; the profile is the file in the
     # repository that names the target, so code scanning has something to show.
     location: dict[str, Any] = {
-        "logicalLocations": [{"name": tool, "kind": "function", "fullyQualifiedName": f"{_server_name(report)}/{tool}"}]
+        "logicalLocations": [
+            {"name": tool, "kind": "function", "fullyQualifiedName": f"{_server_name(report)}/{tool}"}
+        ]
     }
     if report.target.get("profile"):
         location["physicalLocation"] = {
@@ -114,7 +134,9 @@ def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, A
         "ruleIndex": rule_index,
         "kind": "fail",
         "level": "error" if result.verdict is Verdict.VULNERABLE else "warning",
-        "message": {"text": f"{result.verdict.value.upper()} on {result.tool} (refused by {refused}): {result.reason}"},
+        "message": {
+            "text": f"{result.verdict.value.upper()} on {result.tool} (refused by {refused}): {result.reason}"
+        },
         "locations": _locations(report, result.tool),
         "partialFingerprints": {FINGERPRINT: f"{result.id}:{result.tool}"},
         "properties": {
@@ -127,8 +149,12 @@ def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, A
         },
     }
     if mark is not None and mark.status == STALE:
-        entry.update(kind="pass", level="none", baselineState="absent",
-                     message={"text": f"Baselined finding no longer found on {result.tool}: {mark.reason}"})
+        entry.update(
+            kind="pass",
+            level="none",
+            baselineState="absent",
+            message={"text": f"Baselined finding no longer found on {result.tool}: {mark.reason}"},
+        )
     elif mark is not None and mark.status == ACCEPTED:
         entry["suppressions"] = [{"kind": "external", "status": "accepted", "justification": mark.reason}]
         entry["baselineState"] = "unchanged"
@@ -161,5 +187,7 @@ def _control_result(report: AuditReport, control: ControlResult, rule_index: int
         "message": {"text": f"Control {control.name} failed on {control.tool}: {control.detail}"},
         "locations": _locations(report, control.tool),
         "partialFingerprints": {FINGERPRINT: f"{_control_rule_id(control)}:{control.tool}"},
-        "properties": {"reproduce": rerun_command(report.target, f"control-{control.name} and {control.tool}")},
+        "properties": {
+            "reproduce": rerun_command(report.target, f"control-{control.name} and {control.tool}")
+        },
     }

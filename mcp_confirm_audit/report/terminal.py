@@ -10,7 +10,13 @@ from ..baseline import ACCEPTED, DRIFT, STALE
 from ..models import Verdict
 from .document import AuditReport
 
-_ORDER = {Verdict.VULNERABLE: 0, Verdict.WEAK: 1, Verdict.INCONCLUSIVE: 2, Verdict.REFUSED: 3, Verdict.NOT_APPLICABLE: 4}
+_ORDER = {
+    Verdict.VULNERABLE: 0,
+    Verdict.WEAK: 1,
+    Verdict.INCONCLUSIVE: 2,
+    Verdict.REFUSED: 3,
+    Verdict.NOT_APPLICABLE: 4,
+}
 
 
 def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
@@ -24,8 +30,16 @@ def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
         if r.verdict is Verdict.VULNERABLE:
             layer = "nothing"
         mark = report.mark(r)
-        rows.append((f"{r.id} {r.variant}", r.tool, r.verdict.value, layer, "yes" if r.asked_user else "no",
-                     mark.status if mark else ""))
+        rows.append(
+            (
+                f"{r.id} {r.variant}",
+                r.tool,
+                r.verdict.value,
+                layer,
+                "yes" if r.asked_user else "no",
+                mark.status if mark else "",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
@@ -37,7 +51,8 @@ def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
         marks = Counter(m.status for m in report.marks.values())
         stale = marks[STALE] + len(report.unmatched)
         lines.append(
-            f"baseline {report.baseline}: {marks[ACCEPTED]} accepted, {stale} stale, {marks[DRIFT]} layer drift"
+            f"baseline {report.baseline}: {marks[ACCEPTED]} accepted, {stale} stale, "
+            f"{marks[DRIFT]} layer drift"
         )
         lines.extend(f"  stale: {entry}" for entry in report.unmatched)
     lines.extend(f"report: {path}" for path in paths)

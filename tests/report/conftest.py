@@ -39,9 +39,19 @@ def result(attack_id: str, verdict: Verdict, layer: Layer | None, **changes: obj
         "MCA-XTARGET-004": ("cross-target", "other-tool"),
     }[attack_id]
     values: dict[str, object] = {
-        "id": attack_id, "family": family, "title": f"The {variant} attack", "tool": "delete_file",
-        "variant": variant, "severity": "high", "level": "MUST", "verdict": verdict, "layer": layer,
-        "asked_user": False, "effect": Effect(), "reason": "refused", "evidence": (),
+        "id": attack_id,
+        "family": family,
+        "title": f"The {variant} attack",
+        "tool": "delete_file",
+        "variant": variant,
+        "severity": "high",
+        "level": "MUST",
+        "verdict": verdict,
+        "layer": layer,
+        "asked_user": False,
+        "effect": Effect(),
+        "reason": "refused",
+        "evidence": (),
         "refs": (f"SPEC: the {family} requirement", "CWE-20"),
     }
     values.update(changes)
@@ -49,25 +59,47 @@ def result(attack_id: str, verdict: Verdict, layer: Layer | None, **changes: obj
 
 
 RESULTS = (
-    result("MCA-REPLAY-001", Verdict.VULNERABLE, Layer.NONE, severity="critical",
-           effect=Effect(removed=("root/005-mca-replay-001/victim.txt",)),
-           reason="the attack took effect on disk: root/005-mca-replay-001/victim.txt",
-           evidence=(
-               '[setup] ask -> delete_file({"path": "005-mca-replay-001/victim.txt"}) <- input-required',
-               '[setup] accept -> delete_file({"path": "005-mca-replay-001/victim.txt"}) state="v1.AAAA" '
-               f'answers={{"confirm": {{"action": "accept"}}}} <- complete "Deleted {SANDBOX}/root/005-mca-replay-001/victim.txt"',
-               '[attack] replay -> delete_file({"path": "005-mca-replay-001/victim.txt"}) state="v1.AAAA" '
-               f'answers={{"confirm": {{"action": "accept"}}}} <- complete "Deleted {SANDBOX[:-3]}…"',
-               "disk removed: root/005-mca-replay-001/victim.txt",
-           )),
-    result("MCA-CONSENT-004", Verdict.WEAK, Layer.TOOL, level="SHOULD", severity="medium", asked_user=True,
-           reason="refused only after asking the user: No such file",
-           evidence=('[attack] answer -> delete_file({"path": "x"}) <- tool-error "No | such file"',)),
-    result("MCA-FORGE-001", Verdict.REFUSED, Layer.SDK_BOUNDARY, severity="critical",
-           reason="Invalid or expired requestState"),
+    result(
+        "MCA-REPLAY-001",
+        Verdict.VULNERABLE,
+        Layer.NONE,
+        severity="critical",
+        effect=Effect(removed=("root/005-mca-replay-001/victim.txt",)),
+        reason="the attack took effect on disk: root/005-mca-replay-001/victim.txt",
+        evidence=(
+            '[setup] ask -> delete_file({"path": "005-mca-replay-001/victim.txt"}) <- input-required',
+            '[setup] accept -> delete_file({"path": "005-mca-replay-001/victim.txt"}) state="v1.AAAA" '
+            f'answers={{"confirm": {{"action": "accept"}}}} '
+            f'<- complete "Deleted {SANDBOX}/root/005-mca-replay-001/victim.txt"',
+            '[attack] replay -> delete_file({"path": "005-mca-replay-001/victim.txt"}) state="v1.AAAA" '
+            f'answers={{"confirm": {{"action": "accept"}}}} <- complete "Deleted {SANDBOX[:-3]}…"',
+            "disk removed: root/005-mca-replay-001/victim.txt",
+        ),
+    ),
+    result(
+        "MCA-CONSENT-004",
+        Verdict.WEAK,
+        Layer.TOOL,
+        level="SHOULD",
+        severity="medium",
+        asked_user=True,
+        reason="refused only after asking the user: No such file",
+        evidence=('[attack] answer -> delete_file({"path": "x"}) <- tool-error "No | such file"',),
+    ),
+    result(
+        "MCA-FORGE-001",
+        Verdict.REFUSED,
+        Layer.SDK_BOUNDARY,
+        severity="critical",
+        reason="Invalid or expired requestState",
+    ),
     result("MCA-ROOT-003", Verdict.REFUSED, Layer.TOOL, severity="critical", reason="outside the root"),
-    result("MCA-FORGE-020", Verdict.NOT_APPLICABLE, None, reason="the state is opaque, so it cannot be edited"),
-    result("MCA-XTARGET-004", Verdict.INCONCLUSIVE, None, reason="could not set the attack up: only one tool"),
+    result(
+        "MCA-FORGE-020", Verdict.NOT_APPLICABLE, None, reason="the state is opaque, so it cannot be edited"
+    ),
+    result(
+        "MCA-XTARGET-004", Verdict.INCONCLUSIVE, None, reason="could not set the attack up: only one tool"
+    ),
 )
 
 CONTROLS = (
@@ -81,7 +113,9 @@ BASELINE = Baseline(
     source="mcp-baseline.yaml",
     findings=(
         AcceptedFinding("MCA-REPLAY-001", "delete_file", "fixed upstream in 2.0; tracked as #12"),
-        AcceptedFinding("MCA-FORGE-001", "delete_file", "was found before the SDK upgrade", verdict=Verdict.VULNERABLE),
+        AcceptedFinding(
+            "MCA-FORGE-001", "delete_file", "was found before the SDK upgrade", verdict=Verdict.VULNERABLE
+        ),
         AcceptedFinding("MCA-REPLAY-003", "delete_file", "an attack since retired"),
     ),
     layers=(ExpectedLayer("MCA-ROOT-003", "delete_file", Layer.PROTOCOL),),

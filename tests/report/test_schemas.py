@@ -51,15 +51,19 @@ def test_sarif_has_one_rule_per_attack_and_one_result_per_finding(report: AuditR
     by_rule = {r["ruleId"]: r for r in run["results"]}
     # The vulnerable finding is accepted by the baseline: suppressed, with the reason.
     replay = by_rule["MCA-REPLAY-001"]
-    assert replay["level"] == "error" and replay["baselineState"] == "unchanged"
+    assert replay["level"] == "error"
+    assert replay["baselineState"] == "unchanged"
     assert replay["suppressions"] == [
         {"kind": "external", "status": "accepted", "justification": "fixed upstream in 2.0; tracked as #12"}
     ]
-    assert by_rule["MCA-CONSENT-004"]["level"] == "warning" and by_rule["MCA-CONSENT-004"]["baselineState"] == "new"
+    assert by_rule["MCA-CONSENT-004"]["level"] == "warning"
+    assert by_rule["MCA-CONSENT-004"]["baselineState"] == "new"
     # A baselined finding that is gone: a pass whose baseline state is absent.
-    assert by_rule["MCA-FORGE-001"]["kind"] == "pass" and by_rule["MCA-FORGE-001"]["baselineState"] == "absent"
+    assert by_rule["MCA-FORGE-001"]["kind"] == "pass"
+    assert by_rule["MCA-FORGE-001"]["baselineState"] == "absent"
     assert by_rule["control-decline"]["level"] == "error"
-    assert "MCA-ROOT-003" not in by_rule and "MCA-FORGE-020" not in by_rule
+    assert "MCA-ROOT-003" not in by_rule
+    assert "MCA-FORGE-020" not in by_rule
     for result in run["results"]:
         assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
     # Could not be judged: the run is not successful, and says why.

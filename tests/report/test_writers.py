@@ -23,7 +23,9 @@ def test_each_writer_matches_its_golden_file(writer: Writer, report: AuditReport
     golden = GOLDEN / writer.filename
     if os.environ.get("MCA_UPDATE_GOLDEN"):
         golden.write_text(rendered, encoding="utf-8")
-    assert rendered == golden.read_text(encoding="utf-8"), f"{golden.name} changed: rerun with MCA_UPDATE_GOLDEN=1"
+    assert rendered == golden.read_text(encoding="utf-8"), (
+        f"{golden.name} changed: rerun with MCA_UPDATE_GOLDEN=1"
+    )
 
 
 @pytest.mark.parametrize("writer", WRITERS, ids=lambda w: w.filename)
