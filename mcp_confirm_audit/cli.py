@@ -19,6 +19,11 @@ import pytest
 from .errors import AuditError, TargetError
 
 USAGE = int(pytest.ExitCode.USAGE_ERROR)
+# The audit alone: no test files and no conftest.py of the directory it runs
+# in (a repository's own suite stays out of it); `pytest --mcp-...` combines both.
+# Plain asserts: this module has already imported the plugin, which pytest
+# could no longer rewrite (and would warn about, an error under -W error).
+_AUDIT_ONLY = ["-p", "no:cacheprovider", "--noconftest", "--ignore-glob=*", "--assert=plain"]
 
 
 def _fail(command: str, message: str, code: int = USAGE) -> int:
@@ -48,7 +53,7 @@ def _add_run(sub: Any) -> None:
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
     if not args.target and not args.profile:
         return _fail("run", "give a target command or --profile FILE")
-    pytest_args = ["-p", "no:cacheprovider"]
+    pytest_args = list(_AUDIT_ONLY)
     for flag, value in (
         ("--mcp-target", args.target),
         ("--mcp-profile", args.profile),
@@ -129,7 +134,7 @@ def _replay(args: argparse.Namespace, rest: list[str]) -> int:
     if len(tools) > 1:
         return _fail("replay", f"{args.id} ran on {', '.join(tools)}: choose one with --tool")
     target = document.get("target") or {}
-    pytest_args = ["-p", "no:cacheprovider", "--mcp-target", target.get("command", "")]
+    pytest_args = [*_AUDIT_ONLY, "--mcp-target", target.get("command", "")]
     if (profile := target.get("profile")) and Path(profile).is_file():
         pytest_args += ["--mcp-profile", profile]
     elif profile:

@@ -135,7 +135,7 @@ def _finding(report: AuditReport, result: Result) -> str:
     mark = report.mark(result)
     facts = [
         f"- **Verdict**: {result.verdict.value}; refused by {_refuser(result)}; "
-        f"the user was {'asked' if result.asked_user else 'not asked'} during the attack",
+        f"asked the user during the attack: {'yes' if result.asked_user else 'no'}",
         f"- **Requirement** ({result.level}): " + "; ".join(result.refs or ("-",)),
         f"- **Why**: {result.reason}",
     ]
