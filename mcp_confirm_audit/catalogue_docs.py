@@ -38,7 +38,7 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
     out = [
         "# Attack catalogue",
         "",
-        f"Generated from `attacks/*.yaml` by `{COMMAND}`; a test fails when it is stale: do not edit by hand.",
+        f"Generated from `attacks/*.yaml` by `{COMMAND}`; a test fails when it is stale: do not edit it.",
         "",
         f"{len(active)} active attacks in {len(catalogue.families)} families. Each id is a pytest item id: "
         "`pytest --mcp-target CMD -k MCA-REPLAY-001` runs one attack.",

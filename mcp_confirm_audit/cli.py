@@ -1,8 +1,9 @@
 """`mcp-confirm-audit`: a thin wrapper over pytest.main.
 
 Everything `run` and `replay` do, `pytest --mcp-...` does too; the CLI only
-saves typing. `init`, `catalogue` and `baseline` write files for a person to
-review. Each subcommand is one small function, registered in `_COMMANDS`.
+saves typing; pytest options go after `--` (`run --profile F -- -n 2 -k REPLAY`).
+`init`, `catalogue` and `baseline` write files for a person to review. Each
+subcommand is one small function, registered in `_COMMANDS`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ _AUDIT_ONLY = ["-p", "no:cacheprovider", "--noconftest", "--ignore-glob=*", "--a
 def _fail(command: str, message: str, code: int = USAGE) -> int:
     print(f"mcp-confirm-audit {command}: {message}", file=sys.stderr)
     return code
+
+
+def _option(flag: str, value: object) -> str:
+    # One word, "--flag=value": pytest takes a separate word that names an
+    # existing file (a profile) for a test path, and its rootdir and ini with it.
+    return f"{flag}={value}"
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -61,7 +68,7 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
         ("--mcp-baseline", args.baseline),
     ):
         if value:
-            pytest_args += [flag, value]
+            pytest_args.append(_option(flag, value))
     return int(pytest.main([*pytest_args, *rest]))
 
 
@@ -134,18 +141,18 @@ def _replay(args: argparse.Namespace, rest: list[str]) -> int:
     if len(tools) > 1:
         return _fail("replay", f"{args.id} ran on {', '.join(tools)}: choose one with --tool")
     target = document.get("target") or {}
-    pytest_args = [*_AUDIT_ONLY, "--mcp-target", target.get("command", "")]
+    pytest_args = [*_AUDIT_ONLY, _option("--mcp-target", target.get("command", ""))]
     if (profile := target.get("profile")) and Path(profile).is_file():
-        pytest_args += ["--mcp-profile", profile]
+        pytest_args.append(_option("--mcp-profile", profile))
     elif profile:
         print(
             f"mcp-confirm-audit replay: profile {profile} is not here; replaying with the command alone",
             file=sys.stderr,
         )
     if target.get("root_from"):
-        pytest_args += ["--mcp-root-from", target["root_from"]]
+        pytest_args.append(_option("--mcp-root-from", target["root_from"]))
     if target.get("call_timeout"):
-        pytest_args += ["--mcp-call-timeout", str(target["call_timeout"])]
+        pytest_args.append(_option("--mcp-call-timeout", target["call_timeout"]))
     return int(pytest.main([*pytest_args, "-k", f"{args.id} and {tools[0]}", *rest]))
 
 
@@ -204,7 +211,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args, rest = parser.parse_known_args(argv)
+    ours = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" goes to pytest untouched: `run --profile F -- -n 2`
+    # cannot mistake the "2" for the target command.
+    extra = ours[ours.index("--") + 1 :] if "--" in ours else []
+    ours = ours[: ours.index("--")] if "--" in ours else ours
+    args, rest = parser.parse_known_args(ours)
+    rest += extra
     if rest and args.command not in _PASS_THROUGH:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return _COMMANDS[args.command][1](args, rest)

@@ -113,3 +113,22 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
     )
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*audit.json has no result MCA-REPLAY-009*"])
+
+
+def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytester: pytest.Pytester) -> None:
+    # "-k REPLAY-001" after a profile: without "--" the pattern could be taken for the target command.
+    pytester.makefile(".yaml", flawed=f"command: {target('--flaw', 'no-ledger')}\ntool: delete_file\n")
+    run = pytester.run(
+        sys.executable,
+        "-m",
+        "mcp_confirm_audit.cli",
+        "run",
+        "--profile",
+        "flawed.yaml",
+        "--",
+        "-k",
+        "REPLAY-001",
+        timeout=120,
+    )
+    assert run.ret == pytest.ExitCode.TESTS_FAILED
+    run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
