@@ -12,7 +12,8 @@ import pytest
 from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
-REPLAY = ("-k", "REPLAY or control")
+# The three replays by id: a new replay variant in the catalogue must not change these counts.
+REPLAY = ("-k", "MCA-REPLAY-001 or MCA-REPLAY-002 or MCA-REPLAY-003 or control")
 
 
 def target(*options: str) -> str:

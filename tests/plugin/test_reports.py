@@ -27,7 +27,7 @@ def test_a_flawed_server_gets_all_three_reports_and_each_is_valid(
         "--mcp-report-dir",
         "out",
         "-k",
-        "REPLAY or FORGE-001 or control",
+        "MCA-REPLAY-001 or MCA-REPLAY-002 or MCA-REPLAY-003 or FORGE-001 or control",
         "--junitxml",
         "junit.xml",
     )
