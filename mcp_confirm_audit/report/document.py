@@ -21,9 +21,11 @@ from ..baseline import Baseline, Mark
 from ..models import ControlResult, Result, Verdict
 
 SANDBOX = "{sandbox}"
-# The sandbox is `mkdtemp(prefix="mcp-audit-")`; evidence may cut its name
-# short (long messages are abbreviated), so the random part is matched loosely.
-_SANDBOX_PATH = re.compile(re.escape(os.path.realpath(tempfile.gettempdir())) + r"/mcp-audit-[A-Za-z0-9_]*")
+# The sandbox is `mkdtemp(prefix="mcp-audit-")` in TMPDIR, or in /dev/shm when
+# TMPDIR is unset (sandbox.scratch_directory); evidence may cut its name short
+# (long messages are abbreviated), so the random part is matched loosely.
+_SCRATCH = sorted({os.path.realpath(tempfile.gettempdir()), "/dev/shm"})
+_SANDBOX_PATH = re.compile(f"(?:{'|'.join(map(re.escape, _SCRATCH))})" + r"/mcp-audit-[A-Za-z0-9_]*")
 
 FINDINGS = (Verdict.VULNERABLE, Verdict.WEAK)
 SEVERITIES = ("critical", "high", "medium", "low", "info")
