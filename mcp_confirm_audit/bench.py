@@ -50,7 +50,8 @@ class AuditCost:
 class BenchResult:
     audit: tuple[float, ...]
     floor: tuple[float, ...]  # one server process
-    floor_same_processes: tuple[float, ...]  # as many server processes as the audit started
+    # As many server processes as the audit started (empty when that is one).
+    floor_same_processes: tuple[float, ...]
     cost: AuditCost
 
     @staticmethod
@@ -63,14 +64,15 @@ class BenchResult:
 
     @property
     def ratio_same_processes(self) -> float:
-        return self.median(self.audit) / self.median(self.floor_same_processes)
+        same = self.floor_same_processes or self.floor  # one process: the same floor
+        return self.median(self.audit) / self.median(same)
 
     def lines(self, target: str) -> list[str]:
         cost, runs, median = self.cost, len(self.audit), self.median
         processes = cost.processes_started
         in_process = target.startswith("py:")
         started = "server instances built in-process" if in_process else "server processes started"
-        return [
+        lines = [
             f"target: {target}",
             f"attacks: {cost.attacks} ({cost.second_process_attacks} need a second server process)",
             f"round trips: {cost.tool_listings + cost.tool_calls} "
@@ -80,11 +82,14 @@ class BenchResult:
             f"floor: {median(self.floor):.3f} s "
             "(a bare SDK client, one server process, the same round trips)",
             f"ratio: {self.ratio:.2f}x",
-            f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
-            f"(started side by side, as the audit starts them)",
-            f"ratio to it: {self.ratio_same_processes:.2f}x",
-            f"(medians of {runs} runs each, alternating)",
         ]
+        if processes > 1:
+            lines += [
+                f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
+                "(started side by side, as the audit starts them)",
+                f"ratio to it: {self.ratio_same_processes:.2f}x",
+            ]
+        return [*lines, f"(medians of {runs} runs each, alternating)"]
 
 
 def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[AttackSpec]) -> AuditCost:
@@ -185,7 +190,8 @@ def run_bench(
     for _ in range(repeat):
         audits.append(audit_once(profile, catalogue, selected))
         floors.append(floor_once(profile, audits[0]))
-        floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
+        if audits[0].processes_started > 1:
+            floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
     return BenchResult(tuple(a.seconds for a in audits), tuple(floors), tuple(floors_same), audits[0])
 
 
