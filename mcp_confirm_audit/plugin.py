@@ -179,8 +179,9 @@ class _Audit:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # After -k and -m have deselected: start a second process in the
-        # background only if an attack that will run needs one.
-        if self.session is not None:
+        # background only if an attack that will run needs one. Not in an
+        # xdist worker: it holds every item, whichever worker will run them.
+        if self.session is not None and not hasattr(self.config, "workerinput"):
             self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
