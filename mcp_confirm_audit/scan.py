@@ -90,17 +90,17 @@ class TreeScanner:
         to_list: list[str] = []
         # Parents come before their children (tops first, then insertion order).
         known = [*self.tops, *(rel for rel in self._last if rel not in self.tops)]
+        prefix, lstat = f"{self.base}/", os.lstat
         for rel in known:
             parent = rel.rpartition("/")[0]
             if parent and (parent not in entries or entries[parent].kind != "dir"):
                 continue  # its directory is gone or became a link: never looked through
             try:
-                st = os.lstat(f"{self.base}/{rel}")
+                st = lstat(prefix + rel)
             except OSError:  # gone (or a parent is no longer a directory)
                 continue
             old = self._last.get(rel)
-            fresh = old is None or not _unchanged(old, st)
-            ident = identity_from_stat(st, f"{self.base}/{rel}") if fresh or old is None else old
+            ident = old if old is not None and _unchanged(old, st) else identity_from_stat(st, prefix + rel)
             entries[rel] = ident
             if ident.kind == "dir":
                 dir_mtimes[rel] = st.st_mtime_ns
