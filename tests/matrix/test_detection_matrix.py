@@ -129,7 +129,9 @@ def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: A
 
 
 @pytest.mark.parametrize("mode", sorted(HOSTILE))
-def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(audit_hostile: AuditFn, mode: str) -> None:
+def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(
+    audit_hostile: AuditFn, mode: str
+) -> None:
     family, expected = HOSTILE[mode]
     run = audit_hostile(mode)
     assert next(c for c in run.controls if c.name == "approve").passed
