@@ -63,6 +63,7 @@ class Attack:
         self._setup_failure: str | None = None
         self._not_applicable: str | None = None
         self._findings: list[tuple[Verdict, str]] = []
+        self._changed_in_place: list[str] = []
 
     # -- naming files to the target -------------------------------------
 
@@ -149,6 +150,10 @@ class Attack:
         self._before = self.sandbox.snapshot()
         self._phase = Phase.ATTACK
 
+    def changed_in_place(self, path: Path) -> None:
+        """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
+        self._changed_in_place.append(path.relative_to(self.sandbox.base).as_posix())
+
     def restore_victim(self, path: Path | None = None) -> None:
         target = path or self.case.victim
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +191,7 @@ class Attack:
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),
+            changed_in_place=tuple(self._changed_in_place),
         )
 
 

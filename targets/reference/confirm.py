@@ -117,12 +117,31 @@ class ConfirmTool:
         if answer.action != "accept" and "decline-as-accept" not in self._flaws:
             event("not-confirmed", tool=self.name, path=raw, action=answer.action)
             return f"{_NOTHING[self.effect]}: the user chose {answer.action}."
-        target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
+        if "no-recheck" in self._flaws:
+            return self._act_unchecked(raw, answer)  # FLAW no-recheck
+        try:
+            target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
+        except paths.Missing:
+            if "missing-is-deleted" not in self._flaws:
+                raise
+            # FLAW missing-is-deleted: gone is as good as deleted, whoever deleted it.
+            event("deleted", tool=self.name, path=raw, size=0)
+            return f'Deleted "{prompt.shown_name(str(raw))}".'
         # FLAW decline-as-accept: any other action skips the form.
-        if answer.action == "accept" and not self._approves(answer, target):
+        if answer.action == "accept" and not self._approves(answer, PurePosixPath(target.rel).name):
             event("not-confirmed", tool=self.name, path=target.rel, action="accept")
             return f"{_NOTHING[self.effect]}: the user chose to keep the file."
         return self._apply(target, self._expected(target, approval))
+
+    def _act_unchecked(self, raw: object, answer: Answer) -> str:
+        """FLAW no-recheck: the checks of round 1 are trusted; the name is followed as it is now."""
+        assert isinstance(raw, str)  # round 1 checked it (the SDK typed it)
+        if answer.action == "accept" and not self._approves(answer, PurePosixPath(raw).name):
+            return f"{_NOTHING[self.effect]}: the user chose to keep the file."
+        acted = paths.follow_and_act(self._policy.root, raw, self.effect)
+        kind = "deleted" if self.effect == "delete" else "truncated"
+        event(kind, tool=self.name, path=raw, size=acted.size)
+        return f'Done: "{prompt.shown_name(raw)}" ({acted.size} bytes).'
 
     def _read(self, response: InputResponse) -> Answer:
         if isinstance(response, ElicitResult):
@@ -136,10 +155,9 @@ class ConfirmTool:
         action = str(data.get("action", "accept"))
         return Answer(action, content if isinstance(content, Mapping) else None, empty_means_yes=True)
 
-    def _approves(self, answer: Answer, target: paths.Target) -> bool:
+    def _approves(self, answer: Answer, base_name: str) -> bool:
         if "accept-means-yes" in self._flaws:
             return True  # FLAW accept-means-yes: the content is not read at all
-        base_name = PurePosixPath(target.rel).name
         content = answer.content
         if content is None and answer.empty_means_yes:
             content = forms.affirmative(self._form, base_name)

@@ -24,6 +24,8 @@ FLAWS: dict[str, str] = {
     "deletes-directories": "directories, the root included, are accepted and removed with shutil.rmtree",
     "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
     "no-identity-check": "round 2 does not compare the file with the one the user was asked about",
+    "no-recheck": "round 2 checks nothing again: it acts on wherever the name leads now, links followed",
+    "missing-is-deleted": "a file already gone at round 2 is reported as deleted (unlink with missing_ok)",
     "sanitiser-keeps-bidi": "the question keeps bidi controls and zero-width characters",
     "sanitiser-truncates-end": "long names are cut at the end, losing the real file name",
     "asks-for-secret": "the form also asks for an 'API key to continue'",
@@ -38,6 +40,8 @@ _EXCLUSIVE = (
     frozenset({"no-containment", "prefix-containment", "lexical-containment"}),
     # lexical-containment has no link check left for these to weaken.
     frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment"}),
+    # no-recheck drops the identity comparison along with every other round-2 check.
+    frozenset({"no-recheck", "no-identity-check"}),
 )
 # trusting-state never reads a nonce, so there is no nonce ledger for these to weaken.
 _LEDGER_FLAWS = frozenset({"no-ledger", "per-process-ledger", "check-then-delete-ledger"})

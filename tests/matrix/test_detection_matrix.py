@@ -27,6 +27,9 @@ CAREFUL_LAYER = {
     "fabricated-approval": Layer.TOOL,
     "consent": Layer.TOOL,
     "out-of-root": Layer.TOOL,
+    "symlink-swap": Layer.TOOL,
+    "parent-swap": Layer.TOOL,
+    "identity-swap": Layer.TOOL,
 }
 
 # Attacks the careful server cannot even be asked: its state is sealed by the
@@ -34,16 +37,24 @@ CAREFUL_LAYER = {
 CAREFUL_NOT_APPLICABLE = {"MCA-FORGE-020"}
 
 FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
+SWAPS = ("symlink-swap", "parent-swap", "identity-swap")
+ANY_SWAP = {
+    **{f"MCA-SYMLINK-{n:03d}": V for n in range(1, 4)},
+    **{f"MCA-PARENT-{n:03d}": V for n in range(1, 3)},
+    "MCA-IDSWAP-001": V,
+    "MCA-IDSWAP-002": W,
+}
 
-# flaw -> (its family, the attacks that must catch it, and how)
-FLAWS: dict[str, tuple[str, dict[str, Verdict]]] = {
+# flaw -> (its family or families, the attacks that must catch it, and how)
+FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict]]] = {
     "no-ledger": ("replay", {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V}),
     "unbound-state": (
         "cross-target",
         {"MCA-XTARGET-001": V, "MCA-XTARGET-002": V, "MCA-XTARGET-003": V, "MCA-XTARGET-004": V},
     ),
     "trusting-state": ("forged-state", FORGERIES),
-    "plain-state": ("forged-state", {"MCA-FORGE-020": V}),
+    # Its readable state carries no identity, so there is nothing to re-check it against.
+    "plain-state": (("forged-state", "identity-swap"), {"MCA-FORGE-020": V, "MCA-IDSWAP-001": V}),
     "stateless-answers": ("fabricated-approval", {"MCA-FABRICATE-001": V, "MCA-FABRICATE-002": V}),
     "decline-as-accept": ("consent", {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}),
     "accept-means-yes": (
@@ -59,6 +70,10 @@ FLAWS: dict[str, tuple[str, dict[str, Verdict]]] = {
     "deletes-directories": ("out-of-root", {"MCA-ROOT-005": V, "MCA-ROOT-006": V}),
     "truncates-at-nul": ("out-of-root", {"MCA-ROOT-007": V}),
     "ask-before-check": ("out-of-root", {"MCA-ROOT-001": W, "MCA-ROOT-002": W, "MCA-ROOT-003": W}),
+    "no-identity-check": ("identity-swap", {"MCA-IDSWAP-001": V, "MCA-IDSWAP-002": W}),
+    "missing-is-deleted": ("identity-swap", {"MCA-IDSWAP-003": W}),
+    # Re-checking at execution time is one defence, and every swap family tests it.
+    "no-recheck": (SWAPS, ANY_SWAP),
 }
 
 
@@ -106,10 +121,22 @@ def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_t
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
 def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: AuditFn, flaw: str) -> None:
     family, expected = FLAWS[flaw]
+    families = (family,) if isinstance(family, str) else family
     run = audit_reference(*_options(flaw))
     assert next(c for c in run.controls if c.name == "approve").passed
     by_id = run.by_id()
     for attack_id, verdict in expected.items():
         assert by_id[attack_id].verdict is verdict, by_id[attack_id].evidence
-    fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
+    fooled = [r for r in run.results if r.family not in families and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
+
+
+@pytest.mark.parametrize("flaw", ["link-after-resolve", "link-last-component-only"])
+def test_a_weaker_link_check_alone_still_refuses_every_swap_by_the_identity_re_check(
+    audit_reference: AuditFn, flaw: str
+) -> None:
+    # Defence in depth: the file's identity, compared after the answer, holds on its own.
+    run = audit_reference("--flaw", flaw, families=SWAPS)
+    assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}, [
+        (r.id, r.reason) for r in run.results
+    ]
