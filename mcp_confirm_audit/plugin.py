@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .catalogue import load_catalogue
+from .catalogue import family_names, load_catalogue
 from .collect import (
     CONTROL_PROPERTY,
     RESULT_PROPERTY,
@@ -58,7 +58,7 @@ def _setting(config: pytest.Config, name: str) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mcp_audit: an attack or control run by mcp-confirm-audit")
     config.addinivalue_line("markers", "mcp_control: an honest-flow control of mcp-confirm-audit")
-    for family in ("replay", "cross-target", "forged-state", "fabricated-approval", "consent", "out-of-root"):
+    for family in family_names():
         config.addinivalue_line("markers", f"{family_marker(family)}: mcp-confirm-audit {family} attacks")
     target, profile_path = _setting(config, "mcp_target"), _setting(config, "mcp_profile")
     if not target and not profile_path:
