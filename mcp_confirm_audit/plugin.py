@@ -7,6 +7,7 @@ without --mcp-target or --mcp-profile it must stay inert.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from .collect import (
     family_marker,
 )
 from .errors import TargetError, UsageError
+from .generation import DEFAULT_EXAMPLES, Generation, generation_for
 from .models import ControlResult, Result
 from .profile import ROOT_FROM, Profile, load_profile, resolve_profile
 from .report import summary, write_reports
@@ -36,6 +38,10 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-root-from", {"choices": ROOT_FROM}, "how the target learns its root: 'arg' ({root} in the command) or 'cwd'"),
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
+    ("--mcp-examples", {"metavar": "N", "type": int},
+     f"hostile names generated per prompt-forging attack (default {DEFAULT_EXAMPLES})"),
+    ("--mcp-seed", {"metavar": "S", "type": int},
+     "seed for generated names; each run prints its own (CI=true fixes it), pass it to repeat a run"),
 ]
 
 
@@ -68,20 +74,30 @@ def pytest_configure(config: pytest.Config) -> None:
         profile = resolve_profile(profile, target, _setting(config, "mcp_root_from"))
         if timeout := _setting(config, "mcp_call_timeout"):
             profile = replace(profile, call_timeout=float(timeout))
+        # xdist workers take the controller's seed, so every worker draws the same names.
+        seed = _setting(config, "mcp_seed")
+        if seed is None:
+            seed = getattr(config, "workerinput", {}).get("mcp_seed")
+        generation = generation_for(_setting(config, "mcp_examples"), seed, os.environ)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
-    config.pluginmanager.register(_Audit(config, profile), "mcp-confirm-audit-run")
+    config.pluginmanager.register(_Audit(config, profile, generation), "mcp-confirm-audit-run")
 
 
 class _Audit:
     """Registered only when a target is given: collects, runs, and reports."""
 
-    def __init__(self, config: pytest.Config, profile: Profile) -> None:
+    def __init__(self, config: pytest.Config, profile: Profile, generation: Generation) -> None:
         self.config = config
         self.profile = profile
+        self.generation = generation
         self.session: AuditSession | None = None
-        self.target: dict[str, Any] = {"command": profile.command, "profile": profile.source}
+        self.target: dict[str, Any] = {
+            "command": profile.command,
+            "profile": profile.source,
+            "generation": {"examples": generation.examples, "seed": generation.seed},
+        }
         self.results: dict[str, dict[str, Any]] = {}
         self.controls: dict[str, dict[str, Any]] = {}
         self.paths: list[Path] = []
@@ -90,7 +106,7 @@ class _Audit:
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         try:
             catalogue = load_catalogue()
-            audit = AuditSession(self.profile, catalogue)
+            audit = AuditSession(self.profile, catalogue, self.generation)
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -111,6 +127,13 @@ class _Audit:
         # Report them as collected, so counts and -k deselection add up.
         report = pytest.CollectReport(parent.nodeid, "passed", None, ours)
         session.ihook.pytest_collectreport(report=report)
+
+    def pytest_report_header(self) -> str:
+        return f"mcp-confirm-audit: {self.generation.describe()}"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["mcp_seed"] = self.generation.seed
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Runs on the controller for xdist workers' reports too: results
@@ -145,3 +168,4 @@ class _Audit:
         terminalreporter.write_sep("=", "mcp-confirm-audit: which layer refused each attack")
         for line in summary(self._results(), self._controls(), self.paths):
             terminalreporter.write_line(line)
+        terminalreporter.write_line(self.generation.describe())

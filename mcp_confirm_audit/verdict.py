@@ -116,7 +116,9 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
         lines = [describe(e) for e in exchanges]
     for label, paths in (("removed", effect.removed), ("changed", effect.changed), ("added", effect.added)):
         if paths:
-            lines.append(f"disk {label}: {', '.join(paths[:8])}")
+            # Paths are escaped too: a hostile file name must not break the evidence.
+            shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in paths[:8])
+            lines.append(f"disk {label}: {', '.join(shown)}")
     lines.extend(f"note: {n}" for n in transcript.notes)
     lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
     return tuple(lines)

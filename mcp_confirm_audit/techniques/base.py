@@ -17,6 +17,7 @@ from mcp import types
 from .. import answers
 from ..discovery import ToolPlan, arguments_for
 from ..driver import Connection, ToolInfo
+from ..generation import Generation
 from ..models import (
     AttackSpec,
     Exchange,
@@ -45,6 +46,7 @@ class Attack:
         tools: Sequence[ToolInfo] = (),
         answer_template: Mapping[str, Any] | None = None,
         negative_template: Mapping[str, Any] | None = None,
+        generation: Generation | None = None,
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -56,6 +58,7 @@ class Attack:
         self.tools = tuple(tools)
         self._answer_template = answer_template
         self._negative_template = negative_template
+        self.generation = generation or Generation()
         self._phase = Phase.SETUP
         self._exchanges: list[Exchange] = []
         self._notes: list[str] = []

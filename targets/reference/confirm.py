@@ -25,6 +25,11 @@ from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, Inpu
 __all__ = ["CONFIRM_KEY", "ConfirmTool", "Effect"]
 
 CONFIRM_KEY = "confirm"
+_SANITISER_FLAWS: dict[str, prompt.Sanitiser] = {
+    "unsanitised-question": "none",
+    "sanitiser-keeps-bidi": "keeps-bidi",
+    "sanitiser-folds-controls": "folds-controls",
+}
 Effect = Literal["delete", "truncate"]
 _NOTHING: dict[Effect, str] = {"delete": "Nothing was deleted", "truncate": "Nothing was truncated"}
 
@@ -98,19 +103,29 @@ class ConfirmTool:
         target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
         shown = prompt.shown_name(
             target.rel,
-            keep_invisible="sanitiser-keeps-bidi" in self._flaws,
+            sanitiser=self._sanitiser(),
             truncate="end" if "sanitiser-truncates-end" in self._flaws else "middle",
         )
+        named = "question-without-name" not in self._flaws
         request = ElicitRequest(
             params=ElicitRequestFormParams(
                 mode="form",
-                message=prompt.question(shown, self._form, self.effect),
-                requested_schema=forms.schema(self._form, ask_secret="asks-for-secret" in self._flaws),
+                message=prompt.question(shown, self._form, self.effect, named=named),
+                requested_schema=forms.schema(self._form, **self._form_flaws()),
             )
         )
         state = await self._scheme.mint(call, target)
         event("asked", tool=self.name, path=target.rel)
         return InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
+
+    def _sanitiser(self) -> prompt.Sanitiser:
+        for flaw, sanitiser in _SANITISER_FLAWS.items():
+            if flaw in self._flaws:
+                return sanitiser
+        return "careful"
+
+    def _form_flaws(self) -> dict[str, bool]:
+        return {"ask_secret": "asks-for-secret" in self._flaws, "nested": "nested-form" in self._flaws}
 
     async def _act(self, raw: object, response: InputResponse, approval: states.Approval | None) -> str:
         answer = self._read(response)
@@ -165,8 +180,8 @@ class ConfirmTool:
             self._form,
             content,
             base_name,
-            ask_secret="asks-for-secret" in self._flaws,
             truthy="truthy-strings" in self._flaws,
+            **self._form_flaws(),
         )
 
     def _expected(self, target: paths.Target, approval: states.Approval | None) -> paths.Identity | None:

@@ -29,6 +29,10 @@ FLAWS: dict[str, str] = {
     "sanitiser-keeps-bidi": "the question keeps bidi controls and zero-width characters",
     "sanitiser-truncates-end": "long names are cut at the end, losing the real file name",
     "asks-for-secret": "the form also asks for an 'API key to continue'",
+    "unsanitised-question": "the file name goes into the question as it is: line breaks, controls, markup",
+    "sanitiser-folds-controls": "every control or invisible character becomes a space: names read alike",
+    "nested-form": "the form has a nested object field; elicitation forms are flat, primitive fields only",
+    "question-without-name": "the question does not say which file it is about",
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
     "check-then-delete-ledger": "spending is check, sleep 50 ms, delete: concurrent redemptions both pass",
 }
@@ -42,6 +46,9 @@ _EXCLUSIVE = (
     frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment"}),
     # no-recheck drops the identity comparison along with every other round-2 check.
     frozenset({"no-recheck", "no-identity-check"}),
+    # One sanitiser at a time; unsanitised-question has nothing left to truncate either.
+    frozenset({"unsanitised-question", "sanitiser-keeps-bidi", "sanitiser-folds-controls"}),
+    frozenset({"unsanitised-question", "sanitiser-truncates-end"}),
 )
 # trusting-state never reads a nonce, so there is no nonce ledger for these to weaken.
 _LEDGER_FLAWS = frozenset({"no-ledger", "per-process-ledger", "check-then-delete-ledger"})

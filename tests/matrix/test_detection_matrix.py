@@ -30,6 +30,8 @@ CAREFUL_LAYER = {
     "symlink-swap": Layer.TOOL,
     "parent-swap": Layer.TOOL,
     "identity-swap": Layer.TOOL,
+    # It asks, about every hostile name, with a question that shows the name safely.
+    "prompt-forging": Layer.TOOL,
 }
 
 # Attacks the careful server cannot even be asked: its state is sealed by the
@@ -74,6 +76,16 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict]]] = {
     "missing-is-deleted": ("identity-swap", {"MCA-IDSWAP-003": W}),
     # Re-checking at execution time is one defence, and every swap family tests it.
     "no-recheck": (SWAPS, ANY_SWAP),
+    "unsanitised-question": (
+        "prompt-forging",
+        {**{f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)}, "MCA-PROMPT-007": W},
+    ),
+    "sanitiser-keeps-bidi": ("prompt-forging", {"MCA-PROMPT-002": V, "MCA-PROMPT-003": V}),
+    "sanitiser-truncates-end": ("prompt-forging", {"MCA-PROMPT-008": V}),
+    "sanitiser-folds-controls": ("prompt-forging", {"MCA-PROMPT-009": W}),
+    "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
+    "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
+    "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V}),
 }
 
 

@@ -210,3 +210,9 @@ def test_evidence_of_a_long_transcript_keeps_both_ends_and_counts_the_rest() -> 
     assert evidence[-1].startswith("[attack] ask 39 ")
     assert "... 26 more exchanges of the same kind ..." in evidence
     assert len(evidence) == 15
+
+
+def test_evidence_escapes_hostile_file_names_on_disk() -> None:
+    hostile = TreeSnapshot({**TREE.entries, "root/a\nSYSTEM\u202e.txt": FILE})
+    evidence = judge(SPEC, transcript(exchange(TOOL_ERROR), after=hostile)).evidence
+    assert "disk added: root/a\\nSYSTEM\\u202e.txt" in evidence
