@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from .baseline import Baseline, load_baseline
 from .catalogue import family_names, load_catalogue
 from .collect import (
+    BASELINE_KEY,
     CONTROL_PROPERTY,
     RESULT_PROPERTY,
     SESSION_KEY,
@@ -29,7 +31,7 @@ from .errors import TargetError, UsageError
 from .generation import DEFAULT_EXAMPLES, Generation, generation_for
 from .models import ControlResult, Result
 from .profile import ROOT_FROM, Profile, load_profile, resolve_profile
-from .report import summary, write_reports
+from .report import AuditReport, build_report, summary, write_reports
 from .session import AuditSession
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
@@ -42,6 +44,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      f"hostile names generated per prompt-forging attack (default {DEFAULT_EXAMPLES})"),
     ("--mcp-seed", {"metavar": "S", "type": int},
      "seed for generated names; each run prints its own (CI=true fixes it), pass it to repeat a run"),
+    ("--mcp-baseline", {"metavar": "FILE"}, "accepted findings and expected layers (YAML or JSON); stale entries fail"),
 ]
 
 
@@ -79,39 +82,87 @@ def pytest_configure(config: pytest.Config) -> None:
         if seed is None:
             seed = getattr(config, "workerinput", {}).get("mcp_seed")
         generation = generation_for(_setting(config, "mcp_examples"), seed, os.environ)
+        if baseline_path := _baseline_path(config):
+            config.stash[BASELINE_KEY] = load_baseline(baseline_path, load_catalogue())
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
-    config.pluginmanager.register(_Audit(config, profile, generation), "mcp-confirm-audit-run")
+    config.pluginmanager.register(_Audit(config, profile, profile_path, generation), "mcp-confirm-audit-run")
+
+
+def _baseline_path(config: pytest.Config) -> Path | None:
+    if option := config.getoption("mcp_baseline"):
+        return Path(option)
+    if ini := config.getini("mcp_baseline"):
+        # An ini setting is relative to the ini file, wherever pytest is run from.
+        return (config.inipath.parent if config.inipath else config.rootpath) / str(ini)
+    return None
 
 
 class _Audit:
     """Registered only when a target is given: collects, runs, and reports."""
 
-    def __init__(self, config: pytest.Config, profile: Profile, generation: Generation) -> None:
+    def __init__(
+        self, config: pytest.Config, profile: Profile, profile_path: str | None, generation: Generation
+    ) -> None:
         self.config = config
         self.profile = profile
         self.generation = generation
         self.session: AuditSession | None = None
         self.target: dict[str, Any] = {
             "command": profile.command,
-            "profile": profile.source,
+            "command_source": profile.source,
+            "profile": profile_path or None,
+            "version": profile.version,
+            "root_from": profile.root_from,
+            "call_timeout": profile.call_timeout,
             "generation": {"examples": generation.examples, "seed": generation.seed},
         }
+        self.baseline: Baseline | None = config.stash.get(BASELINE_KEY, None)
+        self.report: AuditReport | None = None
         self.results: dict[str, dict[str, Any]] = {}
         self.controls: dict[str, dict[str, Any]] = {}
         self.paths: list[Path] = []
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+    def _start(self) -> AuditSession:
+        """Start the target and discover its tools, or stop the run with one line saying why."""
         try:
-            catalogue = load_catalogue()
-            audit = AuditSession(self.profile, catalogue, self.generation)
+            audit = AuditSession(self.profile, load_catalogue(), self.generation)
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         except TargetError as exc:
             pytest.exit(f"mcp-confirm-audit: {exc}", returncode=pytest.ExitCode.INTERRUPTED)
+        return audit
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # The xdist controller collects nothing, and a worker that stops is
+        # restarted again and again. So the controller checks, once, before
+        # any worker starts, that the target starts and has a tool to audit.
+        if self.config.pluginmanager.has_plugin("dsession"):
+            probe = self._start()
+            self._learn(probe)
+            probe.close()
+
+    def _learn(self, audit: AuditSession) -> None:
+        self.target["server"] = audit.server_info
+        self.target["tools"] = [p.name for p in audit.plans]
+        started = self.target.get("processes_started", 0)
+        self.target["processes_started"] = started + audit.stats.processes_started
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        try:
+            audit = self._start()
+        except (pytest.UsageError, pytest.exit.Exception) as exc:
+            if not hasattr(self.config, "workerinput"):
+                raise
+            # The controller's probe passed, so this is a target that failed
+            # only now: stop the whole run with the reason, not this worker alone.
+            session.shouldstop = str(getattr(exc, "msg", exc))
+            return
+        catalogue = audit.catalogue
         self.session = audit
         self.config.stash[SESSION_KEY] = audit
         parent = AuditCollector.from_parent(session, name="mcp-audit", nodeid="mcp-audit")
@@ -148,13 +199,32 @@ class _Audit:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.session is not None:
-            self.target["server"] = self.session.server_info
-            self.target["tools"] = [p.name for p in self.session.plans]
-            self.target["processes_started"] = self.session.stats.processes_started
+            self._learn(self.session)
             self.session.close()
-        report_dir = _setting(self.config, "mcp_report_dir")
-        if report_dir and not hasattr(self.config, "workerinput"):
-            self.paths = write_reports(Path(report_dir), self._results(), self._controls(), self.target)
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            # An xdist worker: hand what it learned about the target to the
+            # controller, which alone writes the reports.
+            workeroutput["mcp_audit_target"] = json.dumps(self.target)
+            return
+        if not self.results and not self.controls:
+            return
+        self.report = build_report(self._results(), self._controls(), self.target, baseline=self.baseline)
+        if self.report.unmatched and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if report_dir := _setting(self.config, "mcp_report_dir"):
+            self.paths = write_reports(Path(report_dir), self.report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # xdist controller: every worker started its own target processes.
+        output = getattr(node, "workeroutput", None) or {}
+        if "mcp_audit_target" not in output:
+            return
+        worker = json.loads(output["mcp_audit_target"])
+        started = self.target.get("processes_started", 0) + worker.pop("processes_started", 0)
+        self.target.update({k: v for k, v in worker.items() if v})
+        self.target["processes_started"] = started
 
     def _results(self) -> list[Result]:
         return [Result.from_dict(d) for d in self.results.values()]
@@ -163,9 +233,14 @@ class _Audit:
         return [ControlResult(**d) for d in self.controls.values()]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.results and not self.controls:
+        if self.report is None:
             return
         terminalreporter.write_sep("=", "mcp-confirm-audit: which layer refused each attack")
-        for line in summary(self._results(), self._controls(), self.paths):
+        for line in summary(self.report, self.paths):
             terminalreporter.write_line(line)
+        if self.report.unmatched:
+            terminalreporter.write_line(
+                f"FAILED: {len(self.report.unmatched)} stale baseline entr(y/ies) matched no result; "
+                f"remove them from {self.report.baseline}", red=True
+            )
         terminalreporter.write_line(self.generation.describe())
