@@ -4,18 +4,22 @@ Real files are made with hostile names (fixed examples from the catalogue,
 then names Hypothesis generates for the entry's character class) and the
 target is asked about each, in round one only: nothing is ever accepted. The
 checks in `prompt_checks` judge the elicitation `message` against the message
-about a plain name, and the `requestedSchema` of the form.
+about a plain name, and the `requestedSchema` of the form. The hostile files are
+made after the snapshot and removed before the last one, so they never count as
+an effect and never reach a report raw.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..hostile_names import STRATEGIES, valid_path
-from ..models import Outcome, Response
+from ..models import Outcome, Response, Verdict
 from ..prompt_checks import (
     Finding,
     collisions,
@@ -44,9 +48,23 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     probe = _Probe(attack, folder, kind, _message(first))
     attack.start_attack()
-    if kind in ("form-secrets", "form-nesting", "names-target"):
-        await probe.form(kind)
-        return
+    try:
+        if kind in ("form-secrets", "form-nesting", "names-target"):
+            await probe.form(kind)
+        else:
+            await _hostile_names(attack, params, probe)
+    finally:
+        for entry in folder.iterdir():
+            if entry.name == "plain-name.txt":
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
+async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Probe) -> None:
+    kind = probe.kind
     if kind not in STRATEGIES:
         raise ValueError(f"prompt-forging: unknown names {kind!r}")
     for example in params.get("examples") or ():
@@ -78,7 +96,12 @@ class _Probe:
         """The question's text about a real file called `name`, or None if not asked."""
         if not valid_path(name):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
-        response = await self.attack.call(f"ask about a {self.kind} name", _made(self.folder, name))
+        path = _made(self.folder, name)
+        response = await self.attack.call(f"ask about a name ({self.kind})", path)
+        if not os.path.lexists(path):
+            # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
+            removed = (Verdict.VULNERABLE, "the file was removed before any answer")
+            self.record("acted in round one", name, [removed], always=True)
         return _message(response) if response.outcome is Outcome.INPUT_REQUIRED else None
 
     async def check(self, example: str | Sequence[str]) -> list[Finding]:

@@ -109,7 +109,7 @@ def test_the_seed_is_printed_and_a_given_seed_draws_the_same_names(pytester: pyt
         )
         report = json.loads((pytester.path / "out" / "audit.json").read_text())
         assert report["target"]["generation"] == {"examples": 5, "seed": 7}
-        names.append([line for line in report["results"][0]["evidence"] if "other-controls name" in line])
+        names.append([line for line in report["results"][0]["evidence"] if "(other-controls)" in line])
     assert names[0] == names[1]
 
 
@@ -162,3 +162,40 @@ def test_xdist_workers_draw_from_the_controllers_seed(pytester: pytest.Pytester)
     for r in generated:
         wanted = f"(seed {Generation(3, seed).seed_for(r['id'])} for this attack)"
         assert any(wanted in line for line in r["evidence"]), (wanted, r["evidence"][-3:])
+
+
+ACTS_ON_ODD_NAMES = '''
+import sys
+from pathlib import Path
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+root = Path(sys.argv[sys.argv.index("--root") + 1])
+server = MCPServer(name="acts-on-odd-names")
+FORM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+
+
+@server.tool()
+async def delete_file(path: str, ctx: Context) -> str | InputRequiredResult:
+    """Delete a file after asking, except when its name has a line break in it."""
+    answer = (ctx.input_responses or {}).get("confirm")
+    if "\\n" in path or answer is not None:
+        if answer is None or (answer.action == "accept" and (answer.content or {}).get("confirm") is True):
+            (root / path).unlink()
+            return "deleted"
+        return "kept"
+    question = ElicitRequestFormParams(mode="form", message=f"Delete {path!r}?", requested_schema=FORM)
+    return InputRequiredResult(input_requests={"confirm": ElicitRequest(params=question)}, request_state="s")
+
+
+server.run(transport="stdio")
+'''
+
+
+def test_a_hostile_name_the_tool_deletes_without_asking_is_caught_on_disk(pytester: pytest.Pytester) -> None:
+    script = pytester.makepyfile(acts_on_odd_names=ACTS_ON_ODD_NAMES)
+    result = pytester.runpytest(
+        "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "PROMPT-001", "--mcp-examples", "3"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(['*the file was removed before any answer [[]acted in round one: "notes\\n\\n*'])
