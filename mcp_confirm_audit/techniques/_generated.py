@@ -10,7 +10,7 @@ last failing call is the shrunk one (Hypothesis replays it last).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ class Search:
 
 async def search(
     strategy: st.SearchStrategy[Any],
-    check: Callable[[Any], Awaitable[list[Finding]]],
+    check: Callable[[Any], Coroutine[Any, Any, list[Finding]]],
     *,
     examples: int,
     seed_value: int,
@@ -83,7 +83,7 @@ async def search(
             if not alive():
                 raise _Stopped("the connection to the target was lost")
         outcome.tried += 1
-        found = anyio.from_thread.run(check, example)
+        found: list[Finding] = anyio.from_thread.run(check, example)
         if found:
             outcome._failures.append((example, found))
             raise _Found

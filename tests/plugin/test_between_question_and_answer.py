@@ -74,7 +74,7 @@ def test_a_sanitiser_that_keeps_bidi_fails_with_the_offending_code_point_and_a_s
     result.stdout.fnmatch_lines(["*invisible character U+200B from the name reached the question*"])
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     failed = {r["variant"] for r in report["results"] if r["verdict"] == "vulnerable"}
-    assert failed == {"bidi-controls", "invisible-characters"}
+    assert failed == {"bidi", "invisible-characters"}
 
 
 def test_the_careful_server_refuses_every_swap_and_forged_prompt_in_the_tool(
@@ -96,7 +96,7 @@ def test_the_careful_server_refuses_every_swap_and_forged_prompt_in_the_tool(
     assert {r["family"] for r in report["results"]} == FAMILIES
     assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}
     variants = {r["variant"] for r in report["results"]}
-    assert {"link-to-outside-canary", "parent-link-inside", "rewritten-in-place", "bidi-controls"} <= variants
+    assert {"link-to-outside-canary", "parent-link-inside", "rewritten-in-place", "bidi"} <= variants
 
 
 def test_the_seed_is_printed_and_a_given_seed_draws_the_same_names(pytester: pytest.Pytester) -> None:
