@@ -195,7 +195,14 @@ server.run(transport="stdio")
 def test_a_hostile_name_the_tool_deletes_without_asking_is_caught_on_disk(pytester: pytest.Pytester) -> None:
     script = pytester.makepyfile(acts_on_odd_names=ACTS_ON_ODD_NAMES)
     result = pytester.runpytest(
-        "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "PROMPT-001", "--mcp-examples", "3"
+        "--mcp-target",
+        f"{sys.executable} {script} --root {{root}}",
+        "-k",
+        "PROMPT-001",
+        "--mcp-examples",
+        "3",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(['*the file was removed before any answer [[]acted in round one: "notes\\n\\n*'])
+    result.stdout.fnmatch_lines(
+        ['*the file was removed before any answer [[]acted in round one: "notes\\n\\n*']
+    )
