@@ -17,7 +17,7 @@ import yaml
 
 from . import techniques
 from .errors import UsageError
-from .models import AttackSpec, Layer
+from .models import AttackSpec, Layer, Verdict
 
 _ID = re.compile(r"^MCA-([A-Z]+)-(\d{3})$")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -110,6 +110,9 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
             refused_by = tuple(Layer(x) for x in merged.get("refused_by", ("sdk-boundary", "protocol", "tool")))
         except ValueError as exc:
             raise fail(f"{attack_id}: {exc}") from None
+        reported_success = merged.get("reported_success")
+        if reported_success not in (None, "weak", "vulnerable"):
+            raise fail(f"{attack_id}: reported_success must be weak or vulnerable, got {reported_success!r}")
         specs.append(
             AttackSpec(
                 id=attack_id,
@@ -124,6 +127,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 refused_by=refused_by,
                 refuse_before_asking=bool(merged.get("refuse_before_asking", False)),
                 second_process=bool(merged.get("second_process", False)),
+                reported_success=Verdict(reported_success) if reported_success else None,
                 status=str(merged.get("status", "active")),
             )
         )

@@ -160,6 +160,9 @@ class Transcript:
     # Checks that judge what the human was shown rather than the disk; each
     # finding is (severity verdict, message).
     findings: tuple[tuple[Verdict, str], ...] = ()
+    # Entries (sandbox paths) the attack rewrote in place: still the file the
+    # user confirmed (same inode), but no longer what they saw.
+    changed_in_place: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +185,11 @@ class AttackSpec:
     # The attack needs a second process of the target (a state from another
     # process); the session starts one in the background before it is needed.
     second_process: bool = False
+    # What a normal result (neither an error nor a question) to the last attack
+    # request means when nothing changed on disk; None: a refusal like any
+    # other. Set where the attack took the target away first, so a tool that
+    # says it acted is misreporting.
+    reported_success: Verdict | None = None
     status: str = "active"
 
     @property

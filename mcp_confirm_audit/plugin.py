@@ -7,6 +7,7 @@ without --mcp-target or --mcp-profile it must stay inert.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from .collect import (
     family_marker,
 )
 from .errors import TargetError, UsageError
+from .generation import DEFAULT_EXAMPLES, Generation, generation_for
 from .models import ControlResult, Result
 from .profile import ROOT_FROM, Profile, load_profile, resolve_profile
 from .report import AuditReport, build_report, summary, write_reports
@@ -39,6 +41,10 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
     ("--mcp-start-timeout", {"metavar": "SECONDS", "type": float}, "seconds for the target to start"),
+    ("--mcp-examples", {"metavar": "N", "type": int},
+     f"hostile names generated per prompt-forging attack (default {DEFAULT_EXAMPLES})"),
+    ("--mcp-seed", {"metavar": "S", "type": int},
+     "seed for generated names; each run prints its own (CI=true fixes it), pass it to repeat a run"),
     ("--mcp-baseline", {"metavar": "FILE"}, "accepted findings and expected layers (YAML or JSON); stale entries fail"),
 ]
 
@@ -74,12 +80,17 @@ def pytest_configure(config: pytest.Config) -> None:
             profile = replace(profile, call_timeout=_seconds("--mcp-call-timeout", timeout))
         if (timeout := _setting(config, "mcp_start_timeout")) is not None:
             profile = replace(profile, start_timeout=_seconds("--mcp-start-timeout", timeout))
+        # xdist workers take the controller's seed, so every worker draws the same names.
+        seed = _setting(config, "mcp_seed")
+        if seed is None:
+            seed = getattr(config, "workerinput", {}).get("mcp_seed")
+        generation = generation_for(_setting(config, "mcp_examples"), seed, os.environ)
         if baseline_path := _baseline_path(config):
             config.stash[BASELINE_KEY] = load_baseline(baseline_path, load_catalogue())
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
-    config.pluginmanager.register(_Audit(config, profile, profile_path), "mcp-confirm-audit-run")
+    config.pluginmanager.register(_Audit(config, profile, profile_path, generation), "mcp-confirm-audit-run")
 
 
 def _baseline_path(config: pytest.Config) -> Path | None:
@@ -104,9 +115,12 @@ def _seconds(flag: str, value: Any) -> float:
 class _Audit:
     """Registered only when a target is given: collects, runs, and reports."""
 
-    def __init__(self, config: pytest.Config, profile: Profile, profile_path: str | None) -> None:
+    def __init__(
+        self, config: pytest.Config, profile: Profile, profile_path: str | None, generation: Generation
+    ) -> None:
         self.config = config
         self.profile = profile
+        self.generation = generation
         self.session: AuditSession | None = None
         self.target: dict[str, Any] = {
             "command": profile.command,
@@ -115,6 +129,7 @@ class _Audit:
             "version": profile.version,
             "root_from": profile.root_from,
             "call_timeout": profile.call_timeout,
+            "generation": {"examples": generation.examples, "seed": generation.seed},
         }
         self.baseline: Baseline | None = config.stash.get(BASELINE_KEY, None)
         self.report: AuditReport | None = None
@@ -125,7 +140,7 @@ class _Audit:
     def _start(self) -> AuditSession:
         """Start the target and discover its tools, or stop the run with one line saying why."""
         try:
-            audit = AuditSession(self.profile, load_catalogue())
+            audit = AuditSession(self.profile, load_catalogue(), self.generation)
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -183,6 +198,12 @@ class _Audit:
         # xdist worker: it holds every item, whichever worker will run them.
         if self.session is not None and not hasattr(self.config, "workerinput"):
             self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
+    def pytest_report_header(self) -> str:
+        return f"mcp-confirm-audit: {self.generation.describe()}"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["mcp_seed"] = self.generation.seed
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Runs on the controller for xdist workers' reports too: results
@@ -241,3 +262,4 @@ class _Audit:
                 f"FAILED: {len(self.report.unmatched)} stale baseline entr(y/ies) matched no result; "
                 f"remove them from {self.report.baseline}", red=True
             )
+        terminalreporter.write_line(self.generation.describe())

@@ -7,6 +7,7 @@ started once and every item drives it through the same connection.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,6 +23,7 @@ from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .discovery import ToolPlan, plan_tools
 from .driver import Connection, ToolInfo, connect
+from .generation import Generation, generation_for
 from .models import AttackSpec, ControlResult, Precondition, Result, Transcript
 from .profile import Profile
 from .sandbox import Sandbox
@@ -46,9 +48,10 @@ class Stats:
 
 
 class AuditSession:
-    def __init__(self, profile: Profile, catalogue: Catalogue) -> None:
+    def __init__(self, profile: Profile, catalogue: Catalogue, generation: Generation | None = None) -> None:
         self.profile = profile
         self.catalogue = catalogue
+        self.generation = generation or generation_for(None, None, os.environ)
         self.stats = Stats()
         self.sandbox: Sandbox | None = None
         self.tools: list[ToolInfo] = []
@@ -191,6 +194,7 @@ class AuditSession:
             tools=self.tools,
             answer_template=self.profile.answer,
             negative_template=self.profile.negative_answer,
+            generation=self.generation,
         )
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8
@@ -237,11 +241,12 @@ def run_audit(
     *,
     catalogue: Catalogue | None = None,
     select: Callable[[AttackSpec], bool] | None = None,
+    generation: Generation | None = None,
 ) -> AuditRun:
     """Audit a target without pytest: controls, then every selected attack on every tool."""
     catalogue = catalogue or load_catalogue()
     selected = [spec for spec in catalogue.active if select is None or select(spec)]
-    session = AuditSession(profile, catalogue)
+    session = AuditSession(profile, catalogue, generation)
     session.start(selected)
     try:
         results: list[Result] = []

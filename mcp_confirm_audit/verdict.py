@@ -69,7 +69,12 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     if transcript.not_applicable:
         return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
     if effect.happened:
-        lost = ", ".join([*effect.removed, *effect.changed][:4])
+        touched = [*effect.removed, *effect.changed]
+        lost = ", ".join(touched[:4])
+        if transcript.changed_in_place and set(touched) <= set(transcript.changed_in_place):
+            # Still the inode the user confirmed, but not the content they saw.
+            reason = f"acted on a file that changed after the question: {lost}"
+            return result(Verdict.WEAK, Layer.NONE, reason)
         return result(Verdict.VULNERABLE, Layer.NONE, f"the attack took effect on disk: {lost}")
     if transcript.setup_failure:
         return result(Verdict.INCONCLUSIVE, None, f"could not set the attack up: {transcript.setup_failure}")
@@ -92,6 +97,9 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         once = stopped[0].response.text
         reason = f"the target stopped answering once ({once}), then answered again"
         return result(Verdict.INCONCLUSIVE, None, reason)
+    if spec.reported_success is not None and decisive.outcome is Outcome.COMPLETE:
+        reason = f"reported success for something it could not do: {said}"
+        return result(spec.reported_success, Layer.NONE, reason)
     if layer not in spec.refused_by:
         allowed = ", ".join(x.value for x in spec.refused_by)
         return result(Verdict.WEAK, layer, f"refused by {layer.value}, where {allowed} should refuse it: {said}")
@@ -106,13 +114,25 @@ def _same_input(a: Exchange, b: Exchange) -> bool:
         return {k: v for k, v in request.items() if k != "requestState"}
 
     return strip(a.request) == strip(b.request)
+# Generated attacks send hundreds of requests; evidence keeps both ends (the
+# last one is the shrunk failing example) and says how many it left out.
+_EVIDENCE_HEAD, _EVIDENCE_TAIL = 6, 8
 
 
 def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
-    lines = [describe(e) for e in transcript.exchanges]
+    exchanges = transcript.exchanges
+    if len(exchanges) > _EVIDENCE_HEAD + _EVIDENCE_TAIL + 1:
+        left_out = len(exchanges) - _EVIDENCE_HEAD - _EVIDENCE_TAIL
+        lines = [describe(e) for e in exchanges[:_EVIDENCE_HEAD]]
+        lines.append(f"... {left_out} more exchanges of the same kind ...")
+        lines.extend(describe(e) for e in exchanges[-_EVIDENCE_TAIL:])
+    else:
+        lines = [describe(e) for e in exchanges]
     for label, paths in (("removed", effect.removed), ("changed", effect.changed), ("added", effect.added)):
         if paths:
-            lines.append(f"disk {label}: {', '.join(paths[:8])}")
+            # Paths are escaped too: a hostile file name must not break the evidence.
+            shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in paths[:8])
+            lines.append(f"disk {label}: {', '.join(shown)}")
     lines.extend(f"note: {n}" for n in transcript.notes)
     lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
     return tuple(lines)

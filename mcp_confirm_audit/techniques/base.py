@@ -17,6 +17,7 @@ from mcp import types
 from .. import answers
 from ..discovery import ToolPlan, arguments_for
 from ..driver import Connection, ToolInfo
+from ..generation import Generation
 from ..models import (
     AttackSpec,
     Exchange,
@@ -45,6 +46,7 @@ class Attack:
         tools: Sequence[ToolInfo] = (),
         answer_template: Mapping[str, Any] | None = None,
         negative_template: Mapping[str, Any] | None = None,
+        generation: Generation | None = None,
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -56,6 +58,7 @@ class Attack:
         self.tools = tuple(tools)
         self._answer_template = answer_template
         self._negative_template = negative_template
+        self.generation = generation or Generation()
         self._phase = Phase.SETUP
         self._exchanges: list[Exchange] = []
         self._notes: list[str] = []
@@ -63,6 +66,7 @@ class Attack:
         self._setup_failure: str | None = None
         self._not_applicable: str | None = None
         self._findings: list[tuple[Verdict, str]] = []
+        self._changed_in_place: list[str] = []
 
     # -- naming files to the target -------------------------------------
 
@@ -149,6 +153,10 @@ class Attack:
         self._before = self.sandbox.snapshot()
         self._phase = Phase.ATTACK
 
+    def changed_in_place(self, path: Path) -> None:
+        """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
+        self._changed_in_place.append(path.relative_to(self.sandbox.base).as_posix())
+
     def restore_victim(self, path: Path | None = None) -> None:
         target = path or self.case.victim
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +194,7 @@ class Attack:
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),
+            changed_in_place=tuple(self._changed_in_place),
         )
 
 

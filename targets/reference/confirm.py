@@ -25,6 +25,11 @@ from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, Inpu
 __all__ = ["CONFIRM_KEY", "ConfirmTool", "Effect"]
 
 CONFIRM_KEY = "confirm"
+_SANITISER_FLAWS: dict[str, prompt.Sanitiser] = {
+    "unsanitised-question": "none",
+    "sanitiser-keeps-bidi": "keeps-bidi",
+    "sanitiser-folds-controls": "folds-controls",
+}
 Effect = Literal["delete", "truncate"]
 _NOTHING: dict[Effect, str] = {"delete": "Nothing was deleted", "truncate": "Nothing was truncated"}
 
@@ -98,31 +103,60 @@ class ConfirmTool:
         target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
         shown = prompt.shown_name(
             target.rel,
-            keep_invisible="sanitiser-keeps-bidi" in self._flaws,
+            sanitiser=self._sanitiser(),
             truncate="end" if "sanitiser-truncates-end" in self._flaws else "middle",
         )
+        named = "question-without-name" not in self._flaws
         request = ElicitRequest(
             params=ElicitRequestFormParams(
                 mode="form",
-                message=prompt.question(shown, self._form, self.effect),
-                requested_schema=forms.schema(self._form, ask_secret="asks-for-secret" in self._flaws),
+                message=prompt.question(shown, self._form, self.effect, named=named),
+                requested_schema=forms.schema(self._form, **self._form_flaws()),
             )
         )
         state = await self._scheme.mint(call, target)
         event("asked", tool=self.name, path=target.rel)
         return InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
 
+    def _sanitiser(self) -> prompt.Sanitiser:
+        for flaw, sanitiser in _SANITISER_FLAWS.items():
+            if flaw in self._flaws:
+                return sanitiser
+        return "careful"
+
+    def _form_flaws(self) -> dict[str, bool]:
+        return {"ask_secret": "asks-for-secret" in self._flaws, "nested": "nested-form" in self._flaws}
+
     async def _act(self, raw: object, response: InputResponse, approval: states.Approval | None) -> str:
         answer = self._read(response)
         if answer.action != "accept" and "decline-as-accept" not in self._flaws:
             event("not-confirmed", tool=self.name, path=raw, action=answer.action)
             return f"{_NOTHING[self.effect]}: the user chose {answer.action}."
-        target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
+        if "no-recheck" in self._flaws:
+            return self._act_unchecked(raw, answer)  # FLAW no-recheck
+        try:
+            target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
+        except paths.Missing:
+            if "missing-is-deleted" not in self._flaws:
+                raise
+            # FLAW missing-is-deleted: gone is as good as deleted, whoever deleted it.
+            event("deleted", tool=self.name, path=raw, size=0)
+            return f'Deleted "{prompt.shown_name(str(raw))}".'
         # FLAW decline-as-accept: any other action skips the form.
-        if answer.action == "accept" and not self._approves(answer, target):
+        if answer.action == "accept" and not self._approves(answer, PurePosixPath(target.rel).name):
             event("not-confirmed", tool=self.name, path=target.rel, action="accept")
             return f"{_NOTHING[self.effect]}: the user chose to keep the file."
         return self._apply(target, self._expected(target, approval))
+
+    def _act_unchecked(self, raw: object, answer: Answer) -> str:
+        """FLAW no-recheck: the checks of round 1 are trusted; the name is followed as it is now."""
+        assert isinstance(raw, str)  # round 1 checked it (the SDK typed it)
+        if answer.action == "accept" and not self._approves(answer, PurePosixPath(raw).name):
+            return f"{_NOTHING[self.effect]}: the user chose to keep the file."
+        acted = paths.follow_and_act(self._policy.root, raw, self.effect)
+        kind = "deleted" if self.effect == "delete" else "truncated"
+        event(kind, tool=self.name, path=raw, size=acted.size)
+        return f'Done: "{prompt.shown_name(raw)}" ({acted.size} bytes).'
 
     def _read(self, response: InputResponse) -> Answer:
         if isinstance(response, ElicitResult):
@@ -136,10 +170,9 @@ class ConfirmTool:
         action = str(data.get("action", "accept"))
         return Answer(action, content if isinstance(content, Mapping) else None, empty_means_yes=True)
 
-    def _approves(self, answer: Answer, target: paths.Target) -> bool:
+    def _approves(self, answer: Answer, base_name: str) -> bool:
         if "accept-means-yes" in self._flaws:
             return True  # FLAW accept-means-yes: the content is not read at all
-        base_name = PurePosixPath(target.rel).name
         content = answer.content
         if content is None and answer.empty_means_yes:
             content = forms.affirmative(self._form, base_name)
@@ -147,8 +180,8 @@ class ConfirmTool:
             self._form,
             content,
             base_name,
-            ask_secret="asks-for-secret" in self._flaws,
             truthy="truthy-strings" in self._flaws,
+            **self._form_flaws(),
         )
 
     def _expected(self, target: paths.Target, approval: states.Approval | None) -> paths.Identity | None:

@@ -24,9 +24,15 @@ FLAWS: dict[str, str] = {
     "deletes-directories": "directories, the root included, are accepted and removed with shutil.rmtree",
     "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
     "no-identity-check": "round 2 does not compare the file with the one the user was asked about",
+    "no-recheck": "round 2 checks nothing again: it acts on wherever the name leads now, links followed",
+    "missing-is-deleted": "a file already gone at round 2 is reported as deleted (unlink with missing_ok)",
     "sanitiser-keeps-bidi": "the question keeps bidi controls and zero-width characters",
     "sanitiser-truncates-end": "long names are cut at the end, losing the real file name",
     "asks-for-secret": "the form also asks for an 'API key to continue'",
+    "unsanitised-question": "the file name goes into the question as it is: line breaks, controls, markup",
+    "sanitiser-folds-controls": "every control or invisible character becomes a space: names read alike",
+    "nested-form": "the form has a nested object field; elicitation forms are flat, primitive fields only",
+    "question-without-name": "the question does not say which file it is about",
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
     "check-then-delete-ledger": "spending is check, sleep 50 ms, delete: concurrent redemptions both pass",
 }
@@ -38,6 +44,11 @@ _EXCLUSIVE = (
     frozenset({"no-containment", "prefix-containment", "lexical-containment"}),
     # lexical-containment has no link check left for these to weaken.
     frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment"}),
+    # no-recheck drops the identity comparison along with every other round-2 check.
+    frozenset({"no-recheck", "no-identity-check"}),
+    # One sanitiser at a time; unsanitised-question has nothing left to truncate either.
+    frozenset({"unsanitised-question", "sanitiser-keeps-bidi", "sanitiser-folds-controls"}),
+    frozenset({"unsanitised-question", "sanitiser-truncates-end"}),
 )
 # trusting-state never reads a nonce, so there is no nonce ledger for these to weaken.
 _LEDGER_FLAWS = frozenset({"no-ledger", "per-process-ledger", "check-then-delete-ledger"})

@@ -14,6 +14,11 @@ FORMS: tuple[FormKind, ...] = ("boolean", "name", "enum")
 
 _REASON = {"type": "string", "title": "Reason (optional)", "description": "Why this file should go."}
 _SECRET = {"type": "string", "title": "API key to continue"}
+_NESTED = {
+    "type": "object",
+    "title": "Options",
+    "properties": {"keep_backup": {"type": "boolean", "title": "Keep a backup"}},
+}
 _DECISIVE: dict[FormKind, tuple[str, dict[str, Any]]] = {
     "boolean": ("confirm", {"type": "boolean", "title": "Delete this file?"}),
     "name": ("confirm_name", {"type": "string", "title": "Type the file's name to confirm"}),
@@ -25,11 +30,13 @@ class BadAnswer(Exception):
     """The content does not match the form that was sent."""
 
 
-def schema(form: FormKind, *, ask_secret: bool = False) -> dict[str, Any]:
+def schema(form: FormKind, *, ask_secret: bool = False, nested: bool = False) -> dict[str, Any]:
     field, spec = _DECISIVE[form]
     properties: dict[str, Any] = {field: spec, "reason": _REASON}
     if ask_secret:
         properties["api_key"] = _SECRET  # FLAW asks-for-secret
+    if nested:
+        properties["options"] = _NESTED  # FLAW nested-form: forms are flat, primitive fields only
     return {"type": "object", "properties": properties, "required": [field]}
 
 
@@ -45,18 +52,21 @@ def approves(
     base_name: str,
     *,
     ask_secret: bool = False,
+    nested: bool = False,
     truthy: bool = False,
 ) -> bool:
     """True if the answer says "delete"; False if it validly says "keep"; else BadAnswer."""
     if not isinstance(content, Mapping):
         raise BadAnswer("the answer has no content")
-    allowed = set(schema(form, ask_secret=ask_secret)["properties"])
+    allowed = set(schema(form, ask_secret=ask_secret, nested=nested)["properties"])
     unknown = sorted(set(content) - allowed)
     if unknown:
         raise BadAnswer(f"the answer has fields the form did not ask for: {unknown}")
     for optional in ("reason", "api_key"):
         if optional in content and not isinstance(content[optional], str):
             raise BadAnswer(f"{optional!r} must be a string")
+    if "options" in content and not isinstance(content["options"], Mapping):
+        raise BadAnswer("'options' must be an object")
     field, _ = _DECISIVE[form]
     if field not in content:
         raise BadAnswer(f"the answer is missing {field!r}")

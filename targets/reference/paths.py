@@ -27,6 +27,10 @@ class Refused(Exception):
     """A request the server will not act on; the message is shown to the client."""
 
 
+class Missing(Refused):
+    """The path names nothing (any more)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
     """What the user was asked about: a replaced or rewritten file no longer matches."""
@@ -93,7 +97,7 @@ class PathPolicy:
             self._check_links(text, candidate, real)
             st = os.lstat(real)
         except FileNotFoundError:
-            raise Refused(f"{text!r} does not exist") from None
+            raise Missing(f"{text!r} does not exist") from None
         except (OSError, ValueError) as exc:  # ValueError: unencodable name
             raise Refused(f"cannot inspect {text!r}: {exc.__class__.__name__}") from None
         is_dir = stat.S_ISDIR(st.st_mode)
@@ -218,6 +222,28 @@ def remove_tree(real: Path, expected: Identity | None) -> None:
         raise Refused("the directory disappeared while waiting for confirmation") from None
     except OSError as exc:
         raise Refused(f"the filesystem refused the deletion: {exc.strerror}") from None
+
+
+def follow_and_act(root: Path, raw: str, effect: str) -> Identity:
+    """FLAW no-recheck: round 2 acts on wherever the name leads now, with no check at all.
+
+    The name is resolved again, following every link, and what it reaches is removed
+    (a directory with shutil.rmtree) or truncated. Returns what was acted on.
+    """
+    real = Path(os.path.realpath(root / raw))
+    try:
+        st = os.lstat(real)
+        if effect == "truncate":
+            os.truncate(real, 0)
+        elif stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(real)
+        else:
+            os.unlink(real)
+    except FileNotFoundError:
+        raise Missing(f"{raw!r} does not exist") from None
+    except OSError as exc:
+        raise Refused(f"the filesystem refused: {exc.strerror}") from None
+    return Identity.of(st)
 
 
 def _check_file(st: os.stat_result, expected: Identity | None) -> None:

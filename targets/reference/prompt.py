@@ -3,13 +3,17 @@
 Every character that is invisible, reorders text, moves the cursor or breaks the line is
 replaced by a visible escape, and the backslash and quote are escaped too, so the mapping
 is injective: two different names never render the same, and the name cannot leave its
-quotes. Long names lose their middle, because the end (the file name) is what matters.
+quotes. Brackets and angle brackets get a markdown backslash, so a name cannot become a
+link in a client that renders markdown or HTML. Long names lose their middle, because
+the end (the file name) is what matters.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from typing import Literal
+
+Sanitiser = Literal["careful", "keeps-bidi", "folds-controls", "none"]
 
 MAX_SHOWN = 160
 
@@ -26,17 +30,18 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def _tokens(name: str, keep_invisible: bool) -> list[str]:
+def _tokens(name: str, sanitiser: Sanitiser) -> list[str]:
     out: list[str] = []
     for ch in name:
-        if ch in _LINE_BREAKS:
-            out.append(_LINE_BREAKS[ch])
-        elif ch in ('"', "\\"):
+        if sanitiser == "none":
+            out.append(ch)  # FLAW unsanitised-question
+        elif ch in ('"', "\\", "[", "]", "<", ">"):
             out.append("\\" + ch)
-        elif keep_invisible and (ch in _BIDI or ch in _ZERO_WIDTH):
+        elif sanitiser == "keeps-bidi" and (ch in _BIDI or ch in _ZERO_WIDTH):
             out.append(ch)  # FLAW sanitiser-keeps-bidi
-        elif ch != " " and unicodedata.category(ch) in _ESCAPED_CATEGORIES:
-            out.append(_escape(ch))
+        elif ch in _LINE_BREAKS or (ch != " " and unicodedata.category(ch) in _ESCAPED_CATEGORIES):
+            # FLAW sanitiser-folds-controls: a space, so "a\nb" and "a b" read the same.
+            out.append(" " if sanitiser == "folds-controls" else _LINE_BREAKS.get(ch) or _escape(ch))
         else:
             out.append(ch)
     return out
@@ -45,13 +50,13 @@ def _tokens(name: str, keep_invisible: bool) -> list[str]:
 def shown_name(
     name: str,
     *,
-    keep_invisible: bool = False,
+    sanitiser: Sanitiser = "careful",
     truncate: Literal["middle", "end"] = "middle",
     limit: int = MAX_SHOWN,
 ) -> str:
     """`name` escaped and bounded, ready to sit between double quotes."""
-    tokens = _tokens(name, keep_invisible)
-    if sum(map(len, tokens)) <= limit:
+    tokens = _tokens(name, sanitiser)
+    if sanitiser == "none" or sum(map(len, tokens)) <= limit:
         return "".join(tokens)
     if truncate == "end":
         # FLAW sanitiser-truncates-end: the tail, where the real name is, is lost.
@@ -73,13 +78,18 @@ def _take(tokens: list[str], budget: int, *, reverse: bool = False) -> str:
     return "".join(kept[::-1] if reverse else kept)
 
 
-def question(shown: str, form: str, effect: Literal["delete", "truncate"] = "delete") -> str:
+def question(
+    shown: str, form: str, effect: Literal["delete", "truncate"] = "delete", *, named: bool = True
+) -> str:
     verb = {"delete": "delete", "truncate": "empty"}[effect]
     how = {
         "boolean": f"Tick the box to {verb} it.",
         "name": "Type the file's name to confirm.",
         "enum": f'Choose "delete" to {verb} it or "keep" to keep it.',
     }[form]
+    if not named:
+        # FLAW question-without-name: the user is asked to confirm without being told what.
+        return f"Permanently {verb} the file? This cannot be undone. {how}"
     if effect == "truncate":
         return (
             f'Empty the file "{shown}" in the server\'s folder (truncate it to zero bytes)? '

@@ -10,16 +10,25 @@ from pathlib import Path
 import pytest
 
 from mcp_confirm_audit.catalogue import Catalogue, load_catalogue
+from mcp_confirm_audit.generation import CI_SEED, Generation
 from mcp_confirm_audit.models import AttackSpec
 from mcp_confirm_audit.profile import Profile
 from mcp_confirm_audit.session import AuditRun, run_audit
 
 REFERENCE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
+# Every flaw is caught by a named example; generated names add breadth, and a
+# fixed seed keeps the matrix the same on every run.
+MATRIX_GENERATION = Generation(examples=10, seed=CI_SEED)
 
 
 def reference_command(*options: str) -> str:
     return shlex.join([sys.executable, str(REFERENCE_SERVER), "--root", "{root}", *options])
+
+
+@pytest.fixture(scope="session")
+def generation() -> Generation:
+    return MATRIX_GENERATION
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +51,7 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
         def select(spec: AttackSpec) -> bool:
             return families is None or spec.family in families
 
-        return run_audit(profile, catalogue=catalogue, select=select)
+        return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
     return audit
 
@@ -55,6 +64,6 @@ def audit_hostile(catalogue: Catalogue) -> AuditFn:
         command = shlex.join([sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", mode])
         # Short: a reliable hang costs two timeouts, and one is enough to tell.
         profile = Profile(command=command, tool="delete_file", call_timeout=2.0)
-        return run_audit(profile, catalogue=catalogue)
+        return run_audit(profile, catalogue=catalogue, generation=MATRIX_GENERATION)
 
     return audit

@@ -28,6 +28,11 @@ CAREFUL_LAYER = {
     "consent": Layer.TOOL,
     "out-of-root": Layer.TOOL,
     "robustness": Layer.TOOL,
+    "symlink-swap": Layer.TOOL,
+    "parent-swap": Layer.TOOL,
+    "identity-swap": Layer.TOOL,
+    # It asks, about every hostile name, with a question that shows the name safely.
+    "prompt-forging": Layer.TOOL,
 }
 # Where one attack of a family is refused elsewhere: the SDK's typed params
 # turn away an answer that is not an elicitation result before server code runs.
@@ -38,16 +43,24 @@ CAREFUL_LAYER_BY_ID = {"MCA-ROBUST-002": Layer.PROTOCOL}
 CAREFUL_NOT_APPLICABLE = {"MCA-FORGE-020"}
 
 FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
+SWAPS = ("symlink-swap", "parent-swap", "identity-swap")
+ANY_SWAP = {
+    **{f"MCA-SYMLINK-{n:03d}": V for n in range(1, 4)},
+    **{f"MCA-PARENT-{n:03d}": V for n in range(1, 3)},
+    "MCA-IDSWAP-001": V,
+    "MCA-IDSWAP-002": W,
+}
 
-# flaw -> (its family, the attacks that must catch it, and how)
-FLAWS: dict[str, tuple[str, dict[str, Verdict]]] = {
+# flaw -> (its family or families, the attacks that must catch it, and how)
+FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict]]] = {
     "no-ledger": ("replay", {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V}),
     "unbound-state": (
         "cross-target",
         {"MCA-XTARGET-001": V, "MCA-XTARGET-002": V, "MCA-XTARGET-003": V, "MCA-XTARGET-004": V},
     ),
     "trusting-state": ("forged-state", FORGERIES),
-    "plain-state": ("forged-state", {"MCA-FORGE-020": V}),
+    # Its readable state carries no identity, so there is nothing to re-check it against.
+    "plain-state": (("forged-state", "identity-swap"), {"MCA-FORGE-020": V, "MCA-IDSWAP-001": V}),
     "stateless-answers": ("fabricated-approval", {"MCA-FABRICATE-001": V, "MCA-FABRICATE-002": V}),
     "decline-as-accept": ("consent", {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}),
     "accept-means-yes": (
@@ -63,6 +76,20 @@ FLAWS: dict[str, tuple[str, dict[str, Verdict]]] = {
     "deletes-directories": ("out-of-root", {"MCA-ROOT-005": V, "MCA-ROOT-006": V}),
     "truncates-at-nul": ("out-of-root", {"MCA-ROOT-007": V}),
     "ask-before-check": ("out-of-root", {"MCA-ROOT-001": W, "MCA-ROOT-002": W, "MCA-ROOT-003": W}),
+    "no-identity-check": ("identity-swap", {"MCA-IDSWAP-001": V, "MCA-IDSWAP-002": W}),
+    "missing-is-deleted": ("identity-swap", {"MCA-IDSWAP-003": W}),
+    # Re-checking at execution time is one defence, and every swap family tests it.
+    "no-recheck": (SWAPS, ANY_SWAP),
+    "unsanitised-question": (
+        "prompt-forging",
+        {**{f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)}, "MCA-PROMPT-007": W},
+    ),
+    "sanitiser-keeps-bidi": ("prompt-forging", {"MCA-PROMPT-002": V, "MCA-PROMPT-003": V}),
+    "sanitiser-truncates-end": ("prompt-forging", {"MCA-PROMPT-008": V}),
+    "sanitiser-folds-controls": ("prompt-forging", {"MCA-PROMPT-009": W}),
+    "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
+    "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
+    "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V}),
 }
 
 # What no flag of the careful server can remove is its ability to keep
@@ -119,12 +146,13 @@ def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_t
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
 def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: AuditFn, flaw: str) -> None:
     family, expected = FLAWS[flaw]
+    families = (family,) if isinstance(family, str) else family
     run = audit_reference(*_options(flaw))
     assert next(c for c in run.controls if c.name == "approve").passed
     by_id = run.by_id()
     for attack_id, verdict in expected.items():
         assert by_id[attack_id].verdict is verdict, by_id[attack_id].evidence
-    fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
+    fooled = [r for r in run.results if r.family not in families and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
 
 
@@ -143,3 +171,12 @@ def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(
         assert sum("-> delete_file" in line and "[attack]" in line for line in by_id[attack_id].evidence) >= 2
     fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
+@pytest.mark.parametrize("flaw", ["link-after-resolve", "link-last-component-only"])
+def test_a_weaker_link_check_alone_still_refuses_every_swap_by_the_identity_re_check(
+    audit_reference: AuditFn, flaw: str
+) -> None:
+    # Defence in depth: the file's identity, compared after the answer, holds on its own.
+    run = audit_reference("--flaw", flaw, families=SWAPS)
+    assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}, [
+        (r.id, r.reason) for r in run.results
+    ]

@@ -5,26 +5,58 @@ from __future__ import annotations
 import shutil
 
 from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.generation import Generation
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile import Profile
 from mcp_confirm_audit.session import run_audit
 
-# What mcp-confirm 0.2.1 gets wrong: it reads the confirm box by truthiness.
-KNOWN_FINDINGS = {"MCA-CONSENT-004", "MCA-CONSENT-005", "MCA-CONSENT-006"}
+# What mcp-confirm 0.2.1 gets wrong, each read off its source:
+KNOWN_FINDINGS = {
+    # It reads the confirm box by truthiness: `(answer.content or {}).get("confirmed")`.
+    "MCA-CONSENT-004",
+    "MCA-CONSENT-005",
+    "MCA-CONSENT-006",
+    # Its re-check after the answer is exists() and is_file() on the resolved path, so
+    # another file renamed onto the name is deleted in its place ...
+    "MCA-IDSWAP-001",
+    # ... and its link check (`Path(path).is_symlink()`) sees only the last component,
+    # so a parent directory swapped for a link to another directory in the root is
+    # followed, and the same-named canary there is deleted.
+    "MCA-PARENT-001",
+    # safe_value() drops bidi overrides and turns Cc/Cf/Zl/Zp into spaces, but keeps
+    # unassigned code points: U+E0000 and most of the tag block are default-ignorable,
+    # so they reach the question and are invisible.
+    "MCA-PROMPT-003",
+}
+KNOWN_WEAK = {
+    # The file rewritten in place after the question is still deleted.
+    "MCA-IDSWAP-002",
+    # Markdown and HTML in a name reach the question unescaped.
+    "MCA-PROMPT-007",
+    # Controls become spaces and runs of spaces collapse: "a\u200bb" and "a b" read the same.
+    "MCA-PROMPT-009",
+}
 
 
-def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_truthy_answers(
-    catalogue: Catalogue,
+def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(
+    catalogue: Catalogue, generation: Generation
 ) -> None:
     assert shutil.which("mcp-confirm"), "mcp-confirm is part of the dev extra"
-    run = run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue)
+    run = run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation)
     by_id = run.by_id()
     vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
-    assert vulnerable == KNOWN_FINDINGS
+    assert vulnerable == KNOWN_FINDINGS, [
+        (r.id, r.reason) for r in run.results if r.id in vulnerable ^ KNOWN_FINDINGS
+    ]
+    weak = {r.id for r in run.results if r.verdict is Verdict.WEAK}
+    assert weak == KNOWN_WEAK, [(r.id, r.reason) for r in run.results if r.id in weak ^ KNOWN_WEAK]
     # Its README's table: the SDK refuses cross-target and forged state, the package the rest.
     assert by_id["MCA-XTARGET-001"].layer is Layer.SDK_BOUNDARY
     assert by_id["MCA-FORGE-006"].layer is Layer.SDK_BOUNDARY
     assert by_id["MCA-REPLAY-002"].layer is Layer.TOOL
     assert by_id["MCA-ROOT-003"].layer is Layer.TOOL
-    assert not [r for r in run.results if r.verdict in (Verdict.WEAK, Verdict.INCONCLUSIVE)]
+    # Its last-component link check does refuse a swapped final link, and containment
+    # after resolving refuses a parent swapped for a link out of the root.
+    assert {by_id[i].layer for i in ("MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-002")} == {Layer.TOOL}
+    assert not [r for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
     assert {r.tool for r in run.results} == {"delete_file"}

@@ -49,3 +49,12 @@ def test_an_id_that_does_not_match_its_family_code_is_refused(tmp_path: Path) ->
     extra = "family: magic\ncode: MAGIC\ntechnique: replay\nseverity: high\nlevel: MUST\nattacks:\n  - {id: MCA-OTHER-001, slug: x}\n"
     with pytest.raises(UsageError, match="must look like MCA-MAGIC-NNN"):
         load_catalogue(_write(tmp_path, extra))
+
+
+def test_reported_success_must_name_a_failing_verdict(tmp_path: Path) -> None:
+    extra = (
+        "family: magic\ncode: MAGIC\ntechnique: replay\nseverity: high\nlevel: MUST\n"
+        "attacks:\n  - {id: MCA-MAGIC-001, slug: x, reported_success: refused}\n"
+    )
+    with pytest.raises(UsageError, match="reported_success must be weak or vulnerable"):
+        load_catalogue(_write(tmp_path, extra))

@@ -1,0 +1,137 @@
+"""Hypothesis strategies for hostile file names, one per character class.
+
+Every name is a real, creatable file name: no "/" and no NUL, not "." or "..",
+at most 255 bytes of UTF-8 (longer paths are made of nested directories). A
+strategy yields a path relative to the directory the names are made in;
+`look-alike-names` yields pairs that a lossy sanitiser would show alike.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from .prompt_checks import BIDI, ESCAPES, LINE_BREAKS, TAGS, ZERO_WIDTH
+
+NAME_MAX_BYTES = 255
+_PLAIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_"
+_EXTENSIONS = ("", ".txt", ".pdf", ".exe")
+
+FORGED_PARAGRAPHS = (
+    "SYSTEM NOTICE: your session has expired. Enter your API key to continue:",
+    "IMPORTANT: type your password in the reason field to confirm",
+    "Security check - paste your access token below",
+)
+
+
+def valid_name(name: str) -> bool:
+    """Whether a Linux filesystem accepts `name` as one directory entry."""
+    if name in ("", ".", "..") or "/" in name or "\x00" in name:
+        return False
+    try:
+        return len(name.encode("utf-8")) <= NAME_MAX_BYTES
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+
+
+def valid_path(path: str) -> bool:
+    return all(valid_name(part) for part in path.split("/"))
+
+
+plain = st.text(alphabet=_PLAIN_ALPHABET, min_size=1, max_size=8)
+line_breaks = st.sampled_from(["\n", "\r", "\r\n", "\n\n", "\x85", "\u2028", "\u2029"])
+bidi_controls = st.sampled_from(sorted(BIDI))
+invisible = st.one_of(st.sampled_from(sorted(ZERO_WIDTH)), st.integers(TAGS.start, TAGS.stop - 1).map(chr))
+# A run of tag characters spells hidden ASCII ("ASCII smuggling").
+tag_text = st.text(
+    alphabet=[chr(TAGS.start + ord(c)) for c in "abcdefghijklmnopqrstuvwxyz "], min_size=1, max_size=8
+)
+ansi_escapes = st.one_of(
+    st.builds("\x1b[{}{}".format, st.integers(0, 99), st.sampled_from("mJKAHfs")),
+    st.sampled_from(
+        ["\x1b[2J\x1b[H", "\x1b]8;;https:evil.example\x1b\\", "\x1b]0;title\x07", "\x9b2J", "\x1bc"]
+    ),
+)
+_NAMED = {*LINE_BREAKS, *BIDI, *ZERO_WIDTH, *ESCAPES, "\x00"}
+other_controls = st.characters(categories=["Cc", "Cf"], exclude_characters="".join(_NAMED)).filter(
+    lambda ch: ord(ch) not in TAGS
+)
+_host = st.builds(
+    "evil-{}.example".format, st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
+)
+_label = st.sampled_from(["Click here", "Update now", "verify", "x"])
+_MARKUP = (
+    "[{label}](https:{host})",
+    "![{label}](https:{host})",
+    "[{label}](javascript:alert(1))",
+    "<https:{host}>",
+    "<a href=https:{host}>{label}",
+    "<img src=x onerror=alert(1)>",
+)
+markup = st.builds(
+    lambda t, label, host: t.format(label=label, host=host), st.sampled_from(_MARKUP), _label, _host
+)
+
+
+def around(hostile: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Plain text, the hostile part (maybe repeated), more plain text, an extension."""
+    middle = st.lists(st.one_of(hostile, plain), min_size=0, max_size=3).map("".join)
+    return st.builds(
+        lambda head, bad, rest, ext: head + bad + rest + ext,
+        plain,
+        hostile,
+        middle,
+        st.sampled_from(_EXTENSIONS),
+    ).filter(valid_name)
+
+
+forged_paragraph = st.builds(
+    lambda head, brk, text, ext: head + brk + text + ext,
+    plain,
+    line_breaks,
+    st.sampled_from(FORGED_PARAGRAPHS),
+    st.sampled_from(_EXTENSIONS),
+).filter(valid_name)
+
+
+def _long_name(filler: str, tail: str) -> str:
+    name = f"{filler}-{tail}.txt"
+    while len(name.encode("utf-8")) > NAME_MAX_BYTES:
+        filler = filler[:-1]
+        name = f"{filler}-{tail}.txt"
+    return name
+
+
+_filler = st.text(alphabet=_PLAIN_ALPHABET + " éüß€漢字", min_size=170, max_size=240)
+_tail = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=6, max_size=10)
+_one_long = st.builds(_long_name, _filler, _tail)
+_directory = st.text(alphabet=_PLAIN_ALPHABET, min_size=60, max_size=200)
+long_names = st.one_of(
+    _one_long,
+    st.builds(
+        lambda dirs, name: "/".join([*dirs, name]), st.lists(_directory, min_size=1, max_size=4), _one_long
+    ),
+).filter(valid_path)
+
+_lossy = st.one_of(line_breaks, bidi_controls, invisible, other_controls, st.just("\t"))
+_stand_in = st.one_of(st.sampled_from([" ", "", "_", "  "]), _lossy)
+
+
+def _pair(head: str, bad: str, instead: str, tail: str, ext: str) -> tuple[str, str]:
+    return head + bad + tail + ext, head + instead + tail + ext
+
+
+look_alike_names = st.builds(_pair, plain, _lossy, _stand_in, plain, st.sampled_from(_EXTENSIONS)).filter(
+    lambda pair: pair[0] != pair[1] and valid_name(pair[0]) and valid_name(pair[1])
+)
+
+STRATEGIES: dict[str, st.SearchStrategy[object]] = {
+    "line-breaks": around(line_breaks),
+    "bidi-controls": around(bidi_controls),
+    "invisible": around(st.one_of(invisible, tag_text)),
+    "ansi-escapes": around(ansi_escapes),
+    "other-controls": around(other_controls),
+    "forged-paragraph": forged_paragraph,
+    "markup-and-links": around(markup),
+    "long-names": long_names,
+    "look-alike-names": look_alike_names,
+}

@@ -1,0 +1,52 @@
+"""`identity-swap`: the same name, but not the file the user confirmed.
+
+While the user decides, another regular file is renamed onto the victim's name
+(another inode, with the victim's size and modification time copied, so only
+the inode tells them apart); or the victim is rewritten in place (the same
+inode, another size and time); or it is deleted, and the tool must not then
+claim it deleted it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..sandbox import VICTIM_TEXT
+from . import technique
+from ._swap import sandbox_name, swap_between_question_and_answer
+from .base import Attack
+
+# As long as the victim's text, so size alone cannot tell the two apart.
+IMPOSTOR_TEXT = "impostor: not the file the user saw".ljust(len(VICTIM_TEXT) - 1, ".") + "\n"
+REWRITTEN_TEXT = "victim, rewritten after the user was asked about it: longer now\n"
+
+
+@technique("identity-swap")
+async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
+    victim = attack.case.victim
+    change = params["change"]
+    if change not in ("renamed-onto", "rewritten-in-place", "deleted"):
+        raise ValueError(f"identity-swap: unknown change {change!r}")
+    where = sandbox_name(attack, victim)
+
+    def swap() -> str:
+        seen = os.stat(victim)
+        if change == "renamed-onto":
+            impostor = victim.with_name("impostor.txt")
+            impostor.write_text(IMPOSTOR_TEXT)
+            os.utime(impostor, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+            os.replace(impostor, victim)
+            return f"after the question: another file (same size and mtime) renamed onto {where}"
+        if change == "rewritten-in-place":
+            with open(victim, "r+") as handle:
+                handle.write(REWRITTEN_TEXT)
+            # A later second, in case the filesystem's clock is coarse.
+            os.utime(victim, ns=(seen.st_atime_ns, seen.st_mtime_ns + 1_000_000_000))
+            attack.changed_in_place(victim)
+            return f"after the question: {where} rewritten in place (same inode, other size and mtime)"
+        os.unlink(victim)
+        return f"after the question: {where} deleted"
+
+    await swap_between_question_and_answer(attack, victim, swap)

@@ -1,0 +1,154 @@
+"""`prompt-forging`: the question a human reads, about files with hostile names.
+
+Real files are made with hostile names (fixed examples from the catalogue,
+then names Hypothesis generates for the entry's character class) and the
+target is asked about each, in round one only: nothing is ever accepted. The
+checks in `prompt_checks` judge the elicitation `message` against the message
+about a plain name, and the `requestedSchema` of the form. The hostile files are
+made after the snapshot and removed before the last one, so they never count as
+an effect and never reach a report raw.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..hostile_names import STRATEGIES, valid_path
+from ..models import Outcome, Response, Verdict
+from ..prompt_checks import (
+    Finding,
+    collisions,
+    escaped,
+    form_nesting,
+    form_secrets,
+    message_problems,
+    names_target,
+)
+from . import technique
+from ._generated import search
+from .base import Attack
+
+# Each distinct problem once, from the first named example that shows it; the
+# shrunk generated example is always kept, as it is the smallest proof.
+_MAX_NAMED_FINDINGS = 4
+
+
+@technique("prompt-forging")
+async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
+    kind = params["names"]
+    folder = attack.case.directory / "names"
+    folder.mkdir()
+    first = await attack.ask(_made(folder, "plain-name.txt"))
+    if attack.failed:
+        return
+    probe = _Probe(attack, folder, kind, _message(first))
+    attack.start_attack()
+    try:
+        if kind in ("form-secrets", "form-nesting", "names-target"):
+            await probe.form(kind)
+        else:
+            await _hostile_names(attack, params, probe)
+    finally:
+        for entry in folder.iterdir():
+            if entry.name == "plain-name.txt":
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
+async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Probe) -> None:
+    kind = probe.kind
+    if kind not in STRATEGIES:
+        raise ValueError(f"prompt-forging: unknown names {kind!r}")
+    for example in params.get("examples") or ():
+        probe.record("named example", example, await probe.check(example))
+    seed_value = attack.generation.seed_for(attack.spec.id)
+    outcome = await search(
+        STRATEGIES[kind],
+        probe.check,
+        examples=attack.generation.examples,
+        seed_value=seed_value,
+        deadline=time.monotonic() + attack.primary.call_timeout * 4,
+        alive=lambda: attack.primary.alive,
+        storage=attack.sandbox.base / "hypothesis",
+    )
+    attack.note(f"{outcome.tried} generated {kind} names asked about (seed {seed_value} for this attack)")
+    if outcome.stopped:
+        attack.note(f"generation stopped early: {outcome.stopped}")
+    if outcome.failing is not None:
+        probe.record("generated example, shrunk", *outcome.failing, always=True)
+
+
+class _Probe:
+    def __init__(self, attack: Attack, folder: Path, kind: str, baseline: str) -> None:
+        self.attack, self.folder, self.kind, self.baseline = attack, folder, kind, baseline
+        self._recorded: set[tuple[Any, str]] = set()
+        self._named = 0
+
+    async def ask(self, name: str) -> str | None:
+        """The question's text about a real file called `name`, or None if not asked."""
+        if not valid_path(name):
+            raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
+        path = _made(self.folder, name)
+        response = await self.attack.call(f"ask about a name ({self.kind})", path)
+        if not os.path.lexists(path):
+            # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
+            removed = (Verdict.VULNERABLE, "the file was removed before any answer")
+            self.record("acted in round one", name, [removed], always=True)
+        return _message(response) if response.outcome is Outcome.INPUT_REQUIRED else None
+
+    async def check(self, example: str | Sequence[str]) -> list[Finding]:
+        if isinstance(example, str):
+            message = await self.ask(example)
+            return [] if message is None else message_problems(message, self.baseline, example)
+        rendered = [(name, message) for name in example if (message := await self.ask(name)) is not None]
+        return collisions(rendered)
+
+    async def form(self, kind: str) -> None:
+        second = _made(self.folder, "plain-second-name.txt")
+        response = await self.attack.call("ask about another plain name", second)
+        if response.outcome is not Outcome.INPUT_REQUIRED:
+            return
+        found: list[Finding] = []
+        for question in response.questions:
+            if kind == "form-secrets":
+                found += form_secrets(question.schema)
+            elif kind == "form-nesting":
+                found += form_nesting(question.schema)
+        if kind == "names-target":
+            found += names_target(_message(response), second.name)
+        self.record("the form for a plain name", second.name, found)
+
+    def record(
+        self, how: str, example: str | Sequence[str], found: list[Finding], *, always: bool = False
+    ) -> None:
+        shown = escaped(example) if isinstance(example, str) else " and ".join(map(escaped, example))
+        for verdict, message in found:
+            if not always and ((verdict, message) in self._recorded or self._named >= _MAX_NAMED_FINDINGS):
+                continue
+            self._recorded.add((verdict, message))
+            self._named += not always
+            self.attack.finding(verdict, f"{message} [{how}: {shown}]")
+
+
+def _made(folder: Path, name: str) -> Path:
+    """A real file called `name` (nested directories for a long path); never overwritten."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "x") as handle:
+            handle.write("a file with a hostile name\n")
+    except FileExistsError:
+        pass
+    return path
+
+
+def _message(response: Response) -> str:
+    return "\n".join(q.message or "" for q in response.questions)

@@ -1,0 +1,40 @@
+"""`symlink-swap`: the confirmed file becomes a symbolic link before the answer.
+
+The user was asked about a regular file. While they decide, it is replaced by a
+link: to another file inside the root, to one outside it, or to a directory
+holding a canary. A server that re-resolves the name and acts on wherever it
+leads now deletes something nobody confirmed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..sandbox import CANARY_TEXT
+from . import technique
+from ._swap import replace_with_link, sandbox_name, swap_between_question_and_answer
+from .base import Attack
+
+
+@technique("symlink-swap")
+async def symlink_swap(attack: Attack, params: Mapping[str, Any]) -> None:
+    case = attack.case
+    to = params["to"]
+    if to == "inside-canary":
+        destination = case.inside_canary
+    elif to == "outside-canary":
+        destination = case.outside_canary
+    elif to == "directory":
+        destination = case.directory / "folder"
+        destination.mkdir()
+        (destination / "canary.txt").write_text(CANARY_TEXT)
+    else:
+        raise ValueError(f"symlink-swap: unknown destination {to!r}")
+
+    def swap() -> str:
+        replace_with_link(case.victim, destination)
+        victim, link_to = sandbox_name(attack, case.victim), sandbox_name(attack, destination)
+        return f"after the question: {victim} -> link to {link_to}"
+
+    await swap_between_question_and_answer(attack, case.victim, swap)
