@@ -26,8 +26,9 @@ from .collect import (
 )
 from .errors import TargetError, UsageError
 from .models import ControlResult, Result
-from .profile import ROOT_FROM, Profile, load_profile, resolve_profile
+from .profile import ROOT_FROM, Profile, load_profile, profile_from_mapping, resolve_profile
 from .report import summary, write_reports
+from .report.ablation import ablation_summary
 from .session import AuditSession
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
@@ -36,6 +37,9 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-root-from", {"choices": ROOT_FROM}, "how the target learns its root: 'arg' ({root} in the command) or 'cwd'"),
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
+    ("--mcp-root", {"metavar": "DIR"}, "the directory a running (URL) target serves; the audit works in a folder inside it"),
+    ("--mcp-replicas", {"metavar": "N"}, "start N processes of the target on one root (the cross-replica family)"),
+    ("--mcp-redemptions", {"metavar": "N"}, "redemptions of one approval sent at once (double-spend; default 8)"),
 ]
 
 
@@ -58,20 +62,47 @@ def _setting(config: pytest.Config, name: str) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mcp_audit: an attack or control run by mcp-confirm-audit")
     config.addinivalue_line("markers", "mcp_control: an honest-flow control of mcp-confirm-audit")
-    for family in ("replay", "cross-target", "forged-state", "fabricated-approval", "consent", "out-of-root"):
+    for family in (
+        "replay",
+        "cross-target",
+        "forged-state",
+        "fabricated-approval",
+        "consent",
+        "out-of-root",
+        "double-spend",
+        "cross-replica",
+        "expiry",
+    ):
         config.addinivalue_line("markers", f"{family_marker(family)}: mcp-confirm-audit {family} attacks")
     target, profile_path = _setting(config, "mcp_target"), _setting(config, "mcp_profile")
     if not target and not profile_path:
         return
     try:
-        profile = load_profile(Path(profile_path)) if profile_path else None
-        profile = resolve_profile(profile, target, _setting(config, "mcp_root_from"))
+        profile = load_profile(Path(profile_path)) if profile_path else Profile()
+        profile = resolve_profile(_topology(config, profile), target, _setting(config, "mcp_root_from"))
         if timeout := _setting(config, "mcp_call_timeout"):
             profile = replace(profile, call_timeout=float(timeout))
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
     config.pluginmanager.register(_Audit(config, profile), "mcp-confirm-audit-run")
+
+
+def _topology(config: pytest.Config, profile: Profile) -> Profile:
+    """--mcp-root, --mcp-replicas and --mcp-redemptions over the profile, checked like profile keys."""
+    raw = {"root": _setting(config, "mcp_root")}
+    for key in ("replicas", "redemptions"):
+        value = _setting(config, f"mcp_{key}")
+        if value is not None:
+            try:
+                raw[key] = int(value)
+            except ValueError:
+                raise UsageError(f"--mcp-{key} must be a whole number, got {value!r}") from None
+    for key, value in raw.items():
+        if value is not None:
+            checked = profile_from_mapping({key: value}, source=f"--mcp-{key}")
+            profile = replace(profile, **{key: getattr(checked, key)})
+    return profile
 
 
 class _Audit:
@@ -81,7 +112,14 @@ class _Audit:
         self.config = config
         self.profile = profile
         self.session: AuditSession | None = None
-        self.target: dict[str, Any] = {"command": profile.command, "profile": profile.source}
+        self.target: dict[str, Any] = {
+            "command": profile.command,
+            "profile": profile.source,
+            "transport": profile.transport,
+            "replicas": profile.replicas,
+            "shared_keys": bool(profile.shared_key_env),
+            "ablation": profile.is_in_process,
+        }
         self.results: dict[str, dict[str, Any]] = {}
         self.controls: dict[str, dict[str, Any]] = {}
         self.paths: list[Path] = []
@@ -144,4 +182,6 @@ class _Audit:
             return
         terminalreporter.write_sep("=", "mcp-confirm-audit: which layer refused each attack")
         for line in summary(self._results(), self._controls(), self.paths):
+            terminalreporter.write_line(line)
+        for line in ablation_summary(self._results()):
             terminalreporter.write_line(line)
