@@ -129,7 +129,9 @@ class Sandbox:
         self.sibling_shares_prefix = served_root is None
         for directory in (self.outside, self.sibling, self.logs):
             directory.mkdir()
-        self._watched = {"root": self.cases, "outside": self.outside, "root-evil": self.sibling}
+        # Named as the root sees them, so evidence reads the same either way.
+        cases = "root" if self.cases == self.root else f"root/{self.cases.name}"
+        self._watched = {cases: self.cases, "outside": self.outside, "root-evil": self.sibling}
         self._count = 0
 
     def new_case(self, label: str = "case") -> Case:

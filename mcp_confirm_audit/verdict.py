@@ -113,7 +113,9 @@ def _judge_single_use(record: SingleUse, exchanges: tuple[Exchange, ...]) -> tup
     if len(successes) >= 2:
         labels = "; ".join(e.label for e in successes[:3])
         return Verdict.VULNERABLE, Layer.NONE, f"{len(successes)} redemptions of one approval reported success: {labels}"
-    where = _layers_by_connection(replays)
+    # In the order they were sent: the process the approval was minted on first.
+    sequential = [exchanges[i] for i in sorted(set(record.replays))]
+    where = _layers_by_connection(sequential)
     if record.taken_racing == 0 and record.if_none_taken == "fail-closed":
         refusal = racing[0]
         layer = layer_of(refusal.response)
@@ -135,7 +137,8 @@ def _judge_single_use(record: SingleUse, exchanges: tuple[Exchange, ...]) -> tup
             "the single-use check is not atomic, and only a later check saved the target"
         )
     once = "took effect once" if record.taken == 1 else "was honoured once"
-    return Verdict.REFUSED, layer_of(replays[0].response), f"the approval {once}; every other redemption refused ({where})"
+    said = f"the approval {once}; every other redemption refused ({where})"
+    return Verdict.REFUSED, layer_of(sequential[0].response), said
 
 
 def _succeeded(response: Response, replay: Response) -> bool:
