@@ -54,6 +54,16 @@ class Catalogue:
         return tuple(dict.fromkeys(a.family for a in self.attacks))
 
 
+def family_names(directory: Path | None = None) -> list[str]:
+    """The families in the catalogue, read from the YAML alone (cheap: no technique is imported)."""
+    names = []
+    for path in sorted((directory or default_directory()).glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text())
+        if isinstance(raw, Mapping) and isinstance(raw.get("family"), str):
+            names.append(raw["family"])
+    return names
+
+
 def load_catalogue(directory: Path | None = None) -> Catalogue:
     directory = directory or default_directory()
     registry = techniques.load()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from .baseline import ACCEPTED, DRIFT, STALE, Baseline
 from .controls import ControlOutcome
 from .models import ControlResult, Result, Verdict
 from .session import AuditSession
@@ -19,6 +20,7 @@ from .verdict import describe
 
 SESSION_KEY = pytest.StashKey["AuditSession"]()
 STRICT_KEY = pytest.StashKey[bool]()
+BASELINE_KEY = pytest.StashKey[Baseline]()
 RESULT_PROPERTY = "mcp_audit_result"
 CONTROL_PROPERTY = "mcp_audit_control"
 
@@ -27,12 +29,20 @@ class AttackFound(AssertionError):
     """The attack worked (or, under --mcp-strict, was refused too weakly)."""
 
 
+class StaleBaseline(AttackFound):
+    """The baseline accepts a finding this run no longer finds: the baseline must be updated."""
+
+
 class Inconclusive(Exception):
     """The attack could not be judged; shown as ERROR."""
 
 
 class AuditWarning(pytest.PytestWarning):
     """A weak refusal: a SHOULD-level failure."""
+
+
+class LayerDrift(AuditWarning):
+    """Refused, but by another layer than the baseline expects."""
 
 
 class AuditCollector(pytest.Collector):
@@ -109,12 +119,25 @@ class AttackItem(pytest.Item):
     def runtest(self) -> None:
         assert self.result is not None
         verdict = self.result.verdict
+        strict = self.config.stash.get(STRICT_KEY, False)
+        baseline = self.config.stash.get(BASELINE_KEY, None)
+        mark = baseline.mark(self.result) if baseline is not None else None
+        if baseline is not None and mark is not None:
+            self.user_properties.append(("mcp.baseline", mark.status))
+            if mark.status == STALE:
+                raise StaleBaseline(f"STALE baseline entry in {baseline.source}: {mark.reason}; remove it")
+            if mark.status == ACCEPTED:
+                pytest.xfail(f"baselined in {baseline.source}: {mark.reason}")
+            if mark.status == DRIFT:
+                if strict:
+                    raise AttackFound(f"LAYER DRIFT (--mcp-strict): {mark.reason}, as {baseline.source} says")
+                self.warn(LayerDrift(f"{self.spec.id} layer drift on {self.tool}: {mark.reason}"))
         if verdict is Verdict.NOT_APPLICABLE:
             pytest.skip(self.result.reason)
         if verdict is Verdict.VULNERABLE:
             raise AttackFound(f"VULNERABLE: {self.result.reason}")
         if verdict is Verdict.WEAK:
-            if self.config.stash.get(STRICT_KEY, False):
+            if strict:
                 raise AttackFound(f"WEAK (--mcp-strict): {self.result.reason}")
             self.warn(AuditWarning(f"{self.spec.id} weak on {self.tool}: {self.result.reason}"))
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from .catalogue import load_catalogue
+from .baseline import Baseline, load_baseline
+from .catalogue import family_names, load_catalogue
 from .collect import (
+    BASELINE_KEY,
     CONTROL_PROPERTY,
     RESULT_PROPERTY,
     SESSION_KEY,
@@ -27,7 +29,7 @@ from .collect import (
 from .errors import TargetError, UsageError
 from .models import ControlResult, Result
 from .profile import ROOT_FROM, Profile, load_profile, profile_from_mapping, resolve_profile
-from .report import summary, write_reports
+from .report import AuditReport, build_report, summary, write_reports
 from .report.ablation import ablation_summary
 from .session import AuditSession
 
@@ -37,6 +39,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-root-from", {"choices": ROOT_FROM}, "how the target learns its root: 'arg' ({root} in the command) or 'cwd'"),
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
+    ("--mcp-baseline", {"metavar": "FILE"}, "accepted findings and expected layers (YAML or JSON); stale entries fail"),
     ("--mcp-root", {"metavar": "DIR"}, "the directory a running (URL) target serves; the audit works in a folder inside it"),
     ("--mcp-replicas", {"metavar": "N"}, "start N processes of the target on one root (the cross-replica family)"),
     ("--mcp-redemptions", {"metavar": "N"}, "redemptions of one approval sent at once (double-spend; default 8)"),
@@ -62,17 +65,7 @@ def _setting(config: pytest.Config, name: str) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mcp_audit: an attack or control run by mcp-confirm-audit")
     config.addinivalue_line("markers", "mcp_control: an honest-flow control of mcp-confirm-audit")
-    for family in (
-        "replay",
-        "cross-target",
-        "forged-state",
-        "fabricated-approval",
-        "consent",
-        "out-of-root",
-        "double-spend",
-        "cross-replica",
-        "expiry",
-    ):
+    for family in family_names():
         config.addinivalue_line("markers", f"{family_marker(family)}: mcp-confirm-audit {family} attacks")
     target, profile_path = _setting(config, "mcp_target"), _setting(config, "mcp_profile")
     if not target and not profile_path:
@@ -82,10 +75,21 @@ def pytest_configure(config: pytest.Config) -> None:
         profile = resolve_profile(_topology(config, profile), target, _setting(config, "mcp_root_from"))
         if timeout := _setting(config, "mcp_call_timeout"):
             profile = replace(profile, call_timeout=float(timeout))
+        if baseline_path := _baseline_path(config):
+            config.stash[BASELINE_KEY] = load_baseline(baseline_path, load_catalogue())
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
-    config.pluginmanager.register(_Audit(config, profile), "mcp-confirm-audit-run")
+    config.pluginmanager.register(_Audit(config, profile, profile_path), "mcp-confirm-audit-run")
+
+
+def _baseline_path(config: pytest.Config) -> Path | None:
+    if option := config.getoption("mcp_baseline"):
+        return Path(option)
+    if ini := config.getini("mcp_baseline"):
+        # An ini setting is relative to the ini file, wherever pytest is run from.
+        return (config.inipath.parent if config.inipath else config.rootpath) / str(ini)
+    return None
 
 
 def _topology(config: pytest.Config, profile: Profile) -> Profile:
@@ -108,32 +112,67 @@ def _topology(config: pytest.Config, profile: Profile) -> Profile:
 class _Audit:
     """Registered only when a target is given: collects, runs, and reports."""
 
-    def __init__(self, config: pytest.Config, profile: Profile) -> None:
+    def __init__(self, config: pytest.Config, profile: Profile, profile_path: str | None) -> None:
         self.config = config
         self.profile = profile
         self.session: AuditSession | None = None
         self.target: dict[str, Any] = {
             "command": profile.command,
-            "profile": profile.source,
+            "command_source": profile.source,
+            "profile": profile_path or None,
+            "version": profile.version,
+            "root_from": profile.root_from,
+            "call_timeout": profile.call_timeout,
             "transport": profile.transport,
             "replicas": profile.replicas,
             "shared_keys": bool(profile.shared_key_env),
             "ablation": profile.is_in_process,
         }
+        self.baseline: Baseline | None = config.stash.get(BASELINE_KEY, None)
+        self.report: AuditReport | None = None
         self.results: dict[str, dict[str, Any]] = {}
         self.controls: dict[str, dict[str, Any]] = {}
         self.paths: list[Path] = []
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+    def _start(self) -> AuditSession:
+        """Start the target and discover its tools, or stop the run with one line saying why."""
         try:
-            catalogue = load_catalogue()
-            audit = AuditSession(self.profile, catalogue)
+            audit = AuditSession(self.profile, load_catalogue())
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         except TargetError as exc:
             pytest.exit(f"mcp-confirm-audit: {exc}", returncode=pytest.ExitCode.INTERRUPTED)
+        return audit
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # The xdist controller collects nothing, and a worker that stops is
+        # restarted again and again. So the controller checks, once, before
+        # any worker starts, that the target starts and has a tool to audit.
+        if self.config.pluginmanager.has_plugin("dsession"):
+            probe = self._start()
+            self._learn(probe)
+            probe.close()
+
+    def _learn(self, audit: AuditSession) -> None:
+        self.target["server"] = audit.server_info
+        self.target["tools"] = [p.name for p in audit.plans]
+        started = self.target.get("processes_started", 0)
+        self.target["processes_started"] = started + audit.stats.processes_started
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        try:
+            audit = self._start()
+        except (pytest.UsageError, pytest.exit.Exception) as exc:
+            if not hasattr(self.config, "workerinput"):
+                raise
+            # The controller's probe passed, so this is a target that failed
+            # only now: stop the whole run with the reason, not this worker alone.
+            session.shouldstop = str(getattr(exc, "msg", exc))
+            return
+        catalogue = audit.catalogue
         self.session = audit
         self.config.stash[SESSION_KEY] = audit
         parent = AuditCollector.from_parent(session, name="mcp-audit", nodeid="mcp-audit")
@@ -163,13 +202,32 @@ class _Audit:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.session is not None:
-            self.target["server"] = self.session.server_info
-            self.target["tools"] = [p.name for p in self.session.plans]
-            self.target["processes_started"] = self.session.stats.processes_started
+            self._learn(self.session)
             self.session.close()
-        report_dir = _setting(self.config, "mcp_report_dir")
-        if report_dir and not hasattr(self.config, "workerinput"):
-            self.paths = write_reports(Path(report_dir), self._results(), self._controls(), self.target)
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            # An xdist worker: hand what it learned about the target to the
+            # controller, which alone writes the reports.
+            workeroutput["mcp_audit_target"] = json.dumps(self.target)
+            return
+        if not self.results and not self.controls:
+            return
+        self.report = build_report(self._results(), self._controls(), self.target, baseline=self.baseline)
+        if self.report.unmatched and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if report_dir := _setting(self.config, "mcp_report_dir"):
+            self.paths = write_reports(Path(report_dir), self.report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # xdist controller: every worker started its own target processes.
+        output = getattr(node, "workeroutput", None) or {}
+        if "mcp_audit_target" not in output:
+            return
+        worker = json.loads(output["mcp_audit_target"])
+        started = self.target.get("processes_started", 0) + worker.pop("processes_started", 0)
+        self.target.update({k: v for k, v in worker.items() if v})
+        self.target["processes_started"] = started
 
     def _results(self) -> list[Result]:
         return [Result.from_dict(d) for d in self.results.values()]
@@ -178,10 +236,15 @@ class _Audit:
         return [ControlResult(**d) for d in self.controls.values()]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.results and not self.controls:
+        if self.report is None:
             return
         terminalreporter.write_sep("=", "mcp-confirm-audit: which layer refused each attack")
-        for line in summary(self._results(), self._controls(), self.paths):
+        for line in summary(self.report, self.paths):
             terminalreporter.write_line(line)
-        for line in ablation_summary(self._results()):
+        for line in ablation_summary(self.report.results):
             terminalreporter.write_line(line)
+        if self.report.unmatched:
+            terminalreporter.write_line(
+                f"FAILED: {len(self.report.unmatched)} stale baseline entr(y/ies) matched no result; "
+                f"remove them from {self.report.baseline}", red=True
+            )

@@ -30,6 +30,9 @@ _TTL_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\{ttl\}$")
 class Profile:
     name: str = "target"
     command: str = ""
+    # The target's version as the reports should name it, for servers that do
+    # not say it themselves (e.g. the PyPI release a profile pins).
+    version: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     # "arg": the command has a {root} placeholder. "cwd": the server works in
     # its current directory (which is the root; MCP_AUDIT_ROOT says it too).
@@ -134,7 +137,7 @@ def _checked(source: str, key: str, value: Any) -> Any:
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")
-    elif key in ("tool", "path_arg"):
+    elif key in ("tool", "path_arg", "version"):
         if value is not None and not isinstance(value, str):
             raise fail("a string")
     elif key == "root_from":

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
 
 import pytest
+from jsonschema import Draft4Validator, Draft202012Validator
 
 from mcp_confirm_audit.launch import free_port
+from mcp_confirm_audit.report.audit_json import schema as audit_schema
+
+# SHA-256 of sarif-2.1/schema/sarif-schema-2.1.0.json in oasis-tcs/sarif-spec,
+# the OASIS SARIF 2.1.0 (errata 01) schema. No package of the SARIF authors
+# ships it; the PyPI package linceo (dev extra) carries a byte-identical copy,
+# and this digest proves it is the official file, not a look-alike.
+OFFICIAL_SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +35,39 @@ def _quiet_inner_pytest(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("pytester").makeini(
             "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
         )
+
+
+SchemaCheck = Callable[[Any], list[str]]
+
+
+def _errors(validator: Any) -> SchemaCheck:
+    # Every violation, one line each, so a failing test says what is wrong and where.
+    def check(document: Any) -> list[str]:
+        return [
+            f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
+            for e in validator.iter_errors(document)
+        ]
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def sarif_errors() -> SchemaCheck:
+    """Violations of the official SARIF 2.1.0 JSON Schema (draft-04), located in the dev extra."""
+    path = metadata.distribution("linceo").locate_file("linceo/data/sarif-schema-2.1.0.json")
+    raw = Path(str(path)).read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == OFFICIAL_SARIF_SCHEMA_SHA256, (
+        f"{path} is not the official schema"
+    )
+    return _errors(Draft4Validator(json.loads(raw), format_checker=Draft4Validator.FORMAT_CHECKER))
+
+
+@pytest.fixture(scope="session")
+def audit_errors() -> SchemaCheck:
+    """Violations of the audit.json schema the package ships."""
+    schema = audit_schema()
+    Draft202012Validator.check_schema(schema)
+    return _errors(Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER))
 
 
 @pytest.fixture(scope="session")

@@ -1,28 +1,65 @@
-"""`audit.json`: the machine-readable report, versioned by `schema_version`."""
+"""`audit.json`: the machine-readable report, versioned by `schema_version`.
+
+Its shape is `audit.schema.json` beside this module (JSON Schema 2020-12);
+a field is only ever added under the same version, never renamed or removed.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections import Counter
+from importlib import resources
 from typing import Any
 
 from .. import __version__
-from ..models import ControlResult, Result
+from ..baseline import ACCEPTED, DRIFT, STALE
+from .document import AuditReport
 
 SCHEMA_VERSION = 1
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema every audit.json validates against."""
+    loaded: dict[str, Any] = json.loads(
+        resources.files(__package__).joinpath("audit.schema.json").read_text()
+    )
+    return loaded
 
 
 class AuditJson:
     filename = "audit.json"
 
-    def render(self, results: Sequence[Result], controls: Sequence[ControlResult], target: Mapping[str, Any]) -> str:
+    def render(self, report: AuditReport) -> str:
         document = {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "mcp-confirm-audit", "version": __version__},
-            "generated": datetime.now(UTC).isoformat(timespec="seconds"),
-            "target": dict(target),
-            "controls": [c.as_dict() for c in sorted(controls, key=lambda c: (c.tool, c.name))],
-            "results": [r.as_dict() for r in results],
+            "generated": report.generated.isoformat(timespec="seconds"),
+            "target": dict(report.target),
+            "summary": _summary(report),
+            "baseline": _baseline(report),
+            "controls": [c.as_dict() for c in report.controls],
+            "results": [
+                {**r.as_dict(), "baseline": m.as_dict() if (m := report.mark(r)) else None}
+                for r in report.results
+            ],
         }
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _summary(report: AuditReport) -> dict[str, Any]:
+    verdicts = Counter(r.verdict.value for r in report.results)
+    layers = Counter(r.layer.value for r in report.results if r.layer and r.verdict.value == "refused")
+    return {"verdicts": dict(sorted(verdicts.items())), "refused_by": dict(sorted(layers.items()))}
+
+
+def _baseline(report: AuditReport) -> dict[str, Any] | None:
+    if report.baseline is None:
+        return None
+    statuses = Counter(m.status for m in report.marks.values())
+    return {
+        "file": report.baseline,
+        "accepted": statuses[ACCEPTED],
+        "stale": statuses[STALE] + len(report.unmatched),
+        "layer_drift": statuses[DRIFT],
+        "unmatched": list(report.unmatched),
+    }

@@ -52,3 +52,41 @@ def test_a_bad_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--mcp-profile", "profile.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown key 'colour'*"])
+
+
+READ_ONLY_SERVER = """
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer(name="nothing-to-audit")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def read_file(path: str) -> str:
+    \"\"\"Read a file.\"\"\"
+    return ""
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    \"\"\"Add two numbers.\"\"\"
+    return a + b
+
+
+server.run(transport="stdio")
+"""
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_target_with_no_tool_to_audit_stops_with_the_fix_not_with_no_tests(
+    pytester: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    script = pytester.makepyfile(read_only=READ_ONLY_SERVER)
+    result = pytester.runpytest_subprocess("--mcp-target", f"{sys.executable} {script} {{root}}", *workers)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = result.stdout.str() + result.stderr.str()
+    assert "the target offers no tool to audit (tools: add, read_file)" in output
+    assert "name one in a profile with 'tool:' and 'path_arg:'" in output
+    # Under xdist the controller finds out before any worker starts: no worker is restarted over it.
+    assert "crashed worker" not in output
+    assert "Traceback" not in output

@@ -1,0 +1,59 @@
+"""`mcp-confirm-audit init CMD`: a profile drafted from what discovery found.
+
+It starts the target, lists its tools, picks the ones zero configuration
+would attack, and runs the honest approve flow to learn whether paths are
+relative to the root or absolute. The result is YAML for a person to review.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .catalogue import load_catalogue
+from .discovery import path_argument
+from .profile import resolve_profile
+from .session import AuditSession
+
+
+def draft_profile(command: str, root_from: str | None = None) -> str:
+    profile = resolve_profile(None, command, root_from)
+    session = AuditSession(profile, load_catalogue())
+    session.start()
+    try:
+        styles = {plan.name: session.controls(plan.name) for plan in session.plans}
+        server = session.server_info
+        tools, plans = session.tools, session.plans
+    finally:
+        session.close()
+    chosen = {plan.name for plan in plans}
+    head = [
+        "# Drafted by `mcp-confirm-audit init` from what discovery found: review it before you rely on it.",
+        f"# Server: {server.get('name') or 'unnamed'} {server.get('version') or '(version not reported)'}",
+        "# Tools it offers:",
+    ]
+    for tool in sorted(tools, key=lambda t: t.name):
+        if tool.name in chosen:
+            why = f"audited (path argument {path_argument(tool)!r})"
+        elif tool.read_only is True:
+            why = "skipped: declared read-only"
+        else:
+            why = "skipped: no path-like string argument"
+        head.append(f"#   {tool.name}: {why}")
+    body: dict[str, Any] = {"name": server.get("name") or "target", "command": command}
+    if profile.root_from != "arg":
+        body["root_from"] = profile.root_from
+    notes = []
+    if len(plans) == 1:
+        plan = plans[0]
+        outcome = styles[plan.name]
+        body.update(tool=plan.name, path_arg=plan.path_arg, paths=outcome.style or "auto")
+        if plan.extra_args:
+            body["extra_args"] = dict(plan.extra_args)
+        if not outcome.approve_ok:
+            notes.append(f"# The honest approve flow failed: {outcome.results[0].detail}")
+            notes.append("# Until it works every attack is inconclusive: an 'answer:' template may help.")
+    else:
+        notes.append(f"# Zero configuration audits all {len(plans)} tools above; set 'tool:' to audit one.")
+    return "\n".join([*head, *notes]) + "\n" + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)

@@ -1,0 +1,193 @@
+"""`audit.sarif`: SARIF 2.1.0 for code-scanning dashboards.
+
+One rule per catalogue entry that ran (and per failed honest-flow control),
+one result per finding. A finding the baseline accepts carries an external,
+accepted suppression with the baseline's reason; a baselined finding that is
+no longer found is a `pass` result whose baselineState is `absent`. An attack
+that could not be judged is a tool execution notification, and the run is
+then not marked as successful: inconclusive is never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import __version__
+from ..baseline import ACCEPTED, STALE
+from ..models import ControlResult, Result, Verdict
+from .document import AuditReport, rerun_command
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT = "mcpConfirmAudit/v1"
+# GitHub code scanning ranks alerts by this property (a CVSS-like score).
+_SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
+
+
+class Sarif:
+    filename = "audit.sarif"
+
+    def render(self, report: AuditReport) -> str:
+        rules: dict[str, dict[str, Any]] = {}
+        for r in report.results:
+            rules.setdefault(r.id, _rule(r))
+        for c in report.failed_controls:
+            rules.setdefault(_control_rule_id(c), _control_rule(c))
+        index = {rule_id: i for i, rule_id in enumerate(rules)}
+        results = [_result(report, r, index[r.id]) for r in report.results if _reported(report, r)]
+        results += [_control_result(report, c, index[_control_rule_id(c)]) for c in report.failed_controls]
+        unjudged = [r for r in report.results if r.verdict is Verdict.INCONCLUSIVE]
+        run: dict[str, Any] = {
+            "tool": {
+                "driver": {
+                    "name": "mcp-confirm-audit",
+                    "version": __version__,
+                    "semanticVersion": __version__,
+                    "rules": list(rules.values()),
+                }
+            },
+            "automationDetails": {"id": f"mcp-confirm-audit/{_server_name(report)}/"},
+            "invocations": [
+                {
+                    "executionSuccessful": not unjudged and not report.failed_approvals,
+                    "endTimeUtc": report.generated.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "toolExecutionNotifications": [
+                        {
+                            "level": "error",
+                            "message": {"text": f"{r.id} on {r.tool} could not be judged: {r.reason}"},
+                            "descriptor": {"id": r.id},
+                        }
+                        for r in unjudged
+                    ]
+                    + [
+                        {
+                            "level": "error",
+                            "message": {"text": f"the honest flow failed on {c.tool}: {c.detail}"},
+                        }
+                        for c in report.failed_approvals
+                    ],
+                }
+            ],
+            "results": results,
+            "properties": {"target": dict(report.target)},
+        }
+        document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _server_name(report: AuditReport) -> str:
+    return str((report.target.get("server") or {}).get("name") or "target")
+
+
+def _reported(report: AuditReport, result: Result) -> bool:
+    mark = report.mark(result)
+    return result.verdict in (Verdict.VULNERABLE, Verdict.WEAK) or (mark is not None and mark.status == STALE)
+
+
+def _rule(result: Result) -> dict[str, Any]:
+    requirement = "; ".join(result.refs) or "-"
+    tags = ["security", result.family, *(ref for ref in result.refs if ref.startswith("CWE-"))]
+    return {
+        "id": result.id,
+        "name": result.variant,
+        "shortDescription": {"text": result.title},
+        "fullDescription": {
+            "text": f"{result.title} ({result.family} attack, a {result.level} requirement)."
+        },
+        "help": {
+            "text": f"Requirement ({result.level}): {requirement}",
+            "markdown": f"**Requirement ({result.level})**\n\n"
+            + "\n".join(f"- {ref}" for ref in result.refs),
+        },
+        "defaultConfiguration": {"level": "error" if result.level.startswith("MUST") else "warning"},
+        "properties": {
+            "tags": list(dict.fromkeys(tags)),
+            "family": result.family,
+            "severity": result.severity,
+            "requirement-level": result.level,
+            "security-severity": _SECURITY_SEVERITY.get(result.severity, "5.5"),
+        },
+    }
+
+
+def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
+    # A dynamic audit has no source line; the profile is the file in the
+    # repository that names the target, so code scanning has something to show.
+    location: dict[str, Any] = {
+        "logicalLocations": [
+            {"name": tool, "kind": "function", "fullyQualifiedName": f"{_server_name(report)}/{tool}"}
+        ]
+    }
+    if report.target.get("profile"):
+        location["physicalLocation"] = {
+            "artifactLocation": {"uri": str(report.target["profile"])},
+            "region": {"startLine": 1},
+        }
+    return [location]
+
+
+def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, Any]:
+    mark = report.mark(result)
+    refused = result.layer.value if result.layer and result.verdict is Verdict.WEAK else "nothing"
+    entry: dict[str, Any] = {
+        "ruleId": result.id,
+        "ruleIndex": rule_index,
+        "kind": "fail",
+        "level": "error" if result.verdict is Verdict.VULNERABLE else "warning",
+        "message": {
+            "text": f"{result.verdict.value.upper()} on {result.tool} (refused by {refused}): {result.reason}"
+        },
+        "locations": _locations(report, result.tool),
+        "partialFingerprints": {FINGERPRINT: f"{result.id}:{result.tool}"},
+        "properties": {
+            "tool": result.tool,
+            "verdict": result.verdict.value,
+            "layer": result.layer.value if result.layer else None,
+            "asked_user": result.asked_user,
+            "evidence": list(result.evidence),
+            "reproduce": rerun_command(report.target, f"{result.id} and {result.tool}"),
+        },
+    }
+    if mark is not None and mark.status == STALE:
+        entry.update(
+            kind="pass",
+            level="none",
+            baselineState="absent",
+            message={"text": f"Baselined finding no longer found on {result.tool}: {mark.reason}"},
+        )
+    elif mark is not None and mark.status == ACCEPTED:
+        entry["suppressions"] = [{"kind": "external", "status": "accepted", "justification": mark.reason}]
+        entry["baselineState"] = "unchanged"
+    elif report.baseline is not None:
+        entry["baselineState"] = "new"
+    return entry
+
+
+def _control_rule_id(control: ControlResult) -> str:
+    return f"control-{control.name}"
+
+
+def _control_rule(control: ControlResult) -> dict[str, Any]:
+    return {
+        "id": _control_rule_id(control),
+        "name": control.name,
+        "shortDescription": {"text": f"The honest-flow control '{control.name}' must not act"},
+        "help": {"text": "A decline, a cancel or an accepted answer that says no must never act."},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["security", "control"], "security-severity": _SECURITY_SEVERITY["high"]},
+    }
+
+
+def _control_result(report: AuditReport, control: ControlResult, rule_index: int) -> dict[str, Any]:
+    return {
+        "ruleId": _control_rule_id(control),
+        "ruleIndex": rule_index,
+        "kind": "fail",
+        "level": "error",
+        "message": {"text": f"Control {control.name} failed on {control.tool}: {control.detail}"},
+        "locations": _locations(report, control.tool),
+        "partialFingerprints": {FINGERPRINT: f"{_control_rule_id(control)}:{control.tool}"},
+        "properties": {
+            "reproduce": rerun_command(report.target, f"control-{control.name} and {control.tool}")
+        },
+    }

@@ -1,0 +1,134 @@
+"""The CLI: thin subcommands over pytest and the catalogue, each with clear exit codes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.baseline import load_baseline
+from mcp_confirm_audit.catalogue import load_catalogue
+from mcp_confirm_audit.catalogue_docs import COMMAND, markdown
+from mcp_confirm_audit.cli import main
+from mcp_confirm_audit.profile import load_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = ROOT / "targets" / "reference" / "server.py"
+GOLDEN_AUDIT = ROOT / "tests" / "report" / "golden" / "audit.json"
+
+
+def target(*options: str) -> str:
+    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+
+
+def test_docs_attacks_md_is_generated_from_the_catalogue_and_not_stale() -> None:
+    committed = (ROOT / "docs" / "attacks.md").read_text(encoding="utf-8")
+    assert committed == markdown(load_catalogue()), f"docs/attacks.md is stale: run `{COMMAND}`"
+
+
+def test_the_catalogue_lists_every_active_attack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalogue"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [a.id for a in load_catalogue().attacks]
+
+
+def test_catalogue_markdown_writes_the_docs_file(tmp_path: Path) -> None:
+    assert main(["catalogue", "--markdown", "-o", str(tmp_path / "attacks.md")]) == 0
+    for family in load_catalogue().families:
+        assert f"## {family}\n" in (tmp_path / "attacks.md").read_text()
+
+
+def test_baseline_writes_a_file_the_gate_accepts(tmp_path: Path) -> None:
+    out = tmp_path / "ci" / "baseline.yaml"
+    assert main(["baseline", str(GOLDEN_AUDIT), "-o", str(out)]) == 0
+    written = load_baseline(out, load_catalogue())
+    assert [(f.id, f.verdict.value if f.verdict else None) for f in written.findings] == [
+        ("MCA-CONSENT-004", "weak"),
+        ("MCA-REPLAY-001", "vulnerable"),
+    ]
+    assert {(e.id, e.layer.value) for e in written.layers} == {
+        ("MCA-FORGE-001", "sdk-boundary"),
+        ("MCA-ROOT-003", "tool"),
+    }
+
+
+def test_baseline_of_a_file_that_is_not_an_audit_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"hello": "world"}))
+    assert main(["baseline", str(other)]) == pytest.ExitCode.USAGE_ERROR
+    assert "is not an audit.json of schema_version 1" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_4_not_argparse_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["catalogue", "--colour"])
+    assert exited.value.code == pytest.ExitCode.USAGE_ERROR
+    assert main(["run"]) == pytest.ExitCode.USAGE_ERROR
+    assert "give a target command or --profile FILE" in capsys.readouterr().err
+
+
+def test_init_drafts_a_profile_from_discovery_and_the_honest_flow(tmp_path: Path) -> None:
+    out = tmp_path / "target.yaml"
+    assert main(["init", target("--paths", "absolute"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# Drafted by `mcp-confirm-audit init`")
+    assert "#   stat_file: skipped: declared read-only" in text
+    profile = load_profile(out)
+    assert (profile.tool, profile.path_arg, profile.paths) == ("delete_file", "path", "absolute")
+    assert profile.command == target("--paths", "absolute")
+
+
+def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester) -> None:
+    report = {
+        "schema_version": 1,
+        "target": {
+            "command": target("--flaw", "no-ledger"),
+            "profile": None,
+            "root_from": "arg",
+            "call_timeout": 10,
+        },
+        "results": [
+            {"id": "MCA-REPLAY-002", "tool": "delete_file"},
+            {"id": "MCA-FORGE-001", "tool": "delete_file"},
+        ],
+    }
+    (pytester.path / "audit.json").write_text(json.dumps(report))
+    run = pytester.run(
+        sys.executable, "-m", "mcp_confirm_audit.cli", "replay", "audit.json", "MCA-REPLAY-002", timeout=120
+    )
+    assert run.ret == pytest.ExitCode.TESTS_FAILED
+    run.stdout.fnmatch_lines(
+        [
+            "*FAILED mcp-audit::MCA-REPLAY-002-decline-then-accept[[]delete_file[]]*",
+            "*1 failed, * deselected*",
+        ]
+    )
+    missing = pytester.run(
+        sys.executable, "-m", "mcp_confirm_audit.cli", "replay", "audit.json", "MCA-REPLAY-009"
+    )
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*audit.json has no result MCA-REPLAY-009*"])
+
+
+def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytester: pytest.Pytester) -> None:
+    # "-k REPLAY-001" after a profile: without "--" the pattern could be taken for the target command.
+    pytester.makefile(".yaml", flawed=f"command: {target('--flaw', 'no-ledger')}\ntool: delete_file\n")
+    run = pytester.run(
+        sys.executable,
+        "-m",
+        "mcp_confirm_audit.cli",
+        "run",
+        "--profile",
+        "flawed.yaml",
+        "--",
+        "-k",
+        "REPLAY-001",
+        timeout=120,
+    )
+    assert run.ret == pytest.ExitCode.TESTS_FAILED
+    run.stdout.fnmatch_lines(["*1 failed, * deselected*"])

@@ -1,0 +1,70 @@
+"""pytest-xdist: two workers give the serial run's results, and the controller alone writes the reports."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+# Records which process writes reports: the controller, or a worker (which must not).
+SPY = """
+import mcp_confirm_audit.plugin as plugin
+
+_write = plugin.write_reports
+_role = []
+
+
+def pytest_configure(config):
+    _role.append(config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller")
+
+
+def _spy(directory, report):
+    with open("writers.log", "a") as log:
+        log.write(_role[0] + "\\n")
+    return _write(directory, report)
+
+
+plugin.write_reports = _spy
+"""
+
+
+def target(*options: str) -> str:
+    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+
+
+def _judged(path: Path) -> tuple[Any, ...]:
+    audit = json.loads(path.read_text())
+    results = [(r["id"], r["tool"], r["verdict"], r["layer"], r["asked_user"]) for r in audit["results"]]
+    controls = [(c["name"], c["passed"], c["applicable"]) for c in audit["controls"]]
+    return results, controls, audit["target"]["server"], audit["target"]["tools"]
+
+
+def test_two_workers_give_the_serial_results_and_one_set_of_reports(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
+    pytester.makeconftest(SPY)
+    args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "REPLAY or FORGE-00 or control"]
+    serial = pytester.runpytest_subprocess(*args, "--mcp-report-dir", "serial")
+    (pytester.path / "writers.log").unlink()
+    parallel = pytester.runpytest_subprocess(*args, "-n", "2", "--mcp-report-dir", "parallel")
+    assert serial.ret == parallel.ret == pytest.ExitCode.TESTS_FAILED
+    # (xdist does not count deselected items; everything else must agree.)
+    assert parallel.parseoutcomes() == {k: v for k, v in serial.parseoutcomes().items() if k != "deselected"}
+    assert _judged(pytester.path / "parallel" / "audit.json") == _judged(
+        pytester.path / "serial" / "audit.json"
+    )
+    assert (pytester.path / "writers.log").read_text().split() == ["controller"]
+    assert sorted(p.name for p in (pytester.path / "parallel").iterdir()) == [
+        "audit.json",
+        "audit.sarif",
+        "review.md",
+    ]
+    parallel.stdout.fnmatch_lines(
+        ["MCA-REPLAY-001 after-success*vulnerable*nothing*", "report: parallel*audit.json"]
+    )

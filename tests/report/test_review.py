@@ -1,0 +1,61 @@
+"""review.md: what a reviewer needs to act on each finding, and what could not be tested."""
+
+from __future__ import annotations
+
+from mcp_confirm_audit.models import Verdict
+from mcp_confirm_audit.report import AuditReport
+from mcp_confirm_audit.report.review_md import ReviewMarkdown
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_every_finding_has_its_requirement_evidence_and_a_command_that_reruns_it(report: AuditReport) -> None:
+    findings = _section(ReviewMarkdown().render(report), "Findings")
+    for result in report.findings:
+        block = findings[findings.index(f"#### {result.id}") :]
+        block = block[: block.find("\n#### ", 1) if "\n#### " in block[1:] else None]
+        assert f"**Requirement** ({result.level}): " + "; ".join(result.refs) in block
+        assert all(line in block for line in result.evidence)  # the exact request sequence
+        assert f"-k '{result.id} and {result.tool}'" in block
+        assert "--mcp-profile targets/example.yaml" in block
+    assert "### Control `decline` failed on `delete_file`" in findings
+    assert "-k 'control-decline and delete_file'" in findings
+
+
+def test_findings_are_ordered_by_severity(report: AuditReport) -> None:
+    findings = _section(ReviewMarkdown().render(report), "Findings")
+    assert findings.index("### Critical") < findings.index("MCA-REPLAY-001") < findings.index("### Medium")
+
+
+def test_the_layer_table_has_one_row_per_result_with_the_refusing_layer(report: AuditReport) -> None:
+    table = _section(ReviewMarkdown().render(report), "Which layer refused each attack")
+    rows = [line for line in table.splitlines() if line.startswith("| MCA-")]
+    assert len(rows) == len(report.results)
+    assert "| MCA-FORGE-001 | random-token | `delete_file` | refused | sdk-boundary | no | stale |" in rows
+    assert "| MCA-REPLAY-001 | after-success | `delete_file` | vulnerable | nothing | no | accepted |" in rows
+
+
+def test_what_could_not_be_tested_is_listed_with_the_reason(report: AuditReport) -> None:
+    untested = _section(ReviewMarkdown().render(report), "Not testable here, and why")
+    for result in report.results:
+        if result.verdict in (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE):
+            assert f"| {result.id} | `{result.tool}` | {result.verdict.value} | {result.reason} |" in untested
+    assert "the form has no field that can say no" in untested
+
+
+def test_the_requirement_of_every_family_is_quoted(report: AuditReport) -> None:
+    requirements = _section(ReviewMarkdown().render(report), "The requirement each result rests on")
+    for result in report.results:
+        assert result.id in requirements
+        assert all(ref in requirements for ref in result.refs)
+
+
+def test_stale_entries_and_layer_drift_are_named_in_the_baseline_section(report: AuditReport) -> None:
+    baseline = _section(ReviewMarkdown().render(report), "Baseline")
+    assert "MCA-FORGE-001 on `delete_file`: stale" in baseline
+    assert "MCA-ROOT-003 on `delete_file`: layer-drift: refused by tool, not by protocol" in baseline
+    assert "MCA-REPLAY-003 on delete_file: the attack is retired" in baseline
