@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# Said of every honest redemption one replica refuses because another minted it:
+# safe, but what users of the deployment will see.
+FAIL_CLOSED = "users behind a load balancer will see confirmations that stop working"
+
+
 class Verdict(enum.StrEnum):
     REFUSED = "refused"
     VULNERABLE = "vulnerable"

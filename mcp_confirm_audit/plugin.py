@@ -30,7 +30,7 @@ from .errors import TargetError, UsageError
 from .models import ControlResult, Result
 from .profile import ROOT_FROM, Profile, load_profile, profile_from_mapping, resolve_profile
 from .report import AuditReport, build_report, summary, write_reports
-from .report.ablation import ablation_summary
+from .report.depth import depth_summary
 from .session import AuditSession
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
@@ -241,7 +241,7 @@ class _Audit:
         terminalreporter.write_sep("=", "mcp-confirm-audit: which layer refused each attack")
         for line in summary(self.report, self.paths):
             terminalreporter.write_line(line)
-        for line in ablation_summary(self.report.results):
+        for line in depth_summary(self.report.results):
             terminalreporter.write_line(line)
         if self.report.unmatched:
             terminalreporter.write_line(

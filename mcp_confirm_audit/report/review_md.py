@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from .. import __version__
-from ..models import ControlResult, Result, Verdict
+from ..models import FAIL_CLOSED, ControlResult, Result, Verdict
 from .document import SEVERITIES, AuditReport, rerun_command
 
 _UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE)
@@ -26,6 +26,7 @@ class ReviewMarkdown:
             _controls(report),
             _findings(report),
             _layers(report),
+            _fail_closed(report.results),
             _ablation(report.results),
             _requirements(report.results),
             _untested(report),
@@ -177,6 +178,21 @@ def _layers(report: AuditReport) -> str:
         )
     header = ("attack", "variant", "tool", "verdict", "refused by", "asked user", "baseline")
     return "\n\n".join(["## Which layer refused each attack", _table(header, rows)])
+
+
+def _fail_closed(results: Sequence[Result]) -> str:
+    closed = [r for r in results if r.verdict is Verdict.REFUSED and FAIL_CLOSED in r.reason]
+    if not closed:
+        return ""
+    lines = [
+        "## Safe, but it breaks users: fail-closed replicas",
+        "",
+        "An honest confirmation, asked on one process of the server and answered on another, was refused. "
+        "Nothing unsafe happened, but behind a load balancer this is what users see.",
+        "",
+    ]
+    lines.extend(f"- **{r.id}** (`{r.tool}`): {_cell(r.reason)}" for r in closed)
+    return "\n".join(lines)
 
 
 def _ablation(results: Sequence[Result]) -> str:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 import pytest
 
 from mcp_confirm_audit.catalogue import Catalogue
-from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.models import FAIL_CLOSED, Layer, Verdict
 from mcp_confirm_audit.session import AuditRun
-from mcp_confirm_audit.verdict import FAIL_CLOSED
+
 
 AuditFn = Callable[..., AuditRun]
 V = Verdict.VULNERABLE

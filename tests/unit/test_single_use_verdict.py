@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcp_confirm_audit.models import (
+    FAIL_CLOSED,
     AttackSpec,
     Exchange,
     FileIdentity,
@@ -16,7 +17,7 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
-from mcp_confirm_audit.verdict import FAIL_CLOSED, judge
+from mcp_confirm_audit.verdict import judge
 
 SPEC = AttackSpec(
     id="MCA-DSPEND-001",

@@ -1,14 +1,26 @@
-"""The ablation table: for each attack the SDK's boundary refused, what refuses it without the boundary.
+"""What the terminal adds for request state in depth: fail-closed replicas and the ablation table.
 
-It answers, per attack, "is this guard load-bearing or redundant?": the
-question that exposed a hand-rolled state signer duplicating the SDK's seal.
+A replica that refuses an honest approval minted on another is safe but breaks
+users behind a load balancer; that is said plainly, not left in a reason. The
+ablation table answers, per attack the SDK's boundary refused, "is this guard
+load-bearing or redundant?": the question that exposed a hand-rolled state
+signer duplicating the SDK's seal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..models import Result
+from ..models import FAIL_CLOSED, Result, Verdict
+
+
+def depth_summary(results: Sequence[Result]) -> list[str]:
+    return [*fail_closed(results), *ablation_summary(results)]
+
+
+def fail_closed(results: Sequence[Result]) -> list[str]:
+    closed = [r for r in results if r.verdict is Verdict.REFUSED and FAIL_CLOSED in r.reason]
+    return [f"{r.id} [{r.tool}] {r.reason}" for r in sorted(closed, key=lambda r: (r.tool, r.id))]
 
 
 def ablation_summary(results: Sequence[Result]) -> list[str]:

@@ -1,4 +1,7 @@
-"""Ablation answers "is this guard load-bearing or redundant?", and survives the trip through reports."""
+"""Ablation answers "is this guard load-bearing or redundant?"; fail-closed replicas are said plainly.
+
+Both survive the trip through reports.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,10 @@ import json
 
 import pytest
 
-from mcp_confirm_audit.models import Ablation, Effect, Layer, Result, Verdict
-from mcp_confirm_audit.report.ablation import ablation_summary
+from dataclasses import replace
+
+from mcp_confirm_audit.models import FAIL_CLOSED, Ablation, Effect, Layer, Result, Verdict
+from mcp_confirm_audit.report.depth import ablation_summary, fail_closed
 
 
 def result(ablation: Ablation | None) -> Result:
@@ -64,3 +69,8 @@ def test_the_summary_lists_only_ablated_attacks_with_the_layers_that_refuse_them
     assert "sdk-boundary, tool" in lines[2]
     assert lines[2].rstrip().endswith("redundant")
     assert ablation_summary([result(None)]) == []
+
+
+def test_an_honest_approval_refused_by_another_replica_gets_a_line_of_its_own() -> None:
+    closed = replace(result(None), id="MCA-REPLICA-001", reason=f"fail-closed: refused by sdk-boundary; {FAIL_CLOSED}")
+    assert fail_closed([closed, result(None)]) == [f"MCA-REPLICA-001 [delete_file] {closed.reason}"]
