@@ -302,7 +302,8 @@ def _stdio_params(profile: Profile, root: Path) -> StdioServerParameters:
     argv = profile.argv(root)
     if shutil.which(argv[0]) is None:
         raise TargetError(f"target command {argv[0]!r} was not found on PATH; install it or give its full path")
-    return StdioServerParameters(command=argv[0], args=argv[1:], env=_target_env(profile, root), cwd=str(root))
+    env = _target_env(profile, root)
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
 
 
 def _build_in_process(profile: Profile, root: Path, *, ablate: bool = False) -> Any:
@@ -310,7 +311,9 @@ def _build_in_process(profile: Profile, root: Path, *, ablate: bool = False) -> 
     spec = profile.command
     module_ref, _, factory_name = spec.removeprefix("py:").rpartition(":")
     if not module_ref or not factory_name:
-        raise UsageError(f"in-process target {spec!r} must look like py:package.module:factory or py:file.py:factory")
+        raise UsageError(
+            f"in-process target {spec!r} must look like py:package.module:factory or py:file.py:factory"
+        )
     module = _import_target(spec, module_ref)
     factory = getattr(module, factory_name, None)
     if not callable(factory):
@@ -358,7 +361,8 @@ def _import_target(spec: str, module_ref: str) -> Any:
         loader_spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        raise UsageError(f"in-process target {spec!r}: importing {module_ref} failed: {_one_line(exc)}") from None
+        failed = _one_line(exc)
+        raise UsageError(f"in-process target {spec!r}: importing {module_ref} failed: {failed}") from None
     return module
 
 

@@ -14,7 +14,7 @@ import signal
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 import anyio
@@ -43,10 +43,18 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
     port = free_port()
     argv = profile.argv(root, port)
     if shutil.which(argv[0]) is None:
-        raise TargetError(f"target command {argv[0]!r} was not found on PATH; install it or give its full path")
+        raise TargetError(
+            f"target command {argv[0]!r} was not found on PATH; install it or give its full path"
+        )
     with log.open("w") as out:
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=dict(env), cwd=root, start_new_session=True
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=dict(env),
+            cwd=root,
+            start_new_session=True,
         )
     try:
         await _wait_until_listening(process, port, profile.start_timeout, log)
@@ -55,7 +63,9 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
         await anyio.to_thread.run_sync(stop, process)
 
 
-async def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float, log: Path) -> None:
+async def _wait_until_listening(
+    process: subprocess.Popen[bytes], port: int, timeout: float, log: Path
+) -> None:
     with anyio.move_on_after(timeout):
         while process.poll() is None:
             try:
@@ -65,29 +75,27 @@ async def _wait_until_listening(process: subprocess.Popen[bytes], port: int, tim
                 continue
             await stream.aclose()
             return
-        raise TargetError(f"the target exited with status {process.returncode} before it listened{_tail(log)}")
+        raise TargetError(
+            f"the target exited with status {process.returncode} before it listened{_tail(log)}"
+        )
     raise TargetError(
-        f"the target did not listen on 127.0.0.1:{port} within {timeout:g}s{_tail(log)}; check it starts by hand "
-        "with {port} replaced, or raise start_timeout in the profile"
+        f"the target did not listen on 127.0.0.1:{port} within {timeout:g}s{_tail(log)}; check it starts "
+        "by hand with {port} replaced, or raise start_timeout in the profile"
     )
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group, then SIGKILL whatever is left of it."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
         try:
             process.wait(timeout=_GRACE)
         except subprocess.TimeoutExpired:
             continue
         # The leader is gone; make sure nothing else of its group stays behind.
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         return
 
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
 # Said of every honest redemption one replica refuses because another minted it:
 # safe, but what users of the deployment will see.
 FAIL_CLOSED = "users behind a load balancer will see confirmations that stop working"

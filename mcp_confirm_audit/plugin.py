@@ -40,9 +40,9 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
     ("--mcp-baseline", {"metavar": "FILE"}, "accepted findings and expected layers (YAML or JSON); stale entries fail"),
-    ("--mcp-root", {"metavar": "DIR"}, "the directory a running (URL) target serves; the audit works in a folder inside it"),
-    ("--mcp-replicas", {"metavar": "N"}, "start N processes of the target on one root (the cross-replica family)"),
-    ("--mcp-redemptions", {"metavar": "N"}, "redemptions of one approval sent at once (double-spend; default 8)"),
+    ("--mcp-root", {"metavar": "DIR"}, "the directory a running (URL) target serves, made for the audit"),
+    ("--mcp-replicas", {"metavar": "N"}, "start N processes of the target on one root (cross-replica)"),
+    ("--mcp-redemptions", {"metavar": "N"}, "redemptions of one approval sent at once (double-spend; 8)"),
 ]
 
 

@@ -168,13 +168,12 @@ def _checked(source: str, key: str, value: Any) -> Any:
             raise fail("an environment variable name")
     elif key == "ttl_flag":
         if value is not None and (not isinstance(value, str) or "{ttl}" not in value):
-            raise fail("the words that set the lifetime, with {ttl} for the seconds (e.g. '--ttl-seconds {ttl}')")
+            raise fail("the words that set the lifetime, with {ttl} for the seconds ('--ttl-seconds {ttl}')")
     elif key == "url":
         if not isinstance(value, str) or not value.startswith("http://") or "{port}" not in value:
             raise fail("an http:// URL with {port} in it")
-    elif key == "root":
-        if value is not None and (not isinstance(value, str) or not value):
-            raise fail("a directory")
+    elif key == "root" and value is not None and (not isinstance(value, str) or not value):
+        raise fail("a directory")
     return value
 
 
@@ -211,13 +210,15 @@ def _check_topology(profile: Profile) -> None:
     if profile.is_url:
         if not profile.root:
             raise UsageError(
-                f"{where}: a URL target works in a directory of its own; pass --mcp-root DIR (or 'root:' in the "
-                "profile) naming the directory it serves, one made for the audit"
+                f"{where}: a URL target works in a directory of its own; pass --mcp-root DIR (or 'root:' in "
+                "the profile) naming the directory it serves, one made for the audit"
             )
         if not Path(profile.root).is_dir():
             raise UsageError(f"{where}: root {profile.root!r} is not a directory")
     elif profile.root:
-        raise UsageError(f"{where}: 'root' is only for a URL target; a target the harness starts gets a fresh root")
+        raise UsageError(
+            f"{where}: 'root' is only for a URL target; a target the harness starts gets a fresh root"
+        )
     if profile.is_in_process:
         if profile.shared_key_env:
             raise UsageError(
@@ -225,6 +226,8 @@ def _check_topology(profile: Profile) -> None:
                 "chooses its own keys (pass them through factory_args)"
             )
         if profile.ttl_flag and not _TTL_KEYWORD.match(profile.ttl_flag):
-            raise UsageError(f"{where}: for an in-process target ttl_flag names a keyword, e.g. 'ttl_seconds={{ttl}}'")
+            raise UsageError(
+                f"{where}: for an in-process target ttl_flag names a keyword, e.g. 'ttl_seconds={{ttl}}'"
+            )
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,9 @@ class AuditSession:
         # behind one balancer would.
         self._started = profile
         if profile.shared_key_env:
-            self._started = replace(profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)})
+            self._started = replace(
+                profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)}
+            )
 
     @property
     def ablates(self) -> bool:
@@ -104,7 +106,9 @@ class AuditSession:
             self.sandbox.remove()
             self.sandbox = None
 
-    def _ensure(self, name: str, *, profile: Profile | None = None, attach_to: str | None = None) -> Connection:
+    def _ensure(
+        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+    ) -> Connection:
         """The live connection called `name`, opened (or opened again, if lost) as needed."""
         live = self._live.get(name)
         if live is not None and live.connection.alive:
@@ -112,14 +116,19 @@ class AuditSession:
         if live is not None:
             self.stats.notes.append(f"{name} connection was lost; started the target again")
             self._drop(name)
-        assert self._portal is not None and self.sandbox is not None
+        assert self._portal is not None
+        assert self.sandbox is not None
         if attach_to is not None:
             endpoint = self._ensure(attach_to).endpoint
-            opener: Any = attach(self.profile, endpoint, f"{name}")
+            opener: AbstractAsyncContextManager[Connection] = attach(self.profile, endpoint, name)
         else:
             label = f"{name}-{self.stats.processes_started}"
             opener = connect(
-                profile or self._started, self.sandbox.root, self.sandbox.logs, label, ablate=name.startswith(ABLATED)
+                profile or self._started,
+                self.sandbox.root,
+                self.sandbox.logs,
+                label,
+                ablate=name.startswith(ABLATED),
             )
         context = self._portal.wrap_async_context_manager(opener)
         connection = context.__enter__()
@@ -141,10 +150,14 @@ class AuditSession:
         except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
             self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
 
-    async def open(self, name: str, *, profile: Profile | None = None, attach_to: str | None = None) -> Connection:
+    async def open(
+        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+    ) -> Connection:
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside the attack's task.
-        return await anyio.to_thread.run_sync(lambda: self._ensure(name, profile=profile, attach_to=attach_to))
+        return await anyio.to_thread.run_sync(
+            lambda: self._ensure(name, profile=profile, attach_to=attach_to)
+        )
 
     # -- controls and attacks -------------------------------------------
 
@@ -154,7 +167,8 @@ class AuditSession:
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
         key = (tool, ablated)
         if key not in self._controls:
-            assert self._portal is not None and self.sandbox is not None
+            assert self._portal is not None
+            assert self.sandbox is not None
             conn = self._ensure(f"{ABLATED if ablated else ''}primary")
             sandbox, plan = self.sandbox, self.plan(tool)
             self._controls[key] = self._portal.call(
@@ -174,7 +188,8 @@ class AuditSession:
         return Ablation(Layer.SDK_BOUNDARY, ablated.verdict, ablated.layer, ablated.reason, ablated.evidence)
 
     def _run(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
-        assert self._portal is not None and self.sandbox is not None
+        assert self._portal is not None
+        assert self.sandbox is not None
         outcome = self.controls(tool, ablated=ablated)
         approve = outcome.results[0]
         precondition = Precondition(outcome.approve_ok, "" if outcome.approve_ok else approve.detail)
@@ -237,12 +252,14 @@ class _Peers:
     async def replicas(self) -> list[Connection]:
         if self._profile.replicas < 2:
             raise Unavailable(
-                "needs two or more replicas of the target on one root: pass --mcp-replicas 2 (or replicas: 2 in "
-                "the profile), and shared_key_env in the profile if the replicas share request-state keys"
+                "needs two or more replicas of the target on one root: pass --mcp-replicas 2 (or replicas: 2 "
+                "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
             )
         self._not_started_here("replicas")
         first = await self._session.open(f"{self._prefix}primary")
-        rest = [await self._session.open(f"{self._prefix}replica-{i}") for i in range(1, self._profile.replicas)]
+        rest = [
+            await self._session.open(f"{self._prefix}replica-{i}") for i in range(1, self._profile.replicas)
+        ]
         return [first, *rest]
 
     async def same_process(self, count: int) -> list[Connection]:

@@ -96,20 +96,24 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     return result(Verdict.REFUSED, layer, said)
 
 
-def _judge_single_use(record: SingleUse, exchanges: tuple[Exchange, ...]) -> tuple[Verdict, Layer | None, str]:
+def _judge_single_use(
+    record: SingleUse, exchanges: tuple[Exchange, ...]
+) -> tuple[Verdict, Layer | None, str]:
     """At most one of several redemptions of one approval may act, or say it did."""
     racing = [exchanges[i] for i in record.racing]
     replays = [exchanges[i] for i in record.replays]
     stopped = [e for e in [*racing, *replays] if e.response.outcome is Outcome.TRANSPORT]
     if stopped:
-        return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {stopped[0].response.text}"
+        said = stopped[0].response.text
+        return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
     if record.taken >= 2:
         return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
     # A success is a normal result that is not what a spent approval gets.
     successes = [e for e, r in zip(racing, replays, strict=True) if _succeeded(e.response, r.response)]
     if len(successes) >= 2:
         labels = "; ".join(e.label for e in successes[:3])
-        return Verdict.VULNERABLE, Layer.NONE, f"{len(successes)} redemptions of one approval reported success: {labels}"
+        said = f"{len(successes)} redemptions of one approval reported success: {labels}"
+        return Verdict.VULNERABLE, Layer.NONE, said
     # In the order they were sent: the process the approval was minted on first.
     sequential = [exchanges[i] for i in sorted(set(record.replays))]
     where = _layers_by_connection(sequential)
@@ -122,7 +126,8 @@ def _judge_single_use(record: SingleUse, exchanges: tuple[Exchange, ...]) -> tup
             f"({said}); safe, but {FAIL_CLOSED}"
         )
     if record.taken == 0 and record.if_none_taken == "inconclusive":
-        return Verdict.INCONCLUSIVE, None, f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
+        said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
+        return Verdict.INCONCLUSIVE, None, said
     winner = successes[0] if successes else None
     losers = [(e, r) for e, r in zip(racing, replays, strict=True) if e is not winner]
     other_guard = [(e, r) for e, r in losers if not _same_answer(e.response, r.response)]
@@ -130,8 +135,9 @@ def _judge_single_use(record: SingleUse, exchanges: tuple[Exchange, ...]) -> tup
         loser, replay = other_guard[0]
         return Verdict.WEAK, layer_of(loser.response), (
             f"{len(other_guard)} of {len(losers)} losing redemptions were stopped by another guard than a "
-            f"sequential replay on the same process ({loser.response.text!r} against {replay.response.text!r}): "
-            "the single-use check is not atomic, and only a later check saved the target"
+            f"sequential replay on the same process ({loser.response.text!r} against "
+            f"{replay.response.text!r}): the single-use check is not atomic, and only a later check saved "
+            "the target"
         )
     once = "took effect once" if record.taken == 1 else "was honoured once"
     said = f"the approval {once}; every other redemption refused ({where})"
@@ -159,7 +165,10 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
             lines.append(f"disk {label}: {', '.join(paths[:8])}")
     lines.extend(f"note: {n}" for n in transcript.notes)
     if (record := transcript.single_use) is not None:
-        lines.append(f"effects: {record.taken_racing} during the race, {record.taken} in all (the victim put back each time)")
+        lines.append(
+            f"effects: {record.taken_racing} during the race, {record.taken} in all "
+            "(the victim put back each time)"
+        )
     lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
     return tuple(lines)
 

@@ -32,7 +32,9 @@ def ablation_summary(results: Sequence[Result]) -> list[str]:
     for r in ablated:
         assert r.ablation is not None
         a = r.ablation
-        outcome = a.verdict.value + (f" ({a.layer.value})" if a.layer and a.verdict.value != "vulnerable" else "")
+        outcome = a.verdict.value + (
+            f" ({a.layer.value})" if a.layer and a.verdict.value != "vulnerable" else ""
+        )
         alone = ", ".join(layer.value for layer in a.refused_alone_by)
         rows.append((f"{r.id} {r.variant}", r.tool, outcome, alone, a.removed_guard))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -208,7 +208,8 @@ def _ablation(results: Sequence[Result]) -> str:
     for r in ablated:
         assert r.ablation is not None
         a = r.ablation
-        without = a.verdict.value + (f" ({a.layer.value})" if a.layer and a.verdict is Verdict.REFUSED else "")
+        refused = a.layer is not None and a.verdict is Verdict.REFUSED
+        without = a.verdict.value + (f" ({a.layer.value})" if refused and a.layer else "")
         alone = ", ".join(layer.value for layer in a.refused_alone_by)
         rows.append((f"{r.id} {r.variant}", f"`{r.tool}`", without, alone, a.removed_guard))
     header = ("attack", "tool", "without sdk-boundary", "refused on its own by", "sdk-boundary is")

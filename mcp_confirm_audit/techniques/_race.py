@@ -44,7 +44,9 @@ async def redeem_together(
     async def redeem(number: int, conn: Connection, responses: dict[str, Any]) -> None:
         action = "decline" if responses is not yes else "accept"
         label = f"redemption {number} of {len(redeem_on)} ({action}) on {conn.name}"
-        exchange = await attack.exchange(label, victim, state=first.request_state, responses=responses, connection=conn)
+        exchange = await attack.exchange(
+            label, victim, state=first.request_state, responses=responses, connection=conn
+        )
         racing.append((exchange, conn))
 
     attack.start_attack()

@@ -167,7 +167,8 @@ class Attack:
         connection: Connection | None = None,
     ) -> Response:
         exchange = await self.exchange(
-            label, path, state=state, responses=responses, arguments=arguments, tool=tool, connection=connection
+            label, path, state=state, responses=responses, arguments=arguments, tool=tool,
+            connection=connection,
         )
         return exchange.response
 

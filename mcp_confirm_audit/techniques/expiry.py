@@ -32,15 +32,22 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     conn, ttl = found
     control = attack.case.add_file("answered-in-time.txt")
-    asked = await attack.ask(control, connection=conn, label=f"control: ask on {conn.name} (lifetime {ttl:g}s)")
+    asked = await attack.ask(
+        control, connection=conn, label=f"control: ask on {conn.name} (lifetime {ttl:g}s)"
+    )
     if attack.failed:
         return
     done = await attack.call(
-        "control: answer at once", control, state=asked.request_state, responses=attack.accept(asked, control),
+        "control: answer at once",
+        control,
+        state=asked.request_state,
+        responses=attack.accept(asked, control),
         connection=conn,
     )
     if identity_of(control) is not None:
-        attack.setup_failed(f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})")
+        attack.setup_failed(
+            f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})"
+        )
         return
     victim = attack.case.victim
     first = await attack.ask(victim, connection=conn)
@@ -51,6 +58,9 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     attack.note(f"answered {late:g}s after the question, past a lifetime of {ttl:g}s")
     attack.start_attack()
     await attack.call(
-        "answer after the lifetime", victim, state=first.request_state, responses=attack.accept(first, victim),
+        "answer after the lifetime",
+        victim,
+        state=first.request_state,
+        responses=attack.accept(first, victim),
         connection=conn,
     )

@@ -44,8 +44,9 @@ async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
     elif kind == "other-process":
         if attack.peers.shared_keys:
             attack.not_applicable(
-                "every process of the target shares one request-state key (shared_key_env), so another process's "
-                "state is legitimately valid here; the cross-replica family judges what happens to it"
+                "every process of the target shares one request-state key (shared_key_env), so another "
+                "process's state is legitimately valid here; the cross-replica family judges what happens "
+                "to it"
             )
             return
         other = await attack.peer(attack.other_connection)

@@ -22,7 +22,9 @@ async def replay(attack: Attack, params: Mapping[str, Any]) -> None:
     await spend_then_replay(attack, params["mode"], spend_on=attack.primary, replay_on=attack.primary)
 
 
-async def spend_then_replay(attack: Attack, mode: str, *, spend_on: Connection, replay_on: Connection) -> None:
+async def spend_then_replay(
+    attack: Attack, mode: str, *, spend_on: Connection, replay_on: Connection
+) -> None:
     """Spend an approval on one connection, then present it again on another (or the same)."""
     victim = attack.case.victim
     first = await attack.ask(victim, connection=spend_on)

@@ -29,7 +29,7 @@ FLAWS: dict[str, str] = {
     "asks-for-secret": "the form also asks for an 'API key to continue'",
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
     "check-then-delete-ledger": "spending is check, sleep 50 ms, delete: concurrent redemptions both pass",
-    "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: confirmations live 600 s",
+    "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: they live 600 s",
 }
 
 # Flaws that each replace the same mechanism in a different way: two at once is not a server.

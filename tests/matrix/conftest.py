@@ -35,9 +35,12 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
     """Audit the reference server started with the given options; one process per call."""
 
     def audit(
-        *options: str, families: Sequence[str] | None = None, tool: str | None = "delete_file", **settings: Any
+        *options: str,
+        families: Sequence[str] | None = None,
+        tool: str | None = "delete_file",
+        **settings: Any,
     ) -> AuditRun:
-        """`settings` are profile keys (replicas, shared_key_env, ttl_flag...); `command` replaces the stdio one."""
+        """`settings` are profile keys (replicas, ttl_flag...); `command` replaces the stdio one."""
         command = settings.pop("command", None) or reference_command(*options)
         profile = Profile(command=command, tool=tool, call_timeout=10.0, **settings)
 

@@ -16,7 +16,6 @@ from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.models import FAIL_CLOSED, Layer, Verdict
 from mcp_confirm_audit.session import AuditRun
 
-
 AuditFn = Callable[..., AuditRun]
 V = Verdict.VULNERABLE
 # A race the harness wins or loses: either way the flaw is found, with evidence.
@@ -34,7 +33,9 @@ SQLITE = ["--ledger", "sqlite:{root}/../ledger.db"]  # beside the root, shared b
 # flaw -> (the options it runs with, its profile settings, the families it may
 # fool, the attacks that must catch it). The replicas share keys, as a real
 # deployment must: what is then left to stop a replay is the ledger.
-DEEP_FLAWS: dict[str, tuple[list[str], dict[str, object], tuple[str, ...], dict[str, Verdict | frozenset[Verdict]]]] = {
+DEEP_FLAWS: dict[
+    str, tuple[list[str], dict[str, object], tuple[str, ...], dict[str, Verdict | frozenset[Verdict]]]
+] = {
     "no-ledger": (
         ["--shared-key-env", KEY_ENV],
         SHARED_KEYS,
@@ -76,7 +77,11 @@ def test_replicas_sharing_keys_and_a_ledger_honour_an_approval_once_on_any_repli
 ) -> None:
     spec = SQLITE if ledger == "sqlite" else ["--ledger", request.getfixturevalue("redis_url")]
     run = audit_reference(
-        "--shared-key-env", KEY_ENV, *spec, families=["cross-replica", "double-spend", "forged-state"], **SHARED_KEYS
+        "--shared-key-env",
+        KEY_ENV,
+        *spec,
+        families=["cross-replica", "double-spend", "forged-state"],
+        **SHARED_KEYS,
     )
     by_id = run.by_id()
     # The honest case: asked on one replica, answered on the other, acted on exactly once.

@@ -36,7 +36,11 @@ TRANSPORTS = {
         "command": reference_command("--second-tool", "--transport", "http", "--port", "{port}"),
         "ttl_flag": "--ttl-seconds {ttl}",
     },
-    "in-process": {"command": IN_PROCESS, "factory_args": {"second_tool": True}, "ttl_flag": "ttl_seconds={ttl}"},
+    "in-process": {
+        "command": IN_PROCESS,
+        "factory_args": {"second_tool": True},
+        "ttl_flag": "ttl_seconds={ttl}",
+    },
 }
 
 
@@ -56,7 +60,10 @@ FAMILY_LAYER = {
 }
 EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
     "MCA-FORGE-020": (Verdict.NOT_APPLICABLE, None),  # the state is opaque: nothing to edit
-    "MCA-REPLICA-005": (Verdict.REFUSED, Layer.TOOL),  # one replica acts once, its own ledger refuses the rest
+    "MCA-REPLICA-005": (
+        Verdict.REFUSED,
+        Layer.TOOL,
+    ),  # one replica acts once, its own ledger refuses the rest
 }
 
 
@@ -67,15 +74,17 @@ def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_proces
     run = audit_reference(**TRANSPORTS[transport], **EVERYTHING)
     assert all(c.passed for c in run.controls), run.controls
     got = {r.id: (r.verdict, r.layer) for r in run.results}
-    expected = {
-        r.id: EXCEPTIONS.get(r.id, (Verdict.REFUSED, FAMILY_LAYER[r.family])) for r in run.results
-    }
-    assert got == expected, [(r.id, r.verdict.value, r.reason) for r in run.results if got[r.id] != expected[r.id]]
+    expected = {r.id: EXCEPTIONS.get(r.id, (Verdict.REFUSED, FAMILY_LAYER[r.family])) for r in run.results}
+    assert got == expected, [
+        (r.id, r.verdict.value, r.reason) for r in run.results if got[r.id] != expected[r.id]
+    ]
     # Every family was judged (none skipped), so every family ran over this transport.
     assert {r.family for r in run.results if r.verdict is Verdict.REFUSED} == set(FAMILY_LAYER)
 
 
-def test_ablation_runs_only_in_process_and_only_for_what_the_boundary_refused(audit_reference: AuditFn) -> None:
+def test_ablation_runs_only_in_process_and_only_for_what_the_boundary_refused(
+    audit_reference: AuditFn,
+) -> None:
     in_process = audit_reference(command=IN_PROCESS, factory_args={"second_tool": True})
     for result in in_process.results:
         by_boundary = result.verdict is Verdict.REFUSED and result.layer is Layer.SDK_BOUNDARY

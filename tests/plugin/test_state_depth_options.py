@@ -20,7 +20,9 @@ IN_PROCESS = f"py:{SERVER}:build_server"
 
 
 def http_target() -> str:
-    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", "--transport", "http", "--port", "{port}"])
+    return shlex.join(
+        [sys.executable, str(SERVER), "--root", "{root}", "--transport", "http", "--port", "{port}"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -45,7 +47,9 @@ def test_a_url_target_needs_the_root_it_serves(pytester: pytest.Pytester) -> Non
     result.stderr.fnmatch_lines(["*pass --mcp-root DIR*"])
 
 
-def test_families_that_need_configuration_are_skipped_with_how_to_configure_them(pytester: pytest.Pytester) -> None:
+def test_families_that_need_configuration_are_skipped_with_how_to_configure_them(
+    pytester: pytest.Pytester,
+) -> None:
     result = pytester.runpytest("--mcp-target", IN_PROCESS, "-k", "REPLICA or EXPIRY", "-rs")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(skipped=6)
@@ -58,7 +62,12 @@ def test_an_in_process_target_reports_which_layers_refuse_each_attack_on_their_o
     pytester: pytest.Pytester,
 ) -> None:
     result = pytester.runpytest(
-        "--mcp-target", IN_PROCESS, "-k", "XTARGET-001 or XTARGET-002 or REPLAY-001", "--mcp-report-dir", "out"
+        "--mcp-target",
+        IN_PROCESS,
+        "-k",
+        "XTARGET-001 or XTARGET-002 or REPLAY-001",
+        "--mcp-report-dir",
+        "out",
     )
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(

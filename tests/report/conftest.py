@@ -98,7 +98,7 @@ RESULTS = (
             Verdict.REFUSED,
             Layer.TOOL,
             "malformed confirmation state",
-            ('[attack] a state the target never minted -> delete_file({"path": "x"}) <- tool-error "malformed"',),
+            ('[attack] a forged state -> delete_file({"path": "x"}) <- tool-error "malformed"',),
         ),
     ),
     result("MCA-ROOT-003", Verdict.REFUSED, Layer.TOOL, severity="critical", reason="outside the root"),

@@ -6,10 +6,9 @@ Both survive the trip through reports.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
-
-from dataclasses import replace
 
 from mcp_confirm_audit.models import FAIL_CLOSED, Ablation, Effect, Layer, Result, Verdict
 from mcp_confirm_audit.report.depth import ablation_summary, fail_closed
@@ -72,5 +71,7 @@ def test_the_summary_lists_only_ablated_attacks_with_the_layers_that_refuse_them
 
 
 def test_an_honest_approval_refused_by_another_replica_gets_a_line_of_its_own() -> None:
-    closed = replace(result(None), id="MCA-REPLICA-001", reason=f"fail-closed: refused by sdk-boundary; {FAIL_CLOSED}")
+    closed = replace(
+        result(None), id="MCA-REPLICA-001", reason=f"fail-closed: refused by sdk-boundary; {FAIL_CLOSED}"
+    )
     assert fail_closed([closed, result(None)]) == [f"MCA-REPLICA-001 [delete_file] {closed.reason}"]

@@ -1,4 +1,4 @@
-"""A target served over HTTP that the harness starts: on a free port, waited for, stopped with its children."""
+"""A target served over HTTP that the harness starts: on a free port, waited for, stopped with children."""
 
 from __future__ import annotations
 
@@ -65,7 +65,9 @@ async def test_the_target_is_reached_on_its_port_and_its_whole_group_is_stopped(
 
 
 async def test_a_target_that_exits_before_listening_is_one_line_with_its_output(tmp_path: Path) -> None:
-    profile = Profile(command=command("-c", "import sys; print('no port for me', file=sys.stderr); sys.exit(4)"))
+    profile = Profile(
+        command=command("-c", "import sys; print('no port for me', file=sys.stderr); sys.exit(4)")
+    )
     with pytest.raises(TargetError, match=r"exited with status 4 before it listened.*no port for me"):
         async with serve_http(profile, tmp_path, os.environ, tmp_path / "log"):
             pass

@@ -63,7 +63,7 @@ def test_removing_the_sandbox_does_not_follow_links_out_of_it(
     assert not sandbox.base.exists()
 
 
-def test_a_served_root_gets_a_folder_of_cases_and_only_that_folder_is_watched_and_removed(tmp_path: Path) -> None:
+def test_a_served_root_gets_a_folder_of_cases_and_only_it_is_watched_and_removed(tmp_path: Path) -> None:
     theirs = tmp_path / "served"
     theirs.mkdir()
     (theirs / "their-file.txt").write_text("not ours")

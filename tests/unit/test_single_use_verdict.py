@@ -49,7 +49,9 @@ def record(
 ) -> Transcript:
     """Racing redemptions (answer, connection), then one sequential replay per connection."""
     exchanges = [Exchange(Phase.SETUP, "ask", "primary", {}, Response(Outcome.INPUT_REQUIRED))]
-    exchanges += [Exchange(Phase.ATTACK, f"redemption {i}", conn, {}, r) for i, (r, conn) in enumerate(racing)]
+    exchanges += [
+        Exchange(Phase.ATTACK, f"redemption {i}", conn, {}, r) for i, (r, conn) in enumerate(racing)
+    ]
     replay_at = {}
     for conn, response in replays.items():
         replay_at[conn] = len(exchanges)
@@ -61,7 +63,9 @@ def record(
         taken=taken_racing if taken is None else taken,
         if_none_taken=if_none_taken,
     )
-    return Transcript(SPEC.id, "delete_file", Precondition(True), tuple(exchanges), TREE, TREE, single_use=single)
+    return Transcript(
+        SPEC.id, "delete_file", Precondition(True), tuple(exchanges), TREE, TREE, single_use=single
+    )
 
 
 def test_one_winner_and_losers_refused_like_a_sequential_replay_is_refused() -> None:
