@@ -117,6 +117,12 @@ def load_profile(path: Path) -> Profile:
         raise UsageError(f"profile {path} is not valid YAML{where}: fix the syntax") from None
     if not isinstance(raw, Mapping):
         raise UsageError(f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'")
+    if isinstance(command := raw.get("command"), str):
+        # A target started in its root cannot find a script named relative to
+        # the profile: {profile_dir} says where the profile is.
+        here = str(path.parent.resolve())
+        spelled = here if command.startswith("py:") else shlex.quote(here)
+        raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
     return profile_from_mapping(raw, source=str(path))
 
 

@@ -101,3 +101,12 @@ def test_replicas_of_an_http_target_from_the_ini_file(pytester: pytest.Pytester)
     assert honest["reason"].startswith("fail-closed")
     spend = next(r for r in report["results"] if r["id"] == "MCA-DSPEND-001")
     assert sum("redemption" in line and "of 4" in line for line in spend["evidence"]) == 4
+
+
+def test_the_shipped_replicas_profile_shares_one_key_and_one_ledger(pytester: pytest.Pytester) -> None:
+    profile = SERVER.parents[1] / "reference-replicas.yaml"
+    chosen = "REPLICA-001 or REPLICA-002 or FORGE-006"
+    result = pytester.runpytest("--mcp-profile", str(profile), "-k", chosen, "-rs")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*MCA-REPLICA-001*refused*tool*", "*SKIPPED*shared_key_env*"])

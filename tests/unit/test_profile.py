@@ -107,3 +107,18 @@ def test_a_url_target_needs_the_directory_it_serves(tmp_path: Path) -> None:
 def test_settings_a_kind_of_target_cannot_use_are_usage_errors(profile: Profile, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         resolve_profile(profile, None, None)
+
+
+SHIPPED = sorted((Path(__file__).parents[2] / "targets").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_profile_loads_and_resolves(path: Path) -> None:
+    profile = resolve_profile(load_profile(path), None, None)
+    assert "{profile_dir}" not in profile.command
+
+
+def test_a_profile_names_a_script_beside_it_with_profile_dir(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("command: python {profile_dir}/server.py --root {root}\n")
+    assert load_profile(path).argv(Path("/r")) == ["python", f"{tmp_path}/server.py", "--root", "/r"]
