@@ -27,6 +27,8 @@ from .profile import Profile
 _GRACE = 3.0
 # Between two attempts to connect while a server starts: start-up only, never per attack.
 _POLL = 0.05
+# Ports to try when the one picked is taken before the target binds it.
+_ATTEMPTS = 3
 
 
 def free_port() -> int:
@@ -40,27 +42,35 @@ def free_port() -> int:
 @asynccontextmanager
 async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: Path) -> AsyncIterator[str]:
     """Start the target on a free port; yield its URL once it accepts connections."""
-    port = free_port()
-    argv = profile.argv(root, port)
-    if shutil.which(argv[0]) is None:
-        raise TargetError(
-            f"target command {argv[0]!r} was not found on PATH; install it or give its full path"
-        )
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            env=dict(env),
-            cwd=root,
-            start_new_session=True,
-        )
-    try:
-        await _wait_until_listening(process, port, profile.start_timeout, log)
-        yield profile.url.replace("{port}", str(port))
-    finally:
-        await anyio.to_thread.run_sync(stop, process)
+    for attempt in range(_ATTEMPTS):
+        port = free_port()
+        argv = profile.argv(root, port)
+        if shutil.which(argv[0]) is None:
+            missing = f"target command {argv[0]!r} was not found on PATH"
+            raise TargetError(f"{missing}; install it or give its full path")
+        with log.open("w") as out:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                env=dict(env),
+                cwd=root,
+                start_new_session=True,
+            )
+        try:
+            await _wait_until_listening(process, port, profile.start_timeout, log)
+        except TargetError:
+            await anyio.to_thread.run_sync(stop, process)
+            # Another program took the port between our look and the target's bind: try another.
+            if attempt + 1 < _ATTEMPTS and "in use" in log.read_text(errors="replace"):
+                continue
+            raise
+        try:
+            yield profile.url.replace("{port}", str(port))
+        finally:
+            await anyio.to_thread.run_sync(stop, process)
+        return
 
 
 async def _wait_until_listening(

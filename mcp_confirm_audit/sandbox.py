@@ -121,16 +121,20 @@ class Sandbox:
             self.cases = self.root
             # Shares the root's name as a prefix: catches containment by string prefix.
             self.sibling = self.base / "root-evil"
+            # Hard links that keep a victim's inode alive: on the root's filesystem, unwatched.
+            self.keep = self.base / "keep"
             self.root.mkdir()
         else:
             self.root = Path(os.path.realpath(served_root))
-            self.cases = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
+            own = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
+            self.cases, self.keep = own / "cases", own / "keep"
+            self.cases.mkdir()
             self.sibling = self.base / "beside-root"
         self.sibling_shares_prefix = served_root is None
-        for directory in (self.outside, self.sibling, self.logs):
-            directory.mkdir()
+        for directory in (self.outside, self.sibling, self.logs, self.keep):
+            directory.mkdir(exist_ok=True)
         # Named as the root sees them, so evidence reads the same either way.
-        cases = "root" if self.cases == self.root else f"root/{self.cases.name}"
+        cases = "root" if self.cases == self.root else f"root/{self.cases.relative_to(self.root).as_posix()}"
         self._watched = {cases: self.cases, "outside": self.outside, "root-evil": self.sibling}
         self._count = 0
 
@@ -164,7 +168,7 @@ class Sandbox:
         # rmtree does not follow links, so a link planted by an attack (or by
         # a hostile server) pointing elsewhere is removed, not its destination.
         if self.cases != self.root:
-            shutil.rmtree(self.cases, ignore_errors=True)
+            shutil.rmtree(self.cases.parent, ignore_errors=True)
         shutil.rmtree(self.base, ignore_errors=True)
 
 

@@ -38,7 +38,7 @@ async def redeem_together(
     answers: list[dict[str, Any]] = [yes] * len(redeem_on)
     if decline_first:
         answers[0] = attack.reply(first, "decline")
-    keep = attack.sandbox.logs / f"{attack.case.name}.victim-keep"
+    keep = attack.sandbox.keep / attack.case.name
     racing: list[tuple[Exchange, Connection]] = []
 
     async def redeem(number: int, conn: Connection, responses: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ async def spend_then_replay(
         # A hard link keeps the victim's inode alive, so it can be put back
         # with the very identity the user confirmed (device, inode, size,
         # mtime): then only a ledger, not an identity re-check, can refuse.
-        keep = attack.sandbox.logs / f"{attack.case.name}.victim-keep"
+        keep = attack.sandbox.keep / attack.case.name
         os.link(victim, keep)
         done = await attack.call(
             "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on

@@ -51,9 +51,9 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
         ("replay", "double-spend"),
         {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V, "MCA-DSPEND-001": V_OR_W},
     ),
-    # Check, sleep, delete: every redemption of a race gets past the check. A
-    # decline racing the accepts makes it certain: both are honoured.
-    "check-then-delete-ledger": ("double-spend", {"MCA-DSPEND-001": V_OR_W, "MCA-DSPEND-002": V}),
+    # Check, sleep, delete: every redemption of a race gets past the check, and
+    # acts again if the victim is back in time (else a later check stops it).
+    "check-then-delete-ledger": ("double-spend", {"MCA-DSPEND-001": V_OR_W, "MCA-DSPEND-002": V_OR_W}),
     "unbound-state": (
         "cross-target",
         {"MCA-XTARGET-001": V, "MCA-XTARGET-002": V, "MCA-XTARGET-003": V, "MCA-XTARGET-004": V},
