@@ -25,7 +25,17 @@ USAGE = int(pytest.ExitCode.USAGE_ERROR)
 # in (a repository's own suite stays out of it); `pytest --mcp-...` combines both.
 # Plain asserts: this module has already imported the plugin, which pytest
 # could no longer rewrite (and would warn about, an error under -W error).
-_AUDIT_ONLY = ["-p", "no:cacheprovider", "--noconftest", "--ignore-glob=*", "--assert=plain"]
+# A weak result is a warning by design; a repository whose own pytest config
+# turns warnings into errors must not turn it into a failure here.
+_AUDIT_ONLY = [
+    "-p",
+    "no:cacheprovider",
+    "--noconftest",
+    "--ignore-glob=*",
+    "--assert=plain",
+    "-W",
+    "default::mcp_confirm_audit.collect.AuditWarning",
+]
 
 
 def _fail(command: str, message: str, code: int = USAGE) -> int:

@@ -142,7 +142,8 @@ class AttackItem(pytest.Item):
             self.warn(AuditWarning(f"{self.spec.id} weak on {self.tool}: {self.result.reason}"))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if not isinstance(excinfo.value, AttackFound | Inconclusive) or self.result is None:
+        # A weak result's warning becomes an exception under -W error: show it like a finding.
+        if not isinstance(excinfo.value, AttackFound | Inconclusive | AuditWarning) or self.result is None:
             return str(super().repr_failure(excinfo))
         result = self.result
         head = [

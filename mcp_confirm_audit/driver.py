@@ -8,10 +8,13 @@ bypasses the middleware and hides exactly what this harness measures.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import math
 import os
 import shutil
+import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -22,19 +25,20 @@ from typing import Any
 import anyio
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
-from . import __version__, reaper
+from . import __version__, launch, reaper
 from .errors import TargetError, UsageError
 from .models import Exchange, Outcome, Phase, Question, Response
 from .profile import Profile
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
 
-# Seconds a stdio target has to exit once its stdin is closed, before its
-# whole tree is killed.
+# Seconds a target the harness started has to exit once its stdin is closed,
+# before its whole tree is killed.
 EXIT_GRACE = 1.0
 # A process is killed at its start deadline; the handshake itself is
 # cancelled a little later, in case the kill does not end it.
@@ -70,11 +74,16 @@ async def _decline_elicitation(_context: Any, _params: Any) -> types.ElicitResul
 class Connection:
     """One live client connection to one target process."""
 
-    def __init__(self, name: str, client: Client, call_timeout: float, stderr_path: Path | None) -> None:
+    def __init__(
+        self, name: str, client: Client, call_timeout: float, stderr_path: Path | None, endpoint: Any = None
+    ) -> None:
         self.name = name
         self.client = client
         self.call_timeout = call_timeout
         self.stderr_path = stderr_path
+        # What another client of the same process attaches to (a URL, an
+        # in-process server); None over stdio, where a process has one connection.
+        self.endpoint = endpoint
         self.alive = True
         self.round_trips = 0
         self.listings = 0
@@ -232,64 +241,100 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
 
 
 @asynccontextmanager
-async def connect(profile: Profile, root: Path, logs: Path, name: str) -> AsyncIterator[Connection]:
-    """Start (or reach) the target and open a 2026-07-28 session with it."""
+async def connect(
+    profile: Profile, root: Path, logs: Path, name: str, *, ablate: bool = False
+) -> AsyncIterator[Connection]:
+    """Start (or reach) the target and open a 2026-07-28 session with it.
+
+    `ablate` builds an in-process target without the SDK's request-state
+    boundary, to see which of its other layers refuse an attack on their own.
+    """
     stderr_path: Path | None = None
-    # Only a stdio target is a process of ours, to watch and to kill.
+    # Only a target the harness starts as a process is its to watch and kill.
     target: reaper.TargetProcesses | None = None
     async with AsyncExitStack() as stack:
+        if not profile.is_url and not profile.is_in_process:
+            target = reaper.TargetProcesses(f"{root.parent.name}/{name}")
+            # Runs last, after the SDK (or the launcher) has stopped the target:
+            # whatever it left behind (children, daemons) goes too.
+            stack.push_async_callback(target.kill)
         if profile.is_url:
             server: Any = profile.command
         elif profile.is_in_process:
-            server = _build_in_process(profile.command, root)
+            server = _build_in_process(profile, root, ablate=ablate)
+        elif profile.serves_http:
+            assert target is not None
+            stderr_path = logs / f"{name}.stderr"
+            server = await stack.enter_async_context(
+                launch.serve_http(profile, root, _target_env(profile, root, target.token), stderr_path)
+            )
         else:
-            target = reaper.TargetProcesses(f"{root.parent.name}/{name}")
+            assert target is not None
             params = _stdio_params(profile, root, target.token)
-            # Runs last, after the SDK has closed the pipes and stopped the
-            # target: whatever it left behind (children, daemons) goes too.
-            stack.push_async_callback(target.kill)
             # The target's stderr goes to the sandbox's log folder, not over
             # the test runner's terminal; it is evidence when a target fails.
             stderr_path = logs / f"{name}.stderr"
             errlog = stack.enter_context(stderr_path.open("w"))
             server = stdio_client(params, errlog=errlog)
-        client = Client(
-            server,
-            elicitation_callback=_decline_elicitation,
-            client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
-            read_timeout_seconds=profile.call_timeout + 5,
-            cache=None,
-        )
-        started = False
-        # Entered on the stack before the client, so the client's task groups
-        # open and close inside it; its deadline is lifted once connected. A
-        # process is killed at the deadline by a timer instead (cancelling the
-        # handshake alone leaves the SDK waiting for it): this is the backstop.
-        deadline = profile.start_timeout + (_BACKSTOP if target is not None else 0.0)
-        scope = stack.enter_context(anyio.CancelScope(deadline=anyio.current_time() + deadline))
-        if target is not None:
-            target.kill_after(profile.start_timeout)
-        try:
-            await stack.enter_async_context(client)
-        except Exception as exc:
-            if target is None or not target.fired:
-                raise TargetError(
-                    f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path)}"
-                ) from None
-        else:
-            started = True
-            scope.deadline = math.inf
-            if target is not None:
-                target.cancel()
-            connection = Connection(name, client, profile.call_timeout, stderr_path)
+        endpoint = server if isinstance(server, str) or profile.is_in_process else None
+        async with _session(profile, server, name, stderr_path, endpoint, target) as connection:
             yield connection
-            if target is not None and connection.alive:
-                # The SDK closes stdin and waits 2 s, then SIGTERMs and waits
-                # 2 s more; a target gets EXIT_GRACE, then its tree is killed.
-                target.kill_after(EXIT_GRACE)
-            elif target is not None:
-                # It hung or died: no grace for a process known not to answer.
-                await target.kill()
+
+
+@asynccontextmanager
+async def attach(profile: Profile, endpoint: Any, name: str) -> AsyncIterator[Connection]:
+    """Another client connection to a process already running (a URL, an in-process server)."""
+    async with _session(profile, endpoint, name, None, endpoint) as connection:
+        yield connection
+
+
+@asynccontextmanager
+async def _session(
+    profile: Profile,
+    server: Any,
+    name: str,
+    stderr_path: Path | None,
+    endpoint: Any,
+    target: reaper.TargetProcesses | None = None,
+) -> AsyncIterator[Connection]:
+    client = Client(
+        server,
+        elicitation_callback=_decline_elicitation,
+        client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
+        read_timeout_seconds=profile.call_timeout + 5,
+        cache=None,
+    )
+    started = False
+    # A cancel scope that outlives the handshake (its deadline lifted once
+    # connected): the client's task groups must nest inside it. A process is
+    # killed at the deadline by a timer instead (cancelling the handshake alone
+    # leaves the SDK waiting for it to exit): then the scope is a backstop.
+    deadline = profile.start_timeout + (_BACKSTOP if target is not None else 0.0)
+    with anyio.CancelScope(deadline=anyio.current_time() + deadline) as scope:
+        async with AsyncExitStack() as stack:
+            if target is not None:
+                target.kill_after(profile.start_timeout)
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:
+                if target is None or not target.fired:
+                    raise TargetError(
+                        f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path)}"
+                    ) from None
+            else:
+                started = True
+                scope.deadline = math.inf
+                if target is not None:
+                    target.cancel()
+                connection = Connection(name, client, profile.call_timeout, stderr_path, endpoint)
+                yield connection
+                if target is not None and connection.alive:
+                    # The SDK closes stdin and waits 2 s, then SIGTERMs and waits
+                    # 2 s more; a target gets EXIT_GRACE, then its tree is killed.
+                    target.kill_after(EXIT_GRACE)
+                elif target is not None:
+                    # It hung or died: no grace for a process known not to answer.
+                    await target.kill()
     if not started:
         raise TargetError(
             f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
@@ -298,30 +343,79 @@ async def connect(profile: Profile, root: Path, logs: Path, name: str) -> AsyncI
         )
 
 
+def _target_env(profile: Profile, root: Path, token: str) -> dict[str, str]:
+    # The target inherits the harness's environment (the SDK's launcher would
+    # pass on only a safe subset) plus the profile's, plus where its root is.
+    # MCP_AUDIT_PROCESS marks it and every descendant, so none outlives the run.
+    return {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
+
+
 def _stdio_params(profile: Profile, root: Path, token: str) -> StdioServerParameters:
     argv = profile.argv(root)
     if shutil.which(argv[0]) is None:
         raise TargetError(f"target command {argv[0]!r} was not found on PATH; install it or give its full path")
-    # The target inherits the harness's environment (the SDK's launcher would
-    # pass on only a safe subset) plus the profile's, plus where its root is.
-    # MCP_AUDIT_PROCESS marks it and every descendant, so none outlives the run.
-    env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
+    env = _target_env(profile, root, token)
     return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
 
 
-def _build_in_process(spec: str, root: Path) -> Any:
-    _, _, rest = spec.partition("py:")
-    module_name, _, factory_name = rest.partition(":")
-    if not module_name or not factory_name:
-        raise UsageError(f"in-process target {spec!r} must look like py:package.module:factory")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"in-process target {spec!r}: cannot import {module_name!r} ({exc})") from None
+def _build_in_process(profile: Profile, root: Path, *, ablate: bool = False) -> Any:
+    """`factory(root, **factory_args)` from `py:package.module:factory` or `py:path/to/file.py:factory`."""
+    spec = profile.command
+    module_ref, _, factory_name = spec.removeprefix("py:").rpartition(":")
+    if not module_ref or not factory_name:
+        raise UsageError(
+            f"in-process target {spec!r} must look like py:package.module:factory or py:file.py:factory"
+        )
+    module = _import_target(spec, module_ref)
     factory = getattr(module, factory_name, None)
     if not callable(factory):
-        raise UsageError(f"in-process target {spec!r}: {module_name} has no callable {factory_name!r}")
-    return factory(root)
+        raise UsageError(f"in-process target {spec!r}: {module_ref} has no callable {factory_name!r}")
+    try:
+        server = factory(root, **profile.factory_args)
+    except Exception as exc:
+        raise TargetError(f"in-process target {spec!r}: the factory failed: {_one_line(exc)}") from None
+    if ablate:
+        remove_boundary(server)
+    return server
+
+
+def remove_boundary(server: Any) -> int:
+    """Take every `RequestStateBoundary` out of an in-process server's middleware; how many went."""
+    middleware = getattr(server, "middleware", None)
+    if not isinstance(middleware, list):
+        raise TargetError(f"cannot ablate {type(server).__name__}: it has no middleware list")
+    kept = [m for m in middleware if not isinstance(m, RequestStateBoundary)]
+    removed = len(middleware) - len(kept)
+    middleware[:] = kept
+    return removed
+
+
+def _import_target(spec: str, module_ref: str) -> Any:
+    if not module_ref.endswith(".py"):
+        try:
+            return importlib.import_module(module_ref)
+        except ImportError as exc:
+            raise UsageError(f"in-process target {spec!r}: cannot import {module_ref!r} ({exc})") from None
+    path = Path(module_ref).resolve()
+    if not path.is_file():
+        raise UsageError(f"in-process target {spec!r}: {module_ref} is not a file")
+    # Imported once per file under a name of its own, the way pytest imports a
+    # conftest: a script's directory-local imports then work as they do when run.
+    name = f"mcp_audit_target_{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    loader_spec = importlib.util.spec_from_file_location(name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise UsageError(f"in-process target {spec!r}: cannot load {module_ref}")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        failed = _one_line(exc)
+        raise UsageError(f"in-process target {spec!r}: importing {module_ref} failed: {failed}") from None
+    return module
 
 
 def _describe(profile: Profile) -> str:

@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# Said of every honest redemption one replica refuses because another minted it:
+# safe, but what users of the deployment will see.
+FAIL_CLOSED = "users behind a load balancer will see confirmations that stop working"
+
 
 class Verdict(enum.StrEnum):
     REFUSED = "refused"
@@ -163,6 +167,31 @@ class Transcript:
     # Entries (sandbox paths) the attack rewrote in place: still the file the
     # user confirmed (same inode), but no longer what they saw.
     changed_in_place: tuple[str, ...] = ()
+    # Several redemptions of one approval, at most one of which may act.
+    single_use: SingleUse | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SingleUse:
+    """Redemptions of one approval of which at most one may take effect.
+
+    The victim is put back, with the identity the user confirmed, every time
+    it goes: a redemption that slipped past the single-use check then has
+    something to act on, and `taken` counts every effect, not just the first.
+    """
+
+    # Indices into the transcript's exchanges: the redemptions sent together
+    # (or the one honest redemption), and for each of them a sequential replay
+    # on the same process afterwards, whose refusal is what that process's
+    # single-use guard itself says.
+    racing: tuple[int, ...]
+    replays: tuple[int, ...]
+    taken_racing: int  # effects during the racing redemptions
+    taken: int  # effects in all, the replays included
+    # What no effect at all means: "inconclusive" (the honest redemption should
+    # have acted), "refused" (a decline may win the race), or "fail-closed" (an
+    # honest redemption on another replica was refused).
+    if_none_taken: str = "inconclusive"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +244,8 @@ class Result:
     reason: str
     evidence: tuple[str, ...]
     refs: tuple[str, ...]
+    # The attack again with the SDK's boundary taken out (in-process targets).
+    ablation: Ablation | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -232,6 +263,7 @@ class Result:
             "reason": self.reason,
             "evidence": list(self.evidence),
             "refs": list(self.refs),
+            "ablation": self.ablation.as_dict() if self.ablation else None,
         }
 
     @classmethod
@@ -256,6 +288,60 @@ class Result:
             reason=data.get("reason", ""),
             evidence=tuple(data.get("evidence", ())),
             refs=tuple(data.get("refs", ())),
+            ablation=Ablation.from_dict(data["ablation"]) if data.get("ablation") else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Ablation:
+    """An attack refused by one layer, run again with that layer removed.
+
+    It answers "is this guard load-bearing or redundant?": if the attack is
+    still refused, another layer refuses it on its own.
+    """
+
+    removed: Layer
+    verdict: Verdict
+    layer: Layer | None
+    reason: str
+    evidence: tuple[str, ...] = ()
+
+    @property
+    def refused_alone_by(self) -> tuple[Layer, ...]:
+        """Every layer shown to refuse the attack on its own."""
+        alone = [self.removed]
+        if self.verdict is Verdict.REFUSED and self.layer is not None and self.layer is not self.removed:
+            alone.append(self.layer)
+        return tuple(alone)
+
+    @property
+    def removed_guard(self) -> str:
+        """`load-bearing` (nothing else stops it), `redundant` (something does), or `unknown`."""
+        if self.verdict in (Verdict.VULNERABLE, Verdict.WEAK):
+            return "load-bearing"
+        if self.verdict is Verdict.REFUSED:
+            return "redundant"
+        return "unknown"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "removed": self.removed.value,
+            "verdict": self.verdict.value,
+            "layer": self.layer.value if self.layer else None,
+            "reason": self.reason,
+            "refused_alone_by": [layer.value for layer in self.refused_alone_by],
+            "removed_guard": self.removed_guard,
+            "evidence": list(self.evidence),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Ablation:
+        return cls(
+            removed=Layer(data["removed"]),
+            verdict=Verdict(data["verdict"]),
+            layer=Layer(data["layer"]) if data.get("layer") else None,
+            reason=data.get("reason", ""),
+            evidence=tuple(data.get("evidence", ())),
         )
 
 

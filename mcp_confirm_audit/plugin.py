@@ -30,8 +30,9 @@ from .collect import (
 from .errors import TargetError, UsageError
 from .generation import DEFAULT_EXAMPLES, Generation, generation_for
 from .models import ControlResult, Result
-from .profile import ROOT_FROM, Profile, load_profile, resolve_profile
+from .profile import ROOT_FROM, Profile, load_profile, profile_from_mapping, resolve_profile
 from .report import AuditReport, build_report, summary, write_reports
+from .report.depth import depth_summary
 from .session import AuditSession
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
@@ -46,6 +47,9 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("--mcp-seed", {"metavar": "S", "type": int},
      "seed for generated names; each run prints its own (CI=true fixes it), pass it to repeat a run"),
     ("--mcp-baseline", {"metavar": "FILE"}, "accepted findings and expected layers (YAML or JSON); stale entries fail"),
+    ("--mcp-root", {"metavar": "DIR"}, "the directory a running (URL) target serves, made for the audit"),
+    ("--mcp-replicas", {"metavar": "N"}, "start N processes of the target on one root (cross-replica)"),
+    ("--mcp-redemptions", {"metavar": "N"}, "redemptions of one approval sent at once (double-spend; 8)"),
 ]
 
 
@@ -74,8 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not target and not profile_path:
         return
     try:
-        profile = load_profile(Path(profile_path)) if profile_path else None
-        profile = resolve_profile(profile, target, _setting(config, "mcp_root_from"))
+        profile = load_profile(Path(profile_path)) if profile_path else Profile()
+        profile = resolve_profile(_topology(config, profile), target, _setting(config, "mcp_root_from"))
         if (timeout := _setting(config, "mcp_call_timeout")) is not None:
             profile = replace(profile, call_timeout=_seconds("--mcp-call-timeout", timeout))
         if (timeout := _setting(config, "mcp_start_timeout")) is not None:
@@ -110,6 +114,21 @@ def _seconds(flag: str, value: Any) -> float:
     if not seconds > 0:
         raise UsageError(f"{flag} must be a positive number of seconds, got {value!r}")
     return seconds
+def _topology(config: pytest.Config, profile: Profile) -> Profile:
+    """--mcp-root, --mcp-replicas and --mcp-redemptions over the profile, checked like profile keys."""
+    raw = {"root": _setting(config, "mcp_root")}
+    for key in ("replicas", "redemptions"):
+        value = _setting(config, f"mcp_{key}")
+        if value is not None:
+            try:
+                raw[key] = int(value)
+            except ValueError:
+                raise UsageError(f"--mcp-{key} must be a whole number, got {value!r}") from None
+    for key, value in raw.items():
+        if value is not None:
+            checked = profile_from_mapping({key: value}, source=f"--mcp-{key}")
+            profile = replace(profile, **{key: getattr(checked, key)})
+    return profile
 
 
 class _Audit:
@@ -130,6 +149,10 @@ class _Audit:
             "root_from": profile.root_from,
             "call_timeout": profile.call_timeout,
             "generation": {"examples": generation.examples, "seed": generation.seed},
+            "transport": profile.transport,
+            "replicas": profile.replicas,
+            "shared_keys": bool(profile.shared_key_env),
+            "ablation": profile.is_in_process,
         }
         self.baseline: Baseline | None = config.stash.get(BASELINE_KEY, None)
         self.report: AuditReport | None = None
@@ -256,6 +279,8 @@ class _Audit:
             return
         terminalreporter.write_sep("=", "mcp-confirm-audit: which layer refused each attack")
         for line in summary(self.report, self.paths):
+            terminalreporter.write_line(line)
+        for line in depth_summary(self.report.results):
             terminalreporter.write_line(line)
         if self.report.unmatched:
             terminalreporter.write_line(

@@ -7,6 +7,7 @@ says what it cannot (an answer template, the environment, a TTL flag).
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,10 @@ from .errors import UsageError
 
 ROOT_FROM = ("arg", "cwd")
 PATH_STYLES = ("auto", "relative", "absolute")
+DEFAULT_URL = "http://127.0.0.1:{port}/mcp"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# An in-process factory takes its lifetime as a keyword: ttl_flag "ttl_seconds={ttl}".
+_TTL_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\{ttl\}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,26 @@ class Profile:
     negative_answer: Mapping[str, Any] | None = None
     call_timeout: float = 15.0
     start_timeout: float = 20.0
+    # A command with {port} serves Streamable HTTP: the harness starts it on a
+    # free loopback port and connects to `url` with the same port.
+    url: str = DEFAULT_URL
+    # The directory a running server (a URL target) works in; the harness
+    # makes its cases in a fresh folder inside it.
+    root: str | None = None
+    # Keywords for an in-process factory, after the root.
+    factory_args: Mapping[str, Any] = field(default_factory=dict)
+    # Processes of the target started side by side on one root, for the
+    # cross-replica family; with shared_key_env every process the harness
+    # starts gets the same fresh 32-byte request-state key in that variable.
+    replicas: int = 1
+    shared_key_env: str | None = None
+    # How many redemptions of one approval the double-spend family sends at once.
+    redemptions: int = 8
+    # How to shorten the target's confirmation lifetime, for the expiry family:
+    # words added to the command ("--ttl-seconds {ttl}"), or for an in-process
+    # factory a keyword ("ttl_seconds={ttl}").
+    ttl_flag: str | None = None
+    ttl: float = 1.0
     source: str = "--mcp-target"
 
     @property
@@ -50,10 +75,32 @@ class Profile:
     def is_in_process(self) -> bool:
         return self.command.startswith("py:")
 
-    def argv(self, root: Path) -> list[str]:
-        """The command line with the sandbox root put where the server takes it."""
+    @property
+    def serves_http(self) -> bool:
+        """A command the harness starts, then reaches over Streamable HTTP."""
+        return not self.is_url and not self.is_in_process and "{port}" in self.command
+
+    @property
+    def transport(self) -> str:
+        if self.is_in_process:
+            return "in-process"
+        return "http" if self.is_url or self.serves_http else "stdio"
+
+    def argv(self, root: Path, port: int | None = None) -> list[str]:
+        """The command line with the sandbox root (and port) put where the server takes them."""
         words = shlex.split(self.command)
-        return [word.replace("{root}", str(root)) for word in words]
+        out = [word.replace("{root}", str(root)) for word in words]
+        return [word.replace("{port}", str(port)) for word in out] if port is not None else out
+
+    def with_ttl(self) -> Profile:
+        """This target with its confirmation lifetime shortened to `ttl` seconds."""
+        assert self.ttl_flag is not None
+        ttl = f"{self.ttl:g}"
+        if self.is_in_process:
+            keyword = _TTL_KEYWORD.match(self.ttl_flag)
+            assert keyword is not None
+            return replace(self, factory_args={**self.factory_args, keyword.group(1): self.ttl})
+        return replace(self, command=f"{self.command} {self.ttl_flag.replace('{ttl}', ttl)}")
 
 
 _KNOWN = {f for f in Profile.__dataclass_fields__ if f != "source"}
@@ -70,6 +117,12 @@ def load_profile(path: Path) -> Profile:
         raise UsageError(f"profile {path} is not valid YAML{where}: fix the syntax") from None
     if not isinstance(raw, Mapping):
         raise UsageError(f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'")
+    if isinstance(command := raw.get("command"), str):
+        # A target started in its root cannot find a script named relative to
+        # the profile: {profile_dir} says where the profile is.
+        here = str(path.parent.resolve())
+        spelled = here if command.startswith("py:") else shlex.quote(here)
+        raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
     return profile_from_mapping(raw, source=str(path))
 
 
@@ -103,13 +156,30 @@ def _checked(source: str, key: str, value: Any) -> Any:
         if not isinstance(value, Mapping) or not all(isinstance(v, str | int) for v in value.values()):
             raise fail("a mapping of names to strings")
         return {str(k): str(v) for k, v in value.items()}
-    elif key in ("extra_args", "answer", "negative_answer"):
+    elif key in ("extra_args", "answer", "negative_answer", "factory_args"):
         if value is not None and not isinstance(value, Mapping):
             raise fail("a mapping")
-    elif key in ("call_timeout", "start_timeout"):
+        if key == "factory_args":
+            return dict(value or {})
+    elif key in ("call_timeout", "start_timeout", "ttl"):
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
             raise fail("a positive number of seconds")
         return float(value)
+    elif key in ("replicas", "redemptions"):
+        least = 1 if key == "replicas" else 2
+        if not isinstance(value, int) or isinstance(value, bool) or not least <= value <= 64:
+            raise fail(f"a whole number from {least} to 64")
+    elif key == "shared_key_env":
+        if value is not None and (not isinstance(value, str) or not _ENV_NAME.match(value)):
+            raise fail("an environment variable name")
+    elif key == "ttl_flag":
+        if value is not None and (not isinstance(value, str) or "{ttl}" not in value):
+            raise fail("the words that set the lifetime, with {ttl} for the seconds ('--ttl-seconds {ttl}')")
+    elif key == "url":
+        if not isinstance(value, str) or not value.startswith("http://") or "{port}" not in value:
+            raise fail("an http:// URL with {port} in it")
+    elif key == "root" and value is not None and (not isinstance(value, str) or not value):
+        raise fail("a directory")
     return value
 
 
@@ -122,6 +192,7 @@ def resolve_profile(profile: Profile | None, target: str | None, root_from: str 
         result = replace(result, root_from=root_from)
     if not result.command:
         raise UsageError("no target: pass --mcp-target 'server --root {root}' or a profile with a 'command'")
+    _check_topology(result)
     if not result.is_url and not result.is_in_process:
         try:
             words = shlex.split(result.command)
@@ -137,3 +208,32 @@ def resolve_profile(profile: Profile | None, target: str | None, root_from: str 
                 "current directory or reads MCP_AUDIT_ROOT"
             )
     return result
+
+
+def _check_topology(profile: Profile) -> None:
+    """What only some kinds of target can do: replicas, shared keys, a shorter lifetime, a served root."""
+    where = profile.source
+    if profile.is_url:
+        if not profile.root:
+            raise UsageError(
+                f"{where}: a URL target works in a directory of its own; pass --mcp-root DIR (or 'root:' in "
+                "the profile) naming the directory it serves, one made for the audit"
+            )
+        if not Path(profile.root).is_dir():
+            raise UsageError(f"{where}: root {profile.root!r} is not a directory")
+    elif profile.root:
+        raise UsageError(
+            f"{where}: 'root' is only for a URL target; a target the harness starts gets a fresh root"
+        )
+    if profile.is_in_process:
+        if profile.shared_key_env:
+            raise UsageError(
+                f"{where}: shared_key_env gives a key to processes the harness starts; an in-process factory "
+                "chooses its own keys (pass them through factory_args)"
+            )
+        if profile.ttl_flag and not _TTL_KEYWORD.match(profile.ttl_flag):
+            raise UsageError(
+                f"{where}: for an in-process target ttl_flag names a keyword, e.g. 'ttl_seconds={{ttl}}'"
+            )
+    elif profile.factory_args:
+        raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")

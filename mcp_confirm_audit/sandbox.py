@@ -5,6 +5,11 @@ inside it each attack gets a case of its own: a directory in the root with
 its victim and canaries, and canaries of its own outside the root and in a
 sibling whose name merely starts with the root's name. Effects are observed
 on disk (identity and tree diff), never inferred from what a server says.
+
+A server already running (a URL target) has a root of its own: the cases then
+go in a fresh folder inside it, and only that folder is watched and removed.
+Nothing can be put beside such a root without writing outside the sandbox, so
+its sibling is an ordinary folder that does not share the root's name.
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ def identity_of(path: Path) -> FileIdentity | None:
 WATCHED_DIRS = ("root", "outside", "root-evil")
 
 
-def snapshot(base: Path) -> TreeSnapshot:
-    """A full walk of the watched tree, from scratch (what `Sandbox.snapshot` refreshes)."""
-    return TreeScanner(str(base), WATCHED_DIRS).snapshot()
+def snapshot(base: Path, watched: dict[str, Path] | None = None) -> TreeSnapshot:
+    """Every entry below each watched folder, named `label/relative/path`: a full walk, from scratch."""
+    return TreeScanner(watched or {top: base / top for top in WATCHED_DIRS}).snapshot()
 
 
 def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
@@ -56,18 +61,17 @@ class Case:
     name: str
     base: Path
     root: Path
+    directory: Path
     victim: Path
     inside_canary: Path
     outside_canary: Path
     sibling_canary: Path
 
-    @property
-    def directory(self) -> Path:
-        return self.root / self.name
-
     def rel(self, path: Path) -> str:
-        """A path as the sandbox names it in evidence."""
-        return path.relative_to(self.base).as_posix()
+        """A path as the sandbox names it in evidence ("root/…" for a served root too)."""
+        if path.is_relative_to(self.base):
+            return path.relative_to(self.base).as_posix()
+        return f"root/{path.relative_to(self.root).as_posix()}"
 
     def add_file(self, relative: str, text: str = VICTIM_TEXT) -> Path:
         """Another file inside this case's directory (nested paths allowed)."""
@@ -80,35 +84,52 @@ class Case:
 class Sandbox:
     """A private temporary directory; the harness deletes nothing else."""
 
-    def __init__(self, prefix: str = "mcp-audit-") -> None:
+    def __init__(self, prefix: str = "mcp-audit-", served_root: Path | None = None) -> None:
         # realpath: on some systems the temp dir itself sits behind a link, and
         # a server that resolves paths must see the same root the harness does.
         self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory())))
-        self.root = self.base / "root"
         self.outside = self.base / "outside"
-        # Shares the root's name as a prefix: catches containment by string prefix.
-        self.sibling = self.base / "root-evil"
         self.logs = self.base / "logs"
-        for directory in (self.root, self.outside, self.sibling, self.logs):
-            directory.mkdir()
+        if served_root is None:
+            self.root = self.base / "root"
+            self.cases = self.root
+            # Shares the root's name as a prefix: catches containment by string prefix.
+            self.sibling = self.base / "root-evil"
+            # Hard links that keep a victim's inode alive: on the root's filesystem, unwatched.
+            self.keep = self.base / "keep"
+            self.root.mkdir()
+        else:
+            self.root = Path(os.path.realpath(served_root))
+            own = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root))
+            self.cases, self.keep = own / "cases", own / "keep"
+            self.cases.mkdir()
+            self.sibling = self.base / "beside-root"
+        self.sibling_shares_prefix = served_root is None
+        for directory in (self.outside, self.sibling, self.logs, self.keep):
+            directory.mkdir(exist_ok=True)
+        # Named as the root sees them, so evidence reads the same either way.
+        cases = "root" if self.cases == self.root else f"root/{self.cases.relative_to(self.root).as_posix()}"
+        self._watched = {cases: self.cases, "outside": self.outside, "root-evil": self.sibling}
         self._count = 0
-        self._scanner = TreeScanner(str(self.base), WATCHED_DIRS)
+        self._scanner = TreeScanner(self._watched)
 
     def new_case(self, label: str = "case") -> Case:
         self._count += 1
         name = f"{self._count:03d}-{_slug(label)}"
-        for directory in (self.root, self.outside, self.sibling):
+        for directory in (self.cases, self.outside, self.sibling):
             # parents: a target that removed a whole directory (even the root)
             # must not stop later attacks from getting a fresh case.
             (directory / name).mkdir(parents=True)
         # Whatever a directory's mtime says, what the harness writes is seen.
-        self._scanner.mark([*WATCHED_DIRS, *(f"{top}/{name}" for top in WATCHED_DIRS)])
+        self._scanner.mark([*self._watched, *(f"{label}/{name}" for label in self._watched)])
+        home = self.cases / name
         case = Case(
             name=name,
             base=self.base,
             root=self.root,
-            victim=self.root / name / "victim.txt",
-            inside_canary=self.root / name / "canary.txt",
+            directory=home,
+            victim=home / "victim.txt",
+            inside_canary=home / "canary.txt",
             outside_canary=self.outside / name / "canary.txt",
             sibling_canary=self.sibling / name / "canary.txt",
         )
@@ -124,6 +145,8 @@ class Sandbox:
     def remove(self) -> None:
         # rmtree does not follow links, so a link planted by an attack (or by
         # a hostile server) pointing elsewhere is removed, not its destination.
+        if self.cases != self.root:
+            shutil.rmtree(self.cases.parent, ignore_errors=True)
         shutil.rmtree(self.base, ignore_errors=True)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from .models import FileIdentity, TreeSnapshot
 
@@ -67,63 +67,77 @@ def _unchanged(old: FileIdentity, st: os.stat_result) -> bool:
 
 
 class TreeScanner:
-    """Snapshots of `tops` below `base`, keyed by path relative to `base`."""
+    """Snapshots of watched folders, each entry named `label/relative/path`.
 
-    def __init__(self, base: str, tops: Iterable[str]) -> None:
-        self.base = base
-        self.tops = tuple(tops)
+    `watched` maps a label to a folder; a label may itself contain slashes
+    ("root/mcp-audit-x/cases" for cases inside a served root).
+    """
+
+    def __init__(self, watched: Mapping[str, str | os.PathLike[str]]) -> None:
+        self.watched = {label: os.fspath(path) for label, path in watched.items()}
         self._slack = _timestamp_slack_ns()
         self._last: dict[str, FileIdentity] = {}
+        self._paths: dict[str, str] = dict(self.watched)  # every known entry, on disk
         self._dir_mtimes: dict[str, int] = {}
         self._last_started = 0
         self._marked: set[str] = set()
 
-    def mark(self, relative_dirs: Iterable[str]) -> None:
+    def mark(self, names: Iterable[str]) -> None:
         """Directories the harness wrote into: listed again next time, whatever their mtime."""
-        self._marked.update(relative_dirs)
+        self._marked.update(names)
 
     def snapshot(self) -> TreeSnapshot:
         started = time.time_ns()
         since = self._last_started - self._slack
         entries: dict[str, FileIdentity] = {}
+        paths: dict[str, str] = {}
         dir_mtimes: dict[str, int] = {}
         to_list: list[str] = []
-        # Parents come before their children (tops first, then insertion order).
-        known = [*self.tops, *(rel for rel in self._last if rel not in self.tops)]
-        prefix, lstat = f"{self.base}/", os.lstat
-        for rel in known:
-            parent = rel.rpartition("/")[0]
-            if parent and (parent not in entries or entries[parent].kind != "dir"):
-                continue  # its directory is gone or became a link: never looked through
+        lstat = os.lstat
+        # Parents come before their children (watched folders first, then insertion order).
+        known = [*self.watched, *(name for name in self._last if name not in self.watched)]
+        for name in known:
+            if name not in self.watched:
+                parent = name.rpartition("/")[0]
+                if parent not in entries or entries[parent].kind != "dir":
+                    continue  # its directory is gone or became a link: never looked through
+            path = self._paths[name]
             try:
-                st = lstat(prefix + rel)
+                st = lstat(path)
             except OSError:  # gone (or a parent is no longer a directory)
                 continue
-            old = self._last.get(rel)
-            ident = old if old is not None and _unchanged(old, st) else identity_from_stat(st, prefix + rel)
-            entries[rel] = ident
+            old = self._last.get(name)
+            entries[name] = ident = old if old is not None and _unchanged(old, st) else identity_from_stat(st, path)
+            paths[name] = path
             if ident.kind == "dir":
-                dir_mtimes[rel] = st.st_mtime_ns
-                if ident is not old or st.st_mtime_ns >= since or self._dir_mtimes.get(rel) != st.st_mtime_ns:
-                    to_list.append(rel)
-        to_list.extend(rel for rel in self._marked if rel in entries and rel not in to_list)
-        self._list(to_list, entries, dir_mtimes)
-        self._last, self._dir_mtimes, self._last_started = entries, dir_mtimes, started
+                dir_mtimes[name] = st.st_mtime_ns
+                if ident is not old or st.st_mtime_ns >= since or self._dir_mtimes.get(name) != st.st_mtime_ns:
+                    to_list.append(name)
+        to_list.extend(name for name in self._marked if name in entries and name not in to_list)
+        self._list(to_list, entries, paths, dir_mtimes)
+        self._last, self._paths, self._dir_mtimes = entries, {**self.watched, **paths}, dir_mtimes
+        self._last_started = started
         self._marked.clear()
         return TreeSnapshot(dict(entries))
 
-    def _list(self, pending: list[str], entries: dict[str, FileIdentity], dir_mtimes: dict[str, int]) -> None:
+    def _list(
+        self,
+        pending: list[str],
+        entries: dict[str, FileIdentity],
+        paths: dict[str, str],
+        dir_mtimes: dict[str, int],
+    ) -> None:
         # An explicit stack: a hostile target may build a deep tree. Links are
         # recorded, never followed.
         while pending:
-            rel = pending.pop()
+            name = pending.pop()
             try:
-                listing = os.scandir(f"{self.base}/{rel}")
+                listing = os.scandir(paths[name])
             except OSError:  # removed, or made unreadable, while we looked
                 continue
             with listing:
                 for entry in listing:
-                    child = f"{rel}/{entry.name}"
+                    child = f"{name}/{entry.name}"
                     if child in entries:
                         continue  # known: refreshed above
                     try:
@@ -131,6 +145,7 @@ class TreeScanner:
                     except OSError:
                         continue
                     entries[child] = identity_from_stat(st, entry.path)
+                    paths[child] = entry.path
                     if stat.S_ISDIR(st.st_mode):
                         dir_mtimes[child] = st.st_mtime_ns
                         pending.append(child)

@@ -2,17 +2,22 @@
 
 The SDK client is async; pytest items are not. A blocking portal runs one
 event loop in a background thread for the whole session, so the target is
-started once and every item drives it through the same connection.
+started once and every item drives it through the same connection. Other
+connections (another process, replicas, more clients of the same process, a
+short-lived process, the target without its SDK boundary) are opened the first
+time an attack asks for one, and kept.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,19 +27,24 @@ from . import reaper
 from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .discovery import ToolPlan, plan_tools
-from .driver import Connection, ToolInfo, connect
+from .driver import Connection, ToolInfo, attach, connect
 from .generation import Generation, generation_for
-from .models import AttackSpec, ControlResult, Precondition, Result, Transcript
+from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from .profile import Profile
 from .sandbox import Sandbox
-from .techniques.base import Attack
+from .techniques.base import Attack, Unavailable
 from .verdict import judge
+
+# The name of the variant of every connection with the SDK's boundary removed.
+ABLATED = "ablated-"
 
 
 @dataclass
 class _Live:
     connection: Connection
     context: AbstractContextManager[Connection]
+    # The connection whose process this one attached to (its clients close with it).
+    parent: str | None = None
 
 
 @dataclass
@@ -59,11 +69,23 @@ class AuditSession:
         self.server_info: dict[str, Any] = {}
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
-        self._primary: _Live | None = None
-        self._other: _Live | None = None
-        self._pending_other: Future[_Live] | None = None
+        self._live: dict[str, _Live] = {}
+        # Connections being opened in the background (see `prepare`).
+        self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
-        self._controls: dict[str, ControlOutcome] = {}
+        self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # Every process the harness starts gets the same fresh key, as replicas
+        # behind one balancer would.
+        self._started = profile
+        if profile.shared_key_env:
+            self._started = replace(
+                profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)}
+            )
+
+    @property
+    def ablates(self) -> bool:
+        """Attacks refused by the SDK boundary run again without it: in-process targets only."""
+        return self.profile.is_in_process
 
     # -- lifetime -----------------------------------------------------------
 
@@ -71,12 +93,13 @@ class AuditSession:
         """Start the target; also, side by side, a second process if `specs` will need one."""
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
-        self.sandbox = Sandbox()
+        served = self.profile.root if self.profile.is_url else None
+        self.sandbox = Sandbox(served_root=Path(served) if served else None)
         try:
             self.prepare(specs)
-            self._primary = self._open("primary")
-            self.tools = self._portal.call(self._primary.connection.list_tools)
-            session = self._primary.connection.client.session
+            primary = self._ensure("primary")
+            self.tools = self._portal.call(primary.list_tools)
+            session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
                 getattr(session, "discover_result", None), "server_info", None
             )
@@ -90,38 +113,47 @@ class AuditSession:
     def prepare(self, specs: Iterable[AttackSpec]) -> None:
         """Start, in the background, the second process the selected attacks will need.
 
-        It starts while the primary runs controls and attacks, so the attack
-        that needs it does not wait for a whole process start-up.
+        It starts while the primary starts or runs controls and attacks, so the
+        attack that needs it does not wait for a whole process start-up.
         """
-        started = self._other is not None or self._pending_other is not None
-        if started or not any(spec.second_process for spec in specs):
+        needed = any(spec.second_process for spec in specs)
+        elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
+        if not needed or elsewhere or "other" in self._live or "other" in self._pending:
             return
-        pending: Future[_Live] = Future()
+        pending: Future[Connection] = Future()
 
         def start_other() -> None:
             try:
-                pending.set_result(self._open("other"))
+                pending.set_result(self._ensure_now("other"))
             except BaseException as exc:
                 pending.set_exception(exc)
 
-        self._pending_other = pending
+        self._pending["other"] = pending
         threading.Thread(target=start_other, name="mcp-audit-start-other", daemon=True).start()
 
-    def _adopt_pending_other(self) -> None:
-        pending, self._pending_other = self._pending_other, None
-        if pending is not None:
+    def _adopt(self, name: str) -> None:
+        """Wait for a connection being opened in the background; it is then live (or not)."""
+        if (pending := self._pending.pop(name, None)) is not None:
             try:
-                self._other = pending.result()
-            except Exception as exc:  # started again, and reported, when it is needed
-                self.stats.notes.append(f"starting a second process in the background: {exc}")
+                pending.result()
+            except Exception as exc:  # opened again, and reported, when it is needed
+                self.stats.notes.append(f"starting {name} in the background: {exc}")
 
     def close(self) -> None:
-        self._adopt_pending_other()
-        lives = [live for live in (self._other, self._primary) if live is not None]
-        # Side by side: each close waits for its own process to exit.
-        with ThreadPoolExecutor(max_workers=max(1, len(lives)), thread_name_prefix="mcp-audit-close") as pool:
-            list(pool.map(self._close, lives))
-        self._other = self._primary = None
+        for name in list(self._pending):
+            self._adopt(name)
+        with self._lock:
+            lives, self._live = self._live, {}
+
+        def group(root: str) -> list[_Live]:
+            # Clients attached to a process close before it, as they opened after it.
+            children = [n for n in reversed(list(lives)) if lives[n].parent == root]
+            return [*(live for child in children for live in group(child)), lives[root]]
+
+        groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
+        # Processes side by side: each close waits for its own process to exit.
+        with ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
+            list(pool.map(lambda members: [self._close(live) for live in members], groups))
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
@@ -132,15 +164,54 @@ class AuditSession:
             self.sandbox.remove()
             self.sandbox = None
 
-    def _open(self, name: str) -> _Live:
-        assert self._portal is not None and self.sandbox is not None
-        context = self._portal.wrap_async_context_manager(
-            connect(self.profile, self.sandbox.root, self.sandbox.logs, f"{name}-{self.stats.processes_started}")
-        )
+    def _ensure(
+        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+    ) -> Connection:
+        """The live connection called `name`, opened (or opened again, if lost) as needed."""
+        self._adopt(name)
+        return self._ensure_now(name, profile=profile, attach_to=attach_to)
+
+    def _ensure_now(
+        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+    ) -> Connection:
+        live = self._live.get(name)
+        if live is not None and live.connection.alive:
+            return live.connection
+        if live is not None:
+            self.stats.notes.append(f"{name} connection was lost; started the target again")
+            self._drop(name)
+        assert self._portal is not None
+        assert self.sandbox is not None
+        if attach_to is not None:
+            endpoint = self._ensure(attach_to).endpoint
+            opener: AbstractAsyncContextManager[Connection] = attach(self.profile, endpoint, name)
+        else:
+            label = f"{name}-{self.stats.processes_started}"
+            opener = connect(
+                profile or self._started,
+                self.sandbox.root,
+                self.sandbox.logs,
+                label,
+                ablate=name.startswith(ABLATED),
+            )
+        context = self._portal.wrap_async_context_manager(opener)
         connection = context.__enter__()
         with self._lock:
-            self.stats.processes_started += 1
-        return _Live(connection, context)
+            if attach_to is None:
+                self.stats.processes_started += 1
+            self._live[name] = _Live(connection, context, attach_to)
+        return connection
+
+    def _drop(self, name: str) -> None:
+        """Close a connection and every client attached to its process."""
+        with self._lock:
+            children = [n for n, live in self._live.items() if live.parent == name]
+        for child in children:
+            self._drop(child)
+        with self._lock:
+            live = self._live.pop(name, None)
+        if live is not None:
+            self._close(live)
 
     def _close(self, live: _Live) -> None:
         with self._lock:
@@ -151,67 +222,139 @@ class AuditSession:
         except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
             self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
 
-    def _alive(self, live: _Live | None, name: str) -> _Live:
-        if live is not None and live.connection.alive:
-            return live
-        if live is not None:
-            self.stats.notes.append(f"{name} connection was lost; started the target again")
-            self._close(live)
-        return self._open(name)
+    async def open(
+        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+    ) -> Connection:
+        # Opened from a worker thread through the portal, so its context lives
+        # in the portal's own task rather than inside the attack's task.
+        return await anyio.to_thread.run_sync(
+            lambda: self._ensure(name, profile=profile, attach_to=attach_to)
+        )
 
     # -- controls and attacks -------------------------------------------
 
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
 
-    def controls(self, tool: str) -> ControlOutcome:
-        if tool not in self._controls:
-            assert self._portal is not None and self.sandbox is not None
-            self._primary = self._alive(self._primary, "primary")
-            conn, sandbox, plan = self._primary.connection, self.sandbox, self.plan(tool)
-            self._controls[tool] = self._portal.call(
+    def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
+        key = (tool, ablated)
+        if key not in self._controls:
+            assert self._portal is not None
+            assert self.sandbox is not None
+            conn = self._ensure(f"{ABLATED if ablated else ''}primary")
+            sandbox, plan = self.sandbox, self.plan(tool)
+            self._controls[key] = self._portal.call(
                 lambda: run_controls(plan, conn, sandbox, self.profile.answer, self.profile.negative_answer)
             )
-        return self._controls[tool]
+        return self._controls[key]
 
     def run(self, spec: AttackSpec, tool: str) -> tuple[Result, Transcript]:
-        assert self._portal is not None and self.sandbox is not None
-        outcome = self.controls(tool)
+        result, transcript = self._run(spec, tool, ablated=False)
+        if self.ablates and result.verdict is Verdict.REFUSED and result.layer is Layer.SDK_BOUNDARY:
+            result = replace(result, ablation=self._ablate(spec, tool))
+        return result, transcript
+
+    def _ablate(self, spec: AttackSpec, tool: str) -> Ablation:
+        """The attack again, on the target built without its SDK boundary."""
+        ablated, _ = self._run(spec, tool, ablated=True)
+        return Ablation(Layer.SDK_BOUNDARY, ablated.verdict, ablated.layer, ablated.reason, ablated.evidence)
+
+    def _run(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
+        assert self._portal is not None
+        assert self.sandbox is not None
+        outcome = self.controls(tool, ablated=ablated)
         approve = outcome.results[0]
         precondition = Precondition(outcome.approve_ok, "" if outcome.approve_ok else approve.detail)
         if not precondition.ok:
             transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
             return judge(spec, transcript), transcript
-        self._primary = self._alive(self._primary, "primary")
+        prefix = ABLATED if ablated else ""
+        primary = self._ensure(f"{prefix}primary")
+        peers = _Peers(self, prefix)
         attack = Attack(
             spec,
             self.plan(tool),
             outcome.style or "relative",
             self.sandbox,
-            self.sandbox.new_case(f"{spec.id}-{spec.slug}"),
-            self._primary.connection,
-            self._other_connection,
+            self.sandbox.new_case(f"{prefix}{spec.id}-{spec.slug}"),
+            primary,
+            peers.other,
             tools=self.tools,
             answer_template=self.profile.answer,
             negative_template=self.profile.negative_answer,
             generation=self.generation,
+            peers=peers,
         )
         technique = self.catalogue.techniques[spec.technique]
-        budget = self.profile.call_timeout * 8
+        budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         transcript = attack.transcript(precondition)
         return judge(spec, transcript), transcript
 
-    async def _other_connection(self) -> Connection:
-        # Opened from a worker thread through the portal, so its context lives
-        # in the portal's own task rather than inside this attack's task.
-        def ensure() -> Connection:
-            self._adopt_pending_other()
-            self._other = self._alive(self._other, "other")
-            return self._other.connection
 
-        return await anyio.to_thread.run_sync(ensure)
+class _Peers:
+    """What an attack may ask for beyond the primary, opened through the session."""
+
+    def __init__(self, session: AuditSession, prefix: str) -> None:
+        self._session = session
+        self._profile = session.profile
+        self._prefix = prefix
+
+    @property
+    def shared_keys(self) -> bool:
+        return bool(self._profile.shared_key_env)
+
+    @property
+    def redemptions(self) -> int:
+        return self._profile.redemptions
+
+    def _not_started_here(self, what: str) -> None:
+        if self._profile.is_url:
+            raise Unavailable(
+                f"{what} needs processes the harness starts, and this target is a URL it only connects to; "
+                "give the command instead (with {port} to serve it over HTTP)"
+            )
+
+    async def other(self) -> Connection:
+        self._not_started_here("another process of the target")
+        if self._profile.replicas >= 2:
+            return (await self.replicas())[1]
+        return await self._session.open(f"{self._prefix}other")
+
+    async def replicas(self) -> list[Connection]:
+        if self._profile.replicas < 2:
+            raise Unavailable(
+                "needs two or more replicas of the target on one root: pass --mcp-replicas 2 (or replicas: 2 "
+                "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
+            )
+        self._not_started_here("replicas")
+        first = await self._session.open(f"{self._prefix}primary")
+        rest = [
+            await self._session.open(f"{self._prefix}replica-{i}") for i in range(1, self._profile.replicas)
+        ]
+        return [first, *rest]
+
+    async def same_process(self, count: int) -> list[Connection]:
+        primary = await self._session.open(f"{self._prefix}primary")
+        if primary.endpoint is None:
+            # Over stdio a process has one connection: concurrent requests on it.
+            return [primary] * count
+        peers = [
+            await self._session.open(f"{self._prefix}client-{i}", attach_to=f"{self._prefix}primary")
+            for i in range(1, count)
+        ]
+        return [primary, *peers]
+
+    async def short_lived(self) -> tuple[Connection, float]:
+        if not self._profile.ttl_flag:
+            raise Unavailable(
+                "the profile does not say how to shorten the target's confirmation lifetime: set ttl_flag "
+                "(e.g. '--ttl-seconds {ttl}', or 'ttl_seconds={ttl}' for an in-process factory) and ttl: 1"
+            )
+        self._not_started_here("a short-lived process of the target")
+        profile = self._session._started.with_ttl()
+        return await self._session.open(f"{self._prefix}short-lived", profile=profile), self._profile.ttl
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

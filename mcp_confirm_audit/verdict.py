@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from .models import (
+    FAIL_CLOSED,
     AttackSpec,
     Effect,
     Exchange,
@@ -20,6 +21,7 @@ from .models import (
     Phase,
     Response,
     Result,
+    SingleUse,
     Transcript,
     Verdict,
 )
@@ -78,6 +80,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         return result(Verdict.VULNERABLE, Layer.NONE, f"the attack took effect on disk: {lost}")
     if transcript.setup_failure:
         return result(Verdict.INCONCLUSIVE, None, f"could not set the attack up: {transcript.setup_failure}")
+    if transcript.single_use is not None:
+        return result(*_judge_single_use(transcript.single_use, transcript.exchanges))
     for severity in (Verdict.VULNERABLE, Verdict.WEAK):
         found = [message for level, message in transcript.findings if level is severity]
         if found:
@@ -117,6 +121,66 @@ def _same_input(a: Exchange, b: Exchange) -> bool:
 # Generated attacks send hundreds of requests; evidence keeps both ends (the
 # last one is the shrunk failing example) and says how many it left out.
 _EVIDENCE_HEAD, _EVIDENCE_TAIL = 6, 8
+def _judge_single_use(
+    record: SingleUse, exchanges: tuple[Exchange, ...]
+) -> tuple[Verdict, Layer | None, str]:
+    """At most one of several redemptions of one approval may act, or say it did."""
+    racing = [exchanges[i] for i in record.racing]
+    replays = [exchanges[i] for i in record.replays]
+    stopped = [e for e in [*racing, *replays] if e.response.outcome is Outcome.TRANSPORT]
+    if stopped:
+        said = stopped[0].response.text
+        return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
+    if record.taken >= 2:
+        return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
+    # A success is a normal result that is not what a spent approval gets.
+    successes = [e for e, r in zip(racing, replays, strict=True) if _succeeded(e.response, r.response)]
+    if len(successes) >= 2:
+        labels = "; ".join(e.label for e in successes[:3])
+        said = f"{len(successes)} redemptions of one approval reported success: {labels}"
+        return Verdict.VULNERABLE, Layer.NONE, said
+    # In the order they were sent: the process the approval was minted on first.
+    sequential = [exchanges[i] for i in sorted(set(record.replays))]
+    where = _layers_by_connection(sequential)
+    if record.taken_racing == 0 and record.if_none_taken == "fail-closed":
+        refusal = racing[0]
+        layer = layer_of(refusal.response)
+        said = refusal.response.text or refusal.response.outcome.value
+        return Verdict.REFUSED, layer, (
+            f"fail-closed: an honest approval redeemed on {refusal.connection} was refused by {layer.value} "
+            f"({said}); safe, but {FAIL_CLOSED}"
+        )
+    if record.taken == 0 and record.if_none_taken == "inconclusive":
+        said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
+        return Verdict.INCONCLUSIVE, None, said
+    winner = successes[0] if successes else None
+    losers = [(e, r) for e, r in zip(racing, replays, strict=True) if e is not winner]
+    other_guard = [(e, r) for e, r in losers if not _same_answer(e.response, r.response)]
+    if other_guard:
+        loser, replay = other_guard[0]
+        return Verdict.WEAK, layer_of(loser.response), (
+            f"{len(other_guard)} of {len(losers)} losing redemptions were stopped by another guard than a "
+            f"sequential replay on the same process ({loser.response.text!r} against "
+            f"{replay.response.text!r}): the single-use check is not atomic, and only a later check saved "
+            "the target"
+        )
+    once = "took effect once" if record.taken == 1 else "was honoured once"
+    said = f"the approval {once}; every other redemption refused ({where})"
+    return Verdict.REFUSED, layer_of(sequential[0].response), said
+
+
+def _succeeded(response: Response, replay: Response) -> bool:
+    return response.outcome is Outcome.COMPLETE and not _same_answer(response, replay)
+
+
+def _same_answer(a: Response, b: Response) -> bool:
+    """Refused by the same guard: the same kind of answer, saying the same thing."""
+    return (a.outcome, a.code, " ".join(a.text.split())) == (b.outcome, b.code, " ".join(b.text.split()))
+
+
+def _layers_by_connection(replays: list[Exchange]) -> str:
+    seen = {e.connection: layer_of(e.response).value for e in replays}
+    return ", ".join(f"{layer} on {conn}" for conn, layer in seen.items())
 
 
 def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
@@ -134,6 +198,11 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
             shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in paths[:8])
             lines.append(f"disk {label}: {', '.join(shown)}")
     lines.extend(f"note: {n}" for n in transcript.notes)
+    if (record := transcript.single_use) is not None:
+        lines.append(
+            f"effects: {record.taken_racing} during the race, {record.taken} in all "
+            "(the victim put back each time)"
+        )
     lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
     return tuple(lines)
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -12,6 +17,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
 
+from mcp_confirm_audit.launch import free_port
 from mcp_confirm_audit.report.audit_json import schema as audit_schema
 
 # SHA-256 of sarif-2.1/schema/sarif-schema-2.1.0.json in oasis-tcs/sarif-spec,
@@ -62,3 +68,35 @@ def audit_errors() -> SchemaCheck:
     schema = audit_schema()
     Draft202012Validator.check_schema(schema)
     return _errors(Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER))
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A throw-away redis-server on a free loopback port, persistence off; stopped at the end.
+
+    The shared ledger is tested against a real Redis: on Linux (CI) a missing
+    redis-server fails the test rather than skipping it.
+    """
+    binary = shutil.which("redis-server")
+    if binary is None:
+        message = "redis-server is not installed: apt-get install redis-server (.ci/run does)"
+        if sys.platform.startswith("linux"):
+            pytest.fail(message)
+        pytest.skip(message)
+    port = free_port()
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            assert process.poll() is None, f"redis-server exited with {process.returncode}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"redis-server did not listen on {port}"
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

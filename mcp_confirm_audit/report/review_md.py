@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from .. import __version__
-from ..models import ControlResult, Result, Verdict
+from ..models import FAIL_CLOSED, ControlResult, Result, Verdict
 from .document import SEVERITIES, AuditReport, rerun_command
 
 _UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE)
@@ -26,6 +26,8 @@ class ReviewMarkdown:
             _controls(report),
             _findings(report),
             _layers(report),
+            _fail_closed(report.results),
+            _ablation(report.results),
             _requirements(report.results),
             _untested(report),
             _baseline(report),
@@ -176,6 +178,42 @@ def _layers(report: AuditReport) -> str:
         )
     header = ("attack", "variant", "tool", "verdict", "refused by", "asked user", "baseline")
     return "\n\n".join(["## Which layer refused each attack", _table(header, rows)])
+
+
+def _fail_closed(results: Sequence[Result]) -> str:
+    closed = [r for r in results if r.verdict is Verdict.REFUSED and FAIL_CLOSED in r.reason]
+    if not closed:
+        return ""
+    lines = [
+        "## Safe, but it breaks users: fail-closed replicas",
+        "",
+        "An honest confirmation, asked on one process of the server and answered on another, was refused. "
+        "Nothing unsafe happened, but behind a load balancer this is what users see.",
+        "",
+    ]
+    lines.extend(f"- **{r.id}** (`{r.tool}`): {_cell(r.reason)}" for r in closed)
+    return "\n".join(lines)
+
+
+def _ablation(results: Sequence[Result]) -> str:
+    ablated = [r for r in results if r.ablation is not None]
+    if not ablated:
+        return ""
+    intro = (
+        "Each attack the SDK's request-state boundary refused was run again on the target built without "
+        "that boundary. Where another layer still refuses it, the two guards duplicate each other for that "
+        "attack (redundant); where nothing does, the boundary is load-bearing."
+    )
+    rows = []
+    for r in ablated:
+        assert r.ablation is not None
+        a = r.ablation
+        refused = a.layer is not None and a.verdict is Verdict.REFUSED
+        without = a.verdict.value + (f" ({a.layer.value})" if refused and a.layer else "")
+        alone = ", ".join(layer.value for layer in a.refused_alone_by)
+        rows.append((f"{r.id} {r.variant}", f"`{r.tool}`", without, alone, a.removed_guard))
+    header = ("attack", "tool", "without sdk-boundary", "refused on its own by", "sdk-boundary is")
+    return "\n\n".join(["## Is each guard load-bearing? (ablation)", intro, _table(header, rows)])
 
 
 def _requirements(results: Sequence[Result]) -> str:

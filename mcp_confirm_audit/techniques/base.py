@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mcp import types
 
@@ -26,10 +26,64 @@ from ..models import (
     Precondition,
     Question,
     Response,
+    SingleUse,
     Transcript,
     Verdict,
 )
 from ..sandbox import VICTIM_TEXT, Case, Sandbox
+
+
+class Unavailable(Exception):
+    """A connection an attack needs cannot exist for this target; the message says how to enable it."""
+
+
+class Peers(Protocol):
+    """The connections beyond the primary that some attacks need."""
+
+    @property
+    def shared_keys(self) -> bool:
+        """Whether every process of the target shares one request-state key."""
+        ...
+
+    @property
+    def redemptions(self) -> int:
+        """How many redemptions of one approval a race sends at once."""
+        ...
+
+    async def other(self) -> Connection:
+        """Another process (or instance) of the target on the same root."""
+        ...
+
+    async def replicas(self) -> list[Connection]:
+        """Every replica of the target on the same root, the primary first."""
+        ...
+
+    async def same_process(self, count: int) -> list[Connection]:
+        """`count` connections to the primary's process (the one connection again over stdio)."""
+        ...
+
+    async def short_lived(self) -> tuple[Connection, float]:
+        """A process of the target whose confirmations expire, and their lifetime in seconds."""
+        ...
+
+
+class NoPeers:
+    """Peers of a target that has only its primary connection."""
+
+    shared_keys = False
+    redemptions = 8
+
+    async def other(self) -> Connection:
+        raise Unavailable("no other process of the target can be started here")
+
+    async def replicas(self) -> list[Connection]:
+        raise Unavailable("no replicas of the target can be started here")
+
+    async def same_process(self, count: int) -> list[Connection]:
+        raise Unavailable("no more connections to the target can be opened here")
+
+    async def short_lived(self) -> tuple[Connection, float]:
+        raise Unavailable("no short-lived process of the target can be started here")
 
 
 class Attack:
@@ -47,6 +101,7 @@ class Attack:
         answer_template: Mapping[str, Any] | None = None,
         negative_template: Mapping[str, Any] | None = None,
         generation: Generation | None = None,
+        peers: Peers | None = None,
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -67,6 +122,8 @@ class Attack:
         self._not_applicable: str | None = None
         self._findings: list[tuple[Verdict, str]] = []
         self._changed_in_place: list[str] = []
+        self.peers: Peers = peers or NoPeers()
+        self._single_use: SingleUse | None = None
 
     # -- naming files to the target -------------------------------------
 
@@ -94,6 +151,14 @@ class Attack:
         """A second process of the same target, on the same sandbox."""
         return await self._open_other()
 
+    async def peer(self, get: Callable[[], Awaitable[Any]]) -> Any:
+        """`await attack.peer(attack.peers.replicas)`: the connections, or None (not applicable, with why)."""
+        try:
+            return await get()
+        except Unavailable as exc:
+            self.not_applicable(str(exc))
+            return None
+
     async def call(
         self,
         label: str,
@@ -105,13 +170,31 @@ class Attack:
         tool: str | None = None,
         connection: Connection | None = None,
     ) -> Response:
+        exchange = await self.exchange(
+            label, path, state=state, responses=responses, arguments=arguments, tool=tool,
+            connection=connection,
+        )
+        return exchange.response
+
+    async def exchange(
+        self,
+        label: str,
+        path: Path | str,
+        *,
+        state: str | None = None,
+        responses: Mapping[str, Any] | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        tool: str | None = None,
+        connection: Connection | None = None,
+    ) -> Exchange:
+        """`call`, returning the recorded exchange itself."""
         conn = connection or self.primary
         args = arguments if arguments is not None else self.arguments(path)
         exchange = await conn.call(
             self._phase, label, tool or self.plan.name, args, state=state, responses=responses
         )
         self._exchanges.append(exchange)
-        return exchange.response
+        return exchange
 
     async def call_raw(self, label: str, params: Mapping[str, Any], *, connection: Connection | None = None) -> Response:
         exchange = await (connection or self.primary).call_raw(self._phase, label, params)
@@ -171,6 +254,22 @@ class Attack:
         """Something the target showed the human, judged without looking at the disk."""
         self._findings.append((verdict, message))
 
+    def single_use(
+        self,
+        pairs: Sequence[tuple[Exchange, Exchange]],
+        taken_racing: int,
+        taken: int,
+        if_none_taken: str = "inconclusive",
+    ) -> None:
+        """Record redemptions of one approval of which at most one may act; the verdict judges them.
+
+        `pairs`: each racing redemption with the sequential replay on its process.
+        """
+        index = {id(e): i for i, e in enumerate(self._exchanges)}
+        racing = tuple(index[id(redemption)] for redemption, _ in pairs)
+        replays = tuple(index[id(replay)] for _, replay in pairs)
+        self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken)
+
     def setup_failed(self, reason: str) -> None:
         self._setup_failure = self._setup_failure or reason
 
@@ -195,6 +294,7 @@ class Attack:
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),
             changed_in_place=tuple(self._changed_in_place),
+            single_use=self._single_use,
         )
 
 

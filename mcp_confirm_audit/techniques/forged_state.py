@@ -42,7 +42,16 @@ async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.start_attack()
         await attack.call(f"the real state, {params['mutation']}", victim, state=mutated, responses=yes)
     elif kind == "other-process":
-        other = await attack.other_connection()
+        if attack.peers.shared_keys:
+            attack.not_applicable(
+                "every process of the target shares one request-state key (shared_key_env), so another "
+                "process's state is legitimately valid here; the cross-replica family judges what happens "
+                "to it"
+            )
+            return
+        other = await attack.peer(attack.other_connection)
+        if other is None:
+            return
         theirs = await attack.ask(victim, connection=other, label="ask another process of the same server")
         if attack.failed:
             return

@@ -29,6 +29,12 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
         inner = os.path.relpath(case.outside_canary, root)
         value = f"{root}/{inner}" if absolute else inner
     elif target == "sibling-prefix":
+        if not attack.sandbox.sibling_shares_prefix:
+            attack.not_applicable(
+                "the target serves a root the harness did not make, and a folder named like it would have "
+                "to be written outside the sandbox"
+            )
+            return
         value = str(case.sibling_canary) if absolute else os.path.relpath(case.sibling_canary, root)
     elif target == "link-outside":
         link = case.directory / "link-to-outside.txt"

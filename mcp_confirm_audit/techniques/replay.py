@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..driver import Connection
 from ..sandbox import identity_of
 from . import technique
 from .base import Attack
@@ -18,29 +19,52 @@ from .base import Attack
 
 @technique("replay")
 async def replay(attack: Attack, params: Mapping[str, Any]) -> None:
+    await spend_then_replay(attack, params["mode"], spend_on=attack.primary, replay_on=attack.primary)
+
+
+async def spend_then_replay(
+    attack: Attack, mode: str, *, spend_on: Connection, replay_on: Connection
+) -> None:
+    """Spend an approval on one connection, then present it again on another (or the same)."""
     victim = attack.case.victim
-    first = await attack.ask(victim)
+    first = await attack.ask(victim, connection=spend_on)
     if attack.failed:
         return
     yes = attack.accept(first, victim)
-    mode = params["mode"]
     if mode == "after-success":
         # A hard link keeps the victim's inode alive, so it can be put back
         # with the very identity the user confirmed (device, inode, size,
         # mtime): then only a ledger, not an identity re-check, can refuse.
-        keep = attack.sandbox.logs / f"{attack.case.name}.victim-keep"
+        keep = attack.sandbox.keep / attack.case.name
         os.link(victim, keep)
-        done = await attack.call("honest redemption", victim, state=first.request_state, responses=yes)
+        done = await attack.call(
+            "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on
+        )
         if identity_of(victim) is not None:
             attack.setup_failed(f"the honest redemption did not take effect ({done.outcome}: {done.text})")
             return
         os.link(keep, victim)
         attack.note("victim put back with its original identity after the honest redemption")
-    else:
+    elif mode in ("decline-then-accept", "cancel-then-accept"):
         action = "decline" if mode == "decline-then-accept" else "cancel"
-        await attack.call(f"{action} the question", victim, state=first.request_state, responses=attack.reply(first, action))
+        await attack.call(
+            f"{action} the question",
+            victim,
+            state=first.request_state,
+            responses=attack.reply(first, action),
+            connection=spend_on,
+        )
         if identity_of(victim) is None:
             attack.note(f"the {action} itself removed the victim (see the consent family); re-created it")
             attack.restore_victim()
+    else:
+        raise ValueError(f"replay: unknown mode {mode!r}")
     attack.start_attack()
-    await attack.call("redeem the same state again, accepting", victim, state=first.request_state, responses=yes)
+    where = "" if replay_on is spend_on else f" on {replay_on.name}"
+    await attack.call(
+        f"redeem the same state again{where}, accepting",
+        victim,
+        state=first.request_state,
+        responses=yes,
+        connection=replay_on,
+    )

@@ -35,6 +35,7 @@ FLAWS: dict[str, str] = {
     "question-without-name": "the question does not say which file it is about",
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
     "check-then-delete-ledger": "spending is check, sleep 50 ms, delete: concurrent redemptions both pass",
+    "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: they live 600 s",
 }
 
 # Flaws that each replace the same mechanism in a different way: two at once is not a server.
@@ -63,9 +64,9 @@ def check(flaws: Collection[str], *, state: str = "sealed") -> frozenset[str]:
     for group in _EXCLUSIVE:
         if len(active & group) > 1:
             raise ValueError(f"flaws {sorted(active & group)} replace the same check; choose one")
-    if state == "signed" and active & STATE_FLAWS:
+    if state != "sealed" and active & STATE_FLAWS:
         clash = sorted(active & STATE_FLAWS)
-        raise ValueError(f"--state signed is its own state handling; it cannot be combined with {clash}")
+        raise ValueError(f"--state {state} is its own state handling; it cannot be combined with {clash}")
     if "trusting-state" in active and active & _LEDGER_FLAWS:
         clash = sorted(active & _LEDGER_FLAWS)
         raise ValueError(f"trusting-state keeps no nonce ledger for {clash} to weaken")

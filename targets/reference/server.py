@@ -6,7 +6,8 @@ The careful configuration is the yardstick the harness must find nothing wrong w
 each `--flaw` removes exactly one defence so every attack can be proved both ways.
 The confirmation is hand-rolled MRTR (see confirm.py): round 1 returns an
 `InputRequiredResult` with a form and a plaintext state (sealed on the wire by the SDK's
-`RequestStateBoundary`, or HMAC-signed with `--state signed`); round 2 reads the answer
+`RequestStateBoundary`, or HMAC-signed with `--state signed`, or both with `--state
+signed-and-sealed`, as mcp-confirm 0.1.0 did); round 2 reads the answer
 and the state, spends the state's nonce, re-checks the file and deletes it beneath a
 directory descriptor. `--second-tool` adds `truncate_file`, confirmed the same way.
 """
@@ -48,7 +49,9 @@ __all__ = ["SERVER_NAME", "StateMode", "build_server", "main"]
 
 SERVER_NAME = "mcp-confirm-reference"  # also the audience claim replicas must share
 SECOND_TOOL = "truncate_file"
-StateMode = Literal["sealed", "signed"]
+StateMode = Literal["sealed", "signed", "signed-and-sealed"]
+# What the SDK's seal lives for unless told otherwise (RequestStateSecurity's default).
+SDK_DEFAULT_TTL = 600.0
 
 log = logging.getLogger("mcp_confirm_reference")
 
@@ -71,6 +74,8 @@ def build_server(
     active = flaw_switches.check(flaws, state=state)
     _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
     _configure_log()
+    if "no-expiry" in active:
+        ttl_seconds = SDK_DEFAULT_TTL  # FLAW no-expiry: the lifetime option reaches nothing
     policy = _policy(root, paths_mode, active)
     backend: ledgers.Backend
     if "per-process-ledger" in active:
@@ -155,7 +160,7 @@ def _scheme(
         return states.TrustingState(ttl)
     if "unbound-state" in active:
         return states.UnboundState(nonces)
-    if state == "signed":
+    if state in ("signed", "signed-and-sealed"):
         return states.SignedState(nonces, key if key is not None else secrets.token_bytes(32), ttl)
     return states.SealedState(nonces)
 
@@ -257,7 +262,8 @@ def _parser() -> argparse.ArgumentParser:
         "--state",
         default="sealed",
         choices=get_args(StateMode),
-        help="sealed: the SDK's boundary seals the state; signed: no boundary, readable JSON under an HMAC",
+        help="sealed: the SDK's boundary seals the state; signed: no boundary, readable JSON under an HMAC; "
+        "signed-and-sealed: the HMAC-signed state inside the SDK's seal (a redundant hand-rolled signer)",
     )
     add("--second-tool", action="store_true", help="also offer truncate_file, confirmed the same way")
     add(

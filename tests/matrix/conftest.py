@@ -6,6 +6,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,9 +45,14 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
     """Audit the reference server started with the given options; one process per call."""
 
     def audit(
-        *options: str, families: Sequence[str] | None = None, tool: str | None = "delete_file"
+        *options: str,
+        families: Sequence[str] | None = None,
+        tool: str | None = "delete_file",
+        **settings: Any,
     ) -> AuditRun:
-        profile = Profile(command=reference_command(*options), tool=tool, call_timeout=10.0)
+        """`settings` are profile keys (replicas, ttl_flag...); `command` replaces the stdio one."""
+        command = settings.pop("command", None) or reference_command(*options)
+        profile = Profile(command=command, tool=tool, call_timeout=10.0, **settings)
 
         def select(spec: AttackSpec) -> bool:
             return families is None or spec.family in families

@@ -17,6 +17,8 @@ from mcp_confirm_audit.session import AuditRun
 AuditFn = Callable[..., AuditRun]
 
 V, W = Verdict.VULNERABLE, Verdict.WEAK
+# A race the harness wins or loses: either way the flaw is found, with evidence.
+V_OR_W = frozenset({V, W})
 
 # Which layer of the careful server refuses each family: the answer to
 # "which layer refuses what" that the project exists to give.
@@ -33,14 +35,21 @@ CAREFUL_LAYER = {
     "identity-swap": Layer.TOOL,
     # It asks, about every hostile name, with a question that shows the name safely.
     "prompt-forging": Layer.TOOL,
+    "double-spend": Layer.TOOL,
 }
 # Where one attack of a family is refused elsewhere: the SDK's typed params
 # turn away an answer that is not an elicitation result before server code runs.
 CAREFUL_LAYER_BY_ID = {"MCA-ROBUST-002": Layer.PROTOCOL}
 
 # Attacks the careful server cannot even be asked: its state is sealed by the
-# SDK, so there is nothing readable to edit (proven refused under --state signed).
-CAREFUL_NOT_APPLICABLE = {"MCA-FORGE-020"}
+# SDK, so there is nothing readable to edit (proven refused under --state signed);
+# replicas and a shorter lifetime are not configured in this run (proven in
+# test_state_in_depth.py), and each says how to configure them.
+CAREFUL_NOT_APPLICABLE = {
+    "MCA-FORGE-020": "the state is opaque",
+    **{f"MCA-REPLICA-00{n}": "--mcp-replicas 2" for n in range(1, 6)},
+    "MCA-EXPIRY-001": "set ttl_flag",
+}
 
 FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
 SWAPS = ("symlink-swap", "parent-swap", "identity-swap")
@@ -51,9 +60,16 @@ ANY_SWAP = {
     "MCA-IDSWAP-002": W,
 }
 
-# flaw -> (its family or families, the attacks that must catch it, and how)
-FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict]]] = {
-    "no-ledger": ("replay", {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V}),
+# flaw -> (the families it may fool, the attacks that must catch it, and how)
+FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verdict]]]] = {
+    # No record at all: sequential replays and races alike.
+    "no-ledger": (
+        ("replay", "double-spend"),
+        {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V, "MCA-DSPEND-001": V_OR_W},
+    ),
+    # Check, sleep, delete: every redemption of a race gets past the check, and
+    # acts again if the victim is back in time (else a later check stops it).
+    "check-then-delete-ledger": ("double-spend", {"MCA-DSPEND-001": V_OR_W, "MCA-DSPEND-002": V_OR_W}),
     "unbound-state": (
         "cross-target",
         {"MCA-XTARGET-001": V, "MCA-XTARGET-002": V, "MCA-XTARGET-003": V, "MCA-XTARGET-004": V},
@@ -107,9 +123,14 @@ def _options(flaw: str) -> list[str]:
     return ["--flaw", flaw, *(["--second-tool"] if flaw == "unbound-state" else [])]
 
 
+# Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py.
+CONFIGURED_ELSEWHERE = ("cross-replica", "expiry")
+
+
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:
     caught = {attack_id for _, expected in [*FLAWS.values(), *HOSTILE.values()] for attack_id in expected}
-    assert {a.id for a in catalogue.active} - caught == set()
+    here = {a.id for a in catalogue.active if a.family not in CONFIGURED_ELSEWHERE}
+    assert here - caught == set()
 
 
 def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_expected_layer(
@@ -120,6 +141,7 @@ def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_
     for result in run.results:
         if result.id in CAREFUL_NOT_APPLICABLE:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
+            assert CAREFUL_NOT_APPLICABLE[result.id] in result.reason
             continue
         assert (result.id, result.verdict, result.layer) == (
             result.id,
@@ -137,21 +159,29 @@ def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_t
     assert (by_id["MCA-FORGE-020"].verdict, by_id["MCA-FORGE-020"].layer) == (Verdict.REFUSED, Layer.TOOL)
     # Mutations of the SDK's version prefix have nothing to act on in this format.
     prefix_only = {"MCA-FORGE-015", "MCA-FORGE-016"}
-    assert {r.verdict for r in run.results if r.id not in prefix_only} == {Verdict.REFUSED}
+    judged_here = [r for r in run.results if r.id not in prefix_only and r.family not in CONFIGURED_ELSEWHERE]
+    assert {r.verdict for r in judged_here} == {Verdict.REFUSED}
     # Without the SDK's boundary, the server's own checks are the ones that hold.
-    judged = [r for r in run.results if r.family in ("forged-state", "cross-target") and r.id not in prefix_only]
+    judged = [r for r in judged_here if r.family in ("forged-state", "cross-target")]
     assert {r.layer for r in judged} == {Layer.TOOL}
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
 def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: AuditFn, flaw: str) -> None:
-    family, expected = FLAWS[flaw]
-    families = (family,) if isinstance(family, str) else family
+    families, expected = FLAWS[flaw]
     run = audit_reference(*_options(flaw))
+    assert_caught_and_nothing_else(run, families, expected)
+
+
+def assert_caught_and_nothing_else(
+    run: AuditRun, families: str | tuple[str, ...], expected: dict[str, Verdict | frozenset[Verdict]]
+) -> None:
+    families = (families,) if isinstance(families, str) else families
     assert next(c for c in run.controls if c.name == "approve").passed
     by_id = run.by_id()
     for attack_id, verdict in expected.items():
-        assert by_id[attack_id].verdict is verdict, by_id[attack_id].evidence
+        allowed = verdict if isinstance(verdict, frozenset) else {verdict}
+        assert by_id[attack_id].verdict in allowed, by_id[attack_id].evidence
     fooled = [r for r in run.results if r.family not in families and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
 

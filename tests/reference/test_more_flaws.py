@@ -13,10 +13,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import mcp
 import pytest
 from mcp import types
 from mcp.server.mcpserver import MCPServer
+from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
@@ -463,6 +465,7 @@ async def test_option_state_signed_shared_key_across_replicas(reference: ModuleT
         ["--state", "signed", "--flaw", "plain-state"],
         ["--state", "signed", "--flaw", "trusting-state"],
         ["--state", "signed", "--flaw", "unbound-state"],
+        ["--state", "signed-and-sealed", "--flaw", "plain-state"],
         ["--flaw", "plain-state", "--flaw", "unbound-state"],
         ["--flaw", "no-containment", "--flaw", "lexical-containment"],
         ["--flaw", "trusting-state", "--flaw", "no-ledger"],
@@ -477,3 +480,38 @@ def test_nonsense_combinations_are_usage_errors(
         reference.main(["--root", str(root), *argv])
     assert exit_.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+@BOTH
+async def test_flaw_no_expiry(reference: ModuleType, root: Path, flawed: bool) -> None:
+    """An answer after the lifetime: the SDK's seal refuses it, unless the lifetime never reached it."""
+    async with mcp.Client(build(reference, root, *maybe(flawed, "no-expiry"), ttl_seconds=0.3)) as c:
+        r1 = await ask(c, A)
+        await anyio.sleep(0.5)
+        if flawed:
+            assert text(await redeem(c, A, r1.request_state)).startswith("Deleted")
+        else:
+            with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                await redeem(c, A, r1.request_state)
+    assert (root / "a.txt").exists() != flawed
+
+
+async def test_option_state_signed_and_sealed_keeps_both_guards(reference: ModuleType, root: Path) -> None:
+    """mcp-confirm 0.1.0's shape: its own HMAC-signed state, inside the SDK's seal."""
+    server = build(reference, root, state="signed-and-sealed")
+    assert any(isinstance(m, RequestStateBoundary) for m in server.middleware)
+    async with mcp.Client(server) as c:
+        sealed = (await ask(c, A)).request_state or ""
+        assert sealed.startswith("v1.")  # the SDK's token on the wire
+        with pytest.raises(MCPError, match="Invalid or expired requestState"):
+            await redeem(c, A, sealed[:-2])
+    # Without the SDK's boundary the signer underneath is on its own, and holds.
+    server.middleware[:] = [m for m in server.middleware if not isinstance(m, RequestStateBoundary)]
+    async with mcp.Client(server) as c:
+        signed = (await ask(c, A)).request_state or ""
+        body, tag = signed.split(".")
+        assert json.loads(unb64u(body))["path"] == "a.txt"
+        edited = b64u(json.dumps({**json.loads(unb64u(body)), "path": "sub/b.txt"}).encode()) + "." + tag
+        assert "signature" in refused(await redeem(c, B, edited))
+        assert text(await redeem(c, A, signed)).startswith("Deleted")
+    assert (root / "sub" / "b.txt").exists()

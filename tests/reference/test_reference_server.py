@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -97,24 +96,6 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.
         except OSError:
             time.sleep(0.05)
     raise TimeoutError(f"nothing listening on 127.0.0.1:{port}")
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    """A throw-away redis-server on a free port, with persistence off."""
-    pytest.importorskip("redis", reason="the redis ledger needs the `redis` package")
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = free_port()
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, proc)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 # --- the careful server ---------------------------------------------------------------

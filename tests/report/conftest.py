@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from mcp_confirm_audit.baseline import AcceptedFinding, Baseline, ExpectedLayer
-from mcp_confirm_audit.models import ControlResult, Effect, Layer, Result, Verdict
+from mcp_confirm_audit.models import Ablation, ControlResult, Effect, Layer, Result, Verdict
 from mcp_confirm_audit.report import AuditReport, build_report
 
 GENERATED = datetime(2026, 7, 28, 12, 0, 0, tzinfo=UTC)
@@ -92,6 +92,14 @@ RESULTS = (
         Layer.SDK_BOUNDARY,
         severity="critical",
         reason="Invalid or expired requestState",
+        # Run again without the SDK's boundary: the tool refuses it on its own.
+        ablation=Ablation(
+            Layer.SDK_BOUNDARY,
+            Verdict.REFUSED,
+            Layer.TOOL,
+            "malformed confirmation state",
+            ('[attack] a forged state -> delete_file({"path": "x"}) <- tool-error "malformed"',),
+        ),
     ),
     result("MCA-ROOT-003", Verdict.REFUSED, Layer.TOOL, severity="critical", reason="outside the root"),
     result(

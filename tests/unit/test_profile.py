@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.profile import load_profile, resolve_profile
+from mcp_confirm_audit.profile import Profile, load_profile, resolve_profile
 
 
 def test_a_command_without_a_root_placeholder_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -51,3 +51,74 @@ def test_the_target_option_overrides_the_profile_command(tmp_path: Path) -> None
     path.write_text("command: old --root {root}\ntool: delete_file\n")
     profile = resolve_profile(load_profile(path), "new --root {root}", None)
     assert (profile.command, profile.tool) == ("new --root {root}", "delete_file")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("replicas: 0", "'replicas' must be a whole number from 1 to 64"),
+        ("redemptions: 1", "'redemptions' must be a whole number from 2 to 64"),
+        ("shared_key_env: 'not a name'", "'shared_key_env' must be an environment variable name"),
+        ("ttl_flag: --ttl-seconds 1", r"with \{ttl\} for the seconds"),
+        ("ttl: 0", "positive number of seconds"),
+        ("url: http://127.0.0.1/mcp", r"with \{port\} in it"),
+    ],
+)
+def test_bad_topology_settings_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(f"command: srv --root {{root}}\n{text}\n")
+    with pytest.raises(UsageError, match=message):
+        load_profile(path)
+
+
+def test_a_command_with_a_port_is_served_over_http_on_that_port(tmp_path: Path) -> None:
+    profile = resolve_profile(None, "srv --root {root} --port {port}", None)
+    assert (profile.serves_http, profile.transport) == (True, "http")
+    assert profile.argv(tmp_path, 8123) == ["srv", "--root", str(tmp_path), "--port", "8123"]
+    assert resolve_profile(None, "srv --root {root}", None).transport == "stdio"
+    assert resolve_profile(None, "py:pkg.mod:factory", None).transport == "in-process"
+
+
+def test_the_ttl_flag_is_added_to_a_command_and_given_to_a_factory_as_a_keyword() -> None:
+    command = Profile(command="srv --root {root}", ttl_flag="--ttl-seconds {ttl}", ttl=1.0)
+    assert command.with_ttl().command == "srv --root {root} --ttl-seconds 1"
+    factory = Profile(command="py:m:f", ttl_flag="ttl_seconds={ttl}", ttl=0.5, factory_args={"flaws": []})
+    assert factory.with_ttl().factory_args == {"flaws": [], "ttl_seconds": 0.5}
+
+
+def test_a_url_target_needs_the_directory_it_serves(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--mcp-root DIR"):
+        resolve_profile(None, "http://127.0.0.1:8000/mcp", None)
+    served = resolve_profile(Profile(root=str(tmp_path)), "http://127.0.0.1:8000/mcp", None)
+    assert served.transport == "http"
+    with pytest.raises(UsageError, match="not a directory"):
+        resolve_profile(Profile(root=str(tmp_path / "nope")), "http://127.0.0.1:8000/mcp", None)
+
+
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [
+        (Profile(command="py:m:f", shared_key_env="KEY"), "an in-process factory chooses its own keys"),
+        (Profile(command="py:m:f", ttl_flag="--ttl {ttl}"), "ttl_flag names a keyword"),
+        (Profile(command="srv {root}", factory_args={"x": 1}), "only for an in-process target"),
+        (Profile(command="srv {root}", root="/tmp"), "only for a URL target"),
+    ],
+)
+def test_settings_a_kind_of_target_cannot_use_are_usage_errors(profile: Profile, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        resolve_profile(profile, None, None)
+
+
+SHIPPED = sorted((Path(__file__).parents[2] / "targets").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_profile_loads_and_resolves(path: Path) -> None:
+    profile = resolve_profile(load_profile(path), None, None)
+    assert "{profile_dir}" not in profile.command
+
+
+def test_a_profile_names_a_script_beside_it_with_profile_dir(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("command: python {profile_dir}/server.py --root {root}\n")
+    assert load_profile(path).argv(Path("/r")) == ["python", f"{tmp_path}/server.py", "--root", "/r"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,22 @@ def test_removing_the_sandbox_does_not_follow_links_out_of_it(
     sandbox.remove()
     assert elsewhere.read_text() == "must survive"
     assert not sandbox.base.exists()
+
+
+def test_a_served_root_gets_a_folder_of_cases_and_only_it_is_watched_and_removed(tmp_path: Path) -> None:
+    theirs = tmp_path / "served"
+    theirs.mkdir()
+    (theirs / "their-file.txt").write_text("not ours")
+    box = Sandbox(served_root=theirs)
+    case = box.new_case("x")
+    assert case.victim.is_relative_to(theirs)
+    assert case.directory.parent.parent.parent == theirs  # in a folder of the harness's own
+    assert case.victim.stat().st_dev == box.keep.stat().st_dev  # a hard link can keep it alive
+    assert case.rel(case.victim).startswith("root/")
+    assert not box.sibling_shares_prefix
+    assert "root/their-file.txt" not in box.snapshot().entries
+    before = box.snapshot()
+    case.victim.unlink()
+    assert diff(before, box.snapshot()).removed == (case.rel(case.victim),)
+    box.remove()
+    assert sorted(p.name for p in theirs.iterdir()) == ["their-file.txt"]

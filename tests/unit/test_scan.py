@@ -73,7 +73,7 @@ def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
 ) -> None:
     box = Sandbox()
     try:
-        scanner = TreeScanner(str(box.base), WATCHED_DIRS)
+        scanner = TreeScanner({top: box.base / top for top in WATCHED_DIRS})
         scanner.snapshot()
         for operation, first, second, size in steps:
             if operation == "age-then-snapshot":
@@ -112,7 +112,7 @@ def test_a_directory_replaced_by_a_link_is_not_looked_through(tmp_path: Path) ->
     (tmp_path / "root" / "a" / "victim.txt").write_text("victim")
     (tmp_path / "root" / "elsewhere").mkdir()
     (tmp_path / "root" / "elsewhere" / "victim.txt").write_text("a file of the same name")
-    scanner = TreeScanner(str(tmp_path), ["root"])
+    scanner = TreeScanner({"root": tmp_path / "root"})
     before = scanner.snapshot()
     shutil.rmtree(tmp_path / "root" / "a")
     (tmp_path / "root" / "a").symlink_to(tmp_path / "root" / "elsewhere")
@@ -122,4 +122,21 @@ def test_a_directory_replaced_by_a_link_is_not_looked_through(tmp_path: Path) ->
 
 
 def snapshot_of(base: Path) -> dict[str, object]:
-    return dict(TreeScanner(str(base), ["root"]).snapshot().entries)
+    return dict(TreeScanner({"root": base / "root"}).snapshot().entries)
+
+
+def test_a_refreshed_snapshot_of_cases_inside_a_served_root_names_them_as_the_root_sees_them(
+    tmp_path: Path,
+) -> None:
+    served = tmp_path / "served"
+    (served / "mcp-audit-x" / "cases").mkdir(parents=True)
+    box = Sandbox(served_root=served)
+    try:
+        case = box.new_case("x")
+        before = box.snapshot()
+        case.victim.unlink()
+        after = box.snapshot()
+        assert after.entries == snapshot(box.base, box._watched).entries
+        assert diff(before, after).removed == (case.rel(case.victim),)
+    finally:
+        box.remove()

@@ -1,0 +1,79 @@
+"""Redeeming one approval several times, at once or across processes, with the victim kept in place.
+
+Shared by the double-spend and cross-replica families. The approval is
+minted on one connection and redeemed on others, all at once (a task each,
+started together); a `Restorer` puts the victim back after every effect, so
+each redemption that got past the single-use check acts and is counted.
+Afterwards the same approval is replayed once, sequentially, on every process
+that took part: its refusal is what that process's single-use guard says, and
+the verdict compares the losers' refusals with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from ..driver import Connection
+from ..models import Exchange
+from ..restorer import Restorer
+from .base import Attack
+
+
+async def redeem_together(
+    attack: Attack,
+    minted_on: Connection,
+    redeem_on: Sequence[Connection],
+    *,
+    decline_first: bool = False,
+    if_none_taken: str = "inconclusive",
+) -> None:
+    victim = attack.case.victim
+    first = await attack.ask(victim, connection=minted_on, label=f"ask on {minted_on.name}")
+    if attack.failed:
+        return
+    yes = attack.accept(first, victim)
+    answers: list[dict[str, Any]] = [yes] * len(redeem_on)
+    if decline_first:
+        answers[0] = attack.reply(first, "decline")
+    keep = attack.sandbox.keep / attack.case.name
+    racing: list[tuple[Exchange, Connection]] = []
+
+    async def redeem(number: int, conn: Connection, responses: dict[str, Any]) -> None:
+        action = "decline" if responses is not yes else "accept"
+        label = f"redemption {number} of {len(redeem_on)} ({action}) on {conn.name}"
+        exchange = await attack.exchange(
+            label, victim, state=first.request_state, responses=responses, connection=conn
+        )
+        racing.append((exchange, conn))
+
+    attack.start_attack()
+    with Restorer(victim, keep) as restorer:
+        async with anyio.create_task_group() as group:
+            for number, (conn, responses) in enumerate(zip(redeem_on, answers, strict=True), start=1):
+                group.start_soon(redeem, number, conn, responses)
+        taken_racing = restorer.settle()
+        replay_on: dict[object, Exchange] = {}
+        for conn in [minted_on, *redeem_on]:
+            if _process(conn) not in replay_on:
+                replay_on[_process(conn)] = await attack.exchange(
+                    f"sequential replay on {conn.name}: what its single-use guard says",
+                    victim,
+                    state=first.request_state,
+                    responses=yes,
+                    connection=conn,
+                )
+    for failure in restorer.failures:
+        attack.setup_failed(failure)
+    pairs = [(exchange, replay_on[_process(conn)]) for exchange, conn in racing]
+    attack.single_use(pairs, taken_racing, restorer.taken, if_none_taken)
+
+
+def _process(conn: Connection) -> object:
+    """Connections to one process share its endpoint (a URL, an in-process server); over stdio, itself."""
+    endpoint = conn.endpoint
+    if isinstance(endpoint, str):
+        return endpoint
+    return id(endpoint if endpoint is not None else conn)

@@ -1,0 +1,66 @@
+"""`expiry`: an answer that comes back after the confirmation's lifetime.
+
+A confirmation is a promise about one moment: the file the user saw, then. The
+SDK's seal expires with its TTL; a state a server signs itself, or a ledger
+entry, must expire too. Only when the profile says how to shorten the
+lifetime (`ttl_flag`) can this be tested without waiting minutes: a process
+with that lifetime is started, an honest answer inside it proves the flow
+works there, and then an answer after it must be refused. It waits by nature:
+one attack, the shortest lifetime the profile declares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from ..sandbox import identity_of
+from . import technique
+from .base import Attack
+
+# Past the lifetime by this much (and by half the lifetime), so a clock read a
+# little early on either side cannot make a late answer look timely.
+_MARGIN = 0.3
+
+
+@technique("expiry")
+async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
+    found = await attack.peer(attack.peers.short_lived)
+    if found is None:
+        return
+    conn, ttl = found
+    control = attack.case.add_file("answered-in-time.txt")
+    asked = await attack.ask(
+        control, connection=conn, label=f"control: ask on {conn.name} (lifetime {ttl:g}s)"
+    )
+    if attack.failed:
+        return
+    done = await attack.call(
+        "control: answer at once",
+        control,
+        state=asked.request_state,
+        responses=attack.accept(asked, control),
+        connection=conn,
+    )
+    if identity_of(control) is not None:
+        attack.setup_failed(
+            f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})"
+        )
+        return
+    victim = attack.case.victim
+    first = await attack.ask(victim, connection=conn)
+    if attack.failed:
+        return
+    late = ttl + max(_MARGIN, ttl / 2)
+    await anyio.sleep(late)
+    attack.note(f"answered {late:g}s after the question, past a lifetime of {ttl:g}s")
+    attack.start_attack()
+    await attack.call(
+        "answer after the lifetime",
+        victim,
+        state=first.request_state,
+        responses=attack.accept(first, victim),
+        connection=conn,
+    )

@@ -1,0 +1,137 @@
+"""Several redemptions of one approval: at most one may act or say it did, judged from the record alone."""
+
+from __future__ import annotations
+
+from mcp_confirm_audit.models import (
+    FAIL_CLOSED,
+    AttackSpec,
+    Exchange,
+    FileIdentity,
+    Layer,
+    Outcome,
+    Phase,
+    Precondition,
+    Response,
+    SingleUse,
+    Transcript,
+    TreeSnapshot,
+    Verdict,
+)
+from mcp_confirm_audit.verdict import judge
+
+SPEC = AttackSpec(
+    id="MCA-DSPEND-001",
+    slug="t",
+    family="double-spend",
+    title="t",
+    severity="critical",
+    level="MUST",
+    technique="double-spend",
+)
+TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
+
+DELETED = Response(Outcome.COMPLETE, 'Deleted "victim.txt" (41 bytes).')
+KEPT = Response(Outcome.COMPLETE, "Nothing was deleted: the user chose decline.")
+SPENT = Response(Outcome.TOOL_ERROR, "confirmation already used or unknown")
+GONE = Response(Outcome.TOOL_ERROR, "'victim.txt' does not exist")
+SEALED_ELSEWHERE = Response(
+    Outcome.RPC_ERROR, "Invalid or expired requestState", -32602, {"reason": "invalid_request_state"}
+)
+HUNG = Response(Outcome.TRANSPORT, "no answer within 5s")
+
+
+def record(
+    racing: list[tuple[Response, str]],
+    replays: dict[str, Response],
+    taken_racing: int,
+    taken: int | None = None,
+    if_none_taken: str = "inconclusive",
+) -> Transcript:
+    """Racing redemptions (answer, connection), then one sequential replay per connection."""
+    exchanges = [Exchange(Phase.SETUP, "ask", "primary", {}, Response(Outcome.INPUT_REQUIRED))]
+    exchanges += [
+        Exchange(Phase.ATTACK, f"redemption {i}", conn, {}, r) for i, (r, conn) in enumerate(racing)
+    ]
+    replay_at = {}
+    for conn, response in replays.items():
+        replay_at[conn] = len(exchanges)
+        exchanges.append(Exchange(Phase.ATTACK, f"replay on {conn}", conn, {}, response))
+    single = SingleUse(
+        racing=tuple(range(1, len(racing) + 1)),
+        replays=tuple(replay_at[conn] for _, conn in racing),
+        taken_racing=taken_racing,
+        taken=taken_racing if taken is None else taken,
+        if_none_taken=if_none_taken,
+    )
+    return Transcript(
+        SPEC.id, "delete_file", Precondition(True), tuple(exchanges), TREE, TREE, single_use=single
+    )
+
+
+def test_one_winner_and_losers_refused_like_a_sequential_replay_is_refused() -> None:
+    result = judge(SPEC, record([(DELETED, "a"), (SPENT, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert "took effect once" in result.reason
+
+
+def test_a_second_effect_is_vulnerable_whatever_the_answers_said() -> None:
+    result = judge(SPEC, record([(DELETED, "a"), (GONE, "a")], {"a": SPENT}, taken_racing=2))
+    assert (result.verdict, result.layer) == (Verdict.VULNERABLE, Layer.NONE)
+    assert "took effect 2 times" in result.reason
+
+
+def test_an_effect_of_the_sequential_replay_counts_too() -> None:
+    result = judge(SPEC, record([(DELETED, "a"), (SPENT, "a")], {"a": DELETED}, taken_racing=1, taken=2))
+    assert result.verdict is Verdict.VULNERABLE
+
+
+def test_two_redemptions_reporting_success_are_vulnerable_even_with_one_effect() -> None:
+    # A decline and an accept of one approval, both honoured.
+    result = judge(SPEC, record([(KEPT, "a"), (DELETED, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
+    assert result.verdict is Verdict.VULNERABLE
+    assert "2 redemptions of one approval reported success" in result.reason
+
+
+def test_losers_stopped_by_another_guard_than_the_ledger_are_weak_with_both_texts() -> None:
+    result = judge(SPEC, record([(DELETED, "a"), (GONE, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
+    assert (result.verdict, result.layer) == (Verdict.WEAK, Layer.TOOL)
+    assert "does not exist" in result.reason
+    assert "already used or unknown" in result.reason
+    assert "1 of 2 losing redemptions" in result.reason
+
+
+def test_a_decline_that_wins_the_race_honestly_is_refused_when_the_attack_allows_it() -> None:
+    t = record([(KEPT, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=0, if_none_taken="refused")
+    assert judge(SPEC, t).verdict is Verdict.REFUSED
+
+
+def test_no_effect_at_all_where_one_was_due_is_inconclusive_never_refused() -> None:
+    t = record([(SPENT, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=0)
+    assert judge(SPEC, t).verdict is Verdict.INCONCLUSIVE
+
+
+def test_an_honest_redemption_refused_by_another_replica_is_fail_closed_and_says_what_users_see() -> None:
+    t = record([(SEALED_ELSEWHERE, "b")], {"a": SPENT, "b": SEALED_ELSEWHERE}, 0, if_none_taken="fail-closed")
+    result = judge(SPEC, t)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.SDK_BOUNDARY)
+    assert result.reason.startswith("fail-closed")
+    assert FAIL_CLOSED in result.reason
+
+
+def test_each_loser_is_compared_with_the_replay_on_its_own_process() -> None:
+    # Replica b refuses everything from a at the boundary (its own keys): that is
+    # its sequential answer too, so no other guard was involved.
+    racing = [(DELETED, "a"), (SEALED_ELSEWHERE, "b"), (SPENT, "a"), (SEALED_ELSEWHERE, "b")]
+    result = judge(SPEC, record(racing, {"a": SPENT, "b": SEALED_ELSEWHERE}, taken_racing=1))
+    assert result.verdict is Verdict.REFUSED
+    assert "sdk-boundary on b" in result.reason
+
+
+def test_a_target_that_stops_answering_mid_race_is_inconclusive() -> None:
+    result = judge(SPEC, record([(DELETED, "a"), (HUNG, "a")], {"a": SPENT}, taken_racing=1))
+    assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, Layer.TRANSPORT)
+
+
+def test_the_evidence_counts_the_effects() -> None:
+    result = judge(SPEC, record([(DELETED, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
+    assert any(line.startswith("effects: 1 during the race, 1 in all") for line in result.evidence)
