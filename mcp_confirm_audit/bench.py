@@ -34,6 +34,8 @@ from .models import AttackSpec
 from .profile import Profile, load_profile, resolve_profile
 from .session import AuditSession
 
+_NOT_A_URL = "bench starts the server itself: give a command or py:module:factory, not a URL"
+
 
 @dataclass(frozen=True)
 class AuditCost:
@@ -166,7 +168,7 @@ async def _round_trips(client: Client, cost: AuditCost) -> None:
 
 def _server(profile: Profile, root: Path, token: str, errlog: TextIO) -> Any:
     if profile.is_in_process:
-        return _build_in_process(profile.command, root)
+        return _build_in_process(profile, root)
     argv = profile.argv(root)
     # Launched as the audit launches it: same command, environment and directory.
     env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
@@ -178,7 +180,7 @@ def run_bench(
     profile: Profile, *, repeat: int = 3, families: Sequence[str] = (), catalogue: Catalogue | None = None
 ) -> BenchResult:
     if profile.is_url:
-        raise UsageError("bench starts the server itself: give a command or py:module:factory, not a URL")
+        raise UsageError(_NOT_A_URL)
     catalogue = catalogue or load_catalogue()
     unknown = sorted(set(families) - set(catalogue.families))
     if unknown:
@@ -215,6 +217,8 @@ def main(args: argparse.Namespace) -> int:
         if args.repeat < 1:
             raise UsageError("--repeat must be at least 1")
         profile = load_profile(Path(args.mcp_profile)) if args.mcp_profile else None
+        if Profile(command=args.mcp_target or (profile.command if profile else "")).is_url:
+            raise UsageError(_NOT_A_URL)
         profile = resolve_profile(profile, args.mcp_target, None)
         if args.mcp_call_timeout:
             profile = replace(profile, call_timeout=args.mcp_call_timeout)

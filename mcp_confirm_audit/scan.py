@@ -107,11 +107,17 @@ class TreeScanner:
             except OSError:  # gone (or a parent is no longer a directory)
                 continue
             old = self._last.get(name)
-            entries[name] = ident = old if old is not None and _unchanged(old, st) else identity_from_stat(st, path)
+            entries[name] = ident = (
+                old if old is not None and _unchanged(old, st) else identity_from_stat(st, path)
+            )
             paths[name] = path
             if ident.kind == "dir":
                 dir_mtimes[name] = st.st_mtime_ns
-                if ident is not old or st.st_mtime_ns >= since or self._dir_mtimes.get(name) != st.st_mtime_ns:
+                if (
+                    ident is not old
+                    or st.st_mtime_ns >= since
+                    or self._dir_mtimes.get(name) != st.st_mtime_ns
+                ):
                     to_list.append(name)
         to_list.extend(name for name in self._marked if name in entries and name not in to_list)
         self._list(to_list, entries, paths, dir_mtimes)

@@ -152,7 +152,7 @@ class AuditSession:
 
         groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
         # Processes side by side: each close waits for its own process to exit.
-        with ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
+        with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
             list(pool.map(lambda members: [self._close(live) for live in members], groups))
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)

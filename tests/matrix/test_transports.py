@@ -61,6 +61,7 @@ FAMILY_LAYER = {
     "double-spend": Layer.TOOL,
     "cross-replica": Layer.SDK_BOUNDARY,
     "expiry": Layer.SDK_BOUNDARY,
+    "robustness": Layer.TOOL,
 }
 EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
     "MCA-FORGE-020": (Verdict.NOT_APPLICABLE, None),  # the state is opaque: nothing to edit
@@ -68,6 +69,8 @@ EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
         Verdict.REFUSED,
         Layer.TOOL,
     ),  # one replica acts once, its own ledger refuses the rest
+    # The SDK's typed params turn away an answer that is not an elicitation result.
+    "MCA-ROBUST-002": (Verdict.REFUSED, Layer.PROTOCOL),
 }
 
 
