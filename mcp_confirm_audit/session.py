@@ -150,10 +150,14 @@ class AuditSession:
             children = [n for n in reversed(list(lives)) if lives[n].parent == root]
             return [*(live for child in children for live in group(child)), lives[root]]
 
+        def close_group(members: list[_Live]) -> None:
+            for live in members:
+                self._close(live)
+
         groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
         # Processes side by side: each close waits for its own process to exit.
         with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
-            list(pool.map(lambda members: [self._close(live) for live in members], groups))
+            list(pool.map(close_group, groups))
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
