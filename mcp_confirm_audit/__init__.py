@@ -7,6 +7,6 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .models import Layer, Result, Verdict  # noqa: E402
+from .models import Layer, Result, Verdict
 
 __all__ = ["Layer", "Result", "Verdict", "__version__"]

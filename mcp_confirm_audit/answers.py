@@ -14,7 +14,9 @@ from typing import Any
 NEUTRAL_TEXT = "requested by mcp-confirm-audit"
 SECRET_DECOY = "not-a-secret"
 
-_YES = re.compile(r"\b(yes|confirm\w*|delete|remove|approve\w*|accept|proceed|ok|allow|continue|do it)\b", re.I)
+_YES = re.compile(
+    r"\b(yes|confirm\w*|delete|remove|approve\w*|accept|proceed|ok|allow|continue|do it)\b", re.I
+)
 _NO = re.compile(r"\b(no|cancel|keep|deny|abort|reject|decline|stop)\b", re.I)
 _NAME = re.compile(r"name|type the|filename", re.I)
 _PATH = re.compile(r"path", re.I)

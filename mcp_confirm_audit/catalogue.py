@@ -47,7 +47,9 @@ class Catalogue:
         for attack in self.attacks:
             if attack.id == attack_id:
                 return attack
-        raise UsageError(f"no attack {attack_id!r} in the catalogue; list them with 'mcp-confirm-audit catalogue'")
+        raise UsageError(
+            f"no attack {attack_id!r} in the catalogue; list them with 'mcp-confirm-audit catalogue'"
+        )
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -100,14 +102,18 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
             raise fail(f"id {attack_id!r} must look like MCA-{code}-NNN")
         technique = merged.get("technique")
         if technique not in registry:
-            raise fail(f"{attack_id}: technique {technique!r} is not registered; known: {', '.join(sorted(registry))}")
+            raise fail(
+                f"{attack_id}: technique {technique!r} is not registered; known: {', '.join(sorted(registry))}"
+            )
         slug = str(merged.get("slug", ""))
         if not _SLUG.match(slug):
             raise fail(f"{attack_id}: slug {slug!r} must be kebab-case")
         if merged.get("severity") not in _SEVERITIES or merged.get("level") not in _LEVELS:
             raise fail(f"{attack_id}: severity must be one of {_SEVERITIES} and level one of {_LEVELS}")
         try:
-            refused_by = tuple(Layer(x) for x in merged.get("refused_by", ("sdk-boundary", "protocol", "tool")))
+            refused_by = tuple(
+                Layer(x) for x in merged.get("refused_by", ("sdk-boundary", "protocol", "tool"))
+            )
         except ValueError as exc:
             raise fail(f"{attack_id}: {exc}") from None
         reported_success = merged.get("reported_success")
@@ -121,7 +127,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 title=str(merged.get("title", "")),
                 severity=merged["severity"],
                 level=merged["level"],
-                technique=technique,
+                technique=str(technique),
                 params=dict(merged.get("params") or {}),
                 refs=tuple(str(r) for r in merged.get("refs") or ()),
                 refused_by=refused_by,

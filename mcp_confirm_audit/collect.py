@@ -73,7 +73,9 @@ class ControlItem(pytest.Item):
         if result is not None:
             self.user_properties.append((CONTROL_PROPERTY, json.dumps(result.as_dict())))
         if self.control == "approve" and (result is None or not result.passed):
-            raise Inconclusive(f"the honest flow failed on {self.tool}: {result.detail if result else 'not run'}")
+            raise Inconclusive(
+                f"the honest flow failed on {self.tool}: {result.detail if result else 'not run'}"
+            )
 
     def runtest(self) -> None:
         result = self._result()

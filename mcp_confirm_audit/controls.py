@@ -13,12 +13,12 @@ from typing import Any
 
 from mcp import types
 
+from . import answers
 from .discovery import ToolPlan
 from .driver import Connection
 from .models import ControlResult, Exchange, Outcome, Phase, Question, Response
 from .sandbox import Case, Sandbox, identity_of
 from .verdict import describe
-from . import answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,9 @@ class _Runner:
         self.evidence: list[str] = []
 
     def value(self, case: Case, style: str) -> str:
-        return str(case.victim) if style == "absolute" else case.victim.relative_to(self.sandbox.root).as_posix()
+        return (
+            str(case.victim) if style == "absolute" else case.victim.relative_to(self.sandbox.root).as_posix()
+        )
 
     async def call(self, label: str, value: str, **kw: Any) -> Response:
         args = {**self.plan.extra_args, self.plan.path_arg: value}
@@ -85,13 +87,21 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
             responses = {
                 q.key: types.ElicitResult(action="accept", content=run.yes(q, value)) for q in first.questions
             }
-            done = await run.call(f"approve ({style} path): accept", value, state=first.request_state, responses=responses)
+            done = await run.call(
+                f"approve ({style} path): accept", value, state=first.request_state, responses=responses
+            )
             if identity_of(case.victim) != before:
-                return style, ControlResult(run.plan.name, "approve", True, True, f"asked, accepted, acted ({style} paths)")
+                return style, ControlResult(
+                    run.plan.name, "approve", True, True, f"asked, accepted, acted ({style} paths)"
+                )
             tried.append(f"{style}: accepted but nothing happened ({done.outcome}: {done.text[:200]})")
         elif identity_of(case.victim) != before:
             return None, ControlResult(
-                run.plan.name, "approve", False, True, f"the tool acted without asking for confirmation ({style} paths)"
+                run.plan.name,
+                "approve",
+                False,
+                True,
+                f"the tool acted without asking for confirmation ({style} paths)",
             )
         else:
             tried.append(f"{style}: did not ask ({first.outcome}: {first.text[:200]})")
@@ -104,17 +114,25 @@ async def _refusal(run: _Runner, style: str, name: str) -> ControlResult:
     before = identity_of(case.victim)
     first = await run.call(f"{name}: ask", value)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
-        return ControlResult(run.plan.name, name, False, True, f"did not ask ({first.outcome}: {first.text[:200]})")
+        return ControlResult(
+            run.plan.name, name, False, True, f"did not ask ({first.outcome}: {first.text[:200]})"
+        )
     if name == "negative":
-        contents = {q.key: answers.negative(q.schema, case.victim.name, value, run.negative) for q in first.questions}
+        contents = {
+            q.key: answers.negative(q.schema, case.victim.name, value, run.negative) for q in first.questions
+        }
         if any(c is None for c in contents.values()):
             return ControlResult(run.plan.name, name, True, False, "the form has no field that can say no")
-        responses: dict[str, Any] = {k: types.ElicitResult(action="accept", content=c) for k, c in contents.items()}
+        responses: dict[str, Any] = {
+            k: types.ElicitResult(action="accept", content=c) for k, c in contents.items()
+        }
     else:
         responses = {q.key: types.ElicitResult(action=name) for q in first.questions}  # type: ignore[arg-type]
     done = await run.call(f"{name}: answer", value, state=first.request_state, responses=responses)
     if identity_of(case.victim) != before:
-        return ControlResult(run.plan.name, name, False, True, f"the victim was removed or changed after a {name}")
+        return ControlResult(
+            run.plan.name, name, False, True, f"the victim was removed or changed after a {name}"
+        )
     if done.outcome is Outcome.TRANSPORT:
         return ControlResult(run.plan.name, name, False, True, f"the target stopped answering: {done.text}")
     return ControlResult(run.plan.name, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")

@@ -27,7 +27,7 @@ from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
-from mcp.shared.jsonrpc_dispatcher import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
 from . import __version__, launch, reaper
@@ -63,7 +63,9 @@ class ToolInfo:
     destructive: bool | None
 
 
-async def _decline_elicitation(_context: Any, _params: Any) -> types.ElicitResult:
+async def _decline_elicitation(
+    context: Any, params: types.ElicitRequestParams
+) -> types.ElicitResult | types.ErrorData:
     # Declares the elicitation capability (servers that resolve elicitation
     # through the SDK refuse clients without it). On a 2026-07-28 connection
     # questions arrive as input_required results, answered by hand; anything
@@ -147,7 +149,9 @@ class Connection:
 
         async def send() -> Response:
             raw = await self.client.session.send_request(
-                _RawToolCall(method="tools/call", params=dict(params)), _RAW_RESULT
+                # A plain dict is what a raw channel wants back; the SDK's bound is narrower.
+                _RawToolCall(method="tools/call", params=dict(params)),
+                _RAW_RESULT,  # type: ignore[type-var]
             )
             return response_from_result(raw)
 
@@ -353,7 +357,9 @@ def _target_env(profile: Profile, root: Path, token: str) -> dict[str, str]:
 def _stdio_params(profile: Profile, root: Path, token: str) -> StdioServerParameters:
     argv = profile.argv(root)
     if shutil.which(argv[0]) is None:
-        raise TargetError(f"target command {argv[0]!r} was not found on PATH; install it or give its full path")
+        raise TargetError(
+            f"target command {argv[0]!r} was not found on PATH; install it or give its full path"
+        )
     env = _target_env(profile, root, token)
     return StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
 

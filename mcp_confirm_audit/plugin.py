@@ -36,17 +36,35 @@ from .report.depth import depth_summary
 from .session import AuditSession
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
-    ("--mcp-target", {"metavar": "CMD"}, "the MCP server under test: a command with {root}, a URL, or py:module:factory"),
+    (
+        "--mcp-target",
+        {"metavar": "CMD"},
+        "the MCP server under test: a command with {root}, a URL, or py:module:factory",
+    ),
     ("--mcp-profile", {"metavar": "FILE"}, "a target profile (YAML); --mcp-target overrides its command"),
-    ("--mcp-root-from", {"choices": ROOT_FROM}, "how the target learns its root: 'arg' ({root} in the command) or 'cwd'"),
+    (
+        "--mcp-root-from",
+        {"choices": ROOT_FROM},
+        "how the target learns its root: 'arg' ({root} in the command) or 'cwd'",
+    ),
     ("--mcp-report-dir", {"metavar": "DIR"}, "write audit.json (and the other reports) into DIR"),
     ("--mcp-call-timeout", {"metavar": "SECONDS", "type": float}, "seconds to wait for any one round trip"),
     ("--mcp-start-timeout", {"metavar": "SECONDS", "type": float}, "seconds for the target to start"),
-    ("--mcp-examples", {"metavar": "N", "type": int},
-     f"hostile names generated per prompt-forging attack (default {DEFAULT_EXAMPLES})"),
-    ("--mcp-seed", {"metavar": "S", "type": int},
-     "seed for generated names; each run prints its own (CI=true fixes it), pass it to repeat a run"),
-    ("--mcp-baseline", {"metavar": "FILE"}, "accepted findings and expected layers (YAML or JSON); stale entries fail"),
+    (
+        "--mcp-examples",
+        {"metavar": "N", "type": int},
+        f"hostile names generated per prompt-forging attack (default {DEFAULT_EXAMPLES})",
+    ),
+    (
+        "--mcp-seed",
+        {"metavar": "S", "type": int},
+        "seed for generated names; each run prints its own (CI=true fixes it), pass it to repeat a run",
+    ),
+    (
+        "--mcp-baseline",
+        {"metavar": "FILE"},
+        "accepted findings and expected layers (YAML or JSON); stale entries fail",
+    ),
     ("--mcp-root", {"metavar": "DIR"}, "the directory a running (URL) target serves, made for the audit"),
     ("--mcp-replicas", {"metavar": "N"}, "start N processes of the target on one root (cross-replica)"),
     ("--mcp-redemptions", {"metavar": "N"}, "redemptions of one approval sent at once (double-spend; 8)"),
@@ -59,8 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest = flag.lstrip("-").replace("-", "_")
         group.addoption(flag, dest=dest, default=None, help=help_text, **extra)
         parser.addini(dest, help=f"{help_text} (ini twin of {flag})", default=None)
-    group.addoption("--mcp-strict", dest="mcp_strict", action="store_true", default=None,
-                    help="fail on weak results (SHOULD-level failures), not only on vulnerable ones")
+    group.addoption(
+        "--mcp-strict",
+        dest="mcp_strict",
+        action="store_true",
+        default=None,
+        help="fail on weak results (SHOULD-level failures), not only on vulnerable ones",
+    )
     parser.addini("mcp_strict", help="ini twin of --mcp-strict", type="bool", default=False)
 
 
@@ -114,6 +137,8 @@ def _seconds(flag: str, value: Any) -> float:
     if not seconds > 0:
         raise UsageError(f"{flag} must be a positive number of seconds, got {value!r}")
     return seconds
+
+
 def _topology(config: pytest.Config, profile: Profile) -> Profile:
     """--mcp-root, --mcp-replicas and --mcp-redemptions over the profile, checked like profile keys."""
     raw = {"root": _setting(config, "mcp_root")}
@@ -212,7 +237,9 @@ class _Audit:
                 ours.append(AttackItem.from_parent(parent, name=name, spec=spec, tool=plan.name))
         items[:0] = ours
         # Report them as collected, so counts and -k deselection add up.
-        report = pytest.CollectReport(parent.nodeid, "passed", None, ours)
+        report = pytest.CollectReport(
+            parent.nodeid, "passed", None, list[pytest.Item | pytest.Collector](ours)
+        )
         session.ihook.pytest_collectreport(report=report)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -221,6 +248,7 @@ class _Audit:
         # xdist worker: it holds every item, whichever worker will run them.
         if self.session is not None and not hasattr(self.config, "workerinput"):
             self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
+
     def pytest_report_header(self) -> str:
         return f"mcp-confirm-audit: {self.generation.describe()}"
 
@@ -233,10 +261,10 @@ class _Audit:
         # travel in user_properties, so reports are written once, in one place.
         for key, value in report.user_properties:
             if key == RESULT_PROPERTY:
-                data = json.loads(value)
+                data = json.loads(str(value))
                 self.results[f"{data['id']}[{data['tool']}]"] = data
             elif key == CONTROL_PROPERTY:
-                data = json.loads(value)
+                data = json.loads(str(value))
                 self.controls[f"{data['name']}[{data['tool']}]"] = data
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -285,6 +313,7 @@ class _Audit:
         if self.report.unmatched:
             terminalreporter.write_line(
                 f"FAILED: {len(self.report.unmatched)} stale baseline entr(y/ies) matched no result; "
-                f"remove them from {self.report.baseline}", red=True
+                f"remove them from {self.report.baseline}",
+                red=True,
             )
         terminalreporter.write_line(self.generation.describe())

@@ -110,13 +110,17 @@ def load_profile(path: Path) -> Profile:
     try:
         raw = yaml.safe_load(path.read_text())
     except FileNotFoundError:
-        raise UsageError(f"profile {path} does not exist; pass a YAML file from targets/ or your own") from None
+        raise UsageError(
+            f"profile {path} does not exist; pass a YAML file from targets/ or your own"
+        ) from None
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         where = f" (line {line + 1})" if line is not None else ""
         raise UsageError(f"profile {path} is not valid YAML{where}: fix the syntax") from None
     if not isinstance(raw, Mapping):
-        raise UsageError(f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'")
+        raise UsageError(
+            f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'"
+        )
     if isinstance(command := raw.get("command"), str):
         # A target started in its root cannot find a script named relative to
         # the profile: {profile_dir} says where the profile is.
@@ -129,7 +133,9 @@ def load_profile(path: Path) -> Profile:
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
     unknown = sorted(set(raw) - _KNOWN)
     if unknown:
-        raise UsageError(f"profile {source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KNOWN))}")
+        raise UsageError(
+            f"profile {source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KNOWN))}"
+        )
     values: dict[str, Any] = {"source": source}
     for key, value in raw.items():
         values[key] = _checked(source, key, value)
@@ -197,7 +203,9 @@ def resolve_profile(profile: Profile | None, target: str | None, root_from: str 
         try:
             words = shlex.split(result.command)
         except ValueError as exc:
-            raise UsageError(f"{result.source}: cannot split the command line ({exc}); check its quotes") from None
+            raise UsageError(
+                f"{result.source}: cannot split the command line ({exc}); check its quotes"
+            ) from None
         if not words:
             raise UsageError(f"{result.source}: the command is empty")
         has_placeholder = any("{root}" in word for word in words)

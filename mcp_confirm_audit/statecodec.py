@@ -56,7 +56,10 @@ def decode(state: str) -> Readable | None:
         if _is_json(text):
             return Readable("signed-json", text, tag=signed.group(2))
     if _B64.match(state) and len(state) >= 8:
-        for encoding, decoder in (("base64url-json", base64.urlsafe_b64decode), ("base64-json", base64.b64decode)):
+        for encoding, decoder in (
+            ("base64url-json", base64.urlsafe_b64decode),
+            ("base64-json", base64.b64decode),
+        ):
             try:
                 text = decoder(state + "=" * (-len(state) % 4)).decode()
             except (binascii.Error, UnicodeDecodeError, ValueError):

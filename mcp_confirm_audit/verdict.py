@@ -106,7 +106,9 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         return result(spec.reported_success, Layer.NONE, reason)
     if layer not in spec.refused_by:
         allowed = ", ".join(x.value for x in spec.refused_by)
-        return result(Verdict.WEAK, layer, f"refused by {layer.value}, where {allowed} should refuse it: {said}")
+        return result(
+            Verdict.WEAK, layer, f"refused by {layer.value}, where {allowed} should refuse it: {said}"
+        )
     if spec.refuse_before_asking and asked:
         return result(Verdict.WEAK, layer, f"refused only after asking the user: {said}")
     return result(Verdict.REFUSED, layer, said)
@@ -118,9 +120,13 @@ def _same_input(a: Exchange, b: Exchange) -> bool:
         return {k: v for k, v in request.items() if k != "requestState"}
 
     return strip(a.request) == strip(b.request)
+
+
 # Generated attacks send hundreds of requests; evidence keeps both ends (the
 # last one is the shrunk failing example) and says how many it left out.
 _EVIDENCE_HEAD, _EVIDENCE_TAIL = 6, 8
+
+
 def _judge_single_use(
     record: SingleUse, exchanges: tuple[Exchange, ...]
 ) -> tuple[Verdict, Layer | None, str]:
@@ -146,9 +152,13 @@ def _judge_single_use(
         refusal = racing[0]
         layer = layer_of(refusal.response)
         said = refusal.response.text or refusal.response.outcome.value
-        return Verdict.REFUSED, layer, (
-            f"fail-closed: an honest approval redeemed on {refusal.connection} was refused by {layer.value} "
-            f"({said}); safe, but {FAIL_CLOSED}"
+        return (
+            Verdict.REFUSED,
+            layer,
+            (
+                f"fail-closed: an honest approval redeemed on {refusal.connection} was refused by {layer.value} "
+                f"({said}); safe, but {FAIL_CLOSED}"
+            ),
         )
     if record.taken == 0 and record.if_none_taken == "inconclusive":
         said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
@@ -158,11 +168,15 @@ def _judge_single_use(
     other_guard = [(e, r) for e, r in losers if not _same_answer(e.response, r.response)]
     if other_guard:
         loser, replay = other_guard[0]
-        return Verdict.WEAK, layer_of(loser.response), (
-            f"{len(other_guard)} of {len(losers)} losing redemptions were stopped by another guard than a "
-            f"sequential replay on the same process ({loser.response.text!r} against "
-            f"{replay.response.text!r}): the single-use check is not atomic, and only a later check saved "
-            "the target"
+        return (
+            Verdict.WEAK,
+            layer_of(loser.response),
+            (
+                f"{len(other_guard)} of {len(losers)} losing redemptions were stopped by another guard than a "
+                f"sequential replay on the same process ({loser.response.text!r} against "
+                f"{replay.response.text!r}): the single-use check is not atomic, and only a later check saved "
+                "the target"
+            ),
         )
     once = "took effect once" if record.taken == 1 else "was honoured once"
     said = f"the approval {once}; every other redemption refused ({where})"
@@ -217,7 +231,9 @@ def _short(value: Any, limit: int = 160) -> str:
 def describe(exchange: Exchange) -> str:
     """One line per direction, the way a reviewer reads a wire log."""
     req = exchange.request
-    parts = [f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({_short(req.get('arguments'))})"]
+    parts = [
+        f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({_short(req.get('arguments'))})"
+    ]
     if "requestState" in req:
         parts.append(f"state={_short(req['requestState'], 40)}")
     if "inputResponses" in req:

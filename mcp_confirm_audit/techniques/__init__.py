@@ -26,7 +26,9 @@ def technique(name: str) -> Callable[[Technique], Technique]:
         # The same function imported again (a module reloaded by a test
         # runner) replaces itself; a second function under one name is a bug.
         if known is not None and (known.__module__, known.__qualname__) != (fn.__module__, fn.__qualname__):
-            raise ValueError(f"technique {name!r} is registered twice ({known.__module__} and {fn.__module__})")
+            raise ValueError(
+                f"technique {name!r} is registered twice ({known.__module__} and {fn.__module__})"
+            )
         _REGISTRY[name] = fn
         return fn
 

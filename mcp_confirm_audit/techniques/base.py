@@ -28,6 +28,7 @@ from ..models import (
     Response,
     SingleUse,
     Transcript,
+    TreeSnapshot,
     Verdict,
 )
 from ..sandbox import VICTIM_TEXT, Case, Sandbox
@@ -117,7 +118,7 @@ class Attack:
         self._phase = Phase.SETUP
         self._exchanges: list[Exchange] = []
         self._notes: list[str] = []
-        self._before = None
+        self._before: TreeSnapshot | None = None
         self._setup_failure: str | None = None
         self._not_applicable: str | None = None
         self._findings: list[tuple[Verdict, str]] = []
@@ -140,7 +141,9 @@ class Attack:
 
     def other_tool(self) -> tuple[str, dict[str, Any]] | None:
         """Another tool of the target, with arguments naming the same victim."""
-        others = sorted((t for t in self.tools if t.name != self.plan.name), key=lambda t: t.read_only is True)
+        others = sorted(
+            (t for t in self.tools if t.name != self.plan.name), key=lambda t: t.read_only is True
+        )
         if not others:
             return None
         return others[0].name, arguments_for(others[0], self.path_value(self.case.victim))
@@ -171,7 +174,12 @@ class Attack:
         connection: Connection | None = None,
     ) -> Response:
         exchange = await self.exchange(
-            label, path, state=state, responses=responses, arguments=arguments, tool=tool,
+            label,
+            path,
+            state=state,
+            responses=responses,
+            arguments=arguments,
+            tool=tool,
             connection=connection,
         )
         return exchange.response
@@ -196,12 +204,16 @@ class Attack:
         self._exchanges.append(exchange)
         return exchange
 
-    async def call_raw(self, label: str, params: Mapping[str, Any], *, connection: Connection | None = None) -> Response:
+    async def call_raw(
+        self, label: str, params: Mapping[str, Any], *, connection: Connection | None = None
+    ) -> Response:
         exchange = await (connection or self.primary).call_raw(self._phase, label, params)
         self._exchanges.append(exchange)
         return exchange.response
 
-    async def ask(self, path: Path | str, *, connection: Connection | None = None, label: str = "ask") -> Response:
+    async def ask(
+        self, path: Path | str, *, connection: Connection | None = None, label: str = "ask"
+    ) -> Response:
         """Round one; marks the attack as set up wrong if the target did not ask."""
         response = await self.call(label, path, connection=connection)
         if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
@@ -224,9 +236,13 @@ class Attack:
 
     def accept(self, response: Response, path: Path | str) -> dict[str, types.ElicitResult]:
         """The honest "yes" to every question in a round-one response."""
-        return {q.key: types.ElicitResult(action="accept", content=self.yes(q, path)) for q in response.questions}
+        return {
+            q.key: types.ElicitResult(action="accept", content=self.yes(q, path)) for q in response.questions
+        }
 
-    def reply(self, response: Response, action: str, content: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def reply(
+        self, response: Response, action: str, content: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         return {q.key: types.ElicitResult(action=action, content=content) for q in response.questions}  # type: ignore[arg-type]
 
     # -- the disk ---------------------------------------------------------

@@ -57,7 +57,10 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
         content.pop(field[0], None)
         responses = {question.key: types.ElicitResult(action="accept", content=content)}
     elif answer == "wrong-key":
-        responses = {f"not-{q.key}": types.ElicitResult(action="accept", content=attack.yes(q, victim)) for q in first.questions}
+        responses = {
+            f"not-{q.key}": types.ElicitResult(action="accept", content=attack.yes(q, victim))
+            for q in first.questions
+        }
     elif answer == "wrong-kind":
         responses = {q.key: types.ListRootsResult(roots=[]) for q in first.questions}
     elif answer == "null-content":

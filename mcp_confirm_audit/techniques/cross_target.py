@@ -24,7 +24,12 @@ async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     if mode == "other-file":
         other = attack.case.add_file("other.txt")
         attack.start_attack()
-        await attack.call("A's approval on the call for B", other, state=first.request_state, responses=attack.accept(first, other))
+        await attack.call(
+            "A's approval on the call for B",
+            other,
+            state=first.request_state,
+            responses=attack.accept(first, other),
+        )
     elif mode == "added-argument":
         extra = str(params.get("argument", "force"))
         arguments = attack.arguments(victim, **{extra: True})

@@ -58,4 +58,6 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     first = await attack.call("name a path that must never be allowed", value)
     if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
         # It asked. Answer yes, as a user who trusts the dialog would.
-        await attack.call("accept the question", value, state=first.request_state, responses=attack.accept(first, value))
+        await attack.call(
+            "accept the question", value, state=first.request_state, responses=attack.accept(first, value)
+        )

@@ -201,6 +201,8 @@ def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(
         assert sum("-> delete_file" in line and "[attack]" in line for line in by_id[attack_id].evidence) >= 2
     fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
+
+
 @pytest.mark.parametrize("flaw", ["link-after-resolve", "link-last-component-only"])
 def test_a_weaker_link_check_alone_still_refuses_every_swap_by_the_identity_re_check(
     audit_reference: AuditFn, flaw: str

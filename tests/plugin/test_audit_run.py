@@ -95,7 +95,8 @@ def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pyte
         "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "replay or approve"
     )
     outcomes = result.parseoutcomes()
-    assert outcomes.get("errors") == 4 and "passed" not in outcomes
+    assert outcomes.get("errors") == 4
+    assert "passed" not in outcomes
     result.stdout.fnmatch_lines(["*the tool acted without asking for confirmation*"])
 
 

@@ -43,7 +43,8 @@ def test_a_target_that_exits_at_start_up_is_one_clear_line(pytester: pytest.Pyte
     result = pytester.runpytest("--mcp-target", command)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     output = result.stdout.str() + result.stderr.str()
-    assert "did not start" in output and "boom" in output
+    assert "did not start" in output
+    assert "boom" in output
     assert "Traceback" not in output
 
 

@@ -46,7 +46,8 @@ def test_readable_states_are_recognised_and_retargeted(state: str) -> None:
     edited = statecodec.retarget(readable, ["a/victim.txt"], ["a/canary.txt"])
     assert edited is not None
     again = statecodec.decode(edited)
-    assert again is not None and json.loads(again.text)["path"] == "a/canary.txt"
+    assert again is not None
+    assert json.loads(again.text)["path"] == "a/canary.txt"
 
 
 def test_a_readable_state_that_does_not_name_the_file_cannot_be_retargeted() -> None:
@@ -59,13 +60,18 @@ def test_a_signed_readable_state_is_edited_in_its_payload_and_keeps_its_tag() ->
     payload = base64.urlsafe_b64encode(b'{"path": "a/victim.txt"}').decode().rstrip("=")
     state = f"{payload}.c2lnbmF0dXJl"
     readable = statecodec.decode(state)
-    assert readable is not None and readable.encoding == "signed-json"
+    assert readable is not None
+    assert readable.encoding == "signed-json"
     edited = statecodec.retarget(readable, ["a/victim.txt"], ["a/canary.txt"])
-    assert edited is not None and edited.endswith(".c2lnbmF0dXJl") and edited != state
+    assert edited is not None
+    assert edited.endswith(".c2lnbmF0dXJl")
+    assert edited != state
 
 
 def test_mutations_of_a_signed_state_forge_its_tag() -> None:
     payload = base64.urlsafe_b64encode(b'{"path": "a"}').decode().rstrip("=")
     state = f"{payload}.{base64.urlsafe_b64encode(bytes(range(32))).decode().rstrip('=')}"
     mutated = statecodec.mutate(state, "flip-last-byte")
-    assert mutated is not None and mutated.startswith(payload + ".") and mutated != state
+    assert mutated is not None
+    assert mutated.startswith(payload + ".")
+    assert mutated != state

@@ -186,6 +186,8 @@ def test_a_target_that_stops_once_and_then_answers_the_same_input_is_inconclusiv
     result = judge(SPEC, transcript(sent(HUNG, "primary-0"), sent(TOOL_ERROR, "other-1")))
     assert result.verdict is Verdict.INCONCLUSIVE
     assert "stopped answering once" in result.reason
+
+
 REPORTS_SUCCESS_AS = AttackSpec(
     id="MCA-TEST-004",
     slug="t",
