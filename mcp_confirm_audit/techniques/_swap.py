@@ -37,4 +37,5 @@ def replace_with_link(path: Path, destination: Path | str) -> None:
 
 
 def sandbox_name(attack: Attack, path: Path) -> str:
-    return path.relative_to(attack.sandbox.base).as_posix()
+    """How the effect oracle names `path` ("root/…" also when a running server serves the root)."""
+    return attack.case.rel(path)

@@ -254,7 +254,7 @@ class Attack:
 
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
-        self._changed_in_place.append(path.relative_to(self.sandbox.base).as_posix())
+        self._changed_in_place.append(self.case.rel(path))
 
     def restore_victim(self, path: Path | None = None) -> None:
         target = path or self.case.victim
