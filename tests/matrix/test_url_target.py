@@ -57,7 +57,9 @@ def test_a_running_server_reached_by_url_refuses_the_catalogue_in_its_served_dir
     running_server: tuple[str, Path], catalogue: Catalogue
 ) -> None:
     url, served = running_server
-    run = run_audit(Profile(command=url, root=str(served), tool="delete_file", call_timeout=10.0), catalogue=catalogue)
+    run = run_audit(
+        Profile(command=url, root=str(served), tool="delete_file", call_timeout=10.0), catalogue=catalogue
+    )
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
     assert {r.verdict for r in judged} == {Verdict.REFUSED}, [
