@@ -235,7 +235,7 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
             )
         return Response(
             Outcome.INPUT_REQUIRED,
-            text="asked again" if questions else "input_required without questions",
+            text="asked the user" if questions else "input_required without questions",
             questions=tuple(questions),
             request_state=raw.get("requestState"),
         )

@@ -91,6 +91,9 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     decisive = attack[-1].response
     layer = layer_of(decisive)
     said = decisive.text or (decisive.outcome.value)
+    if decisive.outcome is Outcome.INPUT_REQUIRED:
+        # Asking again is a refusal: the tool would not act on what it was given.
+        said = "asked the user again instead of acting"
     stopped = [e for e in attack[:-1] if e.response.outcome is Outcome.TRANSPORT]
     if layer is Layer.TRANSPORT:
         if any(_same_input(e, attack[-1]) and e.connection != attack[-1].connection for e in stopped):

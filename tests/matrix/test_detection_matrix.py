@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from matrix_expectations import CAREFUL_LAYER
 
 from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.models import Layer, Verdict
@@ -20,23 +21,6 @@ V, W = Verdict.VULNERABLE, Verdict.WEAK
 # A race the harness wins or loses: either way the flaw is found, with evidence.
 V_OR_W = frozenset({V, W})
 
-# Which layer of the careful server refuses each family: the answer to
-# "which layer refuses what" that the project exists to give.
-CAREFUL_LAYER = {
-    "replay": Layer.TOOL,
-    "cross-target": Layer.SDK_BOUNDARY,
-    "forged-state": Layer.SDK_BOUNDARY,
-    "fabricated-approval": Layer.TOOL,
-    "consent": Layer.TOOL,
-    "out-of-root": Layer.TOOL,
-    "robustness": Layer.TOOL,
-    "symlink-swap": Layer.TOOL,
-    "parent-swap": Layer.TOOL,
-    "identity-swap": Layer.TOOL,
-    # It asks, about every hostile name, with a question that shows the name safely.
-    "prompt-forging": Layer.TOOL,
-    "double-spend": Layer.TOOL,
-}
 # Where one attack of a family is refused elsewhere: the SDK's typed params
 # turn away an answer that is not an elicitation result before server code runs.
 CAREFUL_LAYER_BY_ID = {"MCA-ROBUST-002": Layer.PROTOCOL}

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from matrix_expectations import CAREFUL_LAYER
 
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.session import AuditRun
@@ -44,25 +45,6 @@ TRANSPORTS = {
 }
 
 
-# What the careful server must get, whichever way it is reached. Its replicas
-# keep keys of their own (no shared_key_env), so they refuse each other's
-# approvals at the SDK's boundary: fail-closed, but refused.
-FAMILY_LAYER = {
-    "replay": Layer.TOOL,
-    "cross-target": Layer.SDK_BOUNDARY,
-    "forged-state": Layer.SDK_BOUNDARY,
-    "fabricated-approval": Layer.TOOL,
-    "consent": Layer.TOOL,
-    "out-of-root": Layer.TOOL,
-    "symlink-swap": Layer.TOOL,
-    "parent-swap": Layer.TOOL,
-    "identity-swap": Layer.TOOL,
-    "prompt-forging": Layer.TOOL,
-    "double-spend": Layer.TOOL,
-    "cross-replica": Layer.SDK_BOUNDARY,
-    "expiry": Layer.SDK_BOUNDARY,
-    "robustness": Layer.TOOL,
-}
 EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
     "MCA-FORGE-020": (Verdict.NOT_APPLICABLE, None),  # the state is opaque: nothing to edit
     "MCA-REPLICA-005": (
@@ -81,12 +63,12 @@ def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_proces
     run = audit_reference(**TRANSPORTS[transport], **EVERYTHING)
     assert all(c.passed for c in run.controls), run.controls
     got = {r.id: (r.verdict, r.layer) for r in run.results}
-    expected = {r.id: EXCEPTIONS.get(r.id, (Verdict.REFUSED, FAMILY_LAYER[r.family])) for r in run.results}
+    expected = {r.id: EXCEPTIONS.get(r.id, (Verdict.REFUSED, CAREFUL_LAYER[r.family])) for r in run.results}
     assert got == expected, [
         (r.id, r.verdict.value, r.reason) for r in run.results if got[r.id] != expected[r.id]
     ]
     # Every family was judged (none skipped), so every family ran over this transport.
-    assert {r.family for r in run.results if r.verdict is Verdict.REFUSED} == set(FAMILY_LAYER)
+    assert {r.family for r in run.results if r.verdict is Verdict.REFUSED} == set(CAREFUL_LAYER)
 
 
 def test_ablation_runs_only_in_process_and_only_for_what_the_boundary_refused(

@@ -1,0 +1,28 @@
+"""Which layer of the careful reference server refuses each family.
+
+The answer to "which layer refuses what" that the project exists to give,
+shared by every test that audits the careful server.
+"""
+
+from __future__ import annotations
+
+from mcp_confirm_audit.models import Layer
+
+CAREFUL_LAYER = {
+    "replay": Layer.TOOL,
+    "cross-target": Layer.SDK_BOUNDARY,
+    "forged-state": Layer.SDK_BOUNDARY,
+    "fabricated-approval": Layer.TOOL,
+    "consent": Layer.TOOL,
+    "out-of-root": Layer.TOOL,
+    "robustness": Layer.TOOL,
+    "symlink-swap": Layer.TOOL,
+    "parent-swap": Layer.TOOL,
+    "identity-swap": Layer.TOOL,
+    # It asks, about every hostile name, with a question that shows the name safely.
+    "prompt-forging": Layer.TOOL,
+    "double-spend": Layer.TOOL,
+    # Replicas with keys of their own refuse each other's approvals at the boundary.
+    "cross-replica": Layer.SDK_BOUNDARY,
+    "expiry": Layer.SDK_BOUNDARY,
+}
