@@ -87,7 +87,7 @@ class AuditSession:
     @property
     def ablates(self) -> bool:
         """Attacks refused by the SDK boundary run again without it: in-process targets only."""
-        return self.profile.is_in_process
+        return self.profile.is_in_process and self.profile.ablation
 
     # -- lifetime -----------------------------------------------------------
 
