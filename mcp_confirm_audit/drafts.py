@@ -81,8 +81,13 @@ class Drafts:
         self._drafts: dict[tuple[int, int, int], Future[list[Any]]] = {}
         self._lock = threading.Lock()
 
-    def start(self, jobs: Iterable[Draft], storage: Path) -> Callable[[], None]:
-        """Draw for every job, in order, in a thread; returns what stops it (and waits for it)."""
+    def start(self, jobs: Iterable[Draft], storage: Path) -> Callable[..., None]:
+        """Draw for every job, in order, in a thread; returns what stops it.
+
+        Stop it once the target is up: a thread drawing beside the attacks
+        slows them more than it saves (each waits for the interpreter's lock
+        after every system call), and what is left is drawn where it is needed.
+        """
         with self._lock:
             # Only what no earlier session has drawn, or is drawing.
             pending = [(job, future) for job in jobs if (future := self._new_future(_key(*job))) is not None]
@@ -100,12 +105,13 @@ class Drafts:
         thread = threading.Thread(target=work, name="mcp-audit-draw", daemon=True)
         thread.start()
 
-        def stop() -> None:
-            # Before the sandbox goes: the draw under way finishes, no other starts.
+        def stop(*, wait: bool = True) -> None:
+            # No other draw starts; with `wait`, before the sandbox goes, the one under way finishes.
             stopped.set()
-            thread.join()
             for _, future in pending:
                 future.cancel()
+            if wait:
+                thread.join()
 
         return stop
 

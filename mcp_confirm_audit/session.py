@@ -75,7 +75,7 @@ class AuditSession:
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
-        self._stop_drawing: Callable[[], None] | None = None
+        self._stop_drawing: Callable[..., None] | None = None
         # Every process the harness starts gets the same fresh key, as replicas
         # behind one balancer would.
         self._started = profile
@@ -105,6 +105,7 @@ class AuditSession:
             names = names_to_draw(specs or self.catalogue.active, self.generation)
             self._stop_drawing = self.generation.drafts.start(names, self.sandbox.base / "hypothesis")
             primary = self._ensure("primary")
+            self._stop_drawing(wait=False)
             self.tools = self._portal.call(primary.list_tools)
             session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
