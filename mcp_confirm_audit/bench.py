@@ -69,7 +69,7 @@ class BenchResult:
         same = self.floor_same_processes or self.floor  # one process: the same floor
         return self.median(self.audit) / self.median(same)
 
-    def lines(self, target: str) -> list[str]:
+    def lines(self, target: str, *, ablation: bool = True) -> list[str]:
         cost, runs, median = self.cost, len(self.audit), self.median
         processes = cost.processes_started
         in_process = target.startswith("py:")
@@ -80,6 +80,15 @@ class BenchResult:
             f"round trips: {cost.tool_listings + cost.tool_calls} "
             f"({cost.tool_listings} tools/list, {cost.tool_calls} tools/call)",
             f"{started}: {processes}",
+        ]
+        if in_process:
+            # In-process audits also re-run what the SDK boundary refused: more work than over stdio.
+            lines.append(
+                "ablation: on (attacks the SDK boundary refused, again without it)"
+                if ablation
+                else "ablation: off (only the attacks, the same work as over stdio)"
+            )
+        lines += [
             f"audit: {median(self.audit):.3f} s",
             f"floor: {median(self.floor):.3f} s "
             "(a bare SDK client, one server process, the same round trips)",
@@ -208,6 +217,11 @@ def add_parser(sub: Any) -> None:
     bench.add_argument(
         "--mcp-call-timeout", metavar="SECONDS", type=float, help="seconds for any one round trip"
     )
+    bench.add_argument(
+        "--mcp-no-ablation",
+        action="store_true",
+        help="in-process targets: only the attacks, as over stdio (no re-run without the SDK boundary)",
+    )
     bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
     bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
 
@@ -222,6 +236,8 @@ def main(args: argparse.Namespace) -> int:
         profile = resolve_profile(profile, args.mcp_target, None)
         if args.mcp_call_timeout:
             profile = replace(profile, call_timeout=args.mcp_call_timeout)
+        if args.mcp_no_ablation:
+            profile = replace(profile, ablation=False)
         result = run_bench(profile, repeat=args.repeat, families=args.family)
     # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.
     except UsageError as exc:
@@ -230,5 +246,5 @@ def main(args: argparse.Namespace) -> int:
     except TargetError as exc:
         print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(result.lines(profile.command)))
+    print("\n".join(result.lines(profile.command, ablation=profile.ablation)))
     return 0

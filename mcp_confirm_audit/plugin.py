@@ -85,6 +85,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail on weak results (SHOULD-level failures), not only on vulnerable ones",
     )
     parser.addini("mcp_strict", help="ini twin of --mcp-strict", type="bool", default=False)
+    group.addoption(
+        "--mcp-no-ablation",
+        dest="mcp_no_ablation",
+        action="store_true",
+        default=None,
+        help="in-process targets: do not run attacks the SDK boundary refused again without it",
+    )
+    parser.addini("mcp_no_ablation", help="ini twin of --mcp-no-ablation", type="bool", default=False)
 
 
 def _setting(config: pytest.Config, name: str) -> Any:
@@ -107,6 +115,8 @@ def pytest_configure(config: pytest.Config) -> None:
             profile = replace(profile, call_timeout=_seconds("--mcp-call-timeout", timeout))
         if (timeout := _setting(config, "mcp_start_timeout")) is not None:
             profile = replace(profile, start_timeout=_seconds("--mcp-start-timeout", timeout))
+        if _setting(config, "mcp_no_ablation"):
+            profile = replace(profile, ablation=False)
         # xdist workers take the controller's seed, so every worker draws the same names.
         seed = _setting(config, "mcp_seed")
         if seed is None:
@@ -177,7 +187,7 @@ class _Audit:
             "transport": profile.transport,
             "replicas": profile.replicas,
             "shared_keys": bool(profile.shared_key_env),
-            "ablation": profile.is_in_process,
+            "ablation": profile.is_in_process and profile.ablation,
         }
         self.baseline: Baseline | None = config.stash.get(BASELINE_KEY, None)
         self.report: AuditReport | None = None

@@ -65,6 +65,9 @@ class Profile:
     # factory a keyword ("ttl_seconds={ttl}").
     ttl_flag: str | None = None
     ttl: float = 1.0
+    # In-process targets: run every attack the SDK's boundary refused again
+    # without it (false: only the attacks, e.g. to time them against stdio).
+    ablation: bool = True
     source: str = "--mcp-target"
 
     @property
@@ -181,6 +184,9 @@ def _checked(source: str, key: str, value: Any) -> Any:
     elif key == "ttl_flag":
         if value is not None and (not isinstance(value, str) or "{ttl}" not in value):
             raise fail("the words that set the lifetime, with {ttl} for the seconds ('--ttl-seconds {ttl}')")
+    elif key == "ablation":
+        if not isinstance(value, bool):
+            raise fail("true or false")
     elif key == "url":
         if not isinstance(value, str) or not value.startswith("http://") or "{port}" not in value:
             raise fail("an http:// URL with {port} in it")

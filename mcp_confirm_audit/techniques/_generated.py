@@ -1,10 +1,15 @@
-"""Hypothesis inside a technique: the engine in a worker thread, every example on the loop.
+"""Hypothesis inside a technique: examples drawn ahead, sent on the loop, shrunk only on a failure.
 
-Techniques run on the session's event loop; Hypothesis is synchronous. The
-engine runs in a thread (`anyio.to_thread`), and each example it draws is sent
-to the one live connection through `anyio.from_thread.run`, so all examples
-reach the same server process. A failing example is shrunk by Hypothesis; the
-last failing call is the shrunk one (Hypothesis replays it last).
+Techniques run on the session's event loop; Hypothesis is synchronous, and its
+engine costs about a millisecond an example, as much as a round trip. So the
+examples are drawn first, without the target (`draw`, which the session
+starts in a background thread while the target starts up, see `Drafts`), and
+the loop sends them one after another. Only if one fails does Hypothesis run
+its search for real, in a worker thread, each example it asks about sent to
+the same live connection through `anyio.from_thread.run`: with the same seed it
+draws the same examples first, whose answers are already known (memoized, not
+sent again), then shrinks the failure. The last failing call is the shrunk one
+(Hypothesis replays it last).
 """
 
 from __future__ import annotations
@@ -18,14 +23,12 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import Phase, given, seed
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.errors import Flaky
 
+from ..drafts import Drafts, engine_settings, in_home
 from ..prompt_checks import Finding
-
-_QUIET_CHECKS = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 
 
 class _Found(Exception):
@@ -53,56 +56,49 @@ async def search(
     deadline: float,
     alive: Callable[[], bool],
     storage: Path,
+    drafts: Drafts | None = None,
 ) -> Search:
-    """Up to `examples` drawn examples through `check`; the shrunk failing one, if any.
-
-    Hypothesis keeps caches (constants, character tables) in its home directory,
-    `.hypothesis/` in the working directory by default; during the search it is
-    `storage`, inside the sandbox, so the audit writes nothing anywhere else.
-    """
+    """Up to `examples` drawn examples through `check`; the shrunk failing one, if any."""
     outcome = Search()
+    drafted = await (drafts or Drafts()).take(strategy, examples, seed_value, storage)
+    answers: dict[str, list[Finding]] = {}
+    for example in drafted:
+        if time.monotonic() > deadline:
+            outcome.stopped = "the time budget for generated names ran out"
+            return outcome
+        if not alive():
+            outcome.stopped = "the connection to the target was lost"
+            return outcome
+        outcome.tried += 1
+        answers[repr(example)] = found = await check(example)
+        if found:
+            outcome._failures.append((example, found))
+            break
+    if not outcome._failures:
+        return outcome
 
-    @settings(
-        max_examples=examples,
-        database=None,  # nothing written outside the sandbox
-        deadline=None,
-        phases=[Phase.generate, Phase.shrink],
-        suppress_health_check=_QUIET_CHECKS,
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-        report_multiple_bugs=False,
-    )
+    @engine_settings(examples, [Phase.generate, Phase.shrink])
     @seed(seed_value)
     @given(strategy)
     def probe(example: Any) -> None:
-        if not outcome._failures:
-            # Once something failed, shrinking must finish: stopping then would
-            # make the failure look flaky to Hypothesis.
-            if time.monotonic() > deadline:
-                raise _Stopped("the time budget for generated names ran out")
-            if not alive():
-                raise _Stopped("the connection to the target was lost")
-        outcome.tried += 1
-        found: list[Finding] = anyio.from_thread.run(check, example)
-        if found:
-            outcome._failures.append((example, found))
+        # Shrinking must finish once something failed: stopping then would make
+        # the failure look flaky to Hypothesis. Examples already sent are not sent again.
+        key = repr(example)
+        if key not in answers:
+            outcome.tried += 1
+            answers[key] = anyio.from_thread.run(check, example)
+        if answers[key]:
+            outcome._failures.append((example, answers[key]))
             raise _Found
 
     def run() -> None:
-        home = storage_directory(intent_to_write=False).home_directory
-        set_hypothesis_home_dir(storage)
         try:
             probe()
         except _Found:
             pass
-        except _Stopped as exc:
-            outcome.stopped = str(exc)
         except Flaky:
             outcome.stopped = "the target answered the same name differently on a second ask"
-        finally:
-            set_hypothesis_home_dir(home)
 
-    await anyio.to_thread.run_sync(run)
-    if outcome._failures:
-        outcome.failing = outcome._failures[-1]
+    await anyio.to_thread.run_sync(lambda: in_home(storage, run))
+    outcome.failing = outcome._failures[-1]
     return outcome

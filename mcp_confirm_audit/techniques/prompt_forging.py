@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..drafts import Draft
+from ..generation import Generation
 from ..hostile_names import STRATEGIES, valid_path
-from ..models import Outcome, Response, Verdict
+from ..models import AttackSpec, Outcome, Response, Verdict
 from ..prompt_checks import (
     Finding,
     collisions,
@@ -63,6 +65,15 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
                 entry.unlink()
 
 
+def names_to_draw(specs: Iterable[AttackSpec], generation: Generation) -> list[Draft]:
+    """What the selected attacks of this family will generate: drawn ahead (see `drafts`)."""
+    return [
+        (STRATEGIES[spec.params["names"]], generation.examples, generation.seed_for(spec.id))
+        for spec in specs
+        if spec.technique == "prompt-forging" and spec.params.get("names") in STRATEGIES
+    ]
+
+
 async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Probe) -> None:
     kind = probe.kind
     if kind not in STRATEGIES:
@@ -78,6 +89,7 @@ async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Prob
         deadline=time.monotonic() + attack.primary.call_timeout * 4,
         alive=lambda: attack.primary.alive,
         storage=attack.sandbox.base / "hypothesis",
+        drafts=attack.generation.drafts,
     )
     attack.note(f"{outcome.tried} generated {kind} names asked about (seed {seed_value} for this attack)")
     if outcome.stopped:

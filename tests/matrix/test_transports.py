@@ -80,6 +80,10 @@ def test_ablation_runs_only_in_process_and_only_for_what_the_boundary_refused(
         assert (result.ablation is not None) == by_boundary, result.id
     stdio = audit_reference("--second-tool", families=["cross-target"])
     assert all(r.ablation is None for r in stdio.results)
+    switched_off = audit_reference(command=IN_PROCESS, ablation=False, families=["cross-target"])
+    assert all(r.ablation is None for r in switched_off.results)
+    # The boundary refused them, so ablation would have run them again.
+    assert any(r.layer is Layer.SDK_BOUNDARY for r in switched_off.results)
 
 
 def test_ablation_shows_which_layers_refuse_cross_target_and_forged_states_on_their_own(

@@ -46,6 +46,19 @@ def test_bench_runs_an_in_process_target_the_same_way(
     code, out, _ = bench(capsys, "--mcp-target", "py:server:build_server", "--family", "replay")
     assert code == 0
     assert "server instances built in-process: 1" in out
+    assert "ablation: on" in out
+
+
+def test_bench_times_an_in_process_target_without_ablation_for_a_like_for_like_figure(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(TARGETS / "reference"))
+    args = ("--mcp-target", "py:server:build_server", "--family", "cross-target", "--mcp-no-ablation")
+    code, out, _ = bench(capsys, *args)
+    assert code == 0
+    # cross-target is refused by the SDK boundary: ablation would have built a second server.
+    assert "server instances built in-process: 1" in out
+    assert "ablation: off" in out
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,7 @@ def test_the_target_option_overrides_the_profile_command(tmp_path: Path) -> None
         ("ttl_flag: --ttl-seconds 1", r"with \{ttl\} for the seconds"),
         ("ttl: 0", "positive number of seconds"),
         ("url: http://127.0.0.1/mcp", r"with \{port\} in it"),
+        ("ablation: sometimes", "'ablation' must be true or false"),
     ],
 )
 def test_bad_topology_settings_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
