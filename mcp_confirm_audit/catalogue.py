@@ -19,6 +19,8 @@ from . import techniques
 from .errors import UsageError
 from .models import AttackSpec, Layer, Verdict
 
+# libyaml when it is there: the catalogue is read in every pytest run (its markers).
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ID = re.compile(r"^MCA-([A-Z]+)-(\d{3})$")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _SEVERITIES = ("critical", "high", "medium", "low", "info")
@@ -60,7 +62,7 @@ def family_names(directory: Path | None = None) -> list[str]:
     """The families in the catalogue, read from the YAML alone (cheap: no technique is imported)."""
     names = []
     for path in sorted((directory or default_directory()).glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.load(path.read_text(), Loader=_Loader)
         if isinstance(raw, Mapping) and isinstance(raw.get("family"), str):
             names.append(raw["family"])
     return names
@@ -87,7 +89,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
     def fail(message: str) -> UsageError:
         return UsageError(f"catalogue {path.name}: {message}")
 
-    raw = yaml.safe_load(path.read_text())
+    raw = yaml.load(path.read_text(), Loader=_Loader)
     if not isinstance(raw, Mapping) or not isinstance(raw.get("attacks"), list):
         raise fail("must be a mapping with 'family', 'technique' and a list of 'attacks'")
     family, code = raw.get("family"), raw.get("code")
