@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,37 +20,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
+from rounds import ask, redeem
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
-YES = {"confirm": True}
 A = {"path": "a.txt"}
 B = {"path": "sub/b.txt"}
 
 
 class Raw(types.Request[dict[str, Any] | None, str]):
     """A tools/call with hand-written params, for what the typed API would not send."""
-
-
-async def ask(c: mcp.Client, args: dict[str, Any], tool: str = "delete_file") -> types.InputRequiredResult:
-    r1 = await c.session.call_tool(tool, args, allow_input_required=True)
-    assert isinstance(r1, types.InputRequiredResult), r1
-    return r1
-
-
-async def redeem(
-    c: mcp.Client,
-    args: dict[str, Any],
-    state: str | None,
-    content: Mapping[str, Any] | None = YES,
-    *,
-    tool: str = "delete_file",
-    key: str = "confirm",
-) -> types.CallToolResult | types.InputRequiredResult:
-    answer = types.ElicitResult(action="accept", content=dict(content) if content is not None else None)
-    return await c.session.call_tool(
-        tool, args, allow_input_required=True, input_responses={key: answer}, request_state=state
-    )
 
 
 async def raw_call(c: mcp.Client, params: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,31 +23,11 @@ import pytest
 from mcp import StdioServerParameters, types
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
+from rounds import YES, ask, redeem
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
-YES = {"confirm": True}
 KEY = "11" * 32
-
-
-async def ask(c: mcp.Client, args: dict[str, Any], tool: str = "delete_file") -> types.InputRequiredResult:
-    r1 = await c.session.call_tool(tool, args, allow_input_required=True)
-    assert isinstance(r1, types.InputRequiredResult), r1
-    return r1
-
-
-async def redeem(
-    c: mcp.Client,
-    args: dict[str, Any],
-    state: str | None,
-    content: Mapping[str, Any] | None = YES,
-    action: str = "accept",
-    tool: str = "delete_file",
-) -> types.CallToolResult | types.InputRequiredResult:
-    answer = types.ElicitResult(action=action, content=dict(content) if content is not None else None)  # type: ignore[arg-type]
-    return await c.session.call_tool(
-        tool, args, allow_input_required=True, input_responses={"confirm": answer}, request_state=state
-    )
 
 
 async def ask_and_accept(c: mcp.Client, args: dict[str, Any]) -> bool:
@@ -519,7 +498,7 @@ async def test_flaw_check_then_delete_ledger(reference: ModuleType, root: Path, 
         texts: list[str] = []
 
         async def answer(action: str, content: dict[str, Any] | None) -> None:
-            texts.append(text(await redeem(c, {"path": "a.txt"}, r1.request_state, content, action)))
+            texts.append(text(await redeem(c, {"path": "a.txt"}, r1.request_state, content, action=action)))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(answer, "decline", None)

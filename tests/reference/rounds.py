@@ -1,0 +1,33 @@
+"""The two rounds of a confirmation, by hand through the real SDK client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import mcp
+from mcp import types
+
+YES = {"confirm": True}
+
+
+async def ask(c: mcp.Client, args: dict[str, Any], tool: str = "delete_file") -> types.InputRequiredResult:
+    r1 = await c.session.call_tool(tool, args, allow_input_required=True)
+    assert isinstance(r1, types.InputRequiredResult), r1
+    return r1
+
+
+async def redeem(
+    c: mcp.Client,
+    args: dict[str, Any],
+    state: str | None,
+    content: Mapping[str, Any] | None = YES,
+    *,
+    action: str = "accept",
+    tool: str = "delete_file",
+    key: str = "confirm",
+) -> types.CallToolResult | types.InputRequiredResult:
+    answer = types.ElicitResult(action=action, content=dict(content) if content is not None else None)  # type: ignore[arg-type]
+    return await c.session.call_tool(
+        tool, args, allow_input_required=True, input_responses={key: answer}, request_state=state
+    )
