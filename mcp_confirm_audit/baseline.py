@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .catalogue import Catalogue
 from .errors import UsageError
 from .models import Layer, Result, Verdict
+from .yamlfile import read_yaml
 
 ACCEPTED = "accepted"
 STALE = "stale"
@@ -114,16 +113,10 @@ def _judge_finding(accepted: AcceptedFinding, result: Result) -> Mark | None:
 
 
 def load_baseline(path: Path, catalogue: Catalogue) -> Baseline:
-    try:
-        raw = yaml.safe_load(path.read_text())  # JSON is YAML too
-    except FileNotFoundError:
-        raise UsageError(
-            f"baseline {path} does not exist; write one: mcp-confirm-audit baseline AUDIT.json -o {path}"
-        ) from None
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        where = f" (line {line + 1})" if line is not None else ""
-        raise UsageError(f"baseline {path} is not valid YAML or JSON{where}: fix the syntax") from None
+    # JSON is YAML too.
+    raw = read_yaml(
+        path, "baseline", f"write one: mcp-confirm-audit baseline AUDIT.json -o {path}", kind="YAML or JSON"
+    )
     return baseline_from_mapping(raw, catalogue, source=str(path))
 
 

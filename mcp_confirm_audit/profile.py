@@ -14,9 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import UsageError
+from .yamlfile import read_yaml
 
 ROOT_FROM = ("arg", "cwd")
 PATH_STYLES = ("auto", "relative", "absolute")
@@ -110,16 +109,7 @@ _KNOWN = {f for f in Profile.__dataclass_fields__ if f != "source"}
 
 
 def load_profile(path: Path) -> Profile:
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(
-            f"profile {path} does not exist; pass a YAML file from targets/ or your own"
-        ) from None
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        where = f" (line {line + 1})" if line is not None else ""
-        raise UsageError(f"profile {path} is not valid YAML{where}: fix the syntax") from None
+    raw = read_yaml(path, "profile", "pass a YAML file from targets/ or your own")
     if not isinstance(raw, Mapping):
         raise UsageError(
             f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'"

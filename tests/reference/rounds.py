@@ -31,3 +31,11 @@ async def redeem(
     return await c.session.call_tool(
         tool, args, allow_input_required=True, input_responses={key: answer}, request_state=state
     )
+
+
+def text(result: object) -> str:
+    """The first text block of a tools/call result."""
+    assert isinstance(result, types.CallToolResult), result
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text

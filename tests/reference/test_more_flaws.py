@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
-from rounds import ask, redeem
+from rounds import ask, redeem, text
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -37,13 +37,6 @@ async def raw_call(c: mcp.Client, params: dict[str, Any]) -> dict[str, Any]:
         Raw(method="tools/call", params=params), TypeAdapter(dict[str, Any])
     )
     return result
-
-
-def text(result: object) -> str:
-    assert isinstance(result, types.CallToolResult), result
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def refused(result: object) -> str:

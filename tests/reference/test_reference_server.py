@@ -23,7 +23,7 @@ import pytest
 from mcp import StdioServerParameters, types
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from rounds import YES, ask, redeem
+from rounds import YES, ask, redeem, text
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -38,13 +38,6 @@ async def ask_and_accept(c: mcp.Client, args: dict[str, Any]) -> bool:
         return True
     assert r1.is_error
     return False
-
-
-def text(result: object) -> str:
-    assert isinstance(result, types.CallToolResult), result
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def question(r1: types.InputRequiredResult) -> types.ElicitRequestFormParams:
