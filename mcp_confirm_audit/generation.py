@@ -10,9 +10,8 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .drafts import Drafts
 from .errors import UsageError
 
 # Per generated attack; the nine of them make well over 200 names a run.
@@ -25,8 +24,6 @@ class Generation:
     examples: int = DEFAULT_EXAMPLES
     seed: int = CI_SEED
     derandomized: bool = False
-    # The names drawn ahead of the attacks that send them (see `drafts`).
-    drafts: Drafts = field(default_factory=Drafts, compare=False, repr=False)
 
     def seed_for(self, attack_id: str) -> int:
         return self.seed ^ zlib.crc32(attack_id.encode())

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for hostile file names, one per character class.
+"""Generators of hostile file names, one per character class.
 
 Every name is a real, creatable file name: no "/" and no NUL, not "." or "..",
 at most 255 bytes of UTF-8 (longer paths are made of nested directories). A
@@ -8,8 +8,10 @@ strategy yields a path relative to the directory the names are made in;
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
+import unicodedata
+from functools import cache
 
+from . import generators as gen
 from .prompt_checks import BIDI, ESCAPES, LINE_BREAKS, TAGS, ZERO_WIDTH
 
 NAME_MAX_BYTES = 255
@@ -37,28 +39,50 @@ def valid_path(path: str) -> bool:
     return all(valid_name(part) for part in path.split("/"))
 
 
-plain = st.text(alphabet=_PLAIN_ALPHABET, min_size=1, max_size=8)
-line_breaks = st.sampled_from(["\n", "\r", "\r\n", "\n\n", "\x85", "\u2028", "\u2029"])
-bidi_controls = st.sampled_from(sorted(BIDI))
-invisible = st.one_of(st.sampled_from(sorted(ZERO_WIDTH)), st.integers(TAGS.start, TAGS.stop - 1).map(chr))
+def valid_example(example: object) -> bool:
+    """A name (or nested path), or a pair of different names: what a check can make files of."""
+    if isinstance(example, str):
+        return valid_path(example)
+    if isinstance(example, tuple) and len(example) == 2:
+        first, second = example
+        return first != second and valid_name(first) and valid_name(second)
+    return False
+
+
+plain = gen.text(alphabet=_PLAIN_ALPHABET, min_size=1, max_size=8)
+line_breaks = gen.sampled_from(["\n", "\r", "\r\n", "\n\n", "\x85", "\u2028", "\u2029"])
+bidi_controls = gen.sampled_from(sorted(BIDI))
+invisible = gen.one_of(gen.sampled_from(sorted(ZERO_WIDTH)), gen.integers(TAGS.start, TAGS.stop - 1).map(chr))
 # A run of tag characters spells hidden ASCII ("ASCII smuggling").
-tag_text = st.text(
+tag_text = gen.text(
     alphabet=[chr(TAGS.start + ord(c)) for c in "abcdefghijklmnopqrstuvwxyz "], min_size=1, max_size=8
 )
-ansi_escapes = st.one_of(
-    st.builds("\x1b[{}{}".format, st.integers(0, 99), st.sampled_from("mJKAHfs")),
-    st.sampled_from(
+ansi_escapes = gen.one_of(
+    gen.builds("\x1b[{}{}".format, gen.integers(0, 99), gen.sampled_from("mJKAHfs")),
+    gen.sampled_from(
         ["\x1b[2J\x1b[H", "\x1b]8;;https:evil.example\x1b\\", "\x1b]0;title\x07", "\x9b2J", "\x1bc"]
     ),
 )
 _NAMED = {*LINE_BREAKS, *BIDI, *ZERO_WIDTH, *ESCAPES, "\x00"}
-other_controls = st.characters(categories=["Cc", "Cf"], exclude_characters="".join(_NAMED)).filter(
-    lambda ch: ord(ch) not in TAGS
+# Control (Cc) and format (Cf) characters sit in planes 0, 1 and 14 only.
+_CONTROL_PLANES = (range(0x20000), range(0xE0000, 0xE1000))
+
+
+@cache
+def _other_controls() -> list[str]:
+    return [
+        ch
+        for plane in _CONTROL_PLANES
+        for ch in map(chr, plane)
+        if unicodedata.category(ch) in ("Cc", "Cf") and ch not in _NAMED and ord(ch) not in TAGS
+    ]
+
+
+other_controls = gen.Gen(lambda rng: rng.choice(_other_controls()))
+_host = gen.builds(
+    "evil-{}.example".format, gen.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
 )
-_host = st.builds(
-    "evil-{}.example".format, st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
-)
-_label = st.sampled_from(["Click here", "Update now", "verify", "x"])
+_label = gen.sampled_from(["Click here", "Update now", "verify", "x"])
 _MARKUP = (
     "[{label}](https:{host})",
     "![{label}](https:{host})",
@@ -67,29 +91,29 @@ _MARKUP = (
     "<a href=https:{host}>{label}",
     "<img src=x onerror=alert(1)>",
 )
-markup = st.builds(
-    lambda t, label, host: t.format(label=label, host=host), st.sampled_from(_MARKUP), _label, _host
+markup = gen.builds(
+    lambda t, label, host: t.format(label=label, host=host), gen.sampled_from(_MARKUP), _label, _host
 )
 
 
-def around(hostile: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+def around(hostile: gen.Gen[str]) -> gen.Gen[str]:
     """Plain text, the hostile part (maybe repeated), more plain text, an extension."""
-    middle = st.lists(st.one_of(hostile, plain), min_size=0, max_size=3).map("".join)
-    return st.builds(
+    middle = gen.lists(gen.one_of(hostile, plain), min_size=0, max_size=3).map("".join)
+    return gen.builds(
         lambda head, bad, rest, ext: head + bad + rest + ext,
         plain,
         hostile,
         middle,
-        st.sampled_from(_EXTENSIONS),
+        gen.sampled_from(_EXTENSIONS),
     ).filter(valid_name)
 
 
-forged_paragraph = st.builds(
+forged_paragraph = gen.builds(
     lambda head, brk, text, ext: head + brk + text + ext,
     plain,
     line_breaks,
-    st.sampled_from(FORGED_PARAGRAPHS),
-    st.sampled_from(_EXTENSIONS),
+    gen.sampled_from(FORGED_PARAGRAPHS),
+    gen.sampled_from(_EXTENSIONS),
 ).filter(valid_name)
 
 
@@ -101,33 +125,33 @@ def _long_name(filler: str, tail: str) -> str:
     return name
 
 
-_filler = st.text(alphabet=_PLAIN_ALPHABET + " éüß€漢字", min_size=170, max_size=240)
-_tail = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=6, max_size=10)
-_one_long = st.builds(_long_name, _filler, _tail)
-_directory = st.text(alphabet=_PLAIN_ALPHABET, min_size=60, max_size=200)
-long_names = st.one_of(
+_filler = gen.text(alphabet=_PLAIN_ALPHABET + " éüß€漢字", min_size=170, max_size=240)
+_tail = gen.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=6, max_size=10)
+_one_long = gen.builds(_long_name, _filler, _tail)
+_directory = gen.text(alphabet=_PLAIN_ALPHABET, min_size=60, max_size=200)
+long_names = gen.one_of(
     _one_long,
-    st.builds(
-        lambda dirs, name: "/".join([*dirs, name]), st.lists(_directory, min_size=1, max_size=4), _one_long
+    gen.builds(
+        lambda dirs, name: "/".join([*dirs, name]), gen.lists(_directory, min_size=1, max_size=4), _one_long
     ),
 ).filter(valid_path)
 
-_lossy = st.one_of(line_breaks, bidi_controls, invisible, other_controls, st.just("\t"))
-_stand_in = st.one_of(st.sampled_from([" ", "", "_", "  "]), _lossy)
+_lossy = gen.one_of(line_breaks, bidi_controls, invisible, other_controls, gen.just("\t"))
+_stand_in = gen.one_of(gen.sampled_from([" ", "", "_", "  "]), _lossy)
 
 
 def _pair(head: str, bad: str, instead: str, tail: str, ext: str) -> tuple[str, str]:
     return head + bad + tail + ext, head + instead + tail + ext
 
 
-look_alike_names = st.builds(_pair, plain, _lossy, _stand_in, plain, st.sampled_from(_EXTENSIONS)).filter(
+look_alike_names = gen.builds(_pair, plain, _lossy, _stand_in, plain, gen.sampled_from(_EXTENSIONS)).filter(
     lambda pair: pair[0] != pair[1] and valid_name(pair[0]) and valid_name(pair[1])
 )
 
-STRATEGIES: dict[str, st.SearchStrategy[object]] = {
+GENERATORS: dict[str, gen.Gen[object]] = {
     "line-breaks": around(line_breaks),
     "bidi-controls": around(bidi_controls),
-    "invisible": around(st.one_of(invisible, tag_text)),
+    "invisible": around(gen.one_of(invisible, tag_text)),
     "ansi-escapes": around(ansi_escapes),
     "other-controls": around(other_controls),
     "forged-paragraph": forged_paragraph,

@@ -33,7 +33,6 @@ from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Re
 from .profile import Profile
 from .sandbox import Sandbox
 from .techniques.base import Attack, Unavailable
-from .techniques.prompt_forging import names_to_draw
 from .verdict import judge
 
 # The name of the variant of every connection with the SDK's boundary removed.
@@ -75,7 +74,6 @@ class AuditSession:
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
-        self._stop_drawing: Callable[..., None] | None = None
         # Every process the harness starts gets the same fresh key, as replicas
         # behind one balancer would.
         self._started = profile
@@ -100,12 +98,7 @@ class AuditSession:
         try:
             specs = list(specs)
             self.prepare(specs)
-            # Hostile names drawn while the target starts up, not while it waits for them
-            # (for the whole catalogue when the attacks are chosen later, as under pytest).
-            names = names_to_draw(specs or self.catalogue.active, self.generation)
-            self._stop_drawing = self.generation.drafts.start(names, self.sandbox.base / "hypothesis")
             primary = self._ensure("primary")
-            self._stop_drawing(wait=False)
             self.tools = self._portal.call(primary.list_tools)
             session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
@@ -148,9 +141,6 @@ class AuditSession:
                 self.stats.notes.append(f"starting {name} in the background: {exc}")
 
     def close(self) -> None:
-        if self._stop_drawing is not None:
-            self._stop_drawing()
-            self._stop_drawing = None
         for name in list(self._pending):
             self._adopt(name)
         with self._lock:

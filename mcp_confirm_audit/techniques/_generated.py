@@ -1,38 +1,29 @@
-"""Hypothesis inside a technique: examples drawn ahead, sent on the loop, shrunk only on a failure.
+"""Generated examples inside a technique: drawn from a seed, sent on the loop, shrunk on a failure.
 
-Techniques run on the session's event loop; Hypothesis is synchronous, and its
-engine costs about a millisecond an example, as much as a round trip. So the
-examples are drawn first, without the target (`draw`, which the session
-starts in a background thread while the target starts up, see `Drafts`), and
-the loop sends them one after another. Only if one fails does Hypothesis run
-its search for real, in a worker thread, each example it asks about sent to
-the same live connection through `anyio.from_thread.run`: with the same seed it
-draws the same examples first, whose answers are already known (memoized, not
-sent again), then shrinks the failure. The last failing call is the shrunk one
-(Hypothesis replays it last).
+Drawing costs microseconds (`generators`), so the examples are drawn when the
+attack starts and sent one after another. The first that fails is made smaller
+(`shrink`): parts of it are cut away, largest first, and each smaller candidate
+is sent; it is kept if the target still fails it as badly. Every candidate is a
+round trip, none is sent twice, and the search stops at the time budget or when
+the connection is gone, reporting the smallest failure found so far.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import anyio
-import anyio.from_thread
-import anyio.to_thread
-from hypothesis import Phase, given, seed
-from hypothesis import strategies as st
-from hypothesis.errors import Flaky
-
-from ..drafts import Drafts, engine_settings, in_home
+from ..generators import Gen
+from ..models import Verdict
 from ..prompt_checks import Finding
 
+# Candidates sent while shrinking one failure: a long name would otherwise
+# cost a round trip per character.
+MAX_SHRINK_TRIES = 100
 
-class _Found(Exception):
-    """This example failed a check; Hypothesis shrinks it."""
+_SEVERITY = {Verdict.VULNERABLE: 2, Verdict.WEAK: 1}
 
 
 class _Stopped(Exception):
@@ -44,61 +35,104 @@ class Search:
     tried: int = 0
     stopped: str | None = None
     failing: tuple[Any, list[Finding]] | None = None
-    _failures: list[tuple[Any, list[Finding]]] = field(default_factory=list)
 
 
 async def search(
-    strategy: st.SearchStrategy[Any],
+    generator: Gen[Any],
     check: Callable[[Any], Coroutine[Any, Any, list[Finding]]],
     *,
     examples: int,
     seed_value: int,
     deadline: float,
     alive: Callable[[], bool],
-    storage: Path,
-    drafts: Drafts | None = None,
+    valid: Callable[[Any], bool] = lambda example: True,
 ) -> Search:
-    """Up to `examples` drawn examples through `check`; the shrunk failing one, if any."""
+    """Up to `examples` generated examples through `check`; the shrunk failing one, if any."""
     outcome = Search()
-    drafted = await (drafts or Drafts()).take(strategy, examples, seed_value, storage)
     answers: dict[str, list[Finding]] = {}
-    for example in drafted:
-        if time.monotonic() > deadline:
-            outcome.stopped = "the time budget for generated names ran out"
-            return outcome
-        if not alive():
-            outcome.stopped = "the connection to the target was lost"
-            return outcome
-        outcome.tried += 1
-        answers[repr(example)] = found = await check(example)
-        if found:
-            outcome._failures.append((example, found))
-            break
-    if not outcome._failures:
-        return outcome
 
-    @engine_settings(examples, [Phase.generate, Phase.shrink])
-    @seed(seed_value)
-    @given(strategy)
-    def probe(example: Any) -> None:
-        # Shrinking must finish once something failed: stopping then would make
-        # the failure look flaky to Hypothesis. Examples already sent are not sent again.
+    async def ask(example: Any) -> list[Finding]:
         key = repr(example)
         if key not in answers:
+            if time.monotonic() > deadline:
+                raise _Stopped("the time budget for generated names ran out")
+            if not alive():
+                raise _Stopped("the connection to the target was lost")
             outcome.tried += 1
-            answers[key] = anyio.from_thread.run(check, example)
-        if answers[key]:
-            outcome._failures.append((example, answers[key]))
-            raise _Found
+            answers[key] = await check(example)
+        return answers[key]
 
-    def run() -> None:
-        try:
-            probe()
-        except _Found:
-            pass
-        except Flaky:
-            outcome.stopped = "the target answered the same name differently on a second ask"
-
-    await anyio.to_thread.run_sync(lambda: in_home(storage, run))
-    outcome.failing = outcome._failures[-1]
+    try:
+        for example in generator.examples(examples, seed_value):
+            found = await ask(example)
+            if found:
+                outcome.failing = (example, found)
+                break
+    except _Stopped as stop:
+        outcome.stopped = str(stop)
+        return outcome
+    if outcome.failing is not None:
+        outcome.failing = await _shrink(*outcome.failing, ask, valid, outcome)
     return outcome
+
+
+async def _shrink(
+    example: Any,
+    found: list[Finding],
+    ask: Callable[[Any], Coroutine[Any, Any, list[Finding]]],
+    valid: Callable[[Any], bool],
+    outcome: Search,
+) -> tuple[Any, list[Finding]]:
+    """The smallest variant of `example` still failing as badly, within the budget."""
+    worst = max(_SEVERITY.get(verdict, 0) for verdict, _ in found)
+    parts, build = _parts(example)
+    best: tuple[Any, list[Finding]] = (example, found)
+    budget = outcome.tried + MAX_SHRINK_TRIES  # round trips; a candidate already asked about is free
+    try:
+        for index in range(len(parts)):
+            chunk = max(1, len(parts[index]) // 2)
+            while chunk >= 1:
+                start = 0
+                while start < len(parts[index]):
+                    part = parts[index]
+                    smaller = [*parts[:index], part[:start] + part[start + chunk :], *parts[index + 1 :]]
+                    candidate = build(smaller)
+                    if not valid(candidate):
+                        start += chunk
+                        continue
+                    if outcome.tried == budget:
+                        return best
+                    result = await ask(candidate)
+                    if any(_SEVERITY.get(verdict, 0) >= worst for verdict, _ in result):
+                        parts, best = smaller, (candidate, result)  # cut again at the same place
+                    else:
+                        start += chunk
+                chunk //= 2
+    except _Stopped as stop:
+        outcome.stopped = str(stop)
+    return best
+
+
+def _parts(example: Any) -> tuple[list[str], Callable[[Sequence[str]], Any]]:
+    """The pieces shrinking cuts, and how to put them back together.
+
+    A name is one piece. A pair of look-alike names is cut where it agrees
+    (the same cut made in both) and where it differs (each side alone), so the
+    two stay a pair that differs only where they did.
+    """
+    if isinstance(example, str):
+        return [example], lambda parts: parts[0]
+    first, second = example
+    head = _shared_start(first, second)
+    rest_first, rest_second = first[len(head) :], second[len(head) :]
+    tail = _shared_start(rest_first[::-1], rest_second[::-1])[::-1]
+    middle_first = rest_first[: len(rest_first) - len(tail)]
+    middle_second = rest_second[: len(rest_second) - len(tail)]
+    return [head, middle_first, middle_second, tail], lambda p: (p[0] + p[1] + p[3], p[0] + p[2] + p[3])
+
+
+def _shared_start(first: str, second: str) -> str:
+    size = 0
+    while size < min(len(first), len(second)) and first[size] == second[size]:
+        size += 1
+    return first[:size]

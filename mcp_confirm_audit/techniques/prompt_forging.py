@@ -1,7 +1,7 @@
 """`prompt-forging`: the question a human reads, about files with hostile names.
 
 Real files are made with hostile names (fixed examples from the catalogue,
-then names Hypothesis generates for the entry's character class) and the
+then names generated for the entry's character class) and the
 target is asked about each, in round one only: nothing is ever accepted. The
 checks in `prompt_checks` judge the elicitation `message` against the message
 about a plain name, and the `requestedSchema` of the form. The hostile files are
@@ -14,14 +14,12 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..drafts import Draft
-from ..generation import Generation
-from ..hostile_names import STRATEGIES, valid_path
-from ..models import AttackSpec, Outcome, Response, Verdict
+from ..hostile_names import GENERATORS, valid_example, valid_path
+from ..models import Outcome, Response, Verdict
 from ..prompt_checks import (
     Finding,
     collisions,
@@ -65,31 +63,21 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
                 entry.unlink()
 
 
-def names_to_draw(specs: Iterable[AttackSpec], generation: Generation) -> list[Draft]:
-    """What the selected attacks of this family will generate: drawn ahead (see `drafts`)."""
-    return [
-        (STRATEGIES[spec.params["names"]], generation.examples, generation.seed_for(spec.id))
-        for spec in specs
-        if spec.technique == "prompt-forging" and spec.params.get("names") in STRATEGIES
-    ]
-
-
 async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Probe) -> None:
     kind = probe.kind
-    if kind not in STRATEGIES:
+    if kind not in GENERATORS:
         raise ValueError(f"prompt-forging: unknown names {kind!r}")
     for example in params.get("examples") or ():
         probe.record("named example", example, await probe.check(example))
     seed_value = attack.generation.seed_for(attack.spec.id)
     outcome = await search(
-        STRATEGIES[kind],
+        GENERATORS[kind],
         probe.check,
         examples=attack.generation.examples,
         seed_value=seed_value,
         deadline=time.monotonic() + attack.primary.call_timeout * 4,
         alive=lambda: attack.primary.alive,
-        storage=attack.sandbox.base / "hypothesis",
-        drafts=attack.generation.drafts,
+        valid=valid_example,
     )
     attack.note(f"{outcome.tried} generated {kind} names asked about (seed {seed_value} for this attack)")
     if outcome.stopped:

@@ -1,101 +1,101 @@
-"""Hypothesis driven from an event loop: shrunk failures, the time budget, nothing left behind."""
+"""Generated names driven from an event loop: shrunk failures, the time budget, nothing sent twice."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 import anyio
-import pytest
-from hypothesis import strategies as st
 
-from mcp_confirm_audit.drafts import Drafts, draw
+from mcp_confirm_audit import generators as gen
+from mcp_confirm_audit.hostile_names import valid_example
 from mcp_confirm_audit.models import Verdict
 from mcp_confirm_audit.prompt_checks import Finding
-from mcp_confirm_audit.techniques._generated import Search, search
+from mcp_confirm_audit.techniques._generated import MAX_SHRINK_TRIES, Search, search
 
 
-def run(strategy: st.SearchStrategy[str], *, budget: float, storage: Path, examples: int = 200) -> Search:
-    asked: list[str] = []
+def has_line_break(example: Any) -> bool:
+    return "\n" in (example if isinstance(example, str) else "".join(example))
 
-    async def check(name: str) -> list[Finding]:
-        asked.append(name)  # runs on the loop, like a call to the target
-        return [(Verdict.VULNERABLE, "line break")] if "\n" in name else []
+
+def run(
+    generator: gen.Gen[Any],
+    *,
+    budget: float = 60,
+    examples: int = 200,
+    seed_value: int = 1,
+    fails: Callable[[Any], bool] = has_line_break,
+) -> tuple[Search, list[Any]]:
+    asked: list[Any] = []
+
+    async def check(example: Any) -> list[Finding]:
+        asked.append(example)  # runs on the loop, like a call to the target
+        return [(Verdict.VULNERABLE, "line break")] if fails(example) else []
 
     async def main() -> Search:
         return await search(
-            strategy,
+            generator,
             check,
             examples=examples,
-            seed_value=1,
+            seed_value=seed_value,
             deadline=time.monotonic() + budget,
             alive=lambda: True,
-            storage=storage,
+            valid=valid_example,
         )
 
-    return anyio.run(main)
+    return anyio.run(main), asked
 
 
-def test_a_failing_example_is_shrunk_and_reported_last(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    outcome = run(st.text(alphabet="ab\n", min_size=1), budget=60, storage=tmp_path / "sandbox")
+def test_a_failing_example_is_shrunk_to_what_still_fails() -> None:
+    outcome, _ = run(gen.text("ab\n", min_size=4, max_size=30))
     assert outcome.failing is not None
-    assert outcome.failing[0] == "\n"  # shrunk to the smallest name that still fails
+    assert outcome.failing[0] == "\n"  # the smallest name that still fails
     assert outcome.stopped is None
-    # Hypothesis's caches went to the sandbox, not the working directory.
-    assert not (tmp_path / ".hypothesis").exists()
 
 
-def test_a_clean_run_tries_the_budgeted_number_of_examples(tmp_path: Path) -> None:
-    outcome = run(st.text(alphabet="ab", min_size=1), budget=60, storage=tmp_path, examples=40)
+def test_a_clean_run_tries_the_budgeted_number_of_examples() -> None:
+    outcome, asked = run(gen.text("ab", min_size=1, max_size=8), examples=40)
     assert outcome.failing is None
-    assert 1 <= outcome.tried <= 40
+    assert outcome.tried == len(asked) == 40
 
 
-def test_the_time_budget_stops_generation_without_a_finding(tmp_path: Path) -> None:
-    outcome = run(st.text(alphabet="ab", min_size=1), budget=-1, storage=tmp_path)
+def test_the_time_budget_stops_generation_without_a_finding() -> None:
+    outcome, asked = run(gen.text("ab", min_size=1), budget=-1)
     assert outcome.failing is None
-    assert outcome.tried == 0
+    assert outcome.tried == 0 == len(asked)
     assert outcome.stopped == "the time budget for generated names ran out"
 
 
-def test_no_name_is_sent_twice_while_a_failure_is_shrunk(tmp_path: Path) -> None:
-    asked: list[str] = []
-
-    async def check(name: str) -> list[Finding]:
-        asked.append(name)
-        return [(Verdict.VULNERABLE, "line break")] if "\n" in name else []
-
-    async def main() -> Search:
-        return await search(
-            st.text(alphabet="ab\n", min_size=1),
-            check,
-            examples=200,
-            seed_value=7,
-            deadline=time.monotonic() + 60,
-            alive=lambda: True,
-            storage=tmp_path,
-        )
-
-    outcome = anyio.run(main)
+def test_no_name_is_sent_twice_while_a_failure_is_shrunk() -> None:
+    outcome, asked = run(gen.text("ab\n", min_size=1, max_size=40), seed_value=7)
     assert outcome.failing is not None
     assert outcome.failing[0] == "\n"
-    # The drawn names before the failure are answered from memory when Hypothesis draws them again.
     assert len(asked) == len(set(asked)) == outcome.tried
 
 
-def test_names_drawn_ahead_are_the_ones_the_search_would_draw(tmp_path: Path) -> None:
-    strategy = st.text(alphabet="abc", min_size=1)
-    drafts = Drafts()
-    stop = drafts.start([(strategy, 30, 5)], tmp_path)
-    try:
-        ahead = anyio.run(drafts.take, strategy, 30, 5, tmp_path)
-    finally:
-        stop()
-    assert ahead == draw(strategy, 30, 5, tmp_path)
-    assert ahead  # something was drawn
-    # Another session with the same seed reuses them; nothing is drawn again.
-    drafts.start([(strategy, 30, 5)], tmp_path)()
-    assert anyio.run(drafts.take, strategy, 30, 5, tmp_path) is ahead
+def test_shrinking_stops_at_its_budget_with_the_smallest_failure_so_far() -> None:
+    # Only the whole run of 100 different letters fails, so no cut into it does:
+    # a round trip for every place a cut is tried.
+    letters = "".join(map(chr, range(0xC0, 0xC0 + 100)))
+    name = letters + "tail.txt"
+    outcome, asked = run(gen.just(name), examples=1, fails=lambda name: letters in name)
+    assert outcome.failing is not None
+    assert letters in outcome.failing[0]
+    assert len(outcome.failing[0]) < len(name)  # smaller than what failed first
+    assert len(asked) == 1 + MAX_SHRINK_TRIES
+    assert outcome.stopped is None  # generation itself was not cut short
+
+
+def test_a_look_alike_pair_shrinks_to_two_valid_names_that_differ_where_they_did() -> None:
+    outcome, _ = run(gen.just(("head\nmiddle.txt", "head middle.txt")), examples=1)
+    assert outcome.failing is not None
+    # The shared parts are cut in both; one letter stays, as "" is not a name.
+    assert outcome.failing[0] == ("\nt", "t")
+
+
+def test_the_same_seed_draws_the_same_names_and_another_seed_others() -> None:
+    generator = gen.text("abcdef", min_size=1, max_size=8)
+    assert generator.examples(30, 5) == generator.examples(30, 5)
+    assert generator.examples(30, 5) != generator.examples(30, 6)
+    assert len(set(generator.examples(30, 5))) == 30  # different names, not one name thirty times

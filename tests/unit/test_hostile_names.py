@@ -6,12 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-from mcp_confirm_audit.hostile_names import FORGED_PARAGRAPHS, STRATEGIES, valid_name, valid_path
+from mcp_confirm_audit.hostile_names import FORGED_PARAGRAPHS, GENERATORS, valid_name, valid_path
 from mcp_confirm_audit.prompt_checks import char_class
 
-QUICK = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Seeds x names per seed: more than a run draws for one attack.
+SEEDS = range(8)
+PER_SEED = 25
 
 CARRIES: dict[str, Callable[[str], bool]] = {
     "line-breaks": lambda name: any(char_class(c) == "line break" for c in name),
@@ -27,28 +28,38 @@ CARRIES: dict[str, Callable[[str], bool]] = {
 
 @pytest.mark.parametrize("kind", sorted(CARRIES))
 def test_each_class_makes_creatable_names_that_carry_it(kind: str, tmp_path: Path) -> None:
-    @QUICK
-    @given(STRATEGIES[kind])
-    def check(name: object) -> None:
-        assert isinstance(name, str)
-        assert valid_path(name)
-        assert CARRIES[kind](name), ascii(name)
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x")  # the filesystem agrees
-        assert path.is_file()
-
-    check()
+    for seed in SEEDS:
+        for name in GENERATORS[kind].examples(PER_SEED, seed):
+            assert isinstance(name, str)
+            assert valid_path(name)
+            assert CARRIES[kind](name), ascii(name)
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x")  # the filesystem agrees
+            assert path.is_file()
 
 
-@QUICK
-@given(STRATEGIES["look-alike-names"])
-def test_look_alike_pairs_are_two_different_valid_names(pair: object) -> None:
-    assert isinstance(pair, tuple)
-    first, second = pair
-    assert first != second
-    assert valid_name(first)
-    assert valid_name(second)
+def test_look_alike_pairs_are_two_different_valid_names() -> None:
+    for seed in SEEDS:
+        for pair in GENERATORS["look-alike-names"].examples(PER_SEED, seed):
+            assert isinstance(pair, tuple)
+            first, second = pair
+            assert first != second
+            assert valid_name(first)
+            assert valid_name(second)
+
+
+def test_other_controls_draw_from_every_plane_that_has_them() -> None:
+    drawn = {
+        ch
+        for seed in range(40)
+        for name in GENERATORS["other-controls"].examples(PER_SEED, seed)
+        for ch in name
+        if char_class(ch) == "control character"
+    }
+    assert any(ord(ch) < 0x100 for ch in drawn)
+    assert any(0x100 <= ord(ch) < 0x10000 for ch in drawn)
+    assert any(ord(ch) >= 0x10000 for ch in drawn)
 
 
 @pytest.mark.parametrize(
