@@ -43,7 +43,7 @@ WATCHED_DIRS = ("root", "outside", "root-evil")
 
 def snapshot(base: Path, watched: dict[str, Path] | None = None) -> TreeSnapshot:
     """Every entry below each watched folder, named `label/relative/path`: a full walk, from scratch."""
-    return TreeScanner(watched or {top: base / top for top in WATCHED_DIRS}).snapshot()
+    return TreeScanner(watched or {top: base / top for top in WATCHED_DIRS}, notify=False).snapshot()
 
 
 def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
@@ -121,7 +121,10 @@ class Sandbox:
             # must not stop later attacks from getting a fresh case.
             (directory / name).mkdir(parents=True)
         # Whatever a directory's mtime says, what the harness writes is seen.
-        self._scanner.mark([*self._watched, *(f"{label}/{name}" for label in self._watched)])
+        own = [f"{label}/{name}" for label in self._watched]
+        self._scanner.mark([*self._watched, *own])
+        # The case under attack is looked at entry by entry at every snapshot, events or not.
+        self._scanner.pin(own)
         home = self.cases / name
         case = Case(
             name=name,
@@ -143,6 +146,7 @@ class Sandbox:
         return self._scanner.snapshot()
 
     def remove(self) -> None:
+        self._scanner.close()
         # rmtree does not follow links, so a link planted by an attack (or by
         # a hostile server) pointing elsewhere is removed, not its destination.
         if self.cases != self.root:

@@ -3,7 +3,16 @@
 The oracle snapshots the whole sandbox before and after every attack, and
 the sandbox grows with every case, so a full walk (a directory listing per
 directory and an lstat per entry) became the harness's largest cost. A
-refresh does less and misses nothing that counts:
+refresh does less and misses nothing that counts.
+
+On Linux every directory in the tree is watched with inotify (`inotify`): an
+entry is lstat'ed again only if the directory holding it saw an event since
+the previous snapshot, and a directory is listed again only if it saw one.
+The entries of the case under attack (`pin`) are lstat'ed every time
+whatever the events say, so a change no event reports (a write through a hard
+link kept outside the tree, or through a shared mapping) is still found where
+the attack aimed. When watching is not possible (not Linux, out of watches, the
+event queue overflowed) a refresh falls back to looking at every entry:
 
 - every entry the previous snapshot holds is lstat'ed again, by name, so a
   removed or changed entry (the only thing that makes an effect) is found
@@ -15,7 +24,7 @@ refresh does less and misses nothing that counts:
   is listed again), or the harness marked it (it wrote there itself);
 - a directory seen for the first time is walked whole.
 
-What a refresh cannot see is an entry added to a directory whose mtime the
+What the fallback cannot see is an entry added to a directory whose mtime the
 target then set back into the past. An added entry is never an effect, and
 everything the harness itself creates is marked, so a victim or a canary is
 always in the snapshot that precedes its attack.
@@ -28,6 +37,7 @@ import stat
 import time
 from collections.abc import Iterable, Mapping
 
+from .inotify import Watcher
 from .models import FileIdentity, TreeSnapshot
 
 _CLOCK_REALTIME_COARSE = 5  # Linux's clock for inode timestamps
@@ -70,10 +80,11 @@ class TreeScanner:
     """Snapshots of watched folders, each entry named `label/relative/path`.
 
     `watched` maps a label to a folder; a label may itself contain slashes
-    ("root/mcp-audit-x/cases" for cases inside a served root).
+    ("root/mcp-audit-x/cases" for cases inside a served root). With `notify`
+    false, or where inotify is unavailable, every refresh looks at every entry.
     """
 
-    def __init__(self, watched: Mapping[str, str | os.PathLike[str]]) -> None:
+    def __init__(self, watched: Mapping[str, str | os.PathLike[str]], *, notify: bool = True) -> None:
         self.watched = {label: os.fspath(path) for label, path in watched.items()}
         self._slack = _timestamp_slack_ns()
         self._last: dict[str, FileIdentity] = {}
@@ -81,43 +92,86 @@ class TreeScanner:
         self._dir_mtimes: dict[str, int] = {}
         self._last_started = 0
         self._marked: set[str] = set()
+        self._pinned: tuple[str, ...] = ()
+        self._watcher: Watcher | None = None
+        if notify:
+            try:
+                self._watcher = Watcher()
+            except (OSError, AttributeError):  # not Linux, or no inotify instance left
+                self._watcher = None
+
+    @property
+    def notified(self) -> bool:
+        """Whether refreshes are driven by inotify events (else every entry is looked at)."""
+        return self._watcher is not None
 
     def mark(self, names: Iterable[str]) -> None:
         """Directories the harness wrote into: listed again next time, whatever their mtime."""
         self._marked.update(names)
 
+    def pin(self, names: Iterable[str]) -> None:
+        """Directories whose whole subtree is lstat'ed at every snapshot, events or not."""
+        self._pinned = tuple(f"{name}/" for name in names)
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+
     def snapshot(self) -> TreeSnapshot:
         started = time.time_ns()
         since = self._last_started - self._slack
+        # None: look at everything (no watcher, or events were lost).
+        dirty: set[str] | None = None
+        if self._watcher is not None and self._last:
+            changes = self._watcher.drain()
+            dirty = None if changes.overflowed else changes.directories | self._marked
         entries: dict[str, FileIdentity] = {}
         paths: dict[str, str] = {}
         dir_mtimes: dict[str, int] = {}
         to_list: list[str] = []
+        # Directories whose entries must be lstat'ed: they saw an event, or are new.
+        stale = set(dirty) if dirty is not None else set()
+        pinned = self._pinned
         lstat = os.lstat
         # Parents come before their children (watched folders first, then insertion order).
         known = [*self.watched, *(name for name in self._last if name not in self.watched)]
         for name in known:
+            old = self._last.get(name)
             if name not in self.watched:
                 parent = name.rpartition("/")[0]
                 if parent not in entries or entries[parent].kind != "dir":
                     continue  # its directory is gone or became a link: never looked through
+                if (
+                    dirty is not None
+                    and old is not None
+                    and parent not in stale
+                    and not (pinned and name.startswith(pinned))
+                ):
+                    entries[name], paths[name] = old, self._paths[name]  # no event: as it was
+                    if old.kind == "dir":
+                        dir_mtimes[name] = self._dir_mtimes.get(name, 0)
+                        if name in dirty:  # something happened inside it: maybe a new entry
+                            to_list.append(name)
+                    continue
             path = self._paths[name]
             try:
                 st = lstat(path)
             except OSError:  # gone (or a parent is no longer a directory)
                 continue
-            old = self._last.get(name)
             entries[name] = ident = (
                 old if old is not None and _unchanged(old, st) else identity_from_stat(st, path)
             )
             paths[name] = path
             if ident.kind == "dir":
                 dir_mtimes[name] = st.st_mtime_ns
-                if (
-                    ident is not old
-                    or st.st_mtime_ns >= since
-                    or self._dir_mtimes.get(name) != st.st_mtime_ns
-                ):
+                if ident is not old:
+                    stale.add(name)  # replaced, or new: nothing known below it holds
+                    to_list.append(name)
+                elif dirty is not None:
+                    if name in dirty:
+                        to_list.append(name)
+                elif st.st_mtime_ns >= since or self._dir_mtimes.get(name) != st.st_mtime_ns:
                     to_list.append(name)
         to_list.extend(name for name in self._marked if name in entries and name not in to_list)
         self._list(to_list, entries, paths, dir_mtimes)
@@ -125,6 +179,16 @@ class TreeScanner:
         self._last_started = started
         self._marked.clear()
         return TreeSnapshot(dict(entries))
+
+    def _watch(self, name: str, path: str) -> None:
+        if self._watcher is None:
+            return
+        try:
+            self._watcher.watch(name, path)
+        except OSError:
+            # Out of watches (a hostile target can build a huge tree), or the
+            # directory went: from now on every refresh looks at every entry.
+            self.close()
 
     def _list(
         self,
@@ -137,6 +201,8 @@ class TreeScanner:
         # recorded, never followed.
         while pending:
             name = pending.pop()
+            # Watched before it is listed: a change after the listing is an event.
+            self._watch(name, paths[name])
             try:
                 listing = os.scandir(paths[name])
             except OSError:  # removed, or made unreadable, while we looked

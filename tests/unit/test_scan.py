@@ -6,9 +6,11 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_confirm_audit import inotify
 from mcp_confirm_audit.sandbox import WATCHED_DIRS, Sandbox, diff, snapshot
 from mcp_confirm_audit.scan import TreeScanner
 
@@ -23,7 +25,17 @@ PATHS = (
     "root-evil/f/g",
     "root",
 )
-OPERATIONS = ("write", "append", "remove", "mkdir", "symlink", "rename", "snapshot", "age-then-snapshot")
+OPERATIONS = (
+    "write",
+    "append",
+    "remove",
+    "mkdir",
+    "symlink",
+    "rename",
+    "touch",
+    "snapshot",
+    "age-then-snapshot",
+)
 
 
 def _apply(base: Path, operation: str, first: str, second: str, size: int) -> None:
@@ -45,6 +57,8 @@ def _apply(base: Path, operation: str, first: str, second: str, size: int) -> No
             path.symlink_to(other)
         elif operation == "rename":
             os.replace(path, other)
+        elif operation == "touch":  # a new mtime, nothing else: no listing changes
+            os.utime(path, ns=(size, size), follow_symlinks=False)
     except OSError:
         pass  # the operation does not apply to the tree as it is: that is fine too
 
@@ -56,6 +70,7 @@ def _age(base: Path) -> None:
             os.utime(path, ns=(stamp, stamp), follow_symlinks=False)
 
 
+@pytest.mark.parametrize("notify", [True, False], ids=["inotify", "every-entry"])
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
@@ -69,11 +84,13 @@ def _age(base: Path) -> None:
     )
 )
 def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
-    steps: list[tuple[str, str, str, int]],
+    notify: bool, steps: list[tuple[str, str, str, int]]
 ) -> None:
     box = Sandbox()
+    scanner = TreeScanner({top: box.base / top for top in WATCHED_DIRS}, notify=notify)
     try:
-        scanner = TreeScanner({top: box.base / top for top in WATCHED_DIRS})
+        # On Linux (CI) the events path is what is tested, never silently the fallback.
+        assert scanner.notified is notify
         scanner.snapshot()
         for operation, first, second, size in steps:
             if operation == "age-then-snapshot":
@@ -85,7 +102,9 @@ def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
             else:
                 _apply(box.base, operation, first, second, size)
         assert scanner.snapshot().entries == snapshot(box.base).entries
+        assert scanner.notified is notify  # never fell back on the way
     finally:
+        scanner.close()
         box.remove()
 
 
@@ -140,3 +159,53 @@ def test_a_refreshed_snapshot_of_cases_inside_a_served_root_names_them_as_the_ro
         assert diff(before, after).removed == (case.rel(case.victim),)
     finally:
         box.remove()
+
+
+def test_the_case_under_attack_is_looked_at_even_when_no_event_says_it_changed(tmp_path: Path) -> None:
+    # A write through a hard link kept outside the tree is reported to the link's
+    # directory only: the pinned case is lstat'ed all the same.
+    (tmp_path / "root" / "case").mkdir(parents=True)
+    victim = tmp_path / "root" / "case" / "victim.txt"
+    victim.write_text("victim")
+    os.link(victim, tmp_path / "kept-elsewhere")
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    scanner.pin(["root/case"])
+    before = scanner.snapshot()
+    with (tmp_path / "kept-elsewhere").open("a") as handle:
+        handle.write(" rewritten")
+    assert scanner.notified
+    assert diff(before, scanner.snapshot()).changed == ("root/case/victim.txt",)
+    scanner.close()
+
+
+def test_lost_events_make_the_next_refresh_look_at_every_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "root" / "a").mkdir(parents=True)
+    (tmp_path / "root" / "a" / "canary.txt").write_text("canary")
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    before = scanner.snapshot()
+    (tmp_path / "root" / "a" / "canary.txt").unlink()
+    # As if the kernel's queue had overflowed: no directory is named, the loss is.
+    monkeypatch.setattr(inotify.Watcher, "drain", lambda self: inotify.Changes(overflowed=True))
+    assert diff(before, scanner.snapshot()).removed == ("root/a/canary.txt",)
+    scanner.close()
+
+
+def test_out_of_watches_the_scanner_looks_at_every_entry_from_then_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "root").mkdir()
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    scanner.snapshot()
+
+    def no_more(self: inotify.Watcher, name: str, path: str) -> None:
+        raise OSError(28, "No space left on device")  # ENOSPC: max_user_watches reached
+
+    monkeypatch.setattr(inotify.Watcher, "watch", no_more)
+    (tmp_path / "root" / "deep").mkdir()
+    (tmp_path / "root" / "deep" / "canary.txt").write_text("canary")
+    before = scanner.snapshot()
+    assert not scanner.notified
+    (tmp_path / "root" / "deep" / "canary.txt").write_text("rewritten, and longer")
+    assert diff(before, scanner.snapshot()).changed == ("root/deep/canary.txt",)

@@ -1,0 +1,115 @@
+"""Linux inotify through ctypes: which watched directories saw a change since the last look.
+
+The kernel queues an event while the system call that made the change runs,
+so once a target has answered, every change it made before answering is in
+the queue. The scanner only needs to know *where* something happened: each
+event names the watched directory it happened in (a change to an entry is
+reported to the directory holding it, a change to a directory also to itself).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import struct
+from dataclasses import dataclass, field
+
+IN_MODIFY = 0x00000002
+IN_ATTRIB = 0x00000004
+IN_CLOSE_WRITE = 0x00000008
+IN_MOVED_FROM = 0x00000040
+IN_MOVED_TO = 0x00000080
+IN_CREATE = 0x00000100
+IN_DELETE = 0x00000200
+IN_DELETE_SELF = 0x00000400
+IN_MOVE_SELF = 0x00000800
+IN_Q_OVERFLOW = 0x00004000
+IN_IGNORED = 0x00008000
+IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
+IN_NONBLOCK = 0o4000
+IN_CLOEXEC = 0o2000000
+
+# Everything that can change an entry's identity (device, inode, size, mtime),
+# add or remove one. Reads and opens are left out: they change nothing.
+CHANGES = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+)
+_HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
+
+
+@dataclass
+class Changes:
+    """Since the last drain: the watched directories that saw an event, by name."""
+
+    directories: set[str] = field(default_factory=set)
+    # Events were lost (the queue overflowed): anything may have changed.
+    overflowed: bool = False
+
+
+class Watcher:
+    """Directory watches, each named as the scanner names the directory."""
+
+    def __init__(self) -> None:
+        libc_name = ctypes.util.find_library("c") or "libc.so.6"
+        self._libc = ctypes.CDLL(libc_name, use_errno=True)
+        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self._fd: int | None = fd
+        self._names: dict[int, str] = {}
+
+    def watch(self, name: str, path: str) -> None:
+        """Watch the directory at `path` (never through a link); raises OSError if it cannot."""
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), CHANGES | IN_ONLYDIR | IN_DONT_FOLLOW)
+        if wd < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, f"inotify_add_watch {path}: {os.strerror(code)}")
+        # A directory moved within the tree keeps its watch: it now answers to its new name.
+        self._names[wd] = name
+
+    def drain(self) -> Changes:
+        changes = Changes()
+        assert self._fd is not None
+        while True:
+            try:
+                data = os.read(self._fd, 65536)
+            except BlockingIOError:
+                return changes
+            except OSError as exc:
+                if exc.errno == errno.EINTR:
+                    continue
+                raise
+            offset = 0
+            while offset < len(data):
+                wd, mask, _, size = _HEADER.unpack_from(data, offset)
+                offset += _HEADER.size + size
+                if mask & IN_Q_OVERFLOW:
+                    changes.overflowed = True
+                    continue
+                name = self._names.get(wd)
+                if name is None:
+                    continue
+                if mask & IN_IGNORED:  # the directory is gone, and its watch with it
+                    del self._names[wd]
+                changes.directories.add(name)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        # A scanner dropped without `close` must not hold one of the user's
+        # few inotify instances (128 by default) for the rest of the process.
+        self.close()
