@@ -2,9 +2,9 @@
 
 The kernel queues an event while the system call that made the change runs,
 so once a target has answered, every change it made before answering is in
-the queue. The scanner only needs to know *where* something happened: each
-event names the watched directory it happened in (a change to an entry is
-reported to the directory holding it, a change to a directory also to itself).
+the queue. Each event names the entry that changed: the watched directory it happened in
+and the entry's name there (a change to a directory itself is also reported to
+the directory, without a name).
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
 
 @dataclass
 class Changes:
-    """Since the last drain: the watched directories that saw an event, by name."""
+    """Since the last drain: the entries an event named (`directory/name`, or a directory)."""
 
-    directories: set[str] = field(default_factory=set)
+    entries: set[str] = field(default_factory=set)
     # Events were lost (the queue overflowed): anything may have changed.
     overflowed: bool = False
 
@@ -93,16 +93,19 @@ class Watcher:
             offset = 0
             while offset < len(data):
                 wd, mask, _, size = _HEADER.unpack_from(data, offset)
-                offset += _HEADER.size + size
+                start = offset + _HEADER.size
+                offset = start + size
                 if mask & IN_Q_OVERFLOW:
                     changes.overflowed = True
                     continue
-                name = self._names.get(wd)
-                if name is None:
+                directory = self._names.get(wd)
+                if directory is None:
                     continue
                 if mask & IN_IGNORED:  # the directory is gone, and its watch with it
                     del self._names[wd]
-                changes.directories.add(name)
+                    continue
+                entry = data[start:offset].rstrip(b"\0")
+                changes.entries.add(f"{directory}/{os.fsdecode(entry)}" if entry else directory)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -119,66 +119,86 @@ class TreeScanner:
             self._watcher = None
 
     def snapshot(self) -> TreeSnapshot:
+        changes = self._watcher.drain() if self._watcher is not None and self._last else None
+        if changes is None or changes.overflowed:
+            return self._look_at_everything()
+        return self._from_events(changes.entries)
+
+    def _from_events(self, changed: set[str]) -> TreeSnapshot:
+        """The previous snapshot, with every entry an event named (or pinned) looked at again."""
+        entries, paths = dict(self._last), self._paths
+        pinned = self._pinned
+        names = changed | set(self.watched)
+        if pinned:
+            names.update(name for name in entries if name.startswith(pinned))
+        to_list: list[str] = []
+        # Parents before children: a gone or replaced directory takes its subtree with it.
+        for name in sorted(names, key=lambda name: name.count("/")):
+            parent, _, base = name.rpartition("/")
+            if name not in self.watched:
+                if parent not in entries or entries[parent].kind != "dir":
+                    _drop(entries, name)  # its directory is gone or became a link
+                    continue
+                paths.setdefault(name, os.path.join(paths[parent], base))
+            path = paths[name]
+            old = entries.get(name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                _drop(entries, name)
+                continue
+            if old is not None and _unchanged(old, st):
+                continue
+            entries[name] = ident = identity_from_stat(st, path)
+            if old is not None and old.kind == "dir":
+                _drop(entries, name, keep_self=True)  # replaced: nothing known below it holds
+            if ident.kind == "dir":
+                to_list.append(name)
+        self._list(to_list, entries, paths, {})
+        # Events do not keep directory mtimes: a fallback after this lists every directory.
+        self._last, self._dir_mtimes, self._last_started = entries, {}, 0
+        self._marked.clear()
+        return TreeSnapshot(entries)  # shared with `_last`, which is copied before any change
+
+    def _look_at_everything(self) -> TreeSnapshot:
         started = time.time_ns()
         since = self._last_started - self._slack
-        # None: look at everything (no watcher, or events were lost).
-        dirty: set[str] | None = None
-        if self._watcher is not None and self._last:
-            changes = self._watcher.drain()
-            dirty = None if changes.overflowed else changes.directories | self._marked
         entries: dict[str, FileIdentity] = {}
         paths: dict[str, str] = {}
         dir_mtimes: dict[str, int] = {}
         to_list: list[str] = []
-        # Directories whose entries must be lstat'ed: they saw an event, or are new.
-        stale = set(dirty) if dirty is not None else set()
-        pinned = self._pinned
         lstat = os.lstat
         # Parents come before their children (watched folders first, then insertion order).
         known = [*self.watched, *(name for name in self._last if name not in self.watched)]
         for name in known:
-            old = self._last.get(name)
             if name not in self.watched:
                 parent = name.rpartition("/")[0]
                 if parent not in entries or entries[parent].kind != "dir":
                     continue  # its directory is gone or became a link: never looked through
-                if (
-                    dirty is not None
-                    and old is not None
-                    and parent not in stale
-                    and not (pinned and name.startswith(pinned))
-                ):
-                    entries[name], paths[name] = old, self._paths[name]  # no event: as it was
-                    if old.kind == "dir":
-                        dir_mtimes[name] = self._dir_mtimes.get(name, 0)
-                        if name in dirty:  # something happened inside it: maybe a new entry
-                            to_list.append(name)
-                    continue
             path = self._paths[name]
             try:
                 st = lstat(path)
             except OSError:  # gone (or a parent is no longer a directory)
                 continue
+            old = self._last.get(name)
             entries[name] = ident = (
                 old if old is not None and _unchanged(old, st) else identity_from_stat(st, path)
             )
             paths[name] = path
             if ident.kind == "dir":
                 dir_mtimes[name] = st.st_mtime_ns
-                if ident is not old:
-                    stale.add(name)  # replaced, or new: nothing known below it holds
-                    to_list.append(name)
-                elif dirty is not None:
-                    if name in dirty:
-                        to_list.append(name)
-                elif st.st_mtime_ns >= since or self._dir_mtimes.get(name) != st.st_mtime_ns:
+                if (
+                    ident is not old
+                    or st.st_mtime_ns >= since
+                    or self._dir_mtimes.get(name) != st.st_mtime_ns
+                ):
                     to_list.append(name)
         to_list.extend(name for name in self._marked if name in entries and name not in to_list)
         self._list(to_list, entries, paths, dir_mtimes)
         self._last, self._paths, self._dir_mtimes = entries, {**self.watched, **paths}, dir_mtimes
         self._last_started = started
         self._marked.clear()
-        return TreeSnapshot(dict(entries))
+        return TreeSnapshot(entries)
 
     def _watch(self, name: str, path: str) -> None:
         if self._watcher is None:
@@ -221,3 +241,12 @@ class TreeScanner:
                     if stat.S_ISDIR(st.st_mode):
                         dir_mtimes[child] = st.st_mtime_ns
                         pending.append(child)
+
+
+def _drop(entries: dict[str, FileIdentity], name: str, *, keep_self: bool = False) -> None:
+    """Forget `name` and everything below it."""
+    below = f"{name}/"
+    for gone in [entry for entry in entries if entry.startswith(below)]:
+        del entries[gone]
+    if not keep_self:
+        entries.pop(name, None)
