@@ -8,11 +8,10 @@ strategy yields a path relative to the directory the names are made in;
 
 from __future__ import annotations
 
-import unicodedata
 from functools import cache
 
 from . import generators as gen
-from .prompt_checks import BIDI, ESCAPES, LINE_BREAKS, TAGS, ZERO_WIDTH
+from .prompt_checks import BIDI, ESCAPES, LINE_BREAKS, TAGS, ZERO_WIDTH, control_characters
 
 NAME_MAX_BYTES = 255
 _PLAIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -64,18 +63,11 @@ ansi_escapes = gen.one_of(
     ),
 )
 _NAMED = {*LINE_BREAKS, *BIDI, *ZERO_WIDTH, *ESCAPES, "\x00"}
-# Control (Cc) and format (Cf) characters sit in planes 0, 1 and 14 only.
-_CONTROL_PLANES = (range(0x20000), range(0xE0000, 0xE1000))
 
 
 @cache
 def _other_controls() -> list[str]:
-    return [
-        ch
-        for plane in _CONTROL_PLANES
-        for ch in map(chr, plane)
-        if unicodedata.category(ch) in ("Cc", "Cf") and ch not in _NAMED and ord(ch) not in TAGS
-    ]
+    return sorted(ch for ch in control_characters() if ch not in _NAMED and ord(ch) not in TAGS)
 
 
 other_controls = gen.Gen(lambda rng: rng.choice(_other_controls()))

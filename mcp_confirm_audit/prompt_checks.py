@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import cache, lru_cache
 from typing import Any
 
 from .models import Verdict
@@ -67,10 +68,39 @@ def char_class(ch: str) -> str | None:
     return None
 
 
+# Unicode puts control (Cc) and format (Cf) characters in planes 0, 1 and 14
+# only (a test checks the whole range), so only those are searched for them.
+CONTROL_PLANES = (range(0x20000), range(0xE0000, 0xE1000))
+
+
+@cache
+def control_characters() -> frozenset[str]:
+    """Every control (Cc) and format (Cf) character."""
+    return frozenset(
+        ch for plane in CONTROL_PLANES for ch in map(chr, plane) if unicodedata.category(ch) in ("Cc", "Cf")
+    )
+
+
+@cache
+def _dangerous() -> re.Pattern[str]:
+    """Any character `char_class` names: one regular expression, not a lookup per character."""
+    chars = {*LINE_BREAKS, *BIDI, *ZERO_WIDTH, *ESCAPES, *map(chr, TAGS), *control_characters()}
+    # As ranges: a class of single characters beyond the BMP is searched item by item.
+    ranges: list[list[int]] = []
+    for code in sorted(map(ord, chars)):
+        if ranges and ranges[-1][1] + 1 == code:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    parts = (re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in ranges)
+    return re.compile("[" + "".join(parts) + "]")
+
+
 def smuggled(message: str, baseline: str) -> list[Finding]:
     """Line breaks, bidi, invisible, escape and other control characters the name brought in."""
-    found = Counter(ch for ch in message if char_class(ch))
-    known = Counter(ch for ch in baseline if char_class(ch))
+    dangerous = _dangerous()
+    found = Counter(dangerous.findall(message))
+    known = Counter(dangerous.findall(baseline))
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
     return [
         (Verdict.VULNERABLE, f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question")
@@ -113,11 +143,16 @@ _LINKS = (
 )
 
 
+@lru_cache(maxsize=64)
+def _template_links(baseline: str) -> tuple[frozenset[str], ...]:
+    # One baseline serves every name an attack asks about.
+    return tuple(frozenset(pattern.findall(baseline)) for _, pattern in _LINKS)
+
+
 def clickable(message: str, baseline: str) -> list[Finding]:
     """A link (in plain text, markdown or HTML) that the name put into the question."""
     findings: list[Finding] = []
-    for kind, pattern in _LINKS:
-        template = set(pattern.findall(baseline))
+    for (kind, pattern), template in zip(_LINKS, _template_links(baseline), strict=True):
         for match in pattern.findall(message):
             if match not in template:
                 findings.append(

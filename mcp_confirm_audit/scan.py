@@ -149,9 +149,9 @@ class TreeScanner:
                 continue
             if old is not None and _unchanged(old, st):
                 continue
-            entries[name] = ident = identity_from_stat(st, path)
             if old is not None and old.kind == "dir":
                 _drop(entries, name, keep_self=True)  # replaced: nothing known below it holds
+            entries[name] = ident = identity_from_stat(st, path)
             if ident.kind == "dir":
                 to_list.append(name)
         self._list(to_list, entries, paths, {})
@@ -245,8 +245,10 @@ class TreeScanner:
 
 def _drop(entries: dict[str, FileIdentity], name: str, *, keep_self: bool = False) -> None:
     """Forget `name` and everything below it."""
-    below = f"{name}/"
-    for gone in [entry for entry in entries if entry.startswith(below)]:
-        del entries[gone]
+    known = entries.get(name)
+    if known is not None and known.kind == "dir":  # only a directory has anything below it
+        below = f"{name}/"
+        for gone in [entry for entry in entries if entry.startswith(below)]:
+            del entries[gone]
     if not keep_self:
         entries.pop(name, None)

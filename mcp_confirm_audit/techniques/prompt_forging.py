@@ -138,15 +138,23 @@ class _Probe:
             self.attack.finding(verdict, f"{message} [{how}: {shown}]")
 
 
+_HOSTILE_FILE_TEXT = b"a file with a hostile name\n"
+
+
 def _made(folder: Path, name: str) -> Path:
     """A real file called `name` (nested directories for a long path); never overwritten."""
     path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if "/" in name:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # os-level calls: one file per generated name, a few hundred a run.
     try:
-        with open(path, "x") as handle:
-            handle.write("a file with a hostile name\n")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     except FileExistsError:
-        pass
+        return path
+    try:
+        os.write(fd, _HOSTILE_FILE_TEXT)
+    finally:
+        os.close(fd)
     return path
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
 from typing import Any
 
 import pytest
 
 from mcp_confirm_audit.models import Verdict
 from mcp_confirm_audit.prompt_checks import (
+    char_class,
     clickable,
     collisions,
+    control_characters,
     end_visible,
     escaped,
     forged_line,
@@ -52,6 +56,19 @@ def test_characters_the_name_brought_into_the_question_are_named_by_code_point(
     found = smuggled(ask(shown), BASELINE)
     assert [message.split(" from ")[0] for _, message in found] == expected
     assert {verdict for verdict, _ in found} <= {V}
+
+
+def test_every_character_with_a_class_is_found_wherever_unicode_puts_it() -> None:
+    # The search looks only where Unicode has control and format characters:
+    # the whole range says that holds for this Python's Unicode version.
+    controls = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in ("Cc", "Cf")}
+    assert controls == control_characters()
+    for ch in controls | {chr(c) for c in range(0xE0000, 0xE0080)}:
+        if ch not in "\x00" and char_class(ch) is not None:
+            found = smuggled(ask(f"a{ch}b"), BASELINE)
+            assert [message.split(" from ")[0] for _, message in found] == [
+                f"{char_class(ch)} U+{ord(ch):04X}"
+            ]
 
 
 def test_the_templates_own_line_breaks_are_not_the_names() -> None:

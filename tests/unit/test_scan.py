@@ -32,6 +32,7 @@ OPERATIONS = (
     "mkdir",
     "symlink",
     "rename",
+    "move-away",
     "touch",
     "snapshot",
     "age-then-snapshot",
@@ -57,6 +58,9 @@ def _apply(base: Path, operation: str, first: str, second: str, size: int) -> No
             path.symlink_to(other)
         elif operation == "rename":
             os.replace(path, other)
+        elif operation == "move-away":  # out of the watched tree: no event for what it holds
+            away = base / "logs" / f"away-{len(os.listdir(base / 'logs'))}"
+            os.replace(path, away)
         elif operation == "touch":  # a new mtime, nothing else: no listing changes
             os.utime(path, ns=(size, size), follow_symlinks=False)
     except OSError:
@@ -209,3 +213,20 @@ def test_out_of_watches_the_scanner_looks_at_every_entry_from_then_on(
     assert not scanner.notified
     (tmp_path / "root" / "deep" / "canary.txt").write_text("rewritten, and longer")
     assert diff(before, scanner.snapshot()).changed == ("root/deep/canary.txt",)
+
+
+def test_a_directory_moved_away_and_replaced_by_a_file_takes_what_was_below_it(tmp_path: Path) -> None:
+    # Moving a directory raises no event for what is inside it: the scanner must
+    # forget that subtree itself, whatever replaced the directory.
+    (tmp_path / "root" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "root" / "a" / "b" / "victim.txt").write_text("victim")
+    (tmp_path / "elsewhere").mkdir()
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    before = scanner.snapshot()
+    os.rename(tmp_path / "root" / "a", tmp_path / "elsewhere" / "a")
+    (tmp_path / "root" / "a").write_text("a file where the directory was")
+    after = scanner.snapshot()
+    assert scanner.notified
+    assert after.entries == snapshot_of(tmp_path)
+    assert diff(before, after).removed == ("root/a/b", "root/a/b/victim.txt")
+    scanner.close()
