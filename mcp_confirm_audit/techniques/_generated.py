@@ -2,28 +2,29 @@
 
 Drawing costs microseconds (`generators`), so the examples are drawn when the
 attack starts and sent one after another. The first that fails is made smaller
-(`shrink`): parts of it are cut away, largest first, and each smaller candidate
-is sent; it is kept if the target still fails it as badly. Every candidate is a
-round trip, none is sent twice, and the search stops at the time budget or when
-the connection is gone, reporting the smallest failure found so far.
+(`_shrink`): parts of it are cut away, largest first, and each smaller candidate
+is sent; it is kept if the target still shows the same problem. Every candidate
+is a round trip, none is sent twice, and the search stops at the time budget or
+when the connection is gone, reporting the smallest failure found so far.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..generators import Gen
-from ..models import Verdict
 from ..prompt_checks import Finding
 
 # Candidates sent while shrinking one failure: a long name would otherwise
 # cost a round trip per character.
 MAX_SHRINK_TRIES = 100
 
-_SEVERITY = {Verdict.VULNERABLE: 2, Verdict.WEAK: 1}
+# Quoted evidence in a finding: the names themselves, for a pair.
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class _Stopped(Exception):
@@ -84,7 +85,7 @@ async def _shrink(
     outcome: Search,
 ) -> tuple[Any, list[Finding]]:
     """The smallest variant of `example` still failing as badly, within the budget."""
-    worst = max(_SEVERITY.get(verdict, 0) for verdict, _ in found)
+    same = _same_problem(example, found)
     parts, build = _parts(example)
     best: tuple[Any, list[Finding]] = (example, found)
     budget = outcome.tried + MAX_SHRINK_TRIES  # round trips; a candidate already asked about is free
@@ -103,7 +104,7 @@ async def _shrink(
                     if outcome.tried == budget:
                         return best
                     result = await ask(candidate)
-                    if any(_SEVERITY.get(verdict, 0) >= worst for verdict, _ in result):
+                    if same(result):
                         parts, best = smaller, (candidate, result)  # cut again at the same place
                     else:
                         start += chunk
@@ -111,6 +112,21 @@ async def _shrink(
     except _Stopped as stop:
         outcome.stopped = str(stop)
     return best
+
+
+def _same_problem(example: Any, found: list[Finding]) -> Callable[[list[Finding]], bool]:
+    """Whether a smaller candidate's findings still show a problem `example` showed.
+
+    A finding about one name quotes the part of it that causes the problem (the
+    code point, the link, the forged line), so the same finding, word for word,
+    keeps that part whole and cuts only what is around it. A finding about a pair
+    quotes the two names, which shrinking changes: there the kind of finding,
+    with its quotes left out, is what must stay.
+    """
+    if isinstance(example, str):
+        return lambda result: not set(found).isdisjoint(result)
+    kinds = {(verdict, _QUOTED.sub('""', message)) for verdict, message in found}
+    return lambda result: any((verdict, _QUOTED.sub('""', message)) in kinds for verdict, message in result)
 
 
 def _parts(example: Any) -> tuple[list[str], Callable[[Sequence[str]], Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,11 +27,14 @@ def run(
     examples: int = 200,
     seed_value: int = 1,
     fails: Callable[[Any], bool] = has_line_break,
+    findings: Callable[[Any], list[Finding]] | None = None,
 ) -> tuple[Search, list[Any]]:
     asked: list[Any] = []
 
     async def check(example: Any) -> list[Finding]:
         asked.append(example)  # runs on the loop, like a call to the target
+        if findings is not None:
+            return findings(example)
         return [(Verdict.VULNERABLE, "line break")] if fails(example) else []
 
     async def main() -> Search:
@@ -99,3 +103,27 @@ def test_the_same_seed_draws_the_same_names_and_another_seed_others() -> None:
     assert generator.examples(30, 5) == generator.examples(30, 5)
     assert generator.examples(30, 5) != generator.examples(30, 6)
     assert len(set(generator.examples(30, 5))) == 30  # different names, not one name thirty times
+
+
+def test_a_name_keeps_whole_the_part_its_finding_quotes_and_loses_the_rest() -> None:
+    def links(name: Any) -> list[Finding]:
+        return [
+            (Verdict.WEAK, f'a link is clickable: "{m}"') for m in re.findall(r"\[[^]]*\]\([^)]*\)", name)
+        ]
+
+    name = "report-[Click here](https:evil.example)-final.pdf"
+    outcome, _ = run(gen.just(name), examples=1, findings=links)
+    assert outcome.failing is not None
+    # Not "[]()": a smaller link is another finding, not the same one.
+    assert outcome.failing[0] == "[Click here](https:evil.example)"
+
+
+def test_a_pair_keeps_the_kind_of_its_finding_though_the_names_it_quotes_change() -> None:
+    def alike(pair: Any) -> list[Finding]:
+        first, second = pair
+        same = first.replace("\n", " ") == second
+        return [(Verdict.WEAK, f'two names render alike: "{first!r}" and "{second!r}"')] if same else []
+
+    outcome, _ = run(gen.just(("0a\nb0.txt", "0a b0.txt")), examples=1, findings=alike)
+    assert outcome.failing is not None
+    assert outcome.failing[0] == ("\n", " ")
