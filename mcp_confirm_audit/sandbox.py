@@ -48,9 +48,10 @@ def snapshot(base: Path, watched: dict[str, Path] | None = None) -> TreeSnapshot
 
 def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
     old, new = before.entries, after.entries
-    removed = tuple(sorted(p for p in old if p not in new))
-    changed = tuple(sorted(p for p in old if p in new and old[p] != new[p]))
-    added = tuple(sorted(p for p in new if p not in old))
+    removed = tuple(sorted(old.keys() - new.keys()))
+    # A refreshed snapshot keeps the very object for an unchanged entry: `is` settles most.
+    changed = tuple(sorted(p for p, was in old.items() if (now := new.get(p, was)) is not was and now != was))
+    added = tuple(sorted(new.keys() - old.keys()))
     return Effect(removed=removed, changed=changed, added=added)
 
 
@@ -117,9 +118,12 @@ class Sandbox:
         self._count += 1
         name = f"{self._count:03d}-{_slug(label)}"
         for directory in (self.cases, self.outside, self.sibling):
-            # parents: a target that removed a whole directory (even the root)
-            # must not stop later attacks from getting a fresh case.
-            (directory / name).mkdir(parents=True)
+            try:
+                os.mkdir(directory / name)
+            except FileNotFoundError:
+                # A target that removed a whole directory (even the root) must
+                # not stop later attacks from getting a fresh case.
+                (directory / name).mkdir(parents=True)
         # Whatever a directory's mtime says, what the harness writes is seen.
         own = [f"{label}/{name}" for label in self._watched]
         self._scanner.mark([*self._watched, *own])
@@ -136,9 +140,9 @@ class Sandbox:
             outside_canary=self.outside / name / "canary.txt",
             sibling_canary=self.sibling / name / "canary.txt",
         )
-        case.victim.write_text(VICTIM_TEXT)
+        _write_new(case.victim, VICTIM_TEXT)
         for canary in (case.inside_canary, case.outside_canary, case.sibling_canary):
-            canary.write_text(CANARY_TEXT)
+            _write_new(canary, CANARY_TEXT)
         return case
 
     def snapshot(self) -> TreeSnapshot:
@@ -152,6 +156,15 @@ class Sandbox:
         if self.cases != self.root:
             shutil.rmtree(self.cases.parent, ignore_errors=True)
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _write_new(path: Path, text: str) -> None:
+    # os-level: four files for every attack.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def scratch_directory() -> str | None:
