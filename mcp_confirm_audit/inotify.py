@@ -33,7 +33,8 @@ IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 
 # Everything that can change an entry's identity (device, inode, size, mtime),
-# add or remove one. Reads and opens are left out: they change nothing.
+# add or remove one. Reads and opens are left out: they change nothing. A close
+# after writing is kept: writes through a shared mapping raise no IN_MODIFY.
 CHANGES = (
     IN_MODIFY
     | IN_ATTRIB

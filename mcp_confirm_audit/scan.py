@@ -6,13 +6,14 @@ directory and an lstat per entry) became the harness's largest cost. A
 refresh does less and misses nothing that counts.
 
 On Linux every directory in the tree is watched with inotify (`inotify`): an
-entry is lstat'ed again only if the directory holding it saw an event since
-the previous snapshot, and a directory is listed again only if it saw one.
-The entries of the case under attack (`pin`) are lstat'ed every time
-whatever the events say, so a change no event reports (a write through a hard
-link kept outside the tree, or through a shared mapping) is still found where
-the attack aimed. When watching is not possible (not Linux, out of watches, the
-event queue overflowed) a refresh falls back to looking at every entry:
+entry is lstat'ed again only if an event since the previous snapshot named it;
+an entry that is gone, or a directory that was replaced, takes what was known
+below it along; a new directory is walked whole. The entries of the case under
+attack (`pin`) are lstat'ed every time whatever the events say, so a change no
+event reports (a write through a hard link kept outside the tree) is still
+found where the attack aimed. When watching is not possible (not Linux, out of
+watches, the event queue overflowed) a refresh falls back to looking at every
+entry:
 
 - every entry the previous snapshot holds is lstat'ed again, by name, so a
   removed or changed entry (the only thing that makes an effect) is found
@@ -32,6 +33,7 @@ always in the snapshot that precedes its attack.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -205,9 +207,11 @@ class TreeScanner:
             return
         try:
             self._watcher.watch(name, path)
-        except OSError:
-            # Out of watches (a hostile target can build a huge tree), or the
-            # directory went: from now on every refresh looks at every entry.
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return  # it went, or became a link: its parent's event says so
+            # Out of watches (a hostile target can build a huge tree): from
+            # now on every refresh looks at every entry.
             self.close()
 
     def _list(

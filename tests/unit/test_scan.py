@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -229,4 +230,26 @@ def test_a_directory_moved_away_and_replaced_by_a_file_takes_what_was_below_it(t
     assert scanner.notified
     assert after.entries == snapshot_of(tmp_path)
     assert diff(before, after).removed == ("root/a/b", "root/a/b/victim.txt")
+    scanner.close()
+
+
+def test_a_directory_gone_before_it_could_be_watched_does_not_end_watching(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "root").mkdir()
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    before = scanner.snapshot()
+    real_watch = inotify.Watcher.watch
+
+    def gone_first(self: inotify.Watcher, name: str, path: str) -> None:
+        if name == "root/brief":
+            shutil.rmtree(path)  # removed by the target between the event and the watch
+            raise OSError(errno.ENOENT, "No such file or directory")
+        real_watch(self, name, path)
+
+    monkeypatch.setattr(inotify.Watcher, "watch", gone_first)
+    (tmp_path / "root" / "brief").mkdir()
+    scanner.snapshot()
+    assert scanner.notified
+    assert diff(before, scanner.snapshot()).added == ()
     scanner.close()
