@@ -2,10 +2,11 @@
 
 The hostile names prompt-forging sends are drawn here rather than by a
 property-testing engine: an engine's bookkeeping costs about a millisecond an
-example, more than the in-process round trip that sends it, and the issue's bar
-is a round trip per generated name. A generator is a function of a seeded
-`Random`, so a seed gives the same examples on any machine and any transport;
-a failure is made smaller by `shrinking`, one round trip per candidate.
+example, more than the in-process round trip that sends it, and a generated
+name should cost no more than its round trip. A generator is a function of a
+seeded `Random`, so a seed gives the same examples on any machine and any
+transport; a failure is made smaller in `techniques._generated`, one round
+trip per candidate.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every name is a real, creatable file name: no "/" and no NUL, not "." or "..",
 at most 255 bytes of UTF-8 (longer paths are made of nested directories). A
-strategy yields a path relative to the directory the names are made in;
+generator yields a path relative to the directory the names are made in;
 `look-alike-names` yields pairs that a lossy sanitiser would show alike.
 """
 
