@@ -11,12 +11,14 @@ audit started and its round trips.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -206,6 +208,20 @@ def run_bench(
     return BenchResult(tuple(a.seconds for a in audits), tuple(floors), tuple(floors_same), audits[0])
 
 
+@contextlib.contextmanager
+def _quiet_in_process(profile: Profile) -> Iterator[None]:
+    """An in-process target writes to the harness's own stderr: not among the figures.
+
+    Over stdio its stderr goes to the sandbox's log (or, for the floor, nowhere),
+    so the same is done here for what it writes while being timed.
+    """
+    if not profile.is_in_process:
+        yield
+        return
+    with contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
 def add_parser(sub: Any) -> None:
     bench = sub.add_parser(
         "bench", help="time the audit against a bare SDK client making the same round trips"
@@ -238,7 +254,8 @@ def main(args: argparse.Namespace) -> int:
             profile = replace(profile, call_timeout=args.mcp_call_timeout)
         if args.mcp_no_ablation:
             profile = replace(profile, ablation=False)
-        result = run_bench(profile, repeat=args.repeat, families=args.family)
+        with _quiet_in_process(profile):
+            result = run_bench(profile, repeat=args.repeat, families=args.family)
     # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.
     except UsageError as exc:
         print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)

@@ -61,6 +61,24 @@ def test_bench_times_an_in_process_target_without_ablation_for_a_like_for_like_f
     assert "ablation: off" in out
 
 
+def test_what_an_in_process_target_writes_to_stderr_is_not_among_the_figures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(TARGETS / 'reference')!r})\n"
+        "from server import build_server\n"
+        "def build(root):\n"
+        "    print('target log line', file=sys.stderr)\n"
+        "    return build_server(root)\n"
+    )
+    code, out, err = bench(capsys, "--mcp-target", f"py:{noisy}:build", "--family", "replay")
+    assert code == 0
+    assert "audit: " in out
+    assert "target log line" not in out + err
+
+
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
