@@ -174,13 +174,17 @@ def test_the_case_under_attack_is_looked_at_even_when_no_event_says_it_changed(t
     victim.write_text("victim")
     os.link(victim, tmp_path / "kept-elsewhere")
     scanner = TreeScanner({"root": tmp_path / "root"})
+    unpinned = TreeScanner({"root": tmp_path / "root"})
     scanner.pin(["root/case"])
-    before = scanner.snapshot()
+    before, unpinned_before = scanner.snapshot(), unpinned.snapshot()
     with (tmp_path / "kept-elsewhere").open("a") as handle:
         handle.write(" rewritten")
     assert scanner.notified
     assert diff(before, scanner.snapshot()).changed == ("root/case/victim.txt",)
+    # What the pin is for: no event in the tree, so a scanner without it misses the write.
+    assert diff(unpinned_before, unpinned.snapshot()).changed == ()
     scanner.close()
+    unpinned.close()
 
 
 def test_lost_events_make_the_next_refresh_look_at_every_entry(
