@@ -33,6 +33,22 @@ async def redeem(
     )
 
 
+async def decline(
+    c: mcp.Client, args: dict[str, Any], state: str | None, *, tool: str = "delete_file"
+) -> types.CallToolResult | types.InputRequiredResult:
+    return await redeem(c, args, state, content=None, action="decline", tool=tool)
+
+
+async def ask_and_accept(c: mcp.Client, args: dict[str, Any]) -> bool:
+    """Round 1 and, if the server asked instead of refusing, an accepting round 2."""
+    r1 = await c.session.call_tool("delete_file", args, allow_input_required=True)
+    if isinstance(r1, types.InputRequiredResult):
+        await redeem(c, args, r1.request_state)
+        return True
+    assert r1.is_error
+    return False
+
+
 def text(result: object) -> str:
     """The first text block of a tools/call result."""
     assert isinstance(result, types.CallToolResult), result

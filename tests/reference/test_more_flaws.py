@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
-from rounds import ask, redeem, text
+from rounds import ask, ask_and_accept, decline, redeem, text
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -99,15 +99,7 @@ async def test_flaw_trusting_state_still_refuses_replay_and_other_calls(
 ) -> None:
     async with mcp.Client(build(reference, root, "trusting-state", second_tool=True)) as c:
         await ask(c, A)
-        assert "Nothing was deleted" in text(
-            await c.session.call_tool(
-                "delete_file",
-                A,
-                allow_input_required=True,
-                input_responses={"confirm": types.ElicitResult(action="decline")},
-                request_state="anything",
-            )
-        )
+        assert "Nothing was deleted" in text(await decline(c, A, "anything"))
         assert "no question was asked" in refused(await redeem(c, A, "anything"))  # replay: spent
         await ask(c, A)
         for args, tool in [(B, "delete_file"), ({**A, "force": True}, "delete_file"), (A, "truncate_file")]:
@@ -185,13 +177,7 @@ async def test_option_second_tool_careful(reference: ModuleType, root: Path) -> 
         assert tools["truncate_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
         r1 = await ask(c, A, tool="truncate_file")
         assert "truncate" in question_of(r1).message
-        declined = await c.session.call_tool(
-            "truncate_file",
-            A,
-            allow_input_required=True,
-            input_responses={"confirm": types.ElicitResult(action="decline")},
-            request_state=r1.request_state,
-        )
+        declined = await decline(c, A, r1.request_state, tool="truncate_file")
         assert "Nothing was truncated" in text(declined)
         assert (root / "a.txt").read_text() == "hello"
         r1 = await ask(c, A, tool="truncate_file")
@@ -293,21 +279,12 @@ async def test_flaw_duck_typed_answers_assumes_the_forms_yes(reference: ModuleTy
 # --- paths -----------------------------------------------------------------------------------
 
 
-async def accept_if_asked(c: mcp.Client, args: dict[str, Any]) -> bool:
-    r1 = await c.session.call_tool("delete_file", args, allow_input_required=True)
-    if isinstance(r1, types.InputRequiredResult):
-        await redeem(c, args, r1.request_state)
-        return True
-    assert r1.is_error
-    return False
-
-
 @BOTH
 async def test_flaw_no_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
     (root.parent / "outside2.txt").write_text("outside")
     async with mcp.Client(build(reference, root, *maybe(flawed, "no-containment"))) as c:
-        assert await accept_if_asked(c, {"path": "../outside.txt"}) == flawed
-        assert await accept_if_asked(c, {"path": str(root.parent / "outside2.txt")}) == flawed
+        assert await ask_and_accept(c, {"path": "../outside.txt"}) == flawed
+        assert await ask_and_accept(c, {"path": str(root.parent / "outside2.txt")}) == flawed
     assert (root.parent / "outside.txt").exists() != flawed
     assert (root.parent / "outside2.txt").exists() != flawed
 
@@ -319,7 +296,7 @@ async def test_flaw_no_containment_keeps_the_other_checks(reference: ModuleType,
     (root.parent / "link-dir").symlink_to(root.parent / "outdir")
     async with mcp.Client(build(reference, root, "no-containment")) as c:
         for path in ["out-link", "../link-dir/f.txt", "../outdir", "../outside.txt\x00", "x" * 5000, "."]:
-            assert not await accept_if_asked(c, {"path": path}), path
+            assert not await ask_and_accept(c, {"path": path}), path
     assert (root.parent / "outside.txt").exists()
     assert (root.parent / "outdir" / "f.txt").exists()
 
@@ -328,10 +305,10 @@ async def test_flaw_no_containment_keeps_the_other_checks(reference: ModuleType,
 async def test_flaw_lexical_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
     (root / "link-to-outside.txt").symlink_to(root.parent / "outside.txt")
     async with mcp.Client(build(reference, root, *maybe(flawed, "lexical-containment"))) as c:
-        assert await accept_if_asked(c, {"path": "link-to-outside.txt"}) == flawed
+        assert await ask_and_accept(c, {"path": "link-to-outside.txt"}) == flawed
         # Still refused: what is outside as written.
         for path in ["../outside.txt", str(root.parent / "outside.txt"), "../root-evil/f.txt", "."]:
-            assert not await accept_if_asked(c, {"path": path}), path
+            assert not await ask_and_accept(c, {"path": path}), path
     assert (root.parent / "outside.txt").exists() != flawed  # the link's destination went
     assert (root / "link-to-outside.txt").is_symlink()
     assert (root.parent / "root-evil" / "f.txt").exists()
@@ -341,7 +318,7 @@ async def test_flaw_lexical_containment(reference: ModuleType, root: Path, flawe
 @pytest.mark.parametrize("path", ["sub", "."], ids=["directory", "root"])
 async def test_flaw_deletes_directories(reference: ModuleType, root: Path, flawed: bool, path: str) -> None:
     async with mcp.Client(build(reference, root, *maybe(flawed, "deletes-directories"))) as c:
-        assert await accept_if_asked(c, {"path": path}) == flawed
+        assert await ask_and_accept(c, {"path": path}) == flawed
     assert (root / path).exists() != flawed
     assert (root.parent / "outside.txt").exists()
 
@@ -406,13 +383,7 @@ async def test_option_state_signed_with_no_ledger_only_loses_the_ledger(
 ) -> None:
     async with mcp.Client(build(reference, root, "no-ledger", state="signed")) as c:
         r1 = await ask(c, A)
-        declined = await c.session.call_tool(
-            "delete_file",
-            A,
-            allow_input_required=True,
-            input_responses={"confirm": types.ElicitResult(action="decline")},
-            request_state=r1.request_state,
-        )
+        declined = await decline(c, A, r1.request_state)
         assert "Nothing was deleted" in text(declined)
         assert "another call" in refused(await redeem(c, B, r1.request_state))
         assert text(await redeem(c, A, r1.request_state)).startswith("Deleted")  # the replay

@@ -23,21 +23,11 @@ import pytest
 from mcp import StdioServerParameters, types
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from rounds import YES, ask, redeem, text
+from rounds import YES, ask, ask_and_accept, decline, redeem, text
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
 KEY = "11" * 32
-
-
-async def ask_and_accept(c: mcp.Client, args: dict[str, Any]) -> bool:
-    """Round 1 and, if the server asked instead of refusing, an accepting round 2."""
-    r1 = await c.session.call_tool("delete_file", args, allow_input_required=True)
-    if isinstance(r1, types.InputRequiredResult):
-        await redeem(c, args, r1.request_state)
-        return True
-    assert r1.is_error
-    return False
 
 
 def question(r1: types.InputRequiredResult) -> types.ElicitRequestFormParams:
@@ -326,7 +316,7 @@ async def burn_then_replay(first: mcp.Client, second: mcp.Client, args: dict[str
     leaves the file as the user was asked about it, so only the ledger stands in the way.
     """
     r1 = await ask(first, args)
-    declined = await redeem(first, args, r1.request_state, content=None, action="decline")
+    declined = await decline(first, args, r1.request_state)
     assert "Nothing was deleted" in text(declined)
     await redeem(second, args, r1.request_state)
 
