@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
+
 from mcp_confirm_audit.models import (
     FAIL_CLOSED,
-    AttackSpec,
     Exchange,
     FileIdentity,
     Layer,
@@ -19,25 +20,14 @@ from mcp_confirm_audit.models import (
 )
 from mcp_confirm_audit.verdict import judge
 
-SPEC = AttackSpec(
-    id="MCA-DSPEND-001",
-    slug="t",
-    family="double-spend",
-    title="t",
-    severity="critical",
-    level="MUST",
-    technique="double-spend",
-)
+SPEC = attack_spec("double-spend", id="MCA-DSPEND-001", severity="critical")
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
 
 DELETED = Response(Outcome.COMPLETE, 'Deleted "victim.txt" (41 bytes).')
 KEPT = Response(Outcome.COMPLETE, "Nothing was deleted: the user chose decline.")
 SPENT = Response(Outcome.TOOL_ERROR, "confirmation already used or unknown")
 GONE = Response(Outcome.TOOL_ERROR, "'victim.txt' does not exist")
-SEALED_ELSEWHERE = Response(
-    Outcome.RPC_ERROR, "Invalid or expired requestState", -32602, {"reason": "invalid_request_state"}
-)
-HUNG = Response(Outcome.TRANSPORT, "no answer within 5s")
+SEALED_ELSEWHERE = SDK_BOUNDARY_REFUSAL
 
 
 def record(

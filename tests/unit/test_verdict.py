@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
 from mcp_confirm_audit.models import (
     AttackSpec,
@@ -21,33 +22,19 @@ from mcp_confirm_audit.models import (
 )
 from mcp_confirm_audit.verdict import judge
 
-SPEC = AttackSpec(
-    id="MCA-TEST-001", slug="t", family="replay", title="t", severity="high", level="MUST", technique="replay"
-)
-ASK_FIRST = AttackSpec(
-    id="MCA-TEST-002",
-    slug="t",
-    family="out-of-root",
-    title="t",
-    severity="high",
-    level="MUST",
-    technique="out-of-root",
-    refuse_before_asking=True,
-)
+SPEC = attack_spec("replay")
+ASK_FIRST = attack_spec("out-of-root", id="MCA-TEST-002", refuse_before_asking=True)
 FILE = FileIdentity("file", 1, 10, 5, 100)
 TREE = TreeSnapshot({"root/victim.txt": FILE, "outside/canary.txt": FileIdentity("file", 1, 11, 5, 100)})
 WITHOUT_VICTIM = TreeSnapshot({"outside/canary.txt": FileIdentity("file", 1, 11, 5, 100)})
 SWAPPED = TreeSnapshot({**TREE.entries, "root/victim.txt": FileIdentity("file", 1, 99, 5, 100)})
 OK = Precondition(True)
 
-BOUNDARY = Response(
-    Outcome.RPC_ERROR, "Invalid or expired requestState", -32602, {"reason": "invalid_request_state"}
-)
+BOUNDARY = SDK_BOUNDARY_REFUSAL
 OTHER_RPC = Response(Outcome.RPC_ERROR, "Invalid request parameters", -32602, "")
 TOOL_ERROR = Response(Outcome.TOOL_ERROR, "already used")
 ASKED = Response(Outcome.INPUT_REQUIRED, "asked again", request_state="s")
 DONE = Response(Outcome.COMPLETE, "Deleted")
-HUNG = Response(Outcome.TRANSPORT, "no answer within 5s")
 
 
 def exchange(response: Response, phase: Phase = Phase.ATTACK) -> Exchange:
@@ -114,16 +101,7 @@ def test_asking_about_a_path_that_is_then_refused_is_weak_where_the_entry_says_s
 
 
 def test_a_refusal_by_a_layer_the_entry_does_not_accept_is_weak() -> None:
-    spec = AttackSpec(
-        id="MCA-TEST-003",
-        slug="t",
-        family="forged-state",
-        title="t",
-        severity="high",
-        level="MUST",
-        technique="forged-state",
-        refused_by=(Layer.SDK_BOUNDARY,),
-    )
+    spec = attack_spec("forged-state", id="MCA-TEST-003", refused_by=(Layer.SDK_BOUNDARY,))
     assert judge(spec, transcript(exchange(TOOL_ERROR))).verdict is Verdict.WEAK
 
 
@@ -188,15 +166,8 @@ def test_a_target_that_stops_once_and_then_answers_the_same_input_is_inconclusiv
     assert "stopped answering once" in result.reason
 
 
-REPORTS_SUCCESS_AS = AttackSpec(
-    id="MCA-TEST-004",
-    slug="t",
-    family="identity-swap",
-    title="t",
-    severity="high",
-    level="DERIVED",
-    technique="identity-swap",
-    reported_success=Verdict.WEAK,
+REPORTS_SUCCESS_AS = attack_spec(
+    "identity-swap", id="MCA-TEST-004", level="DERIVED", reported_success=Verdict.WEAK
 )
 
 
