@@ -27,14 +27,14 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from . import reaper
 from .catalogue import Catalogue, load_catalogue
-from .discovery import ToolPlan
-from .driver import _build_in_process
 from .errors import TargetError, UsageError
 from .models import AttackSpec
 from .profile import Profile, load_profile, resolve_profile
 from .session import AuditSession
+from .target import reaper
+from .target.discovery import ToolPlan
+from .target.driver import _build_in_process
 
 _NOT_A_URL = "bench starts the server itself: give a command or py:module:factory, not a URL"
 

@@ -14,10 +14,10 @@ from typing import Any
 from mcp import types
 
 from . import answers
-from .discovery import ToolPlan
-from .driver import Connection
 from .models import ControlResult, Exchange, Outcome, Phase, Question, Response
-from .sandbox import Case, Sandbox, identity_of
+from .oracle.sandbox import Case, Sandbox, identity_of
+from .target.discovery import ToolPlan
+from .target.driver import Connection
 from .verdict import describe
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import yaml
 
 from .catalogue import load_catalogue
-from .discovery import path_argument
 from .profile import resolve_profile
 from .session import AuditSession
+from .target.discovery import path_argument
 
 
 def draft_profile(command: str, root_from: str | None = None) -> str:

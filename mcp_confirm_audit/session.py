@@ -23,15 +23,15 @@ from typing import Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from . import reaper
 from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
-from .discovery import ToolPlan, plan_tools
-from .driver import Connection, ToolInfo, attach, connect
 from .generation import Generation, generation_for
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
+from .oracle.sandbox import Sandbox
 from .profile import Profile
-from .sandbox import Sandbox
+from .target import reaper
+from .target.discovery import ToolPlan, plan_tools
+from .target.driver import Connection, ToolInfo, attach, connect
 from .techniques.base import Attack, Unavailable
 from .verdict import judge
 

@@ -25,7 +25,7 @@ from .models import (
     Transcript,
     Verdict,
 )
-from .sandbox import diff
+from .oracle.sandbox import diff
 
 
 def layer_of(response: Response) -> Layer:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
 
-from mcp_confirm_audit.launch import free_port
 from mcp_confirm_audit.report.audit_json import schema as audit_schema
+from mcp_confirm_audit.target.launch import free_port
 
 # SHA-256 of sarif-2.1/schema/sarif-schema-2.1.0.json in oasis-tcs/sarif-spec,
 # the OASIS SARIF 2.1.0 (errata 01) schema. No package of the SARIF authors

@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 
-from ..driver import Connection
 from ..models import Exchange
-from ..restorer import Restorer
+from ..oracle.restorer import Restorer
+from ..target.driver import Connection
 from .base import Attack
 
 

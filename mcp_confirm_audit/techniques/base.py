@@ -15,8 +15,6 @@ from typing import Any, Protocol
 from mcp import types
 
 from .. import answers
-from ..discovery import ToolPlan, arguments_for
-from ..driver import Connection, ToolInfo
 from ..generation import Generation
 from ..models import (
     AttackSpec,
@@ -31,7 +29,9 @@ from ..models import (
     TreeSnapshot,
     Verdict,
 )
-from ..sandbox import VICTIM_TEXT, Case, Sandbox
+from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox
+from ..target.discovery import ToolPlan, arguments_for
+from ..target.driver import Connection, ToolInfo
 
 
 class Unavailable(Exception):

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from ..sandbox import identity_of
+from ..oracle.sandbox import identity_of
 from . import technique
 from .base import Attack
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..sandbox import VICTIM_TEXT
+from ..oracle.sandbox import VICTIM_TEXT
 from . import technique
 from ._swap import sandbox_name, swap_between_question_and_answer
 from .base import Attack

@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..driver import Connection
-from ..sandbox import identity_of
+from ..oracle.sandbox import identity_of
+from ..target.driver import Connection
 from . import technique
 from .base import Attack
 

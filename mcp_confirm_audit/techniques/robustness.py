@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..driver import Connection
 from ..models import Outcome, Response
+from ..target.driver import Connection
 from . import technique
 from .base import Attack
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..sandbox import CANARY_TEXT
+from ..oracle.sandbox import CANARY_TEXT
 from . import technique
 from ._swap import replace_with_link, sandbox_name, swap_between_question_and_answer
 from .base import Attack

@@ -10,8 +10,8 @@ import os
 import threading
 from pathlib import Path
 
-from mcp_confirm_audit.restorer import Restorer
-from mcp_confirm_audit.sandbox import identity_of
+from mcp_confirm_audit.oracle.restorer import Restorer
+from mcp_confirm_audit.oracle.sandbox import identity_of
 
 
 def victim_in(tmp_path: Path) -> tuple[Path, Path]:

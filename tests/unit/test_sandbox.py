@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.sandbox import Sandbox, diff
+from mcp_confirm_audit.oracle.sandbox import Sandbox, diff
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_confirm_audit import inotify
-from mcp_confirm_audit.sandbox import WATCHED_DIRS, Sandbox, diff, snapshot
-from mcp_confirm_audit.scan import TreeScanner
+from mcp_confirm_audit.oracle import inotify
+from mcp_confirm_audit.oracle.sandbox import WATCHED_DIRS, Sandbox, diff, snapshot
+from mcp_confirm_audit.oracle.scan import TreeScanner
 
 PATHS = (
     "root/a",

@@ -39,8 +39,8 @@ import stat
 import time
 from collections.abc import Iterable, Mapping
 
+from ..models import FileIdentity, TreeSnapshot
 from .inotify import Watcher
-from .models import FileIdentity, TreeSnapshot
 
 _CLOCK_REALTIME_COARSE = 5  # Linux's clock for inode timestamps
 

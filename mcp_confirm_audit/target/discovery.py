@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import TargetError, UsageError
+from ..profile import Profile
 from .driver import ToolInfo
-from .errors import TargetError, UsageError
-from .profile import Profile
 
 _PATHLIKE_NAME = re.compile(r"path|file|target|document|doc\b|dest|src|source|location|uri|name", re.I)
 _PATHLIKE_TEXT = re.compile(r"\b(path|file|filename|directory|folder)\b", re.I)

@@ -20,8 +20,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from .errors import TargetError
-from .profile import Profile
+from ..errors import TargetError
+from ..profile import Profile
 
 # Seconds a server has to exit after SIGTERM before its group is killed.
 _GRACE = 3.0

@@ -30,10 +30,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
-from . import __version__, launch, reaper
-from .errors import TargetError, UsageError
-from .models import Exchange, Outcome, Phase, Question, Response
-from .profile import Profile
+from .. import __version__
+from ..errors import TargetError, UsageError
+from ..models import Exchange, Outcome, Phase, Question, Response
+from ..profile import Profile
+from . import launch, reaper
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
 

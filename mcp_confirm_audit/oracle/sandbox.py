@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .models import Effect, FileIdentity, TreeSnapshot
+from ..models import Effect, FileIdentity, TreeSnapshot
 from .scan import TreeScanner, identity_from_stat
 
 CANARY_TEXT = "canary: this file must survive the audit\n"

@@ -1,0 +1,1 @@
+"""Starting and reaching the server under test: launch, driver, reaper, discovery."""
