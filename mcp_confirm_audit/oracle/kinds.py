@@ -1,0 +1,3 @@
+"""Every kind of effect probe, imported so that each registers itself with `probe_kind`."""
+
+from __future__ import annotations
