@@ -169,7 +169,9 @@ async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) 
 
 async def _round_trips(client: Client, cost: AuditCost) -> None:
     plan = cost.plan
-    arguments = {**plan.extra_args, plan.path_arg: "victim.txt"}
+    arguments: dict[str, Any] = dict(plan.extra_args)
+    if plan.path_arg is not None:
+        arguments[plan.path_arg] = "victim.txt"
     for _ in range(cost.tool_listings):
         await client.session.list_tools()
     for _ in range(cost.tool_calls):

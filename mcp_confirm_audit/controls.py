@@ -1,21 +1,28 @@
-"""Controls: prove the honest flow works before attacking.
+"""Controls: prove the honest flow works before attacking, and learn how its effect shows.
 
-approve -> the effect happens (this also learns whether the tool takes paths
-relative to the root or absolute); decline, cancel and an accepted "no" -> no
-effect. If approve cannot be completed, no attack on the tool can be judged.
+approve -> the effect happens. This also learns how the tool names its
+subject (a root-relative path, an absolute one, or no file at all), which
+read-only tools show the effect (zero configuration), and the target's
+bookkeeping: whatever changes with no call, on a first round that only asks,
+or during a decline or cancel that did not act. decline, cancel and an
+accepted "no" -> no effect. If approve cannot be completed, no attack on the
+tool can be judged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp import types
 
 from . import answers
-from .models import ControlResult, Exchange, Outcome, Phase, Question, Response
-from .oracle.sandbox import Case, Sandbox, identity_of
+from .action import Instance, SetupFailed, prepare
+from .models import ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
+from .observation import Observer
+from .oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
+from .oracle.sandbox import Case, Sandbox, diff, identity_of
 from .target.discovery import ToolPlan
 from .target.driver import Connection
 from .verdict import describe
@@ -26,10 +33,23 @@ class ControlOutcome:
     style: str | None
     results: tuple[ControlResult, ...]
     evidence: tuple[str, ...]
+    # The action's effect probes (declared, or the candidates whose result moved).
+    probes: tuple[ProbeSpec, ...] = ()
+    # Patterns of what changes without the action: excluded from every effect.
+    bookkeeping: tuple[str, ...] = ()
+    bookkeeping_notes: tuple[str, ...] = field(default=())
 
     @property
     def approve_ok(self) -> bool:
         return self.style is not None
+
+
+@dataclass
+class _Look:
+    """What the sandbox and the probes show at one moment."""
+
+    tree: TreeSnapshot
+    probes: dict[str, Any]
 
 
 class _Runner:
@@ -38,26 +58,88 @@ class _Runner:
         plan: ToolPlan,
         conn: Connection,
         sandbox: Sandbox,
+        observer: Observer,
         answer: Mapping[str, Any] | None,
         negative: Mapping[str, Any] | None,
+        values: Mapping[str, Any],
     ) -> None:
-        self.plan, self.conn, self.sandbox = plan, conn, sandbox
-        self.answer, self.negative = answer, negative
+        self.plan, self.conn, self.sandbox, self.observer = plan, conn, sandbox, observer
+        self.answer, self.negative, self.values = answer, negative, values
         self.evidence: list[str] = []
+        self.bookkeeping: list[str] = list(plan.ignore)
+        self.notes: dict[str, str] = {}
+        # The generalised names of the action's own effect: never bookkeeping.
+        self.effect: set[str] = set()
+
+    async def look(self) -> _Look:
+        return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
+
+    def changed(self, before: _Look, after: _Look, *, added: bool = False) -> list[str]:
+        """Everything that changed between two looks and is not yet known as bookkeeping.
+
+        `added`: new files count too. Not for effects (a server may write a
+        backup beside its target), but a file a call that did not act created
+        is bookkeeping when it grows later.
+        """
+        disk = diff(before.tree, after.tree)
+        paths = [*disk.removed, *disk.changed, *(disk.added if added else ())]
+        counted, _ = probe_changes(before.probes, after.probes, self.bookkeeping)
+        return [p for p in paths if not is_ignored(p, self.bookkeeping)] + counted
+
+    def learn(self, paths: list[str], why: str, case: Case | None) -> None:
+        """Changes seen where the action did not happen: the target's bookkeeping."""
+        own = f"{case.rel(case.directory)}/" if case is not None else None
+        for path in paths:
+            name = generalised(path)
+            if own is not None and path.startswith(own):
+                continue  # the case's own files are what an attack acts on, never bookkeeping
+            if name in self.effect or name in self.bookkeeping:
+                continue
+            self.bookkeeping.append(name)
+            self.notes.setdefault(name, why)
 
     def value(self, case: Case, style: str) -> str:
-        return (
-            str(case.victim) if style == "absolute" else case.victim.relative_to(self.sandbox.root).as_posix()
-        )
+        if style == "absolute":
+            return str(case.victim)
+        return case.victim.relative_to(self.sandbox.root).as_posix()
 
-    async def call(self, label: str, value: str, **kw: Any) -> Response:
-        args = {**self.plan.extra_args, self.plan.path_arg: value}
-        exchange: Exchange = await self.conn.call(Phase.SETUP, label, self.plan.name, args, **kw)
+    def arguments(self, subject: str | Instance) -> dict[str, Any]:
+        if isinstance(subject, Instance):
+            return dict(subject.arguments)
+        assert self.plan.path_arg is not None
+        rendered = {
+            k: v.replace("{path}", subject) if isinstance(v, str) else v
+            for k, v in self.plan.arguments(self.values).items()
+        }
+        return {**rendered, self.plan.path_arg: subject}
+
+    async def call(self, label: str, subject: str | Instance, **kw: Any) -> Response:
+        exchange: Exchange = await self.conn.call(
+            Phase.SETUP, label, self.plan.name, self.arguments(subject), **kw
+        )
         self.evidence.append(describe(exchange))
         return exchange.response
 
-    def yes(self, q: Question, value: str) -> dict[str, Any]:
-        return answers.affirmative(q.schema, value.rsplit("/", 1)[-1], value, self.answer)
+    async def subject(self, case: Case, style: str, label: str) -> str | Instance:
+        if style != "value":
+            return self.value(case, style)
+
+        async def call(step: str, tool: str, args: Mapping[str, Any]) -> Response:
+            exchange = await self.conn.call(Phase.SETUP, f"{label}: {step}", tool, args)
+            self.evidence.append(describe(exchange))
+            return exchange.response
+
+        template = self.plan.arguments(self.values)
+        return await prepare(call, self.plan.name, self.plan.setup, template, self.values)
+
+    def names(self, subject: str | Instance) -> tuple[str, str]:
+        if isinstance(subject, Instance):
+            return subject.label, subject.label
+        return subject.rsplit("/", 1)[-1], subject
+
+    def yes(self, q: Question, subject: str | Instance) -> dict[str, Any]:
+        name, value = self.names(subject)
+        return answers.affirmative(q.schema, name, value, self.answer)
 
 
 async def run_controls(
@@ -66,73 +148,147 @@ async def run_controls(
     sandbox: Sandbox,
     answer: Mapping[str, Any] | None = None,
     negative: Mapping[str, Any] | None = None,
+    *,
+    observer: Observer | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> ControlOutcome:
-    run = _Runner(plan, conn, sandbox, answer, negative)
+    observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
+    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {})
     style, approve = await _approve(run)
     results = [approve]
+    probes: tuple[ProbeSpec, ...] = ()
     if style is not None:
+        probes = _effect_probes(run)
         for name in ("decline", "cancel", "negative"):
             results.append(await _refusal(run, style, name))
-    return ControlOutcome(style, tuple(results), tuple(run.evidence))
+    notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
+    if notes:
+        results.append(
+            ControlResult(plan.name, "bookkeeping", True, True, "ignored as bookkeeping: " + "; ".join(notes))
+        )
+    return ControlOutcome(style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes)
+
+
+def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
+    """Declared probes stay; of the candidates, those whose result the honest approval moved."""
+    if run.plan.probes:
+        return run.plan.probes
+    moved = {name.split(".", 1)[0].split("[", 1)[0] for name in run.effect}
+    return tuple(spec for spec in run.plan.candidate_probes if spec.name in moved)
+
+
+def _watched(run: _Runner) -> str:
+    probes = [spec.name for spec in run.observer.specs]
+    return ", ".join(["the sandbox", *probes])
 
 
 async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
     tried = []
+    name = run.plan.name
     for style in run.plan.path_styles:
         case = run.sandbox.new_case(f"control-approve-{style}")
-        value = run.value(case, style)
-        before = identity_of(case.victim)
-        first = await run.call(f"approve ({style} path): ask", value)
-        if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
-            responses = {
-                q.key: types.ElicitResult(action="accept", content=run.yes(q, value)) for q in first.questions
-            }
-            done = await run.call(
-                f"approve ({style} path): accept", value, state=first.request_state, responses=responses
-            )
-            if identity_of(case.victim) != before:
-                return style, ControlResult(
-                    run.plan.name, "approve", True, True, f"asked, accepted, acted ({style} paths)"
+        idle = await run.look()
+        start = await run.look()
+        run.learn(run.changed(idle, start, added=True), "changed with no call", case)
+        try:
+            subject = await run.subject(case, style, "approve")
+        except SetupFailed as exc:
+            tried.append(f"{style}: {exc}")
+            continue
+        before_victim = identity_of(case.victim)
+        before = await run.look()
+        first = await run.call(f"approve ({style}): ask", subject)
+        asked = first.outcome is Outcome.INPUT_REQUIRED and bool(first.questions)
+        after_ask = await run.look()
+        round_one = run.changed(before, after_ask, added=True)
+        victim_moved = style != "value" and identity_of(case.victim) != before_victim
+        if not asked:
+            acted = victim_moved or (style == "value" and bool(run.changed(before, after_ask)))
+            if acted:
+                where = ", ".join(round_one[:4]) or run.value(case, style)
+                return None, ControlResult(
+                    name, "approve", False, True, f"the tool acted without asking for confirmation ({where})"
                 )
-            tried.append(f"{style}: accepted but nothing happened ({done.outcome}: {done.text[:200]})")
-        elif identity_of(case.victim) != before:
-            return None, ControlResult(
-                run.plan.name,
-                "approve",
-                False,
-                True,
-                f"the tool acted without asking for confirmation ({style} paths)",
+            tried.append(f"{style}: {_did_not_ask(first, run, style)}")
+            continue
+        run.learn(round_one, "changed on a first round that only asked", case)
+        responses = {
+            q.key: types.ElicitResult(action="accept", content=run.yes(q, subject)) for q in first.questions
+        }
+        done = await run.call(
+            f"approve ({style}): accept", subject, state=first.request_state, responses=responses
+        )
+        after = await run.look()
+        effect = run.changed(after_ask, after)
+        if style != "value":
+            if identity_of(case.victim) != before_victim:
+                run.effect.update(generalised(p) for p in effect)
+                return style, ControlResult(
+                    name, "approve", True, True, f"asked, accepted, acted ({style} paths)"
+                )
+            elsewhere = [p for p in effect if not p.startswith(case.rel(case.directory))]
+            seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
+            tried.append(
+                f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
             )
+            continue
+        if effect:
+            run.effect.update(generalised(p) for p in effect)
+            shown = ", ".join(effect[:4])
+            return style, ControlResult(name, "approve", True, True, f"asked, accepted, acted: {shown}")
+        tried.append(
+            f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
+            "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
+        )
+    return None, ControlResult(name, "approve", False, True, "; ".join(tried))
+
+
+def _did_not_ask(first: Response, run: _Runner, style: str) -> str:
+    said = f"did not ask ({first.outcome}: {first.text[:200]})"
+    if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
+        if run.plan.setup or run.plan.template is not None:
+            fix = "check args: and setup: in the profile"
+        elif style == "value":
+            fix = "set args: in the profile, and setup: if an argument is a handle another tool mints"
         else:
-            tried.append(f"{style}: did not ask ({first.outcome}: {first.text[:200]})")
-    return None, ControlResult(run.plan.name, "approve", False, True, "; ".join(tried))
+            fix = "set path_arg (or args: with {path}) in the profile"
+        return f"{said}; the target refused the harness's arguments: {fix}"
+    return said
 
 
 async def _refusal(run: _Runner, style: str, name: str) -> ControlResult:
+    tool = run.plan.name
     case = run.sandbox.new_case(f"control-{name}")
-    value = run.value(case, style)
-    before = identity_of(case.victim)
-    first = await run.call(f"{name}: ask", value)
+    try:
+        subject = await run.subject(case, style, name)
+    except SetupFailed as exc:
+        return ControlResult(tool, name, False, True, str(exc))
+    before_victim = identity_of(case.victim)
+    first = await run.call(f"{name}: ask", subject)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
-        return ControlResult(
-            run.plan.name, name, False, True, f"did not ask ({first.outcome}: {first.text[:200]})"
-        )
+        return ControlResult(tool, name, False, True, f"did not ask ({first.outcome}: {first.text[:200]})")
     if name == "negative":
-        contents = {
-            q.key: answers.negative(q.schema, case.victim.name, value, run.negative) for q in first.questions
-        }
+        label, value = run.names(subject)
+        contents = {q.key: answers.negative(q.schema, label, value, run.negative) for q in first.questions}
         if any(c is None for c in contents.values()):
-            return ControlResult(run.plan.name, name, True, False, "the form has no field that can say no")
+            return ControlResult(tool, name, True, False, "the form has no field that can say no")
         responses: dict[str, Any] = {
             k: types.ElicitResult(action="accept", content=c) for k, c in contents.items()
         }
     else:
         responses = {q.key: types.ElicitResult(action=name) for q in first.questions}  # type: ignore[arg-type]
-    done = await run.call(f"{name}: answer", value, state=first.request_state, responses=responses)
-    if identity_of(case.victim) != before:
+    before = await run.look()
+    done = await run.call(f"{name}: answer", subject, state=first.request_state, responses=responses)
+    after = await run.look()
+    if style != "value" and identity_of(case.victim) != before_victim:
+        return ControlResult(tool, name, False, True, f"the victim was removed or changed after a {name}")
+    moved = run.changed(before, after, added=True)
+    acted = [p for p in moved if generalised(p) in run.effect]
+    if acted:
         return ControlResult(
-            run.plan.name, name, False, True, f"the victim was removed or changed after a {name}"
+            tool, name, False, True, f"the action took effect after a {name}: {', '.join(acted[:4])}"
         )
+    run.learn(moved, f"changed on a {name} that did not act", case)
     if done.outcome is Outcome.TRANSPORT:
-        return ControlResult(run.plan.name, name, False, True, f"the target stopped answering: {done.text}")
-    return ControlResult(run.plan.name, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")
+        return ControlResult(tool, name, False, True, f"the target stopped answering: {done.text}")
+    return ControlResult(tool, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")

@@ -72,20 +72,37 @@ class TreeSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class Effect:
-    """What changed on disk between two snapshots."""
+    """What changed between the start and the end of an attack: on disk, and through the effect probes."""
 
     removed: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
+    # What an effect probe saw change ("tool:list_payments.payments[3]"); a
+    # new row or a sent request counts, unlike a new file on disk.
+    observed: tuple[str, ...] = ()
+    # Changes left out as the target's bookkeeping (a log that grows on every
+    # call), named so a reader can see what was not counted.
+    ignored: tuple[str, ...] = ()
 
     @property
     def happened(self) -> bool:
-        # Additions alone are not an effect: a server may write its own log or
-        # a backup next to the target. Losing or altering an existing file is.
-        return bool(self.removed or self.changed)
+        # Additions on disk alone are not an effect: a server may write its own
+        # log or a backup next to the target. Losing or altering an existing
+        # file is, and so is anything a probe of the action's effect saw change.
+        return bool(self.removed or self.changed or self.observed)
 
     def as_dict(self) -> dict[str, list[str]]:
-        return {"removed": list(self.removed), "changed": list(self.changed), "added": list(self.added)}
+        return {
+            "removed": list(self.removed),
+            "changed": list(self.changed),
+            "added": list(self.added),
+            "observed": list(self.observed),
+            "ignored": list(self.ignored),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Effect:
+        return cls(**{key: tuple(data.get(key, ())) for key in cls.__dataclass_fields__})
 
 
 class Outcome(enum.StrEnum):
@@ -116,6 +133,9 @@ class Response:
     data: Any = None
     questions: tuple[Question, ...] = ()
     request_state: str | None = None
+    # A normal result's structuredContent: what a setup call's saved fields and
+    # a read-only probe are read from.
+    structured: Any = None
 
     @property
     def refused_by_boundary(self) -> bool:
@@ -169,6 +189,11 @@ class Transcript:
     changed_in_place: tuple[str, ...] = ()
     # Several redemptions of one approval, at most one of which may act.
     single_use: SingleUse | None = None
+    # What each effect probe saw when the attack proper started and at its end
+    # (probe name -> JSON value), and the patterns that name bookkeeping.
+    observed_before: Mapping[str, Any] | None = None
+    observed_after: Mapping[str, Any] | None = None
+    bookkeeping: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,11 +305,7 @@ class Result:
             verdict=Verdict(data["verdict"]),
             layer=Layer(data["layer"]) if data.get("layer") else None,
             asked_user=bool(data["asked_user"]),
-            effect=Effect(
-                removed=tuple(effect.get("removed", ())),
-                changed=tuple(effect.get("changed", ())),
-                added=tuple(effect.get("added", ())),
-            ),
+            effect=Effect.from_dict(effect),
             reason=data.get("reason", ""),
             evidence=tuple(data.get("evidence", ())),
             refs=tuple(data.get("refs", ())),

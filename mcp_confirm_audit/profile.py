@@ -15,9 +15,24 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .oracle.effect_spec import parse_effect, parse_ignore
+from .oracle.effects import ProbeSpec
 from .yamlfile import read_yaml
 
 ROOT_FROM = ("arg", "cwd")
+ISOLATION = ("run", "process")
+_SAVE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class SetupCall:
+    """A call made before every use of the action; `save` names fields of its result for `{NAME}`."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    save: Mapping[str, str] = field(default_factory=dict)
+
+
 PATH_STYLES = ("auto", "relative", "absolute")
 DEFAULT_URL = "http://127.0.0.1:{port}/mcp"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,6 +55,19 @@ class Profile:
     path_arg: str | None = None
     paths: str = "auto"
     extra_args: Mapping[str, Any] = field(default_factory=dict)
+    # The action: setup calls before every use, the argument template ({NAME}
+    # from setup, {path} a case file, {sink} the sink's URL), and how to see
+    # that it happened beyond the sandbox, which is always watched.
+    setup: tuple[SetupCall, ...] = ()
+    args: Mapping[str, Any] | None = None
+    effect: tuple[ProbeSpec, ...] = ()
+    # Root paths or result fields that are the target's bookkeeping.
+    ignore: tuple[str, ...] = ()
+    # Files written into the root before the target starts ({sink} allowed).
+    files: Mapping[str, str] = field(default_factory=dict)
+    # "process": a fresh target process (and root) for every attack, for a
+    # target whose world carries over from one attack to the next.
+    isolation: str = "run"
     answer: Mapping[str, Any] | None = None
     negative_answer: Mapping[str, Any] | None = None
     call_timeout: float = 15.0
@@ -81,6 +109,14 @@ class Profile:
     def serves_http(self) -> bool:
         """A command the harness starts, then reaches over Streamable HTTP."""
         return not self.is_url and not self.is_in_process and "{port}" in self.command
+
+    @property
+    def uses_sink(self) -> bool:
+        """Whether the harness must run its loopback sink for this target."""
+        if any(spec.kind == "sink" for spec in self.effect):
+            return True
+        words = [self.command, *self.env.values(), *self.files.values(), repr(self.args), repr(self.setup)]
+        return any("{sink}" in word for word in words)
 
     @property
     def transport(self) -> str:
@@ -182,7 +218,58 @@ def _checked(source: str, key: str, value: Any) -> Any:
             raise fail("an http:// URL with {port} in it")
     elif key == "root" and value is not None and (not isinstance(value, str) or not value):
         raise fail("a directory")
+    elif key == "setup":
+        return _setup_calls(source, value)
+    elif key == "args":
+        if not isinstance(value, Mapping):
+            raise fail("a mapping of argument names to values (with {NAME} from setup, {path}, {sink})")
+        return dict(value)
+    elif key == "effect":
+        entries = value if isinstance(value, list) else [value]
+        return tuple(parse_effect(entry, source) for entry in entries)
+    elif key == "ignore":
+        return parse_ignore(value, source)
+    elif key == "files":
+        if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise fail("a mapping of root-relative file names to their text")
+        for name in value:
+            if Path(name).is_absolute() or ".." in Path(name).parts or not name.strip():
+                raise UsageError(
+                    f"profile {source}: files: {name!r} must be a path inside the root, e.g. config.yaml"
+                )
+        return dict(value)
+    elif key == "isolation" and value not in ISOLATION:
+        raise fail(f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)")
     return value
+
+
+def _setup_calls(source: str, value: Any) -> tuple[SetupCall, ...]:
+    if not isinstance(value, list):
+        raise UsageError(
+            f"profile {source}: 'setup' must be a list of calls, e.g. "
+            "[{tool: create_transfer, args: {amount_cents: 500}, save: {transfer: transfer_id}}]"
+        )
+    calls = []
+    for number, entry in enumerate(value, start=1):
+        where = f"profile {source}: setup call {number}"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("tool"), str):
+            raise UsageError(f"{where} must be a mapping with 'tool:' naming the tool to call")
+        unknown = sorted(set(entry) - {"tool", "args", "save"})
+        if unknown:
+            raise UsageError(f"{where}: unknown key {unknown[0]!r}; a setup call has tool, args and save")
+        args, save = entry.get("args") or {}, entry.get("save") or {}
+        if not isinstance(args, Mapping):
+            raise UsageError(f"{where}: 'args' must be a mapping of argument names to values")
+        if not isinstance(save, Mapping) or not all(
+            isinstance(k, str) and _SAVE_NAME.match(k) and isinstance(v, str) and v for k, v in save.items()
+        ):
+            raise UsageError(
+                f"{where}: 'save' must map a NAME to a dotted field of the result, e.g. {{transfer: transfer_id}}"
+            )
+        calls.append(SetupCall(entry["tool"], dict(args), dict(save)))
+    return tuple(calls)
 
 
 def resolve_profile(profile: Profile | None, target: str | None, root_from: str | None) -> Profile:

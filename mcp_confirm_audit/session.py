@@ -23,10 +23,12 @@ from typing import Any
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from .action import SetupFailed
 from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .generation import Generation, generation_for
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
+from .observation import Observer
 from .oracle.sandbox import Sandbox
 from .profile import Profile
 from .target import reaper
@@ -74,6 +76,10 @@ class AuditSession:
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # The loopback sink a target's outbound requests go to, when the profile uses one.
+        self._sink: Any = None
+        # What {sink} (and other harness-provided names) stand for in templates.
+        self.values: dict[str, Any] = {}
         # Every process the harness starts gets the same fresh key, as replicas
         # behind one balancer would.
         self._started = profile
@@ -93,9 +99,9 @@ class AuditSession:
         """Start the target; also, side by side, a second process if `specs` will need one."""
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
-        served = self.profile.root if self.profile.is_url else None
-        self.sandbox = Sandbox(served_root=Path(served) if served else None)
         try:
+            self._start_sink()
+            self._new_world()
             specs = list(specs)
             self.prepare(specs)
             primary = self._ensure("primary")
@@ -110,6 +116,45 @@ class AuditSession:
         except BaseException:
             self.close()
             raise
+
+    def _start_sink(self) -> None:
+        if not self.profile.uses_sink or self._sink is not None:
+            return
+        from .oracle.sink import Sink  # only a target that sends requests out needs it
+
+        self._sink = Sink()
+        url = self._sink.url
+        self.values["sink"] = url
+        started = self._started
+        self._started = replace(
+            started,
+            command=started.command.replace("{sink}", url),
+            env={k: v.replace("{sink}", url) for k, v in started.env.items()},
+        )
+
+    def _new_world(self) -> None:
+        """A fresh sandbox, with the profile's files written into its root before the target starts."""
+        served = self.profile.root if self.profile.is_url else None
+        self.sandbox = Sandbox(served_root=Path(served) if served else None)
+        for name, text in self.profile.files.items():
+            path = self.sandbox.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text.replace("{sink}", str(self.values.get("sink", "{sink}"))))
+
+    def _isolate(self) -> None:
+        """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
+        for name in [n for n, live in self._live.items() if live.parent is None]:
+            self._drop(name)
+        assert self.sandbox is not None
+        sandbox = self.sandbox
+        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+        sandbox.remove()
+        self._new_world()
+        self._ensure("primary")
+
+    def observer(self, probes: Iterable[Any]) -> Observer:
+        assert self.sandbox is not None
+        return Observer(tuple(probes), self.sandbox.root, self._sink)
 
     def prepare(self, specs: Iterable[AttackSpec]) -> None:
         """Start, in the background, the second process the selected attacks will need.
@@ -168,6 +213,9 @@ class AuditSession:
             reaper.kill_now(lambda: reaper.working_in(sandbox.base))
             self.sandbox.remove()
             self.sandbox = None
+        if self._sink is not None:
+            self._sink.close()
+            self._sink = None
 
     def _ensure(
         self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
@@ -248,8 +296,17 @@ class AuditSession:
             assert self.sandbox is not None
             conn = self._ensure(f"{ABLATED if ablated else ''}primary")
             sandbox, plan = self.sandbox, self.plan(tool)
+            observer = self.observer((*plan.probes, *plan.candidate_probes))
             self._controls[key] = self._portal.call(
-                lambda: run_controls(plan, conn, sandbox, self.profile.answer, self.profile.negative_answer)
+                lambda: run_controls(
+                    plan,
+                    conn,
+                    sandbox,
+                    self.profile.answer,
+                    self.profile.negative_answer,
+                    observer=observer,
+                    values=self.values,
+                )
             )
         return self._controls[key]
 
@@ -274,6 +331,8 @@ class AuditSession:
             transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
             return judge(spec, transcript), transcript
         prefix = ABLATED if ablated else ""
+        if self.profile.isolation == "process":
+            self._isolate()
         primary = self._ensure(f"{prefix}primary")
         peers = _Peers(self, prefix)
         attack = Attack(
@@ -289,6 +348,9 @@ class AuditSession:
             negative_template=self.profile.negative_answer,
             generation=self.generation,
             peers=peers,
+            observer=self.observer(outcome.probes),
+            bookkeeping=outcome.bookkeeping,
+            values=self.values,
         )
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
@@ -364,7 +426,15 @@ class _Peers:
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:
     with anyio.move_on_after(budget) as scope:
-        await technique(attack, spec.params)
+        try:
+            await attack.prepare()
+        except SetupFailed as exc:
+            attack.setup_failed(str(exc))
+        else:
+            await technique(attack, spec.params)
+    # Bounded on its own: an attack cut short still has its effect looked for.
+    with anyio.move_on_after(attack.primary.call_timeout * 2):
+        await attack.finish()
     if scope.cancelled_caught:
         attack.setup_failed(f"the attack did not finish within its budget of {budget:g}s")
         attack.primary.alive = False

@@ -46,7 +46,8 @@ class ProbeEnv(Protocol):
 
 
 class EffectProbe(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def observe(self, env: ProbeEnv) -> Any:
         """A JSON-able value; equal before and after when the action did nothing this probe can see."""
@@ -82,6 +83,33 @@ def build_probe(spec: ProbeSpec) -> EffectProbe:
 
 
 # -- judging: pure ---------------------------------------------------------------
+
+# The value recorded for a probe that could not look (the target stopped
+# answering): never compared, because a crash is not an effect.
+UNOBSERVED = "$unobserved"
+# A probe name observed on another connection than the first: `tool:list@replica-1-2`.
+_PLACE = re.compile(r"@[^.\[]+")
+
+
+def probe_changes(
+    before: Mapping[str, Any], after: Mapping[str, Any], bookkeeping: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """(the changes that count, the changes that are bookkeeping) between two observations."""
+    patterns = tuple(bookkeeping)
+    counted: list[str] = []
+    ignored: list[str] = []
+    for name in sorted(set(before) & set(after)):
+        was, now = before[name], after[name]
+        if _unobserved(was) or _unobserved(now):
+            continue
+        for path in changes(name, was, now):
+            (ignored if is_ignored(_PLACE.sub("", path), patterns) else counted).append(path)
+    return counted, ignored
+
+
+def _unobserved(value: Any) -> bool:
+    return isinstance(value, Mapping) and UNOBSERVED in value
+
 
 _INDEX = re.compile(r"\[\d+\]")
 
@@ -125,18 +153,22 @@ def is_ignored(path: str, patterns: Iterable[str]) -> bool:
     """Whether a change (a probe path or a sandbox entry) is bookkeeping.
 
     A pattern names a probe path (`tool:get_state.updated_at`, `tool:list_jobs[*].updated_at`),
-    a bare field name that matches that field anywhere (`updated_at`), or a sandbox path or glob
-    (`root/audit.jsonl`, `audit.jsonl`, `root/logs/*`).
+    a bare field name that matches that field anywhere in a probe's value (`updated_at`), or a
+    sandbox path or glob, with or without its `root/` (`root/audit.jsonl`, `audit.jsonl`, `logs/*`).
     """
     general = generalised(path)
-    leaf = re.split(r"[.\[]", general.rsplit(".", 1)[-1])[0] if "." in general else None
+    probe = ":" in path.split("/", 1)[0] or path == "sink" or path.startswith(("sink.", "sink["))
+    fields = set(re.findall(r"\.([^.\[\]]+)", general)) if probe else set()
     for pattern in patterns:
-        if pattern in (path, general) or (leaf is not None and pattern == leaf):
+        if pattern in (path, general):
             return True
-        if general.startswith(f"{pattern}.") or general.startswith(f"{pattern}["):
+        if general.startswith((f"{pattern}.", f"{pattern}[")):
             return True
-        if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, f"root/{pattern}"):
-            return True
-        if path.startswith(f"root/{pattern}/") or path.startswith(f"{pattern}/"):
-            return True
+        if probe:
+            if pattern in fields or fnmatch.fnmatchcase(general, pattern):
+                return True
+            continue
+        for spelled in (pattern, f"root/{pattern}"):
+            if fnmatch.fnmatchcase(path, spelled) or path.startswith(f"{spelled.rstrip('/')}/"):
+                return True
     return False

@@ -62,6 +62,7 @@ class ToolInfo:
     input_schema: Mapping[str, Any]
     read_only: bool | None
     destructive: bool | None
+    output_schema: Mapping[str, Any] | None = None
 
 
 async def _decline_elicitation(
@@ -115,6 +116,7 @@ class Connection:
                     input_schema=tool.input_schema or {},
                     read_only=notes.read_only_hint if notes else None,
                     destructive=notes.destructive_hint if notes else None,
+                    output_schema=tool.output_schema,
                 )
             )
         return tools
@@ -242,7 +244,7 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
         )
     text = " ".join(item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text")
     outcome = Outcome.TOOL_ERROR if raw.get("isError") else Outcome.COMPLETE
-    return Response(outcome, text=text.strip())
+    return Response(outcome, text=text.strip(), structured=raw.get("structuredContent"))
 
 
 @asynccontextmanager

@@ -12,11 +12,13 @@ the verdict compares the losers' refusals with it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from ..models import Exchange
+from ..oracle.effects import probe_changes
 from ..oracle.restorer import Restorer
 from ..target.driver import Connection
 from .base import Attack
@@ -30,7 +32,7 @@ async def redeem_together(
     decline_first: bool = False,
     if_none_taken: str = "inconclusive",
 ) -> None:
-    victim = attack.case.victim
+    victim = attack.victim
     first = await attack.ask(victim, connection=minted_on, label=f"ask on {minted_on.name}")
     if attack.failed:
         return
@@ -38,7 +40,6 @@ async def redeem_together(
     answers: list[dict[str, Any]] = [yes] * len(redeem_on)
     if decline_first:
         answers[0] = attack.reply(first, "decline")
-    keep = attack.sandbox.keep / attack.case.name
     racing: list[tuple[Exchange, Connection]] = []
 
     async def redeem(number: int, conn: Connection, responses: dict[str, Any]) -> None:
@@ -49,12 +50,17 @@ async def redeem_together(
         )
         racing.append((exchange, conn))
 
-    attack.start_attack()
-    with Restorer(victim, keep) as restorer:
+    await attack.start_attack()
+    keeper = (
+        Restorer(victim, attack.sandbox.keep / attack.case.name)
+        if isinstance(victim, Path)
+        else _Counter(attack)
+    )
+    with keeper as restorer:
         async with anyio.create_task_group() as group:
             for number, (conn, responses) in enumerate(zip(redeem_on, answers, strict=True), start=1):
                 group.start_soon(redeem, number, conn, responses)
-        taken_racing = restorer.settle()
+        taken_racing = await restorer.counted()
         replay_on: dict[object, Exchange] = {}
         for conn in [minted_on, *redeem_on]:
             if _process(conn) not in replay_on:
@@ -65,10 +71,43 @@ async def redeem_together(
                     responses=yes,
                     connection=conn,
                 )
+    taken = await restorer.counted()
     for failure in restorer.failures:
         attack.setup_failed(failure)
     pairs = [(exchange, replay_on[_process(conn)]) for exchange, conn in racing]
-    attack.single_use(pairs, taken_racing, restorer.taken, if_none_taken)
+    attack.single_use(pairs, taken_racing, taken, if_none_taken)
+
+
+class _Counter:
+    """For an action that names no file: nothing to put back, every effect stays and is counted.
+
+    A second payment is a new row, not the same file gone twice: the count is
+    how many distinct items the action's probes saw appear or change.
+    """
+
+    def __init__(self, attack: Attack) -> None:
+        self._attack = attack
+        self._before: dict[str, Any] | None = None
+        self.failures: list[str] = []
+
+    def __enter__(self) -> _Counter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    async def counted(self) -> int:
+        if self._before is None:
+            self._before = await self._attack.observe_at_start()
+        now = await self._attack.observe()
+        counted, _ = probe_changes(self._before, now, self._attack.bookkeeping)
+        return len({_item(path) for path in counted})
+
+
+def _item(path: str) -> str:
+    """A change named down to the first list item it is in: one row, one request, one payment."""
+    cut = path.find("]")
+    return path[: cut + 1] if cut >= 0 else path
 
 
 def _process(conn: Connection) -> object:

@@ -16,11 +16,13 @@ from .base import Attack
 
 async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: Callable[[], str]) -> None:
     """Round one about `victim`, then `swap()` (which says what it did), then accept."""
+    if not attack.file_only():
+        return
     first = await attack.ask(victim)
     if attack.failed:
         return
     attack.note(swap())
-    attack.start_attack()
+    await attack.start_attack()
     await attack.call(
         "accept, as the user who saw the question would",
         victim,

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from mcp import types
 
 from .. import answers
+from ..action import Instance, SetupFailed, prepare
 from ..generation import Generation
 from ..models import (
     AttackSpec,
@@ -29,7 +30,9 @@ from ..models import (
     TreeSnapshot,
     Verdict,
 )
-from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox
+from ..observation import Observer
+from ..oracle.effects import probe_changes
+from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, identity_of
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import Connection, ToolInfo
 
@@ -103,6 +106,9 @@ class Attack:
         negative_template: Mapping[str, Any] | None = None,
         generation: Generation | None = None,
         peers: Peers | None = None,
+        observer: Observer | None = None,
+        bookkeeping: Sequence[str] = (),
+        values: Mapping[str, Any] | None = None,
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -125,19 +131,91 @@ class Attack:
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
+        self.observer = observer
+        self.bookkeeping = tuple(bookkeeping)
+        # What `{sink}` and other harness-provided names stand for in the templates.
+        self._values = dict(values or {})
+        self._instance: Instance | None = None
+        self._variants = 0
+        # Every connection a request went over, the primary first: effects are looked for on each.
+        self._used: list[Connection] = [primary]
+        self._observed_before: dict[str, Any] | None = None
+        self._observed_after: dict[str, Any] | None = None
+
+    # -- what the user is asked about -------------------------------------
+
+    @property
+    def names_file(self) -> bool:
+        """Whether the action names a case file (else its subject is an `Instance`)."""
+        return self.style in ("relative", "absolute")
+
+    @property
+    def victim(self) -> Path | Instance:
+        """What this attack's question is about: the case file, or one prepared use of the action."""
+        if self.names_file:
+            return self.case.victim
+        assert self._instance is not None, "prepare() runs before the technique"
+        return self._instance
+
+    async def prepare(self) -> None:
+        """Run the action's setup calls for this attack's subject (nothing to do for a file action)."""
+        if not self.names_file and self._instance is None:
+            self._instance = await self._new_instance(0)
+
+    async def another(self, label: str) -> Path | Instance | None:
+        """Another subject of the same action: another file, or the setup again with other values."""
+        if self.names_file:
+            return self.case.add_file(f"{label}.txt")
+        self._variants += 1
+        try:
+            return await self._new_instance(self._variants)
+        except SetupFailed as exc:
+            self.setup_failed(str(exc))
+            return None
+
+    async def _new_instance(self, variant: int) -> Instance:
+        async def call(label: str, tool: str, args: Mapping[str, Any]) -> Response:
+            exchange = await self.primary.call(self._phase, label, tool, args)
+            self._exchanges.append(exchange)
+            return exchange.response
+
+        template = self.plan.arguments(self._values)
+        return await prepare(call, self.plan.name, self.plan.setup, template, self._values, variant=variant)
+
+    def file_only(self) -> bool:
+        """True for a file action; else the attack is not applicable, saying why."""
+        if not self.names_file:
+            self.not_applicable(
+                f"the {self.spec.family} family needs an argument that names a file, and "
+                f"{self.plan.name!r} names none "
+                "(set path_arg, or {path} in args:, if one does)"
+            )
+        return self.names_file
 
     # -- naming files to the target -------------------------------------
 
-    def path_value(self, path: Path | str) -> str:
+    def path_value(self, path: Path | str | Instance) -> str:
         """A sandbox path as this tool expects it; a str is sent exactly as written."""
+        if isinstance(path, Instance):
+            return path.label
         if isinstance(path, str):
             return path
         if self.style == "absolute":
             return str(path)
         return os.path.relpath(path, self.sandbox.root)
 
-    def arguments(self, path: Path | str, **overrides: Any) -> dict[str, Any]:
-        return {**self.plan.extra_args, self.plan.path_arg: self.path_value(path), **overrides}
+    def arguments(self, path: Path | str | Instance, **overrides: Any) -> dict[str, Any]:
+        if isinstance(path, Instance):
+            return {**path.arguments, **overrides}
+        assert self.plan.path_arg is not None
+        value = self.path_value(path)
+        if self.plan.template is not None:
+            rendered = {
+                k: v.replace("{path}", value) if isinstance(v, str) else v
+                for k, v in self.plan.arguments(self._values).items()
+            }
+            return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, value), **overrides}
+        return {**self.plan.extra_args, self.plan.path_arg: value, **overrides}
 
     def other_tool(self) -> tuple[str, dict[str, Any]] | None:
         """Another tool of the target, with arguments naming the same victim."""
@@ -146,7 +224,8 @@ class Attack:
         )
         if not others:
             return None
-        return others[0].name, arguments_for(others[0], self.path_value(self.case.victim))
+        value = self.path_value(self.case.victim) if self.names_file else None
+        return others[0].name, arguments_for(others[0], value)
 
     # -- talking ----------------------------------------------------------
 
@@ -165,7 +244,7 @@ class Attack:
     async def call(
         self,
         label: str,
-        path: Path | str,
+        path: Path | str | Instance,
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
@@ -187,7 +266,7 @@ class Attack:
     async def exchange(
         self,
         label: str,
-        path: Path | str,
+        path: Path | str | Instance,
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
@@ -198,21 +277,27 @@ class Attack:
         """`call`, returning the recorded exchange itself."""
         conn = connection or self.primary
         args = arguments if arguments is not None else self.arguments(path)
+        self._track(conn)
         exchange = await conn.call(
             self._phase, label, tool or self.plan.name, args, state=state, responses=responses
         )
         self._exchanges.append(exchange)
         return exchange
 
+    def _track(self, conn: Connection) -> None:
+        if self._phase is Phase.SETUP and all(conn is not known for known in self._used):
+            self._used.append(conn)
+
     async def call_raw(
         self, label: str, params: Mapping[str, Any], *, connection: Connection | None = None
     ) -> Response:
+        self._track(connection or self.primary)
         exchange = await (connection or self.primary).call_raw(self._phase, label, params)
         self._exchanges.append(exchange)
         return exchange.response
 
     async def ask(
-        self, path: Path | str, *, connection: Connection | None = None, label: str = "ask"
+        self, path: Path | str | Instance, *, connection: Connection | None = None, label: str = "ask"
     ) -> Response:
         """Round one; marks the attack as set up wrong if the target did not ask."""
         response = await self.call(label, path, connection=connection)
@@ -222,19 +307,23 @@ class Attack:
 
     # -- answering --------------------------------------------------------
 
-    def _names(self, path: Path | str) -> tuple[str, str]:
-        value = self.path_value(path)
-        return Path(value).name, value
+    def names(self, path: Path | str | Instance) -> tuple[str, str]:
+        """How an answer template names the subject: ({name}, {path})."""
+        return self._names(path)
 
-    def yes(self, question: Question, path: Path | str) -> dict[str, Any]:
+    def _names(self, path: Path | str | Instance) -> tuple[str, str]:
+        value = self.path_value(path)
+        return (value if isinstance(path, Instance) else Path(value).name), value
+
+    def yes(self, question: Question, path: Path | str | Instance) -> dict[str, Any]:
         name, value = self._names(path)
         return answers.affirmative(question.schema, name, value, self._answer_template)
 
-    def no(self, question: Question, path: Path | str) -> dict[str, Any] | None:
+    def no(self, question: Question, path: Path | str | Instance) -> dict[str, Any] | None:
         name, value = self._names(path)
         return answers.negative(question.schema, name, value, self._negative_template)
 
-    def accept(self, response: Response, path: Path | str) -> dict[str, types.ElicitResult]:
+    def accept(self, response: Response, path: Path | str | Instance) -> dict[str, types.ElicitResult]:
         """The honest "yes" to every question in a round-one response."""
         return {
             q.key: types.ElicitResult(action="accept", content=self.yes(q, path)) for q in response.questions
@@ -247,10 +336,31 @@ class Attack:
 
     # -- the disk ---------------------------------------------------------
 
-    def start_attack(self) -> None:
-        """From here on, every request and every change on disk is judged."""
+    async def start_attack(self) -> None:
+        """From here on, every request and every change on disk or through a probe is judged."""
+        self._observed_before = await self.observe()
         self._before = self.sandbox.snapshot()
         self._phase = Phase.ATTACK
+
+    async def observe_at_start(self) -> dict[str, Any]:
+        """What the probes saw when the attack proper started."""
+        return dict(self._observed_before or {})
+
+    async def observe(self) -> dict[str, Any]:
+        """What the action's effect probes see now, on every process this attack talked to."""
+        if self.observer is None:
+            return {}
+        return await self.observer.observe(self._used)
+
+    async def took_effect(self, subject: Path | Instance, before: Mapping[str, Any] | None) -> bool:
+        """Whether the action happened since `before` (an `observe()`): the file went, or a probe moved."""
+        if isinstance(subject, Path):
+            return identity_of(subject) is None
+        return bool(probe_changes(before or {}, await self.observe(), self.bookkeeping)[0])
+
+    async def finish(self) -> None:
+        """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
+        self._observed_after = await self.observe() if self._before is not None else None
 
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
@@ -311,6 +421,9 @@ class Attack:
             findings=tuple(self._findings),
             changed_in_place=tuple(self._changed_in_place),
             single_use=self._single_use,
+            observed_before=self._observed_before,
+            observed_after=self._observed_after,
+            bookkeeping=self.bookkeeping,
         )
 
 

@@ -26,7 +26,7 @@ _VIOLATIONS: dict[str, dict[str, Any]] = {
 
 @technique("consent")
 async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
-    victim = attack.case.victim
+    victim = attack.victim
     first = await attack.ask(victim)
     if attack.failed:
         return
@@ -42,14 +42,14 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
             return
         responses = {question.key: types.ElicitResult(action="accept", content=content)}
     elif answer in _VIOLATIONS:
-        field = answers.yes_no_field(question.schema, victim.name, attack.path_value(victim))
+        field = answers.yes_no_field(question.schema, *attack.names(victim))
         if field is None or field[1] not in _VIOLATIONS[answer]:
             attack.not_applicable(f"the form has no field a {answer} answer applies to")
             return
         content = {**attack.yes(question, victim), field[0]: _VIOLATIONS[answer][field[1]]}
         responses = {question.key: types.ElicitResult(action="accept", content=content)}
     elif answer == "missing-field":
-        field = answers.yes_no_field(question.schema, victim.name, attack.path_value(victim))
+        field = answers.yes_no_field(question.schema, *attack.names(victim))
         content = attack.yes(question, victim)
         if field is None:
             attack.not_applicable("the form has no decision field to leave out")
@@ -64,7 +64,7 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
     elif answer == "wrong-kind":
         responses = {q.key: types.ListRootsResult(roots=[]) for q in first.questions}
     elif answer == "null-content":
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call_raw(
             "accept with content: null",
             {
@@ -77,5 +77,5 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     else:
         raise ValueError(f"consent: unknown answer {answer!r}")
-    attack.start_attack()
+    await attack.start_attack()
     await attack.call(f"answer: {answer}", victim, state=first.request_state, responses=responses)

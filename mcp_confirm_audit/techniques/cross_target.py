@@ -16,14 +16,16 @@ from .base import Attack
 
 @technique("cross-target")
 async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
-    victim = attack.case.victim
+    victim = attack.victim
     first = await attack.ask(victim)
     if attack.failed:
         return
     mode = params["mode"]
     if mode == "other-file":
-        other = attack.case.add_file("other.txt")
-        attack.start_attack()
+        other = await attack.another("other")
+        if other is None:
+            return
+        await attack.start_attack()
         await attack.call(
             "A's approval on the call for B",
             other,
@@ -33,7 +35,7 @@ async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     elif mode == "added-argument":
         extra = str(params.get("argument", "force"))
         arguments = attack.arguments(victim, **{extra: True})
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call(
             f"the approval with an added argument {extra!r}",
             victim,
@@ -47,7 +49,7 @@ async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
             attack.not_applicable("the target offers no other tool to present the state to")
             return
         name, arguments = tool
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call(
             f"the approval presented on {name!r}",
             victim,

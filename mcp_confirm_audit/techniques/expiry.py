@@ -16,7 +16,6 @@ from typing import Any
 
 import anyio
 
-from ..oracle.sandbox import identity_of
 from . import technique
 from .base import Attack
 
@@ -31,7 +30,10 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     if found is None:
         return
     conn, ttl = found
-    control = attack.case.add_file("answered-in-time.txt")
+    control = await attack.another("answered-in-time")
+    if control is None:
+        return
+    before = await attack.observe()
     asked = await attack.ask(
         control, connection=conn, label=f"control: ask on {conn.name} (lifetime {ttl:g}s)"
     )
@@ -44,19 +46,19 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
         responses=attack.accept(asked, control),
         connection=conn,
     )
-    if identity_of(control) is not None:
+    if not await attack.took_effect(control, before):
         attack.setup_failed(
             f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})"
         )
         return
-    victim = attack.case.victim
+    victim = attack.victim
     first = await attack.ask(victim, connection=conn)
     if attack.failed:
         return
     late = ttl + max(_MARGIN, ttl / 2)
     await anyio.sleep(late)
     attack.note(f"answered {late:g}s after the question, past a lifetime of {ttl:g}s")
-    attack.start_attack()
+    await attack.start_attack()
     await attack.call(
         "answer after the lifetime",
         victim,

@@ -16,15 +16,17 @@ from .base import Attack, on_the_wire
 
 @technique("fabricated-approval")
 async def fabricated_approval(attack: Attack, params: Mapping[str, Any]) -> None:
-    victim = attack.case.victim
+    victim = attack.victim
     # Learn the question's key and form from a question about another file;
     # the victim itself is never asked about, so no state for it exists.
-    decoy = attack.case.add_file("decoy.txt")
+    decoy = await attack.another("decoy")
+    if decoy is None:
+        return
     learned = await attack.ask(decoy, label="learn the form's key from a question about another file")
     if attack.failed:
         return
     yes = attack.accept(learned, victim)
-    attack.start_attack()
+    await attack.start_attack()
     if params["state"] == "absent":
         await attack.call("an accept answer with no requestState", victim, responses=yes)
     elif params["state"] == "null":

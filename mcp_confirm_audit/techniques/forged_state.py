@@ -8,11 +8,13 @@ the state is readable, an edit that names a file the user never saw.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping
 from typing import Any
 
 from .. import statecodec
+from ..action import Instance
 from ..models import Response
 from . import technique
 from .base import Attack
@@ -20,7 +22,7 @@ from .base import Attack
 
 @technique("forged-state")
 async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
-    victim = attack.case.victim
+    victim = attack.victim
     kind = params["kind"]
     first = await attack.ask(victim)
     if attack.failed:
@@ -32,14 +34,14 @@ async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
 
     if kind == "value":
         forged = str(params["value"]).replace("{random}", secrets.token_urlsafe(48))
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call("a state the target never minted", victim, state=forged, responses=yes)
     elif kind == "mutation":
         mutated = statecodec.mutate(real, str(params["mutation"]))
         if mutated is None or mutated == real:
             attack.not_applicable(f"mutation {params['mutation']!r} does not apply to this state's format")
             return
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call(f"the real state, {params['mutation']}", victim, state=mutated, responses=yes)
     elif kind == "other-process":
         if attack.peers.shared_keys:
@@ -55,7 +57,7 @@ async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
         theirs = await attack.ask(victim, connection=other, label="ask another process of the same server")
         if attack.failed:
             return
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call("another process's state", victim, state=theirs.request_state, responses=yes)
     elif kind == "edit":
         await _edit(attack, real, first)
@@ -68,17 +70,44 @@ async def _edit(attack: Attack, real: str, first: Response) -> None:
     if readable is None:
         attack.not_applicable("the state is opaque, so it cannot be edited in place")
         return
-    victim, canary = attack.case.victim, attack.case.inside_canary
+    victim = attack.victim
+    if isinstance(victim, Instance):
+        await _edit_values(attack, readable, first, victim)
+        return
+    canary = attack.case.inside_canary
     edited = statecodec.retarget(readable, _spellings(attack, victim), _spellings(attack, canary))
     if edited is None:
         attack.not_applicable("the state is readable but does not name the file")
         return
-    attack.start_attack()
+    await attack.start_attack()
     await attack.call(
         "the victim's approval edited to name the canary",
         canary,
         state=edited,
         responses=attack.accept(first, canary),
+    )
+
+
+async def _edit_values(attack: Attack, readable: Any, first: Response, victim: Instance) -> None:
+    """A readable state's argument values replaced by another action's: what the user never saw."""
+    other = await attack.another("edited")
+    if not isinstance(other, Instance):
+        return
+    pairs = [
+        (json.dumps(victim.arguments[k]).strip('"'), json.dumps(v).strip('"'))
+        for k, v in other.arguments.items()
+        if k in victim.arguments and v != victim.arguments[k] and isinstance(v, str | int)
+    ]
+    edited = statecodec.retarget(readable, [a for a, _ in pairs], [b for _, b in pairs]) if pairs else None
+    if edited is None:
+        attack.not_applicable("the state is readable but carries none of the action's argument values")
+        return
+    await attack.start_attack()
+    await attack.call(
+        "the approval's state edited to carry other argument values",
+        victim,
+        state=edited,
+        responses=attack.accept(first, victim),
     )
 
 

@@ -25,6 +25,8 @@ REWRITTEN_TEXT = "victim, rewritten after the user was asked about it: longer no
 
 @technique("identity-swap")
 async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.file_only():
+        return
     victim = attack.case.victim
     change = params["change"]
     if change not in ("renamed-onto", "rewritten-in-place", "deleted"):

@@ -19,6 +19,8 @@ from .base import Attack
 
 @technique("out-of-root")
 async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.file_only():
+        return
     case = attack.case
     target = params["target"]
     root = attack.sandbox.root
@@ -54,7 +56,7 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
         value = f"{root}/{padding}{climb}" if absolute else f"{padding}{climb}"
     else:
         raise ValueError(f"out-of-root: unknown target {target!r}")
-    attack.start_attack()
+    await attack.start_attack()
     first = await attack.call("name a path that must never be allowed", value)
     if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
         # It asked. Answer yes, as a user who trusts the dialog would.

@@ -15,9 +15,11 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..action import Instance
 from ..hostile_names import GENERATORS, valid_example, valid_path
 from ..models import Outcome, Response, Verdict
 from ..prompt_checks import (
@@ -41,13 +43,16 @@ _MAX_NAMED_FINDINGS = 4
 @technique("prompt-forging")
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
+    if not attack.names_file:
+        await _forge_arguments(attack, params, kind)
+        return
     folder = attack.case.directory / "names"
     folder.mkdir()
     first = await attack.ask(_made(folder, "plain-name.txt"))
     if attack.failed:
         return
     probe = _Probe(attack, folder, kind, _message(first))
-    attack.start_attack()
+    await attack.start_attack()
     try:
         if kind in ("form-secrets", "form-nesting", "names-target"):
             await probe.form(kind)
@@ -136,6 +141,65 @@ class _Probe:
             self._recorded.add((verdict, message))
             self._named += not always
             self.attack.finding(verdict, f"{message} [{how}: {shown}]")
+
+
+async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str) -> None:
+    """An action that names no file: hostile strings go into the arguments the question shows."""
+    victim = attack.victim
+    assert isinstance(victim, Instance)
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    baseline = _message(first)
+    shown = [k for k, v in victim.arguments.items() if isinstance(v, str) and v and v in baseline]
+    if not shown:
+        attack.not_applicable(
+            f"no string argument of {attack.plan.name!r} reaches the question (none of their values is in it)"
+        )
+        return
+    attack.note(f"hostile strings go into {', '.join(map(repr, shown))}, which the question shows")
+    await attack.start_attack()
+    probe = _ArgumentProbe(attack, victim, shown[0], kind, baseline)
+    if kind in ("form-secrets", "form-nesting", "names-target"):
+        await probe.form(kind)
+        return
+    for argument in shown[1:]:
+        # Every argument the question shows gets the named examples; the search runs on the first.
+        other = _ArgumentProbe(attack, victim, argument, kind, baseline)
+        for example in params.get("examples") or ():
+            other.record(f"named example in {argument!r}", example, await other.check(example))
+    await _hostile_names(attack, params, probe)
+
+
+class _ArgumentProbe(_Probe):
+    """Asks about one use of the action with one string argument set to the hostile text."""
+
+    def __init__(self, attack: Attack, victim: Instance, argument: str, kind: str, baseline: str) -> None:
+        super().__init__(
+            attack, attack.case.directory, kind, baseline.replace(str(victim.arguments[argument]), "")
+        )
+        self.victim, self.argument = victim, argument
+
+    async def ask(self, name: str) -> str | None:
+        subject = replace(self.victim, arguments={**self.victim.arguments, self.argument: name})
+        response = await self.attack.call(f"ask with a hostile {self.argument!r} ({self.kind})", subject)
+        return _message(response) if response.outcome is Outcome.INPUT_REQUIRED else None
+
+    async def form(self, kind: str) -> None:
+        plain = f"plain-{self.argument}-value"
+        subject = replace(self.victim, arguments={**self.victim.arguments, self.argument: plain})
+        response = await self.attack.call(f"ask with another plain {self.argument!r}", subject)
+        if response.outcome is not Outcome.INPUT_REQUIRED:
+            return
+        found: list[Finding] = []
+        for question in response.questions:
+            if kind == "form-secrets":
+                found += form_secrets(question.schema)
+            elif kind == "form-nesting":
+                found += form_nesting(question.schema)
+        if kind == "names-target":
+            found += names_target(_message(response), plain)
+        self.record("the form for a plain value", plain, found)
 
 
 _HOSTILE_FILE_TEXT = b"a file with a hostile name\n"

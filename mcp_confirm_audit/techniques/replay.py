@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..oracle.sandbox import identity_of
@@ -26,12 +27,22 @@ async def spend_then_replay(
     attack: Attack, mode: str, *, spend_on: Connection, replay_on: Connection
 ) -> None:
     """Spend an approval on one connection, then present it again on another (or the same)."""
-    victim = attack.case.victim
+    victim = attack.victim
     first = await attack.ask(victim, connection=spend_on)
     if attack.failed:
         return
     yes = attack.accept(first, victim)
-    if mode == "after-success":
+    if mode == "after-success" and not isinstance(victim, Path):
+        # Nothing to put back: a second payment, message or move is an effect of its own.
+        before = await attack.observe()
+        done = await attack.call(
+            "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on
+        )
+        if not await attack.took_effect(victim, before):
+            attack.setup_failed(f"the honest redemption did not take effect ({done.outcome}: {done.text})")
+            return
+    elif mode == "after-success":
+        assert isinstance(victim, Path)
         # A hard link keeps the victim's inode alive, so it can be put back
         # with the very identity the user confirmed (device, inode, size,
         # mtime): then only a ledger, not an identity re-check, can refuse.
@@ -54,12 +65,12 @@ async def spend_then_replay(
             responses=attack.reply(first, action),
             connection=spend_on,
         )
-        if identity_of(victim) is None:
+        if isinstance(victim, Path) and identity_of(victim) is None:
             attack.note(f"the {action} itself removed the victim (see the consent family); re-created it")
             attack.restore_victim()
     else:
         raise ValueError(f"replay: unknown mode {mode!r}")
-    attack.start_attack()
+    await attack.start_attack()
     where = "" if replay_on is spend_on else f" on {replay_on.name}"
     await attack.call(
         f"redeem the same state again{where}, accepting",

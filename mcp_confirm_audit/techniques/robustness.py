@@ -11,8 +11,10 @@ is `vulnerable` whatever else happened.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from ..action import Instance
 from ..models import Outcome, Response
 from ..target.driver import Connection
 from . import technique
@@ -40,20 +42,30 @@ async def _fresh_process(attack: Attack) -> Connection:
 
 
 async def _oversized_path(attack: Attack, size: int) -> None:
-    # Inside the case directory, so only its length is hostile.
-    value = attack.path_value(attack.case.directory / ("x" * size))
-    attack.start_attack()
-    label = f"a {size}-character path"
-    if _stopped(await attack.call(label, value)):
-        await attack.call(f"{label}, again", value, connection=await _fresh_process(attack))
+    victim = attack.victim
+    if isinstance(victim, Instance):
+        # No path: the longest string argument the action takes carries the length instead.
+        strings = [k for k, v in victim.arguments.items() if isinstance(v, str)]
+        if not strings:
+            attack.not_applicable(f"{attack.plan.name!r} takes no string argument to make oversized")
+            return
+        subject: Any = replace(victim, arguments={**victim.arguments, strings[0]: "x" * size})
+        label = f"a {size}-character {strings[0]!r}"
+    else:
+        # Inside the case directory, so only its length is hostile.
+        subject = attack.path_value(attack.case.directory / ("x" * size))
+        label = f"a {size}-character path"
+    await attack.start_attack()
+    if _stopped(await attack.call(label, subject)):
+        await attack.call(f"{label}, again", subject, connection=await _fresh_process(attack))
 
 
 async def _malformed_answer(attack: Attack, answer: Any) -> None:
-    victim = attack.case.victim
+    victim = attack.victim
     first = await attack.ask(victim)
     if attack.failed:
         return
-    attack.start_attack()
+    await attack.start_attack()
     if not _stopped(await _send(attack, first, answer, None)):
         return
     other = await _fresh_process(attack)
@@ -65,7 +77,7 @@ async def _malformed_answer(attack: Attack, answer: Any) -> None:
 async def _send(attack: Attack, asked: Response, answer: Any, connection: Connection | None) -> Response:
     params = {
         "name": attack.plan.name,
-        "arguments": attack.arguments(attack.case.victim),
+        "arguments": attack.arguments(attack.victim),
         "requestState": asked.request_state,
         "inputResponses": {q.key: answer for q in asked.questions},
     }
