@@ -34,9 +34,15 @@ async def redeem(
 
 
 async def decline(
-    c: mcp.Client, args: dict[str, Any], state: str | None, *, tool: str = "delete_file"
+    c: mcp.Client,
+    args: dict[str, Any],
+    state: str | None,
+    *,
+    tool: str = "delete_file",
+    key: str = "confirm",
+    action: str = "decline",
 ) -> types.CallToolResult | types.InputRequiredResult:
-    return await redeem(c, args, state, content=None, action="decline", tool=tool)
+    return await redeem(c, args, state, content=None, action=action, tool=tool, key=key)
 
 
 async def ask_and_accept(c: mcp.Client, args: dict[str, Any]) -> bool:

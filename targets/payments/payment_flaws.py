@@ -1,0 +1,28 @@
+"""The flaw switches of the payments server: each removes exactly one defence."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+FLAWS: dict[str, str] = {
+    "no-ledger": "the state's nonce is never spent: one approval pays again until the seal expires",
+    "racy-ledger": "spending is check, sleep 50 ms, spend: concurrent redemptions of one approval all pay",
+    "decline-acts": "decline and cancel pay as if the user had accepted",
+    "stateless-answers": "an answer sent without requestState is accepted and paid",
+    "unescaped-memo": "memo and recipient go into the question as they are: line breaks, bidi, markup",
+    "unsealed-state": "the SDK's seal is removed; the state is readable JSON whose payment the server trusts",
+}
+# Both replace how a nonce is spent: one server cannot do both.
+_EXCLUSIVE = (frozenset({"no-ledger", "racy-ledger"}),)
+
+
+def check(flaws: Collection[str]) -> frozenset[str]:
+    """The active flaws; ValueError for an unknown flaw or two that replace the same check."""
+    unknown = sorted(set(flaws) - FLAWS.keys())
+    if unknown:
+        raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
+    active = frozenset(flaws)
+    for group in _EXCLUSIVE:
+        if len(active & group) > 1:
+            raise ValueError(f"flaws {sorted(active & group)} replace the same check; choose one")
+    return active
