@@ -38,6 +38,9 @@ class ControlOutcome:
     # Patterns of what changes without the action: excluded from every effect.
     bookkeeping: tuple[str, ...] = ()
     bookkeeping_notes: tuple[str, ...] = field(default=())
+    # Zero configuration only: the tool neither asked, nor acted, nor refused
+    # the harness's arguments; it is no gate, and nothing in it can be judged.
+    inert: bool = False
 
     @property
     def approve_ok(self) -> bool:
@@ -154,7 +157,7 @@ async def run_controls(
 ) -> ControlOutcome:
     observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
     run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {})
-    style, approve = await _approve(run)
+    style, approve, inert = await _approve(run)
     results = [approve]
     probes: tuple[ProbeSpec, ...] = ()
     if style is not None:
@@ -166,7 +169,9 @@ async def run_controls(
         results.append(
             ControlResult(plan.name, "bookkeeping", True, True, "ignored as bookkeeping: " + "; ".join(notes))
         )
-    return ControlOutcome(style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes)
+    return ControlOutcome(
+        style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes, inert
+    )
 
 
 def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
@@ -182,18 +187,21 @@ def _watched(run: _Runner) -> str:
     return ", ".join(["the sandbox", *probes])
 
 
-async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
+async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
     tried = []
+    # Every way of calling it answered normally, without asking and without an effect.
+    inert = True
     name = run.plan.name
     for style in run.plan.path_styles:
         case = run.sandbox.new_case(f"control-approve-{style}")
         idle = await run.look()
         start = await run.look()
-        run.learn(run.changed(idle, start, added=True), "changed with no call", case)
+        run.learn(run.changed(idle, start, added=True), "changed while the harness only looked", case)
         try:
             subject = await run.subject(case, style, "approve")
         except SetupFailed as exc:
             tried.append(f"{style}: {exc}")
+            inert = False
             continue
         before_victim = identity_of(case.victim)
         before = await run.look()
@@ -206,11 +214,12 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
             acted = victim_moved or (style == "value" and bool(run.changed(before, after_ask)))
             if acted:
                 where = ", ".join(round_one[:4]) or run.value(case, style)
-                return None, ControlResult(
-                    name, "approve", False, True, f"the tool acted without asking for confirmation ({where})"
-                )
+                said = f"the tool acted without asking for confirmation ({where})"
+                return None, ControlResult(name, "approve", False, True, said), False
+            inert = inert and first.outcome is Outcome.COMPLETE
             tried.append(f"{style}: {_did_not_ask(first, run, style)}")
             continue
+        inert = False
         run.learn(round_one, "changed on a first round that only asked", case)
         responses = {
             q.key: types.ElicitResult(action="accept", content=run.yes(q, subject)) for q in first.questions
@@ -223,9 +232,8 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
         if style != "value":
             if identity_of(case.victim) != before_victim:
                 run.effect.update(generalised(p) for p in effect)
-                return style, ControlResult(
-                    name, "approve", True, True, f"asked, accepted, acted ({style} paths)"
-                )
+                said = f"asked, accepted, acted ({style} paths)"
+                return style, ControlResult(name, "approve", True, True, said), False
             elsewhere = [p for p in effect if not p.startswith(case.rel(case.directory))]
             seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
             tried.append(
@@ -235,12 +243,16 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
         if effect:
             run.effect.update(generalised(p) for p in effect)
             shown = ", ".join(effect[:4])
-            return style, ControlResult(name, "approve", True, True, f"asked, accepted, acted: {shown}")
+            return (
+                style,
+                ControlResult(name, "approve", True, True, f"asked, accepted, acted: {shown}"),
+                False,
+            )
         tried.append(
             f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
         )
-    return None, ControlResult(name, "approve", False, True, "; ".join(tried))
+    return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
 
 
 def _did_not_ask(first: Response, run: _Runner, style: str) -> str:

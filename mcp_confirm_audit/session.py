@@ -26,6 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from .action import SetupFailed
 from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
+from .errors import TargetError
 from .generation import Generation, generation_for
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from .observation import Observer
@@ -113,9 +114,28 @@ class AuditSession:
             if info is not None:
                 self.server_info = {"name": info.name, "version": info.version}
             self.plans = plan_tools(self.tools, self.profile)
+            if self.profile.tool is None:
+                self._drop_inert()
         except BaseException:
             self.close()
             raise
+
+    def _drop_inert(self) -> None:
+        """Zero configuration: a tool that neither asks, acts nor refuses is no gate; leave it out."""
+        inert = [plan.name for plan in self.plans if self.controls(plan.name).inert]
+        self.plans = [plan for plan in self.plans if plan.name not in inert]
+        if inert:
+            self.stats.notes.append(f"not audited (did not ask, and showed no effect): {', '.join(inert)}")
+        if not self.plans:
+            offered = ", ".join(sorted(t.name for t in self.tools)) or "none"
+            read_only = [t.name for t in self.tools if t.read_only is True]
+            why = [f"{', '.join(read_only)} declared read-only"] if read_only else []
+            if inert:
+                why.append(f"{', '.join(inert)} did not ask for confirmation and showed no effect")
+            raise TargetError(
+                f"the target offers no tool to audit (tools: {offered}): {'; '.join(why)}; name one in a "
+                "profile with 'tool:' (and 'args:', 'path_arg:' or 'effect:' as it needs)"
+            )
 
     def _start_sink(self) -> None:
         if not self.profile.uses_sink or self._sink is not None:

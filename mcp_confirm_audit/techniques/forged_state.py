@@ -93,22 +93,44 @@ async def _edit_values(attack: Attack, readable: Any, first: Response, victim: I
     other = await attack.another("edited")
     if not isinstance(other, Instance):
         return
-    pairs = [
-        (json.dumps(victim.arguments[k]).strip('"'), json.dumps(v).strip('"'))
+    changed = {
+        k: (victim.arguments[k], v)
         for k, v in other.arguments.items()
-        if k in victim.arguments and v != victim.arguments[k] and isinstance(v, str | int)
-    ]
-    edited = statecodec.retarget(readable, [a for a, _ in pairs], [b for _, b in pairs]) if pairs else None
+        if k in victim.arguments and v != victim.arguments[k]
+    }
+    edited = _edited(readable, changed)
     if edited is None:
         attack.not_applicable("the state is readable but carries none of the action's argument values")
         return
     await attack.start_attack()
     await attack.call(
-        "the approval's state edited to carry other argument values",
-        victim,
+        "the approval's state edited to name another action, on that action's call",
+        other,
         state=edited,
-        responses=attack.accept(first, victim),
+        responses=attack.accept(first, other),
     )
+
+
+def _edited(readable: Any, changed: Mapping[str, tuple[Any, Any]]) -> str | None:
+    """The state with every field named like a changed argument, and holding its value, rewritten."""
+    try:
+        data = json.loads(readable.text)
+    except ValueError:
+        return None
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: changed[k][1] if k in changed and v == changed[k][0] else walk(v) for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    rewritten = walk(data)
+    if rewritten == data:
+        return None
+    return statecodec.encode(readable, json.dumps(rewritten, separators=(",", ":")))
 
 
 def _spellings(attack: Attack, path: Any) -> list[str]:

@@ -87,7 +87,8 @@ def test_a_target_with_no_tool_to_audit_stops_with_the_fix_not_with_no_tests(
     assert result.ret == pytest.ExitCode.INTERRUPTED
     output = result.stdout.str() + result.stderr.str()
     assert "the target offers no tool to audit (tools: add, read_file)" in output
-    assert "name one in a profile with 'tool:' and 'path_arg:'" in output
+    assert "add did not ask for confirmation and showed no effect" in output
+    assert "name one in a profile with 'tool:'" in output
     # Under xdist the controller finds out before any worker starts: no worker is restarted over it.
     assert "crashed worker" not in output
     assert "Traceback" not in output
