@@ -162,20 +162,33 @@ class Attack:
         if not self.names_file and self._instance is None:
             self._instance = await self._new_instance(0)
 
-    async def another(self, label: str) -> Path | Instance | None:
+    async def another(self, label: str, *, connection: Connection | None = None) -> Path | Instance | None:
         """Another subject of the same action: another file, or the setup again with other values."""
         if self.names_file:
             return self.case.add_file(f"{label}.txt")
         self._variants += 1
         try:
-            return await self._new_instance(self._variants)
+            return await self._new_instance(self._variants, connection)
         except SetupFailed as exc:
             self.setup_failed(str(exc))
             return None
 
-    async def _new_instance(self, variant: int) -> Instance:
+    async def subject_on(self, connection: Connection) -> Path | Instance | None:
+        """This attack's subject as another process knows it: a handle is minted there again."""
+        if self.names_file or not self.plan.setup or connection is self.primary:
+            return self.victim
+        try:
+            return await self._new_instance(0, connection)
+        except SetupFailed as exc:
+            self.setup_failed(str(exc))
+            return None
+
+    async def _new_instance(self, variant: int, connection: Connection | None = None) -> Instance:
+        conn = connection or self.primary
+        self._track(conn)
+
         async def call(label: str, tool: str, args: Mapping[str, Any]) -> Response:
-            exchange = await self.primary.call(self._phase, label, tool, args)
+            exchange = await conn.call(self._phase, label, tool, args)
             self._exchanges.append(exchange)
             return exchange.response
 

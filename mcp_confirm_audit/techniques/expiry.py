@@ -30,7 +30,7 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     if found is None:
         return
     conn, ttl = found
-    control = await attack.another("answered-in-time")
+    control = await attack.another("answered-in-time", connection=conn)
     if control is None:
         return
     before = await attack.observe()
@@ -51,7 +51,9 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
             f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})"
         )
         return
-    victim = attack.victim
+    victim = await attack.subject_on(conn)
+    if victim is None:
+        return
     first = await attack.ask(victim, connection=conn)
     if attack.failed:
         return

@@ -54,7 +54,10 @@ async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
         other = await attack.peer(attack.other_connection)
         if other is None:
             return
-        theirs = await attack.ask(victim, connection=other, label="ask another process of the same server")
+        there = await attack.subject_on(other)
+        if there is None:
+            return
+        theirs = await attack.ask(there, connection=other, label="ask another process of the same server")
         if attack.failed:
             return
         await attack.start_attack()

@@ -69,15 +69,20 @@ async def _malformed_answer(attack: Attack, answer: Any) -> None:
     if not _stopped(await _send(attack, first, answer, None)):
         return
     other = await _fresh_process(attack)
-    again = await attack.ask(victim, connection=other, label="ask the fresh process")
+    there = await attack.subject_on(other)
+    if there is None:
+        return
+    again = await attack.ask(there, connection=other, label="ask the fresh process")
     if not attack.failed:
-        await _send(attack, again, answer, other)
+        await _send(attack, again, answer, other, there)
 
 
-async def _send(attack: Attack, asked: Response, answer: Any, connection: Connection | None) -> Response:
+async def _send(
+    attack: Attack, asked: Response, answer: Any, connection: Connection | None, subject: Any = None
+) -> Response:
     params = {
         "name": attack.plan.name,
-        "arguments": attack.arguments(attack.victim),
+        "arguments": attack.arguments(subject if subject is not None else attack.victim),
         "requestState": asked.request_state,
         "inputResponses": {q.key: answer for q in asked.questions},
     }

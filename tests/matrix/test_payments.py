@@ -1,0 +1,150 @@
+"""A confirmed action that touches no file, proven both ways: the payments reference server.
+
+Zero configuration: the gated tool is found among the tools not declared
+read-only, its effect is learned (the read-only `list_payments` moves when the
+honest approval pays), and its audit log in the root is learned as bookkeeping.
+Each flaw is caught by its family and fools no other; the careful server, in a
+style of its own, refuses every attack at the layer the file server does.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from matrix_expectations import CAREFUL_LAYER
+from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
+
+from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile import Profile, load_profile
+from mcp_confirm_audit.session import AuditRun, run_audit
+
+TARGETS = Path(__file__).resolve().parents[2] / "targets"
+PAYMENTS = TARGETS / "payments" / "server.py"
+# What an action that names no file cannot be attacked through, and why each says so.
+FILE_FAMILIES = ("symlink-swap", "parent-swap", "identity-swap", "out-of-root")
+NOT_CONFIGURED = {"cross-replica": "--mcp-replicas 2", "expiry": "set ttl_flag"}
+CAREFUL_LAYER_BY_ID = {"MCA-ROBUST-002": Layer.PROTOCOL}
+
+AuditFn = Callable[..., AuditRun]
+
+
+def payments_command(*options: str) -> str:
+    return shlex.join([sys.executable, str(PAYMENTS), "--root", "{root}", *options])
+
+
+@pytest.fixture(scope="session")
+def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
+    """Audit the payments server with no profile at all: only its command."""
+
+    def audit(*options: str, families: Sequence[str] | None = None, **settings: Any) -> AuditRun:
+        profile = Profile(command=payments_command(*options), call_timeout=10.0, **settings)
+        return run_audit(
+            profile,
+            catalogue=catalogue,
+            select=lambda spec: families is None or spec.family in families,
+            generation=generation,
+        )
+
+    return audit
+
+
+def assert_careful(run: AuditRun) -> None:
+    assert all(c.passed for c in run.controls), run.controls
+    for result in run.results:
+        if result.family in FILE_FAMILIES:
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+            assert "needs an argument that names a file" in result.reason
+        elif result.family in NOT_CONFIGURED:
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+            assert NOT_CONFIGURED[result.family] in result.reason
+        elif result.id == "MCA-FORGE-020":
+            assert (result.verdict, result.reason) == (Verdict.NOT_APPLICABLE, result.reason)
+            assert "opaque" in result.reason
+        else:
+            expected = CAREFUL_LAYER_BY_ID.get(result.id, CAREFUL_LAYER[result.family])
+            assert (result.id, result.verdict, result.layer) == (result.id, Verdict.REFUSED, expected), (
+                result.reason,
+                result.evidence,
+            )
+
+
+def test_zero_config_finds_the_payment_learns_its_effect_and_takes_the_audit_log_for_bookkeeping(
+    audit_payments: AuditFn,
+) -> None:
+    run = audit_payments("--log-into-root")
+    assert {r.tool for r in run.results} == {"send_payment"}
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert "tool:list_payments.payments[0]" in approve.detail
+    bookkeeping = next(c for c in run.controls if c.name == "bookkeeping")
+    assert "root/audit.jsonl" in bookkeeping.detail
+    assert_careful(run)
+    # The log grew during every attack and was left out, by name, never silently.
+    assert any("root/audit.jsonl" in r.effect.ignored for r in run.results if r.family == "replay")
+
+
+# flaw -> (the families it may fool, the attacks that must catch it, and how)
+FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verdict]]]] = {
+    "no-ledger": (
+        ("replay", "double-spend"),
+        {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V, "MCA-DSPEND-001": V_OR_W},
+    ),
+    "racy-ledger": ("double-spend", {"MCA-DSPEND-001": V_OR_W, "MCA-DSPEND-002": V_OR_W}),
+    "decline-acts": ("consent", {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}),
+    "stateless-answers": ("fabricated-approval", {"MCA-FABRICATE-001": V, "MCA-FABRICATE-002": V}),
+    "unescaped-memo": (
+        "prompt-forging",
+        {**{f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)}, "MCA-PROMPT-007": W},
+    ),
+    # Readable and editable: the approval of one payment, rewritten to pay another.
+    "unsealed-state": ("forged-state", {"MCA-FORGE-020": V}),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(FLAWS))
+def test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other(
+    audit_payments: AuditFn, flaw: str
+) -> None:
+    families, expected = FLAWS[flaw]
+    run = audit_payments("--flaw", flaw)
+    assert_caught_and_nothing_else(run, families, expected)
+
+
+def test_the_handle_shape_is_audited_through_its_setup_call_with_the_shipped_profile(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    # The handle (a transfer id) is minted by create_transfer before every use of the action.
+    profile = load_profile(TARGETS / "payments-handle.yaml")
+    run = run_audit(profile, catalogue=catalogue, generation=generation)
+    assert {r.tool for r in run.results} == {"execute_transfer"}
+    assert_careful(run)
+    replay = run.by_id()["MCA-REPLAY-001"]
+    assert any("setup 1: create_transfer" in line for line in replay.evidence), replay.evidence
+
+
+def test_the_handle_shape_with_no_ledger_pays_a_declined_transfer_but_never_one_twice(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    shipped = load_profile(TARGETS / "payments-handle.yaml")
+    profile = Profile(**{**_fields(shipped), "command": f"{shipped.command} --flaw no-ledger"})
+    run = run_audit(profile, catalogue=catalogue, generation=generation, select=_family("replay"))
+    by_id = run.by_id()
+    # The staged transfer is spent by executing it: a second guard the nonce ledger's absence leaves.
+    assert (by_id["MCA-REPLAY-001"].verdict, by_id["MCA-REPLAY-001"].layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert "already executed" in by_id["MCA-REPLAY-001"].reason
+    # A declined or cancelled question's state is not spent, and its transfer was never executed.
+    assert by_id["MCA-REPLAY-002"].verdict is Verdict.VULNERABLE, by_id["MCA-REPLAY-002"].evidence
+    assert by_id["MCA-REPLAY-003"].verdict is Verdict.VULNERABLE, by_id["MCA-REPLAY-003"].evidence
+
+
+def _fields(profile: Profile) -> dict[str, Any]:
+    return {name: getattr(profile, name) for name in profile.__dataclass_fields__}
+
+
+def _family(name: str) -> Callable[[Any], bool]:
+    return lambda spec: spec.family == name
