@@ -47,7 +47,9 @@ class ProbeEnv(Protocol):
 
 
 class EffectProbe(Protocol):
-    name: str
+    # Read-only, so a frozen dataclass is a probe.
+    @property
+    def name(self) -> str: ...
 
     async def observe(self, env: ProbeEnv) -> Any:
         """A JSON-able value; equal before and after when the action did nothing this probe can see."""
