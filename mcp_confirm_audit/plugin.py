@@ -71,6 +71,12 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mcp-confirm-audit", "MCP confirmation security audit")
     for flag, extra, help_text in _OPTIONS:

@@ -50,7 +50,9 @@ def test_a_changed_amount_is_named_as_its_cell(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("writer_open", [True, False], ids=["target-connected", "target-closed"])
 @pytest.mark.parametrize("journal", ["wal", "delete"])
-def test_the_probe_leaves_no_file_of_its_own_in_the_root(tmp_path: Path, journal: str, writer_open: bool) -> None:
+def test_the_probe_leaves_no_file_of_its_own_in_the_root(
+    tmp_path: Path, journal: str, writer_open: bool
+) -> None:
     # Read-only SQLite creates -wal and -shm files next to a WAL database whose
     # writer has gone: the sandbox would count the harness's own files as an effect.
     writer = payments_db(tmp_path)
