@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .oracle.effects import ProbeSpec
-from .oracle.hook import HOOK_NAME, merged
+if TYPE_CHECKING:
+    from .oracle.effects import ProbeSpec
+
+# The plugin registers this module in every pytest run: the oracle is imported only when asked for.
 
 
 @pytest.hookspec
@@ -43,6 +45,8 @@ def snapshot_call(config: pytest.Config) -> Callable[[Path], Any] | None:
     Ask after conftest files are loaded (a conftest in a test folder is
     loaded when that folder is collected).
     """
+    from .oracle.hook import merged
+
     hook = config.hook.pytest_mcp_snapshot
     if not hook.get_hookimpls():
         return None
@@ -55,5 +59,8 @@ def snapshot_call(config: pytest.Config) -> Callable[[Path], Any] | None:
 
 def snapshot_probe(config: pytest.Config) -> ProbeSpec | None:
     """The `hook` effect spec for the conftests' `pytest_mcp_snapshot`, if any conftest has one."""
+    from .oracle.effects import ProbeSpec
+    from .oracle.hook import HOOK_NAME
+
     call = snapshot_call(config)
     return None if call is None else ProbeSpec("hook", HOOK_NAME, {"call": call})

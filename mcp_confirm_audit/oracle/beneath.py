@@ -35,7 +35,7 @@ def relative_path(value: str) -> PurePosixPath:
 class Unread:
     """Why there is no file to read at a path: the value a probe reports instead of content."""
 
-    # "symlink", "not a directory", "directory", "fifo", "socket", "device"
+    # "symlink", "not a directory", "not readable", "directory", "fifo", "socket", "device"
     what: str
     where: str  # the component that stopped the walk, relative to the root
     link: str | None = None  # what a link points to, as text; it is never followed
@@ -91,6 +91,8 @@ def _why_not(parent: int, part: str, where: str, exc: OSError) -> Unread:
         return Unread("symlink", where, os.readlink(part, dir_fd=parent))
     if exc.errno == errno.ENOTDIR:
         return Unread("not a directory", where)
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return Unread("not readable", where)  # a target may chmod what it owns
     raise exc
 
 

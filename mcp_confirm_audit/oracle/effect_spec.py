@@ -68,7 +68,7 @@ def parse_effect(entry: Any, source: str) -> ProbeSpec:
             )
         return ProbeSpec("sink", "sink", {})
     raise UsageError(
-        f"{where}: unknown kind {kind!r}; known: {', '.join(KINDS)} (anything else: a conftest hook)"
+        f"{where}: unknown kind {kind!r}; known: {', '.join(KINDS)} (for anything else, implement pytest_mcp_snapshot in a conftest.py)"
     )
 
 

@@ -171,8 +171,8 @@ def _probe_path_matches(path: str, pattern: str) -> bool:
     general = generalised(path)
     name = _PROBE_NAME.match(general)
     name_end = name.end() if name else 0
-    if _BARE.fullmatch(pattern):
-        return pattern in _FIELD.findall(general[name_end:])
+    if _BARE.fullmatch(pattern) and pattern in _FIELD.findall(general[name_end:]):
+        return True
     for candidate in (path, general):
         if candidate == pattern:
             return True

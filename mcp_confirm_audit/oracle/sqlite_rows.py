@@ -67,7 +67,8 @@ class SqliteProbe:
             db.close()
         # The path was checked before the open; a link swapped in meanwhile would
         # have led the open elsewhere, and then what it read is not the database.
-        if _identity(root, self.path) != before:
+        after = _identity(root, self.path)
+        if not isinstance(after, tuple) or after[:2] != before[:2]:
             return {"unread": "replaced while it was read", "at": str(self.path)}
         return rows
 

@@ -63,6 +63,7 @@ def test_generalised_wildcards_positions() -> None:
         ("tool:list_jobs[3].updated_at", "tool:list_jobs[3].updated_at"),
         ("tool:get_state.clock.tick", "tool:get_state.clock"),  # everything below a probe path
         ("tool:list_jobs[3].meta.etag", "tool:list_jobs[*].meta.*"),  # a glob over a probe path
+        ("sink[3].body.amount", "sink"),  # a whole probe
         ("root/audit.jsonl", "audit.jsonl"),  # a root path
         ("root/audit.jsonl", "root/audit.jsonl"),
         ("root/logs/2026/12/01.log", "logs"),  # a folder and all below it

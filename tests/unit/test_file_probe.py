@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from probe_env import FakeEnv, observe
 
-from mcp_confirm_audit.oracle.beneath import relative_path
+from mcp_confirm_audit.oracle.beneath import Unread, _why_not, relative_path
 from mcp_confirm_audit.oracle.effect_spec import parse_effect
 from mcp_confirm_audit.oracle.effects import ProbeSpec, build_probe, changes
 from mcp_confirm_audit.oracle.file_rows import read_file
@@ -123,3 +124,15 @@ def test_a_root_reached_through_a_link_is_the_harness_own_and_is_followed(tmp_pa
     (tmp_path / "real" / "notes.txt").write_text("hello\n")
     os.symlink(tmp_path / "real", tmp_path / "root")
     assert read_file(tmp_path / "root", relative_path("notes.txt")) == ["hello"]
+
+
+def test_a_file_the_os_refuses_to_open_is_reported_not_raised(tmp_path: Path) -> None:
+    # A target may chmod what it owns; the suite may run as root, where no mode refuses,
+    # so the refusal the OS would give is handed in as it would come.
+    (tmp_path / "ledger.json").write_text("{}")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        denied = PermissionError(errno.EACCES, "Permission denied")
+        assert _why_not(fd, "ledger.json", "ledger.json", denied) == Unread("not readable", "ledger.json")
+    finally:
+        os.close(fd)
