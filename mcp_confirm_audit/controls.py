@@ -176,10 +176,8 @@ async def run_controls(
 
 def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
     """Declared probes stay; of the candidates, those whose result the honest approval moved."""
-    if run.plan.probes:
-        return run.plan.probes
     moved = {name.split(".", 1)[0].split("[", 1)[0] for name in run.effect}
-    return tuple(spec for spec in run.plan.candidate_probes if spec.name in moved)
+    return (*run.plan.probes, *(spec for spec in run.plan.candidate_probes if spec.name in moved))
 
 
 def _watched(run: _Runner) -> str:

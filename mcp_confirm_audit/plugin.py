@@ -71,6 +71,12 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mcp-confirm-audit", "MCP confirmation security audit")
     for flag, extra, help_text in _OPTIONS:
@@ -198,7 +204,12 @@ class _Audit:
     def _start(self) -> AuditSession:
         """Start the target and discover its tools, or stop the run with one line saying why."""
         try:
-            audit = AuditSession(self.profile, load_catalogue(), self.generation)
+            from .hookspecs import snapshot_probe
+
+            hooked = snapshot_probe(self.config)
+            audit = AuditSession(
+                self.profile, load_catalogue(), self.generation, probes=() if hooked is None else (hooked,)
+            )
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None

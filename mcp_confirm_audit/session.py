@@ -30,6 +30,7 @@ from .errors import TargetError
 from .generation import Generation, generation_for
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from .observation import Observer
+from .oracle.effects import ProbeSpec
 from .oracle.sandbox import Sandbox
 from .profile import Profile
 from .target import reaper
@@ -61,8 +62,17 @@ class Stats:
 
 
 class AuditSession:
-    def __init__(self, profile: Profile, catalogue: Catalogue, generation: Generation | None = None) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        catalogue: Catalogue,
+        generation: Generation | None = None,
+        *,
+        probes: Iterable[ProbeSpec] = (),
+    ) -> None:
         self.profile = profile
+        # Effect probes from outside the profile (a conftest's pytest_mcp_snapshot).
+        self.extra_probes = tuple(probes)
         self.catalogue = catalogue
         self.generation = generation or generation_for(None, None, os.environ)
         self.stats = Stats()
@@ -113,7 +123,10 @@ class AuditSession:
             )
             if info is not None:
                 self.server_info = {"name": info.name, "version": info.version}
-            self.plans = plan_tools(self.tools, self.profile)
+            self.plans = [
+                replace(plan, probes=(*plan.probes, *self.extra_probes))
+                for plan in plan_tools(self.tools, self.profile)
+            ]
             if self.profile.tool is None:
                 self._drop_inert()
         except BaseException:

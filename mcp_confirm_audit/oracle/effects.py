@@ -13,6 +13,7 @@ the engine knows `EffectProbe`, never files, tables or sinks.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ class ProbeEnv(Protocol):
 
 
 class EffectProbe(Protocol):
+    # Read-only, so a frozen dataclass is a probe.
     @property
     def name(self) -> str: ...
 
@@ -118,22 +120,36 @@ def changes(name: str, before: Any, after: Any) -> list[str]:
     """Every place where `after` differs from `before`, named `name.field[3].cell`.
 
     Mappings are compared key by key and lists item by item, so one changed
-    cell of one row is named as that cell, not as the whole table.
+    cell of one row is named as that cell, not as the whole table. Values are
+    compared as JSON sees them: `true` is not `1`, and NaN equals NaN (a
+    value that is "not a number" both times has not changed). The walk keeps
+    its own stack, so a result nested deeper than Python's recursion limit is
+    compared like any other.
     """
     out: list[str] = []
-    _walk(name, before, after, out)
+    pending: list[tuple[str, Any, Any]] = [(name, before, after)]
+    while pending:
+        where, a, b = pending.pop()
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            keys = sorted(set(a) | set(b), key=str)
+            pending.extend((f"{where}.{k}", a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in reversed(keys))
+        elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            pending.extend(
+                (f"{where}[{i}]", a[i] if i < len(a) else _ABSENT, b[i] if i < len(b) else _ABSENT)
+                for i in reversed(range(max(len(a), len(b))))
+            )
+        elif not _same(a, b):
+            out.append(where)
     return out
 
 
-def _walk(where: str, a: Any, b: Any, out: list[str]) -> None:
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        for key in sorted(set(a) | set(b), key=str):
-            _walk(f"{where}.{key}", a.get(key, _ABSENT), b.get(key, _ABSENT), out)
-    elif isinstance(a, list) and isinstance(b, list):
-        for i in range(max(len(a), len(b))):
-            _walk(f"{where}[{i}]", a[i] if i < len(a) else _ABSENT, b[i] if i < len(b) else _ABSENT, out)
-    elif a != b:
-        out.append(where)
+def _same(a: Any, b: Any) -> bool:
+    # bool is an int in Python; in JSON (and to a user) true and 1 are different values.
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b)
 
 
 class _Absent:
@@ -149,26 +165,53 @@ def generalised(path: str) -> str:
     return _INDEX.sub("[*]", path)
 
 
+# A probe path starts with its probe's name: a kind and a colon ("tool:list_jobs",
+# "file:jobs.csv"), or a bare kind ("sink"). A sandbox path starts with its folder ("root/").
+_PROBE_PATH = re.compile(r"[A-Za-z_][\w-]*(?::|$|[.\[#])")
+# Where a probe's name ends and its fields begin. A file's name has a dot of its
+# own ("file:jobs.csv"): its last extension belongs to the name, not to a field.
+_PROBE_NAME = re.compile(r"(?:(?:file|sqlite):(?:[^\[#]*/)?[^/.\[#]*(?:\.[^/.\[#]+)?|[^.\[#]*)(?:#\d+)?")
+_FIELD = re.compile(r"\.([^.\[]+)")
+_BARE = re.compile(r"[^./:\[\]*?]+")
+# A position in a pattern is literal ("[*]" or "[3]"), not a glob character class.
+_PATTERN_INDEX = re.compile(r"\[(\*|\d+)\]")
+
+
 def is_ignored(path: str, patterns: Iterable[str]) -> bool:
     """Whether a change (a probe path or a sandbox entry) is bookkeeping.
 
-    A pattern names a probe path (`tool:get_state.updated_at`, `tool:list_jobs[*].updated_at`),
-    a bare field name that matches that field anywhere in a probe's value (`updated_at`), or a
-    sandbox path or glob, with or without its `root/` (`root/audit.jsonl`, `audit.jsonl`, `logs/*`).
+    A pattern names a probe path (`tool:get_state.updated_at`, `tool:list_jobs[*].updated_at`,
+    and everything below it), a glob over probe paths (`tool:list_jobs[*].meta.*`), a bare
+    field name that matches that field anywhere in a probe's value (`updated_at`), or a path
+    or glob relative to the root (`audit.jsonl`, `root/audit.jsonl`, `logs`, `logs/*`).
+    Nothing outside the root is ever bookkeeping: a write there is what attacks look for.
     """
+    if _PROBE_PATH.match(path):
+        return any(_probe_path_matches(path, pattern) for pattern in patterns)
+    if path != "root" and not path.startswith("root/"):
+        return False
+    inside = path.removeprefix("root").lstrip("/")
+    return any(_root_path_matches(inside, pattern) for pattern in patterns)
+
+
+def _probe_path_matches(path: str, pattern: str) -> bool:
     general = generalised(path)
-    probe = ":" in path.split("/", 1)[0] or path == "sink" or path.startswith(("sink.", "sink["))
-    fields = set(re.findall(r"\.([^.\[\]]+)", general)) if probe else set()
-    for pattern in patterns:
-        if pattern in (path, general):
+    name = _PROBE_NAME.match(general)
+    name_end = name.end() if name else 0
+    if _BARE.fullmatch(pattern) and pattern in _FIELD.findall(general[name_end:]):
+        return True
+    for candidate in (path, general):
+        if candidate == pattern:
             return True
-        if general.startswith((f"{pattern}.", f"{pattern}[")):
+        # Everything below a probe path, but a pattern is never part of a name ("file:ledger").
+        if len(pattern) >= name_end and candidate.startswith((f"{pattern}.", f"{pattern}[")):
             return True
-        if probe:
-            if pattern in fields or fnmatch.fnmatchcase(general, pattern):
-                return True
-            continue
-        for spelled in (pattern, f"root/{pattern}"):
-            if fnmatch.fnmatchcase(path, spelled) or path.startswith(f"{spelled.rstrip('/')}/"):
-                return True
-    return False
+    glob = _PATTERN_INDEX.sub(lambda m: f"[[]{m.group(1)}[]]", pattern)
+    return fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(general, glob)
+
+
+def _root_path_matches(inside: str, pattern: str) -> bool:
+    pattern = pattern.removeprefix("root/").removeprefix("./").rstrip("/")
+    if not pattern:
+        return False
+    return inside == pattern or inside.startswith(f"{pattern}/") or fnmatch.fnmatchcase(inside, pattern)

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import tool_result
+from . import file_rows, hook, sink, sqlite_rows, tool_result
 
-__all__ = ["tool_result"]
+__all__ = ["file_rows", "hook", "sink", "sqlite_rows", "tool_result"]

@@ -201,8 +201,8 @@ def _plan(
     elif guessed and profile.tool is None:
         styles = (*styles, "value")
     probes = tuple(profile.effect)
-    declared = {p.name for p in probes}
-    candidates = () if probes else tuple(p for p in probes_to_try if p.name not in declared)
+    # A profile that says where the effect shows is taken at its word; only zero configuration learns.
+    candidates = () if probes else probes_to_try
     return ToolPlan(
         tool.name,
         path_arg,

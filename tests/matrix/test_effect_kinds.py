@@ -1,0 +1,140 @@
+"""Effects seen elsewhere than a read-only tool: an outbound request, a conftest's hook; worlds kept apart.
+
+The payments server posts a webhook after every payment. Pointed at the
+harness's loopback sink (by `{sink}` in its command, or by a config file the
+profile writes into its root), the sink is the only place a payment shows,
+and a replayed approval is seen as a second request, not inferred from a message.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_payments import PAYMENTS
+
+from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.oracle.effects import ProbeSpec
+from mcp_confirm_audit.profile import Profile, profile_from_mapping
+from mcp_confirm_audit.session import AuditRun, run_audit
+
+
+def _command(*options: str) -> str:
+    return shlex.join([sys.executable, str(PAYMENTS), "--root", "{root}", *options])
+
+
+def _audit(profile: Profile, catalogue: Catalogue, generation: Any, family: str) -> AuditRun:
+    return run_audit(
+        profile, catalogue=catalogue, generation=generation, select=lambda spec: spec.family == family
+    )
+
+
+# Only the sink shows a payment here: list_payments is not named, and a declared effect stops learning.
+SINK_ONLY = {"effect": [{"sink": True}], "tool": "send_payment"}
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        {"command": _command("--webhook", "{sink}/payments")},
+        {"command": _command(), "files": {"config.yaml": "webhook_url: {sink}/payments\n"}},
+    ],
+    ids=["placeholder-in-command", "config-file-in-root"],
+)
+def test_a_replayed_approval_is_seen_as_a_second_request_at_the_sink(
+    catalogue: Catalogue, generation: Any, how: dict[str, Any]
+) -> None:
+    flawed = {**how, "command": how["command"] + " --flaw no-ledger"}
+    profile = profile_from_mapping({**SINK_ONLY, **flawed}, source="test")
+    run = _audit(profile, catalogue, generation, "replay")
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed, approve.detail
+    assert "sink[0]" in approve.detail, approve.detail
+    replay = run.by_id()["MCA-REPLAY-001"]
+    assert replay.verdict is Verdict.VULNERABLE, replay.evidence
+    assert all(path.startswith("sink[") for path in replay.effect.observed), replay.effect
+
+
+def test_the_careful_server_sends_nothing_to_the_sink_for_a_refused_replay(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    profile = profile_from_mapping({**SINK_ONLY, "command": _command("--webhook", "{sink}/p")}, source="t")
+    run = _audit(profile, catalogue, generation, "replay")
+    assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}
+
+
+def test_process_isolation_gives_every_attack_a_fresh_target_and_root(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    profile = Profile(command=_command("--log-into-root"), isolation="process", call_timeout=10.0)
+    run = _audit(profile, catalogue, generation, "replay")
+    # One for the controls, then one per attack: a world that carried over could not leak in.
+    assert run.processes_started == 1 + len(run.results)
+    assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}
+
+
+def test_an_effect_probe_from_outside_the_profile_is_compared_like_any_other(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    # What a conftest's pytest_mcp_snapshot gives the session: here, the payments as the sink saw them.
+    seen: list[Any] = []
+
+    def snapshot(root: Path) -> Any:
+        seen.append(root)
+        return sorted(p.name for p in root.iterdir())
+
+    hooked = ProbeSpec("hook", "hook:pytest_mcp_snapshot", {"call": snapshot})
+    from mcp_confirm_audit.session import AuditSession
+
+    session = AuditSession(
+        Profile(command=_command("--log-into-root"), call_timeout=10.0),
+        catalogue,
+        generation,
+        probes=[hooked],
+    )
+    session.start([])
+    try:
+        outcome = session.controls("send_payment")
+    finally:
+        session.close()
+    assert hooked in outcome.probes
+    assert seen, "the hook was never called"
+
+
+HOOKED_CONFTEST = """
+def pytest_mcp_snapshot(root, config):
+    # Every call is noted beside the test, so the test can see the plugin made them.
+    with open(config.rootpath / "hook-calls.txt", "a") as calls:
+        calls.write(str(root) + "\\n")
+    # What an inventory system outside the server would report: every file under the root.
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+"""
+REFERENCE = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+
+
+def test_a_conftest_hook_is_an_effect_probe_the_plugin_calls_around_every_attack(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(HOOKED_CONFTEST)
+    report = pytester.path / "out"
+    result = pytester.runpytest_subprocess(
+        "--mcp-target",
+        shlex.join([sys.executable, str(REFERENCE), "--root", "{root}", "--flaw", "no-ledger"]),
+        "-k",
+        "REPLAY-001",
+        "--mcp-report-dir",
+        str(report),
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
+    calls = (pytester.path / "hook-calls.txt").read_text().splitlines()
+    assert len(calls) >= 4, calls  # around the approve control, and around the attack
+    (finding,) = json.loads((report / "audit.json").read_text())["results"]
+    assert finding["verdict"] == "vulnerable"
+    assert any(path.startswith("hook:pytest_mcp_snapshot") for path in finding["effect"]["observed"]), finding
