@@ -72,22 +72,33 @@ def field_of(value: Any, dotted: str) -> Any:
     return current
 
 
-def varied(value: Any, variant: int) -> Any:
-    """The same kind of value, changed: what makes another action of the same tool."""
-    if variant == 0 or isinstance(value, bool):
+def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None) -> Any:
+    """The same kind of value, changed, and still valid for its schema: what makes another action."""
+    prop = schema or {}
+    if variant == 0 or isinstance(value, bool) or "const" in prop:
         return value
-    if isinstance(value, int):
-        return value + variant
-    if isinstance(value, float):
-        return value + variant
+    for listed in ("enum", "examples"):
+        options = prop.get(listed)
+        if isinstance(options, list) and value in options and len(options) > 1:
+            return options[(options.index(value) + variant) % len(options)]
+    if isinstance(prop.get("enum"), list):
+        return value
+    if isinstance(value, int | float):
+        most = prop.get("maximum")
+        return (
+            value - variant if isinstance(most, int | float) and value + variant > most else value + variant
+        )
     if isinstance(value, str) and value and not _PLACEHOLDER.search(value):
         return f"{value}-{variant}"
     return value
 
 
-def varied_args(args: Mapping[str, Any], variant: int) -> dict[str, Any]:
+def varied_args(
+    args: Mapping[str, Any], variant: int, schema: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Every plain value changed (saved handles and placeholders are left alone)."""
-    return {k: varied(v, variant) for k, v in args.items()}
+    props = (schema or {}).get("properties") or {}
+    return {k: varied(v, variant, props.get(k)) for k, v in args.items()}
 
 
 Call = Callable[[str, str, Mapping[str, Any]], Awaitable[Response]]
@@ -101,15 +112,18 @@ async def prepare(
     values: Mapping[str, Any],
     *,
     variant: int = 0,
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Instance:
     """Run the setup calls, save what they name, and render the gated call's arguments.
 
     `variant` > 0 makes another action of the same tool: the setup calls (or,
-    without setup, the arguments themselves) with every plain value changed.
+    without setup, the arguments themselves) with every plain value changed,
+    each within its tool's input schema (`schemas`, by tool name).
     """
+    schemas = schemas or {}
     saved: dict[str, Any] = dict(values)
     for number, step in enumerate(setup, start=1):
-        args = render(varied_args(step.args, variant), saved)
+        args = render(varied_args(step.args, variant, schemas.get(step.tool)), saved)
         response = await call(f"setup {number}: {step.tool}", step.tool, args)
         if response.outcome is not Outcome.COMPLETE:
             raise SetupFailed(
@@ -125,7 +139,7 @@ async def prepare(
                     f"setup call {number} ({step.tool}) returned no field {dotted!r} to save as {name!r} "
                     f"(it returned {json.dumps(result, default=str)[:200]}); fix save: in the profile"
                 ) from None
-    arguments = render(template if setup else varied_args(template, variant), saved)
+    arguments = render(template if setup else varied_args(template, variant, schemas.get(tool)), saved)
     handles = [str(saved[k]) for k in saved if k not in values]
     label = handles[0] if handles else tool
     return Instance(arguments, label, {k: v for k, v in saved.items() if k not in values})

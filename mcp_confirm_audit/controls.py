@@ -177,7 +177,18 @@ async def run_controls(
 def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
     """Declared probes stay; of the candidates, those whose result the honest approval moved."""
     moved = {name.split(".", 1)[0].split("[", 1)[0] for name in run.effect}
-    return (*run.plan.probes, *(spec for spec in run.plan.candidate_probes if spec.name in moved))
+    learned = [spec for spec in run.plan.candidate_probes if spec.name in moved]
+    # A structured file in the root that the action changed is read by rows and cells, so a
+    # finding names the cell ("file:jobs.csv[2].status"), not only the file.
+    named = {spec.name for spec in run.plan.probes}
+    for path in sorted(run.effect):
+        inside = path.removeprefix("root/")
+        if path.startswith("root/") and inside.endswith(_STRUCTURED) and f"file:{inside}" not in named:
+            learned.append(ProbeSpec("file", f"file:{inside}", {"path": inside}))
+    return (*run.plan.probes, *learned)
+
+
+_STRUCTURED = (".csv", ".json", ".jsonl", ".yaml", ".yml")
 
 
 def _watched(run: _Runner) -> str:

@@ -217,6 +217,10 @@ class SingleUse:
     # have acted), "refused" (a decline may win the race), or "fail-closed" (an
     # honest redemption on another replica was refused).
     if_none_taken: str = "inconclusive"
+    # "restorer": the victim file was put back after every effect, so the disk
+    # shows nothing of the race; "probes": an action that names no file, whose
+    # one honest effect stays, so the count above is the judge, not the diff.
+    counted_by: str = "restorer"
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,8 +69,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
     # In a race the probes' changes are what `single_use` counts: one honest
     # payment is the approval working, two are the finding.
-    counted_apart = transcript.single_use is not None
-    if effect.happened and not (counted_apart and not (effect.removed or effect.changed)):
+    counted_apart = transcript.single_use is not None and transcript.single_use.counted_by == "probes"
+    if effect.happened and not counted_apart:
         touched = [*effect.removed, *effect.changed]
         lost = ", ".join([*touched, *effect.observed][:4])
         if transcript.changed_in_place and set(touched) <= set(transcript.changed_in_place):

@@ -75,7 +75,8 @@ async def redeem_together(
     for failure in restorer.failures:
         attack.setup_failed(failure)
     pairs = [(exchange, replay_on[_process(conn)]) for exchange, conn in racing]
-    attack.single_use(pairs, taken_racing, taken, if_none_taken)
+    counted_by = "restorer" if isinstance(victim, Path) else "probes"
+    attack.single_use(pairs, taken_racing, taken, if_none_taken, counted_by)
 
 
 class _Counter:

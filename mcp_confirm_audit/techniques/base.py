@@ -193,7 +193,10 @@ class Attack:
             return exchange.response
 
         template = self.plan.arguments(self._values)
-        return await prepare(call, self.plan.name, self.plan.setup, template, self._values, variant=variant)
+        schemas = {t.name: t.input_schema for t in self.tools}
+        return await prepare(
+            call, self.plan.name, self.plan.setup, template, self._values, variant=variant, schemas=schemas
+        )
 
     def file_only(self) -> bool:
         """True for a file action; else the attack is not applicable, saying why."""
@@ -399,6 +402,7 @@ class Attack:
         taken_racing: int,
         taken: int,
         if_none_taken: str = "inconclusive",
+        counted_by: str = "restorer",
     ) -> None:
         """Record redemptions of one approval of which at most one may act; the verdict judges them.
 
@@ -407,7 +411,7 @@ class Attack:
         index = {id(e): i for i, e in enumerate(self._exchanges)}
         racing = tuple(index[id(redemption)] for redemption, _ in pairs)
         replays = tuple(index[id(replay)] for _, replay in pairs)
-        self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken)
+        self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
 
     def setup_failed(self, reason: str) -> None:
         self._setup_failure = self._setup_failure or reason

@@ -19,7 +19,9 @@ async def fabricated_approval(attack: Attack, params: Mapping[str, Any]) -> None
     victim = attack.victim
     # Learn the question's key and form from a question about another file;
     # the victim itself is never asked about, so no state for it exists.
-    decoy = await attack.another("decoy")
+    # An action that names no file is asked about itself: an agent that saw the question
+    # and then answers it without its state is the same attack.
+    decoy = await attack.another("decoy") if attack.names_file else victim
     if decoy is None:
         return
     learned = await attack.ask(decoy, label="learn the form's key from a question about another file")

@@ -63,6 +63,8 @@ def assert_careful(run: AuditRun) -> None:
         elif result.family in NOT_CONFIGURED:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
+        elif result.id == "MCA-XTARGET-004" and result.verdict is Verdict.NOT_APPLICABLE:
+            assert "no other tool" in result.reason  # a server with one tool
         elif result.id == "MCA-FORGE-020":
             assert (result.verdict, result.reason) == (Verdict.NOT_APPLICABLE, result.reason)
             assert "opaque" in result.reason
@@ -148,3 +150,45 @@ def _fields(profile: Profile) -> dict[str, Any]:
 
 def _family(name: str) -> Callable[[Any], bool]:
     return lambda spec: spec.family == name
+
+
+JOBS = TARGETS / "jobs" / "server.py"
+
+
+@pytest.fixture(scope="session")
+def audit_jobs(catalogue: Catalogue, generation: Any) -> AuditFn:
+    def audit(*options: str) -> AuditRun:
+        command = shlex.join([sys.executable, str(JOBS), "--root", "{root}", *options])
+        return run_audit(
+            Profile(command=command, call_timeout=10.0), catalogue=catalogue, generation=generation
+        )
+
+    return audit
+
+
+def test_a_job_tracker_whose_only_effect_is_a_csv_cell_is_audited_with_no_profile(
+    audit_jobs: AuditFn,
+) -> None:
+    # No tool shows the change: the file in the root does, and a finding names its row and cell.
+    run = audit_jobs()
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert "root/jobs.csv" in approve.detail
+    bookkeeping = next(c for c in run.controls if c.name == "bookkeeping")
+    assert "root/jobs.log" in bookkeeping.detail
+    assert_careful(run)
+
+
+@pytest.mark.parametrize(
+    ("flaw", "families", "expected"),
+    [
+        ("decline-acts", "consent", {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}),
+        ("no-ledger", ("replay", "double-spend"), {f"MCA-REPLAY-00{n}": V for n in (1, 2, 3)}),
+    ],
+)
+def test_each_job_tracker_flaw_is_caught_and_named_by_its_cell(
+    audit_jobs: AuditFn, flaw: str, families: Any, expected: dict[str, Verdict]
+) -> None:
+    run = audit_jobs("--flaw", flaw)
+    assert_caught_and_nothing_else(run, families, expected)
+    first = run.by_id()[next(iter(expected))]
+    assert "file:jobs.csv[0].revision" in first.effect.observed, first.effect

@@ -1,0 +1,114 @@
+"""Reference MCP server: a job tracker kept in a CSV file in its root, one status change per confirmation.
+
+    python targets/jobs/server.py --root DIR [--flaw decline-acts] [--flaw no-ledger]
+
+The confirmed action edits one cell of one row of ROOT/jobs.csv (and bumps the
+row's revision); no tool shows it, so the file is the only place it can be
+seen. Every call is also logged to ROOT/jobs.log, which is bookkeeping. The
+question quotes the job's title and the new status in a code span; the answer
+is a one-field form; the request state is the SDK's sealed state around a
+nonce spent on first use.
+
+Flaws (each removes one defence):
+  decline-acts   a declined or cancelled question changes the status anyway
+  no-ledger      the nonce is never spent: one approval changes the row again
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.request_state import RequestStateSecurity
+from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from pydantic import Field
+
+FIELDS = ("id", "title", "status", "revision")
+SEED = [("J1", "Ship the release notes", "todo"), ("J2", "Rotate the signing key", "todo")]
+Status = Literal["done", "todo", "blocked"]
+
+
+def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MCPServer:
+    table = Path(root) / "jobs.csv"
+    log = Path(root) / "jobs.log"
+    if not table.exists():
+        _write(table, [{"id": i, "title": t, "status": s, "revision": "1"} for i, t, s in SEED])
+    issued: set[str] = set()
+    server = MCPServer("jobs-reference", request_state_security=RequestStateSecurity.ephemeral(ttl=300))
+
+    def note(**entry: object) -> None:
+        with log.open("a") as out:
+            out.write(json.dumps(entry) + "\n")
+
+    @server.tool()
+    async def set_status(
+        job_id: Annotated[str, Field(description="The job's id, as in jobs.csv", examples=["J1"])],
+        status: Status,
+        ctx: Context,
+    ) -> str | InputRequiredResult:
+        """Change one job's status, after the user confirms."""
+        note(tool="set_status", job=job_id, answered=bool(ctx.input_responses))
+        rows = _read(table)
+        row = next((r for r in rows if r["id"] == job_id), None)
+        if row is None:
+            raise ToolError(f"no job {job_id!r} in jobs.csv")
+        answer = (ctx.input_responses or {}).get("change")
+        if answer is None:
+            nonce = secrets.token_hex(16)
+            issued.add(nonce)
+            fence = "`" * (max((len(run) for run in row["title"].split("`")[1::2]), default=0) + 1)
+            question = f"Set job {row['id']} ({fence}{row['title']}{fence}) to `{status}`?"
+            form = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+            request = ElicitRequest(
+                params=ElicitRequestFormParams(mode="form", message=question, requested_schema=form)
+            )
+            return InputRequiredResult(input_requests={"change": request}, request_state=nonce)
+        if ctx.request_state is None or ctx.request_state not in issued:
+            raise ToolError("that confirmation is unknown or already used")
+        if "no-ledger" not in flaws:
+            issued.discard(ctx.request_state)
+        if not isinstance(answer, ElicitResult):
+            raise ToolError("the answer is not an elicitation result")
+        declined = answer.action != "accept" or (answer.content or {}).get("yes") is not True
+        if declined and not ("decline-acts" in flaws and answer.action != "accept"):
+            return "Left unchanged."
+        row["status"], row["revision"] = status, str(int(row["revision"]) + 1)
+        _write(table, rows)
+        return f"Job {row['id']} is now {status}."
+
+    return server
+
+
+def _read(table: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(table.read_text())))
+
+
+def _write(table: Path, rows: list[dict[str, str]]) -> None:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+    # Replaced whole, as spreadsheets and most trackers save: a new inode every time.
+    tmp = table.with_suffix(".tmp")
+    tmp.write_text(out.getvalue())
+    os.replace(tmp, table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--flaw", action="append", default=[], choices=["decline-acts", "no-ledger"])
+    args = parser.parse_args()
+    build_server(args.root, flaws=frozenset(args.flaw)).run()
+
+
+if __name__ == "__main__":
+    main()
