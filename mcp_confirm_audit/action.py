@@ -113,17 +113,20 @@ async def prepare(
     *,
     variant: int = 0,
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> Instance:
     """Run the setup calls, save what they name, and render the gated call's arguments.
 
     `variant` > 0 makes another action of the same tool: the setup calls (or,
     without setup, the arguments themselves) with every plain value changed,
-    each within its tool's input schema (`schemas`, by tool name).
+    each within its tool's input schema (`schemas`, by tool name). `overrides`
+    sets arguments of setup calls by their index (a hostile memo staged first).
     """
     schemas = schemas or {}
     saved: dict[str, Any] = dict(values)
     for number, step in enumerate(setup, start=1):
         args = render(varied_args(step.args, variant, schemas.get(step.tool)), saved)
+        args.update((overrides or {}).get(number - 1, {}))
         response = await call(f"setup {number}: {step.tool}", step.tool, args)
         if response.outcome is not Outcome.COMPLETE:
             raise SetupFailed(

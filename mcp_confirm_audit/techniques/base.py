@@ -183,7 +183,20 @@ class Attack:
             self.setup_failed(str(exc))
             return None
 
-    async def _new_instance(self, variant: int, connection: Connection | None = None) -> Instance:
+    async def staged_with(self, step: int, argument: str, value: Any) -> Instance | None:
+        """A new use of the action whose setup call `step` got `argument=value` (what the question shows)."""
+        try:
+            return await self._new_instance(0, None, {step: {argument: value}})
+        except SetupFailed as exc:
+            self.note(f"staging a value failed: {exc}")
+            return None
+
+    async def _new_instance(
+        self,
+        variant: int,
+        connection: Connection | None = None,
+        overrides: Mapping[int, Mapping[str, Any]] | None = None,
+    ) -> Instance:
         conn = connection or self.primary
         self._track(conn)
 
@@ -195,7 +208,14 @@ class Attack:
         template = self.plan.arguments(self._values)
         schemas = {t.name: t.input_schema for t in self.tools}
         return await prepare(
-            call, self.plan.name, self.plan.setup, template, self._values, variant=variant, schemas=schemas
+            call,
+            self.plan.name,
+            self.plan.setup,
+            template,
+            self._values,
+            variant=variant,
+            schemas=schemas,
+            overrides=overrides,
         )
 
     def file_only(self) -> bool:

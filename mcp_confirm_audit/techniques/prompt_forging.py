@@ -151,43 +151,64 @@ async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str)
     if attack.failed:
         return
     baseline = _message(first)
-    shown = [k for k, v in victim.arguments.items() if isinstance(v, str) and v and v in baseline]
+    # Where the question's text comes from: the gated call's own strings, else (a handle)
+    # the strings its setup call staged, which the question quotes back.
+    handles = {str(v) for v in victim.saved.values()}
+    shown: list[tuple[int | None, str, str]] = [
+        (None, k, v)
+        for k, v in victim.arguments.items()
+        if isinstance(v, str) and v and v in baseline and v not in handles  # a handle is a lookup, not text
+    ]
+    for index, step in enumerate(attack.plan.setup):
+        shown += [(index, k, v) for k, v in step.args.items() if isinstance(v, str) and v and v in baseline]
+    shown.sort(key=lambda where: where[0] is not None)
     if not shown:
         attack.not_applicable(
-            f"no string argument of {attack.plan.name!r} reaches the question (none of their values is in it)"
+            f"no string argument of {attack.plan.name!r} or its setup reaches the question "
+            "(none of their values is in it)"
         )
         return
-    attack.note(f"hostile strings go into {', '.join(map(repr, shown))}, which the question shows")
+    names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
+    attack.note(f"hostile strings go into {names}, which the question shows")
     await attack.start_attack()
     probe = _ArgumentProbe(attack, victim, shown[0], kind, baseline)
     if kind in ("form-secrets", "form-nesting", "names-target"):
         await probe.form(kind)
         return
-    for argument in shown[1:]:
+    for where in shown[1:]:
         # Every argument the question shows gets the named examples; the search runs on the first.
-        other = _ArgumentProbe(attack, victim, argument, kind, baseline)
+        other = _ArgumentProbe(attack, victim, where, kind, baseline)
         for example in params.get("examples") or ():
-            other.record(f"named example in {argument!r}", example, await other.check(example))
+            other.record(f"named example in {where[1]!r}", example, await other.check(example))
     await _hostile_names(attack, params, probe)
 
 
 class _ArgumentProbe(_Probe):
-    """Asks about one use of the action with one string argument set to the hostile text."""
+    """Asks about one use of the action with one string (its own, or staged by setup) set to the hostile text."""
 
-    def __init__(self, attack: Attack, victim: Instance, argument: str, kind: str, baseline: str) -> None:
-        super().__init__(
-            attack, attack.case.directory, kind, baseline.replace(str(victim.arguments[argument]), "")
-        )
-        self.victim, self.argument = victim, argument
+    def __init__(
+        self, attack: Attack, victim: Instance, where: tuple[int | None, str, str], kind: str, baseline: str
+    ) -> None:
+        super().__init__(attack, attack.case.directory, kind, baseline.replace(where[2], ""))
+        self.victim, (self.step, self.argument, _) = victim, where
+
+    async def subject(self, value: str) -> Instance | None:
+        if self.step is None:
+            return replace(self.victim, arguments={**self.victim.arguments, self.argument: value})
+        return await self.attack.staged_with(self.step, self.argument, value)
 
     async def ask(self, name: str) -> str | None:
-        subject = replace(self.victim, arguments={**self.victim.arguments, self.argument: name})
+        subject = await self.subject(name)
+        if subject is None:
+            return None
         response = await self.attack.call(f"ask with a hostile {self.argument!r} ({self.kind})", subject)
         return _message(response) if response.outcome is Outcome.INPUT_REQUIRED else None
 
     async def form(self, kind: str) -> None:
         plain = f"plain-{self.argument}-value"
-        subject = replace(self.victim, arguments={**self.victim.arguments, self.argument: plain})
+        subject = await self.subject(plain)
+        if subject is None:
+            return
         response = await self.attack.call(f"ask with another plain {self.argument!r}", subject)
         if response.outcome is not Outcome.INPUT_REQUIRED:
             return

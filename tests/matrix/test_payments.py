@@ -192,3 +192,15 @@ def test_each_job_tracker_flaw_is_caught_and_named_by_its_cell(
     assert_caught_and_nothing_else(run, families, expected)
     first = run.by_id()[next(iter(expected))]
     assert "file:jobs.csv[0].revision" in first.effect.observed, first.effect
+
+
+def test_hostile_text_staged_by_the_setup_call_reaches_the_question_about_its_handle(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    # execute_transfer takes only a handle; the question quotes the memo create_transfer staged.
+    shipped = load_profile(TARGETS / "payments-handle.yaml")
+    profile = Profile(**{**_fields(shipped), "command": f"{shipped.command} --flaw unescaped-memo"})
+    run = run_audit(profile, catalogue=catalogue, generation=generation, select=_family("prompt-forging"))
+    line_breaks = run.by_id()["MCA-PROMPT-001"]
+    assert line_breaks.verdict is Verdict.VULNERABLE, line_breaks.evidence
+    assert "create_transfer's 'memo'" in " ".join(line_breaks.evidence)
