@@ -32,6 +32,15 @@ def test_the_root_placeholder_is_substituted(tmp_path: Path) -> None:
         ("command: srv {root}\ncolour: blue\n", "unknown key 'colour'"),
         ("command: srv {root}\npaths: sideways\n", "'paths' must be one of"),
         ("command: srv {root}\ncall_timeout: -1\n", "positive number of seconds"),
+        # The action's keys: one line each, saying what the key takes.
+        ("command: srv {root}\nsetup: {tool: a}\n", "'setup' must be a list of calls"),
+        ("command: srv {root}\nsetup: [{args: {}}]\n", "setup call 1 must be a mapping with 'tool:'"),
+        ("command: srv {root}\nsetup: [{tool: a, keep: x}]\n", "setup call 1: unknown key 'keep'"),
+        ("command: srv {root}\nsetup: [{tool: a, save: {1x: id}}]\n", "'save' must map a NAME"),
+        ("command: srv {root}\nargs: [a]\n", "'args' must be a mapping"),
+        ("command: srv {root}\nfiles: {../x: y}\n", "must be a path inside the root"),
+        ("command: srv {root}\nisolation: thread\n", "'isolation' must be one of run, process"),
+        ("command: srv {root}\neffect: [{printer: true}]\n", "effect"),
     ],
 )
 def test_a_bad_profile_names_the_problem(tmp_path: Path, text: str, message: str) -> None:

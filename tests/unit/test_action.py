@@ -1,0 +1,68 @@
+"""Arguments for an action the harness has no reason to choose: schema-valid, harmless, and varied validly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_confirm_audit.action import field_of, render, varied_args
+from mcp_confirm_audit.target.discovery import filler
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        ({"type": "integer"}, 1),  # never 0: "amount must be positive" refuses before it asks
+        ({"type": "integer", "minimum": 5}, 5),
+        ({"type": "integer", "exclusiveMinimum": 0}, 1),
+        ({"type": "number", "maximum": 0.5}, 0.5),
+        ({"type": "integer", "minimum": 3, "multipleOf": 5}, 5),
+        ({"type": "string", "enum": ["done", "todo"]}, "done"),
+        ({"type": "string", "examples": ["J1"]}, "J1"),
+        ({"const": "v1"}, "v1"),
+        ({"type": "string", "default": "x"}, "x"),
+        ({"type": "string", "format": "email"}, "audit@example.com"),
+        ({"type": "string", "minLength": 20}, "mcp-confirm-auditxxx"),
+        ({"type": "string", "maxLength": 3}, "mcp"),
+        ({"anyOf": [{"type": "null"}, {"type": "integer"}]}, 1),
+        ({"type": "array", "items": {"type": "integer"}, "minItems": 2}, [1, 1]),
+        ({"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"]}, {"a": False}),
+    ],
+)
+def test_a_filler_is_the_harmless_value_the_schema_allows(schema: dict[str, Any], value: Any) -> None:
+    assert filler(schema) == value
+
+
+def test_another_action_changes_every_plain_value_and_stays_inside_the_schema() -> None:
+    schema = {
+        "properties": {
+            "status": {"enum": ["done", "todo"]},
+            "amount": {"type": "integer", "maximum": 5},
+            "kind": {"const": "wire"},
+        }
+    }
+    args = {"status": "done", "amount": 5, "kind": "wire", "memo": "rent", "id": "{transfer}"}
+    assert varied_args(args, 1, schema) == {
+        "status": "todo",
+        "amount": 4,
+        "kind": "wire",
+        "memo": "rent-1",
+        "id": "{transfer}",
+    }
+
+
+def test_a_saved_value_keeps_its_type_where_it_is_the_whole_template() -> None:
+    saved = {"transfer": 42, "who": "acme"}
+    assert render({"id": "{transfer}", "note": "to {who}", "keep": "{unknown}"}, saved) == {
+        "id": 42,
+        "note": "to acme",
+        "keep": "{unknown}",
+    }
+
+
+def test_a_dotted_field_reaches_into_nested_results_and_names_what_is_missing() -> None:
+    result = {"transfer": {"ids": ["t-1"]}}
+    assert field_of(result, "transfer.ids.0") == "t-1"
+    with pytest.raises(KeyError, match="id"):
+        field_of(result, "transfer.id")

@@ -1,0 +1,90 @@
+"""An action that names no file: its effect is what the probes saw change, less the target's bookkeeping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from test_verdict import DONE, OK, SPEC, TOOL_ERROR, TREE, exchange
+from verdict_records import attack_spec
+
+from mcp_confirm_audit.models import FileIdentity, Layer, SingleUse, Transcript, TreeSnapshot, Verdict
+from mcp_confirm_audit.oracle.effects import UNOBSERVED
+from mcp_confirm_audit.verdict import judge
+
+NO_PAYMENTS = {"tool:list_payments": {"payments": []}}
+ONE_PAYMENT = {"tool:list_payments": {"payments": [{"id": 1, "amount_cents": 500}]}}
+LOG_GREW = TreeSnapshot({**TREE.entries, "root/audit.jsonl": FileIdentity("file", 1, 12, 99, 200)})
+WITH_LOG = TreeSnapshot({**TREE.entries, "root/audit.jsonl": FileIdentity("file", 1, 12, 10, 100)})
+
+
+def paid(before: Any, after: Any, **kw: Any) -> Transcript:
+    tree_before, tree_after = kw.pop("trees", (TREE, TREE))
+    return Transcript(
+        "MCA-TEST-001",
+        "send_payment",
+        OK,
+        (exchange(kw.pop("response", TOOL_ERROR)),),
+        tree_before,
+        tree_after,
+        observed_before=before,
+        observed_after=after,
+        **kw,
+    )
+
+
+def test_a_new_payment_in_a_read_only_tool_is_vulnerable_whatever_the_target_said() -> None:
+    result = judge(SPEC, paid(NO_PAYMENTS, ONE_PAYMENT, response=TOOL_ERROR))
+    assert (result.verdict, result.layer) == (Verdict.VULNERABLE, Layer.NONE)
+    assert result.effect.observed == ("tool:list_payments.payments[0]",)
+    assert "effect seen: tool:list_payments.payments[0]" in result.evidence
+
+
+def test_a_log_that_grew_is_bookkeeping_named_in_the_result_but_never_an_effect() -> None:
+    result = judge(
+        SPEC, paid(NO_PAYMENTS, NO_PAYMENTS, trees=(WITH_LOG, LOG_GREW), bookkeeping=("root/audit.jsonl",))
+    )
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert result.effect.ignored == ("root/audit.jsonl",)
+
+
+def test_the_same_log_is_an_effect_when_nothing_said_it_was_bookkeeping() -> None:
+    result = judge(SPEC, paid(NO_PAYMENTS, NO_PAYMENTS, trees=(WITH_LOG, LOG_GREW)))
+    assert result.verdict is Verdict.VULNERABLE
+
+
+def test_a_field_that_moves_on_every_look_is_left_out_by_its_name_anywhere() -> None:
+    before = {"tool:get_state": {"updated_at": 1, "arm": {"angle": 10}}}
+    after = {"tool:get_state": {"updated_at": 2, "arm": {"angle": 10}}}
+    result = judge(SPEC, paid(before, after, bookkeeping=("updated_at",)))
+    assert result.verdict is Verdict.REFUSED
+    assert result.effect.ignored == ("tool:get_state.updated_at",)
+
+
+def test_a_probe_that_could_not_look_is_never_taken_for_an_effect() -> None:
+    # The target stopped answering: its read-only tool failing after is a crash, not a payment.
+    after = {"tool:list_payments": {UNOBSERVED: "no answer within 5s"}}
+    result = judge(SPEC, paid(NO_PAYMENTS, after, response=DONE))
+    assert result.verdict is Verdict.REFUSED
+    assert result.effect.observed == ()
+
+
+def test_a_race_on_an_action_counts_payments_instead_of_calling_the_one_honest_payment_an_effect() -> None:
+    race = attack_spec("double-spend")
+    exchanges = (exchange(DONE), exchange(TOOL_ERROR), exchange(TOOL_ERROR), exchange(TOOL_ERROR))
+    once = SingleUse((0, 1), (2, 3), taken_racing=1, taken=1, counted_by="probes")
+    record = Transcript(
+        "MCA-TEST-001",
+        "send_payment",
+        OK,
+        exchanges,
+        TREE,
+        TREE,
+        single_use=once,
+        observed_before=NO_PAYMENTS,
+        observed_after=ONE_PAYMENT,
+    )
+    assert judge(race, record).verdict is Verdict.REFUSED
+    twice = SingleUse((0, 1), (2, 3), taken_racing=2, taken=2, counted_by="probes")
+    from dataclasses import replace
+
+    assert judge(race, replace(record, single_use=twice)).verdict is Verdict.VULNERABLE
