@@ -138,3 +138,58 @@ def test_a_conftest_hook_is_an_effect_probe_the_plugin_calls_around_every_attack
     (finding,) = json.loads((report / "audit.json").read_text())["results"]
     assert finding["verdict"] == "vulnerable"
     assert any(path.startswith("hook:pytest_mcp_snapshot") for path in finding["effect"]["observed"]), finding
+
+
+OPAQUE_SERVER = '''
+import secrets
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+server = MCPServer("opaque")
+ACCOUNTS = {"ACC-7731"}
+
+
+def ask(what: str) -> InputRequiredResult:
+    form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    request = ElicitRequest(params=ElicitRequestFormParams(mode="form", message=what, requested_schema=form))
+    return InputRequiredResult(input_requests={"q": request}, request_state=secrets.token_hex(8))
+
+
+@server.tool()
+async def close_account(account: str, ctx: Context) -> str | InputRequiredResult:
+    """Close an account (only real account numbers)."""
+    if account not in ACCOUNTS:
+        raise ToolError(f"unknown account {account!r}; accounts look like ACC-0000")
+    return "closed" if ctx.input_responses else ask(f"Close {account}?")
+
+
+@server.tool()
+async def archive_everything(ctx: Context) -> str | InputRequiredResult:
+    """Archive everything, somewhere the harness cannot see."""
+    return "archived" if ctx.input_responses else ask("Archive everything?")
+
+
+server.run()
+'''
+
+
+def test_a_tool_that_refuses_the_harness_arguments_or_shows_no_effect_says_which_profile_key_fixes_it(
+    catalogue: Catalogue, generation: Any, tmp_path: Path
+) -> None:
+    script = tmp_path / "opaque.py"
+    script.write_text(OPAQUE_SERVER)
+    profile = Profile(command=shlex.join([sys.executable, str(script), "{root}"]), call_timeout=10.0)
+    run = _audit(profile, catalogue, generation, "replay")
+    approve = {c.tool: c for c in run.controls if c.name == "approve"}
+    refused = approve["close_account"]
+    assert not refused.passed
+    # The server's own words, and the key that fixes it.
+    assert "unknown account 'mcp-confirm-audit'; accounts look like ACC-0000" in refused.detail
+    assert "set args: in the profile" in refused.detail
+    unseen = approve["archive_everything"]
+    assert not unseen.passed
+    assert "no effect was seen in the sandbox" in unseen.detail
+    assert "effect: in a profile" in unseen.detail
+    # Neither can be judged: every attack on them is inconclusive, never refused.
+    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
