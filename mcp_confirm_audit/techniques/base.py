@@ -267,15 +267,25 @@ class Attack:
 
     async def other_connection(self) -> Connection:
         """A second process of the same target, on the same sandbox."""
-        return await self._open_other()
+        other = await self._open_other()
+        self._track(other)
+        return other
 
     async def peer(self, get: Callable[[], Awaitable[Any]]) -> Any:
-        """`await attack.peer(attack.peers.replicas)`: the connections, or None (not applicable, with why)."""
+        """`await attack.peer(attack.peers.replicas)`: the connections, or None (not applicable, with why).
+
+        Every process it returns is watched from the start of the attack proper: a payment made
+        on a replica shows only in that replica's read-only tool.
+        """
         try:
-            return await get()
+            found = await get()
         except Unavailable as exc:
             self.not_applicable(str(exc))
             return None
+        for item in found if isinstance(found, list | tuple) else [found]:
+            if isinstance(item, Connection):
+                self._track(item)
+        return found
 
     async def call(
         self,

@@ -204,3 +204,29 @@ def test_hostile_text_staged_by_the_setup_call_reaches_the_question_about_its_ha
     line_breaks = run.by_id()["MCA-PROMPT-001"]
     assert line_breaks.verdict is Verdict.VULNERABLE, line_breaks.evidence
     assert "create_transfer's 'memo'" in " ".join(line_breaks.evidence)
+
+
+REPLICATED = {"replicas": 2, "shared_key_env": "PAYMENTS_KEY", "ttl_flag": "--ttl-seconds {ttl}", "ttl": 1.0}
+SHARED = ("--key-env", "PAYMENTS_KEY", "--ledger", "sqlite:{root}/../ledger.db")
+
+
+@pytest.mark.parametrize(
+    ("flaw", "expected"),
+    [
+        ((), Verdict.REFUSED),
+        # The shared ledger's absence shows on the replica that paid twice, through its own list_payments.
+        (("--flaw", "no-ledger"), Verdict.VULNERABLE),
+    ],
+    ids=["careful", "no-ledger"],
+)
+def test_replicas_sharing_a_key_and_a_ledger_pay_once_across_processes(
+    audit_payments: AuditFn, flaw: tuple[str, ...], expected: Verdict
+) -> None:
+    run = audit_payments(*SHARED, *flaw, families=["cross-replica"], **REPLICATED)
+    assert {r.verdict for r in run.results} == {expected}, [(r.id, r.reason) for r in run.results]
+
+
+def test_an_answer_after_the_lifetime_pays_nothing(audit_payments: AuditFn) -> None:
+    run = audit_payments(families=["expiry"], ttl_flag="--ttl-seconds {ttl}", ttl=1.0)
+    (late,) = run.results
+    assert (late.verdict, late.layer) == (Verdict.REFUSED, Layer.SDK_BOUNDARY), late.evidence
