@@ -219,10 +219,12 @@ class _Handler(BaseHTTPRequestHandler):
             if seen + size > MAX_DRAIN:
                 self.close_connection = True
                 return bytes(kept), True
-            chunk = self.rfile.read(size)
+            left = size
+            while left > 0 and (piece := self.rfile.read(min(left, 1 << 16))):
+                left -= len(piece)
+                kept += piece[: max(0, MAX_BODY - len(kept))]
             self.rfile.readline(1024)
             seen += size
-            kept += chunk[: max(0, MAX_BODY - len(kept))]
 
     def _drain(self, left: int) -> None:
         while left > 0 and (chunk := self.rfile.read(min(left, 1 << 16))):

@@ -123,3 +123,10 @@ def test_ignore_patterns_are_normalised_and_hide_what_they_name() -> None:
     assert is_ignored("tool:list_jobs[4].updated_at", patterns)
     assert not is_ignored("root/001-case/victim.txt", patterns)
     assert not is_ignored("tool:list_jobs[4].status", patterns)
+
+
+def test_every_kind_is_registered_and_an_unknown_one_is_named_with_the_known() -> None:
+    with pytest.raises(
+        ValueError, match="unknown effect kind 'table'; known: file, hook, sink, sqlite, tool"
+    ):
+        build_probe(ProbeSpec("table", "table:payments"))
