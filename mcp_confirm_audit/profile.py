@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .oracle.effect_spec import parse_effect, parse_ignore
+from .oracle.effect_spec import parse_effects, parse_ignore
 from .oracle.effects import ProbeSpec
 from .yamlfile import read_yaml
 
@@ -225,8 +225,7 @@ def _checked(source: str, key: str, value: Any) -> Any:
             raise fail("a mapping of argument names to values (with {NAME} from setup, {path}, {sink})")
         return dict(value)
     elif key == "effect":
-        entries = value if isinstance(value, list) else [value]
-        return tuple(parse_effect(entry, source) for entry in entries)
+        return parse_effects(value, source)
     elif key == "ignore":
         return parse_ignore(value, source)
     elif key == "files":
