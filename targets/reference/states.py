@@ -205,8 +205,8 @@ class SignedState:
             # The SDK's seal expires; so does this, even with the no-ledger flaw.
             "exp": time.time() + self._ttl,
         }
-        if self._principal is not None:
-            claims["sub"] = self._principal()
+        if self._principal is not None and (principal := self._principal()) is not None:
+            claims["sub"] = principal  # only with auth: without it there is no one to bind
         body = json.dumps(claims, sort_keys=True, separators=(",", ":")).encode()
         return f"{_b64u(body)}.{_b64u(self._sign(body))}"
 
