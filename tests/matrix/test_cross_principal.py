@@ -13,6 +13,7 @@ from collections.abc import Callable
 import pytest
 from identities import BEARER, as_alice
 
+from mcp_confirm_audit.headers import Header
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.session import AuditRun
 
@@ -85,3 +86,18 @@ def test_without_principals_the_family_is_not_applicable_and_says_how_to_enable_
     run = audit_as_alice(audit_reference, with_mallory=False)
     assert {r.verdict for r in run.results} == {Verdict.NOT_APPLICABLE}
     assert all("principals:" in r.reason for r in run.results), [r.reason for r in run.results]
+
+
+def test_a_principal_whose_token_the_target_refuses_makes_the_family_inconclusive_never_refused(
+    audit_reference: AuditFn,
+) -> None:
+    settings = as_alice()
+    settings["principals"] = {"mallory": (Header("Authorization", "Bearer not-a-token-it-knows"),)}
+    run = audit_reference(*BEARER, families=FAMILY, **settings)
+    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert {r.verdict for r in judged} == {Verdict.INCONCLUSIVE}
+    assert all(
+        "the target refused the harness's credentials (HTTP 401, WWW-Authenticate: Bearer): "
+        "set principals: mallory: headers: in the profile" in r.reason
+        for r in judged
+    ), [r.reason for r in judged]
