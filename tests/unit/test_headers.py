@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx2
@@ -9,9 +10,13 @@ import pytest
 
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.headers import Header, overlay, parse, scrub
-from mcp_confirm_audit.models import Outcome, Response
+from mcp_confirm_audit.models import AttackSpec, Exchange, Outcome, Phase, Precondition, Response, Verdict
+from mcp_confirm_audit.oracle.sandbox import Sandbox
 from mcp_confirm_audit.profile import load_profile, resolve_profile
+from mcp_confirm_audit.target.discovery import ToolPlan
 from mcp_confirm_audit.target.driver import CREDENTIALS_REFUSED, Connection, Refusals, stderr_tail
+from mcp_confirm_audit.techniques.base import Attack
+from mcp_confirm_audit.verdict import judge
 
 TOKEN = "s3cr3t-token-value"
 HTTP = "server --root {root} --port {port}"
@@ -119,3 +124,50 @@ async def test_a_401_during_a_call_is_a_transport_answer_naming_the_credentials_
     assert response.text == (
         f"{CREDENTIALS_REFUSED} (HTTP 401, WWW-Authenticate: Bearer): set headers: in the profile or pass --mcp-header"
     )
+
+
+@pytest.mark.anyio
+async def test_a_credentials_refusal_in_the_middle_of_an_attack_is_inconclusive_never_refused() -> None:
+    spec = AttackSpec(
+        "MCA-XPRINCIPAL-001", "s", "cross-principal", "t", "critical", "MUST", "cross-principal"
+    )
+    refusals = Refusals()
+    connection = Connection("primary", client=None, call_timeout=5.0, stderr_path=None, refusals=refusals)  # type: ignore[arg-type]
+
+    async def refused_on_the_wire(*_: object, **__: object) -> Exchange:
+        response = await connection._guarded(_unauthorised(refusals))
+        return Exchange(Phase.ATTACK, "redeem", "primary", {"name": "delete_file"}, response)
+
+    connection.call = refused_on_the_wire  # type: ignore[method-assign]
+    sandbox = Sandbox()
+    try:
+        attack = Attack(
+            spec,
+            ToolPlan("delete_file", "path"),
+            "relative",
+            sandbox,
+            sandbox.new_case(),
+            connection,
+            _no_other,
+        )
+        attack.start_attack()
+        await attack.call("redeem", attack.case.victim)
+        result = judge(spec, attack.transcript(Precondition(True)))
+    finally:
+        sandbox.remove()
+    # Judged as an attack that could not be set up, not as a target that stopped answering
+    # (which, the same input on two processes, the robustness family would call weak).
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert result.reason.startswith(f"could not set the attack up: {CREDENTIALS_REFUSED} (HTTP 401")
+
+
+def _unauthorised(refusals: Refusals) -> Callable[[], Awaitable[Response]]:
+    async def send() -> Response:
+        await refusals.record(httpx2.Response(401, headers={"WWW-Authenticate": "Bearer"}))
+        return Response(Outcome.RPC_ERROR, text="Server returned an error response", code=-32603)
+
+    return send
+
+
+async def _no_other() -> Connection:
+    raise AssertionError("not used")
