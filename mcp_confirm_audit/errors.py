@@ -18,3 +18,7 @@ class UsageError(AuditError):
 
 class TargetError(AuditError):
     """The target would not start, or would not speak MCP."""
+
+
+class CredentialsRefused(TargetError):
+    """The target answered HTTP 401 or 403: the harness's headers are missing or wrong."""

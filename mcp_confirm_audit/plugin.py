@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from . import headers as http_headers
 from .baseline import Baseline, load_baseline
 from .catalogue import family_names, load_catalogue
 from .collect import (
@@ -99,6 +100,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="in-process targets: do not run attacks the SDK boundary refused again without it",
     )
     parser.addini("mcp_no_ablation", help="ini twin of --mcp-no-ablation", type="bool", default=False)
+    group.addoption(
+        "--mcp-header",
+        dest="mcp_header",
+        action="append",
+        default=None,
+        metavar="'NAME: VALUE'",
+        help="an HTTP header sent on every request (repeatable; ${NAME} is read from the environment; "
+        "never shown in any report)",
+    )
+    parser.addini(
+        "mcp_header", help="ini twin of --mcp-header, one header a line", type="linelist", default=[]
+    )
 
 
 def _setting(config: pytest.Config, name: str) -> Any:
@@ -116,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         profile = load_profile(Path(profile_path)) if profile_path else Profile()
+        profile = _with_headers(config, profile)
         profile = resolve_profile(_topology(config, profile), target, _setting(config, "mcp_root_from"))
         if (timeout := _setting(config, "mcp_call_timeout")) is not None:
             profile = replace(profile, call_timeout=_seconds("--mcp-call-timeout", timeout))
@@ -153,6 +167,13 @@ def _seconds(flag: str, value: Any) -> float:
     if not seconds > 0:
         raise UsageError(f"{flag} must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+def _with_headers(config: pytest.Config, profile: Profile) -> Profile:
+    """--mcp-header (or its ini twin) over the profile's headers, a name given twice replaced."""
+    given = config.getoption("mcp_header") or config.getini("mcp_header") or []
+    extra = [http_headers.parse(text, source="--mcp-header", environ=os.environ) for text in given]
+    return replace(profile, headers=http_headers.overlay(profile.headers, extra)) if extra else profile
 
 
 def _topology(config: pytest.Config, profile: Profile) -> Profile:
@@ -270,8 +291,13 @@ class _Audit:
         if self.session is not None and not hasattr(self.config, "workerinput"):
             self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
 
-    def pytest_report_header(self) -> str:
-        return f"mcp-confirm-audit: {self.generation.describe()}"
+    def pytest_report_header(self) -> list[str]:
+        lines = [f"mcp-confirm-audit: {self.generation.describe()}"]
+        if self.profile.headers:
+            lines.append(f"mcp-confirm-audit: headers {'; '.join(h.redacted for h in self.profile.headers)}")
+        for name, own in self.profile.principals.items():
+            lines.append(f"mcp-confirm-audit: principal {name}: {'; '.join(h.redacted for h in own)}")
+        return lines
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -7,14 +7,17 @@ says what it cannot (an answer template, the environment, a TTL flag).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import headers as http_headers
 from .errors import UsageError
+from .headers import Header
 from .oracle.effect_spec import parse_effects, parse_ignore
 from .oracle.effects import ProbeSpec
 from .yamlfile import read_yaml
@@ -36,6 +39,7 @@ class SetupCall:
 PATH_STYLES = ("auto", "relative", "absolute")
 DEFAULT_URL = "http://127.0.0.1:{port}/mcp"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PRINCIPAL = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 # An in-process factory takes its lifetime as a keyword: ttl_flag "ttl_seconds={ttl}".
 _TTL_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\{ttl\}$")
 
@@ -95,6 +99,15 @@ class Profile:
     # In-process targets: run every attack the SDK's boundary refused again
     # without it (false: only the attacks, e.g. to time them against stdio).
     ablation: bool = True
+    # Sent on every HTTP request of every connection (the identity that is asked
+    # and approves); values are credentials, so they are never shown (see headers.py).
+    headers: tuple[Header, ...] = ()
+    # Other authenticated identities, by name, each with all of its own headers
+    # (the profile's are not added to them), for the cross-principal family.
+    principals: Mapping[str, tuple[Header, ...]] = field(default_factory=dict)
+    # A header the target takes as the caller's identity (a gateway's principal
+    # header): cross-principal sends the victim's value of it with another's credentials.
+    identity_header: str | None = None
     source: str = "--mcp-target"
 
     @property
@@ -123,6 +136,12 @@ class Profile:
         if self.is_in_process:
             return "in-process"
         return "http" if self.is_url or self.serves_http else "stdio"
+
+    def every_header(self) -> Iterator[Header]:
+        """The profile's headers and every principal's: what must be scrubbed from any text kept."""
+        yield from self.headers
+        for principal in self.principals.values():
+            yield from principal
 
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
@@ -241,6 +260,15 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return dict(value)
     elif key == "isolation" and value not in ISOLATION:
         raise fail(f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)")
+    elif key == "headers":
+        return http_headers.from_mapping(value, source=f"profile {source}", environ=os.environ)
+    elif key == "principals":
+        return _principals(source, value)
+    elif key == "identity_header":
+        if value is not None and not isinstance(value, str):
+            raise fail("a header name")
+        if value is not None:
+            http_headers.make(value, "-", source=f"profile {source}: identity_header")
     return value
 
 
@@ -269,6 +297,25 @@ def _setup_calls(source: str, value: Any) -> tuple[SetupCall, ...]:
             )
         calls.append(SetupCall(entry["tool"], dict(args), dict(save)))
     return tuple(calls)
+
+
+def _principals(source: str, value: Any) -> dict[str, tuple[Header, ...]]:
+    example = "e.g. 'principals: {mallory: {headers: {Authorization: \"Bearer ${MALLORY_TOKEN}\"}}}'"
+    if not isinstance(value, Mapping) or not value:
+        raise UsageError(f"profile {source}: 'principals' must name other identities, {example}")
+    principals = {}
+    for name, spec in value.items():
+        if not isinstance(name, str) or not _PRINCIPAL.match(name):
+            raise UsageError(f"profile {source}: principal name {name!r} must be a short word, e.g. mallory")
+        if not isinstance(spec, Mapping) or set(spec) != {"headers"}:
+            raise UsageError(
+                f"profile {source}: principal {name!r} takes exactly one key, 'headers', {example}"
+            )
+        where = f"profile {source}: principal {name}"
+        principals[name] = http_headers.from_mapping(spec["headers"], source=where, environ=os.environ)
+        if not principals[name]:
+            raise UsageError(f"{where} has no headers; it would be the same anonymous client")
+    return principals
 
 
 def resolve_profile(profile: Profile | None, target: str | None, root_from: str | None) -> Profile:
@@ -327,3 +374,8 @@ def _check_topology(profile: Profile) -> None:
             )
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
+    if (profile.headers or profile.principals) and profile.transport != "http":
+        raise UsageError(
+            f"{where}: headers and principals are sent over HTTP, and this target speaks {profile.transport}; "
+            "serve it over Streamable HTTP ({port} in the command) or give its URL"
+        )

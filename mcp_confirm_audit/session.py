@@ -28,6 +28,7 @@ from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .errors import TargetError
 from .generation import Generation, generation_for
+from .headers import Header, overlay
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from .observation import Observer
 from .oracle.effects import ProbeSpec
@@ -251,14 +252,24 @@ class AuditSession:
             self._sink = None
 
     def _ensure(
-        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+        self,
+        name: str,
+        *,
+        profile: Profile | None = None,
+        attach_to: str | None = None,
+        identity: _Identity | None = None,
     ) -> Connection:
         """The live connection called `name`, opened (or opened again, if lost) as needed."""
         self._adopt(name)
-        return self._ensure_now(name, profile=profile, attach_to=attach_to)
+        return self._ensure_now(name, profile=profile, attach_to=attach_to, identity=identity)
 
     def _ensure_now(
-        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+        self,
+        name: str,
+        *,
+        profile: Profile | None = None,
+        attach_to: str | None = None,
+        identity: _Identity | None = None,
     ) -> Connection:
         live = self._live.get(name)
         if live is not None and live.connection.alive:
@@ -270,7 +281,11 @@ class AuditSession:
         assert self.sandbox is not None
         if attach_to is not None:
             endpoint = self._ensure(attach_to).endpoint
-            opener: AbstractAsyncContextManager[Connection] = attach(self.profile, endpoint, name)
+            opener: AbstractAsyncContextManager[Connection] = (
+                attach(self.profile, endpoint, name)
+                if identity is None
+                else attach(self.profile, endpoint, name, headers=identity.headers, hint=identity.hint)
+            )
         else:
             label = f"{name}-{self.stats.processes_started}"
             opener = connect(
@@ -309,12 +324,17 @@ class AuditSession:
             self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
 
     async def open(
-        self, name: str, *, profile: Profile | None = None, attach_to: str | None = None
+        self,
+        name: str,
+        *,
+        profile: Profile | None = None,
+        attach_to: str | None = None,
+        identity: _Identity | None = None,
     ) -> Connection:
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside the attack's task.
         return await anyio.to_thread.run_sync(
-            lambda: self._ensure(name, profile=profile, attach_to=attach_to)
+            lambda: self._ensure(name, profile=profile, attach_to=attach_to, identity=identity)
         )
 
     # -- controls and attacks -------------------------------------------
@@ -393,6 +413,20 @@ class AuditSession:
         return judge(spec, transcript), transcript
 
 
+@dataclass(frozen=True, slots=True)
+class _Identity:
+    """Another identity's headers for a client of the primary's process, and where to fix them."""
+
+    headers: tuple[Header, ...]
+    hint: str
+
+
+_NO_PRINCIPALS = (
+    "needs a second identity the target authenticates: add it to the profile as principals: "
+    "{mallory: {headers: {Authorization: 'Bearer ${MALLORY_TOKEN}'}}} (headers: being the victim's)"
+)
+
+
 class _Peers:
     """What an attack may ask for beyond the primary, opened through the session."""
 
@@ -455,6 +489,30 @@ class _Peers:
         self._not_started_here("a short-lived process of the target")
         profile = self._session._started.with_ttl()
         return await self._session.open(f"{self._prefix}short-lived", profile=profile), self._profile.ttl
+
+    async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
+        principals = self._profile.principals
+        if not principals:
+            raise Unavailable(_NO_PRINCIPALS)
+        if self._profile.transport != "http":
+            raise Unavailable(
+                f"another identity is a set of HTTP headers, and this target speaks {self._profile.transport}"
+            )
+        name = name or next(iter(principals))
+        if name not in principals:
+            raise Unavailable(f"the profile names no principal {name!r}; it names {', '.join(principals)}")
+        headers, label = principals[name], f"{self._prefix}principal-{name}"
+        if victims_claim:
+            claim = (self._profile.identity_header or "").lower()
+            victims = next((h for h in self._profile.headers if claim and h.name.lower() == claim), None)
+            if victims is None:
+                raise Unavailable(
+                    "needs the header the target takes as the caller's identity without verifying it: set "
+                    "identity_header: NAME in the profile, with the victim's value in headers:"
+                )
+            headers, label = overlay(headers, [victims]), f"{label}-claiming-the-victim"
+        identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
+        return await self._session.open(label, attach_to=f"{self._prefix}primary", identity=identity)
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

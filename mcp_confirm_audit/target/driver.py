@@ -13,25 +13,31 @@ import importlib
 import importlib.util
 import math
 import os
+import re
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.server.request_state import RequestStateBoundary
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
 from .. import __version__
-from ..errors import TargetError, UsageError
+from .. import headers as http_headers
+from ..errors import CredentialsRefused, TargetError, UsageError
+from ..headers import Header
 from ..models import Exchange, Outcome, Phase, Question, Response
 from ..profile import Profile
 from . import launch, reaper
@@ -44,6 +50,11 @@ EXIT_GRACE = 1.0
 # A process is killed at its start deadline; the handshake itself is
 # cancelled a little later, in case the kill does not end it.
 _BACKSTOP = 1.0
+# What a credentials refusal says, first: a Response that starts so is never a refusal by the target.
+CREDENTIALS_REFUSED = "the target refused the harness's credentials"
+PRIMARY_HINT = "set headers: in the profile or pass --mcp-header"
+# An auth scheme is a token (RFC 9110); whatever else a target put in the header is not shown.
+_AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
 
 
 class _RawToolCall(types.Request[dict[str, Any] | None, str]):
@@ -75,16 +86,52 @@ async def _decline_elicitation(
     return types.ElicitResult(action="decline")
 
 
+class Refusals:
+    """HTTP 401 and 403 answers one connection's HTTP client has seen.
+
+    The SDK's transport turns them into a generic "Server returned an error
+    response"; this hook on the client keeps the status, and the auth scheme the
+    target asked for, so the harness can say what actually happened.
+    """
+
+    def __init__(self, hint: str = PRIMARY_HINT) -> None:
+        self.count = 0
+        self.seen = ""
+        self.hint = hint
+
+    async def record(self, response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            self.count += 1
+            scheme = _AUTH_SCHEME.match(response.headers.get("www-authenticate", "").strip())
+            asked = f", WWW-Authenticate: {scheme.group(0)}" if scheme else ""
+            self.seen = f"HTTP {response.status_code}{asked}"
+
+    @property
+    def line(self) -> str:
+        return f"{CREDENTIALS_REFUSED} ({self.seen}): {self.hint}"
+
+
 class Connection:
     """One live client connection to one target process."""
 
     def __init__(
-        self, name: str, client: Client, call_timeout: float, stderr_path: Path | None, endpoint: Any = None
+        self,
+        name: str,
+        client: Client,
+        call_timeout: float,
+        stderr_path: Path | None,
+        endpoint: Any = None,
+        *,
+        refusals: Refusals | None = None,
+        secrets: Sequence[Header] = (),
     ) -> None:
         self.name = name
         self.client = client
         self.call_timeout = call_timeout
         self.stderr_path = stderr_path
+        self.refusals = refusals or Refusals()
+        # Header values to mask in any text of the target's this connection keeps.
+        self.secrets = tuple(secrets)
         # What another client of the same process attaches to (a URL, an
         # in-process server); None over stdio, where a process has one connection.
         self.endpoint = endpoint
@@ -93,6 +140,7 @@ class Connection:
         self.listings = 0
 
     async def list_tools(self) -> list[ToolInfo]:
+        refused = self.refusals.count
         try:
             with anyio.fail_after(self.call_timeout):
                 listing = await self.client.session.list_tools()
@@ -102,6 +150,8 @@ class Connection:
                 f"the target did not answer tools/list within {self.call_timeout:g}s{self._stderr_hint()}"
             ) from None
         except MCPError as exc:
+            if self.refusals.count > refused:
+                raise CredentialsRefused(self.refusals.line) from None
             self.alive = exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
             raise TargetError(f"the target failed tools/list: {exc.message}{self._stderr_hint()}") from None
         self.round_trips += 1
@@ -171,6 +221,14 @@ class Connection:
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
     async def _guarded(self, send: Any) -> Response:
+        refused = self.refusals.count
+        response = await self._sent(send)
+        if self.refusals.count > refused and response.outcome in (Outcome.RPC_ERROR, Outcome.TRANSPORT):
+            # Not the target's answer to the attack: it never let the request in. Never a refusal.
+            return Response(Outcome.TRANSPORT, text=self.refusals.line)
+        return response
+
+    async def _sent(self, send: Any) -> Response:
         try:
             with anyio.fail_after(self.call_timeout):
                 response: Response = await send()
@@ -195,14 +253,15 @@ class Connection:
             return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
 
     def _stderr_hint(self) -> str:
-        tail = stderr_tail(self.stderr_path)
+        tail = stderr_tail(self.stderr_path, secrets=self.secrets)
         return f"; target stderr: {tail}" if tail else ""
 
 
-def stderr_tail(path: Path | None, lines: int = 3) -> str:
+def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[Header] = ()) -> str:
+    """The last lines a target wrote, with every header value the harness sent masked."""
     if path is None or not path.exists():
         return ""
-    text = path.read_text(errors="replace").strip().splitlines()
+    text = http_headers.scrub(path.read_text(errors="replace"), secrets).strip().splitlines()
     return " | ".join(line.strip() for line in text[-lines:])[:600]
 
 
@@ -289,9 +348,20 @@ async def connect(
 
 
 @asynccontextmanager
-async def attach(profile: Profile, endpoint: Any, name: str) -> AsyncIterator[Connection]:
-    """Another client connection to a process already running (a URL, an in-process server)."""
-    async with _session(profile, endpoint, name, None, endpoint) as connection:
+async def attach(
+    profile: Profile,
+    endpoint: Any,
+    name: str,
+    *,
+    headers: Sequence[Header] | None = None,
+    hint: str = PRIMARY_HINT,
+) -> AsyncIterator[Connection]:
+    """Another client connection to a process already running (a URL, an in-process server).
+
+    `headers` replace the profile's on this connection (another identity's), and
+    `hint` is what a refusal of them tells the user to set.
+    """
+    async with _session(profile, endpoint, name, None, endpoint, headers=headers, hint=hint) as connection:
         yield connection
 
 
@@ -303,7 +373,20 @@ async def _session(
     stderr_path: Path | None,
     endpoint: Any,
     target: reaper.TargetProcesses | None = None,
+    *,
+    headers: Sequence[Header] | None = None,
+    hint: str = PRIMARY_HINT,
 ) -> AsyncIterator[Connection]:
+    sent = tuple(profile.headers if headers is None else headers)
+    secrets = (*profile.every_header(), *sent)
+    refusals = Refusals(hint)
+    http: httpx2.AsyncClient | None = None
+    if isinstance(server, str):
+        # The SDK's own client and timeouts, carrying the headers on every request
+        # (the POSTs, the GET stream, the closing DELETE), and a hook that sees a 401.
+        http = create_mcp_http_client(headers=http_headers.as_dict(sent))
+        http.event_hooks = {"response": [refusals.record]}
+        server = streamable_http_client(server, http_client=http)
     client = Client(
         server,
         elicitation_callback=_decline_elicitation,
@@ -319,21 +402,33 @@ async def _session(
     deadline = profile.start_timeout + (_BACKSTOP if target is not None else 0.0)
     with anyio.CancelScope(deadline=anyio.current_time() + deadline) as scope:
         async with AsyncExitStack() as stack:
+            if http is not None:
+                await stack.enter_async_context(http)
             if target is not None:
                 target.kill_after(profile.start_timeout)
             try:
                 await stack.enter_async_context(client)
             except Exception as exc:
+                if refusals.count:
+                    raise CredentialsRefused(refusals.line) from None
                 if target is None or not target.fired:
                     raise TargetError(
-                        f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path)}"
+                        f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path, secrets)}"
                     ) from None
             else:
                 started = True
                 scope.deadline = math.inf
                 if target is not None:
                     target.cancel()
-                connection = Connection(name, client, profile.call_timeout, stderr_path, endpoint)
+                connection = Connection(
+                    name,
+                    client,
+                    profile.call_timeout,
+                    stderr_path,
+                    endpoint,
+                    refusals=refusals,
+                    secrets=secrets,
+                )
                 yield connection
                 if target is not None and connection.alive:
                     # The SDK closes stdin and waits 2 s, then SIGTERMs and waits
@@ -345,7 +440,7 @@ async def _session(
     if not started:
         raise TargetError(
             f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
-            f"{_tail(stderr_path)}; check it starts by hand, or raise the start timeout "
+            f"{_tail(stderr_path, secrets)}; check it starts by hand, or raise the start timeout "
             "(--mcp-start-timeout, or start_timeout in the profile)"
         )
 
@@ -431,8 +526,8 @@ def _describe(profile: Profile) -> str:
     return f"target {profile.command!r}"
 
 
-def _tail(path: Path | None) -> str:
-    tail = stderr_tail(path)
+def _tail(path: Path | None, secrets: Iterable[Header] = ()) -> str:
+    tail = stderr_tail(path, secrets=secrets)
     return f" (stderr: {tail})" if tail else ""
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from .. import headers as http_headers
 from ..errors import TargetError
+from ..headers import Header
 from ..profile import Profile
 
 # Seconds a server has to exit after SIGTERM before its group is killed.
@@ -59,7 +61,9 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
                 start_new_session=True,
             )
         try:
-            await _wait_until_listening(process, port, profile.start_timeout, log)
+            await _wait_until_listening(
+                process, port, profile.start_timeout, log, tuple(profile.every_header())
+            )
         except TargetError:
             await anyio.to_thread.run_sync(stop, process)
             # Another program took the port between our look and the target's bind: try another.
@@ -74,7 +78,7 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
 
 
 async def _wait_until_listening(
-    process: subprocess.Popen[bytes], port: int, timeout: float, log: Path
+    process: subprocess.Popen[bytes], port: int, timeout: float, log: Path, secrets: tuple[Header, ...] = ()
 ) -> None:
     with anyio.move_on_after(timeout):
         while process.poll() is None:
@@ -86,10 +90,10 @@ async def _wait_until_listening(
             await stream.aclose()
             return
         raise TargetError(
-            f"the target exited with status {process.returncode} before it listened{_tail(log)}"
+            f"the target exited with status {process.returncode} before it listened{_tail(log, secrets)}"
         )
     raise TargetError(
-        f"the target did not listen on 127.0.0.1:{port} within {timeout:g}s{_tail(log)}; check it starts "
+        f"the target did not listen on 127.0.0.1:{port} within {timeout:g}s{_tail(log, secrets)}; check it starts "
         "by hand with {port} replaced, or raise start_timeout in the profile"
     )
 
@@ -109,9 +113,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         return
 
 
-def _tail(log: Path) -> str:
+def _tail(log: Path, secrets: tuple[Header, ...] = ()) -> str:
     try:
-        lines = log.read_text(errors="replace").strip().splitlines()
+        lines = http_headers.scrub(log.read_text(errors="replace"), secrets).strip().splitlines()
     except OSError:
         return ""
     tail = " | ".join(line.strip() for line in lines[-3:])[:600]

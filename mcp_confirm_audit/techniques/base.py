@@ -34,7 +34,7 @@ from ..observation import Observer
 from ..oracle.effects import probe_changes
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, identity_of
 from ..target.discovery import ToolPlan, arguments_for
-from ..target.driver import Connection, ToolInfo
+from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
 
 
 class Unavailable(Exception):
@@ -70,6 +70,14 @@ class Peers(Protocol):
         """A process of the target whose confirmations expire, and their lifetime in seconds."""
         ...
 
+    async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
+        """A client of the primary's process as another identity (the profile's first, or `name`).
+
+        `victims_claim`: with that identity's credentials, but the victim's value of
+        the header the target takes as the caller's identity (`identity_header`).
+        """
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -88,6 +96,9 @@ class NoPeers:
 
     async def short_lived(self) -> tuple[Connection, float]:
         raise Unavailable("no short-lived process of the target can be started here")
+
+    async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
+        raise Unavailable("no other identity can connect to the target here")
 
 
 class Attack:
@@ -327,7 +338,7 @@ class Attack:
         exchange = await conn.call(
             self._phase, label, tool or self.plan.name, args, state=state, responses=responses
         )
-        self._exchanges.append(exchange)
+        self._record(exchange)
         return exchange
 
     def _track(self, conn: Connection) -> None:
@@ -339,8 +350,15 @@ class Attack:
     ) -> Response:
         self._track(connection or self.primary)
         exchange = await (connection or self.primary).call_raw(self._phase, label, params)
-        self._exchanges.append(exchange)
+        self._record(exchange)
         return exchange.response
+
+    def _record(self, exchange: Exchange) -> None:
+        self._exchanges.append(exchange)
+        response = exchange.response
+        if response.outcome is Outcome.TRANSPORT and response.text.startswith(CREDENTIALS_REFUSED):
+            # The request never reached the tool: whatever the attack does next, it is not judged refused.
+            self.setup_failed(response.text)
 
     async def ask(
         self, path: Path | str | Instance, *, connection: Connection | None = None, label: str = "ask"

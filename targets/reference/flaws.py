@@ -36,12 +36,18 @@ FLAWS: dict[str, str] = {
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
     "check-then-delete-ledger": "spending is check, sleep 50 ms, delete: concurrent redemptions both pass",
     "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: they live 600 s",
+    "principal-unbound-state": "SDK sealing removed; the server's own signed state names no principal, so any "
+    "authenticated client may redeem another's confirmation",
+    "trusts-identity-header": "the SDK binds states to the principal the client's X-MCP-User header names, "
+    "not to the one its token proves",
 }
 
 # Flaws that each replace the same mechanism in a different way: two at once is not a server.
-STATE_FLAWS = frozenset({"plain-state", "trusting-state", "unbound-state"})
+STATE_FLAWS = frozenset({"plain-state", "trusting-state", "unbound-state", "principal-unbound-state"})
 _EXCLUSIVE = (
     STATE_FLAWS,
+    # trusts-identity-header weakens the SDK's boundary, which every state flaw removes.
+    frozenset({"trusts-identity-header", *STATE_FLAWS}),
     frozenset({"no-containment", "prefix-containment", "lexical-containment"}),
     # lexical-containment has no link check left for these to weaken.
     frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment"}),
@@ -67,6 +73,8 @@ def check(flaws: Collection[str], *, state: str = "sealed") -> frozenset[str]:
     if state != "sealed" and active & STATE_FLAWS:
         clash = sorted(active & STATE_FLAWS)
         raise ValueError(f"--state {state} is its own state handling; it cannot be combined with {clash}")
+    if "trusts-identity-header" in active and state != "sealed":
+        raise ValueError(f"--state {state} has no SDK boundary for trusts-identity-header to weaken")
     if "trusting-state" in active and active & _LEDGER_FLAWS:
         clash = sorted(active & _LEDGER_FLAWS)
         raise ValueError(f"trusting-state keeps no nonce ledger for {clash} to weaken")

@@ -10,6 +10,7 @@ The confirmation is hand-rolled MRTR (see confirm.py): round 1 returns an
 signed-and-sealed`, as mcp-confirm 0.1.0 did); round 2 reads the answer
 and the state, spends the state's nonce, re-checks the file and deletes it beneath a
 directory descriptor. `--second-tool` adds `truncate_file`, confirmed the same way.
+`--transport http --auth bearer --tokens-env NAME` wants a bearer token (identity.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -36,12 +37,17 @@ if _HERE not in sys.path:
 import confirm  # noqa: E402
 import flaws as flaw_switches  # noqa: E402
 import forms  # noqa: E402
+import identity  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
 import states  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
+from mcp.server.request_state import (  # noqa: E402
+    RequestStateBoundary,
+    RequestStateSecurity,
+    authenticated_principal,
+)
 from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
 from pydantic import Field  # noqa: E402
 
@@ -69,6 +75,7 @@ def build_server(
     ledger: str = "memory",
     second_tool: bool = False,
     state: StateMode = "sealed",
+    tokens: Mapping[str, str] | None = None,
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
     active = flaw_switches.check(flaws, state=state)
@@ -85,11 +92,10 @@ def build_server(
     nonces = ledgers.Ledger(
         backend, ttl_seconds, never_spend="no-ledger" in active, racy="check-then-delete-ledger" in active
     )
-    security = (
-        RequestStateSecurity.ephemeral(ttl=ttl_seconds)
-        if shared_key is None
-        else RequestStateSecurity(keys=[shared_key], ttl=ttl_seconds)
-    )
+    # FLAW trusts-identity-header: the principal a state is bound to is whatever the client claims.
+    binding = identity.claimed_identity if "trusts-identity-header" in active else authenticated_principal
+    key = shared_key if shared_key is not None else secrets.token_bytes(32)
+    security = RequestStateSecurity(keys=[key], ttl=ttl_seconds, bind_principal=binding)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -98,7 +104,12 @@ def build_server(
         finally:
             await backend.aclose()  # an unclosed redis connection outlives its event loop
 
-    server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan)
+    # With tokens, the SDK's bearer middleware refuses requests without one (HTTP 401) and
+    # the boundary binds every state to the principal the token proves.
+    auth: dict[str, Any] = (
+        {"auth": identity.auth_settings(), "token_verifier": identity.StaticTokens(tokens)} if tokens else {}
+    )
+    server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan, **auth)
     if state == "signed" or active & flaw_switches.STATE_FLAWS:
         _remove_boundary(server)  # the flaws, or `--state signed` which brings its own integrity
     scheme = _scheme(active, state, nonces, shared_key, ttl_seconds)
@@ -154,6 +165,9 @@ def _policy(root: str | Path, paths_mode: paths.PathMode, active: frozenset[str]
 def _scheme(
     active: frozenset[str], state: StateMode, nonces: ledgers.Ledger, key: bytes | None, ttl: float
 ) -> states.Scheme:
+    key = key if key is not None else secrets.token_bytes(32)
+    if "principal-unbound-state" in active:
+        return states.SignedState(nonces, key, ttl, principal=None)  # FLAW principal-unbound-state
     if "plain-state" in active:
         return states.PlainState(nonces)
     if "trusting-state" in active:
@@ -161,7 +175,7 @@ def _scheme(
     if "unbound-state" in active:
         return states.UnboundState(nonces)
     if state in ("signed", "signed-and-sealed"):
-        return states.SignedState(nonces, key if key is not None else secrets.token_bytes(32), ttl)
+        return states.SignedState(nonces, key, ttl, principal=identity.principal)
     return states.SealedState(nonces)
 
 
@@ -273,6 +287,17 @@ def _parser() -> argparse.ArgumentParser:
         help="http serves http://127.0.0.1:PORT/mcp",
     )
     add("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
+    add(
+        "--auth",
+        choices=("none", "bearer"),
+        default="none",
+        help="bearer: over HTTP, every request needs a token from --tokens-env (else HTTP 401)",
+    )
+    add(
+        "--tokens-env",
+        metavar="NAME",
+        help="env var holding alice=TOKEN,mallory=TOKEN (never the command line, which every report shows)",
+    )
     names = sorted(flaw_switches.FLAWS)
     add(
         "--flaw",
@@ -297,6 +322,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             key = decode_key(value)
         except ValueError as exc:
             parser.error(str(exc))
+    tokens = None
+    if args.auth == "bearer":
+        if args.transport != "http" or not args.tokens_env:
+            parser.error("--auth bearer needs --transport http and --tokens-env NAME")
+        try:
+            tokens = identity.parse_tokens(os.environ.get(args.tokens_env, ""))
+        except ValueError as exc:
+            parser.error(f"{args.tokens_env}: {exc}")
     try:
         server = build_server(
             args.root,
@@ -310,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ledger=args.ledger,
             second_tool=args.second_tool,
             state=args.state,
+            tokens=tokens,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

@@ -17,7 +17,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -182,13 +182,18 @@ class SignedState:
     """`--state signed`: base64url(JSON) "." base64url(HMAC-SHA256(key, JSON)), no SDK boundary.
 
     The JSON is readable but any edit breaks the signature; it names the tool and a
-    digest of the canonical arguments, so it serves only the call it was minted for.
+    digest of the canonical arguments, so it serves only the call it was minted for, and
+    the authenticated principal it was asked of (`principal`, None without auth), as the
+    SDK's boundary would. `principal=None` is the principal-unbound-state flaw.
     """
 
-    def __init__(self, ledger: ledgers.Ledger, key: bytes, ttl: float) -> None:
+    def __init__(
+        self, ledger: ledgers.Ledger, key: bytes, ttl: float, principal: Callable[[], str | None] | None
+    ) -> None:
         self._ledger = ledger
         self._key = key
         self._ttl = ttl
+        self._principal = principal
 
     async def mint(self, call: Call, target: paths.Target) -> str:
         claims = {
@@ -200,6 +205,8 @@ class SignedState:
             # The SDK's seal expires; so does this, even with the no-ledger flaw.
             "exp": time.time() + self._ttl,
         }
+        if self._principal is not None and (principal := self._principal()) is not None:
+            claims["sub"] = principal  # only with auth: without it there is no one to bind
         body = json.dumps(claims, sort_keys=True, separators=(",", ":")).encode()
         return f"{_b64u(body)}.{_b64u(self._sign(body))}"
 
@@ -207,6 +214,9 @@ class SignedState:
         data = _parse(self._verified(state))
         if data.get("tool") != call.tool or data.get("args") != call.digest:
             raise paths.Refused("the confirmation was for another call")
+        # FLAW principal-unbound-state (no principal callable): whoever presents it may redeem it.
+        if self._principal is not None and data.get("sub") != self._principal():
+            raise paths.Refused("the confirmation was asked of another user")
         exp = data.get("exp")
         if not isinstance(exp, int | float) or not time.time() < exp:
             raise paths.Refused("the confirmation has expired")

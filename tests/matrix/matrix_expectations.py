@@ -25,4 +25,6 @@ CAREFUL_LAYER = {
     # Replicas with keys of their own refuse each other's approvals at the boundary.
     "cross-replica": Layer.SDK_BOUNDARY,
     "expiry": Layer.SDK_BOUNDARY,
+    # Over HTTP with bearer tokens, the boundary binds each state to the token's principal.
+    "cross-principal": Layer.SDK_BOUNDARY,
 }

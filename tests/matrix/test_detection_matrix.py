@@ -33,6 +33,8 @@ CAREFUL_NOT_APPLICABLE = {
     "MCA-FORGE-020": "the state is opaque",
     **{f"MCA-REPLICA-00{n}": "--mcp-replicas 2" for n in range(1, 6)},
     "MCA-EXPIRY-001": "set ttl_flag",
+    # A second identity needs HTTP and tokens: proven in test_cross_principal.py.
+    **{f"MCA-XPRINCIPAL-00{n}": "principals:" for n in range(1, 5)},
 }
 
 FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
@@ -108,7 +110,7 @@ def _options(flaw: str) -> list[str]:
 
 
 # Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py.
-CONFIGURED_ELSEWHERE = ("cross-replica", "expiry")
+CONFIGURED_ELSEWHERE = ("cross-replica", "expiry", "cross-principal")
 
 
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:

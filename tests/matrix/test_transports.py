@@ -3,7 +3,8 @@
 Over stdio (a subprocess), over Streamable HTTP (a subprocess the harness
 starts on a free loopback port) and in-process (`Client(server)`, the full
 middleware chain), the careful server must be judged identically: every
-family runs, replicas and a short lifetime included.
+family runs, replicas and a short lifetime included, and over HTTP (where it
+wants a bearer token) another identity too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from identities import BEARER, as_alice
 from matrix_expectations import CAREFUL_LAYER
 
 from mcp_confirm_audit.models import Layer, Verdict
@@ -34,8 +36,9 @@ EVERYTHING = {"replicas": 2, "ttl": 1.0}
 TRANSPORTS = {
     "stdio": {"command": reference_command("--second-tool"), "ttl_flag": "--ttl-seconds {ttl}"},
     "http": {
-        "command": reference_command("--second-tool", "--transport", "http", "--port", "{port}"),
+        "command": reference_command("--second-tool", *BEARER),
         "ttl_flag": "--ttl-seconds {ttl}",
+        **as_alice(),
     },
     "in-process": {
         "command": IN_PROCESS,
@@ -62,13 +65,20 @@ def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_proces
 ) -> None:
     run = audit_reference(**TRANSPORTS[transport], **EVERYTHING)
     assert all(c.passed for c in run.controls), run.controls
+    # Another identity is a set of HTTP headers: there is none over a pipe or in-process.
+    elsewhere = {} if transport == "http" else {"cross-principal": (Verdict.NOT_APPLICABLE, None)}
     got = {r.id: (r.verdict, r.layer) for r in run.results}
-    expected = {r.id: EXCEPTIONS.get(r.id, (Verdict.REFUSED, CAREFUL_LAYER[r.family])) for r in run.results}
+    expected = {
+        r.id: EXCEPTIONS.get(r.id, elsewhere.get(r.family, (Verdict.REFUSED, CAREFUL_LAYER[r.family])))
+        for r in run.results
+    }
     assert got == expected, [
         (r.id, r.verdict.value, r.reason) for r in run.results if got[r.id] != expected[r.id]
     ]
     # Every family was judged (none skipped), so every family ran over this transport.
-    assert {r.family for r in run.results if r.verdict is Verdict.REFUSED} == set(CAREFUL_LAYER)
+    assert {r.family for r in run.results if r.verdict is Verdict.REFUSED} == set(CAREFUL_LAYER) - set(
+        elsewhere
+    )
 
 
 def test_ablation_runs_only_in_process_and_only_for_what_the_boundary_refused(

@@ -1,0 +1,173 @@
+"""Headers: read once, with `${NAME}` from the environment, sent, and never shown."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.headers import Header, overlay, parse, scrub
+from mcp_confirm_audit.models import AttackSpec, Exchange, Outcome, Phase, Precondition, Response, Verdict
+from mcp_confirm_audit.oracle.sandbox import Sandbox
+from mcp_confirm_audit.profile import load_profile, resolve_profile
+from mcp_confirm_audit.target.discovery import ToolPlan
+from mcp_confirm_audit.target.driver import CREDENTIALS_REFUSED, Connection, Refusals, stderr_tail
+from mcp_confirm_audit.techniques.base import Attack
+from mcp_confirm_audit.verdict import judge
+
+TOKEN = "s3cr3t-token-value"
+HTTP = "server --root {root} --port {port}"
+
+
+def test_a_value_is_redacted_to_its_scheme_and_never_in_a_repr() -> None:
+    bearer, claim = Header("Authorization", f"Bearer {TOKEN}"), Header("X-MCP-User", "alice")
+    assert (bearer.redacted, claim.redacted) == ("Authorization: Bearer ***", "X-MCP-User: ***")
+    assert TOKEN not in repr(bearer)
+    assert "alice" not in repr(claim)
+
+
+def test_a_header_names_an_environment_variable_and_one_not_set_is_one_line_naming_it() -> None:
+    header = parse(
+        "Authorization: Bearer ${ALICE_TOKEN}", source="--mcp-header", environ={"ALICE_TOKEN": TOKEN}
+    )
+    assert header == Header("Authorization", f"Bearer {TOKEN}")
+    with pytest.raises(UsageError, match=r"names \$\{MISSING\}, which is not set.*export MISSING") as caught:
+        parse("Authorization: Bearer ${MISSING}", source="--mcp-header", environ={})
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text", ["just-a-token-without-a-name", "Bad Name: x", "X-Empty:"])
+def test_a_malformed_header_is_refused_without_echoing_it(text: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse(text, source="--mcp-header", environ={})
+    assert "just-a-token" not in str(caught.value)
+
+
+def test_a_header_given_again_replaces_the_profiles_whatever_its_case() -> None:
+    base = (Header("Authorization", "Bearer a"), Header("X-Tenant", "t"))
+    assert overlay(base, [Header("authorization", "Bearer b")]) == (
+        Header("X-Tenant", "t"),
+        Header("authorization", "Bearer b"),
+    )
+
+
+def test_a_targets_stderr_is_scrubbed_of_every_value_the_harness_sent(tmp_path: Path) -> None:
+    log = tmp_path / "target.stderr"
+    log.write_text(f"got Authorization: Bearer {TOKEN}\nand the bare token {TOKEN}\n")
+    secrets = [Header("Authorization", f"Bearer {TOKEN}")]
+    assert TOKEN not in stderr_tail(log, secrets=secrets)
+    assert scrub(f"x {TOKEN} y", secrets) == "x *** y"
+
+
+def test_a_profile_reads_headers_principals_and_the_identity_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALICE_TOKEN", TOKEN)
+    monkeypatch.setenv("MALLORY_TOKEN", "another-token")
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        f"command: {HTTP}\n"
+        'headers: {Authorization: "Bearer ${ALICE_TOKEN}"}\n'
+        'principals: {mallory: {headers: {Authorization: "Bearer ${MALLORY_TOKEN}"}}}\n'
+        "identity_header: X-MCP-User\n"
+    )
+    profile = resolve_profile(load_profile(path), None, None)
+    assert profile.headers == (Header("Authorization", f"Bearer {TOKEN}"),)
+    assert profile.principals == {"mallory": (Header("Authorization", "Bearer another-token"),)}
+    assert profile.identity_header == "X-MCP-User"
+    assert TOKEN not in repr(profile)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "command: srv {root}\nheaders: {Authorization: x-token}\n",
+            "sent over HTTP, and this target speaks stdio",
+        ),
+        (f"command: {HTTP}\nheaders: [Authorization]\n", "'headers' must be a mapping"),
+        (f"command: {HTTP}\nprincipals: {{mallory: {{token: x}}}}\n", "exactly one key, 'headers'"),
+        (f"command: {HTTP}\nprincipals: {{mallory: {{headers: {{}}}}}}\n", "has no headers"),
+        (f"command: {HTTP}\nprincipals: {{'two words': {{headers: {{A: b}}}}}}\n", "must be a short word"),
+        (f"command: {HTTP}\nheaders: {{A: '${{NOT_SET_ANYWHERE}}'}}\n", "NOT_SET_ANYWHERE"),
+    ],
+)
+def test_a_bad_header_setting_names_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        resolve_profile(load_profile(path), None, None)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_401_during_a_call_is_a_transport_answer_naming_the_credentials_never_a_refusal() -> None:
+    # What the SDK's transport turns a 401 into: a generic error, the status lost; the
+    # connection's hook on its HTTP client saw the 401 and the scheme the target asked for.
+    refusals = Refusals()
+    connection = Connection("primary", client=None, call_timeout=5.0, stderr_path=None, refusals=refusals)  # type: ignore[arg-type]
+    unauthorised = httpx2.Response(401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+
+    async def send() -> Response:
+        await refusals.record(unauthorised)
+        return Response(Outcome.RPC_ERROR, text="Server returned an error response", code=-32603)
+
+    response = await connection._guarded(send)
+    assert response.outcome is Outcome.TRANSPORT
+    assert response.text == (
+        f"{CREDENTIALS_REFUSED} (HTTP 401, WWW-Authenticate: Bearer): set headers: in the profile or pass --mcp-header"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_credentials_refusal_in_the_middle_of_an_attack_is_inconclusive_never_refused() -> None:
+    spec = AttackSpec(
+        "MCA-XPRINCIPAL-001", "s", "cross-principal", "t", "critical", "MUST", "cross-principal"
+    )
+    refusals = Refusals()
+    connection = Connection("primary", client=None, call_timeout=5.0, stderr_path=None, refusals=refusals)  # type: ignore[arg-type]
+
+    async def refused_on_the_wire(*_: object, **__: object) -> Exchange:
+        response = await connection._guarded(_unauthorised(refusals))
+        return Exchange(Phase.ATTACK, "redeem", "primary", {"name": "delete_file"}, response)
+
+    connection.call = refused_on_the_wire  # type: ignore[method-assign]
+    sandbox = Sandbox()
+    try:
+        attack = Attack(
+            spec,
+            ToolPlan("delete_file", "path"),
+            "relative",
+            sandbox,
+            sandbox.new_case(),
+            connection,
+            _no_other,
+        )
+        attack.start_attack()
+        await attack.call("redeem", attack.case.victim)
+        result = judge(spec, attack.transcript(Precondition(True)))
+    finally:
+        sandbox.remove()
+    # Judged as an attack that could not be set up, not as a target that stopped answering
+    # (which, the same input on two processes, the robustness family would call weak).
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert result.reason.startswith(f"could not set the attack up: {CREDENTIALS_REFUSED} (HTTP 401")
+
+
+def _unauthorised(refusals: Refusals) -> Callable[[], Awaitable[Response]]:
+    async def send() -> Response:
+        await refusals.record(httpx2.Response(401, headers={"WWW-Authenticate": "Bearer"}))
+        return Response(Outcome.RPC_ERROR, text="Server returned an error response", code=-32603)
+
+    return send
+
+
+async def _no_other() -> Connection:
+    raise AssertionError("not used")
