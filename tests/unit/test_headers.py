@@ -150,7 +150,7 @@ async def test_a_credentials_refusal_in_the_middle_of_an_attack_is_inconclusive_
             connection,
             _no_other,
         )
-        attack.start_attack()
+        await attack.start_attack()
         await attack.call("redeem", attack.case.victim)
         result = judge(spec, attack.transcript(Precondition(True)))
     finally:
