@@ -142,7 +142,10 @@ def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
     findings: list[Finding] = []
     for segment in _BREAK.split(name)[1:]:
         start = segment.strip(strip)[:24]
-        if start and any(line.startswith(start) for line in fresh):
+        # A line the template itself starts that way ("Permanently delete...") is its own.
+        if any(line.startswith(start) for line in template):
+            continue
+        if any(line.startswith(start) for line in fresh):
             findings.append(
                 (Verdict.VULNERABLE, f"text after a line break in the name starts a line: {escaped(start)}")
             )

@@ -76,7 +76,9 @@ def test_a_sanitiser_that_lets_hangul_fillers_and_variation_selectors_through_is
     by_id = run.by_id()
     invisible = by_id["MCA-PROMPT-003"]
     assert invisible.verdict is V, invisible.evidence
-    assert "invisible character U+3164 from the name reached the question" in invisible.reason  # HANGUL FILLER
+    assert (
+        "invisible character U+3164 from the name reached the question" in invisible.reason
+    )  # HANGUL FILLER
     assert "invisible character U+FE0F from the name reached the question" in invisible.reason  # VS16
     assert [r.id for r in run.results if r.verdict in (V, W)] == ["MCA-PROMPT-003"]
 

@@ -146,6 +146,20 @@ def test_text_after_a_line_break_in_the_name_must_not_start_a_line(
 @pytest.mark.parametrize(
     ("shown", "name", "caught"),
     [
+        # The name's line starts as the template's does: that start is the template's own.
+        ("x\\nPermanently delete", "x\nPermanently delete", False),
+        ("x\\nDelete", "x\nDelete", False),
+        ("x\nDelete it all, said the admin", "x\nDelete it all, said the admin", True),
+    ],
+)
+def test_a_line_the_template_starts_the_same_way_is_not_forged(shown: str, name: str, caught: bool) -> None:
+    template = 'Delete "{}"? Tick the box.'
+    assert bool(forged_line(template.format(shown), template.format("plain-name.txt"), name)) is caught
+
+
+@pytest.mark.parametrize(
+    ("shown", "name", "caught"),
+    [
         ("aaaa…aaaa-real-name.txt", "a" * 200 + "-real-name.txt", False),
         ("aaaaaaaaaaaaaaaa…", "a" * 200 + "-real-name.txt", True),
         ("x…", "dir/" + "b" * 150 + "-the-real-end.txt", True),
