@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection
 from functools import cache
 
 from . import generators as gen
-from .prompt_checks import (
+from .characters import (
     ESCAPES,
     LINE_BREAKS,
     TAGS,

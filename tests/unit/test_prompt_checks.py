@@ -9,16 +9,17 @@ from typing import Any
 import pytest
 import regex
 
-from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.prompt_checks import (
+from mcp_confirm_audit.characters import (
     CONTROL_PLANES,
-    as_read,
     bidi_controls,
     char_class,
-    clickable,
-    collisions,
     control_characters,
     default_ignorable,
+)
+from mcp_confirm_audit.models import Verdict
+from mcp_confirm_audit.prompt_checks import (
+    clickable,
+    collisions,
     end_visible,
     escaped,
     forged_line,
@@ -27,6 +28,7 @@ from mcp_confirm_audit.prompt_checks import (
     names_target,
     smuggled,
 )
+from mcp_confirm_audit.question_text import as_read
 
 V, W = Verdict.VULNERABLE, Verdict.WEAK
 # A template with line breaks of its own, like mcp-confirm's.
