@@ -35,6 +35,11 @@ def test_a_careful_server_in_another_style_gets_no_finding_over_the_whole_catalo
     # Judged, not skipped: only what this run does not configure goes unjudged.
     judged = {r.verdict for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
     assert judged == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in run.results]
+    # code-span and own-ledger refuse a decline with an error worded unlike what a replay
+    # is told ("Request declined by operator." against "That confirmation has been
+    # consumed."): the decline's own reply is not a losing accept stopped by another guard.
+    race = run.by_id()["MCA-DSPEND-002"]
+    assert race.verdict is Verdict.REFUSED, (race.reason, race.evidence)
 
 
 # style -> (its flaw, the families it may fool, the attacks that must catch it, and how)
@@ -66,29 +71,17 @@ def test_a_flaw_in_another_style_is_still_caught_and_fools_no_other_family(
     assert_caught_and_nothing_else(run, families, expected)
 
 
-@pytest.mark.parametrize("style", ["quoted", "markdown-escaped"])
 def test_a_sanitiser_that_lets_hangul_fillers_and_variation_selectors_through_is_caught_by_code_point(
-    audit_reference: AuditFn, style: str
+    audit_reference: AuditFn,
 ) -> None:
-    # It escapes every control, format and separator character: only letters and
-    # marks that render as nothing get through.
-    run = audit_reference("--style", style, "--flaw", "sanitiser-category-only", families=("prompt-forging",))
+    # It escapes every control, format and separator character as <U+XXXX>: only
+    # letters and marks that render as nothing get through. (The same flaw in the
+    # default style is in the detection matrix.)
+    flawed = ("--style", "markdown-escaped", "--flaw", "sanitiser-category-only")
+    run = audit_reference(*flawed, families=("prompt-forging",))
     by_id = run.by_id()
     invisible = by_id["MCA-PROMPT-003"]
     assert invisible.verdict is V, invisible.evidence
-    assert (
-        "invisible character U+3164 from the name reached the question" in invisible.reason
-    )  # HANGUL FILLER
-    assert "invisible character U+FE0F from the name reached the question" in invisible.reason  # VS16
+    for code_point in ("U+3164", "U+FE0F"):  # HANGUL FILLER, VARIATION SELECTOR-16
+        assert f"invisible character {code_point} from the name reached the question" in invisible.reason
     assert [r.id for r in run.results if r.verdict in (V, W)] == ["MCA-PROMPT-003"]
-
-
-@pytest.mark.parametrize("style", ["own-ledger", "code-span"])
-def test_a_decline_worded_unlike_the_replay_refusal_leaves_the_race_refused(
-    audit_reference: AuditFn, style: str
-) -> None:
-    # Both say no to a decline with an error of their own ("Request declined by
-    # operator.", "not confirmed (decline)..."), unlike what a replay is told.
-    run = audit_reference("--style", style, families=("double-spend",))
-    race = run.by_id()["MCA-DSPEND-002"]
-    assert race.verdict is Verdict.REFUSED, (race.reason, race.evidence)
