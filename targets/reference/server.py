@@ -77,7 +77,7 @@ def build_server(
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
     active = flaw_switches.check(flaws, state=state)
     _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
-    written = _style(style, active, state, ledger)
+    written = _style(style, active, state, ledger, shared_key is not None)
     _configure_log()
     if "no-expiry" in active:
         ttl_seconds = SDK_DEFAULT_TTL  # FLAW no-expiry: the lifetime option reaches nothing
@@ -139,14 +139,16 @@ def _check_options(
 _OWN_STATE_REPLACES = flaw_switches.STATE_FLAWS | {"per-process-ledger", "check-then-delete-ledger"}
 
 
-def _style(name: str, active: frozenset[str], state: str, ledger: str) -> styles.Style:
+def _style(name: str, active: frozenset[str], state: str, ledger: str, shared: bool) -> styles.Style:
     if name not in styles.STYLES:
         raise ValueError(f"unknown style {name!r}: use {', '.join(styles.STYLES)}")
     written = styles.STYLES[name]
     clash = sorted(active & _OWN_STATE_REPLACES)
-    if written.own_state and (clash or state != "sealed" or ledger != "memory"):
+    # Its tickets live in one process: replicas sharing a key would each honour them.
+    if written.own_state and (clash or state != "sealed" or ledger != "memory" or shared):
         raise ValueError(
-            f"--style {name} keeps single-use tickets of its own: no --state, --ledger or {clash or 'ledger flaws'}"
+            f"--style {name} keeps single-use tickets of its own, in one process: "
+            f"no --state, --ledger, --shared-key-env or {clash or 'ledger flaws'}"
         )
     return written
 

@@ -91,6 +91,7 @@ async def test_own_ledger_with_the_no_ledger_flaw_honours_a_ticket_twice(
         ({"style": "own-ledger", "ledger": "sqlite:x.db"}, "tickets of its own"),
         ({"style": "own-ledger", "flaws": ("check-then-delete-ledger",)}, "tickets of its own"),
         ({"style": "own-ledger", "state": "signed"}, "tickets of its own"),
+        ({"style": "own-ledger", "shared_key": bytes(32)}, "tickets of its own"),
     ],
 )
 def test_a_style_that_cannot_be_combined_says_so(
