@@ -32,7 +32,10 @@ def as_read(message: str) -> str:
     """The question as a person reads it: every escape it uses undone.
 
     What is looked for in it (the end of the name, the file's name) is plain text,
-    so undoing an escape can only find what the question really shows, escaped.
+    so undoing an escape can only find what the question really shows, escaped. A
+    code span is read the same way: markdown leaves a backslash there as it is, but a
+    server that quotes in code spans and shows escapes there escapes its own
+    backslashes too, or its escapes would not be told apart from a name's text.
     """
     return _READ_ESCAPE.sub(_read_escape, message)
 
