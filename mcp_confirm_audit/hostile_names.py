@@ -8,10 +8,19 @@ generator yields a path relative to the directory the names are made in;
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Callable, Collection
 from functools import cache
 
 from . import generators as gen
-from .prompt_checks import BIDI, ESCAPES, LINE_BREAKS, TAGS, ZERO_WIDTH, control_characters
+from .characters import (
+    ESCAPES,
+    LINE_BREAKS,
+    TAGS,
+    bidi_controls,
+    control_characters,
+    default_ignorable,
+)
 
 NAME_MAX_BYTES = 255
 _PLAIN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -50,8 +59,26 @@ def valid_example(example: object) -> bool:
 
 plain = gen.text(alphabet=_PLAIN_ALPHABET, min_size=1, max_size=8)
 line_breaks = gen.sampled_from(["\n", "\r", "\r\n", "\n\n", "\x85", "\u2028", "\u2029"])
-bidi_controls = gen.sampled_from(sorted(BIDI))
-invisible = gen.one_of(gen.sampled_from(sorted(ZERO_WIDTH)), gen.integers(TAGS.start, TAGS.stop - 1).map(chr))
+
+
+def _chosen(chars: Callable[[], Collection[str]]) -> gen.Gen[str]:
+    """One of `chars()`, computed on first use (the Unicode scans are not done at import)."""
+    pool = cache(lambda: sorted(chars()))
+    return gen.Gen(lambda rng: rng.choice(pool()))
+
+
+def _ignorable_outside_tags() -> set[str]:
+    # Assigned ones: zero-width characters, Hangul fillers, variation selectors,
+    # the combining grapheme joiner, Mongolian free variation selectors...
+    return {ch for ch in default_ignorable() if ord(ch) < TAGS.start and unicodedata.category(ch) != "Cn"}
+
+
+bidi = _chosen(bidi_controls)
+invisible = gen.one_of(
+    _chosen(_ignorable_outside_tags),
+    gen.integers(TAGS.start, TAGS.stop - 1).map(chr),
+    _chosen(default_ignorable),  # unassigned ones too: reserved to render as nothing
+)
 # A run of tag characters spells hidden ASCII ("ASCII smuggling").
 tag_text = gen.text(
     alphabet=[chr(TAGS.start + ord(c)) for c in "abcdefghijklmnopqrstuvwxyz "], min_size=1, max_size=8
@@ -62,15 +89,14 @@ ansi_escapes = gen.one_of(
         ["\x1b[2J\x1b[H", "\x1b]8;;https:evil.example\x1b\\", "\x1b]0;title\x07", "\x9b2J", "\x1bc"]
     ),
 )
-_NAMED = {*LINE_BREAKS, *BIDI, *ZERO_WIDTH, *ESCAPES, "\x00"}
 
 
-@cache
-def _other_controls() -> list[str]:
-    return sorted(ch for ch in control_characters() if ch not in _NAMED and ord(ch) not in TAGS)
+def _other_controls() -> frozenset[str]:
+    named = {*LINE_BREAKS, *ESCAPES, *bidi_controls(), *default_ignorable(), "\x00"}
+    return control_characters() - named
 
 
-other_controls = gen.Gen(lambda rng: rng.choice(_other_controls()))
+other_controls = _chosen(_other_controls)
 _host = gen.builds(
     "evil-{}.example".format, gen.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
 )
@@ -128,7 +154,7 @@ long_names = gen.one_of(
     ),
 ).filter(valid_path)
 
-_lossy = gen.one_of(line_breaks, bidi_controls, invisible, other_controls, gen.just("\t"))
+_lossy = gen.one_of(line_breaks, bidi, invisible, other_controls, gen.just("\t"))
 _stand_in = gen.one_of(gen.sampled_from([" ", "", "_", "  "]), _lossy)
 
 
@@ -142,7 +168,7 @@ look_alike_names = gen.builds(_pair, plain, _lossy, _stand_in, plain, gen.sample
 
 GENERATORS: dict[str, gen.Gen[object]] = {
     "line-breaks": around(line_breaks),
-    "bidi-controls": around(bidi_controls),
+    "bidi-controls": around(bidi),
     "invisible": around(gen.one_of(invisible, tag_text)),
     "ansi-escapes": around(ansi_escapes),
     "other-controls": around(other_controls),

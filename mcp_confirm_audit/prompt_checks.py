@@ -10,21 +10,17 @@ raw, so evidence cannot be rearranged by what it reports.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
+from .characters import LINE_BREAKS, char_class, dangerous_pattern, invisible_edges
 from .models import Verdict
+from .question_text import as_read, markup_view
 
 Finding = tuple[Verdict, str]
 
-LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-BIDI = "\u061c\u200e\u200f" + "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
-ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
-TAGS = range(0xE0000, 0xE0080)
-ESCAPES = "\x1b\x9b"  # ESC and the one-byte CSI: where terminal escape sequences start
 _BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 
@@ -53,52 +49,9 @@ def escaped(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def char_class(ch: str) -> str | None:
-    """Which kind of dangerous character `ch` is, or None for an ordinary one."""
-    if ch in LINE_BREAKS:
-        return "line break"
-    if ch in BIDI:
-        return "bidi control"
-    if ch in ZERO_WIDTH or ord(ch) in TAGS:
-        return "invisible character"
-    if ch in ESCAPES:
-        return "escape character"
-    if unicodedata.category(ch) in ("Cc", "Cf"):
-        return "control character"
-    return None
-
-
-# Unicode puts control (Cc) and format (Cf) characters in planes 0, 1 and 14
-# only (a test checks the whole range), so only those are searched for them.
-CONTROL_PLANES = (range(0x20000), range(0xE0000, 0xE1000))
-
-
-@cache
-def control_characters() -> frozenset[str]:
-    """Every control (Cc) and format (Cf) character."""
-    return frozenset(
-        ch for plane in CONTROL_PLANES for ch in map(chr, plane) if unicodedata.category(ch) in ("Cc", "Cf")
-    )
-
-
-@cache
-def _dangerous() -> re.Pattern[str]:
-    """Any character `char_class` names: one regular expression, not a lookup per character."""
-    chars = {*LINE_BREAKS, *BIDI, *ZERO_WIDTH, *ESCAPES, *map(chr, TAGS), *control_characters()}
-    # As ranges: a class of single characters beyond the BMP is searched item by item.
-    ranges: list[list[int]] = []
-    for code in sorted(map(ord, chars)):
-        if ranges and ranges[-1][1] + 1 == code:
-            ranges[-1][1] = code
-        else:
-            ranges.append([code, code])
-    parts = (re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in ranges)
-    return re.compile("[" + "".join(parts) + "]")
-
-
 def smuggled(message: str, baseline: str) -> list[Finding]:
     """Line breaks, bidi, invisible, escape and other control characters the name brought in."""
-    dangerous = _dangerous()
+    dangerous = dangerous_pattern()
     found = Counter(dangerous.findall(message))
     known = Counter(dangerous.findall(baseline))
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
@@ -110,14 +63,17 @@ def smuggled(message: str, baseline: str) -> list[Finding]:
 
 def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
     """Text after a line break in the name must not begin a line of the question."""
-    strip = " \t" + BIDI + ZERO_WIDTH
+    strip = invisible_edges()
     template = {line.strip(strip) for line in _BREAK.split(baseline)}
     lines = [line.strip(strip) for line in _BREAK.split(message)]
     fresh = [line for line in lines if line and line not in template]
     findings: list[Finding] = []
     for segment in _BREAK.split(name)[1:]:
         start = segment.strip(strip)[:24]
-        if start and any(line.startswith(start) for line in fresh):
+        # A line the template itself starts that way ("Permanently delete...") is its own.
+        if any(line.startswith(start) for line in template):
+            continue
+        if any(line.startswith(start) for line in fresh):
             findings.append(
                 (Verdict.VULNERABLE, f"text after a line break in the name starts a line: {escaped(start)}")
             )
@@ -130,30 +86,39 @@ _PLAIN_TAIL = re.compile(r"[A-Za-z0-9._-]{8,16}$")
 def end_visible(message: str, name: str) -> list[Finding]:
     """When a long name is shortened, its end (the file's own name) must still be shown."""
     tail = _PLAIN_TAIL.search(name)
-    if tail is None or tail.group() in message:
+    if tail is None or tail.group() in as_read(message):
         return []
     return [(Verdict.VULNERABLE, f"the end of the name, {escaped(tail.group())}, is not in the question")]
 
 
 _LINKS = (
     ("a scheme URL", re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,31}://[^\s\"'<>]+")),
-    ("a markdown link", re.compile(r"(?<!\\)\[[^\]\n]*(?<!\\)\]\([^)\s]*\)")),
-    ("an autolink", re.compile(r"(?<!\\)<[a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*(?<!\\)>")),
-    ("an HTML link", re.compile(r"(?i)(?<!\\)<\s*(?:a|img|area|form|iframe)\b[^<>]*")),
+    ("a markdown link", re.compile(r"\[[^\]\n]*\]\([^)\s]*\)")),
+    ("an autolink", re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*>")),
+    ("an HTML link", re.compile(r"(?i)<\s*(?:a|img|area|form|iframe)\b[^<>]*")),
 )
+
+
+def _links(message: str) -> tuple[list[str], ...]:
+    view = markup_view(message)
+    return tuple([message[m.start() : m.end()] for m in pattern.finditer(view)] for _, pattern in _LINKS)
 
 
 @lru_cache(maxsize=64)
 def _template_links(baseline: str) -> tuple[frozenset[str], ...]:
     # One baseline serves every name an attack asks about.
-    return tuple(frozenset(pattern.findall(baseline)) for _, pattern in _LINKS)
+    return tuple(frozenset(found) for found in _links(baseline))
 
 
 def clickable(message: str, baseline: str) -> list[Finding]:
-    """A link (in plain text, markdown or HTML) that the name put into the question."""
+    """A link (in plain text, markdown or HTML) that the name put into the question.
+
+    Text in a code span and backslash-escaped punctuation are literal in markdown:
+    a bracket shown that way opens no link.
+    """
     findings: list[Finding] = []
-    for (kind, pattern), template in zip(_LINKS, _template_links(baseline), strict=True):
-        for match in pattern.findall(message):
+    for (kind, _), found, template in zip(_LINKS, _links(message), _template_links(baseline), strict=True):
+        for match in found:
             if match not in template:
                 findings.append(
                     (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")
@@ -236,7 +201,7 @@ def form_nesting(schema: Mapping[str, Any] | None) -> list[Finding]:
 def names_target(message: str, relative_path: str) -> list[Finding]:
     """The question must say which file the tool will act on."""
     name = relative_path.rsplit("/", 1)[-1]
-    if name in message:
+    if name in as_read(message):
         return []
     return [(Verdict.VULNERABLE, f"the question does not name the file it is about ({escaped(name)})")]
 

@@ -9,6 +9,7 @@ be told apart from a crash is inconclusive, never a pass.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from .models import (
@@ -188,7 +189,9 @@ def _judge_single_use(
         said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
         return Verdict.INCONCLUSIVE, None, said
     winner = successes[0] if successes else None
-    losers = [(e, r) for e, r in zip(racing, replays, strict=True) if e is not winner]
+    # Only accepts lose to the single-use guard: a decline's reply is its own
+    # answer (however the target words it), never a replay's.
+    losers = [(e, r) for e, r in zip(racing, replays, strict=True) if e is not winner and _accepts(e)]
     other_guard = [(e, r) for e, r in losers if not _same_answer(e.response, r.response)]
     if other_guard:
         loser, replay = other_guard[0]
@@ -205,6 +208,18 @@ def _judge_single_use(
     once = "took effect once" if record.taken == 1 else "was honoured once"
     said = f"the approval {once}; every other redemption refused ({where})"
     return Verdict.REFUSED, layer_of(sequential[0].response), said
+
+
+def _accepts(exchange: Exchange) -> bool:
+    """Whether the redemption, as sent, answered every question with "accept"."""
+    answers = exchange.request.get("inputResponses")
+    return (
+        isinstance(answers, Mapping)
+        and bool(answers)
+        and all(
+            isinstance(answer, Mapping) and answer.get("action") == "accept" for answer in answers.values()
+        )
+    )
 
 
 def _succeeded(response: Response, replay: Response) -> bool:

@@ -18,6 +18,7 @@ import forms
 import paths
 import prompt
 import states
+import styles
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
@@ -29,9 +30,9 @@ _SANITISER_FLAWS: dict[str, prompt.Sanitiser] = {
     "unsanitised-question": "none",
     "sanitiser-keeps-bidi": "keeps-bidi",
     "sanitiser-folds-controls": "folds-controls",
+    "sanitiser-category-only": "category-only",
 }
 Effect = Literal["delete", "truncate"]
-_NOTHING: dict[Effect, str] = {"delete": "Nothing was deleted", "truncate": "Nothing was truncated"}
 
 log = logging.getLogger("mcp_confirm_reference")
 
@@ -58,6 +59,7 @@ class ConfirmTool:
         scheme: states.Scheme,
         form: forms.FormKind,
         flaws: frozenset[str],
+        style: styles.Style = styles.STYLES["quoted"],
     ) -> None:
         self.name = name
         self.effect = effect
@@ -66,6 +68,7 @@ class ConfirmTool:
         self._scheme = scheme
         self._form = form
         self._flaws = flaws
+        self._style = style
 
     async def __call__(self, raw: object, ctx: Context) -> str | InputRequiredResult:
         try:
@@ -105,12 +108,13 @@ class ConfirmTool:
             target.rel,
             sanitiser=self._sanitiser(),
             truncate="end" if "sanitiser-truncates-end" in self._flaws else "middle",
+            escaping=self._style.escaping,
         )
         named = "question-without-name" not in self._flaws
         request = ElicitRequest(
             params=ElicitRequestFormParams(
                 mode="form",
-                message=prompt.question(shown, self._form, self.effect, named=named),
+                message=self._style.question(shown, self._form, self.effect, named),
                 requested_schema=forms.schema(self._form, **self._form_flaws()),
             )
         )
@@ -131,7 +135,7 @@ class ConfirmTool:
         answer = self._read(response)
         if answer.action != "accept" and "decline-as-accept" not in self._flaws:
             event("not-confirmed", tool=self.name, path=raw, action=answer.action)
-            return f"{_NOTHING[self.effect]}: the user chose {answer.action}."
+            return self._style.not_confirmed(self.effect, answer.action)
         if "no-recheck" in self._flaws:
             return self._act_unchecked(raw, answer)  # FLAW no-recheck
         try:
@@ -141,22 +145,22 @@ class ConfirmTool:
                 raise
             # FLAW missing-is-deleted: gone is as good as deleted, whoever deleted it.
             event("deleted", tool=self.name, path=raw, size=0)
-            return f'Deleted "{prompt.shown_name(str(raw))}".'
+            return self._style.done(self.effect, self._shown(str(raw)), 0)
         # FLAW decline-as-accept: any other action skips the form.
         if answer.action == "accept" and not self._approves(answer, PurePosixPath(target.rel).name):
             event("not-confirmed", tool=self.name, path=target.rel, action="accept")
-            return f"{_NOTHING[self.effect]}: the user chose to keep the file."
+            return self._style.not_confirmed(self.effect, "keep")
         return self._apply(target, self._expected(target, approval))
 
     def _act_unchecked(self, raw: object, answer: Answer) -> str:
         """FLAW no-recheck: the checks of round 1 are trusted; the name is followed as it is now."""
         assert isinstance(raw, str)  # round 1 checked it (the SDK typed it)
         if answer.action == "accept" and not self._approves(answer, PurePosixPath(raw).name):
-            return f"{_NOTHING[self.effect]}: the user chose to keep the file."
+            return self._style.not_confirmed(self.effect, "keep")
         acted = paths.follow_and_act(self._policy.root, raw, self.effect)
         kind = "deleted" if self.effect == "delete" else "truncated"
         event(kind, tool=self.name, path=raw, size=acted.size)
-        return f'Done: "{prompt.shown_name(raw)}" ({acted.size} bytes).'
+        return self._style.done(self.effect, self._shown(raw), acted.size)
 
     def _read(self, response: InputResponse) -> Answer:
         if isinstance(response, ElicitResult):
@@ -193,16 +197,19 @@ class ConfirmTool:
             raise paths.Refused("the file changed while waiting for confirmation")
         return expected
 
+    def _shown(self, name: str) -> str:
+        return prompt.shown_name(name, escaping=self._style.escaping)
+
     def _apply(self, target: paths.Target, expected: paths.Identity | None) -> str:
-        shown = prompt.shown_name(target.rel)
+        shown = self._shown(target.rel)
         size = target.identity.size
         if self.effect == "truncate":
             paths.truncate_beneath(self._policy.root, target.parts, expected)
             event("truncated", tool=self.name, path=target.rel, size=size)
-            return f'Emptied "{shown}" ({size} bytes removed).'
+            return self._style.done(self.effect, shown, size)
         if target.is_dir:  # only the deletes-directories flaw lets one this far
             paths.remove_tree(target.real, expected)
         else:
             paths.unlink_beneath(self._policy.root, target.parts, expected)
         event("deleted", tool=self.name, path=target.rel, size=size)
-        return f'Deleted "{shown}" ({size} bytes).'
+        return self._style.done(self.effect, shown, size)

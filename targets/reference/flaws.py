@@ -31,6 +31,8 @@ FLAWS: dict[str, str] = {
     "asks-for-secret": "the form also asks for an 'API key to continue'",
     "unsanitised-question": "the file name goes into the question as it is: line breaks, controls, markup",
     "sanitiser-folds-controls": "every control or invisible character becomes a space: names read alike",
+    "sanitiser-category-only": "only control, format and separator categories are escaped: Hangul fillers "
+    "and variation selectors (letters and marks that render as nothing) reach the question",
     "nested-form": "the form has a nested object field; elicitation forms are flat, primitive fields only",
     "question-without-name": "the question does not say which file it is about",
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
@@ -54,7 +56,14 @@ _EXCLUSIVE = (
     # no-recheck drops the identity comparison along with every other round-2 check.
     frozenset({"no-recheck", "no-identity-check"}),
     # One sanitiser at a time; unsanitised-question has nothing left to truncate either.
-    frozenset({"unsanitised-question", "sanitiser-keeps-bidi", "sanitiser-folds-controls"}),
+    frozenset(
+        {
+            "unsanitised-question",
+            "sanitiser-keeps-bidi",
+            "sanitiser-folds-controls",
+            "sanitiser-category-only",
+        }
+    ),
     frozenset({"unsanitised-question", "sanitiser-truncates-end"}),
 )
 # trusting-state never reads a nonce, so there is no nonce ledger for these to weaken.

@@ -1,19 +1,24 @@
 """The question a human reads: an untrusted file name made safe to show.
 
 Every character that is invisible, reorders text, moves the cursor or breaks the line is
-replaced by a visible escape, and the backslash and quote are escaped too, so the mapping
-is injective: two different names never render the same, and the name cannot leave its
-quotes. Brackets and angle brackets get a markdown backslash, so a name cannot become a
-link in a client that renders markdown or HTML. Long names lose their middle, because
-the end (the file name) is what matters.
+replaced by a visible stand-in, and the characters a style quotes with are escaped too,
+so the mapping is injective: two different names never render the same, and the name
+cannot leave its quotes. How a style writes those escapes is its own (`Escaping`; see
+`styles/`); which characters hide is decided here, once, from Unicode's data. Long names
+lose their middle, because the end (the file name) is what matters.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
-Sanitiser = Literal["careful", "keeps-bidi", "folds-controls", "none"]
+import regex
+
+Sanitiser = Literal["careful", "keeps-bidi", "folds-controls", "category-only", "none"]
+Truncate = Literal["middle", "end"]
 
 MAX_SHOWN = 160
 
@@ -23,25 +28,51 @@ _ZERO_WIDTH = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 # Cc: controls (ANSI ESC), Cf: format (bidi, zero-width, tags), Zl/Zp: separators,
 # Cs/Co/Cn: surrogates, private use, unassigned; Zs: spaces that look like " ".
 _ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn", "Zs"}
+# Letters and marks that render as nothing (Hangul fillers, variation selectors, the
+# combining grapheme joiner): no category names them, Unicode's property does.
+_RENDERS_AS_NOTHING = regex.compile(r"\p{Default_Ignorable_Code_Point}")
 
 
-def _escape(ch: str) -> str:
+def hides(ch: str, *, category_only: bool = False) -> bool:
+    """Whether `ch` must be shown as an escape: it is invisible, reorders or breaks the text."""
+    if ch in _LINE_BREAKS or (ch != " " and unicodedata.category(ch) in _ESCAPED_CATEGORIES):
+        return True
+    # FLAW sanitiser-category-only: a Hangul filler is a letter, a variation selector a mark.
+    return not category_only and _RENDERS_AS_NOTHING.match(ch) is not None
+
+
+def backslash_u(ch: str) -> str:
+    """`\\n`, `\\u200b`, `\\U000e0041`: the stand-in the default style shows."""
     code = ord(ch)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return _LINE_BREAKS.get(ch) or (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
 
 
-def _tokens(name: str, sanitiser: Sanitiser) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Escaping:
+    """How one style writes a name: the characters it quotes, and how a hidden one shows."""
+
+    quote: Callable[[str], str | None]  # a character's escaped form, or None to leave it
+    visible: Callable[[str], str]  # the visible stand-in for a character that hides
+
+
+DOUBLE_QUOTED = Escaping(
+    quote=lambda ch: "\\" + ch if ch in ('"', "\\", "[", "]", "<", ">") else None,
+    visible=backslash_u,
+)
+
+
+def _tokens(name: str, sanitiser: Sanitiser, escaping: Escaping) -> list[str]:
     out: list[str] = []
     for ch in name:
         if sanitiser == "none":
             out.append(ch)  # FLAW unsanitised-question
-        elif ch in ('"', "\\", "[", "]", "<", ">"):
-            out.append("\\" + ch)
+        elif (quoted := escaping.quote(ch)) is not None:
+            out.append(quoted)
         elif sanitiser == "keeps-bidi" and (ch in _BIDI or ch in _ZERO_WIDTH):
             out.append(ch)  # FLAW sanitiser-keeps-bidi
-        elif ch in _LINE_BREAKS or (ch != " " and unicodedata.category(ch) in _ESCAPED_CATEGORIES):
+        elif hides(ch, category_only=sanitiser == "category-only"):
             # FLAW sanitiser-folds-controls: a space, so "a\nb" and "a b" read the same.
-            out.append(" " if sanitiser == "folds-controls" else _LINE_BREAKS.get(ch) or _escape(ch))
+            out.append(" " if sanitiser == "folds-controls" else escaping.visible(ch))
         else:
             out.append(ch)
     return out
@@ -51,11 +82,12 @@ def shown_name(
     name: str,
     *,
     sanitiser: Sanitiser = "careful",
-    truncate: Literal["middle", "end"] = "middle",
+    truncate: Truncate = "middle",
     limit: int = MAX_SHOWN,
+    escaping: Escaping = DOUBLE_QUOTED,
 ) -> str:
-    """`name` escaped and bounded, ready to sit between double quotes."""
-    tokens = _tokens(name, sanitiser)
+    """`name` escaped and bounded, ready to sit between the style's quotes."""
+    tokens = _tokens(name, sanitiser, escaping)
     if sanitiser == "none" or sum(map(len, tokens)) <= limit:
         return "".join(tokens)
     if truncate == "end":
@@ -78,15 +110,19 @@ def _take(tokens: list[str], budget: int, *, reverse: bool = False) -> str:
     return "".join(kept[::-1] if reverse else kept)
 
 
-def question(
-    shown: str, form: str, effect: Literal["delete", "truncate"] = "delete", *, named: bool = True
-) -> str:
-    verb = {"delete": "delete", "truncate": "empty"}[effect]
-    how = {
+def how_to_answer(form: str, verb: str) -> str:
+    return {
         "boolean": f"Tick the box to {verb} it.",
         "name": "Type the file's name to confirm.",
         "enum": f'Choose "delete" to {verb} it or "keep" to keep it.',
     }[form]
+
+
+def question(
+    shown: str, form: str, effect: Literal["delete", "truncate"] = "delete", *, named: bool = True
+) -> str:
+    verb = {"delete": "delete", "truncate": "empty"}[effect]
+    how = how_to_answer(form, verb)
     if not named:
         # FLAW question-without-name: the user is asked to confirm without being told what.
         return f"Permanently {verb} the file? This cannot be undone. {how}"

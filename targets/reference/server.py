@@ -11,6 +11,8 @@ signed-and-sealed`, as mcp-confirm 0.1.0 did); round 2 reads the answer
 and the state, spends the state's nonce, re-checks the file and deletes it beneath a
 directory descriptor. `--second-tool` adds `truncate_file`, confirmed the same way.
 `--transport http --auth bearer --tokens-env NAME` wants a bearer token (identity.py).
+`--style` writes the same careful server in another hand (see styles/): how the name
+is escaped and quoted, the refusal texts, and for `own-ledger` its own single-use tickets.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import identity  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
 import states  # noqa: E402
+import styles  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.server.request_state import (  # noqa: E402
@@ -76,10 +79,12 @@ def build_server(
     second_tool: bool = False,
     state: StateMode = "sealed",
     tokens: Mapping[str, str] | None = None,
+    style: str = "quoted",
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
     active = flaw_switches.check(flaws, state=state)
     _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
+    written = _style(style, active, state, ledger, shared_key is not None)
     _configure_log()
     if "no-expiry" in active:
         ttl_seconds = SDK_DEFAULT_TTL  # FLAW no-expiry: the lifetime option reaches nothing
@@ -112,12 +117,16 @@ def build_server(
     server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan, **auth)
     if state == "signed" or active & flaw_switches.STATE_FLAWS:
         _remove_boundary(server)  # the flaws, or `--state signed` which brings its own integrity
-    scheme = _scheme(active, state, nonces, shared_key, ttl_seconds)
+    scheme: states.Scheme
+    if written.own_state:
+        scheme = styles.own_ledger.Tickets(ttl_seconds, record="no-ledger" not in active)
+    else:
+        scheme = _scheme(active, state, nonces, shared_key, ttl_seconds)
     tools: list[tuple[str, confirm.Effect]] = [(tool_name, "delete")]
     if second_tool:
         tools.append((SECOND_TOOL, "truncate"))  # same policy, same scheme, hence the same ledger
     for name, effect in tools:
-        tool = confirm.ConfirmTool(name, effect, path_arg, policy, scheme, form, active)
+        tool = confirm.ConfirmTool(name, effect, path_arg, policy, scheme, form, active, written)
         _add_confirm_tool(server, tool, path_arg)
     _add_stat_tool(server, paths.PathPolicy.create(root, mode=paths_mode))
     return server
@@ -135,6 +144,24 @@ def _check_options(
     taken = {"stat_file", *([SECOND_TOOL] if second_tool else [])}
     if tool_name in taken:
         raise ValueError(f"--tool-name {tool_name!r} is taken by another tool of this server")
+
+
+# What a style with single-use tickets of its own replaces: the nonce ledger and its backends.
+_OWN_STATE_REPLACES = flaw_switches.STATE_FLAWS | {"per-process-ledger", "check-then-delete-ledger"}
+
+
+def _style(name: str, active: frozenset[str], state: str, ledger: str, shared: bool) -> styles.Style:
+    if name not in styles.STYLES:
+        raise ValueError(f"unknown style {name!r}: use {', '.join(styles.STYLES)}")
+    written = styles.STYLES[name]
+    clash = sorted(active & _OWN_STATE_REPLACES)
+    # Its tickets live in one process: replicas sharing a key would each honour them.
+    if written.own_state and (clash or state != "sealed" or ledger != "memory" or shared):
+        raise ValueError(
+            f"--style {name} keeps single-use tickets of its own, in one process: "
+            f"no --state, --ledger, --shared-key-env or {clash or 'ledger flaws'}"
+        )
+    return written
 
 
 def _policy(root: str | Path, paths_mode: paths.PathMode, active: frozenset[str]) -> paths.PathPolicy:
@@ -281,6 +308,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--second-tool", action="store_true", help="also offer truncate_file, confirmed the same way")
     add(
+        "--style",
+        default="quoted",
+        choices=sorted(styles.STYLES),
+        help="how the same careful server is written: quoted (the default), markdown-escaped, code-span, "
+        "own-ledger (see styles/__init__.py)",
+    )
+    add(
         "--transport",
         default="stdio",
         choices=("stdio", "http"),
@@ -344,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             second_tool=args.second_tool,
             state=args.state,
             tokens=tokens,
+            style=args.style,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

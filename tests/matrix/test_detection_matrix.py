@@ -89,6 +89,8 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     "sanitiser-keeps-bidi": ("prompt-forging", {"MCA-PROMPT-002": V, "MCA-PROMPT-003": V}),
     "sanitiser-truncates-end": ("prompt-forging", {"MCA-PROMPT-008": V}),
     "sanitiser-folds-controls": ("prompt-forging", {"MCA-PROMPT-009": W}),
+    # Letters and marks that render as nothing pass a check by general category.
+    "sanitiser-category-only": ("prompt-forging", {"MCA-PROMPT-003": V}),
     "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
     "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
     "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V}),

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from mcp_confirm_audit.characters import char_class
 from mcp_confirm_audit.hostile_names import FORGED_PARAGRAPHS, GENERATORS, valid_name, valid_path
-from mcp_confirm_audit.prompt_checks import char_class
 
 # Seeds x names per seed: more than a run draws for one attack.
 SEEDS = range(8)
@@ -78,3 +79,17 @@ def test_other_controls_draw_from_every_plane_that_has_them() -> None:
 )
 def test_a_valid_name_is_what_a_linux_filesystem_accepts(name: str, valid: bool) -> None:
     assert valid_name(name) is valid
+
+
+def test_invisible_names_carry_letters_and_marks_that_render_as_nothing() -> None:
+    # Not only zero-width and tag characters: what a category-based sanitiser lets through.
+    drawn = {
+        ch
+        for seed in range(40)
+        for name in GENERATORS["invisible"].examples(PER_SEED, seed)
+        for ch in name
+        if char_class(ch) == "invisible character"
+    }
+    assert drawn & {"\u115f", "\u1160", "\u3164", "\uffa0"}, "no Hangul filler"
+    assert any(0xFE00 <= ord(ch) <= 0xFE0F or 0xE0100 <= ord(ch) <= 0xE01EF for ch in drawn), "no selector"
+    assert {unicodedata.category(ch) for ch in drawn} >= {"Cf", "Mn", "Lo", "Cn"}

@@ -7,13 +7,19 @@ import unicodedata
 from typing import Any
 
 import pytest
+import regex
 
+from mcp_confirm_audit.characters import (
+    CONTROL_PLANES,
+    bidi_controls,
+    char_class,
+    control_characters,
+    default_ignorable,
+)
 from mcp_confirm_audit.models import Verdict
 from mcp_confirm_audit.prompt_checks import (
-    char_class,
     clickable,
     collisions,
-    control_characters,
     end_visible,
     escaped,
     forged_line,
@@ -22,6 +28,7 @@ from mcp_confirm_audit.prompt_checks import (
     names_target,
     smuggled,
 )
+from mcp_confirm_audit.question_text import as_read
 
 V, W = Verdict.VULNERABLE, Verdict.WEAK
 # A template with line breaks of its own, like mcp-confirm's.
@@ -46,8 +53,16 @@ def ask(shown: str) -> str:
         ("pay\u200broll", ["invisible character U+200B"]),
         ("a\U000e0000b", ["invisible character U+E0000"]),
         ("\x1b[2Jx", ["escape character U+001B"]),
-        ("soft\xadhyphen", ["control character U+00AD"]),
+        ("soft\xadhyphen", ["invisible character U+00AD"]),
         ("bell\x07", ["control character U+0007"]),
+        ("a\ufffbb", ["control character U+FFFB"]),  # Cf, yet not default-ignorable
+        # Letters and marks that render as nothing: a category check lets them through.
+        ("a\u3164b", ["invisible character U+3164"]),  # HANGUL FILLER (Lo)
+        ("a\u115fb", ["invisible character U+115F"]),  # HANGUL CHOSEONG FILLER (Lo)
+        ("heart\ufe0f", ["invisible character U+FE0F"]),  # VARIATION SELECTOR-16 (Mn)
+        ("a\U000e0100b", ["invisible character U+E0100"]),  # VARIATION SELECTOR-17 (Mn)
+        ("a\u034fb", ["invisible character U+034F"]),  # COMBINING GRAPHEME JOINER (Mn)
+        ("a\u180bb", ["invisible character U+180B"]),  # MONGOLIAN FREE VARIATION SELECTOR ONE (Mn)
     ],
 )
 def test_characters_the_name_brought_into_the_question_are_named_by_code_point(
@@ -58,17 +73,53 @@ def test_characters_the_name_brought_into_the_question_are_named_by_code_point(
     assert {verdict for verdict, _ in found} <= {V}
 
 
-def test_every_character_with_a_class_is_found_wherever_unicode_puts_it() -> None:
-    # The search looks only where Unicode has control and format characters:
-    # the whole range says that holds for this Python's Unicode version.
-    controls = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in ("Cc", "Cf")}
-    assert controls == control_characters()
-    for ch in controls | {chr(c) for c in range(0xE0000, 0xE0080)}:
-        if ch not in "\x00" and char_class(ch) is not None:
-            found = smuggled(ask(f"a{ch}b"), BASELINE)
-            assert [message.split(" from ")[0] for _, message in found] == [
-                f"{char_class(ch)} U+{ord(ch):04X}"
-            ]
+EVERY_CODE_POINT = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+DEFAULT_IGNORABLE = frozenset(regex.findall(r"\p{Default_Ignorable_Code_Point}", EVERY_CODE_POINT))
+BIDI_CONTROL = frozenset(regex.findall(r"\p{Bidi_Control}", EVERY_CODE_POINT))
+
+
+def _expected_class(ch: str) -> str | None:
+    """The class from Unicode's own data, straight from the definitions, for one code point."""
+    if len(f"a{ch}b".splitlines()) == 2:
+        return "line break"
+    if ch in BIDI_CONTROL:
+        return "bidi control"
+    if ch in "\x1b\x9b":
+        return "escape character"
+    if ch in DEFAULT_IGNORABLE:
+        return "invisible character"
+    if unicodedata.category(ch) in ("Cc", "Cf"):
+        return "control character"
+    return None
+
+
+def test_the_dangerous_class_is_unicodes_own_data_at_every_code_point() -> None:
+    classified = {ch: kind for ch in EVERY_CODE_POINT if (kind := _expected_class(ch)) is not None}
+    assert {ch: char_class(ch) for ch in classified} == classified
+    # The one regular expression finds exactly those, and nothing else, anywhere in Unicode.
+    found = set(smuggled(ask(EVERY_CODE_POINT), BASELINE))
+    assert {message.split(" from ")[0] for _, message in found} == {
+        f"{kind} U+{ord(ch):04X}" for ch, kind in classified.items()
+    }
+    # The scans look where Unicode has these characters: planes 0, 1 and 14.
+    assert {ch for ch in classified if ord(ch) >= 0x20000} <= {chr(c) for c in CONTROL_PLANES[1]}
+    assert control_characters() == {ch for ch in EVERY_CODE_POINT if unicodedata.category(ch) in ("Cc", "Cf")}
+    assert default_ignorable() == DEFAULT_IGNORABLE - BIDI_CONTROL
+    assert bidi_controls() == BIDI_CONTROL
+
+
+def test_the_property_data_is_not_newer_than_this_pythons_unicode() -> None:
+    # `regex` ships its own Unicode tables: every default-ignorable code point they
+    # know as assigned, this Python knows too, with the same general category.
+    for ch in DEFAULT_IGNORABLE:
+        for category in ("Cf", "Mn", "Lo", "Cn"):
+            assert bool(regex.match(rf"\p{{gc={category}}}", ch)) is (unicodedata.category(ch) == category)
+
+
+def test_letters_and_marks_that_render_as_nothing_are_in_the_class() -> None:
+    assert {"\u115f", "\u1160", "\u3164", "\uffa0"} <= default_ignorable()  # Hangul fillers
+    assert {chr(c) for c in [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]} <= default_ignorable()
+    assert {"\u034f", "\u180b", "\u180c", "\u180d", "\u180f"} <= default_ignorable()
 
 
 def test_the_templates_own_line_breaks_are_not_the_names() -> None:
@@ -92,6 +143,20 @@ def test_text_after_a_line_break_in_the_name_must_not_start_a_line(
     shown: str, name: str, caught: bool
 ) -> None:
     assert bool(forged_line(ask(shown), BASELINE, name)) is caught
+
+
+@pytest.mark.parametrize(
+    ("shown", "name", "caught"),
+    [
+        # The name's line starts as the template's does: that start is the template's own.
+        ("x\\nPermanently delete", "x\nPermanently delete", False),
+        ("x\\nDelete", "x\nDelete", False),
+        ("x\nDelete it all, said the admin", "x\nDelete it all, said the admin", True),
+    ],
+)
+def test_a_line_the_template_starts_the_same_way_is_not_forged(shown: str, name: str, caught: bool) -> None:
+    template = 'Delete "{}"? Tick the box.'
+    assert bool(forged_line(template.format(shown), template.format("plain-name.txt"), name)) is caught
 
 
 @pytest.mark.parametrize(
@@ -198,3 +263,80 @@ def test_the_question_must_name_its_file() -> None:
 )
 def test_evidence_quotes_every_code_point_in_printable_ascii(name: str, shown: str) -> None:
     assert escaped(name) == shown
+
+
+# How careful servers written by others show a name: each is as visible to a person as the raw text.
+MARKDOWN_ESCAPED = "**Delete** the file **{}** in the workspace?\n\nThere is no undo."
+CODE_SPAN = "The file {} will be deleted."
+
+
+@pytest.mark.parametrize(
+    ("message", "read"),
+    [
+        ("hl1\\-8\\_\\.txt", "hl1-8_.txt"),  # markdown backslash escapes of CommonMark punctuation
+        ("a\\*b\\#c\\|d\\!e\\~f\\[g\\]", "a*b#c|d!e~f[g]"),
+        ("a<U+200B>b<U+E0041>c", "a\u200bb\U000e0041c"),
+        ("a\\u200bb\\U000e0041c\\x1bd", "a\u200bb\U000e0041c\x1bd"),
+        ("a\\u{200B}b\\u{E0041}c", "a\u200bb\U000e0041c"),
+        ("a\\\\u200b", "a\\u200b"),  # an escaped backslash, then text: not an escape
+        ("a\\\\\\_b", "a\\_b"),
+        ("a\\qb <U+110000>", "a\\qb <U+110000>"),  # not an escape: left as it is
+    ],
+)
+def test_a_question_is_read_with_its_own_escapes_undone(message: str, read: str) -> None:
+    assert as_read(message) == read
+
+
+@pytest.mark.parametrize(
+    ("message", "name", "caught"),
+    [
+        # The case that showed it: a markdown escaper's question named its file in full.
+        (MARKDOWN_ESCAPED.format("hl1\\-8\\_\\.txt"), "hl1-8_.txt", False),
+        (MARKDOWN_ESCAPED.format("aaaa…aaaa\\-real\\-name\\.txt"), "a" * 200 + "-real-name.txt", False),
+        (CODE_SPAN.format("`aaaa…aaaa-real-name.txt`"), "a" * 200 + "-real-name.txt", False),
+        (ask("pay\\u200broll\\_2026\\.txt"), "pay\u200broll_2026.txt", False),
+        # Really cut off, however it is escaped.
+        (MARKDOWN_ESCAPED.format("aaaaaaaaaaaa…"), "a" * 200 + "-real-name.txt", True),
+        (MARKDOWN_ESCAPED.format("aaaa…aaaa\\-real\\-na…"), "a" * 200 + "-real-name.txt", True),
+        (CODE_SPAN.format("`aaaa…aaaa-real-nam`"), "a" * 200 + "-real-name.txt", True),
+        (ask("aaaa…aaaa\\-real\\u2026"), "a" * 200 + "-real-name.txt", True),
+    ],
+)
+def test_the_end_of_the_name_is_looked_for_as_a_person_reads_the_question(
+    message: str, name: str, caught: bool
+) -> None:
+    assert bool(end_visible(message, name)) is caught
+
+
+def test_a_question_naming_its_file_with_markdown_escapes_names_it() -> None:
+    shown = MARKDOWN_ESCAPED.format("case\\/names\\/plain\\-second\\-name\\.txt")
+    assert names_target(shown, "names/plain-second-name.txt") == []
+    assert names_target(MARKDOWN_ESCAPED.format("plain\\-second\\-nam…"), "plain-second-name.txt")
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        # Literal in markdown: inside a code span, or every bracket backslashed.
+        (CODE_SPAN.format("`[Click here](https:evil.example)`"), None),
+        (CODE_SPAN.format("`` <https:evil.example>`x` ``"), None),
+        (CODE_SPAN.format("`<a href=https:evil.example>update`"), None),
+        (MARKDOWN_ESCAPED.format("\\!\\[x\\]\\(https\\:evil\\.example\\)"), None),
+        (MARKDOWN_ESCAPED.format("\\<a href\\=https\\:evil\\.example\\>update"), None),
+        (MARKDOWN_ESCAPED.format("a<U+200B>b"), None),  # a visible escape is no tag
+        # A name that closes its code span, or escapes a backslash, is live again.
+        (CODE_SPAN.format("`x`[Click](https:evil.example)`y`"), "a markdown link"),
+        (CODE_SPAN.format("\\`[Click](https:evil.example)`"), "a markdown link"),
+        (ask("\\\\[Click](https:evil.example)"), "a markdown link"),
+        (ask("x `y` [Click](https:evil.example)"), "a markdown link"),
+        (CODE_SPAN.format("``unclosed` <https:evil.example>"), "an autolink"),
+    ],
+)
+def test_markup_that_markdown_shows_literally_is_not_clickable(message: str, kind: str | None) -> None:
+    found = clickable(message, BASELINE)
+    assert [m.split(" from ")[0] for _, m in found] == ([kind] if kind else [])
+
+
+def test_a_link_is_quoted_from_the_question_itself() -> None:
+    found = clickable(ask("x `y` [Click](https:evil.example)"), BASELINE)
+    assert found[0][1].endswith('"[Click](https:evil.example)"')

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
 from mcp_confirm_audit.models import (
@@ -30,22 +32,33 @@ GONE = Response(Outcome.TOOL_ERROR, "'victim.txt' does not exist")
 SEALED_ELSEWHERE = SDK_BOUNDARY_REFUSAL
 
 
+def sent(action: str) -> dict[str, Any]:
+    """A redemption's request as the driver records it: the approval's state and one answer."""
+    answer = {"action": action, **({"content": {"confirm": True}} if action == "accept" else {})}
+    return {"name": "delete_file", "requestState": "v1.state", "inputResponses": {"confirm": answer}}
+
+
 def record(
     racing: list[tuple[Response, str]],
     replays: dict[str, Response],
     taken_racing: int,
     taken: int | None = None,
     if_none_taken: str = "inconclusive",
+    declined: int | None = None,
 ) -> Transcript:
-    """Racing redemptions (answer, connection), then one sequential replay per connection."""
+    """Racing redemptions (answer, connection), then one sequential replay per connection.
+
+    Every redemption sends an accept, but the one at index `declined`, which sends a decline.
+    """
     exchanges = [Exchange(Phase.SETUP, "ask", "primary", {}, Response(Outcome.INPUT_REQUIRED))]
     exchanges += [
-        Exchange(Phase.ATTACK, f"redemption {i}", conn, {}, r) for i, (r, conn) in enumerate(racing)
+        Exchange(Phase.ATTACK, f"redemption {i}", conn, sent("decline" if i == declined else "accept"), r)
+        for i, (r, conn) in enumerate(racing)
     ]
     replay_at = {}
     for conn, response in replays.items():
         replay_at[conn] = len(exchanges)
-        exchanges.append(Exchange(Phase.ATTACK, f"replay on {conn}", conn, {}, response))
+        exchanges.append(Exchange(Phase.ATTACK, f"replay on {conn}", conn, sent("accept"), response))
     single = SingleUse(
         racing=tuple(range(1, len(racing) + 1)),
         replays=tuple(replay_at[conn] for _, conn in racing),
@@ -91,8 +104,38 @@ def test_losers_stopped_by_another_guard_than_the_ledger_are_weak_with_both_text
 
 
 def test_a_decline_that_wins_the_race_honestly_is_refused_when_the_attack_allows_it() -> None:
-    t = record([(KEPT, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=0, if_none_taken="refused")
+    t = record([(KEPT, "a"), (SPENT, "a")], {"a": SPENT}, 0, if_none_taken="refused", declined=0)
     assert judge(SPEC, t).verdict is Verdict.REFUSED
+
+
+# A server with single-use state of its own, whose decline is an error in words of
+# its own: the decline's reply is not a losing accept, whatever it says.
+OPERATOR_DECLINED = Response(Outcome.TOOL_ERROR, "Request declined by operator.")
+CONSUMED = Response(Outcome.TOOL_ERROR, "That confirmation has been consumed.")
+
+
+def test_a_decline_worded_unlike_the_replay_refusal_is_not_a_loser_stopped_by_another_guard() -> None:
+    # Recorded from MCA-DSPEND-002 on such a server: the decline won, all seven accepts
+    # got the replay's own refusal. It was reported weak, twice out of twice.
+    racing = [(OPERATOR_DECLINED, "a"), *[(CONSUMED, "a")] * 7]
+    t = record(racing, {"a": CONSUMED}, taken_racing=0, if_none_taken="refused", declined=0)
+    result = judge(SPEC, t)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
+
+
+def test_an_accept_that_lost_to_a_decline_and_was_stopped_by_another_guard_is_still_weak() -> None:
+    racing = [(OPERATOR_DECLINED, "a"), (CONSUMED, "a"), (GONE, "a")]
+    t = record(racing, {"a": CONSUMED}, taken_racing=0, if_none_taken="refused", declined=0)
+    result = judge(SPEC, t)
+    assert result.verdict is Verdict.WEAK
+    assert "1 of 2 losing redemptions" in result.reason  # the decline is not counted among them
+    assert "does not exist" in result.reason
+
+
+def test_a_decline_and_an_accept_both_reported_as_done_are_still_vulnerable() -> None:
+    racing = [(KEPT, "a"), (DELETED, "a"), (SPENT, "a")]
+    t = record(racing, {"a": SPENT}, taken_racing=1, if_none_taken="refused", declined=0)
+    assert judge(SPEC, t).verdict is Verdict.VULNERABLE
 
 
 def test_no_effect_at_all_where_one_was_due_is_inconclusive_never_refused() -> None:

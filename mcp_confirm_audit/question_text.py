@@ -1,0 +1,76 @@
+"""A question's text as a person reads it, where it escapes what it shows.
+
+A careful server may show a name with markdown backslash escapes (`hl1\\-8\\_.txt`),
+visible code-point escapes (`\\u200b`, `<U+200B>`) or inside a code span; what is
+looked for in a question (the end of a name, the file's name, a link) is looked for
+in what a person sees, not in the escaping.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The escapes a question may use to show a name: a markdown backslash before ASCII
+# punctuation (CommonMark), and a code point written visibly (\u200b, \U000e0041,
+# \x1b, \u{200B}, <U+200B>). One pass, left to right, so an escaped backslash
+# ("\\u200b") is a backslash followed by text, never an escape itself.
+_READ_ESCAPE = re.compile(
+    r"\\([!-/:-@\[-`{-~])|\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{2})"
+    r"|\\u\{([0-9a-fA-F]{1,6})\}|<U\+([0-9a-fA-F]{4,6})>"
+)
+
+
+def _read_escape(match: re.Match[str]) -> str:
+    punctuation, *codes = match.groups()
+    if punctuation is not None:
+        return punctuation
+    code = int(next(c for c in codes if c is not None), 16)
+    return chr(code) if code <= 0x10FFFF else match.group()
+
+
+def as_read(message: str) -> str:
+    """The question as a person reads it: every escape it uses undone.
+
+    What is looked for in it (the end of the name, the file's name) is plain text,
+    so undoing an escape can only find what the question really shows, escaped. A
+    code span is read the same way: markdown leaves a backslash there as it is, but a
+    server that quotes in code spans and shows escapes there escapes its own
+    backslashes too, or its escapes would not be told apart from a name's text.
+    """
+    return _READ_ESCAPE.sub(_read_escape, message)
+
+
+_PUNCTUATION_ESCAPE = re.compile(r"\\[!-/:-@\[-`{-~]")
+_BACKTICKS = re.compile(r"`+")
+_INERT = "\x00"  # stands in for literal text: matched by no link's syntax
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where CommonMark sees code spans: a run of backticks to the next run of the same length."""
+    runs = [m.span() for m in _BACKTICKS.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        backslashes = len(text[:start]) - len(text[:start].rstrip("\\"))
+        size = end - start - backslashes % 2  # a backslash-escaped backtick opens nothing
+        closer = next((j for j in range(index + 1, len(runs)) if runs[j][1] - runs[j][0] == size), None)
+        if size == 0 or closer is None:
+            index += 1
+            continue
+        spans.append((end - size, runs[closer][1]))
+        index = closer + 1
+    return spans
+
+
+def markup_view(message: str) -> str:
+    """`message` with what markdown shows literally made inert: code spans, backslash escapes.
+
+    The same length as `message`, so a link found in it is quoted from the message.
+    """
+    view = list(message)
+    for match in _PUNCTUATION_ESCAPE.finditer(message):
+        view[match.start() : match.end()] = _INERT * 2
+    for start, end in _code_spans(message):
+        view[start:end] = _INERT * (end - start)
+    return "".join(view)
