@@ -11,7 +11,7 @@ tool can be judged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,9 @@ from .oracle.sandbox import Case, Sandbox, diff, identity_of
 from .target.discovery import ToolPlan
 from .target.driver import Connection
 from .verdict import describe
+
+# A fresh target process and root, for a target whose world carries over (`isolation: process`).
+FreshWorld = Callable[[], Awaitable[tuple[Connection, Sandbox]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +68,10 @@ class _Runner:
         answer: Mapping[str, Any] | None,
         negative: Mapping[str, Any] | None,
         values: Mapping[str, Any],
+        fresh_world: FreshWorld | None = None,
     ) -> None:
         self.plan, self.conn, self.sandbox, self.observer = plan, conn, sandbox, observer
+        self.fresh_world = fresh_world
         self.answer, self.negative, self.values = answer, negative, values
         self.evidence: list[str] = []
         self.bookkeeping: list[str] = list(plan.ignore)
@@ -133,7 +138,16 @@ class _Runner:
             return exchange.response
 
         template = self.plan.arguments(self.values)
-        return await prepare(call, self.plan.name, self.plan.setup, template, self.values)
+        # A setup call may name the control's case file ({path}): a preview of deleting it, say.
+        values = {**self.values, "path": self.value(case, "relative")}
+        return await prepare(call, self.plan.name, self.plan.setup, template, values)
+
+    async def renew(self) -> None:
+        """`isolation: process`: the next control gets a fresh target and root, as every attack does."""
+        if self.fresh_world is None:
+            return
+        self.conn, self.sandbox = await self.fresh_world()
+        self.observer = Observer(self.observer.specs, self.sandbox.root, self.observer.sink)
 
     def names(self, subject: str | Instance) -> tuple[str, str]:
         if isinstance(subject, Instance):
@@ -154,15 +168,17 @@ async def run_controls(
     *,
     observer: Observer | None = None,
     values: Mapping[str, Any] | None = None,
+    fresh_world: FreshWorld | None = None,
 ) -> ControlOutcome:
     observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
-    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {})
+    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world)
     style, approve, inert = await _approve(run)
     results = [approve]
     probes: tuple[ProbeSpec, ...] = ()
     if style is not None:
         probes = _effect_probes(run)
         for name in ("decline", "cancel", "negative"):
+            await run.renew()
             results.append(await _refusal(run, style, name))
     notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
     if notes:

@@ -178,6 +178,35 @@ def load_profile(path: Path) -> Profile:
     return profile_from_mapping(raw, source=str(path))
 
 
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Names the harness itself fills in an action's templates.
+HARNESS_NAMES = ("path", "sink")
+
+
+def _check_placeholders(profile: Profile) -> None:
+    """Every {NAME} in args: and setup: is saved by an earlier setup call or given by the harness."""
+    known = set(HARNESS_NAMES)
+    for number, step in enumerate(profile.setup, start=1):
+        _names_known(profile.source, f"setup call {number} ({step.tool})", step.args, known)
+        known |= set(step.save)
+    _names_known(profile.source, "args", profile.args or {}, known)
+
+
+def _names_known(source: str, where: str, template: Any, known: set[str]) -> None:
+    for name in _PLACEHOLDER.findall(repr(template)):
+        if name not in known:
+            saved = sorted(known - set(HARNESS_NAMES))
+            given = (
+                f"earlier setup calls save {', '.join(saved)}; "
+                if saved
+                else "no earlier setup call saves it; "
+            )
+            raise UsageError(
+                f"profile {source}: {where} names {{{name}}}, which nothing provides: {given}"
+                "the harness provides {path} (the case file) and {sink} (its loopback sink)"
+            )
+
+
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
     unknown = sorted(set(raw) - _KNOWN)
     if unknown:
@@ -187,7 +216,9 @@ def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
     values: dict[str, Any] = {"source": source}
     for key, value in raw.items():
         values[key] = _checked(source, key, value)
-    return Profile(**values)
+    profile = Profile(**values)
+    _check_placeholders(profile)
+    return profile
 
 
 def _checked(source: str, key: str, value: Any) -> Any:

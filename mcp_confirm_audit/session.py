@@ -350,6 +350,13 @@ class AuditSession:
             conn = self._ensure(f"{ABLATED if ablated else ''}primary")
             sandbox, plan = self.sandbox, self.plan(tool)
             observer = self.observer((*plan.probes, *plan.candidate_probes))
+
+            async def fresh_world() -> tuple[Connection, Sandbox]:
+                await anyio.to_thread.run_sync(self._isolate)
+                assert self.sandbox is not None
+                return self._ensure("primary"), self.sandbox
+
+            isolated = self.profile.isolation == "process" and not ablated
             self._controls[key] = self._portal.call(
                 lambda: run_controls(
                     plan,
@@ -359,6 +366,7 @@ class AuditSession:
                     self.profile.negative_answer,
                     observer=observer,
                     values=self.values,
+                    fresh_world=fresh_world if isolated else None,
                 )
             )
         return self._controls[key]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,10 +32,18 @@ from ..models import (
     Verdict,
 )
 from ..observation import Observer
-from ..oracle.effects import probe_changes
-from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, identity_of
+from ..oracle.effects import is_ignored, probe_changes
+from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One moment of an attack: what the probes saw, and the sandbox."""
+
+    probes: Mapping[str, Any]
+    tree: TreeSnapshot
 
 
 class Unavailable(Exception):
@@ -218,12 +227,14 @@ class Attack:
 
         template = self.plan.arguments(self._values)
         schemas = {t.name: t.input_schema for t in self.tools}
+        # A setup call may name this attack's case file ({path}): a preview of deleting it, say.
+        values = {**self._values, "path": os.path.relpath(self.case.victim, self.sandbox.root)}
         return await prepare(
             call,
             self.plan.name,
             self.plan.setup,
             template,
-            self._values,
+            values,
             variant=variant,
             schemas=schemas,
             overrides=overrides,
@@ -416,11 +427,27 @@ class Attack:
             return {}
         return await self.observer.observe(self._used)
 
-    async def took_effect(self, subject: Path | Instance, before: Mapping[str, Any] | None) -> bool:
-        """Whether the action happened since `before` (an `observe()`): the file went, or a probe moved."""
+    async def mark(self) -> Mark:
+        """What the probes and the sandbox show now: what `took_effect` compares with."""
+        return Mark(await self.observe(), self.sandbox.snapshot())
+
+    async def took_effect(self, subject: Path | Instance, since: Mark) -> bool:
+        """Whether the action happened since `since`: the file went, a probe moved, the sandbox changed."""
         if isinstance(subject, Path):
             return identity_of(subject) is None
-        return bool(probe_changes(before or {}, await self.observe(), self.bookkeeping)[0])
+        return bool(self.changes(since, await self.mark()))
+
+    def changes(self, before: Mark, after: Mark) -> list[str]:
+        """What counts as an effect between two marks, by the verdict's own rules (bookkeeping left out)."""
+        counted, _ = probe_changes(before.probes, after.probes, self.bookkeeping)
+        disk = diff(before.tree, after.tree)
+        counted += [p for p in (*disk.removed, *disk.changed) if not is_ignored(p, self.bookkeeping)]
+        return counted
+
+    async def since_start(self) -> list[str]:
+        """Every effect since the attack proper started (`start_attack`)."""
+        assert self._before is not None
+        return self.changes(Mark(dict(self._observed_before or {}), self._before), await self.mark())
 
     async def finish(self) -> None:
         """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""

@@ -33,7 +33,7 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     control = await attack.another("answered-in-time", connection=conn)
     if control is None:
         return
-    before = await attack.observe()
+    before = await attack.mark()
     asked = await attack.ask(
         control, connection=conn, label=f"control: ask on {conn.name} (lifetime {ttl:g}s)"
     )

@@ -174,6 +174,7 @@ async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str)
     probe = _ArgumentProbe(attack, victim, shown[0], kind, baseline)
     if kind in ("form-secrets", "form-nesting", "names-target"):
         await probe.form(kind)
+        probe.never_staged()
         return
     for where in shown[1:]:
         # Every argument the question shows gets the named examples; the search runs on the first.
@@ -181,6 +182,7 @@ async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str)
         for example in params.get("examples") or ():
             other.record(f"named example in {where[1]!r}", example, await other.check(example))
     await _hostile_names(attack, params, probe)
+    probe.never_staged()
 
 
 class _ArgumentProbe(_Probe):
@@ -191,11 +193,26 @@ class _ArgumentProbe(_Probe):
     ) -> None:
         super().__init__(attack, attack.case.directory, kind, baseline.replace(where[2], ""))
         self.victim, (self.step, self.argument, _) = victim, where
+        self.staged = self.unstaged = 0
 
     async def subject(self, value: str) -> Instance | None:
         if self.step is None:
             return replace(self.victim, arguments={**self.victim.arguments, self.argument: value})
-        return await self.attack.staged_with(self.step, self.argument, value)
+        staged = await self.attack.staged_with(self.step, self.argument, value)
+        if staged is None:
+            self.unstaged += 1
+        else:
+            self.staged += 1
+        return staged
+
+    def never_staged(self) -> None:
+        """No hostile value ever got past the setup call: nothing about the question was tested."""
+        if self.step is not None and self.unstaged and not self.staged:
+            tool = self.attack.plan.setup[self.step].tool
+            self.attack.setup_failed(
+                f"{tool} refused every hostile {self.argument!r} ({self.unstaged} tried), so no question "
+                "about one was ever asked; stage it with a value the setup call accepts"
+            )
 
     async def ask(self, name: str) -> str | None:
         subject = await self.subject(name)

@@ -34,7 +34,7 @@ async def spend_then_replay(
     yes = attack.accept(first, victim)
     if mode == "after-success" and not isinstance(victim, Path):
         # Nothing to put back: a second payment, message or move is an effect of its own.
-        before = await attack.observe()
+        before = await attack.mark()
         done = await attack.call(
             "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on
         )

@@ -73,8 +73,8 @@ def test_process_isolation_gives_every_attack_a_fresh_target_and_root(
 ) -> None:
     profile = Profile(command=_command("--log-into-root"), isolation="process", call_timeout=10.0)
     run = _audit(profile, catalogue, generation, "replay")
-    # One for the controls, then one per attack: a world that carried over could not leak in.
-    assert run.processes_started == 1 + len(run.results)
+    # One for approve, one for each other control, then one per attack: nothing carries over.
+    assert run.processes_started == 4 + len(run.results)
     assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}
 
 

@@ -28,7 +28,11 @@ TARGETS = Path(__file__).resolve().parents[2] / "targets"
 PAYMENTS = TARGETS / "payments" / "server.py"
 # What an action that names no file cannot be attacked through, and why each says so.
 FILE_FAMILIES = ("symlink-swap", "parent-swap", "identity-swap", "out-of-root")
-NOT_CONFIGURED = {"cross-replica": "--mcp-replicas 2", "expiry": "set ttl_flag"}
+NOT_CONFIGURED = {
+    "cross-replica": "--mcp-replicas 2",
+    "expiry": "set ttl_flag",
+    "cross-principal": "principals:",
+}
 CAREFUL_LAYER_BY_ID = {"MCA-ROBUST-002": Layer.PROTOCOL}
 
 AuditFn = Callable[..., AuditRun]

@@ -41,6 +41,12 @@ def test_the_root_placeholder_is_substituted(tmp_path: Path) -> None:
         ("command: srv {root}\nfiles: {../x: y}\n", "must be a path inside the root"),
         ("command: srv {root}\nisolation: thread\n", "'isolation' must be one of run, process"),
         ("command: srv {root}\neffect: [{printer: true}]\n", "effect"),
+        # A placeholder nothing fills would be sent as it is written.
+        ("command: srv {root}\nargs: {id: '{tokk}'}\n", r"args names \{tokk\}, which nothing provides"),
+        (
+            "command: srv {root}\nsetup: [{tool: a, save: {token: t}}]\nargs: {t: '{tokn}'}\n",
+            "earlier setup calls save token",
+        ),
     ],
 )
 def test_a_bad_profile_names_the_problem(tmp_path: Path, text: str, message: str) -> None:
