@@ -33,7 +33,11 @@ async def spend_then_replay(
         return
     yes = attack.accept(first, victim)
     if mode == "after-success" and not isinstance(victim, Path):
-        # Nothing to put back: a second payment, message or move is an effect of its own.
+        # A second payment, message or move is an effect of its own; only a case file a setup
+        # call staged ({path}) is put back, with its identity, so a replay has it to act on again.
+        staged = attack.case.victim
+        keep = attack.sandbox.keep / attack.case.name
+        os.link(staged, keep)
         before = await attack.mark()
         done = await attack.call(
             "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on
@@ -41,6 +45,9 @@ async def spend_then_replay(
         if not await attack.took_effect(victim, before):
             attack.setup_failed(f"the honest redemption did not take effect ({done.outcome}: {done.text})")
             return
+        if identity_of(staged) is None:
+            os.link(keep, staged)
+            attack.note("the case file put back with its original identity after the honest redemption")
     elif mode == "after-success":
         assert isinstance(victim, Path)
         # A hard link keeps the victim's inode alive, so it can be put back

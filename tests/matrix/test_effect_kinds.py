@@ -193,3 +193,79 @@ def test_a_tool_that_refuses_the_harness_arguments_or_shows_no_effect_says_which
     assert "effect: in a profile" in unseen.detail
     # Neither can be judged: every attack on them is inconclusive, never refused.
     assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+
+
+PREVIEW_THEN_APPLY = '''
+import os, secrets, sys
+from pathlib import Path
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+
+ROOT = Path(sys.argv[1])
+FLAWED = "--no-ledger" in sys.argv
+server = MCPServer("changes")
+changes: dict[str, str] = {}
+spent: set[str] = set()
+
+
+@server.tool()
+def preview_delete(path: str) -> dict:
+    """Stage the deletion of a file in the root; returns the change to apply."""
+    if not (ROOT / path).is_file():
+        raise ToolError(f"{path!r} is not a file")
+    change = "ch_" + secrets.token_hex(6)
+    changes[change] = path
+    return {"change_id": change}
+
+
+@server.tool()
+async def apply_change(change_id: str, ctx: Context) -> str | InputRequiredResult:
+    """Apply a staged change, after the user confirms."""
+    if change_id not in changes:
+        raise ToolError(f"unknown change {change_id!r}")
+    answer = (ctx.input_responses or {}).get("ok")
+    if answer is None:
+        form = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+        question = f"Delete {changes[change_id]!r}?"
+        request = ElicitRequest(params=ElicitRequestFormParams(mode="form", message=question, requested_schema=form))
+        return InputRequiredResult(input_requests={"ok": request}, request_state=change_id + "." + secrets.token_hex(8))
+    state = ctx.request_state or ""
+    if not state.startswith(change_id + ".") or (state in spent and not FLAWED):
+        raise ToolError("no such confirmation, or it was used")
+    spent.add(state)
+    if not isinstance(answer, ElicitResult) or answer.action != "accept" or (answer.content or {}).get("yes") is not True:
+        return "kept"
+    target = ROOT / changes[change_id]
+    if target.exists():
+        os.unlink(target)
+    return "deleted"
+
+
+server.run()
+'''
+
+
+@pytest.mark.parametrize(("flaw", "verdict"), [((), Verdict.REFUSED), (("--no-ledger",), Verdict.VULNERABLE)])
+def test_a_preview_that_stages_the_case_file_is_judged_by_the_file_going(
+    catalogue: Catalogue, generation: Any, tmp_path: Path, flaw: tuple[str, ...], verdict: Verdict
+) -> None:
+    # The gated call names only a change id; the file it deletes is seen on disk, as in the controls.
+    script = tmp_path / "changes.py"
+    script.write_text(PREVIEW_THEN_APPLY)
+    profile = profile_from_mapping(
+        {
+            "command": shlex.join([sys.executable, str(script), "{root}", *flaw]),
+            "tool": "apply_change",
+            "setup": [
+                {"tool": "preview_delete", "args": {"path": "{path}"}, "save": {"change": "change_id"}}
+            ],
+            "args": {"change_id": "{change}"},
+            "isolation": "process",
+        },
+        source="test",
+    )
+    run = _audit(profile, catalogue, generation, "replay")
+    assert all(c.passed for c in run.controls), run.controls
+    after_success = run.by_id()["MCA-REPLAY-001"]
+    assert after_success.verdict is verdict, after_success.evidence
