@@ -28,7 +28,7 @@ from .catalogue import Catalogue, load_catalogue
 from .controls import ControlOutcome, run_controls
 from .errors import TargetError
 from .generation import Generation, generation_for
-from .headers import Header, overlay
+from .headers import Header, as_dict, overlay
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from .observation import Observer
 from .oracle.effects import ProbeSpec
@@ -519,6 +519,13 @@ class _Peers:
                     "identity_header: NAME in the profile, with the victim's value in headers:"
                 )
             headers, label = overlay(headers, [victims]), f"{label}-claiming-the-victim"
+            if as_dict(headers) == as_dict(self._profile.headers):
+                # The identity header is this target's whole credential: the other identity
+                # claiming the victim would simply be the victim.
+                raise Unavailable(
+                    f"principal {name!r} with the victim's {victims.name} sends exactly the victim's headers, "
+                    "so it is the victim: give it a credential of its own in principals:"
+                )
         identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
         return await self._session.open(label, attach_to=f"{self._prefix}primary", identity=identity)
 
