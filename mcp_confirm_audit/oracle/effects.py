@@ -12,10 +12,12 @@ the engine knows `EffectProbe`, never files, tables or sinks.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -134,13 +136,72 @@ def changes(name: str, before: Any, after: Any) -> list[str]:
             keys = sorted(set(a) | set(b), key=str)
             pending.extend((f"{where}.{k}", a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in reversed(keys))
         elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
-            pending.extend(
-                (f"{where}[{i}]", a[i] if i < len(a) else _ABSENT, b[i] if i < len(b) else _ABSENT)
-                for i in reversed(range(max(len(a), len(b))))
-            )
+            pending.extend(reversed([(f"{where}[{i}]", x, y) for i, x, y in _aligned(a, b)]))
         elif not _same(a, b):
             out.append(where)
     return out
+
+
+# Fields that name a row or an entry: lists of mappings that all carry one are aligned by it.
+_IDENTIFYING = ("id", "uuid", "key", "name", "path")
+
+
+def _aligned(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, Any, Any]]:
+    """The items of two lists paired as the same entry, before and after (`_ABSENT` where one is new or gone).
+
+    By position, one entry removed from the middle would read as every later entry changed (and a race
+    would count each of them); so rows that carry an identifying field are paired by it, and anything
+    else by the longest runs the two lists share. A pair is named by its position after, a removed entry
+    by its position before.
+    """
+    try:
+        return _paired(a, b)
+    except RecursionError:
+        # Too deep to compare as wholes: by position, leaf by leaf, on the walk's own stack.
+        size = max(len(a), len(b))
+        return [(i, a[i] if i < len(a) else _ABSENT, b[i] if i < len(b) else _ABSENT) for i in range(size)]
+
+
+def _paired(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[int, Any, Any]]:
+    if len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True)):
+        return []
+    key = _identifying_key(a, b)
+    if key is not None:
+        where_after = {_canonical(y[key]): j for j, y in enumerate(b)}
+        out = []
+        for i, x in enumerate(a):
+            j = where_after.pop(_canonical(x[key]), None)
+            out.append((i, x, _ABSENT) if j is None else (j, x, b[j]))
+        out.extend((j, _ABSENT, b[j]) for j in where_after.values())
+        return sorted(out, key=lambda item: item[0])
+    pairs: list[tuple[int, Any, Any]] = []
+    matcher = difflib.SequenceMatcher(
+        None, [_canonical(x) for x in a], [_canonical(y) for y in b], autojunk=False
+    )
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        pairs.extend((j1 + k, a[i1 + k], b[j1 + k]) for k in range(common))
+        pairs.extend((i, a[i], _ABSENT) for i in range(i1 + common, i2))
+        pairs.extend((j, _ABSENT, b[j]) for j in range(j1 + common, j2))
+    return pairs
+
+
+def _identifying_key(a: Sequence[Any], b: Sequence[Any]) -> str | None:
+    items = [*a, *b]
+    if not items or not all(isinstance(item, Mapping) for item in items):
+        return None
+    for key in _IDENTIFYING:
+        values = [item.get(key) for item in items]
+        scalar = all(isinstance(v, str | int) and not isinstance(v, bool) for v in values)
+        if scalar and all(len({_canonical(item[key]) for item in side}) == len(side) for side in (a, b)):
+            return key
+    return None
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=repr)
 
 
 def _same(a: Any, b: Any) -> bool:

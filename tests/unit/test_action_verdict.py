@@ -88,3 +88,14 @@ def test_a_race_on_an_action_counts_payments_instead_of_calling_the_one_honest_p
     from dataclasses import replace
 
     assert judge(race, replace(record, single_use=twice)).verdict is Verdict.VULNERABLE
+
+
+def test_one_row_removed_from_the_middle_of_a_list_is_one_change_not_every_row_after_it() -> None:
+    from mcp_confirm_audit.oracle.effects import changes
+
+    rows = [{"id": n, "status": "open"} for n in range(6)]
+    assert changes("tool:list_orders", rows, rows[:2] + rows[3:]) == ["tool:list_orders[2]"]
+    names = [f"f{n}" for n in range(6)]
+    assert changes("tool:list_files", names, names[:2] + names[3:]) == ["tool:list_files[2]"]
+    changed = [*rows[:3], {"id": 3, "status": "done"}, *rows[4:]]
+    assert changes("tool:list_orders", rows, changed) == ["tool:list_orders[3].status"]
