@@ -7,17 +7,18 @@ effect. If approve cannot be completed, no attack on the tool can be judged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mcp import types
 
-from . import answers
+from . import answers, confirmations
+from .confirmations import Mechanism, detect, honest
 from .models import ControlResult, Exchange, Outcome, Phase, Question, Response
 from .oracle.sandbox import Case, Sandbox, identity_of
 from .target.discovery import ToolPlan
-from .target.driver import Connection
+from .target.driver import Connection, ToolInfo
 from .verdict import describe
 
 
@@ -26,6 +27,8 @@ class ControlOutcome:
     style: str | None
     results: tuple[ControlResult, ...]
     evidence: tuple[str, ...]
+    # How the tool confirms, as the controls found it (None: MRTR, as planned).
+    mechanism: Mechanism | None = None
 
     @property
     def approve_ok(self) -> bool:
@@ -44,6 +47,7 @@ class _Runner:
         self.plan, self.conn, self.sandbox = plan, conn, sandbox
         self.answer, self.negative = answer, negative
         self.evidence: list[str] = []
+        self.first: list[Response] = []  # round one's answers, for detecting another mechanism
 
     def value(self, case: Case, style: str) -> str:
         return (
@@ -66,14 +70,34 @@ async def run_controls(
     sandbox: Sandbox,
     answer: Mapping[str, Any] | None = None,
     negative: Mapping[str, Any] | None = None,
+    *,
+    tools: Sequence[ToolInfo] = (),
+    call_timeout: float = 15.0,
 ) -> ControlOutcome:
     run = _Runner(plan, conn, sandbox, answer, negative)
+    if (flow := confirmations.as_flow(plan.mechanism)) is not None:
+        return await _other_mechanism(run, flow, call_timeout)
     style, approve = await _approve(run)
+    if style is None and plan.mechanism is None and (tool := next((t for t in tools if t.name == plan.name), None)):
+        found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
+        if (flow := confirmations.as_flow(found)) is not None:
+            return await _other_mechanism(run, flow, call_timeout)
     results = [approve]
     if style is not None:
         for name in ("decline", "cancel", "negative"):
             results.append(await _refusal(run, style, name))
     return ControlOutcome(style, tuple(results), tuple(run.evidence))
+
+
+async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
+    def arguments(value: str) -> dict[str, Any]:
+        return {**run.plan.extra_args, run.plan.path_arg: value}
+
+    channel = honest.RecordingChannel(
+        run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
+    )
+    done = await honest.run(flow, arguments, run.plan.path_styles, run.sandbox, channel)
+    return ControlOutcome(done.style, done.results, (*run.evidence, *channel.said), flow)
 
 
 async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
@@ -83,6 +107,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult]:
         value = run.value(case, style)
         before = identity_of(case.victim)
         first = await run.call(f"approve ({style} path): ask", value)
+        run.first.append(first)
         if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
             responses = {
                 q.key: types.ElicitResult(action="accept", content=run.yes(q, value)) for q in first.questions

@@ -169,6 +169,11 @@ class Transcript:
     changed_in_place: tuple[str, ...] = ()
     # Several redemptions of one approval, at most one of which may act.
     single_use: SingleUse | None = None
+    # How the tool confirms (mrtr, token, pending, flag): what the result records.
+    mechanism: str | None = None
+    # What an effect during the attack means when not `vulnerable`, and why
+    # (an agent completing a flow no human was asked in is a SHOULD: weak).
+    effect_verdict: tuple[Verdict, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,8 +251,11 @@ class Result:
     refs: tuple[str, ...]
     # The attack again with the SDK's boundary taken out (in-process targets).
     ablation: Ablation | None = None
+    # How the tool confirms (mrtr, token, pending, flag); None when not recorded.
+    mechanism: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        extra = {"mechanism": self.mechanism} if self.mechanism is not None else {}
         return {
             "id": self.id,
             "family": self.family,
@@ -264,6 +272,7 @@ class Result:
             "evidence": list(self.evidence),
             "refs": list(self.refs),
             "ablation": self.ablation.as_dict() if self.ablation else None,
+            **extra,
         }
 
     @classmethod
@@ -289,6 +298,7 @@ class Result:
             evidence=tuple(data.get("evidence", ())),
             refs=tuple(data.get("refs", ())),
             ablation=Ablation.from_dict(data["ablation"]) if data.get("ablation") else None,
+            mechanism=data.get("mechanism"),
         )
 
 

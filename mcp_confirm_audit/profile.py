@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .confirmations import Mechanism, profile_keys
 from .errors import UsageError
 from .yamlfile import read_yaml
 
@@ -67,6 +68,10 @@ class Profile:
     # In-process targets: run every attack the SDK's boundary refused again
     # without it (false: only the attacks, e.g. to time them against stdio).
     ablation: bool = True
+    # How the audited tool confirms, when not MRTR or not to be detected; and the
+    # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
+    confirmation: Mechanism | None = None
+    policy_tools: tuple[str, ...] = ()
     source: str = "--mcp-target"
 
     @property
@@ -139,6 +144,10 @@ def _checked(source: str, key: str, value: Any) -> Any:
     def fail(expected: str) -> UsageError:
         return UsageError(f"profile {source}: {key!r} must be {expected}, got {value!r}")
 
+    if key == "confirmation":
+        return profile_keys.confirmation(value, source)
+    if key == "policy_tools":
+        return profile_keys.policy_tools(value, source)
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")

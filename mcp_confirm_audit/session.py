@@ -24,6 +24,8 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from .catalogue import Catalogue, load_catalogue
+from .confirmations import mrtr_only
+from .confirmations.mrtr import Mrtr
 from .controls import ControlOutcome, run_controls
 from .generation import Generation, generation_for
 from .models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
@@ -37,6 +39,8 @@ from .verdict import judge
 
 # The name of the variant of every connection with the SDK's boundary removed.
 ABLATED = "ablated-"
+# Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
+DECLARES = "declares-"
 
 
 @dataclass
@@ -198,6 +202,7 @@ class AuditSession:
                 self.sandbox.logs,
                 label,
                 ablate=name.startswith(ABLATED),
+                elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
             )
         context = self._portal.wrap_async_context_manager(opener)
         connection = context.__enter__()
@@ -249,7 +254,15 @@ class AuditSession:
             conn = self._ensure(f"{ABLATED if ablated else ''}primary")
             sandbox, plan = self.sandbox, self.plan(tool)
             self._controls[key] = self._portal.call(
-                lambda: run_controls(plan, conn, sandbox, self.profile.answer, self.profile.negative_answer)
+                lambda: run_controls(
+                    plan,
+                    conn,
+                    sandbox,
+                    self.profile.answer,
+                    self.profile.negative_answer,
+                    tools=self.tools,
+                    call_timeout=self.profile.call_timeout,
+                )
             )
         return self._controls[key]
 
@@ -273,12 +286,18 @@ class AuditSession:
         if not precondition.ok:
             transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
             return judge(spec, transcript), transcript
+        # The mechanism the controls proved; an MRTR family does not apply to another one.
+        plan = self.plan(tool)
+        plan = replace(plan, mechanism=outcome.mechanism or plan.mechanism or Mrtr(tool))
+        if (other := mrtr_only(spec.family, plan.mechanism)) is not None:
+            transcript = Transcript(spec.id, tool, precondition, not_applicable=other, mechanism=plan.mechanism.kind)
+            return judge(spec, transcript), transcript
         prefix = ABLATED if ablated else ""
         primary = self._ensure(f"{prefix}primary")
         peers = _Peers(self, prefix)
         attack = Attack(
             spec,
-            self.plan(tool),
+            plan,
             outcome.style or "relative",
             self.sandbox,
             self.sandbox.new_case(f"{prefix}{spec.id}-{spec.slug}"),
@@ -360,6 +379,11 @@ class _Peers:
         self._not_started_here("a short-lived process of the target")
         profile = self._session._started.with_ttl()
         return await self._session.open(f"{self._prefix}short-lived", profile=profile), self._profile.ttl
+
+    async def declaring(self, elicitation: str) -> Connection:
+        if elicitation not in ("none", "url"):
+            raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
+        return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..confirmations import Mechanism
+from ..confirmations.detect import from_schemas
 from ..errors import TargetError, UsageError
 from ..profile import Profile
 from .driver import ToolInfo
@@ -30,6 +32,10 @@ class ToolPlan:
     extra_args: Mapping[str, Any] = field(default_factory=dict)
     destructive: bool | None = None
     path_styles: tuple[str, ...] = ("relative", "absolute")
+    # How it confirms, when the profile or the schema says; else the controls find out.
+    mechanism: Mechanism | None = None
+    # Agent-callable tools that change the gate's rules, as the profile names them.
+    policy_tools: tuple[str, ...] = ()
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -84,7 +90,8 @@ def plan_tools(tools: Sequence[ToolInfo], profile: Profile) -> list[ToolPlan]:
         required = (tool.input_schema or {}).get("required") or []
         extra = {k: filler(props.get(k) or {}) for k in required if k != path_arg}
         extra.update(profile.extra_args)
-        plans.append(ToolPlan(tool.name, path_arg, extra, tool.destructive, styles))
+        mechanism = from_schemas(tool, profile.confirmation)
+        plans.append(ToolPlan(tool.name, path_arg, extra, tool.destructive, styles, mechanism, profile.policy_tools))
     if not plans:
         offered = ", ".join(sorted(by_name)) or "none"
         raise TargetError(

@@ -67,6 +67,10 @@ class Peers(Protocol):
         """A process of the target whose confirmations expire, and their lifetime in seconds."""
         ...
 
+    async def declaring(self, elicitation: str) -> Connection:
+        """A client of the target that declares `elicitation`: "none" (no capability) or "url" (URL mode only)."""
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -85,6 +89,9 @@ class NoPeers:
 
     async def short_lived(self) -> tuple[Connection, float]:
         raise Unavailable("no short-lived process of the target can be started here")
+
+    async def declaring(self, elicitation: str) -> Connection:
+        raise Unavailable("no client with other capabilities can be opened here")
 
 
 class Attack:
@@ -125,6 +132,7 @@ class Attack:
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
+        self._effect_verdict: tuple[Verdict, str] | None = None
 
     # -- naming files to the target -------------------------------------
 
@@ -286,6 +294,10 @@ class Attack:
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken)
 
+    def effect_means(self, verdict: Verdict, why: str) -> None:
+        """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
+        self._effect_verdict = (verdict, why)
+
     def setup_failed(self, reason: str) -> None:
         self._setup_failure = self._setup_failure or reason
 
@@ -311,6 +323,8 @@ class Attack:
             findings=tuple(self._findings),
             changed_in_place=tuple(self._changed_in_place),
             single_use=self._single_use,
+            mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
+            effect_verdict=self._effect_verdict,
         )
 
 

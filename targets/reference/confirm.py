@@ -20,7 +20,8 @@ import prompt
 import states
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
+from mcp.shared.exceptions import MCPError
+from mcp.types import MISSING_REQUIRED_CLIENT_CAPABILITY, ClientCapabilities, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
 
 __all__ = ["CONFIRM_KEY", "ConfirmTool", "Effect"]
 
@@ -78,12 +79,12 @@ class ConfirmTool:
         call = self._call(ctx)
         answer = self._answer(ctx.input_responses or {})
         if answer is None:
-            return await self._ask(raw, call)
+            return await self._ask(raw, call, ctx)
         if ctx.request_state is None:  # the SDK also maps `requestState: null` to None
             if "stateless-answers" in self._flaws:
                 return await self._act(raw, answer, None)  # FLAW stateless-answers
             event("answer-without-state-ignored", tool=self.name, path=raw)
-            return await self._ask(raw, call)
+            return await self._ask(raw, call, ctx)
         approval = await self._scheme.redeem(ctx.request_state, call)
         return await self._act(raw, answer, approval)
 
@@ -98,7 +99,9 @@ class ConfirmTool:
             return next(iter(responses.values()), None)  # FLAW any-answer-key: any key will do
         return responses.get(CONFIRM_KEY)
 
-    async def _ask(self, raw: object, call: states.Call) -> InputRequiredResult:
+    async def _ask(self, raw: object, call: states.Call, ctx: Context) -> InputRequiredResult:
+        if "elicits-without-capability" not in self._flaws:
+            _require_form_elicitation(ctx.client_capabilities)  # FLAW elicits-without-capability: asks anyway
         # FLAW ask-before-check: containment is left to round 2, after the user was asked.
         target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
         shown = prompt.shown_name(
@@ -206,3 +209,18 @@ class ConfirmTool:
             paths.unlink_beneath(self._policy.root, target.parts, expected)
         event("deleted", tool=self.name, path=target.rel, size=size)
         return f'Deleted "{shown}" ({size} bytes).'
+
+
+def _require_form_elicitation(declared: ClientCapabilities | None) -> None:
+    """MRTR: a server MUST NOT send an input request the client has not declared; -32021 instead."""
+    elicitation = declared.elicitation if declared is not None else None
+    # An empty `elicitation: {}` is form mode, as before modes existed.
+    if elicitation is not None and (elicitation.form is not None or elicitation.url is None):
+        return
+    event("refused", reason="client declared no form elicitation")
+    required = ClientCapabilities.model_validate({"elicitation": {"form": {}}})
+    raise MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message="Client did not declare the elicitation capability (form mode) this confirmation needs",
+        data={"requiredCapabilities": required.model_dump(by_alias=True, mode="json", exclude_none=True)},
+    )
