@@ -78,7 +78,11 @@ async def run_controls(
     if (flow := confirmations.as_flow(plan.mechanism)) is not None:
         return await _other_mechanism(run, flow, call_timeout)
     style, approve = await _approve(run)
-    if style is None and plan.mechanism is None and (tool := next((t for t in tools if t.name == plan.name), None)):
+    if (
+        style is None
+        and plan.mechanism is None
+        and (tool := next((t for t in tools if t.name == plan.name), None))
+    ):
         found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
         if (flow := confirmations.as_flow(found)) is not None:
             return await _other_mechanism(run, flow, call_timeout)

@@ -288,9 +288,12 @@ class AuditSession:
             return judge(spec, transcript), transcript
         # The mechanism the controls proved; an MRTR family does not apply to another one.
         plan = self.plan(tool)
-        plan = replace(plan, mechanism=outcome.mechanism or plan.mechanism or Mrtr(tool))
-        if (other := mrtr_only(spec.family, plan.mechanism)) is not None:
-            transcript = Transcript(spec.id, tool, precondition, not_applicable=other, mechanism=plan.mechanism.kind)
+        mechanism = outcome.mechanism or plan.mechanism or Mrtr(tool)
+        plan = replace(plan, mechanism=mechanism)
+        if (other := mrtr_only(spec.family, mechanism)) is not None:
+            transcript = Transcript(
+                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind
+            )
             return judge(spec, transcript), transcript
         prefix = ABLATED if ablated else ""
         primary = self._ensure(f"{prefix}primary")

@@ -24,6 +24,7 @@ def as_flow(mechanism: Mechanism | None) -> AgentFlow | None:
     """The mechanism as a flow the harness can drive end to end; None for MRTR (its rounds are the techniques')."""
     return mechanism if isinstance(mechanism, Token | Pending | Flag) else None
 
+
 # Families that judge any mechanism; every other family drives MRTR rounds.
 ANY_MECHANISM = frozenset(
     {

@@ -72,9 +72,23 @@ async def run(
             continue
         if identity_of(case.victim) != before:
             how = f"previewed, confirmed, acted ({style} paths) through {mechanism.kind}"
-            results = [ControlResult(tool, "approve", True, True, how)]
-            results.append(await _preview_alone(mechanism, arguments, style, sandbox, channel))
-            return Honest(style, tuple(results))
+            alone = await _preview_alone(mechanism, arguments, style, sandbox, channel)
+            if not alone.passed:
+                # A gate its own preview opens cannot be judged: every attack would act.
+                return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
+            approve = ControlResult(tool, "approve", True, True, how)
+            # The MRTR answers have no counterpart here; the preview alone is this flow's "no".
+            skipped = tuple(
+                ControlResult(
+                    tool,
+                    name,
+                    True,
+                    False,
+                    f"a {mechanism.kind} flow has no {name}: the preview alone was checked",
+                )
+                for name in ("decline", "cancel", "negative")
+            )
+            return Honest(style, (approve, alone, *skipped))
         said = preview.response.text[:120]
         tried.append(f"{style}: confirmed but nothing happened (preview: {said}; confirm: {done.text[:160]})")
     detail = f"{mechanism.describe()}; " + "; ".join(tried)

@@ -1,14 +1,14 @@
 """The profile's `confirmation:` and `policy_tools:` keys, checked, with one-line errors.
 
-    confirmation:
-      kind: token                         # mrtr | token | pending | flag
-      preview: {dry_run: true}            # token: what makes the first call a preview
-      token: {from: confirm_token, into: confirm_token}
-      # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
-      # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
-      #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
-      # flag: {arg: human_approved, value: true}
-    policy_tools: [set_frame]
+confirmation:
+  kind: token                         # mrtr | token | pending | flag
+  preview: {dry_run: true}            # token: what makes the first call a preview
+  token: {from: confirm_token, into: confirm_token}
+  # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
+  # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
+  #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
+  # flag: {arg: human_approved, value: true}
+policy_tools: [set_frame]
 """
 
 from __future__ import annotations

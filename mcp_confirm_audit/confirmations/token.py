@@ -35,7 +35,9 @@ class Token:
     def describe(self) -> str:
         preview = ", ".join(f"{k}={v!r}" for k, v in self.preview_args.items()) or "no extra arguments"
         taken = self.token_from or "a field named like a token"
-        return f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
+        return (
+            f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
+        )
 
     def for_tool(self, tool: str) -> Token:
         return replace(self, tool=tool)
@@ -62,4 +64,6 @@ class Token:
         tool: str | None = None,
         as_agent: bool = False,
     ) -> Response:
-        return await channel.call("confirm with the token", tool or self.tool, self.confirming(arguments, handle))
+        return await channel.call(
+            "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
+        )

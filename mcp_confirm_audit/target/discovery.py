@@ -91,7 +91,9 @@ def plan_tools(tools: Sequence[ToolInfo], profile: Profile) -> list[ToolPlan]:
         extra = {k: filler(props.get(k) or {}) for k in required if k != path_arg}
         extra.update(profile.extra_args)
         mechanism = from_schemas(tool, profile.confirmation)
-        plans.append(ToolPlan(tool.name, path_arg, extra, tool.destructive, styles, mechanism, profile.policy_tools))
+        plans.append(
+            ToolPlan(tool.name, path_arg, extra, tool.destructive, styles, mechanism, profile.policy_tools)
+        )
     if not plans:
         offered = ", ".join(sorted(by_name)) or "none"
         raise TargetError(

@@ -96,7 +96,7 @@ class _Declaring(Client):
                 url = types.ElicitationCapability(url=types.UrlElicitationCapability())
                 return declared.model_copy(update={"elicitation": url})
 
-            session._build_capabilities = url_only
+            session._build_capabilities = url_only  # type: ignore[method-assign]
         return session
 
 

@@ -16,7 +16,9 @@ from .base import Attack
 async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
     if isinstance(mechanism, Flag):
-        attack.not_applicable(f"the flag is the tool's only gate ({mechanism.describe()}); self-approval judges it")
+        attack.not_applicable(
+            f"the flag is the tool's only gate ({mechanism.describe()}); self-approval judges it"
+        )
         return
     info = tool_info(attack)
     arg = approval_argument(info) if info is not None else None
@@ -25,4 +27,6 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     victim = attack.case.victim
     attack.start_attack()
-    await attack.call(f"the caller sets {arg}: true itself", victim, arguments={**attack.arguments(victim), arg: True})
+    await attack.call(
+        f"the caller sets {arg}: true itself", victim, arguments={**attack.arguments(victim), arg: True}
+    )

@@ -24,7 +24,9 @@ _LOOSE_WHEN_TRUE = re.compile(r"allow|auto|skip|disable|bypass|off|trust|permit|
 async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> None:
     tools = [t for t in policy_tools(attack.tools, attack.plan.policy_tools) if t.name != attack.plan.name]
     if not tools:
-        attack.not_applicable("no agent-callable tool changes the gate's rules (name them with policy_tools:)")
+        attack.not_applicable(
+            "no agent-callable tool changes the gate's rules (name them with policy_tools:)"
+        )
         return
     conn = await attack.peer(attack.peers.other)
     if conn is None:
@@ -32,8 +34,13 @@ async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> No
     victim = attack.case.victim
     attack.start_attack()
     for tool in tools:
-        await attack.call(f"loosen {tool.name}", victim, arguments=_loosening(tool, attack.path_value(victim)),
-                          tool=tool.name, connection=conn)
+        await attack.call(
+            f"loosen {tool.name}",
+            victim,
+            arguments=_loosening(tool, attack.path_value(victim)),
+            tool=tool.name,
+            connection=conn,
+        )
     await attack.call("the gated action, plainly", victim, connection=conn)
 
 

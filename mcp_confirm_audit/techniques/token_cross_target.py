@@ -36,7 +36,9 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         tool = others[0].name
         # A tool that acts with no token at all is the ungated family's finding, not this one's.
         plain = attack.case.add_file("plain.txt")
-        await channel.call(f"{tool} without a token, on a decoy", tool, flow.confirming(attack.arguments(plain), None))
+        await channel.call(
+            f"{tool} without a token, on a decoy", tool, flow.confirming(attack.arguments(plain), None)
+        )
         if not plain.exists() or plain.read_text() != VICTIM_TEXT:
             attack.not_applicable(f"{tool} acts without any token (see the ungated family)")
             return

@@ -46,25 +46,35 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.note(f"a random token of the observed shape ({len(observed)} characters)")
     else:
         decoy_args = attack.arguments(decoy)
-        made = [(name, build) for name, build in _constructions(flow, len(observed)) if build(decoy_args) == observed]
+        made = [
+            (name, build)
+            for name, build in _constructions(flow, len(observed))
+            if build(decoy_args) == observed
+        ]
         name, build = made[0] if made else next(iter(_constructions(flow, len(observed))))
         forged = build(victim_args)
         attack.note(
-            f"the decoy's token is {name} of its arguments" if made else f"no common construction reproduced "
-            f"the decoy's token; sent {name} of the victim's arguments"
+            f"the decoy's token is {name} of its arguments"
+            if made
+            else f"no common construction reproduced the decoy's token; sent {name} of the victim's arguments"
         )
     attack.start_attack()
     await flow.confirm(channel, victim_args, forged)
 
 
 def _random_like(token: str) -> str:
-    alphabet = string.hexdigits[:16] if all(c in string.hexdigits[:16] for c in token) else string.ascii_letters
+    alphabet = (
+        string.hexdigits[:16] if all(c in string.hexdigits[:16] for c in token) else string.ascii_letters
+    )
     return "".join(secrets.choice(alphabet) for _ in token)
 
 
 def _constructions(flow: Token, length: int) -> Iterator[Construction]:
     def texts(args: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-        for label, data in (("the arguments", dict(args)), ("the arguments and preview", {**args, **flow.preview_args})):
+        for label, data in (
+            ("the arguments", dict(args)),
+            ("the arguments and preview", {**args, **flow.preview_args}),
+        ):
             yield f"sorted-keys JSON of {label}", json.dumps(data, sort_keys=True)
             yield f"JSON of {label}", json.dumps(data)
             yield f"compact sorted JSON of {label}", json.dumps(data, sort_keys=True, separators=(",", ":"))

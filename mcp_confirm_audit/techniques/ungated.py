@@ -37,9 +37,14 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     before = identity_of(victim)
     attack.start_attack()
     for tool in others:
-        attack.effect_means(Verdict.WEAK, f"{tool.name} acted with no confirmation while {attack.plan.name} is gated")
+        attack.effect_means(
+            Verdict.WEAK, f"{tool.name} acted with no confirmation while {attack.plan.name} is gated"
+        )
         await attack.call(
-            f"{tool.name}, plainly", victim, arguments=arguments_for(tool, attack.path_value(victim)), tool=tool.name
+            f"{tool.name}, plainly",
+            victim,
+            arguments=arguments_for(tool, attack.path_value(victim)),
+            tool=tool.name,
         )
         if identity_of(victim) != before:
             return

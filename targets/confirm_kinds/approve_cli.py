@@ -18,7 +18,9 @@ _ID = re.compile(r"^[0-9a-f]{8,64}$")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--inbox", required=True, metavar="DIR", help="the directory the server reads")
     parser.add_argument("id", help="the pending id the server gave")
     parser.add_argument("decision", nargs="?", default="approved", choices=("approved", "declined"))

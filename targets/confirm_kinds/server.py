@@ -28,8 +28,8 @@ for _path in (str(_HERE), str(_HERE.parent / "reference")):
         sys.path.insert(0, _path)
 
 import confirm  # noqa: E402
-import kind_flaws as flaw_switches  # noqa: E402
 import gates  # noqa: E402
+import kind_flaws as flaw_switches  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
 import states  # noqa: E402
@@ -99,7 +99,9 @@ def build_server(
     return server
 
 
-def _token_tools(server: MCPServer, store: gates.TokenStore, rules: gates.Policy, act: Any, size: Any, ungated: Any) -> None:
+def _token_tools(
+    server: MCPServer, store: gates.TokenStore, rules: gates.Policy, act: Any, size: Any, ungated: Any
+) -> None:
     def make(_tool: str) -> Any:
         def handler(path: str, dry_run: bool = False, confirm_token: str | None = None) -> Any:
             arguments = {"path": path}
@@ -110,7 +112,9 @@ def _token_tools(server: MCPServer, store: gates.TokenStore, rules: gates.Policy
                 token = store.issue(_tool, arguments)
                 return {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
             if confirm_token is None:
-                raise ToolError("confirmation required: call with dry_run: true, then again with its confirm_token")
+                raise ToolError(
+                    "confirmation required: call with dry_run: true, then again with its confirm_token"
+                )
             try:
                 store.redeem(confirm_token, _tool, arguments)
             except gates.Refused as exc:
@@ -120,11 +124,22 @@ def _token_tools(server: MCPServer, store: gates.TokenStore, rules: gates.Policy
         return handler
 
     for tool in _TOOLS:
-        _add(server, make(tool), tool, "Preview with dry_run: true, then confirm with the confirm_token it returns.")
+        _add(
+            server,
+            make(tool),
+            tool,
+            "Preview with dry_run: true, then confirm with the confirm_token it returns.",
+        )
 
 
 def _pending_tools(
-    server: MCPServer, store: gates.PendingStore, rules: gates.Policy, act: Any, size: Any, ungated: Any, active: frozenset[str]
+    server: MCPServer,
+    store: gates.PendingStore,
+    rules: gates.Policy,
+    act: Any,
+    size: Any,
+    ungated: Any,
+    active: frozenset[str],
 ) -> None:
     def make(_tool: str) -> Any:
         def handler(path: str) -> Any:
@@ -164,10 +179,17 @@ def _pending_tools(
 
 
 def _flag_tools(
-    server: MCPServer, policy: paths.PathPolicy, rules: gates.Policy, act: Any, size: Any, ungated: Any, active: frozenset[str]
+    server: MCPServer,
+    policy: paths.PathPolicy,
+    rules: gates.Policy,
+    act: Any,
+    size: Any,
+    ungated: Any,
+    active: frozenset[str],
 ) -> None:
     nonces = ledgers.Ledger(ledgers.open_backend("memory"), 300.0, never_spend=False, racy=False)
     scheme = states.SealedState(nonces)
+
     def make(_tool: str, _asks: confirm.ConfirmTool) -> Any:
         async def handler(path: str, ctx: Context, human_approved: bool = False) -> str | InputRequiredResult:
             if ungated(_tool) or rules.waives(size(path)):
@@ -189,12 +211,17 @@ def _flag_tools(
 def _add(server: MCPServer, handler: Any, name: str, how: str) -> None:
     verb = _TOOLS[name]
     server.add_tool(
-        handler, name=name, description=f"{verb.capitalize()} one file inside the root. {how}", annotations=_DESTRUCTIVE
+        handler,
+        name=name,
+        description=f"{verb.capitalize()} one file inside the root. {how}",
+        annotations=_DESTRUCTIVE,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")

@@ -21,7 +21,15 @@ import states
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import MISSING_REQUIRED_CLIENT_CAPABILITY, ClientCapabilities, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
+from mcp.types import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ClientCapabilities,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    InputResponse,
+)
 
 __all__ = ["CONFIRM_KEY", "ConfirmTool", "Effect"]
 

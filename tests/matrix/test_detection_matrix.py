@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from matrix_expectations import CAREFUL_LAYER
+from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.models import Layer, Verdict
@@ -33,6 +33,7 @@ CAREFUL_NOT_APPLICABLE = {
     "MCA-FORGE-020": "the state is opaque",
     **{f"MCA-REPLICA-00{n}": "--mcp-replicas 2" for n in range(1, 6)},
     "MCA-EXPIRY-001": "set ttl_flag",
+    **NOT_MRTR,
 }
 
 FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
@@ -107,8 +108,20 @@ def _options(flaw: str) -> list[str]:
     return ["--flaw", flaw, *(["--second-tool"] if flaw == "unbound-state" else [])]
 
 
-# Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py.
-CONFIGURED_ELSEWHERE = ("cross-replica", "expiry")
+# Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py; and the
+# families of confirmations that are not MRTR: proven in test_confirmation_kinds.py.
+CONFIGURED_ELSEWHERE = (
+    "cross-replica",
+    "expiry",
+    "self-approval",
+    "token-forgery",
+    "token-replay",
+    "token-cross-target",
+    "flag-bypass",
+    "policy-self-loosening",
+    "ungated",
+    "capability-downgrade",
+)
 
 
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from matrix_expectations import CAREFUL_LAYER
+from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.session import AuditRun
@@ -53,6 +53,8 @@ EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
     ),  # one replica acts once, its own ledger refuses the rest
     # The SDK's typed params turn away an answer that is not an elicitation result.
     "MCA-ROBUST-002": (Verdict.REFUSED, Layer.PROTOCOL),
+    # Families of confirmations that are not MRTR.
+    **dict.fromkeys(NOT_MRTR, (Verdict.NOT_APPLICABLE, None)),
 }
 
 
@@ -63,7 +65,10 @@ def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_proces
     run = audit_reference(**TRANSPORTS[transport], **EVERYTHING)
     assert all(c.passed for c in run.controls), run.controls
     got = {r.id: (r.verdict, r.layer) for r in run.results}
-    expected = {r.id: EXCEPTIONS.get(r.id, (Verdict.REFUSED, CAREFUL_LAYER[r.family])) for r in run.results}
+    expected = {
+        r.id: EXCEPTIONS[r.id] if r.id in EXCEPTIONS else (Verdict.REFUSED, CAREFUL_LAYER[r.family])
+        for r in run.results
+    }
     assert got == expected, [
         (r.id, r.verdict.value, r.reason) for r in run.results if got[r.id] != expected[r.id]
     ]
