@@ -88,21 +88,26 @@ class Pending:
     ) -> Response:
         if handle is None:
             raise HumanFailed("the staging call returned no pending id")
-        last: Response | None = None
-        if self.human is not None and not as_agent:
-            await channel.human(f"the human approves {handle}", self.human.command.replace("{id}", handle))
-        elif self.approve is not None:
-            last = await channel.call("approve", self.approve.tool, self.approve.filled(handle))
-        elif not as_agent:
-            raise HumanFailed(
-                "nothing can approve the pending action: name the human's channel in the profile "
-                "(confirmation: {kind: pending, pending: {human: {command: 'approve-cli {id}'}}}) or the approve tool"
-            )
+        last = await self.approve_only(channel, handle, as_agent=as_agent)
         if self.execute is not None:
             return await channel.call("execute", self.execute.tool, self.execute.filled(handle))
         if last is None:
             raise HumanFailed("approved, but no execute call is known and the approval said nothing")
         return last
+
+    async def approve_only(self, channel: Channel, handle: str, *, as_agent: bool = False) -> Response | None:
+        """The approval step alone: the human's command, or the approve tool (what it answered)."""
+        if self.human is not None and not as_agent:
+            await channel.human(f"the human approves {handle}", self.human.command.replace("{id}", handle))
+            return None
+        if self.approve is not None:
+            return await channel.call("approve", self.approve.tool, self.approve.filled(handle))
+        if not as_agent:
+            raise HumanFailed(
+                "nothing can approve the pending action: name the human's channel in the profile "
+                "(confirmation: {kind: pending, pending: {human: {command: 'approve-cli {id}'}}}) or the approve tool"
+            )
+        return None
 
     async def decline(self, channel: Channel, handle: str) -> bool:
         """The human says no on their channel; False when the profile gives no way to."""

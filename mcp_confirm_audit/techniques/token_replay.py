@@ -10,9 +10,15 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..confirmations import HumanFailed
+import anyio
+
+from ..confirmations import AgentFlow, HumanFailed
 from ..confirmations.pending import Pending
+from ..confirmations.token import Token
+from ..models import Exchange
+from ..oracle.restorer import Restorer
 from ..oracle.sandbox import identity_of
+from ..target.driver import Connection
 from . import technique
 from ._flows import AttackChannel, flow_or_not_applicable
 from .base import Attack
@@ -45,6 +51,9 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
             return
         os.link(keep, victim)
         attack.note("victim put back with its original identity after the honest confirmation")
+    elif params["mode"] == "raced":
+        await _raced(attack, flow, args, shown.handle)
+        return
     elif params["mode"] == "after-decline":
         if not isinstance(flow, Pending) or not await flow.decline(channel, shown.handle):
             attack.not_applicable(
@@ -56,3 +65,46 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         raise ValueError(f"token-replay: unknown mode {params['mode']!r}")
     attack.start_attack()
     await flow.confirm(channel, args, shown.handle, as_agent=True)
+
+
+async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handle: str) -> None:
+    """One approval redeemed by several calls at once; the victim put back after every effect."""
+    if isinstance(flow, Pending):
+        if flow.execute is None:
+            attack.not_applicable("the pending flow has no execute call to send twice")
+            return
+        try:  # the honest approval, once; then its execute call raced
+            await flow.approve_only(AttackChannel(attack), handle)
+        except HumanFailed as exc:
+            attack.setup_failed(str(exc))
+            return
+        tool, sent = flow.execute.tool, flow.execute.filled(handle)
+    elif isinstance(flow, Token):
+        tool, sent = flow.tool, flow.confirming(args, handle)
+    else:
+        attack.not_applicable(f"nothing to race: {flow.describe()}")
+        return
+    conns = await attack.peer(lambda: attack.peers.same_process(attack.peers.redemptions))
+    if conns is None:
+        return
+    victim, keep = attack.case.victim, attack.sandbox.keep / attack.case.name
+    racing: list[tuple[Exchange, Connection]] = []
+
+    async def redeem(number: int, conn: Connection) -> None:
+        label = f"redemption {number} of {len(conns)} on {conn.name}"
+        racing.append(
+            (await attack.exchange(label, victim, arguments=sent, tool=tool, connection=conn), conn)
+        )
+
+    attack.start_attack()
+    with Restorer(victim, keep) as restorer:
+        async with anyio.create_task_group() as group:
+            for number, conn in enumerate(conns, start=1):
+                group.start_soon(redeem, number, conn)
+        taken_racing = restorer.settle()
+        replay = await attack.exchange(
+            "sequential replay: what the single-use check says", victim, arguments=sent, tool=tool
+        )
+    for failure in restorer.failures:
+        attack.setup_failed(failure)
+    attack.single_use([(exchange, replay) for exchange, _ in racing], taken_racing, restorer.taken)

@@ -17,6 +17,7 @@ Each `--flaw` removes exactly one defence (see kind_flaws.py).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -105,13 +106,15 @@ def _token_tools(
     def make(_tool: str) -> Any:
         def handler(path: str, dry_run: bool = False, confirm_token: str | None = None) -> Any:
             arguments = {"path": path}
-            if ungated(_tool) or rules.waives(size(path)):
+            if ungated(_tool):
                 return act(_tool, path)
             if dry_run:
                 size(path)  # a preview of a file that is not there is refused now
                 token = store.issue(_tool, arguments)
                 return {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
             if confirm_token is None:
+                if rules.waives(size(path)):
+                    return act(_tool, path)
                 raise ToolError(
                     "confirmation required: call with dry_run: true, then again with its confirm_token"
                 )
@@ -194,6 +197,13 @@ def _flag_tools(
         async def handler(path: str, ctx: Context, human_approved: bool = False) -> str | InputRequiredResult:
             if ungated(_tool) or rules.waives(size(path)):
                 return str(act(_tool, path))
+            if "agent-fallback-without-elicitation" in active and not _asks_forms(ctx):
+                # FLAW agent-fallback-without-elicitation: no question for this client, so a pending
+                # id it can confirm itself.
+                pending_id = fallback.stage(_tool, path)
+                return json.dumps(
+                    {"status": "pending", "pending_id": pending_id, "next_steps": "call confirm_action"}
+                )
             if human_approved:
                 if "self-attested-flag" in active:
                     return str(act(_tool, path))  # FLAW self-attested-flag: the caller's word is taken
@@ -203,9 +213,29 @@ def _flag_tools(
 
         return handler
 
+    fallback = gates.PendingStore(Path(policy.root).parent / "approvals")
+    if "agent-fallback-without-elicitation" in active:
+
+        def confirm_action(pending_id: str) -> str:
+            if pending_id not in fallback.staged:
+                raise ToolError("no such pending action")
+            fallback.agent_approved.add(pending_id)
+            try:
+                tool, path = fallback.release(pending_id)
+            except gates.Refused as exc:
+                raise ToolError(str(exc)) from None
+            return str(act(tool, path))
+
+        server.add_tool(confirm_action, name="confirm_action", annotations=_DESTRUCTIVE)
     for tool, effect in _TOOLS.items():
         asks = confirm.ConfirmTool(tool, effect, "path", policy, scheme, "boolean", frozenset())  # type: ignore[arg-type]
         _add(server, make(tool, asks), tool, "Asks the user to confirm first.")
+
+
+def _asks_forms(ctx: Context) -> bool:
+    declared = ctx.client_capabilities
+    elicitation = declared.elicitation if declared is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
 def _add(server: MCPServer, handler: Any, name: str, how: str) -> None:

@@ -83,7 +83,12 @@ TOKEN_BASELINE = {"MCA-SELFAPPROVE-001": W}
 CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] = {
     "token careful": ("token", None, {}, TOKEN_BASELINE),
     "predictable-token": ("token", "predictable-token", {}, {**TOKEN_BASELINE, "MCA-TFORGE-002": V}),
-    "reusable-token": ("token", "reusable-token", {}, {**TOKEN_BASELINE, "MCA-TREPLAY-001": V}),
+    "reusable-token": (
+        "token",
+        "reusable-token",
+        {},
+        {**TOKEN_BASELINE, "MCA-TREPLAY-001": V, "MCA-TREPLAY-003": V},
+    ),
     "token-not-bound-to-args": (
         "token",
         "token-not-bound-to-args",
@@ -111,6 +116,13 @@ CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] 
     ),
     "flag careful": ("flag", None, {}, {}),
     "self-attested-flag": ("flag", "self-attested-flag", {}, {"MCA-FLAGBYPASS-001": V}),
+    # Clients that can be asked get the question; one that cannot gets a pending id it confirms itself.
+    "agent-fallback-without-elicitation": (
+        "flag",
+        "agent-fallback-without-elicitation",
+        {},
+        {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V},
+    ),
 }
 
 # The layer every careful refusal is given by: the token store, the pending store and the
