@@ -35,9 +35,9 @@ CAREFUL_LAYER = {
 
 # Families of another mechanism, not applicable to an MRTR tool: attack id -> what the reason says.
 NOT_MRTR = {
-    **{f"MCA-TFORGE-00{n}": "confirms with mrtr" for n in (1, 2)},
-    **{f"MCA-TREPLAY-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
-    **{f"MCA-TXTARGET-00{n}": "confirms with mrtr" for n in (1, 2)},
+    **{f"MCA-TOKMINT-00{n}": "confirms with mrtr" for n in (1, 2)},
+    **{f"MCA-TOKREUSE-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
+    **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
     "MCA-FLAGBYPASS-001": "no argument that claims an approval",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
 }

@@ -82,18 +82,18 @@ TOKEN_BASELINE = {"MCA-SELFAPPROVE-001": W}
 # or not applicable)
 CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] = {
     "token careful": ("token", None, {}, TOKEN_BASELINE),
-    "predictable-token": ("token", "predictable-token", {}, {**TOKEN_BASELINE, "MCA-TFORGE-002": V}),
+    "predictable-token": ("token", "predictable-token", {}, {**TOKEN_BASELINE, "MCA-TOKMINT-002": V}),
     "reusable-token": (
         "token",
         "reusable-token",
         {},
-        {**TOKEN_BASELINE, "MCA-TREPLAY-001": V, "MCA-TREPLAY-003": V},
+        {**TOKEN_BASELINE, "MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V},
     ),
     "token-not-bound-to-args": (
         "token",
         "token-not-bound-to-args",
         {},
-        {**TOKEN_BASELINE, "MCA-TXTARGET-001": V},
+        {**TOKEN_BASELINE, "MCA-TOKOTHER-001": V},
     ),
     "loosening-policy-tool": ("token", "loosening-policy-tool", {}, {**TOKEN_BASELINE, "MCA-POLICY-001": V}),
     "ungated-second-tool": ("token", "ungated-second-tool", {}, {**TOKEN_BASELINE, "MCA-UNGATED-001": W}),
@@ -152,7 +152,7 @@ def test_each_flaw_is_caught_by_its_family_and_each_careful_variant_refused(
 def test_a_pending_id_the_human_declined_is_not_executed(catalogue: Catalogue) -> None:
     # Over stdio: the server is a process of its own, the human's command another.
     run = audit(catalogue, "pending", stdio=True, **HUMAN_CHANNEL)
-    declined = run.by_id()["MCA-TREPLAY-002"]
+    declined = run.by_id()["MCA-TOKREUSE-002"]
     assert (declined.verdict, declined.layer) == (R, Layer.TOOL), declined.evidence
     assert "declined" in declined.reason
 
