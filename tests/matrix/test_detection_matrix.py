@@ -91,6 +91,8 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
     "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
     "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V}),
+    # The form goes to a client that declared none, and that client's own accept acts.
+    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}),
 }
 
 # What no flag of the careful server can remove is its ability to keep
