@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
-from mcp import Client
+from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .catalogue import Catalogue, load_catalogue
@@ -141,6 +141,10 @@ def floor_once(profile: Profile, cost: AuditCost, processes: int = 1) -> float:
         return time.perf_counter() - started
 
 
+async def _declines(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="decline")
+
+
 async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) -> None:
     token = f"{root.parent.name}/floor"
     first: list[Client] = []
@@ -148,7 +152,8 @@ async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) 
     finished = anyio.Event()
 
     async def hold(index: int, errlog: TextIO) -> None:
-        async with Client(_server(profile, root, token, errlog)) as client:
+        # Declares elicitation as the harness does: a careful server answers -32021 to a client that does not.
+        async with Client(_server(profile, root, token, errlog), elicitation_callback=_declines) as client:
             first.append(client)
             started[index].set()
             await finished.wait()

@@ -11,20 +11,21 @@ tool can be judged.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp import types
 
-from . import answers
+from . import answers, confirmations
 from .action import Instance, SetupFailed, prepare
+from .confirmations import Mechanism, detect, honest
 from .models import ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
 from .observation import Observer
 from .oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
 from .oracle.sandbox import Case, Sandbox, diff, identity_of
 from .target.discovery import ToolPlan
-from .target.driver import Connection
+from .target.driver import Connection, ToolInfo
 from .verdict import describe
 
 # A fresh target process and root, for a target whose world carries over (`isolation: process`).
@@ -44,6 +45,8 @@ class ControlOutcome:
     # Zero configuration only: the tool neither asked, nor acted, nor refused
     # the harness's arguments; it is no gate, and nothing in it can be judged.
     inert: bool = False
+    # How the tool confirms, as the controls found it (None: MRTR, as planned).
+    mechanism: Mechanism | None = None
 
     @property
     def approve_ok(self) -> bool:
@@ -105,6 +108,7 @@ class _Runner:
                 continue
             self.bookkeeping.append(name)
             self.notes.setdefault(name, why)
+        self.first: list[Response] = []  # round one's answers, for detecting another mechanism
 
     def value(self, case: Case, style: str) -> str:
         if style == "absolute":
@@ -169,10 +173,22 @@ async def run_controls(
     observer: Observer | None = None,
     values: Mapping[str, Any] | None = None,
     fresh_world: FreshWorld | None = None,
+    tools: Sequence[ToolInfo] = (),
+    call_timeout: float = 15.0,
 ) -> ControlOutcome:
     observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
     run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world)
+    if (flow := confirmations.as_flow(plan.mechanism)) is not None:
+        return await _other_mechanism(run, flow, call_timeout)
     style, approve, inert = await _approve(run)
+    if (
+        style is None
+        and plan.mechanism is None
+        and (tool := next((t for t in tools if t.name == plan.name), None))
+    ):
+        found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
+        if (flow := confirmations.as_flow(found)) is not None:
+            return await _other_mechanism(run, flow, call_timeout)
     results = [approve]
     probes: tuple[ProbeSpec, ...] = ()
     if style is not None:
@@ -212,6 +228,28 @@ def _watched(run: _Runner) -> str:
     return ", ".join(["the sandbox", *probes])
 
 
+async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
+    path_arg = run.plan.path_arg
+    styles = tuple(style for style in run.plan.path_styles if style != "value")
+    if path_arg is None or not styles:
+        # Not yet driven: a token or pending flow around an action that names no file.
+        said = (
+            f"{run.plan.name!r} confirms with a {flow.kind} flow, which the harness drives only for an action "
+            "that names a file so far; nothing can be judged"
+        )
+        failed = ControlResult(run.plan.name, "approve", False, True, said)
+        return ControlOutcome(None, (failed,), tuple(run.evidence), mechanism=flow)
+
+    def arguments(value: str) -> dict[str, Any]:
+        return {**run.plan.extra_args, path_arg: value}
+
+    channel = honest.RecordingChannel(
+        run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
+    )
+    done = await honest.run(flow, arguments, styles, run.sandbox, channel)
+    return ControlOutcome(done.style, done.results, (*run.evidence, *channel.said), mechanism=flow)
+
+
 async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
     tried = []
     # Every way of calling it answered normally, without asking and without an effect.
@@ -231,6 +269,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         before_victim = identity_of(case.victim)
         before = await run.look()
         first = await run.call(f"approve ({style}): ask", subject)
+        run.first.append(first)
         asked = first.outcome is Outcome.INPUT_REQUIRED and bool(first.questions)
         after_ask = await run.look()
         round_one = run.changed(before, after_ask, added=True)

@@ -194,6 +194,11 @@ class Transcript:
     observed_before: Mapping[str, Any] | None = None
     observed_after: Mapping[str, Any] | None = None
     bookkeeping: tuple[str, ...] = ()
+    # How the tool confirms (mrtr, token, pending, flag): what the result records.
+    mechanism: str | None = None
+    # What an effect during the attack means when not `vulnerable`, and why
+    # (an agent completing a flow no human was asked in is a SHOULD: weak).
+    effect_verdict: tuple[Verdict, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,8 +280,11 @@ class Result:
     refs: tuple[str, ...]
     # The attack again with the SDK's boundary taken out (in-process targets).
     ablation: Ablation | None = None
+    # How the tool confirms (mrtr, token, pending, flag); None when not recorded.
+    mechanism: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        extra = {"mechanism": self.mechanism} if self.mechanism is not None else {}
         return {
             "id": self.id,
             "family": self.family,
@@ -293,6 +301,7 @@ class Result:
             "evidence": list(self.evidence),
             "refs": list(self.refs),
             "ablation": self.ablation.as_dict() if self.ablation else None,
+            **extra,
         }
 
     @classmethod
@@ -314,6 +323,7 @@ class Result:
             evidence=tuple(data.get("evidence", ())),
             refs=tuple(data.get("refs", ())),
             ablation=Ablation.from_dict(data["ablation"]) if data.get("ablation") else None,
+            mechanism=data.get("mechanism"),
         )
 
 

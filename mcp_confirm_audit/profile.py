@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import headers as http_headers
+from .confirmations import Mechanism, profile_keys
 from .errors import UsageError
 from .headers import Header
 from .oracle.effect_spec import parse_effects, parse_ignore
@@ -108,6 +109,10 @@ class Profile:
     # A header the target takes as the caller's identity (a gateway's principal
     # header): cross-principal sends the victim's value of it with another's credentials.
     identity_header: str | None = None
+    # How the audited tool confirms, when not MRTR or not to be detected; and the
+    # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
+    confirmation: Mechanism | None = None
+    policy_tools: tuple[str, ...] = ()
     source: str = "--mcp-target"
 
     @property
@@ -225,6 +230,10 @@ def _checked(source: str, key: str, value: Any) -> Any:
     def fail(expected: str) -> UsageError:
         return UsageError(f"profile {source}: {key!r} must be {expected}, got {value!r}")
 
+    if key == "confirmation":
+        return profile_keys.confirmation(value, source)
+    if key == "policy_tools":
+        return profile_keys.policy_tools(value, source)
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")

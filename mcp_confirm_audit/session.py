@@ -25,6 +25,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from .action import SetupFailed
 from .catalogue import Catalogue, load_catalogue
+from .confirmations import mrtr_only
+from .confirmations.mrtr import Mrtr
 from .controls import ControlOutcome, run_controls
 from .errors import TargetError
 from .generation import Generation, generation_for
@@ -42,6 +44,8 @@ from .verdict import judge
 
 # The name of the variant of every connection with the SDK's boundary removed.
 ABLATED = "ablated-"
+# Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
+DECLARES = "declares-"
 
 
 @dataclass
@@ -294,6 +298,7 @@ class AuditSession:
                 self.sandbox.logs,
                 label,
                 ablate=name.startswith(ABLATED),
+                elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
             )
         context = self._portal.wrap_async_context_manager(opener)
         connection = context.__enter__()
@@ -367,6 +372,8 @@ class AuditSession:
                     observer=observer,
                     values=self.values,
                     fresh_world=fresh_world if isolated else None,
+                    tools=self.tools,
+                    call_timeout=self.profile.call_timeout,
                 )
             )
         return self._controls[key]
@@ -391,6 +398,15 @@ class AuditSession:
         if not precondition.ok:
             transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
             return judge(spec, transcript), transcript
+        # The mechanism the controls proved; an MRTR family does not apply to another one.
+        plan = self.plan(tool)
+        mechanism = outcome.mechanism or plan.mechanism or Mrtr(tool)
+        plan = replace(plan, mechanism=mechanism)
+        if (other := mrtr_only(spec.family, mechanism)) is not None:
+            transcript = Transcript(
+                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind
+            )
+            return judge(spec, transcript), transcript
         prefix = ABLATED if ablated else ""
         if self.profile.isolation == "process":
             self._isolate()
@@ -398,7 +414,7 @@ class AuditSession:
         peers = _Peers(self, prefix)
         attack = Attack(
             spec,
-            self.plan(tool),
+            plan,
             outcome.style or "relative",
             self.sandbox,
             self.sandbox.new_case(f"{prefix}{spec.id}-{spec.slug}"),
@@ -528,6 +544,11 @@ class _Peers:
                 )
         identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
         return await self._session.open(label, attach_to=f"{self._prefix}primary", identity=identity)
+
+    async def declaring(self, elicitation: str) -> Connection:
+        if elicitation not in ("none", "url"):
+            raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
+        return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..confirmations import Mechanism
+from ..confirmations.detect import from_schemas
 from ..errors import TargetError, UsageError
 from ..oracle.effects import ProbeSpec
 from ..profile import Profile, SetupCall
@@ -55,6 +57,11 @@ class ToolPlan:
         if self.template is not None:
             return {**self.extra_args, **self.template}
         return dict(self.extra_args)
+
+    # How it confirms, when the profile or the schema says; else the controls find out.
+    mechanism: Mechanism | None = None
+    # Agent-callable tools that change the gate's rules, as the profile names them.
+    policy_tools: tuple[str, ...] = ()
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -215,6 +222,8 @@ def _plan(
         candidates,
         tuple(profile.ignore),
         notes,
+        from_schemas(tool, profile.confirmation),
+        profile.policy_tools,
     )
 
 

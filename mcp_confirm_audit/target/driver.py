@@ -111,6 +111,32 @@ class Refusals:
         return f"{CREDENTIALS_REFUSED} ({self.seen}): {self.hint}"
 
 
+@dataclass
+class _Declaring(Client):
+    """A `Client` that declares the elicitation capability it is told to.
+
+    The SDK declares form and URL mode when there is an elicitation callback
+    and nothing without one; `declares="url"` narrows what its session builds
+    to URL mode only (a client that cannot render a form), "none" is simply
+    no callback.
+    """
+
+    declares: str = "form+url"
+
+    async def _build_session(self, exit_stack: AsyncExitStack) -> Any:
+        session = await super()._build_session(exit_stack)
+        if self.declares == "url":
+            built = session._build_capabilities
+
+            def url_only(version: str) -> types.ClientCapabilities:
+                declared = built(version)
+                url = types.ElicitationCapability(url=types.UrlElicitationCapability())
+                return declared.model_copy(update={"elicitation": url})
+
+            session._build_capabilities = url_only  # type: ignore[method-assign]
+        return session
+
+
 class Connection:
     """One live client connection to one target process."""
 
@@ -308,7 +334,13 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
 
 @asynccontextmanager
 async def connect(
-    profile: Profile, root: Path, logs: Path, name: str, *, ablate: bool = False
+    profile: Profile,
+    root: Path,
+    logs: Path,
+    name: str,
+    *,
+    ablate: bool = False,
+    elicitation: str = "form+url",
 ) -> AsyncIterator[Connection]:
     """Start (or reach) the target and open a 2026-07-28 session with it.
 
@@ -343,7 +375,7 @@ async def connect(
             errlog = stack.enter_context(stderr_path.open("w"))
             server = stdio_client(params, errlog=errlog)
         endpoint = server if isinstance(server, str) or profile.is_in_process else None
-        async with _session(profile, server, name, stderr_path, endpoint, target) as connection:
+        async with _session(profile, server, name, stderr_path, endpoint, target, elicitation) as connection:
             yield connection
 
 
@@ -373,6 +405,7 @@ async def _session(
     stderr_path: Path | None,
     endpoint: Any,
     target: reaper.TargetProcesses | None = None,
+    elicitation: str = "form+url",
     *,
     headers: Sequence[Header] | None = None,
     hint: str = PRIMARY_HINT,
@@ -387,9 +420,10 @@ async def _session(
         http = create_mcp_http_client(headers=http_headers.as_dict(sent))
         http.event_hooks = {"response": [refusals.record]}
         server = streamable_http_client(server, http_client=http)
-    client = Client(
+    client = _Declaring(
         server,
-        elicitation_callback=_decline_elicitation,
+        declares=elicitation,
+        elicitation_callback=None if elicitation == "none" else _decline_elicitation,
         client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
         read_timeout_seconds=profile.call_timeout + 5,
         cache=None,

@@ -87,6 +87,10 @@ class Peers(Protocol):
         """
         ...
 
+    async def declaring(self, elicitation: str) -> Connection:
+        """A client of the target that declares `elicitation`: "none" (no capability) or "url" (URL mode only)."""
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -108,6 +112,9 @@ class NoPeers:
 
     async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
         raise Unavailable("no other identity can connect to the target here")
+
+    async def declaring(self, elicitation: str) -> Connection:
+        raise Unavailable("no client with other capabilities can be opened here")
 
 
 class Attack:
@@ -249,6 +256,7 @@ class Attack:
                 "(set path_arg, or {path} in args:, if one does)"
             )
         return self.names_file
+        self._effect_verdict: tuple[Verdict, str] | None = None
 
     # -- naming files to the target -------------------------------------
 
@@ -488,6 +496,10 @@ class Attack:
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
 
+    def effect_means(self, verdict: Verdict, why: str) -> None:
+        """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
+        self._effect_verdict = (verdict, why)
+
     def setup_failed(self, reason: str) -> None:
         self._setup_failure = self._setup_failure or reason
 
@@ -516,6 +528,8 @@ class Attack:
             observed_before=self._observed_before,
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
+            mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
+            effect_verdict=self._effect_verdict,
         )
 
 

@@ -22,14 +22,21 @@ import io
 import json
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.request_state import RequestStateSecurity
-from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
-from pydantic import Field
+# The reference server's directory supplies the shared capability check.
+_REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
+if _REFERENCE not in sys.path:
+    sys.path.insert(0, _REFERENCE)
+
+from capabilities import require_form_elicitation  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.server.request_state import RequestStateSecurity  # noqa: E402
+from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult  # noqa: E402
+from pydantic import Field  # noqa: E402
 
 FIELDS = ("id", "title", "status", "revision")
 SEED = [("J1", "Ship the release notes", "todo"), ("J2", "Rotate the signing key", "todo")]
@@ -62,6 +69,7 @@ def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MC
             raise ToolError(f"no job {job_id!r} in jobs.csv")
         answer = (ctx.input_responses or {}).get("change")
         if answer is None:
+            require_form_elicitation(ctx.client_capabilities)  # -32021 to a client that cannot be asked
             nonce = secrets.token_hex(16)
             issued.add(nonce)
             fence = "`" * (max((len(run) for run in row["title"].split("`")[1::2]), default=0) + 1)

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 import payment_question as q
+from capabilities import require_form_elicitation
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
@@ -57,6 +58,8 @@ class Gate:
         call = self._call(ctx)
         responses = ctx.input_responses
         if not responses:
+            # A client that declared no form elicitation gets -32021, never a form it cannot show.
+            require_form_elicitation(ctx.client_capabilities)
             return await self._ask(resolve(), call)
         response = responses.get(q.ANSWER_KEY)
         if response is None:

@@ -19,9 +19,17 @@ import paths
 import prompt
 import states
 import styles
+from capabilities import require_form_elicitation
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult, InputResponse
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    InputResponse,
+)
 
 __all__ = ["CONFIRM_KEY", "ConfirmTool", "Effect"]
 
@@ -81,12 +89,12 @@ class ConfirmTool:
         call = self._call(ctx)
         answer = self._answer(ctx.input_responses or {})
         if answer is None:
-            return await self._ask(raw, call)
+            return await self._ask(raw, call, ctx)
         if ctx.request_state is None:  # the SDK also maps `requestState: null` to None
             if "stateless-answers" in self._flaws:
                 return await self._act(raw, answer, None)  # FLAW stateless-answers
             event("answer-without-state-ignored", tool=self.name, path=raw)
-            return await self._ask(raw, call)
+            return await self._ask(raw, call, ctx)
         approval = await self._scheme.redeem(ctx.request_state, call)
         return await self._act(raw, answer, approval)
 
@@ -101,7 +109,15 @@ class ConfirmTool:
             return next(iter(responses.values()), None)  # FLAW any-answer-key: any key will do
         return responses.get(CONFIRM_KEY)
 
-    async def _ask(self, raw: object, call: states.Call) -> InputRequiredResult:
+    async def _ask(self, raw: object, call: states.Call, ctx: Context) -> InputRequiredResult:
+        if "elicits-without-capability" not in self._flaws:
+            try:
+                require_form_elicitation(
+                    ctx.client_capabilities
+                )  # FLAW elicits-without-capability: asks anyway
+            except MCPError:
+                event("refused", reason="client declared no form elicitation")
+                raise
         # FLAW ask-before-check: containment is left to round 2, after the user was asked.
         target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
         shown = prompt.shown_name(

@@ -105,7 +105,7 @@ def test_a_target_that_never_gets_going_is_one_clear_line_and_leaves_no_process(
 def test_a_target_that_dies_or_hangs_in_the_honest_flow_makes_every_attack_an_error_saying_why(
     pytester: pytest.Pytester, marker: str, mode: str, why: str
 ) -> None:
-    result = audit(pytester, mode, marker, "-k", "replay or approve", "--mcp-report-dir", "out")
+    result = audit(pytester, mode, marker, "-k", "MCA-REPLAY or control-approve", "--mcp-report-dir", "out")
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors") == 4
     assert "passed" not in outcomes
@@ -121,7 +121,7 @@ def test_a_target_that_dies_or_hangs_in_the_honest_flow_makes_every_attack_an_er
 def test_a_target_that_misbehaves_around_a_working_flow_is_still_judged_and_leaves_no_process(
     pytester: pytest.Pytester, marker: str, mode: str
 ) -> None:
-    result = audit(pytester, mode, marker, "-k", "replay or control", "--mcp-report-dir", "out")
+    result = audit(pytester, mode, marker, "-k", "MCA-REPLAY or control", "--mcp-report-dir", "out")
     assert result.ret == pytest.ExitCode.OK, output_of(result)
     result.assert_outcomes(passed=7)
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
@@ -153,7 +153,7 @@ def test_the_harness_writes_nothing_outside_its_sandbox_and_removes_it(
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))  # the sandbox goes here, in the child pytest
     before = sorted(p.name for p in pytester.path.iterdir())
-    result = audit(pytester, "spawn-children", marker, "-k", "replay", "-p", "no:cacheprovider")
+    result = audit(pytester, "spawn-children", marker, "-k", "MCA-REPLAY", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK, output_of(result)
     assert list(scratch.iterdir()) == []
     # What pytester itself keeps of the inner run: its temporary directory and output.

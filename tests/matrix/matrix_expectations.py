@@ -27,4 +27,19 @@ CAREFUL_LAYER = {
     "expiry": Layer.SDK_BOUNDARY,
     # Over HTTP with bearer tokens, the boundary binds each state to the token's principal.
     "cross-principal": Layer.SDK_BOUNDARY,
+    # Confirmations that are not MRTR (the rest do not apply to it; see CAREFUL_NOT_APPLICABLE):
+    # the agent alone gets only the question; the other tool asks too; a client that
+    # cannot be asked gets -32021.
+    "self-approval": Layer.TOOL,
+    "ungated": Layer.TOOL,
+    "capability-downgrade": Layer.PROTOCOL,
+}
+
+# Families of another mechanism, not applicable to an MRTR tool: attack id -> what the reason says.
+NOT_MRTR = {
+    **{f"MCA-TOKMINT-00{n}": "confirms with mrtr" for n in (1, 2)},
+    **{f"MCA-TOKREUSE-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
+    **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
+    "MCA-FLAGBYPASS-001": "no argument that claims an approval",
+    "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
 }

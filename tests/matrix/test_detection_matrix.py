@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from matrix_expectations import CAREFUL_LAYER
+from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.models import Layer, Verdict
@@ -35,6 +35,7 @@ CAREFUL_NOT_APPLICABLE = {
     "MCA-EXPIRY-001": "set ttl_flag",
     # A second identity needs HTTP and tokens: proven in test_cross_principal.py.
     **{f"MCA-XPRINCIPAL-00{n}": "principals:" for n in range(1, 5)},
+    **NOT_MRTR,
 }
 
 FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
@@ -94,6 +95,8 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
     "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
     "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V}),
+    # The form goes to a client that declared none, and that client's own accept acts.
+    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}),
 }
 
 # What no flag of the careful server can remove is its ability to keep
@@ -111,8 +114,21 @@ def _options(flaw: str) -> list[str]:
     return ["--flaw", flaw, *(["--second-tool"] if flaw == "unbound-state" else [])]
 
 
-# Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py.
-CONFIGURED_ELSEWHERE = ("cross-replica", "expiry", "cross-principal")
+# Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py; and the
+# families of confirmations that are not MRTR: proven in test_confirmation_kinds.py.
+CONFIGURED_ELSEWHERE = (
+    "cross-replica",
+    "expiry",
+    "self-approval",
+    "token-forgery",
+    "token-replay",
+    "token-cross-target",
+    "flag-bypass",
+    "policy-self-loosening",
+    "ungated",
+    "capability-downgrade",
+    "cross-principal",
+)
 
 
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:

@@ -27,6 +27,10 @@ KNOWN_FINDINGS = {
     # unassigned code points: U+E0000 and most of the tag block are default-ignorable,
     # so they reach the question and are invisible.
     "MCA-PROMPT-003",
+    # It never reads the client's capabilities: the form goes to a client that declared no
+    # elicitation (or URL mode only), the MUST NOT, and that client's own "accept" deletes the file.
+    "MCA-DOWNGRADE-001",
+    "MCA-DOWNGRADE-002",
 }
 KNOWN_WEAK = {
     # The file rewritten in place after the question is still deleted.
@@ -60,3 +64,20 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_sourc
     assert {by_id[i].layer for i in ("MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-002")} == {Layer.TOOL}
     assert not [r for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
     assert {r.tool for r in run.results} == {"delete_file"}
+
+
+def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_and_acts_on_its_answer(
+    catalogue: Catalogue, generation: Generation
+) -> None:
+    run = run_audit(
+        Profile(command="mcp-confirm --root {root}", tool="delete_file"),
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "capability-downgrade",
+        generation=generation,
+    )
+    for result in run.results:
+        assert (result.verdict, result.layer, result.mechanism) == (Verdict.VULNERABLE, Layer.NONE, "mrtr")
+        assert "MUST NOT" in result.reason
+        assert result.effect.removed, result.evidence
+        # The question was put to the client that said it cannot ask anyone, and answered there.
+        assert any("from a client declaring" in line and "[asked" in line for line in result.evidence)

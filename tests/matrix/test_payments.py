@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from matrix_expectations import CAREFUL_LAYER
+from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
 
 from mcp_confirm_audit.catalogue import Catalogue
@@ -67,6 +67,10 @@ def assert_careful(run: AuditRun) -> None:
         elif result.family in NOT_CONFIGURED:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
+        elif result.id in NOT_MRTR:
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+        elif result.family == "ungated":
+            assert (result.verdict, "no other tool") == (Verdict.NOT_APPLICABLE, "no other tool"), result
         elif result.id == "MCA-XTARGET-004" and result.verdict is Verdict.NOT_APPLICABLE:
             assert "no other tool" in result.reason  # a server with one tool
         elif result.id == "MCA-FORGE-020":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from identities import BEARER, as_alice
-from matrix_expectations import CAREFUL_LAYER
+from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.session import AuditRun
@@ -56,6 +56,8 @@ EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
     ),  # one replica acts once, its own ledger refuses the rest
     # The SDK's typed params turn away an answer that is not an elicitation result.
     "MCA-ROBUST-002": (Verdict.REFUSED, Layer.PROTOCOL),
+    # Families of confirmations that are not MRTR.
+    **dict.fromkeys(NOT_MRTR, (Verdict.NOT_APPLICABLE, None)),
 }
 
 

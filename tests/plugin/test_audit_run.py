@@ -34,7 +34,12 @@ def target(*options: str) -> str:
 
 def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
-        "--mcp-target", target("--flaw", "no-ledger"), "--mcp-report-dir", "out", "-k", "replay or control"
+        "--mcp-target",
+        target("--flaw", "no-ledger"),
+        "--mcp-report-dir",
+        "out",
+        "-k",
+        "MCA-REPLAY or control",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=3, passed=4)
@@ -68,7 +73,7 @@ def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: 
 
 
 def test_the_careful_server_passes_and_says_which_layer_refused(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--mcp-target", target(), "-k", "forged or replay", "-p", "no:randomly")
+    result = pytester.runpytest("--mcp-target", target(), "-k", "forged or MCA-REPLAY", "-p", "no:randomly")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
@@ -92,7 +97,7 @@ def test_asking_before_the_root_check_is_a_warning_and_fails_under_strict(pytest
 def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pytest.Pytester) -> None:
     script = pytester.makepyfile(never_asks=NEVER_ASKS)
     result = pytester.runpytest(
-        "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "replay or approve"
+        "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "MCA-REPLAY or control-approve"
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors") == 4

@@ -49,7 +49,7 @@ def test_two_workers_give_the_serial_results_and_one_set_of_reports(
 ) -> None:
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
     pytester.makeconftest(SPY)
-    args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "REPLAY or FORGE-00 or control"]
+    args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "MCA-REPLAY or MCA-FORGE-00 or control"]
     serial = pytester.runpytest_subprocess(*args, "--mcp-report-dir", "serial")
     (pytester.path / "writers.log").unlink()
     parallel = pytester.runpytest_subprocess(*args, "-n", "2", "--mcp-report-dir", "parallel")

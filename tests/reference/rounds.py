@@ -11,6 +11,19 @@ from mcp import types
 YES = {"confirm": True}
 
 
+async def _shows_forms(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    # Questions arrive as input_required results here; anything else is declined.
+    return types.ElicitResult(action="decline")
+
+
+def asking_client(server: Any, **options: Any) -> mcp.Client:
+    """A client that declares elicitation, as one that shows its user the questions does.
+
+    The careful server answers a client that declares none with -32021 (MRTR's MUST NOT).
+    """
+    return mcp.Client(server, elicitation_callback=_shows_forms, **options)
+
+
 async def ask(c: mcp.Client, args: dict[str, Any], tool: str = "delete_file") -> types.InputRequiredResult:
     r1 = await c.session.call_tool(tool, args, allow_input_required=True)
     assert isinstance(r1, types.InputRequiredResult), r1

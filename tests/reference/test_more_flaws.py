@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
-from rounds import ask, ask_and_accept, decline, redeem, text
+from rounds import ask, ask_and_accept, asking_client, decline, redeem, text
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -64,7 +64,7 @@ FORGERIES = ["x" * 40, "", "v1.AAAA", '{"approved": true, "confirmed": true}', "
 async def test_flaw_trusting_state_takes_any_state_as_proof(
     reference: ModuleType, root: Path, flawed: bool
 ) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "trusting-state"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "trusting-state"))) as c:
         for forged in FORGERIES:
             (root / "a.txt").write_text("hello")
             await ask(c, A)
@@ -79,8 +79,8 @@ async def test_flaw_trusting_state_takes_any_state_as_proof(
 
 async def test_flaw_trusting_state_mutated_and_foreign_states_act(reference: ModuleType, root: Path) -> None:
     async with (
-        mcp.Client(build(reference, root, "trusting-state")) as c,
-        mcp.Client(build(reference, root, "trusting-state")) as other,
+        asking_client(build(reference, root, "trusting-state")) as c,
+        asking_client(build(reference, root, "trusting-state")) as other,
     ):
         r1 = await ask(c, A)
         assert r1.request_state is not None
@@ -97,7 +97,7 @@ async def test_flaw_trusting_state_mutated_and_foreign_states_act(reference: Mod
 async def test_flaw_trusting_state_still_refuses_replay_and_other_calls(
     reference: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(build(reference, root, "trusting-state", second_tool=True)) as c:
+    async with asking_client(build(reference, root, "trusting-state", second_tool=True)) as c:
         await ask(c, A)
         assert "Nothing was deleted" in text(await decline(c, A, "anything"))
         assert "no question was asked" in refused(await redeem(c, A, "anything"))  # replay: spent
@@ -109,7 +109,7 @@ async def test_flaw_trusting_state_still_refuses_replay_and_other_calls(
 
 
 async def test_flaw_trusting_state_still_checks_identity(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(build(reference, root, "trusting-state")) as c:
+    async with asking_client(build(reference, root, "trusting-state")) as c:
         await ask(c, A)
         (root / "a.txt").unlink()
         (root / "a.txt").write_text("a different, important file")
@@ -126,7 +126,7 @@ async def test_flaw_unbound_state_serves_any_file_argument_or_tool(
 ) -> None:
     """A's approval on the call for B, on truncate_file for A, then on A with `force: true`."""
     server = build(reference, root, *maybe(flawed, "unbound-state"), second_tool=True)
-    async with mcp.Client(server) as c:
+    async with asking_client(server) as c:
         for args, tool, done in [(B, "delete_file", "Deleted"), (A, "truncate_file", "Emptied")]:
             r1 = await ask(c, A)
             if flawed:
@@ -149,7 +149,7 @@ async def test_flaw_unbound_state_serves_any_file_argument_or_tool(
 async def test_flaw_unbound_state_truncates_through_the_second_tool(
     reference: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(build(reference, root, "unbound-state", second_tool=True)) as c:
+    async with asking_client(build(reference, root, "unbound-state", second_tool=True)) as c:
         r1 = await ask(c, A)
         state = json.loads(r1.request_state or "")
         assert list(state) == ["nonce"]  # readable, names no file
@@ -159,7 +159,7 @@ async def test_flaw_unbound_state_truncates_through_the_second_tool(
 
 
 async def test_flaw_unbound_state_keeps_ledger_and_identity(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(build(reference, root, "unbound-state")) as c:
+    async with asking_client(build(reference, root, "unbound-state")) as c:
         r1 = await ask(c, A)
         forged = json.dumps({"nonce": "not-one-we-issued"})
         for state in [forged, "garbage", (r1.request_state or "") + "x"]:
@@ -172,7 +172,7 @@ async def test_flaw_unbound_state_keeps_ledger_and_identity(reference: ModuleTyp
 
 
 async def test_option_second_tool_careful(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(build(reference, root, second_tool=True)) as c:
+    async with asking_client(build(reference, root, second_tool=True)) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert tools["truncate_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
         r1 = await ask(c, A, tool="truncate_file")
@@ -184,7 +184,7 @@ async def test_option_second_tool_careful(reference: ModuleType, root: Path) -> 
         assert text(await redeem(c, A, r1.request_state, tool="truncate_file")).startswith("Emptied")
         assert (root / "a.txt").read_text() == ""
         assert "already used" in refused(await redeem(c, A, r1.request_state, tool="truncate_file"))
-    async with mcp.Client(build(reference, root)) as c:
+    async with asking_client(build(reference, root)) as c:
         assert "truncate_file" not in {t.name for t in (await c.list_tools()).tools}
 
 
@@ -197,7 +197,7 @@ def question_of(r1: types.InputRequiredResult) -> types.ElicitRequestFormParams:
 
 async def test_flaw_plain_state_loses_only_the_seal(reference: ModuleType, root: Path) -> None:
     """Readable and editable, but still bound to its tool and its other arguments."""
-    async with mcp.Client(build(reference, root, "plain-state", second_tool=True)) as c:
+    async with asking_client(build(reference, root, "plain-state", second_tool=True)) as c:
         for args, tool in [({**A, "force": True}, "delete_file"), (A, "truncate_file")]:
             r1 = await ask(c, A)
             assert "another call" in refused(await redeem(c, args, r1.request_state, tool=tool))
@@ -214,7 +214,7 @@ async def test_flaw_plain_state_loses_only_the_seal(reference: ModuleType, root:
 async def test_flaw_accept_means_yes(
     reference: ModuleType, root: Path, flawed: bool, content: dict[str, Any]
 ) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "accept-means-yes"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "accept-means-yes"))) as c:
         r1 = await ask(c, A)
         await redeem(c, A, r1.request_state, content)
     assert (root / "a.txt").exists() != flawed
@@ -222,7 +222,7 @@ async def test_flaw_accept_means_yes(
 
 @BOTH
 async def test_flaw_accept_means_yes_null_content(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "accept-means-yes"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "accept-means-yes"))) as c:
         r1 = await ask(c, A)
         raw = await raw_call(
             c,
@@ -239,7 +239,7 @@ async def test_flaw_accept_means_yes_null_content(reference: ModuleType, root: P
 
 @BOTH
 async def test_flaw_any_answer_key(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "any-answer-key"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "any-answer-key"))) as c:
         r1 = await ask(c, A)
         result = await redeem(c, A, r1.request_state, key="not-confirm")
     assert isinstance(result, types.InputRequiredResult) != flawed  # careful asks its question again
@@ -248,7 +248,7 @@ async def test_flaw_any_answer_key(reference: ModuleType, root: Path, flawed: bo
 
 @BOTH
 async def test_flaw_duck_typed_answers(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "duck-typed-answers"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "duck-typed-answers"))) as c:
         r1 = await ask(c, A)
         result = await c.session.call_tool(
             "delete_file",
@@ -263,7 +263,7 @@ async def test_flaw_duck_typed_answers(reference: ModuleType, root: Path, flawed
 
 async def test_flaw_duck_typed_answers_assumes_the_forms_yes(reference: ModuleType, root: Path) -> None:
     """With the name form, the assumed "yes" is the file's own name."""
-    async with mcp.Client(build(reference, root, "duck-typed-answers", form="name")) as c:
+    async with asking_client(build(reference, root, "duck-typed-answers", form="name")) as c:
         r1 = await ask(c, A)
         result = await c.session.call_tool(
             "delete_file",
@@ -282,7 +282,7 @@ async def test_flaw_duck_typed_answers_assumes_the_forms_yes(reference: ModuleTy
 @BOTH
 async def test_flaw_no_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
     (root.parent / "outside2.txt").write_text("outside")
-    async with mcp.Client(build(reference, root, *maybe(flawed, "no-containment"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "no-containment"))) as c:
         assert await ask_and_accept(c, {"path": "../outside.txt"}) == flawed
         assert await ask_and_accept(c, {"path": str(root.parent / "outside2.txt")}) == flawed
     assert (root.parent / "outside.txt").exists() != flawed
@@ -294,7 +294,7 @@ async def test_flaw_no_containment_keeps_the_other_checks(reference: ModuleType,
     (root.parent / "outdir" / "f.txt").write_text("f")
     (root / "out-link").symlink_to(root.parent / "outside.txt")
     (root.parent / "link-dir").symlink_to(root.parent / "outdir")
-    async with mcp.Client(build(reference, root, "no-containment")) as c:
+    async with asking_client(build(reference, root, "no-containment")) as c:
         for path in ["out-link", "../link-dir/f.txt", "../outdir", "../outside.txt\x00", "x" * 5000, "."]:
             assert not await ask_and_accept(c, {"path": path}), path
     assert (root.parent / "outside.txt").exists()
@@ -304,7 +304,7 @@ async def test_flaw_no_containment_keeps_the_other_checks(reference: ModuleType,
 @BOTH
 async def test_flaw_lexical_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
     (root / "link-to-outside.txt").symlink_to(root.parent / "outside.txt")
-    async with mcp.Client(build(reference, root, *maybe(flawed, "lexical-containment"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "lexical-containment"))) as c:
         assert await ask_and_accept(c, {"path": "link-to-outside.txt"}) == flawed
         # Still refused: what is outside as written.
         for path in ["../outside.txt", str(root.parent / "outside.txt"), "../root-evil/f.txt", "."]:
@@ -317,7 +317,7 @@ async def test_flaw_lexical_containment(reference: ModuleType, root: Path, flawe
 @BOTH
 @pytest.mark.parametrize("path", ["sub", "."], ids=["directory", "root"])
 async def test_flaw_deletes_directories(reference: ModuleType, root: Path, flawed: bool, path: str) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "deletes-directories"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "deletes-directories"))) as c:
         assert await ask_and_accept(c, {"path": path}) == flawed
     assert (root / path).exists() != flawed
     assert (root.parent / "outside.txt").exists()
@@ -325,7 +325,7 @@ async def test_flaw_deletes_directories(reference: ModuleType, root: Path, flawe
 
 @BOTH
 async def test_flaw_truncates_at_nul(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(build(reference, root, *maybe(flawed, "truncates-at-nul"))) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "truncates-at-nul"))) as c:
         r1 = await c.session.call_tool("delete_file", {"path": "a.txt\x00.png"}, allow_input_required=True)
         assert isinstance(r1, types.InputRequiredResult) == flawed
         if isinstance(r1, types.InputRequiredResult):
@@ -347,7 +347,7 @@ def unb64u(text_: str) -> bytes:
 
 async def test_option_state_signed_is_readable_and_careful(reference: ModuleType, root: Path) -> None:
     (root / "canary.txt").write_text("canary")
-    async with mcp.Client(build(reference, root, state="signed", second_tool=True)) as c:
+    async with asking_client(build(reference, root, state="signed", second_tool=True)) as c:
         r1 = await ask(c, A)
         state = r1.request_state or ""
         body, tag = state.split(".")
@@ -368,7 +368,7 @@ async def test_option_state_signed_is_readable_and_careful(reference: ModuleType
             assert refused(await redeem(c, A, state)), state
         for args, tool in [(B, "delete_file"), ({**A, "force": True}, "delete_file"), (A, "truncate_file")]:
             assert "another call" in refused(await redeem(c, args, r1.request_state, tool=tool))
-        async with mcp.Client(build(reference, root, state="signed")) as other:
+        async with asking_client(build(reference, root, state="signed")) as other:
             theirs = await ask(other, A)  # another process: another key
         assert "signature" in refused(await redeem(c, A, theirs.request_state))
         assert text(await redeem(c, A, r1.request_state)).startswith("Deleted")
@@ -381,7 +381,7 @@ async def test_option_state_signed_is_readable_and_careful(reference: ModuleType
 async def test_option_state_signed_with_no_ledger_only_loses_the_ledger(
     reference: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(build(reference, root, "no-ledger", state="signed")) as c:
+    async with asking_client(build(reference, root, "no-ledger", state="signed")) as c:
         r1 = await ask(c, A)
         declined = await decline(c, A, r1.request_state)
         assert "Nothing was deleted" in text(declined)
@@ -393,8 +393,8 @@ async def test_option_state_signed_with_no_ledger_only_loses_the_ledger(
 async def test_option_state_signed_shared_key_across_replicas(reference: ModuleType, root: Path) -> None:
     key = bytes(range(32))
     async with (
-        mcp.Client(build(reference, root, state="signed", shared_key=key)) as a,
-        mcp.Client(build(reference, root, state="signed", shared_key=key, ttl_seconds=60)) as b,
+        asking_client(build(reference, root, state="signed", shared_key=key)) as a,
+        asking_client(build(reference, root, state="signed", shared_key=key, ttl_seconds=60)) as b,
     ):
         r1 = await ask(a, A)
         # The signature holds on the replica; the nonce is unknown to its own memory ledger.
@@ -427,7 +427,7 @@ def test_nonsense_combinations_are_usage_errors(
 @BOTH
 async def test_flaw_no_expiry(reference: ModuleType, root: Path, flawed: bool) -> None:
     """An answer after the lifetime: the SDK's seal refuses it, unless the lifetime never reached it."""
-    async with mcp.Client(build(reference, root, *maybe(flawed, "no-expiry"), ttl_seconds=0.3)) as c:
+    async with asking_client(build(reference, root, *maybe(flawed, "no-expiry"), ttl_seconds=0.3)) as c:
         r1 = await ask(c, A)
         await anyio.sleep(0.5)
         if flawed:
@@ -442,14 +442,14 @@ async def test_option_state_signed_and_sealed_keeps_both_guards(reference: Modul
     """mcp-confirm 0.1.0's shape: its own HMAC-signed state, inside the SDK's seal."""
     server = build(reference, root, state="signed-and-sealed")
     assert any(isinstance(m, RequestStateBoundary) for m in server.middleware)
-    async with mcp.Client(server) as c:
+    async with asking_client(server) as c:
         sealed = (await ask(c, A)).request_state or ""
         assert sealed.startswith("v1.")  # the SDK's token on the wire
         with pytest.raises(MCPError, match="Invalid or expired requestState"):
             await redeem(c, A, sealed[:-2])
     # Without the SDK's boundary the signer underneath is on its own, and holds.
     server.middleware[:] = [m for m in server.middleware if not isinstance(m, RequestStateBoundary)]
-    async with mcp.Client(server) as c:
+    async with asking_client(server) as c:
         signed = (await ask(c, A)).request_state or ""
         body, tag = signed.split(".")
         assert json.loads(unb64u(body))["path"] == "a.txt"

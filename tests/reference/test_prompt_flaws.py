@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-import mcp
 import pytest
 from mcp import types
+from rounds import asking_client
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -21,7 +21,7 @@ async def form_for(
     reference: ModuleType, root: Path, name: str, *flaws: str
 ) -> types.ElicitRequestFormParams:
     (root / name).write_text("x")
-    async with mcp.Client(reference.build_server(root, flaws=flaws)) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws)) as c:
         r1 = await c.session.call_tool("delete_file", {"path": name}, allow_input_required=True)
     assert isinstance(r1, types.InputRequiredResult), r1
     assert r1.input_requests is not None
@@ -64,7 +64,7 @@ async def test_flaw_nested_form_adds_an_object_field(reference: ModuleType, root
 
 
 async def test_flaw_nested_form_still_deletes_only_on_a_yes(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=("nested-form",))) as c:
+    async with asking_client(reference.build_server(root, flaws=("nested-form",))) as c:
         for content, gone in (
             ({"confirm": False}, False),
             ({"confirm": True}, True),

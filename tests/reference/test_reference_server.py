@@ -23,7 +23,7 @@ import pytest
 from mcp import StdioServerParameters, types
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from rounds import YES, ask, ask_and_accept, decline, redeem, text
+from rounds import YES, ask, ask_and_accept, asking_client, decline, redeem, text
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -64,7 +64,7 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.
 
 
 async def test_careful_flow_deletes_once(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(reference.build_server(root)) as c:
+    async with asking_client(reference.build_server(root)) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert tools["delete_file"].annotations.destructive_hint is True  # type: ignore[union-attr]
         assert tools["delete_file"].annotations.read_only_hint is False  # type: ignore[union-attr]
@@ -107,7 +107,7 @@ async def test_careful_refuses_before_asking(reference: ModuleType, root: Path, 
     (root / "linkdir").symlink_to(root / "sub")
     os.mkfifo(root / "fifo")
     path = str(root.parent / "outside.txt") if path == "OUTSIDE" else path
-    async with mcp.Client(reference.build_server(root)) as c:
+    async with asking_client(reference.build_server(root)) as c:
         r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
     assert isinstance(r1, types.CallToolResult), r1
     assert r1.is_error
@@ -119,7 +119,7 @@ async def test_careful_refuses_before_asking(reference: ModuleType, root: Path, 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_careful_decline_deletes_nothing(reference: ModuleType, root: Path, action: str) -> None:
-    async with mcp.Client(reference.build_server(root)) as c:
+    async with asking_client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         result = await redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action=action)
     assert isinstance(result, types.CallToolResult)
@@ -129,7 +129,7 @@ async def test_careful_decline_deletes_nothing(reference: ModuleType, root: Path
 
 
 async def test_careful_answer_false_deletes_nothing(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(reference.build_server(root)) as c:
+    async with asking_client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         assert "Nothing was deleted" in text(
             await redeem(c, {"path": "a.txt"}, r1.request_state, {"confirm": False})
@@ -143,7 +143,7 @@ async def test_careful_answer_false_deletes_nothing(reference: ModuleType, root:
 async def test_careful_rejects_loose_answers(
     reference: ModuleType, root: Path, content: dict[str, Any]
 ) -> None:
-    async with mcp.Client(reference.build_server(root)) as c:
+    async with asking_client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         result = await redeem(c, {"path": "a.txt"}, r1.request_state, content)
     assert isinstance(result, types.CallToolResult)
@@ -152,7 +152,7 @@ async def test_careful_rejects_loose_answers(
 
 
 async def test_careful_sdk_rejects_tampered_and_cross_target_state(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(reference.build_server(root)) as c:
+    async with asking_client(reference.build_server(root)) as c:
         r1 = await ask(c, {"path": "a.txt"})
         assert r1.request_state is not None
         for args, state in [
@@ -171,7 +171,7 @@ async def test_careful_sdk_rejects_tampered_and_cross_target_state(reference: Mo
 
 async def test_option_tool_name_and_path_arg(reference: ModuleType, root: Path) -> None:
     server = reference.build_server(root, tool_name="remove_document", path_arg="target")
-    async with mcp.Client(server) as c:
+    async with asking_client(server) as c:
         tool = next(t for t in (await c.list_tools()).tools if t.name == "remove_document")
         assert list(tool.input_schema["properties"]) == ["target"]
         r1 = await ask(c, {"target": "a.txt"}, tool="remove_document")
@@ -188,7 +188,7 @@ async def test_option_tool_name_and_path_arg(reference: ModuleType, root: Path) 
 async def test_option_paths(
     reference: ModuleType, root: Path, mode: str, relative_ok: bool, absolute_ok: bool
 ) -> None:
-    async with mcp.Client(reference.build_server(root, paths_mode=mode)) as c:
+    async with asking_client(reference.build_server(root, paths_mode=mode)) as c:
         for path, ok in [("a.txt", relative_ok), (str(root / "a.txt"), absolute_ok)]:
             r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
             assert isinstance(r1, types.InputRequiredResult) == ok, (path, r1)
@@ -204,7 +204,7 @@ async def test_option_paths(
 async def test_option_form(
     reference: ModuleType, root: Path, form: str, good: dict[str, Any], bad: dict[str, Any]
 ) -> None:
-    async with mcp.Client(reference.build_server(root, form=form)) as c:
+    async with asking_client(reference.build_server(root, form=form)) as c:
         r1 = await ask(c, {"path": "sub/b.txt"})
         assert list(question(r1).requested_schema["required"]) == list(good)
         bad_result = await redeem(c, {"path": "sub/b.txt"}, r1.request_state, bad)
@@ -214,7 +214,7 @@ async def test_option_form(
         assert text(await redeem(c, {"path": "sub/b.txt"}, r1.request_state, good)).startswith("Deleted")
     if form == "enum":
         (root / "sub" / "b.txt").write_text("bee")
-        async with mcp.Client(reference.build_server(root, form=form)) as c:
+        async with asking_client(reference.build_server(root, form=form)) as c:
             r1 = await ask(c, {"path": "sub/b.txt"})
             kept = await redeem(c, {"path": "sub/b.txt"}, r1.request_state, {"choice": "keep"})
             assert "Nothing was deleted" in text(kept)
@@ -226,8 +226,8 @@ async def test_option_ttl_expires_seal_and_ledger(reference: ModuleType, root: P
         root, ttl_seconds=0.3, flaws=["plain-state"]
     )  # only the ledger's TTL
     async with (
-        mcp.Client(reference.build_server(root, ttl_seconds=0.3)) as sealed,
-        mcp.Client(plain_server) as plain,
+        asking_client(reference.build_server(root, ttl_seconds=0.3)) as sealed,
+        asking_client(plain_server) as plain,
     ):
         r_sealed, r_plain = await ask(sealed, {"path": "a.txt"}), await ask(plain, {"path": "a.txt"})
         await anyio.sleep(0.4)
@@ -247,7 +247,7 @@ async def test_option_shared_key_sqlite_ledger_over_stdio(
     ledger = f"sqlite:{tmp_path / 'l.db'}"
     args = [str(server_py), "--root", str(root), "--shared-key-env", "REF_KEY", "--ledger", ledger]
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
-    async with mcp.Client(params) as a, mcp.Client(params) as b:
+    async with asking_client(params) as a, asking_client(params) as b:
         r1 = await ask(a, {"path": "a.txt"})
         assert text(await redeem(b, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
         (root / "a.txt").write_text("again")
@@ -260,7 +260,7 @@ async def test_option_redis_ledger(reference: ModuleType, root: Path, redis_url:
         server: MCPServer = reference.build_server(root, shared_key=bytes.fromhex(KEY), ledger=redis_url)
         return server
 
-    async with mcp.Client(replica()) as a, mcp.Client(replica()) as b:
+    async with asking_client(replica()) as a, asking_client(replica()) as b:
         r1 = await ask(a, {"path": "a.txt"})
         assert text(await redeem(b, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
         (root / "a.txt").write_text("again")
@@ -274,7 +274,7 @@ async def test_option_http_transport(server_py: Path, root: Path) -> None:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, proc)
-        async with mcp.Client(f"http://127.0.0.1:{port}/mcp") as c:
+        async with asking_client(f"http://127.0.0.1:{port}/mcp") as c:
             r1 = await ask(c, {"path": "a.txt"})
             assert text(await redeem(c, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
     finally:
@@ -323,14 +323,14 @@ async def burn_then_replay(first: mcp.Client, second: mcp.Client, args: dict[str
 
 @BOTH
 async def test_flaw_no_ledger(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "no-ledger"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "no-ledger"))) as c:
         await burn_then_replay(c, c, {"path": "a.txt"})
     assert (root / "a.txt").exists() != flawed
 
 
 @BOTH
 async def test_flaw_stateless_answers(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "stateless-answers"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "stateless-answers"))) as c:
         result = await redeem(c, {"path": "a.txt"}, None)
     assert isinstance(result, types.InputRequiredResult) != flawed  # careful asks again
     assert (root / "a.txt").exists() != flawed
@@ -338,7 +338,7 @@ async def test_flaw_stateless_answers(reference: ModuleType, root: Path, flawed:
 
 async def test_flaw_plain_state(reference: ModuleType, root: Path) -> None:
     (root / "canary.txt").write_text("canary")
-    async with mcp.Client(reference.build_server(root, flaws=["plain-state"])) as c:
+    async with asking_client(reference.build_server(root, flaws=["plain-state"])) as c:
         r1 = await ask(c, {"path": "a.txt"})
         assert r1.request_state is not None
         state = json.loads(r1.request_state)  # readable
@@ -361,7 +361,7 @@ async def test_flaw_plain_state(reference: ModuleType, root: Path) -> None:
 @BOTH
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_flaw_decline_as_accept(reference: ModuleType, root: Path, flawed: bool, action: str) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "decline-as-accept"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "decline-as-accept"))) as c:
         r1 = await ask(c, {"path": "a.txt"})
         await redeem(c, {"path": "a.txt"}, r1.request_state, content=None, action=action)
     assert (root / "a.txt").exists() != flawed
@@ -369,7 +369,7 @@ async def test_flaw_decline_as_accept(reference: ModuleType, root: Path, flawed:
 
 @BOTH
 async def test_flaw_truthy_strings(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "truthy-strings"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "truthy-strings"))) as c:
         r1 = await ask(c, {"path": "a.txt"})
         await redeem(c, {"path": "a.txt"}, r1.request_state, {"confirm": "false"})
     assert (root / "a.txt").exists() != flawed
@@ -377,14 +377,14 @@ async def test_flaw_truthy_strings(reference: ModuleType, root: Path, flawed: bo
 
 @BOTH
 async def test_flaw_prefix_containment(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "prefix-containment"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "prefix-containment"))) as c:
         assert await ask_and_accept(c, {"path": "../root-evil/f.txt"}) == flawed
     assert (root.parent / "root-evil" / "f.txt").exists() != flawed
 
 
 @BOTH
 async def test_flaw_ask_before_check(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "ask-before-check"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "ask-before-check"))) as c:
         r1 = await c.session.call_tool("delete_file", {"path": "../outside.txt"}, allow_input_required=True)
         assert isinstance(r1, types.InputRequiredResult) == flawed
         if isinstance(r1, types.InputRequiredResult):
@@ -408,7 +408,7 @@ async def test_flaw_links(
     canary = root / (points_to if points_to.endswith(".txt") else f"{points_to}/canary.txt")
     canary.write_text("canary")
     (root / link).symlink_to(root / points_to)
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, flaw))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, flaw))) as c:
         assert await ask_and_accept(c, {"path": arg}) == flawed
     assert canary.exists() != flawed
     assert (root / link).is_symlink()
@@ -416,7 +416,7 @@ async def test_flaw_links(
 
 @BOTH
 async def test_flaw_no_identity_check(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "no-identity-check"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "no-identity-check"))) as c:
         r1 = await ask(c, {"path": "a.txt"})
         (root / "a.txt").unlink()
         (root / "a.txt").write_text("a different, important file")
@@ -429,7 +429,7 @@ async def test_flaw_no_identity_check(reference: ModuleType, root: Path, flawed:
 async def test_flaw_sanitiser_keeps_bidi(reference: ModuleType, root: Path, flawed: bool) -> None:
     name = "x\u202etxt.exe\u200b\n\x1b[2Jy.txt"
     (root / name).write_text("x")
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-keeps-bidi"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-keeps-bidi"))) as c:
         message = question(await ask(c, {"path": name})).message
     assert "\n" not in message
     assert "\x1b" not in message
@@ -445,7 +445,9 @@ async def test_flaw_sanitiser_keeps_bidi(reference: ModuleType, root: Path, flaw
 async def test_flaw_sanitiser_truncates_end(reference: ModuleType, root: Path, flawed: bool) -> None:
     name = "a" * 200 + "-REAL-NAME.txt"
     (root / name).write_text("x")
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "sanitiser-truncates-end"))) as c:
+    async with asking_client(
+        reference.build_server(root, flaws=flaws(flawed, "sanitiser-truncates-end"))
+    ) as c:
         message = question(await ask(c, {"path": name})).message
     assert len(message) < 300
     assert "…" in message
@@ -454,7 +456,7 @@ async def test_flaw_sanitiser_truncates_end(reference: ModuleType, root: Path, f
 
 @BOTH
 async def test_flaw_asks_for_secret(reference: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "asks-for-secret"))) as c:
+    async with asking_client(reference.build_server(root, flaws=flaws(flawed, "asks-for-secret"))) as c:
         schema = question(await ask(c, {"path": "a.txt"})).requested_schema
     assert ("api_key" in schema["properties"]) == flawed
 
@@ -468,7 +470,7 @@ async def test_flaw_per_process_ledger(
         server: MCPServer = reference.build_server(root, flaws=flaws(flawed, "per-process-ledger"), **options)
         return server
 
-    async with mcp.Client(replica()) as a, mcp.Client(replica()) as b:
+    async with asking_client(replica()) as a, asking_client(replica()) as b:
         await burn_then_replay(a, b, {"path": "a.txt"})  # the replay lands on the other replica
     assert (root / "a.txt").exists() != flawed
 
@@ -476,7 +478,9 @@ async def test_flaw_per_process_ledger(
 @BOTH
 async def test_flaw_check_then_delete_ledger(reference: ModuleType, root: Path, flawed: bool) -> None:
     """A decline and an accept of one confirmation, racing: at most one may get past the ledger."""
-    async with mcp.Client(reference.build_server(root, flaws=flaws(flawed, "check-then-delete-ledger"))) as c:
+    async with asking_client(
+        reference.build_server(root, flaws=flaws(flawed, "check-then-delete-ledger"))
+    ) as c:
         r1 = await ask(c, {"path": "a.txt"})
         texts: list[str] = []
 

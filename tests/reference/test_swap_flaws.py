@@ -15,6 +15,7 @@ import mcp
 import pytest
 from mcp import types
 from mcp.server.mcpserver import MCPServer
+from rounds import asking_client
 
 pytestmark = pytest.mark.anyio
 BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
@@ -52,7 +53,7 @@ async def test_flaw_no_recheck_follows_a_link_swapped_in_after_the_question(
     reference: ModuleType, root: Path, flawed: bool
 ) -> None:
     outside = root.parent / "outside.txt"
-    async with mcp.Client(build(reference, root, flawed, "no-recheck")) as c:
+    async with asking_client(build(reference, root, flawed, "no-recheck")) as c:
         r1 = await ask(c, A)
         (root / "a.txt").unlink()
         (root / "a.txt").symlink_to(outside)
@@ -68,7 +69,7 @@ async def test_flaw_no_recheck_follows_a_parent_directory_swapped_for_a_link(
     decoy = root / "decoy"
     decoy.mkdir()
     (decoy / "b.txt").write_text("canary")
-    async with mcp.Client(build(reference, root, flawed, "no-recheck")) as c:
+    async with asking_client(build(reference, root, flawed, "no-recheck")) as c:
         r1 = await ask(c, {"path": "sub/b.txt"})
         os.rename(root / "sub", root / "sub-aside")
         (root / "sub").symlink_to(decoy)
@@ -81,7 +82,7 @@ async def test_flaw_no_recheck_still_checks_everything_before_asking(
     reference: ModuleType, root: Path
 ) -> None:
     (root / "link.txt").symlink_to(root / "a.txt")
-    async with mcp.Client(build(reference, root, True, "no-recheck")) as c:
+    async with asking_client(build(reference, root, True, "no-recheck")) as c:
         for path in ("../outside.txt", "link.txt", "sub", "missing.txt"):
             r1 = await c.session.call_tool("delete_file", {"path": path}, allow_input_required=True)
             assert isinstance(r1, types.CallToolResult), (path, r1)
@@ -98,7 +99,7 @@ async def test_flaw_no_recheck_still_checks_everything_before_asking(
 async def test_flaw_missing_is_deleted_reports_a_deletion_it_did_not_do(
     reference: ModuleType, root: Path, flawed: bool
 ) -> None:
-    async with mcp.Client(build(reference, root, flawed, "missing-is-deleted")) as c:
+    async with asking_client(build(reference, root, flawed, "missing-is-deleted")) as c:
         r1 = await ask(c, A)
         (root / "a.txt").unlink()
         r2 = await accept(c, A, r1.request_state)
@@ -109,7 +110,7 @@ async def test_flaw_missing_is_deleted_reports_a_deletion_it_did_not_do(
 async def test_flaw_missing_is_deleted_still_refuses_a_missing_file_before_asking_and_a_swap(
     reference: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(build(reference, root, True, "missing-is-deleted")) as c:
+    async with asking_client(build(reference, root, True, "missing-is-deleted")) as c:
         r1 = await c.session.call_tool("delete_file", {"path": "missing.txt"}, allow_input_required=True)
         assert isinstance(r1, types.CallToolResult)
         assert r1.is_error

@@ -1,0 +1,73 @@
+"""The protocol every confirmation mechanism speaks, and what it talks through."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..models import Response
+
+
+class HumanFailed(Exception):
+    """The human's own channel (a command, an HTTP call) did not do what it should."""
+
+
+class Channel(Protocol):
+    """Where a mechanism's calls go, recorded by whoever runs it (the controls, an attack)."""
+
+    async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
+        """One tools/call on the agent's own connection."""
+        ...
+
+    async def human(self, label: str, command: str) -> str:
+        """The person, on a channel of their own: run `command`; what it said, or HumanFailed."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """The first call of a flow: what came back, and the handle (token, pending id) it gave."""
+
+    response: Response
+    handle: str | None = None
+    # The result field the handle was read from.
+    field: str | None = None
+
+
+class Mechanism(Protocol):
+    """How one tool asks before it acts."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def tool(self) -> str: ...
+
+    def describe(self) -> str:
+        """One line for evidence and reasons."""
+        ...
+
+    def for_tool(self, tool: str) -> Mechanism:
+        """The same mechanism on another tool (a profile states it once for every tool)."""
+        ...
+
+
+class AgentFlow(Mechanism, Protocol):
+    """A mechanism the harness can drive end to end: every mechanism but MRTR's rounds."""
+
+    async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
+        """The call that must not act: it previews, stages or refuses, and may hand out a handle."""
+        ...
+
+    async def confirm(
+        self,
+        channel: Channel,
+        arguments: Mapping[str, Any],
+        handle: str | None,
+        *,
+        tool: str | None = None,
+        as_agent: bool = False,
+    ) -> Response:
+        """The honest confirming step for `handle` (on `tool`); `as_agent`: only what the agent's connection can do."""
+        ...

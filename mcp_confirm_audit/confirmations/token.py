@@ -1,0 +1,69 @@
+"""`token`: a preview call returns a token, and only the call that echoes it acts.
+
+`preview` is what makes the first call a preview (`{dry_run: true}`); the
+confirming call sends the same arguments with every boolean of the preview
+turned over (`dry_run: false`) and the token in `into`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..models import Response
+from . import values
+from .base import Channel, Preview
+
+# A result field that carries the token: `confirm_token`, `token`, `confirmationToken`.
+TOKEN_FIELD = re.compile(r"(^|_)token$|Token$|^confirmation_?(code|id)$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    tool: str = ""
+    into: str = "confirm_token"
+    token_from: str | None = None  # None: the first result field named like a token
+    preview_args: Mapping[str, Any] = field(default_factory=dict)
+    source: str = "detected"
+
+    @property
+    def kind(self) -> str:
+        return "token"
+
+    def describe(self) -> str:
+        preview = ", ".join(f"{k}={v!r}" for k, v in self.preview_args.items()) or "no extra arguments"
+        taken = self.token_from or "a field named like a token"
+        return (
+            f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
+        )
+
+    def for_tool(self, tool: str) -> Token:
+        return replace(self, tool=tool)
+
+    def confirming(self, arguments: Mapping[str, Any], token: str | None) -> dict[str, Any]:
+        """The confirming call's arguments: the preview switched off, the token in its place."""
+        off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
+        sent = {**arguments, **off}
+        if token is not None:
+            sent[self.into] = token
+        return sent
+
+    async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
+        response = await channel.call("preview", self.tool, {**arguments, **self.preview_args})
+        found = values.find(response, self.token_from, TOKEN_FIELD)
+        return Preview(response, found[1] if found else None, found[0] if found else None)
+
+    async def confirm(
+        self,
+        channel: Channel,
+        arguments: Mapping[str, Any],
+        handle: str | None,
+        *,
+        tool: str | None = None,
+        as_agent: bool = False,
+    ) -> Response:
+        return await channel.call(
+            "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
+        )

@@ -1,0 +1,51 @@
+"""Reading a named value (a token, a pending id) out of a tool's result.
+
+Results are JSON text (what MCPServer makes of a dict) more often than not;
+otherwise a `name: value` or `name=value` in the text is taken.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..models import Response
+
+
+def fields(response: Response) -> dict[str, Any]:
+    """Every scalar field of a JSON result, nested objects flattened (inner names win no ties)."""
+    try:
+        data = json.loads(response.text)
+    except ValueError:
+        return {}
+    found: dict[str, Any] = {}
+    for key, value in _walk(data):
+        found.setdefault(key, value)
+    return found
+
+
+def _walk(data: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
+    if not isinstance(data, Mapping) or depth > 3:
+        return
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            yield from _walk(value, depth + 1)
+        elif isinstance(value, str | int | float | bool):
+            yield str(key), value
+
+
+def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tuple[str, str] | None:
+    """(field, value) for the field called `name`, or the first one matching `pattern`."""
+    for key, value in fields(response).items():
+        if (key == name if name else pattern.search(key)) and isinstance(value, str | int):
+            return key, str(value)
+    for match in _IN_TEXT.finditer(response.text):
+        key = match.group("key")
+        if key == name if name else pattern.search(key):
+            return key, match.group("value")
+    return None
+
+
+_IN_TEXT = re.compile(r"""["']?(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})""")

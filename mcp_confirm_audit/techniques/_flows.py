@@ -1,0 +1,42 @@
+"""Driving a confirmation flow from inside an attack: every call recorded in the transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..confirmations import AgentFlow, as_flow, human
+from ..models import Response
+from ..target.driver import Connection, ToolInfo
+from .base import Attack
+
+
+class AttackChannel:
+    """A confirmations Channel over the attack's connection; the human's commands become notes."""
+
+    def __init__(self, attack: Attack, connection: Connection | None = None) -> None:
+        self.attack = attack
+        self.connection = connection or attack.primary
+
+    async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
+        return await self.attack.call(
+            label, self.attack.case.victim, arguments=arguments, tool=tool, connection=self.connection
+        )
+
+    async def human(self, label: str, command: str) -> str:
+        said = await human.run(command, self.attack.sandbox.root, self.connection.call_timeout)
+        self.attack.note(f"{label}: ran {command!r} on the human's channel: {said[:120]}")
+        return said
+
+
+def flow_or_not_applicable(attack: Attack, what: str) -> AgentFlow | None:
+    flow = as_flow(attack.plan.mechanism)
+    if flow is None:
+        kind = attack.plan.mechanism.kind if attack.plan.mechanism is not None else "mrtr"
+        attack.not_applicable(f"the tool confirms with {kind}, which has no {what}")
+    return flow
+
+
+def tool_info(attack: Attack, name: str | None = None) -> ToolInfo | None:
+    wanted = name or attack.plan.name
+    return next((t for t in attack.tools if t.name == wanted), None)

@@ -1,0 +1,55 @@
+"""`self-approval`: the whole flow completes, and acts, with no question sent to the client.
+
+Only what the agent's own connection can do is used (a preview and its token,
+an approve tool, its own flag): never the human's channel. An effect is weak
+(the human in the loop is a SHOULD); it is vulnerable when the same action
+asks a human on a path the caller could avoid (the profile names the human's
+channel, or the server's own answer says a person is waited for).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..confirmations import HumanFailed, as_flow
+from ..confirmations.pending import Pending
+from ..models import Verdict
+from . import technique
+from ._flows import AttackChannel
+from .base import Attack
+
+# A staging answer that says a person will decide.
+_CLAIMS_A_HUMAN = re.compile(r"\b(awaiting (your|the user'?s?|human|operator)|human|your approval)\b", re.I)
+
+
+@technique("self-approval")
+async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
+    victim = attack.victim
+    args = attack.arguments(victim)
+    flow = as_flow(attack.plan.mechanism)
+    await attack.start_attack()
+    if flow is None:
+        # MRTR: the call asks; the agent has nothing of its own to complete it with.
+        await attack.call("call as the agent, answering nothing", victim)
+        return
+    channel = AttackChannel(attack)
+    shown = await flow.preview(channel, args)
+    try:
+        await flow.confirm(channel, args, shown.handle, as_agent=True)
+    except HumanFailed as exc:
+        attack.note(f"the agent alone cannot complete the flow: {exc}")
+    human_path = isinstance(flow, Pending) and (
+        flow.human is not None or bool(_CLAIMS_A_HUMAN.search(shown.response.text))
+    )
+    if human_path:
+        attack.effect_means(
+            Verdict.VULNERABLE,
+            f"the agent approved its own action ({flow.describe()}), where a human's approval is what the "
+            "server waits for",
+        )
+    else:
+        attack.effect_means(
+            Verdict.WEAK, f"the whole {flow.kind} flow completed and acted with no question sent to a human"
+        )

@@ -1,0 +1,112 @@
+"""`token-replay`: the same token, or pending id, presented again after it was used or declined.
+
+After success the victim is put back with the identity it had (a hard link
+kept its inode), so only a record of what was spent can refuse.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from ..confirmations import AgentFlow, HumanFailed
+from ..confirmations.pending import Pending
+from ..confirmations.token import Token
+from ..models import Exchange
+from ..oracle.restorer import Restorer
+from ..oracle.sandbox import identity_of
+from ..target.driver import Connection
+from . import technique
+from ._flows import AttackChannel, flow_or_not_applicable
+from .base import Attack
+
+
+@technique("token-replay")
+async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
+    flow = flow_or_not_applicable(attack, "token or pending id to replay")
+    if flow is None:
+        return
+    if flow.kind == "flag":
+        attack.not_applicable(f"nothing to replay: {flow.describe()}")
+        return
+    if not attack.file_only():  # driven for an action that names a file, so far
+        return
+    channel, victim = AttackChannel(attack), attack.case.victim
+    args = attack.arguments(victim)
+    shown = await flow.preview(channel, args)
+    if shown.handle is None:
+        attack.setup_failed(f"the first call returned no token or id ({shown.response.text[:160]})")
+        return
+    if params["mode"] == "after-success":
+        keep = attack.sandbox.keep / attack.case.name
+        os.link(victim, keep)
+        try:
+            done = await flow.confirm(channel, args, shown.handle)
+        except HumanFailed as exc:
+            attack.setup_failed(str(exc))
+            return
+        if identity_of(victim) is not None:
+            attack.setup_failed(f"the honest confirmation did not take effect ({done.text[:160]})")
+            return
+        os.link(keep, victim)
+        attack.note("victim put back with its original identity after the honest confirmation")
+    elif params["mode"] == "raced":
+        await _raced(attack, flow, args, shown.handle)
+        return
+    elif params["mode"] == "after-decline":
+        if not isinstance(flow, Pending) or not await flow.decline(channel, shown.handle):
+            attack.not_applicable(
+                "no way to decline: a pending flow whose profile gives the human's decline command "
+                "(confirmation: pending: human: decline: '...{id}...')"
+            )
+            return
+    else:
+        raise ValueError(f"token-replay: unknown mode {params['mode']!r}")
+    await attack.start_attack()
+    await flow.confirm(channel, args, shown.handle, as_agent=True)
+
+
+async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handle: str) -> None:
+    """One approval redeemed by several calls at once; the victim put back after every effect."""
+    if isinstance(flow, Pending):
+        if flow.execute is None:
+            attack.not_applicable("the pending flow has no execute call to send twice")
+            return
+        try:  # the honest approval, once; then its execute call raced
+            await flow.approve_only(AttackChannel(attack), handle)
+        except HumanFailed as exc:
+            attack.setup_failed(str(exc))
+            return
+        tool, sent = flow.execute.tool, flow.execute.filled(handle)
+    elif isinstance(flow, Token):
+        tool, sent = flow.tool, flow.confirming(args, handle)
+    else:
+        attack.not_applicable(f"nothing to race: {flow.describe()}")
+        return
+    conns = await attack.peer(lambda: attack.peers.same_process(attack.peers.redemptions))
+    if conns is None:
+        return
+    victim, keep = attack.case.victim, attack.sandbox.keep / attack.case.name
+    racing: list[tuple[Exchange, Connection]] = []
+
+    async def redeem(number: int, conn: Connection) -> None:
+        label = f"redemption {number} of {len(conns)} on {conn.name}"
+        racing.append(
+            (await attack.exchange(label, victim, arguments=sent, tool=tool, connection=conn), conn)
+        )
+
+    await attack.start_attack()
+    with Restorer(victim, keep) as restorer:
+        async with anyio.create_task_group() as group:
+            for number, conn in enumerate(conns, start=1):
+                group.start_soon(redeem, number, conn)
+        taken_racing = restorer.settle()
+        replay = await attack.exchange(
+            "sequential replay: what the single-use check says", victim, arguments=sent, tool=tool
+        )
+    for failure in restorer.failures:
+        attack.setup_failed(failure)
+    attack.single_use([(exchange, replay) for exchange, _ in racing], taken_racing, restorer.taken)

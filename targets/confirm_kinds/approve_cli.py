@@ -1,0 +1,38 @@
+"""The human's own channel to the pending server: a decision written where the server reads it.
+
+    python targets/confirm_kinds/approve_cli.py --inbox DIR ID [approved|declined]
+
+The agent's connection cannot do this: it is a file in a directory outside the
+server's root, written by a process the person runs. One new file per
+decision (never rewritten), so the harness's oracle sees no effect from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+
+_ID = re.compile(r"^[0-9a-f]{8,64}$")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--inbox", required=True, metavar="DIR", help="the directory the server reads")
+    parser.add_argument("id", help="the pending id the server gave")
+    parser.add_argument("decision", nargs="?", default="approved", choices=("approved", "declined"))
+    args = parser.parse_args()
+    if not _ID.match(args.id):
+        parser.error(f"not a pending id: {args.id!r}")
+    inbox = Path(args.inbox)
+    inbox.mkdir(parents=True, exist_ok=True)
+    fd = os.open(inbox / f"{args.id}.{args.decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    print(f"{args.decision} {args.id}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The three gates of the confirm-kinds server: a token store, a pending store, a policy.
+
+Each keeps what the careful server needs (a token bound to one action and
+spent once; a pending action only a human's decision in the inbox releases;
+a policy the agent cannot loosen), and each flaw switch removes one check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Refused(Exception):
+    """The gate said no; the message is the tool error the caller sees."""
+
+
+def predictable(arguments: Mapping[str, Any]) -> str:
+    """FLAW predictable-token: a truncated sha256 of the sorted-keys JSON of the arguments."""
+    return hashlib.sha256(json.dumps(dict(arguments), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class TokenStore:
+    flaws: frozenset[str]
+    issued: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    spent: set[str] = field(default_factory=set)
+
+    def issue(self, tool: str, arguments: Mapping[str, Any]) -> str:
+        token = predictable(arguments) if "predictable-token" in self.flaws else secrets.token_hex(8)
+        self.issued[token] = (tool, dict(arguments))
+        return token
+
+    def redeem(self, token: str, tool: str, arguments: Mapping[str, Any]) -> None:
+        """Raises Refused unless `token` confirms this tool on these arguments, once."""
+        known = self.issued.get(token)
+        if known is None and "predictable-token" in self.flaws and token == predictable(arguments):
+            known = (tool, dict(arguments))  # FLAW predictable-token: recomputed, never looked up
+        if known is None:
+            raise Refused("unknown confirm_token: preview the action first (dry_run: true)")
+        if token in self.spent:
+            raise Refused("this confirm_token was already used")
+        if known[0] != tool:
+            raise Refused(f"this confirm_token confirms {known[0]}, not {tool}")
+        if known[1] != dict(arguments) and "token-not-bound-to-args" not in self.flaws:
+            raise Refused("this confirm_token was issued for other arguments")
+        if "reusable-token" not in self.flaws:
+            self.spent.add(token)  # FLAW reusable-token: never spent
+
+
+@dataclass
+class PendingStore:
+    inbox: Path
+    staged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, path)
+    agent_approved: set[str] = field(default_factory=set)
+    done: set[str] = field(default_factory=set)
+
+    def stage(self, tool: str, path: str) -> str:
+        pending_id = secrets.token_hex(8)
+        self.staged[pending_id] = (tool, path)
+        return pending_id
+
+    def release(self, pending_id: str) -> tuple[str, str]:
+        """(tool, path) of an action a human approved and nothing executed yet; else Refused."""
+        staged = self.staged.get(pending_id)
+        if staged is None:
+            raise Refused("no such pending action")
+        if pending_id in self.done:
+            raise Refused("this pending action was already executed")
+        if (self.inbox / f"{pending_id}.declined").exists():
+            raise Refused("the human declined this action")
+        human = (self.inbox / f"{pending_id}.approved").exists()
+        if not human and pending_id not in self.agent_approved:
+            raise Refused("awaiting the human's approval")
+        self.done.add(pending_id)
+        return staged
+
+
+@dataclass
+class Policy:
+    """Files smaller than `auto_approve_under_bytes` go without confirmation (0: none do)."""
+
+    flaws: frozenset[str]
+    auto_approve_under_bytes: int = 0
+
+    def set(self, auto_approve_under_bytes: int) -> str:
+        if (
+            "loosening-policy-tool" not in self.flaws
+            and auto_approve_under_bytes > self.auto_approve_under_bytes
+        ):
+            raise Refused("the confirmation policy can only be loosened by the operator, not over MCP")
+        self.auto_approve_under_bytes = auto_approve_under_bytes  # FLAW loosening-policy-tool
+        return f"auto_approve_under_bytes is now {auto_approve_under_bytes}"
+
+    def waives(self, size: int) -> bool:
+        return size < self.auto_approve_under_bytes

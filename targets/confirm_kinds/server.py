@@ -1,0 +1,269 @@
+"""Reference server for confirmations that are not MRTR: a token, a pending action, a flag.
+
+    python targets/confirm_kinds/server.py --root DIR --mechanism token|pending|flag [--flaw NAME ...]
+
+`delete_file` (and `truncate_file`, confirmed the same way) act on one file in
+the root once confirmed:
+- token: `dry_run: true` previews and returns a `confirm_token`, bound to the tool
+  and its arguments and spent once; the call that carries it acts.
+- pending: the call stages the action and returns a `pending_id`; only the human's
+  decision (approve_cli.py, writing into `--inbox`) lets `execute_pending` act.
+- flag: the careful MRTR question of targets/reference; `human_approved` is refused
+  when a caller sets it.
+`set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
+Each `--flaw` removes exactly one defence (see kind_flaws.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve().parent
+for _path in (str(_HERE), str(_HERE.parent / "reference")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import confirm  # noqa: E402
+import gates  # noqa: E402
+import kind_flaws as flaw_switches  # noqa: E402
+import ledger as ledgers  # noqa: E402
+import paths  # noqa: E402
+import states  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.server.request_state import RequestStateSecurity  # noqa: E402
+from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
+
+__all__ = ["MECHANISMS", "build_server", "main"]
+
+MECHANISMS = ("token", "pending", "flag")
+_TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
+_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
+
+
+def build_server(
+    root: str | Path, *, mechanism: str = "token", flaws: Collection[str] = (), inbox: str | None = None
+) -> MCPServer:
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    active = flaw_switches.check(flaws, mechanism)
+    policy = paths.PathPolicy.create(root)
+    rules = gates.Policy(active)
+    server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
+
+    def act(tool: str, raw: str) -> str:
+        try:
+            target = policy.resolve(raw)
+        except paths.Refused as exc:
+            raise ToolError(str(exc)) from None
+        if _TOOLS[tool] == "delete":
+            paths.unlink_beneath(policy.root, target.parts, target.identity)
+            return f"Deleted {target.rel} ({target.identity.size} bytes)."
+        paths.truncate_beneath(policy.root, target.parts, target.identity)
+        return f"Emptied {target.rel}."
+
+    def size(raw: str) -> int:
+        try:
+            return policy.resolve(raw).identity.size
+        except paths.Refused as exc:
+            raise ToolError(str(exc)) from None
+
+    def ungated(tool: str) -> bool:
+        return tool == "truncate_file" and "ungated-second-tool" in active  # FLAW ungated-second-tool
+
+    if mechanism == "token":
+        _token_tools(server, gates.TokenStore(active), rules, act, size, ungated)
+    elif mechanism == "pending":
+        where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
+        _pending_tools(server, gates.PendingStore(where), rules, act, size, ungated, active)
+    else:
+        _flag_tools(server, policy, rules, act, size, ungated, active)
+
+    def set_policy(auto_approve_under_bytes: int) -> str:
+        """Set the size under which files are deleted without confirmation (the confirmation threshold)."""
+        try:
+            return rules.set(auto_approve_under_bytes)
+        except gates.Refused as exc:
+            raise ToolError(str(exc)) from None
+
+    server.add_tool(set_policy, name="set_policy", annotations=ToolAnnotations(read_only_hint=False))
+
+    def stat_file(path: str) -> int:
+        return size(path)
+
+    server.add_tool(stat_file, name="stat_file", annotations=ToolAnnotations(read_only_hint=True))
+    return server
+
+
+def _token_tools(
+    server: MCPServer, store: gates.TokenStore, rules: gates.Policy, act: Any, size: Any, ungated: Any
+) -> None:
+    def make(_tool: str) -> Any:
+        def handler(path: str, dry_run: bool = False, confirm_token: str | None = None) -> Any:
+            arguments = {"path": path}
+            if ungated(_tool):
+                return act(_tool, path)
+            if dry_run:
+                size(path)  # a preview of a file that is not there is refused now
+                token = store.issue(_tool, arguments)
+                return {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
+            if confirm_token is None:
+                if rules.waives(size(path)):
+                    return act(_tool, path)
+                raise ToolError(
+                    "confirmation required: call with dry_run: true, then again with its confirm_token"
+                )
+            try:
+                store.redeem(confirm_token, _tool, arguments)
+            except gates.Refused as exc:
+                raise ToolError(str(exc)) from None
+            return act(_tool, path)
+
+        return handler
+
+    for tool in _TOOLS:
+        _add(
+            server,
+            make(tool),
+            tool,
+            "Preview with dry_run: true, then confirm with the confirm_token it returns.",
+        )
+
+
+def _pending_tools(
+    server: MCPServer,
+    store: gates.PendingStore,
+    rules: gates.Policy,
+    act: Any,
+    size: Any,
+    ungated: Any,
+    active: frozenset[str],
+) -> None:
+    def make(_tool: str) -> Any:
+        def handler(path: str) -> Any:
+            if ungated(_tool) or rules.waives(size(path)):
+                return act(_tool, path)
+            pending_id = store.stage(_tool, path)
+            return {
+                "status": "pending_approval",
+                "pending_id": pending_id,
+                "message": "Awaiting your approval.",
+                "next_steps": "A human approves it on the approval channel; then call execute_pending.",
+            }
+
+        return handler
+
+    for tool in _TOOLS:
+        _add(server, make(tool), tool, "Stages the action; a human approves it, then execute_pending acts.")
+
+    def execute_pending(pending_id: str) -> str:
+        try:
+            tool, path = store.release(pending_id)
+        except gates.Refused as exc:
+            raise ToolError(str(exc)) from None
+        return str(act(tool, path))
+
+    server.add_tool(execute_pending, name="execute_pending", annotations=_DESTRUCTIVE)
+    if "agent-approval" in active:
+
+        def approve(pending_id: str) -> str:
+            """FLAW agent-approval: the agent's own connection approves."""
+            if pending_id not in store.staged:
+                raise ToolError("no such pending action")
+            store.agent_approved.add(pending_id)
+            return f"approved {pending_id}"
+
+        server.add_tool(approve, name="approve", annotations=ToolAnnotations(read_only_hint=False))
+
+
+def _flag_tools(
+    server: MCPServer,
+    policy: paths.PathPolicy,
+    rules: gates.Policy,
+    act: Any,
+    size: Any,
+    ungated: Any,
+    active: frozenset[str],
+) -> None:
+    nonces = ledgers.Ledger(ledgers.open_backend("memory"), 300.0, never_spend=False, racy=False)
+    scheme = states.SealedState(nonces)
+
+    def make(_tool: str, _asks: confirm.ConfirmTool) -> Any:
+        async def handler(path: str, ctx: Context, human_approved: bool = False) -> str | InputRequiredResult:
+            if ungated(_tool) or rules.waives(size(path)):
+                return str(act(_tool, path))
+            if "agent-fallback-without-elicitation" in active and not _asks_forms(ctx):
+                # FLAW agent-fallback-without-elicitation: no question for this client, so a pending
+                # id it can confirm itself.
+                pending_id = fallback.stage(_tool, path)
+                return json.dumps(
+                    {"status": "pending", "pending_id": pending_id, "next_steps": "call confirm_action"}
+                )
+            if human_approved:
+                if "self-attested-flag" in active:
+                    return str(act(_tool, path))  # FLAW self-attested-flag: the caller's word is taken
+                raise ToolError("human_approved cannot come from the caller: the user is asked instead")
+            result: str | InputRequiredResult = await _asks(path, ctx)
+            return result
+
+        return handler
+
+    fallback = gates.PendingStore(Path(policy.root).parent / "approvals")
+    if "agent-fallback-without-elicitation" in active:
+
+        def confirm_action(pending_id: str) -> str:
+            if pending_id not in fallback.staged:
+                raise ToolError("no such pending action")
+            fallback.agent_approved.add(pending_id)
+            try:
+                tool, path = fallback.release(pending_id)
+            except gates.Refused as exc:
+                raise ToolError(str(exc)) from None
+            return str(act(tool, path))
+
+        server.add_tool(confirm_action, name="confirm_action", annotations=_DESTRUCTIVE)
+    for tool, effect in _TOOLS.items():
+        asks = confirm.ConfirmTool(tool, effect, "path", policy, scheme, "boolean", frozenset())  # type: ignore[arg-type]
+        _add(server, make(tool, asks), tool, "Asks the user to confirm first.")
+
+
+def _asks_forms(ctx: Context) -> bool:
+    declared = ctx.client_capabilities
+    elicitation = declared.elicitation if declared is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def _add(server: MCPServer, handler: Any, name: str, how: str) -> None:
+    verb = _TOOLS[name]
+    server.add_tool(
+        handler,
+        name=name,
+        description=f"{verb.capitalize()} one file inside the root. {how}",
+        annotations=_DESTRUCTIVE,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--root", required=True, metavar="DIR")
+    parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
+    parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
+    names = sorted(flaw_switches.FLAWS)
+    parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
+    args = parser.parse_args(argv)
+    try:
+        server = build_server(args.root, mechanism=args.mechanism, flaws=args.flaw, inbox=args.inbox)
+    except ValueError as exc:
+        parser.error(str(exc))
+    server.run(transport="stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""Confirmations that are not MRTR, and clients that cannot be asked: every family proven both ways.
+
+The confirm-kinds reference server (targets/confirm_kinds) in each mechanism,
+careful and with one flaw each, as real stdio subprocesses; and the MRTR
+reference server for a client that declares no elicitation.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MATRIX_GENERATION, REFERENCE_SERVER
+
+from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
+from mcp_confirm_audit.profile import profile_from_mapping
+from mcp_confirm_audit.session import AuditRun, run_audit
+
+TARGETS = Path(__file__).resolve().parents[2] / "targets"
+KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"
+APPROVE_CLI = TARGETS / "confirm_kinds" / "approve_cli.py"
+FAMILIES = (
+    "self-approval",
+    "token-forgery",
+    "token-replay",
+    "token-cross-target",
+    "flag-bypass",
+    "policy-self-loosening",
+    "ungated",
+    "capability-downgrade",
+)
+V, W, R = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED
+
+
+def _human(decision: str) -> str:
+    # The person's own channel: a command writing into the inbox beside the root.
+    return shlex.join([sys.executable, str(APPROVE_CLI), "--inbox", "{root}/../approvals", "{id}", decision])
+
+
+def kinds_command(mechanism: str, *flaws: str) -> str:
+    words = [sys.executable, str(KINDS_SERVER), "--root", "{root}", "--mechanism", mechanism]
+    for flaw in flaws:
+        words += ["--flaw", flaw]
+    return shlex.join(words)
+
+
+def audit(
+    catalogue: Catalogue, mechanism: str, *flaws: str, stdio: bool = False, **settings: object
+) -> AuditRun:
+    """In-process unless `stdio` (fast; the transports are proven alike in test_transports.py)."""
+    if stdio:
+        target: dict[str, object] = {"command": kinds_command(mechanism, *flaws)}
+    else:
+        factory = {"mechanism": mechanism, "flaws": list(flaws)}
+        target = {"command": f"py:{KINDS_SERVER}:build_server", "factory_args": factory}
+    raw = {**target, "tool": "delete_file", "call_timeout": 10.0, **settings}
+    profile = profile_from_mapping(raw, source="test")
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family in FAMILIES
+
+    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+
+
+HUMAN_CHANNEL = {
+    "confirmation": {
+        "kind": "pending",
+        "pending": {
+            "id_from": "pending_id",
+            "human": {"command": _human("approved"), "decline": _human("declined")},
+            "execute": {"tool": "execute_pending", "args": {"pending_id": "{id}"}},
+        },
+    }
+}
+
+# Every token flow completes with the agent's calls alone: the human-in-the-loop SHOULD.
+TOKEN_BASELINE = {"MCA-SELFAPPROVE-001": W}
+# (mechanism, flaw or "careful", profile settings) -> what must be found (anything else must be refused
+# or not applicable)
+CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] = {
+    "token careful": ("token", None, {}, TOKEN_BASELINE),
+    "predictable-token": ("token", "predictable-token", {}, {**TOKEN_BASELINE, "MCA-TOKMINT-002": V}),
+    "reusable-token": (
+        "token",
+        "reusable-token",
+        {},
+        {**TOKEN_BASELINE, "MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V},
+    ),
+    "token-not-bound-to-args": (
+        "token",
+        "token-not-bound-to-args",
+        {},
+        {**TOKEN_BASELINE, "MCA-TOKOTHER-001": V},
+    ),
+    "loosening-policy-tool": ("token", "loosening-policy-tool", {}, {**TOKEN_BASELINE, "MCA-POLICY-001": V}),
+    "ungated-second-tool": ("token", "ungated-second-tool", {}, {**TOKEN_BASELINE, "MCA-UNGATED-001": W}),
+    "pending careful, a human's channel": ("pending", None, HUMAN_CHANNEL, {}),
+    # The server waits for "your approval"; its own approve tool gives it.
+    "agent-approval": ("pending", "agent-approval", {}, {"MCA-SELFAPPROVE-001": V}),
+    "agent-approval beside a human's channel": (
+        "pending",
+        "agent-approval",
+        {
+            "confirmation": {
+                "kind": "pending",
+                "pending": {
+                    **HUMAN_CHANNEL["confirmation"]["pending"],
+                    "approve": {"tool": "approve", "args": {"pending_id": "{id}"}},
+                },  # type: ignore[index]
+            }
+        },
+        {"MCA-SELFAPPROVE-001": V},
+    ),
+    "flag careful": ("flag", None, {}, {}),
+    "self-attested-flag": ("flag", "self-attested-flag", {}, {"MCA-FLAGBYPASS-001": V}),
+    # Clients that can be asked get the question; one that cannot gets a pending id it confirms itself.
+    "agent-fallback-without-elicitation": (
+        "flag",
+        "agent-fallback-without-elicitation",
+        {},
+        {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V},
+    ),
+}
+
+# The layer every careful refusal is given by: the token store, the pending store and the
+# policy are the tool's own checks; the MRTR flag server asks again, a tool refusal too.
+CAREFUL_LAYER = {"capability-downgrade": Layer.PROTOCOL}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_flaw_is_caught_by_its_family_and_each_careful_variant_refused(
+    catalogue: Catalogue, case: str
+) -> None:
+    mechanism, flaw, settings, expected = CASES[case]
+    run = audit(catalogue, mechanism, *([flaw] if flaw else []), **settings)
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    for result in run.results:
+        if result.id in expected:
+            assert result.verdict is expected[result.id], (result.id, result.reason, result.evidence)
+        elif result.verdict is not Verdict.NOT_APPLICABLE:
+            layer = CAREFUL_LAYER.get(result.family, Layer.TOOL)
+            assert (result.id, result.verdict, result.layer) == (result.id, R, layer), result.evidence
+    judged = {r.id for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert set(expected) <= judged
+    want = "mrtr" if mechanism == "flag" else mechanism
+    assert {r.mechanism for r in run.results} == {want}
+
+
+def test_a_pending_id_the_human_declined_is_not_executed(catalogue: Catalogue) -> None:
+    # Over stdio: the server is a process of its own, the human's command another.
+    run = audit(catalogue, "pending", stdio=True, **HUMAN_CHANNEL)
+    declined = run.by_id()["MCA-TOKREUSE-002"]
+    assert (declined.verdict, declined.layer) == (R, Layer.TOOL), declined.evidence
+    assert "declined" in declined.reason
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "flaws", "found"),
+    [
+        ("token", (), "previewed, confirmed, acted (relative paths) through token"),
+        ("pending", ("agent-approval",), "through pending"),
+        ("flag", (), "asked, accepted, acted"),
+    ],
+)
+def test_zero_config_detects_the_mechanism_and_completes_its_honest_flow(
+    catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...], found: str
+) -> None:
+    run = audit(catalogue, mechanism, *flaws, tool=None)
+    approve = [c for c in run.controls if c.name == "approve"]
+    assert approve, run.controls
+    assert all(found in c.detail for c in approve), approve
+    alone = [c for c in run.controls if c.name == "preview-alone"]
+    assert all(c.passed for c in alone), alone
+
+
+def test_zero_config_detects_a_pending_flow_it_cannot_approve_and_says_how_to_name_the_human(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue, "pending")
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert not approve.passed
+    assert approve.detail.startswith("pending:")
+    assert "human" in approve.detail
+    # Controls first: nothing is judged when the honest flow cannot be completed.
+    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+
+
+def test_a_profile_confirmation_overrides_detection(catalogue: Catalogue) -> None:
+    # The flaw's flag, stated as the mechanism: without it the tool asks (no effect), with it it acts.
+    stated = {"confirmation": {"kind": "flag", "flag": {"arg": "human_approved", "value": True}}}
+    run = audit(catalogue, "flag", "self-attested-flag", **stated)
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed
+    assert "through flag" in approve.detail
+    assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is W
+    assert run.by_id()["MCA-FLAGBYPASS-001"].verdict is Verdict.NOT_APPLICABLE
+    # MRTR families do not apply to a tool stated to confirm another way, and say so.
+    # MRTR families do not apply to a tool stated to confirm another way, and say so.
+    assert _stated_flag(catalogue, stated, "self-attested-flag").verdict is Verdict.NOT_APPLICABLE
+    # On the careful server the flag does nothing: the stated flow cannot be completed.
+    assert _stated_flag(catalogue, stated).verdict is Verdict.INCONCLUSIVE
+
+
+def _stated_flag(catalogue: Catalogue, stated: dict[str, object], *flaws: str) -> Result:
+    target = {
+        "command": f"py:{KINDS_SERVER}:build_server",
+        "factory_args": {"mechanism": "flag", "flaws": list(flaws)},
+    }
+    profile = profile_from_mapping({**target, "tool": "delete_file", **stated}, source="test")
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: spec.id == "MCA-REPLAY-001")
+    return run.by_id()["MCA-REPLAY-001"]
+
+
+def _reference(catalogue: Catalogue, *flaws: str) -> AuditRun:
+    target = {"command": f"py:{REFERENCE_SERVER}:build_server", "factory_args": {"flaws": list(flaws)}}
+    profile = profile_from_mapping({**target, "tool": "delete_file"}, source="t")
+    return run_audit(profile, catalogue=catalogue, select=lambda s: s.family == "capability-downgrade")
+
+
+def test_the_careful_mrtr_server_answers_a_client_that_cannot_be_asked_with_32021(
+    catalogue: Catalogue,
+) -> None:
+    run = _reference(catalogue)
+    for result in run.results:
+        assert (result.verdict, result.layer) == (R, Layer.PROTOCOL), result.evidence
+        assert "-32021" in " ".join(result.evidence)
+        assert "elicitation" in result.reason
+
+
+def test_an_mrtr_server_that_sends_its_form_to_a_client_that_declared_none_is_caught(
+    catalogue: Catalogue,
+) -> None:
+    run = _reference(catalogue, "elicits-without-capability")
+    for result in run.results:
+        assert result.verdict is V, result.evidence
+        assert "MUST NOT" in result.reason

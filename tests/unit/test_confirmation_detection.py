@@ -1,0 +1,83 @@
+"""Zero configuration: the mechanism read off the schemas and the first call's result."""
+
+from __future__ import annotations
+
+import json
+
+from mcp_confirm_audit.confirmations.detect import (
+    approval_argument,
+    from_response,
+    from_schemas,
+    policy_tools,
+)
+from mcp_confirm_audit.confirmations.flag import Flag
+from mcp_confirm_audit.confirmations.mrtr import Mrtr
+from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.confirmations.token import Token
+from mcp_confirm_audit.models import Outcome, Question, Response
+from mcp_confirm_audit.target.driver import ToolInfo
+
+
+def tool(name: str, read_only: bool | None = False, description: str = "", **props: str) -> ToolInfo:
+    schema = {"type": "object", "properties": {k: {"type": v} for k, v in props.items()}}
+    return ToolInfo(name, description, schema, read_only, None)
+
+
+def result(**fields: object) -> Response:
+    return Response(Outcome.COMPLETE, text=json.dumps(fields))
+
+
+DELETE = tool("delete_file", path="string")
+
+
+def test_a_token_argument_and_a_dry_run_switch_are_a_token_flow_from_the_schema_alone() -> None:
+    found = from_schemas(tool("delete_file", path="string", dry_run="boolean", confirm_token="string"))
+    assert found == Token("delete_file", into="confirm_token", preview_args={"dry_run": True})
+
+
+def test_a_question_is_mrtr() -> None:
+    asked = Response(Outcome.INPUT_REQUIRED, questions=(Question("confirm", "elicitation/create"),))
+    assert from_response(asked, DELETE, [DELETE]) == Mrtr("delete_file")
+
+
+def test_a_pending_id_is_a_pending_flow_approved_and_executed_by_the_tools_named_for_it() -> None:
+    tools = [DELETE, tool("approve", action_id="string"), tool("execute_action", action_id="string")]
+    found = from_response(result(status="pending_approval", action_id="a1"), DELETE, tools)
+    assert isinstance(found, Pending)
+    assert found.id_from == "action_id"
+    assert found.approve is not None
+    assert found.approve.filled("a1") == {"action_id": "a1"}
+    assert found.execute is not None
+    assert found.execute.tool == "execute_action"
+
+
+def test_a_waiting_status_without_an_id_field_is_still_pending() -> None:
+    assert isinstance(from_response(result(status="awaiting confirmation"), DELETE, [DELETE]), Pending)
+
+
+def test_a_token_field_in_the_result_is_a_token_flow() -> None:
+    found = from_response(result(proposal="x", approval_token="t0"), DELETE, [DELETE])
+    assert found == Token("delete_file", into="approval_token", token_from="approval_token")
+
+
+def test_a_refusal_naming_the_approval_argument_is_a_flag() -> None:
+    flagged = tool("delete_file", path="string", confirm="boolean")
+    refused = Response(Outcome.TOOL_ERROR, text="set confirm: true to delete")
+    assert from_response(refused, flagged, [flagged]) == Flag("delete_file", arg="confirm")
+    assert approval_argument(tool("x", human_approved="boolean")) == "human_approved"
+    assert approval_argument(tool("x", force="boolean")) is None
+
+
+def test_a_plain_answer_says_nothing() -> None:
+    assert from_response(Response(Outcome.COMPLETE, text="Deleted a.txt"), DELETE, [DELETE]) is None
+
+
+def test_policy_tools_by_name_or_description_or_as_the_profile_names_them() -> None:
+    tools = [
+        tool("set_spending_limit", amount="integer"),
+        tool("configure", description="Edit the allowlist of recipients"),
+        tool("get_limits", read_only=True),
+        tool("set_frame"),
+    ]
+    assert [t.name for t in policy_tools(tools)] == ["set_spending_limit", "configure", "set_frame"]
+    assert [t.name for t in policy_tools(tools, ["configure"])] == ["configure"]

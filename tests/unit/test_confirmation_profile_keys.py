@@ -1,0 +1,87 @@
+"""The profile's confirmation: and policy_tools: keys: the contract, and one line for each mistake."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_confirm_audit.confirmations.flag import Flag
+from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.confirmations.token import Token
+from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.profile import Profile, profile_from_mapping
+
+
+def profile(**raw: object) -> Profile:
+    return profile_from_mapping({"command": "srv --root {root}", **raw}, source="p.yaml")
+
+
+def test_a_token_flow_as_the_issue_states_it() -> None:
+    stated = profile(
+        confirmation={
+            "kind": "token",
+            "preview": {"dry_run": True},
+            "token": {"from": "confirm_token", "into": "confirm_token"},
+        },
+        policy_tools=["set_frame"],
+    )
+    assert stated.confirmation == Token(
+        into="confirm_token", token_from="confirm_token", preview_args={"dry_run": True}, source="profile"
+    )
+    assert stated.policy_tools == ("set_frame",)
+    # The confirming call turns the preview off and carries the token.
+    assert stated.confirmation.confirming({"path": "a"}, "t0") == {
+        "path": "a",
+        "dry_run": False,
+        "confirm_token": "t0",
+    }
+
+
+def test_a_pending_flow_with_a_human_channel_and_an_execute_step() -> None:
+    stated = profile(
+        confirmation={
+            "kind": "pending",
+            "pending": {
+                "id_from": "staged_id",
+                "human": {"command": "approve-cli {id} approved"},
+                "execute": {"tool": "execute_pending", "args": {"pending_id": "{id}"}},
+            },
+        }
+    ).confirmation
+    assert isinstance(stated, Pending)
+    assert stated.human is not None
+    assert stated.execute is not None
+    assert stated.execute.filled("abc") == {"pending_id": "abc"}
+    assert stated.for_tool("delete_file").tool == "delete_file"
+
+
+def test_a_flag() -> None:
+    assert profile(confirmation={"kind": "flag", "flag": {"arg": "human_approved"}}).confirmation == Flag(
+        arg="human_approved", value=True, source="profile"
+    )
+
+
+@pytest.mark.parametrize(
+    ("confirmation", "message"),
+    [
+        ("token", "must be a mapping with 'kind'"),
+        ({"kind": "sms"}, "'kind' must be one of mrtr, token, pending, flag"),
+        ({"kind": "token", "tokn": {}}, "unknown key 'tokn'"),
+        ({"kind": "token", "token": {"form": "x"}}, "token: unknown key 'form'"),
+        (
+            {"kind": "pending", "pending": {"human": {"command": "approve-cli"}}},
+            "with {id} where the pending id",
+        ),
+        ({"kind": "pending", "pending": {"approve": {"args": {}}}}, "pending.approve.tool must name a tool"),
+        ({"kind": "flag", "flag": {}}, "flag needs 'arg'"),
+    ],
+)
+def test_each_mistake_is_one_line_naming_the_key(confirmation: object, message: str) -> None:
+    with pytest.raises(UsageError, match=r"^profile p\.yaml: confirmation: ") as caught:
+        profile(confirmation=confirmation)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_policy_tools_must_be_names() -> None:
+    with pytest.raises(UsageError, match="'policy_tools' must be a list of tool names"):
+        profile(policy_tools="set_frame")
