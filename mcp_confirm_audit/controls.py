@@ -81,6 +81,7 @@ class _Runner:
         self.notes: dict[str, str] = {}
         # The generalised names of the action's own effect: never bookkeeping.
         self.effect: set[str] = set()
+        self.first: list[Response] = []  # round one's answers, for detecting another mechanism
 
     async def look(self) -> _Look:
         return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
@@ -108,7 +109,6 @@ class _Runner:
                 continue
             self.bookkeeping.append(name)
             self.notes.setdefault(name, why)
-        self.first: list[Response] = []  # round one's answers, for detecting another mechanism
 
     def value(self, case: Case, style: str) -> str:
         if style == "absolute":

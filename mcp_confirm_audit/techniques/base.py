@@ -168,6 +168,7 @@ class Attack:
         self._used: list[Connection] = [primary]
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
+        self._effect_verdict: tuple[Verdict, str] | None = None
 
     # -- what the user is asked about -------------------------------------
 
@@ -256,7 +257,6 @@ class Attack:
                 "(set path_arg, or {path} in args:, if one does)"
             )
         return self.names_file
-        self._effect_verdict: tuple[Verdict, str] | None = None
 
     # -- naming files to the target -------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,9 @@ class TokenStore:
     flaws: frozenset[str]
     issued: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     spent: set[str] = field(default_factory=set)
+    # Sync tools run in worker threads: checking and spending must be one step, or a race
+    # of redemptions all pass the check (the harness's token-replay race finds exactly that).
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def issue(self, tool: str, arguments: Mapping[str, Any]) -> str:
         token = predictable(arguments) if "predictable-token" in self.flaws else secrets.token_hex(8)
@@ -38,6 +42,10 @@ class TokenStore:
 
     def redeem(self, token: str, tool: str, arguments: Mapping[str, Any]) -> None:
         """Raises Refused unless `token` confirms this tool on these arguments, once."""
+        with self._lock:
+            self._redeem(token, tool, arguments)
+
+    def _redeem(self, token: str, tool: str, arguments: Mapping[str, Any]) -> None:
         known = self.issued.get(token)
         if known is None and "predictable-token" in self.flaws and token == predictable(arguments):
             known = (tool, dict(arguments))  # FLAW predictable-token: recomputed, never looked up
@@ -59,6 +67,7 @@ class PendingStore:
     staged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, path)
     agent_approved: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # see TokenStore
 
     def stage(self, tool: str, path: str) -> str:
         pending_id = secrets.token_hex(8)
@@ -67,6 +76,10 @@ class PendingStore:
 
     def release(self, pending_id: str) -> tuple[str, str]:
         """(tool, path) of an action a human approved and nothing executed yet; else Refused."""
+        with self._lock:
+            return self._release(pending_id)
+
+    def _release(self, pending_id: str) -> tuple[str, str]:
         staged = self.staged.get(pending_id)
         if staged is None:
             raise Refused("no such pending action")

@@ -169,7 +169,7 @@ def test_zero_config_detects_the_mechanism_and_completes_its_honest_flow(
     catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...], found: str
 ) -> None:
     run = audit(catalogue, mechanism, *flaws, tool=None)
-    approve = [c for c in run.controls if c.name == "approve"]
+    approve = [c for c in run.controls if c.name == "approve" and c.tool == "delete_file"]
     assert approve, run.controls
     assert all(found in c.detail for c in approve), approve
     alone = [c for c in run.controls if c.name == "preview-alone"]

@@ -71,7 +71,11 @@ def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_proces
     elsewhere = {} if transport == "http" else {"cross-principal": (Verdict.NOT_APPLICABLE, None)}
     got = {r.id: (r.verdict, r.layer) for r in run.results}
     expected = {
-        r.id: EXCEPTIONS.get(r.id, elsewhere.get(r.family, (Verdict.REFUSED, CAREFUL_LAYER[r.family])))
+        r.id: EXCEPTIONS[r.id]
+        if r.id in EXCEPTIONS
+        else elsewhere[r.family]
+        if r.family in elsewhere
+        else (Verdict.REFUSED, CAREFUL_LAYER[r.family])
         for r in run.results
     }
     assert got == expected, [

@@ -71,7 +71,7 @@ def test_with_mcp_header_the_target_is_audited_and_no_output_carries_the_token(
         "--mcp-header",
         "Authorization: Bearer ${ALICE_TOKEN}",
         "-k",
-        "replay or control",
+        "MCA-REPLAY or control",
         "--mcp-report-dir",
         "out",
         "--junitxml",

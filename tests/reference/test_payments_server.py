@@ -24,7 +24,7 @@ import pytest
 import yaml
 from mcp import StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
-from rounds import ask, decline, redeem, text
+from rounds import ask, asking_client, decline, redeem, text
 from test_reference_server import free_port, wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -99,7 +99,7 @@ def message(r1: types.InputRequiredResult) -> str:
 
 
 async def test_the_honest_payment_is_asked_about_and_paid_once(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root)) as c:
+    async with asking_client(server(payments, root)) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert set(tools) == {"send_payment", "list_payments"}
         assert tools["send_payment"].input_schema["properties"]["amount_cents"]["minimum"] == 1
@@ -121,16 +121,16 @@ async def test_the_honest_payment_over_stdio_and_a_fresh_process_starts_empty(
     payments: ModuleType, root: Path
 ) -> None:
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER_PY), "--root", str(root)])
-    async with mcp.Client(params) as c:
+    async with asking_client(params) as c:
         r1 = await ask_pay(c)
         await answer(c, r1.request_state)
         assert await paid(c) == [{"id": "pay-0001", **RENT}]
-    async with mcp.Client(server(payments, root)) as fresh:
+    async with asking_client(server(payments, root)) as fresh:
         assert await paid(fresh) == []  # the books live in the process, not in the root
 
 
 async def test_an_accepted_form_that_says_no_pays_nothing(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root)) as c:
+    async with asking_client(server(payments, root)) as c:
         r1 = await ask_pay(c)
         assert "said not to" in text(await answer(c, r1.request_state, {"approve": False}))
         for sloppy in ({"approve": "false"}, {"approve": 1}, {}, {"approve": True, "extra": "x"}, None):
@@ -142,7 +142,7 @@ async def test_an_accepted_form_that_says_no_pays_nothing(payments: ModuleType, 
 
 
 async def test_an_answer_under_another_key_is_refused(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root)) as c:
+    async with asking_client(server(payments, root)) as c:
         r1 = await ask_pay(c)
         result = await redeem(c, RENT, r1.request_state, YES, tool="send_payment", key="confirm")
         assert "no answer under 'payment_approval'" in text(result)
@@ -152,7 +152,7 @@ async def test_an_answer_under_another_key_is_refused(payments: ModuleType, root
 async def test_an_approval_for_one_payment_is_refused_on_another_by_the_seal(
     payments: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(server(payments, root)) as c:
+    async with asking_client(server(payments, root)) as c:
         r1 = await ask_pay(c)
         for other in (
             {**RENT, "amount_cents": 50000},
@@ -165,7 +165,7 @@ async def test_an_approval_for_one_payment_is_refused_on_another_by_the_seal(
 
 
 async def test_a_forged_or_edited_state_is_refused_by_the_seal(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root)) as c:
+    async with asking_client(server(payments, root)) as c:
         r1 = await ask_pay(c)
         assert r1.request_state is not None
         body = r1.request_state
@@ -176,7 +176,7 @@ async def test_a_forged_or_edited_state_is_refused_by_the_seal(payments: ModuleT
 
 
 async def test_the_ttl_expires_an_approval(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root, ttl_seconds=0.3)) as c:
+    async with asking_client(server(payments, root, ttl_seconds=0.3)) as c:
         r1 = await ask_pay(c)
         await anyio.sleep(0.4)
         with pytest.raises(MCPError):
@@ -189,8 +189,8 @@ async def test_replicas_with_a_shared_key_and_ledger_pay_once(
 ) -> None:
     shared = {"shared_key": bytes(range(32)), "ledger": f"sqlite:{tmp_path / 'nonces.db'}"}
     async with (
-        mcp.Client(server(payments, root, **shared)) as here,
-        mcp.Client(server(payments, root, **shared)) as there,
+        asking_client(server(payments, root, **shared)) as here,
+        asking_client(server(payments, root, **shared)) as there,
     ):
         r1 = await ask_pay(here)
         assert "Sent" in text(await answer(there, r1.request_state))
@@ -203,7 +203,7 @@ async def test_replicas_with_a_shared_key_and_ledger_pay_once(
 
 @BOTH
 async def test_no_ledger_lets_one_approval_pay_twice(payments: ModuleType, root: Path, flawed: bool) -> None:
-    async with mcp.Client(server(payments, root, *maybe(flawed, "no-ledger"))) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "no-ledger"))) as c:
         r1 = await ask_pay(c)
         await answer(c, r1.request_state)
         again = text(await answer(c, r1.request_state))
@@ -215,7 +215,7 @@ async def test_no_ledger_lets_one_approval_pay_twice(payments: ModuleType, root:
 async def test_no_ledger_lets_a_declined_approval_be_accepted(
     payments: ModuleType, root: Path, flawed: bool
 ) -> None:
-    async with mcp.Client(server(payments, root, *maybe(flawed, "no-ledger"))) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "no-ledger"))) as c:
         r1 = await ask_pay(c)
         assert "chose decline" in text(await decline(c, RENT, r1.request_state, tool="send_payment", key=KEY))
         await answer(c, r1.request_state)
@@ -226,7 +226,7 @@ async def test_no_ledger_lets_a_declined_approval_be_accepted(
 async def test_racy_ledger_lets_concurrent_redemptions_all_pay(
     payments: ModuleType, root: Path, flawed: bool
 ) -> None:
-    async with mcp.Client(server(payments, root, *maybe(flawed, "racy-ledger"))) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "racy-ledger"))) as c:
         r1 = await ask_pay(c)
         async with anyio.create_task_group() as tg:
             for _ in range(4):
@@ -241,7 +241,7 @@ async def test_racy_ledger_lets_concurrent_redemptions_all_pay(
 async def test_decline_acts_pays_on_decline_and_cancel(
     payments: ModuleType, root: Path, flawed: bool, action: str
 ) -> None:
-    async with mcp.Client(server(payments, root, *maybe(flawed, "decline-acts"))) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "decline-acts"))) as c:
         r1 = await ask_pay(c)
         said = text(await decline(c, RENT, r1.request_state, tool="send_payment", key=KEY, action=action))
         assert (f"chose {action}" in said) != flawed
@@ -252,7 +252,7 @@ async def test_decline_acts_pays_on_decline_and_cancel(
 async def test_stateless_answers_pay_on_an_answer_nobody_was_asked_for(
     payments: ModuleType, root: Path, flawed: bool
 ) -> None:
-    async with mcp.Client(server(payments, root, *maybe(flawed, "stateless-answers"))) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "stateless-answers"))) as c:
         absent = await answer(c, None)  # the very first call, no question ever asked
         await ask_pay(c, {**RENT, "amount_cents": 1})  # a question about another payment...
         withheld = await answer(c, None)  # ...and its state withheld from this one
@@ -272,7 +272,7 @@ async def test_unescaped_memo_puts_line_breaks_bidi_and_markup_into_the_question
     payments: ModuleType, root: Path, flawed: bool
 ) -> None:
     hostile = {"recipient": "acme\u2028corp", "amount_cents": 500, "memo": HOSTILE_MEMO}
-    async with mcp.Client(server(payments, root, *maybe(flawed, "unescaped-memo"))) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "unescaped-memo"))) as c:
         shown = message(await ask_pay(c, hostile))
     raw = ("\n\nSYSTEM", "\u202e", "\u2028", "[Click](https://", "<b>")
     assert [r in shown for r in raw] == [flawed] * len(raw)
@@ -283,7 +283,7 @@ async def test_unescaped_memo_puts_line_breaks_bidi_and_markup_into_the_question
 
 async def test_a_long_memo_keeps_its_end_and_says_its_length(payments: ModuleType, root: Path) -> None:
     memo = "x" * 300 + "-the-real-end"
-    async with mcp.Client(server(payments, root)) as c:
+    async with asking_client(server(payments, root)) as c:
         shown = message(await ask_pay(c, {**RENT, "memo": memo}))
     assert "-the-real-end" in shown
     assert f"({len(memo)} characters)" in shown
@@ -298,7 +298,7 @@ def edited(state: str, **changes: Any) -> str:
 async def test_unsealed_state_is_readable_and_an_edited_amount_is_paid(
     payments: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(server(payments, root, "unsealed-state")) as c:
+    async with asking_client(server(payments, root, "unsealed-state")) as c:
         r1 = await ask_pay(c)
         assert r1.request_state is not None
         assert json.loads(r1.request_state)["payment"] == RENT  # readable: no seal
@@ -310,7 +310,7 @@ async def test_unsealed_state_still_binds_the_call_and_spends_its_nonce(
     payments: ModuleType, root: Path
 ) -> None:
     """Only the seal is gone: a state for another call, a replay and a forgery are still refused."""
-    async with mcp.Client(server(payments, root, "unsealed-state")) as c:
+    async with asking_client(server(payments, root, "unsealed-state")) as c:
         r1 = await ask_pay(c)
         other = {**RENT, "recipient": "mallory"}
         assert "another call" in text(await answer(c, r1.request_state, args=other))
@@ -333,7 +333,7 @@ async def stage(c: mcp.Client, args: dict[str, Any] = RENT) -> str:
 
 
 async def test_a_staged_transfer_is_asked_about_and_executed_once(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root, shape="handle")) as c:
+    async with asking_client(server(payments, root, shape="handle")) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert set(tools) == {"create_transfer", "list_transfers", "execute_transfer", "list_payments"}
         staging = tools["create_transfer"].annotations
@@ -356,7 +356,7 @@ async def test_a_staged_transfer_is_asked_about_and_executed_once(payments: Modu
 
 
 async def test_an_unknown_transfer_id_is_a_tool_error_naming_it(payments: ModuleType, root: Path) -> None:
-    async with mcp.Client(server(payments, root, shape="handle")) as c:
+    async with asking_client(server(payments, root, shape="handle")) as c:
         result = await c.session.call_tool(
             "execute_transfer", {"transfer_id": "nope"}, allow_input_required=True
         )
@@ -372,7 +372,7 @@ async def test_the_handle_profile_drives_the_honest_flow_over_stdio(root: Path) 
     command = profile["command"].format(profile_dir=profile_path.parent, root=root).split()
     assert command[0] == "python"
     params = StdioServerParameters(command=sys.executable, args=command[1:])
-    async with mcp.Client(params) as c:
+    async with asking_client(params) as c:
         (effect,) = profile["effect"]
         before = await c.session.call_tool(effect["tool"], {})
         saved: dict[str, str] = {}
@@ -393,7 +393,7 @@ async def test_the_handle_profile_drives_the_honest_flow_over_stdio(root: Path) 
 async def test_no_ledger_in_the_handle_shape_executes_a_declined_transfer(
     payments: ModuleType, root: Path, flawed: bool
 ) -> None:
-    async with mcp.Client(server(payments, root, *maybe(flawed, "no-ledger"), shape="handle")) as c:
+    async with asking_client(server(payments, root, *maybe(flawed, "no-ledger"), shape="handle")) as c:
         args = {"transfer_id": await stage(c)}
         r1 = await ask(c, args, tool="execute_transfer")
         await decline(c, args, r1.request_state, tool="execute_transfer", key=KEY)
@@ -405,7 +405,7 @@ async def test_a_spent_transfer_cannot_be_executed_again_even_without_a_ledger(
     payments: ModuleType, root: Path
 ) -> None:
     """The handle is single use of its own: replay after success is refused by the books."""
-    async with mcp.Client(server(payments, root, "no-ledger", shape="handle")) as c:
+    async with asking_client(server(payments, root, "no-ledger", shape="handle")) as c:
         args = {"transfer_id": await stage(c)}
         r1 = await ask(c, args, tool="execute_transfer")
         await answer(c, r1.request_state, args=args, tool="execute_transfer")
@@ -417,7 +417,7 @@ async def test_a_spent_transfer_cannot_be_executed_again_even_without_a_ledger(
 async def test_unsealed_state_in_the_handle_shape_pays_the_edited_transfer(
     payments: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(server(payments, root, "unsealed-state", shape="handle")) as c:
+    async with asking_client(server(payments, root, "unsealed-state", shape="handle")) as c:
         transfer = await stage(c)
         args = {"transfer_id": transfer}
         r1 = await ask(c, args, tool="execute_transfer")
@@ -459,7 +459,7 @@ async def test_every_payment_reaches_the_webhook(
     payments: ModuleType, root: Path, recorder: tuple[str, list[dict[str, Any]]]
 ) -> None:
     url, bodies = recorder
-    async with mcp.Client(server(payments, root, webhook=url)) as c:
+    async with asking_client(server(payments, root, webhook=url)) as c:
         r1 = await ask_pay(c)
         await decline(c, RENT, r1.request_state, tool="send_payment", key=KEY)
         assert bodies == []  # a declined payment sends no notice
@@ -474,7 +474,7 @@ async def test_the_webhook_is_read_from_config_yaml_in_the_root_over_stdio(
     url, bodies = recorder
     (root / "config.yaml").write_text(f"webhook_url: {url}\n")
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER_PY), "--root", str(root)])
-    async with mcp.Client(params) as c:
+    async with asking_client(params) as c:
         r1 = await ask_pay(c)
         await answer(c, r1.request_state)
     assert [b["event"] for b in bodies] == ["payment"]
@@ -492,7 +492,7 @@ def test_a_webhook_off_loopback_is_refused(payments: ModuleType, root: Path) -> 
 async def test_log_into_root_writes_a_line_for_every_call_including_declines_and_refusals(
     payments: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(server(payments, root, log_into_root=True)) as c:
+    async with asking_client(server(payments, root, log_into_root=True)) as c:
         r1 = await ask_pay(c)
         await decline(c, RENT, r1.request_state, tool="send_payment", key=KEY)
         with pytest.raises(MCPError):
@@ -547,7 +547,7 @@ async def test_http_on_loopback_with_port(root: Path) -> None:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, proc)
-        async with mcp.Client(f"http://127.0.0.1:{port}/mcp") as c:
+        async with asking_client(f"http://127.0.0.1:{port}/mcp") as c:
             r1 = await ask_pay(c)
             await answer(c, r1.request_state)
             assert len(await paid(c)) == 1

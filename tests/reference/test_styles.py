@@ -9,17 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-import mcp
 import pytest
 from mcp import types
-from rounds import ask, decline, redeem, text
+from rounds import ask, asking_client, decline, redeem, text
 
 pytestmark = pytest.mark.anyio
 
 
 async def message_for(reference: ModuleType, root: Path, name: str, style: str, *flaws: str) -> str:
     (root / name).write_text("x")
-    async with mcp.Client(reference.build_server(root, style=style, flaws=flaws)) as c:
+    async with asking_client(reference.build_server(root, style=style, flaws=flaws)) as c:
         r1 = await ask(c, {"path": name})
     assert r1.input_requests is not None
     params = r1.input_requests["confirm"].params
@@ -58,7 +57,7 @@ async def test_every_style_escapes_hangul_fillers_and_variation_selectors_unless
 
 
 async def test_own_ledger_refuses_in_words_of_its_own(reference: ModuleType, root: Path) -> None:
-    async with mcp.Client(reference.build_server(root, style="own-ledger")) as c:
+    async with asking_client(reference.build_server(root, style="own-ledger")) as c:
         r1 = await ask(c, {"path": "a.txt"})
         declined = await decline(c, {"path": "a.txt"}, r1.request_state)
         assert isinstance(declined, types.CallToolResult)
@@ -77,7 +76,7 @@ async def test_own_ledger_refuses_in_words_of_its_own(reference: ModuleType, roo
 async def test_own_ledger_with_the_no_ledger_flaw_honours_a_ticket_twice(
     reference: ModuleType, root: Path
 ) -> None:
-    async with mcp.Client(reference.build_server(root, style="own-ledger", flaws=("no-ledger",))) as c:
+    async with asking_client(reference.build_server(root, style="own-ledger", flaws=("no-ledger",))) as c:
         r1 = await ask(c, {"path": "a.txt"})
         await decline(c, {"path": "a.txt"}, r1.request_state)
         await redeem(c, {"path": "a.txt"}, r1.request_state)
