@@ -101,6 +101,6 @@ def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pyte
 
 
 def test_the_ini_twin_configures_the_target(pytester: pytest.Pytester) -> None:
-    pytester.makeini(f"[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_target = {target()}\n")
+    pytester.makeini(f"[pytest]\nmcp_target = {target()}\n")
     result = pytester.runpytest("-k", "CONSENT-001", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["mcp-audit::MCA-CONSENT-001-decline[[]delete_file[]]"])
