@@ -58,6 +58,8 @@ def configure(config: pytest.Config) -> None:
         seed = _setting(config, "mcp_seed")
         if seed is None:
             seed = getattr(config, "workerinput", {}).get("mcp_seed")
+        if seed is None:
+            seed = profile.seed
         generation = generation_for(_setting(config, "mcp_examples"), seed, os.environ)
         if baseline_path := _baseline_path(config):
             config.stash[BASELINE_KEY] = load_baseline(baseline_path, load_catalogue())
@@ -193,10 +195,18 @@ class _Audit:
         for plan in audit.plans:
             for control in ("approve", "decline", "cancel", "negative"):
                 name = f"control-{control}[{plan.name}]"
-                ours.append(ControlItem.from_parent(parent, name=name, tool=plan.name, control=control))
+                ours.append(
+                    ControlItem.from_parent(
+                        parent, name=name, nodeid=_nodeid(parent, name), tool=plan.name, control=control
+                    )
+                )
             for spec in catalogue.active:
                 name = f"{spec.id}-{spec.slug}[{plan.name}]"
-                ours.append(AttackItem.from_parent(parent, name=name, spec=spec, tool=plan.name))
+                ours.append(
+                    AttackItem.from_parent(
+                        parent, name=name, nodeid=_nodeid(parent, name), spec=spec, tool=plan.name
+                    )
+                )
         items[:0] = ours
         self.collected_attacks = sum(isinstance(item, AttackItem) for item in ours)
         # Report them as collected, so counts and -k deselection add up.
@@ -369,3 +379,10 @@ def _stopped_by(config: pytest.Config, session: pytest.Session) -> str:
     if maxfail:
         return f"--maxfail {maxfail}"
     return str(session.shouldstop or session.shouldfail or "interrupted")
+
+
+def _nodeid(parent: pytest.Collector, name: str) -> str:
+    # Spelled out: an id built from the parent's would keep "[tool]" in the
+    # name, where the one --lf reads back from the cache has it as params, so
+    # the two never match and --lf would silently run everything again.
+    return f"{parent.nodeid}::{name}"

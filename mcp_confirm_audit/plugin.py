@@ -19,7 +19,7 @@ from .generation import DEFAULT_EXAMPLES
 # (tests/unit/test_plugin_inert.py checks the two agree).
 ROOT_FROM = ("arg", "cwd")
 
-_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
+OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     (
         "--mcp-target",
         {"metavar": "CMD"},
@@ -57,7 +57,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mcp-confirm-audit", "MCP confirmation security audit")
-    for flag, extra, help_text in _OPTIONS:
+    for flag, extra, help_text in OPTIONS:
         dest = flag.lstrip("-").replace("-", "_")
         group.addoption(flag, dest=dest, default=None, help=help_text, **extra)
         parser.addini(dest, help=f"{help_text} (ini twin of {flag})", default=None)

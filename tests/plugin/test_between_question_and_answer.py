@@ -127,10 +127,7 @@ def test_without_a_seed_each_run_prints_the_one_it_drew_and_ci_fixes_it(
 
 
 def test_the_ini_twins_set_examples_and_seed(pytester: pytest.Pytester) -> None:
-    pytester.makeini(
-        "[pytest]\n"
-        f"mcp_target = {target()}\nmcp_examples = 3\nmcp_seed = 11\n"
-    )
+    pytester.makeini(f"[pytest]\nmcp_target = {target()}\nmcp_examples = 3\nmcp_seed = 11\n")
     result = pytester.runpytest("--collect-only")
     result.stdout.fnmatch_lines(["*hostile names: 3 generated per attack, seed 11 *"])
 

@@ -51,7 +51,9 @@ def test_what_could_not_be_tested_is_listed_with_the_reason(report: AuditReport)
     untested = _section(ReviewMarkdown().render(report), "Not testable here, and why")
     for result in report.results:
         if result.verdict in (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE):
-            assert f"| {result.id} | `{result.tool}` | {result.verdict.value} | `{result.reason}` |" in untested
+            assert (
+                f"| {result.id} | `{result.tool}` | {result.verdict.value} | `{result.reason}` |" in untested
+            )
     assert "`the form has no field that can say no`" in untested
 
 
