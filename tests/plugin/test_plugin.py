@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from mcp_confirm_audit.catalogue import load_catalogue
+
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
 
 
@@ -22,6 +24,30 @@ def test_without_a_target_the_plugin_adds_options_and_markers_and_nothing_else(
     helptext.stdout.fnmatch_lines(["*--mcp-target=CMD*", "*--mcp-profile=FILE*", "*--mcp-report-dir=DIR*"])
 
 
+def test_without_a_target_the_plugin_imports_neither_the_sdk_nor_yaml_nor_the_audit(
+    pytester: pytest.Pytester,
+) -> None:
+    # It loads in every pytest run on the machine: what it imports, every run pays for.
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_nothing_heavy_was_imported():
+            heavy = {"mcp", "yaml", "mcp_confirm_audit.audit", "mcp_confirm_audit.session"}
+            assert "mcp_confirm_audit.plugin" in sys.modules
+            assert heavy.isdisjoint(sys.modules)
+        """
+    )
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+
+
+def test_the_plugins_own_spelling_of_the_root_choices_is_the_profiles() -> None:
+    from mcp_confirm_audit import plugin, profile
+
+    assert plugin.ROOT_FROM == profile.ROOT_FROM
+    assert plugin.family_names() == sorted(load_catalogue().families)
+
+
 def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(
     pytester: pytest.Pytester,
 ) -> None:
@@ -31,21 +57,23 @@ def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(
 
 
 def test_a_target_that_is_not_installed_is_one_clear_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--mcp-target", "no-such-mcp-server-xyz --root {root}")
+    result = pytester.runpytest_subprocess("--mcp-target", "no-such-mcp-server-xyz --root {root}")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    output = result.stdout.str() + result.stderr.str()
-    assert "'no-such-mcp-server-xyz' was not found on PATH" in output
-    assert "Traceback" not in output
+    # One line, before any session header: not `_pytest.outcomes.Exit` under a page of it.
+    assert result.stdout.str().strip() == ""
+    [line] = result.stderr.lines
+    assert "'no-such-mcp-server-xyz' was not found on PATH" in line
 
 
 def test_a_target_that_exits_at_start_up_is_one_clear_line(pytester: pytest.Pytester) -> None:
     command = f"{sys.executable} -c 'import sys; print(\"boom\", file=sys.stderr); sys.exit(3)' {{root}}"
-    result = pytester.runpytest("--mcp-target", command)
+    result = pytester.runpytest_subprocess("--mcp-target", command)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    output = result.stdout.str() + result.stderr.str()
-    assert "did not start" in output
-    assert "boom" in output
-    assert "Traceback" not in output
+    assert result.stdout.str().strip() == ""
+    [line] = result.stderr.lines
+    assert line.startswith("Exit: mcp-confirm-audit: target ")
+    assert "did not start" in line
+    assert "boom" in line
 
 
 def test_a_bad_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
