@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from . import __version__, bench
+from . import __version__, bench, bench_inert
 from .errors import AuditError, TargetError, UsageError
 from .plugin import OPTIONS
 
@@ -241,6 +241,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "replay": (_add_replay, _replay),
     "baseline": (_add_baseline, _baseline),
     "bench": (bench.add_parser, _bench),
+    "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
 }
 # Subcommands that pass unknown arguments on to pytest.
 _PASS_THROUGH = {"run", "replay"}

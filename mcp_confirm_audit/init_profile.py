@@ -70,4 +70,8 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
                 notes.append("# It asked: an 'answer:' template (the form's values for yes) may help.")
     else:
         notes.append(f"# Zero configuration audits all {len(plans)} tools above; set 'tool:' to audit one.")
-    return "\n".join([*head, *notes]) + "\n" + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
+    return (
+        "\n".join([*head, *notes])
+        + "\n"
+        + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
+    )

@@ -165,7 +165,9 @@ def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
 
 def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, Any]:
     mark = report.mark(result)
-    refused = result.layer.value if result.layer and result.verdict is Verdict.WEAK else "nothing"
+    refused = (
+        result.layer.value if result.layer and result.verdict is Verdict.WEAK else "none, it took effect"
+    )
     entry: dict[str, Any] = {
         "ruleId": result.id,
         "ruleIndex": rule_index,

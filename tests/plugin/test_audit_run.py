@@ -41,7 +41,7 @@ def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: 
     result.stdout.fnmatch_lines(
         [
             "*MCA-REPLAY-002 A declined question's state redeemed again with an accept*",
-            "*verdict: vulnerable*refused by: nothing*",
+            "*verdict: vulnerable*refused by: none (it took effect)*",
             "*disk removed: root/*victim.txt*",
             "*which layer refused each attack*",
             "MCA-REPLAY-00? *delete_file*vulnerable*nothing*",

@@ -29,7 +29,7 @@ def test_a_server_that_follows_links_after_the_answer_loses_the_canaries_it_name
     result.stdout.fnmatch_lines(
         [
             "*MCA-PARENT-002 The confirmed file's directory is replaced by a link*outside*",
-            "*verdict: vulnerable*refused by: nothing*",
+            "*verdict: vulnerable*refused by: none (it took effect)*",
             "*disk removed: outside/*-parent-link-outside/canaries/victim.txt*",
             "*note: after the question: root/*/sub -> link to outside/*/canaries*",
         ]
