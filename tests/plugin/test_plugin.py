@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +121,32 @@ def test_a_target_with_no_tool_to_audit_stops_with_the_fix_not_with_no_tests(
     # Under xdist the controller finds out before any worker starts: no worker is restarted over it.
     assert "crashed worker" not in output
     assert "Traceback" not in output
+
+
+def test_a_fault_of_the_harness_is_a_few_lines_naming_where_not_pages_of_framework_source(
+    pytester: pytest.Pytester,
+) -> None:
+    # A harness bug stands in for any: the attack runner raises.
+    pytester.makeconftest(
+        """
+        import mcp_confirm_audit.session as session
+
+        def broken(self, spec, tool):
+            raise ZeroDivisionError("a bug in the harness")
+
+        session.AuditSession.run = broken
+        """
+    )
+    server = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+    command = shlex.join([sys.executable, str(server), "--root", "{root}"])
+    result = pytester.runpytest_subprocess("--mcp-target", command, "-k", "MCA-REPLAY-001")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of MCA-REPLAY-001*",
+            "harness error: ZeroDivisionError: a bug in the harness",
+            "  at collect.py:* in setup",
+            "  (--full-trace shows the whole traceback)",
+        ]
+    )
+    assert "site-packages" not in result.stdout.str()
