@@ -164,7 +164,7 @@ class AttackItem(pytest.Item):
         head = [
             f"{result.id} {result.title}",
             f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {_refuser(result)}",
-            f"  {shorten(str(excinfo.value))}",
+            f"  {excinfo.value}",
         ]
         if result.remedy and result.verdict in (Verdict.VULNERABLE, Verdict.WEAK):
             head.append(f"  remedy: {shorten(result.remedy)}")

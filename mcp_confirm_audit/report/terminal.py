@@ -1,9 +1,9 @@
 """The terminal summary: what was judged, the controls, verdicts by family, the findings, the files.
 
-Short on purpose: every attack's row is in review.md. Here a row is shown
-only for what needs a person (a finding, an attack that could not be judged
-for a reason of its own); attacks left unjudged because the honest flow
-failed are counted, not listed, since their control already says why.
+One row per attack, findings first; attacks left unjudged because the
+honest flow failed are counted in the family table, not listed, since their
+control already says why (a run whose target hangs in the honest flow stays
+a screenful, not a page per attack).
 """
 
 from __future__ import annotations
@@ -49,8 +49,7 @@ def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
         state = "n/a" if not control.applicable else ("ok" if control.passed else "FAILED")
         lines.append(shorten(f"control {control.name:<9} [{control.tool}] {state}: {control.detail}"))
     lines.extend(by_family(report.results))
-    shown = [r for r in report.results if r.verdict in _ORDER and _ORDER[r.verdict] <= 2]
-    shown = [r for r in shown if not _unjudged_for_the_controls(r)]
+    shown = [r for r in report.results if not _unjudged_for_the_controls(r)]
     if shown:
         rows = [("attack", "tool", "verdict", "severity", "refused by", "baseline")]
         for r in sorted(shown, key=lambda r: (_ORDER[r.verdict], r.tool, r.id)):

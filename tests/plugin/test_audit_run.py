@@ -44,7 +44,7 @@ def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: 
             "*verdict: vulnerable*refused by: none (it took effect)*",
             "*disk removed: root/*victim.txt*",
             "*which layer refused each attack*",
-            "MCA-REPLAY-00? *delete_file*vulnerable*nothing*",
+            "MCA-REPLAY-00? *delete_file*vulnerable*none (it took effect)*",
             "report: out*audit.json",
         ]
     )
@@ -72,7 +72,7 @@ def test_the_careful_server_passes_and_says_which_layer_refused(pytester: pytest
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
-            "MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary*no",
+            "MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary",
             "MCA-REPLAY-001 after-success*refused*tool*",
         ]
     )

@@ -66,5 +66,5 @@ def test_two_workers_give_the_serial_results_and_one_set_of_reports(
         "review.md",
     ]
     parallel.stdout.fnmatch_lines(
-        ["MCA-REPLAY-001 after-success*vulnerable*nothing*", "report: parallel*audit.json"]
+        ["MCA-REPLAY-001 after-success*vulnerable*none (it took effect)*", "report: parallel*audit.json"]
     )
