@@ -177,7 +177,12 @@ def _what_to_fix(report: AuditReport) -> list[str]:
     def rank(family: str) -> tuple[int, str]:
         return min(SEVERITIES.index(r.rated_severity) for r in by_family[family]), family
 
-    lines = []
+    # A refusal control that acted comes first: the most basic promise, broken.
+    lines = [
+        f"1. **control {control.name}** (high): a {control.name} acted on {inert(control.tool)}; "
+        "act only on an accepted answer that says yes."
+        for control in report.failed_controls
+    ]
     for family in sorted(by_family, key=rank):
         found = by_family[family]
         worst = SEVERITIES[rank(family)[0]]
@@ -188,11 +193,6 @@ def _what_to_fix(report: AuditReport) -> list[str]:
         remedy = found[0].remedy or "see the finding"
         lines.append(
             f"1. **{family}** ({worst}; {counted}: {', '.join(sorted({r.id for r in found}))}): {remedy}"
-        )
-    for control in report.failed_controls:
-        lines.append(
-            f"1. **control {control.name}** (high): a {control.name} acted on {inert(control.tool)}; "
-            "act only on an accepted answer that says yes."
         )
     return lines
 
