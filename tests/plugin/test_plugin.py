@@ -35,7 +35,7 @@ def test_without_a_target_the_plugin_imports_neither_the_sdk_nor_yaml_nor_the_au
         import sys
 
         def test_nothing_heavy_was_imported():
-            heavy = {"mcp", "yaml", "mcp_confirm_audit.audit", "mcp_confirm_audit.session"}
+            heavy = {"mcp", "yaml", "mcp_confirm_audit.audit", "mcp_confirm_audit.session", "mcp_confirm_audit.models"}
             assert "mcp_confirm_audit.plugin" in sys.modules
             assert heavy.isdisjoint(sys.modules)
         """
