@@ -91,3 +91,17 @@ def test_a_complete_clean_run_says_it_judged_everything_it_ran(pytester: pytest.
         ["family*tool*attacks*vulnerable*weak*refused*", "forged-state*delete_file*9*"]
     )
     result.stdout.fnmatch_lines(["mcp-confirm-audit: forged-state on delete_file: 9 attack(s): *"])
+
+
+def test_lf_reruns_only_the_attacks_that_failed_and_says_the_run_is_partial(
+    pytester: pytest.Pytester,
+) -> None:
+    flawed = reference("--flaw", "no-ledger")
+    first = pytester.runpytest("--mcp-target", flawed, "-k", "REPLAY or FORGE-001")
+    first.assert_outcomes(failed=3, passed=1)
+    again = pytester.runpytest("--mcp-target", flawed, "--lf", "--mcp-report-dir", "out")
+    # Only the three replays, not the whole catalogue again.
+    again.assert_outcomes(failed=3, deselected=78)
+    again.stdout.fnmatch_lines(
+        ["run-last-failure: rerun previous 3 failures", "judged: partial: 3 of 77 *(--lf)"]
+    )
