@@ -13,17 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import techniques
 from .errors import UsageError
-from .models import AttackSpec, Layer, Verdict
+from .models import OWASP_ITEMS, SEVERITIES, AttackSpec, Layer, Verdict
 
-# libyaml when it is there: the catalogue is read in every pytest run (its markers).
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ID = re.compile(r"^MCA-([A-Z]+)-(\d{3})$")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_SEVERITIES = ("critical", "high", "medium", "low", "info")
+_SEVERITIES = SEVERITIES
 _LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "DERIVED")
 
 
@@ -58,16 +54,6 @@ class Catalogue:
         return tuple(dict.fromkeys(a.family for a in self.attacks))
 
 
-def family_names(directory: Path | None = None) -> list[str]:
-    """The families in the catalogue, read from the YAML alone (cheap: no technique is imported)."""
-    names = []
-    for path in sorted((directory or default_directory()).glob("*.yaml")):
-        raw = yaml.load(path.read_text(), Loader=_Loader)
-        if isinstance(raw, Mapping) and isinstance(raw.get("family"), str):
-            names.append(raw["family"])
-    return names
-
-
 def load_catalogue(directory: Path | None = None) -> Catalogue:
     directory = directory or default_directory()
     registry = techniques.load()
@@ -89,12 +75,15 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
     def fail(message: str) -> UsageError:
         return UsageError(f"catalogue {path.name}: {message}")
 
-    raw = yaml.load(path.read_text(), Loader=_Loader)
+    raw = _read(path)
     if not isinstance(raw, Mapping) or not isinstance(raw.get("attacks"), list):
         raise fail("must be a mapping with 'family', 'technique' and a list of 'attacks'")
     family, code = raw.get("family"), raw.get("code")
     if not isinstance(family, str) or not _SLUG.match(family) or not isinstance(code, str):
         raise fail("needs a kebab-case 'family' and an upper-case 'code'")
+    if path.stem != family:
+        # The plugin lists the families' markers from the file names alone.
+        raise fail(f"family {family!r} must be in a file named {family}.yaml")
     specs = []
     for entry in raw["attacks"]:
         merged = {**{k: v for k, v in raw.items() if k not in ("attacks", "code", "family")}, **entry}
@@ -121,6 +110,20 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
         reported_success = merged.get("reported_success")
         if reported_success not in (None, "weak", "vulnerable"):
             raise fail(f"{attack_id}: reported_success must be weak or vulnerable, got {reported_success!r}")
+        remedy = merged.get("remedy")
+        if not isinstance(remedy, str) or not remedy.strip():
+            raise fail(
+                f"{attack_id}: needs a 'remedy' (what the server's author should do), for its family or itself"
+            )
+        owasp = merged.get("owasp")
+        if not isinstance(owasp, list) or any(item not in OWASP_ITEMS for item in owasp):
+            raise fail(
+                f"{attack_id}: 'owasp' must be a list of OWASP item ids (empty where none fits); "
+                f"known: {', '.join(OWASP_ITEMS)}"
+            )
+        derived = merged.get("derived", "")
+        if merged["level"] == "DERIVED" and (not isinstance(derived, str) or not derived.strip()):
+            raise fail(f"{attack_id}: a DERIVED level needs 'derived': the sentence it follows from, and why")
         specs.append(
             AttackSpec(
                 id=attack_id,
@@ -137,6 +140,17 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 second_process=bool(merged.get("second_process", False)),
                 reported_success=Verdict(reported_success) if reported_success else None,
                 status=str(merged.get("status", "active")),
+                remedy=" ".join(remedy.split()),
+                owasp=tuple(owasp),
+                derived=" ".join(str(derived).split()),
             )
         )
     return specs
+
+
+def _read(path: Path) -> Any:
+    # Imported here, not at the top: the plugin imports this module's
+    # neighbours in every pytest run, and YAML costs a run that audits nothing.
+    import yaml
+
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

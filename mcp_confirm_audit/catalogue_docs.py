@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .catalogue import Catalogue, default_directory
-from .models import AttackSpec
+from .models import OWASP_ITEMS, AttackSpec
 
 COMMAND = "mcp-confirm-audit catalogue --markdown -o docs/attacks.md"
 
@@ -42,6 +42,10 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
         "",
         f"{len(active)} active attacks in {len(catalogue.families)} families. Each id is a pytest item id: "
         "`pytest --mcp-target CMD -k MCA-REPLAY-001` runs one attack.",
+        "",
+        "A finding is filed under the entry's severity, but at most `medium` for a SHOULD-level entry and at "
+        "most `low` when its verdict is `weak`. `DERIVED` means no sentence of the spec states the check "
+        "literally; each such family says the sentence it follows from, and why.",
     ]
     for family in catalogue.families:
         specs = [s for s in catalogue.attacks if s.family == family]
@@ -52,6 +56,12 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
         out.append("")
         refs = dict.fromkeys(ref for s in specs for ref in s.refs)
         out += [f"- {ref}" for ref in refs]
+        derived = dict.fromkeys(s.derived for s in specs if s.level == "DERIVED" and s.derived)
+        out += [f"\nDERIVED (no sentence states it literally): {text}" for text in derived]
+        remedies = dict.fromkeys(s.remedy for s in specs)
+        out += ["", *(f"Remedy: {remedy}" for remedy in remedies)]
+        owasp = dict.fromkeys(item for s in specs for item in s.owasp)
+        out += ["", "OWASP: " + (", ".join(f"{item} {OWASP_ITEMS[item]}" for item in owasp) or "none fits")]
         out += [
             "",
             "| id | variant | title | severity | level | refused by | status |",

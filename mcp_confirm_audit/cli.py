@@ -2,8 +2,7 @@
 
 Everything `run` and `replay` do, `pytest --mcp-...` does too; the CLI only
 saves typing; pytest options go after `--` (`run --profile F -- -n 2 -k REPLAY`).
-`init`, `catalogue` and `baseline` write files for a person to review. Each
-subcommand is one small function, registered in `_COMMANDS`.
+`init`, `catalogue` and `baseline` write files for a person to review.
 """
 
 from __future__ import annotations
@@ -17,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from . import bench
-from .errors import AuditError, TargetError
+from . import __version__, bench, bench_inert
+from .errors import AuditError, TargetError, UsageError
+from .plugin import OPTIONS
 
 USAGE = int(pytest.ExitCode.USAGE_ERROR)
 # The audit alone: no test files and no conftest.py of the directory it runs
@@ -27,9 +27,8 @@ USAGE = int(pytest.ExitCode.USAGE_ERROR)
 # could no longer rewrite (and would warn about, an error under -W error).
 # A weak result is a warning by design; a repository whose own pytest config
 # turns warnings into errors must not turn it into a failure here.
+# The cache stays on, so `-- --lf` re-runs what failed last time.
 _AUDIT_ONLY = [
-    "-p",
-    "no:cacheprovider",
     "--noconftest",
     "--ignore-glob=*",
     "--assert=plain",
@@ -60,8 +59,40 @@ def _emit(text: str, output: str | None) -> None:
 # -- run -----------------------------------------------------------------------
 
 
+_DESCRIPTION = """\
+Audit an MCP server that asks a human before it acts: controls, then every
+attack in the catalogue, each a pytest item; writes audit.json, review.md and
+audit.sarif with --report-dir. Exit 1 with findings is the expected outcome
+for a server that has any.
+
+Anything after `--` goes to pytest untouched, the plugin's own options too:
+  mcp-confirm-audit run --profile targets/my.yaml -- -n 2 -k REPLAY
+  mcp-confirm-audit run --profile targets/my.yaml -- --lf      (what failed last time)
+"""
+
+
+def _plugin_options() -> str:
+    lines = ["options of the pytest plugin (after --, or as the ini setting named in brackets):"]
+    for flag, extra, help_text in OPTIONS:
+        metavar = extra.get("metavar") or "{" + ",".join(extra.get("choices", ())) + "}"
+        lines.append(f"  {flag} {metavar}  [{flag.lstrip('-').replace('-', '_')}]")
+        lines.append(f"      {help_text}")
+    lines.append("  --mcp-strict  [mcp_strict]\n      fail on weak results (SHOULD-level failures) too")
+    lines.append(
+        "  --mcp-no-ablation  [mcp_no_ablation]\n"
+        "      in-process targets: do not run attacks the SDK boundary refused again without it"
+    )
+    return "\n".join(lines)
+
+
 def _add_run(sub: Any) -> None:
-    run = sub.add_parser("run", help="audit a target (extra arguments go to pytest)")
+    run = sub.add_parser(
+        "run",
+        help="audit a target (arguments after -- go to pytest)",
+        description=_DESCRIPTION,
+        epilog=_plugin_options(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("target", nargs="?", help="the server command, with {root} where it takes its directory")
     run.add_argument("--profile", help="a target profile (YAML)")
     run.add_argument("--report-dir", help="write audit.json, review.md and audit.sarif here")
@@ -100,6 +131,9 @@ def _init(args: argparse.Namespace, rest: list[str]) -> int:
         text = draft_profile(args.target, args.root_from)
     except TargetError as exc:
         return _fail("init", str(exc), int(pytest.ExitCode.INTERRUPTED))
+    except UsageError as exc:
+        # The profile's checks speak of the plugin's option; init's is --root-from.
+        return _fail("init", str(exc).replace("--mcp-root-from", "--root-from"))
     except AuditError as exc:
         return _fail("init", str(exc))
     _emit(text, args.output)
@@ -207,6 +241,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "replay": (_add_replay, _replay),
     "baseline": (_add_baseline, _baseline),
     "bench": (bench.add_parser, _bench),
+    "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
 }
 # Subcommands that pass unknown arguments on to pytest.
 _PASS_THROUGH = {"run", "replay"}
@@ -221,7 +256,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mcp-confirm-audit", description=__doc__)
+    parser = _Parser(
+        prog="mcp-confirm-audit",
+        description="Audit the confirmations of an MCP server, as a real client, through pytest.",
+        epilog="'mcp-confirm-audit run --help' lists the plugin's --mcp-* options.",
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-confirm-audit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add, _ in _COMMANDS.values():
         add(sub)

@@ -8,6 +8,9 @@ an attack that cannot be judged then shows as ERROR, never as a pass.
 from __future__ import annotations
 
 import json
+import traceback
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +18,15 @@ import pytest
 from .baseline import ACCEPTED, DRIFT, STALE, Baseline
 from .controls import ControlOutcome
 from .models import ControlResult, Result, Verdict
+from .plugin import family_marker
+from .report.document import shorten
 from .session import AuditSession
 from .verdict import describe
+
+# Evidence lines an ERROR or FAILED item shows in the terminal; the report
+# files carry them all.
+_SHOWN_EVIDENCE = 8
+_PACKAGE = str(Path(__file__).resolve().parent)
 
 SESSION_KEY = pytest.StashKey["AuditSession"]()
 STRICT_KEY = pytest.StashKey[bool]()
@@ -48,10 +58,6 @@ class LayerDrift(AuditWarning):
 class AuditCollector(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         return []
-
-
-def family_marker(family: str) -> str:
-    return "mcp_" + family.replace("-", "_")
 
 
 class ControlItem(pytest.Item):
@@ -87,9 +93,11 @@ class ControlItem(pytest.Item):
             raise AttackFound(f"control {self.control} on {self.tool}: {result.detail}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if not isinstance(excinfo.value, AttackFound | Inconclusive):
+            return harness_error(self, excinfo)
         lines = [str(excinfo.value)]
         if self.outcome is not None:
-            lines.extend(f"  {line}" for line in self.outcome.evidence)
+            lines.extend(f"  {shorten(line)}" for line in _last(self.outcome.evidence))
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
@@ -109,6 +117,8 @@ class AttackItem(pytest.Item):
     def setup(self) -> None:
         session: AuditSession = self.config.stash[SESSION_KEY]
         result, transcript = session.run(self.spec, self.tool)
+        # What the reports say about a finding comes from the catalogue entry.
+        result = replace(result, remedy=self.spec.remedy, owasp=self.spec.owasp, derived=self.spec.derived)
         self.result = result
         self.transcript_lines = tuple(describe(e) for e in transcript.exchanges)
         for key in ("id", "family", "variant", "verdict", "layer"):
@@ -146,16 +156,25 @@ class AttackItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         # A weak result's warning becomes an exception under -W error: show it like a finding.
         if not isinstance(excinfo.value, AttackFound | Inconclusive | AuditWarning) or self.result is None:
-            return str(super().repr_failure(excinfo))
+            return harness_error(self, excinfo)
         result = self.result
+        if isinstance(excinfo.value, Inconclusive) and result.reason.startswith("honest flow failed"):
+            # Said once per tool by its approve control; here, one line.
+            return shorten(f"{result.id} on {result.tool}: inconclusive, {result.reason}")
         head = [
             f"{result.id} {result.title}",
-            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {_refuser(result)}"
-            f"   asked user: {'yes' if result.asked_user else 'no'}",
+            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {_refuser(result)}",
             f"  {excinfo.value}",
-            "  evidence:",
         ]
-        return "\n".join([*head, *(f"    {line}" for line in result.evidence)])
+        if result.remedy and result.verdict in (Verdict.VULNERABLE, Verdict.WEAK):
+            head.append(f"  remedy: {shorten(result.remedy)}")
+        evidence = _last(result.evidence)
+        left_out = len(result.evidence) - len(evidence)
+        head.append(
+            "  evidence"
+            + (f" (the last {len(evidence)} of {len(result.evidence)} lines):" if left_out else ":")
+        )
+        return "\n".join([*head, *(f"    {shorten(line)}" for line in evidence)])
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "mcp-audit", 0, f"{self.spec.id} {self.spec.title} [{self.tool}]"
@@ -163,5 +182,24 @@ class AttackItem(pytest.Item):
 
 def _refuser(result: Result) -> str:
     if result.verdict is Verdict.VULNERABLE:
-        return "nothing"
+        return "none (it took effect)"
     return result.layer.value if result.layer else "-"
+
+
+def _last(lines: tuple[str, ...]) -> tuple[str, ...]:
+    return lines[-_SHOWN_EVIDENCE:]
+
+
+def harness_error(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """A fault of the harness (or of pytest's machinery) in a few lines, not pages of framework source.
+
+    `--full-trace` shows the whole traceback.
+    """
+    if item.config.getoption("fulltrace", False):
+        return str(excinfo.getrepr(style="long"))
+    frames = traceback.extract_tb(excinfo.tb)
+    ours = [f for f in frames if f.filename.startswith(_PACKAGE)] or frames[-1:]
+    lines = [f"harness error: {excinfo.typename}: {shorten(str(excinfo.value))}"]
+    lines.extend(f"  at {Path(f.filename).name}:{f.lineno} in {f.name}" for f in ours[-2:])
+    lines.append("  (--full-trace shows the whole traceback)")
+    return "\n".join(lines)

@@ -7,7 +7,6 @@ seed) the seed is fixed, so CI runs are derandomized.
 
 from __future__ import annotations
 
-import random
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +41,8 @@ def generation_for(examples: object, seed: object, environ: Mapping[str, str]) -
         return Generation(count, _integer("--mcp-seed", seed, CI_SEED))
     if environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
         return Generation(count, CI_SEED, derandomized=True)
+    import random  # here: the plugin imports this module in every pytest run
+
     return Generation(count, random.SystemRandom().randrange(2**32))
 
 

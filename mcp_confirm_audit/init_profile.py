@@ -12,9 +12,18 @@ from typing import Any
 import yaml
 
 from .catalogue import load_catalogue
+from .models import Outcome
 from .profile import resolve_profile
 from .session import AuditSession
 from .target.discovery import path_argument
+
+# How an evidence line says the target asked (verdict.describe).
+_ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
+
+
+def _comment(text: str) -> list[str]:
+    """Every line of `text` as a YAML comment: a detail with line breaks must not break the profile."""
+    return [f"# {line}".rstrip() for line in text.splitlines() or [""]]
 
 
 def draft_profile(command: str, root_from: str | None = None) -> str:
@@ -30,7 +39,9 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
     chosen = {plan.name for plan in plans}
     head = [
         "# Drafted by `mcp-confirm-audit init` from what discovery found: review it before you rely on it.",
-        f"# Server: {server.get('name') or 'unnamed'} {server.get('version') or '(version not reported)'}",
+        *_comment(
+            f"Server: {server.get('name') or 'unnamed'} {server.get('version') or '(version not reported)'}"
+        ),
         "# Tools it offers:",
     ]
     for tool in sorted(tools, key=lambda t: t.name):
@@ -40,7 +51,7 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
             why = "skipped: declared read-only"
         else:
             why = "skipped: no path-like string argument"
-        head.append(f"#   {tool.name}: {why}")
+        head.extend(_comment(f"  {tool.name}: {why}"))
     body: dict[str, Any] = {"name": server.get("name") or "target", "command": command}
     if profile.root_from != "arg":
         body["root_from"] = profile.root_from
@@ -52,8 +63,15 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
         if plan.extra_args:
             body["extra_args"] = dict(plan.extra_args)
         if not outcome.approve_ok:
-            notes.append(f"# The honest approve flow failed: {outcome.results[0].detail}")
-            notes.append("# Until it works every attack is inconclusive: an 'answer:' template may help.")
+            notes.extend(_comment(f"The honest approve flow failed: {outcome.results[0].detail}"))
+            notes.append("# Until it works every attack is inconclusive.")
+            if any(_ASKED in line for line in outcome.evidence):
+                # It asked, and the harness's answer did not act: the form may want other values.
+                notes.append("# It asked: an 'answer:' template (the form's values for yes) may help.")
     else:
         notes.append(f"# Zero configuration audits all {len(plans)} tools above; set 'tool:' to audit one.")
-    return "\n".join([*head, *notes]) + "\n" + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
+    return (
+        "\n".join([*head, *notes])
+        + "\n"
+        + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
+    )

@@ -254,6 +254,14 @@ class AttackSpec:
     # says it acted is misreporting.
     reported_success: Verdict | None = None
     status: str = "active"
+    # What the server's author should do about a finding: one per family,
+    # which an attack may override; reviewed in the YAML like the rest.
+    remedy: str = ""
+    # The items of the OWASP risk lists the family falls under (ids such as
+    # ASI09 or MCP07); empty where none fits.
+    owasp: tuple[str, ...] = ()
+    # For a DERIVED level: why no sentence states it literally, and what it follows from.
+    derived: str = ""
 
     @property
     def variant(self) -> str:
@@ -282,6 +290,26 @@ class Result:
     ablation: Ablation | None = None
     # How the tool confirms (mrtr, token, pending, flag); None when not recorded.
     mechanism: str | None = None
+    # From the catalogue entry: what to do about it, the OWASP items, and why
+    # a DERIVED requirement is derived.
+    remedy: str = ""
+    owasp: tuple[str, ...] = ()
+    derived: str = ""
+
+    @property
+    def rated_severity(self) -> str:
+        """The severity a finding is filed under: the catalogue's, never above what its verdict and level carry.
+
+        A weak result (a SHOULD-level failure, nothing happened) is at most
+        `low`; a SHOULD-level requirement is at most `medium`, whatever the
+        family's default says: a reviewer reads "High" as "a MUST was broken".
+        """
+        ceiling = "critical"
+        if self.level.startswith("SHOULD"):
+            ceiling = "medium"
+        if self.verdict is Verdict.WEAK:
+            ceiling = "low"
+        return _at_most(self.severity, ceiling)
 
     def as_dict(self) -> dict[str, Any]:
         extra = {"mechanism": self.mechanism} if self.mechanism is not None else {}
@@ -302,6 +330,10 @@ class Result:
             "refs": list(self.refs),
             "ablation": self.ablation.as_dict() if self.ablation else None,
             **extra,
+            "remedy": self.remedy,
+            "owasp": list(self.owasp),
+            "derived": self.derived,
+            "rated_severity": self.rated_severity,
         }
 
     @classmethod
@@ -324,7 +356,46 @@ class Result:
             refs=tuple(data.get("refs", ())),
             ablation=Ablation.from_dict(data["ablation"]) if data.get("ablation") else None,
             mechanism=data.get("mechanism"),
+            remedy=data.get("remedy", ""),
+            owasp=tuple(data.get("owasp", ())),
+            derived=data.get("derived", ""),
         )
+
+
+# Most severe first.
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+
+# The risk lists a family may name in `owasp:`, with their titles as published:
+# the OWASP Top 10 for Agentic Applications (2026 edition, December 2025) and
+# the OWASP MCP Top 10 (v0.1, 2025; github.com/OWASP/www-project-mcp-top-10).
+OWASP_ITEMS = {
+    "ASI01": "Agent Goal Hijack",
+    "ASI02": "Tool Misuse and Exploitation",
+    "ASI03": "Identity and Privilege Abuse",
+    "ASI04": "Agentic Supply Chain Vulnerabilities",
+    "ASI05": "Unexpected Code Execution",
+    "ASI06": "Memory and Context Poisoning",
+    "ASI07": "Insecure Inter-Agent Communication",
+    "ASI08": "Cascading Failures",
+    "ASI09": "Human-Agent Trust Exploitation",
+    "ASI10": "Rogue Agents",
+    "MCP01": "Token Mismanagement & Secret Exposure",
+    "MCP02": "Privilege Escalation via Scope Creep",
+    "MCP03": "Tool Poisoning",
+    "MCP04": "Software Supply Chain Attacks & Dependency Tampering",
+    "MCP05": "Command Injection & Execution",
+    "MCP06": "Intent Flow Subversion",
+    "MCP07": "Insufficient Authentication & Authorization",
+    "MCP08": "Lack of Audit and Telemetry",
+    "MCP09": "Shadow MCP Servers",
+    "MCP10": "Context Injection & Over-Sharing",
+}
+
+
+def _at_most(severity: str, ceiling: str) -> str:
+    if severity not in SEVERITIES:
+        return severity
+    return SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(ceiling))]
 
 
 @dataclass(frozen=True, slots=True)

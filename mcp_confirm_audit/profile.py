@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -113,6 +114,10 @@ class Profile:
     # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # The seed for generated hostile names when --mcp-seed does not give one:
+    # a profile whose review is checked in pins it, so the same command
+    # regenerates the same review.
+    seed: int | None = None
     source: str = "--mcp-target"
 
     @property
@@ -151,6 +156,8 @@ class Profile:
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
         words = shlex.split(self.command)
+        if words:
+            words[0] = beside_interpreter(words[0])
         out = [word.replace("{root}", str(root)) for word in words]
         return [word.replace("{port}", str(port)) for word in out] if port is not None else out
 
@@ -163,6 +170,21 @@ class Profile:
             assert keyword is not None
             return replace(self, factory_args={**self.factory_args, keyword.group(1): self.ttl})
         return replace(self, command=f"{self.command} {self.ttl_flag.replace('{ttl}', ttl)}")
+
+
+def beside_interpreter(program: str) -> str:
+    """A bare program name, looked up first beside the interpreter running the audit.
+
+    `python` is that interpreter, and a server installed in the same venv
+    (`mcp-confirm`) is found there, so `.venv/bin/python -m pytest` works
+    without activating the venv; anything else is left to PATH.
+    """
+    if os.sep in program:
+        return program
+    if program in ("python", "python3"):
+        return sys.executable
+    candidate = Path(sys.executable).parent / program
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else program
 
 
 _KNOWN = {f for f in Profile.__dataclass_fields__ if f != "source"}
@@ -272,6 +294,9 @@ def _checked(source: str, key: str, value: Any) -> Any:
     elif key == "ablation":
         if not isinstance(value, bool):
             raise fail("true or false")
+    elif key == "seed":
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise fail("a whole number (0 or more)")
     elif key == "url":
         if not isinstance(value, str) or not value.startswith("http://") or "{port}" not in value:
             raise fail("an http:// URL with {port} in it")

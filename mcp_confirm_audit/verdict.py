@@ -28,6 +28,7 @@ from .models import (
 )
 from .oracle.effects import is_ignored, probe_changes
 from .oracle.sandbox import diff
+from .prompt_checks import escaped
 
 
 def layer_of(response: Response) -> Layer:
@@ -252,7 +253,7 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
     for label, paths in (("removed", effect.removed), ("changed", effect.changed), ("added", effect.added)):
         if paths:
             # Paths are escaped too: a hostile file name must not break the evidence.
-            shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in paths[:8])
+            shown = (escaped(path)[1:-1] for path in paths[:8])
             lines.append(f"disk {label}: {', '.join(shown)}")
     if effect.observed:
         shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in effect.observed[:8])
@@ -270,31 +271,45 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    # Escaped, never raw: hostile names carry line breaks and bidi controls,
-    # and evidence must show their exact code points, not be rearranged by them.
-    text = json.dumps(value, ensure_ascii=True, sort_keys=True)
-    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-limit // 3 :]}({len(text)} chars)"
+def literal(value: Any) -> str:
+    """A value as JSON, in printable ASCII with one escape per code point.
+
+    Escaped, never raw: hostile names carry line breaks and bidi controls, and
+    evidence must show their exact code points, not be rearranged by them. The
+    escapes are the ones every finding about a name uses (`\\u202e`,
+    `\\U000e0069`, never a surrogate pair), so one notation runs through a report.
+    """
+    if isinstance(value, str):
+        return escaped(value)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{literal(str(k))}: {literal(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=True, default=str)
 
 
 def describe(exchange: Exchange) -> str:
-    """One line per direction, the way a reviewer reads a wire log."""
+    """One line per direction, the way a reviewer reads a wire log: every message whole.
+
+    audit.json keeps these lines as they are; review.md and the terminal
+    shorten them for reading (report.document.shorten).
+    """
     req = exchange.request
     parts = [
-        f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({_short(req.get('arguments'))})"
+        f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"
     ]
     if "requestState" in req:
-        parts.append(f"state={_short(req['requestState'], 40)}")
+        parts.append(f"state={literal(req['requestState'])}")
     if "inputResponses" in req:
-        parts.append(f"answers={_short(req['inputResponses'])}")
+        parts.append(f"answers={literal(req['inputResponses'])}")
     resp = exchange.response
     back = f"<- {resp.outcome.value}"
     if resp.code is not None:
         back += f" {resp.code}"
     if resp.text:
-        back += f" {_short(resp.text)}"
+        back += f" {literal(resp.text)}"
     if resp.data is not None:
-        back += f" data={_short(resp.data, 80)}"
+        back += f" data={literal(resp.data)}"
     for question in resp.questions:
-        back += f" [asked {question.key}: {_short(question.message or question.method, 120)}]"
+        back += f" [asked {question.key}: {literal(question.message or question.method)}]"
     return " ".join(parts) + " " + back

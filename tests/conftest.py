@@ -28,13 +28,11 @@ OFFICIAL_SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38ce
 
 
 @pytest.fixture(autouse=True)
-def _quiet_inner_pytest(request: pytest.FixtureRequest) -> None:
-    # Inner pytest runs (pytester) read their own ini; give them the setting
-    # pytest-asyncio otherwise warns about, so warnings stay errors out here.
+def _own_ini_for_inner_pytest(request: pytest.FixtureRequest) -> None:
+    # Inner pytest runs (pytester) get an ini of their own, so their rootdir is
+    # their own directory and nothing above it configures them.
     if "pytester" in request.fixturenames:
-        request.getfixturevalue("pytester").makeini(
-            "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-        )
+        request.getfixturevalue("pytester").makeini("[pytest]\n")
 
 
 SchemaCheck = Callable[[Any], list[str]]

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import __version__
 from ..baseline import ACCEPTED, DRIFT, STALE
-from .document import AuditReport
+from .document import AuditReport, headline
 
 SCHEMA_VERSION = 1
 
@@ -36,6 +36,7 @@ class AuditJson:
             "generated": report.generated.isoformat(timespec="seconds"),
             "target": dict(report.target),
             "summary": _summary(report),
+            "scope": dict(report.scope),
             "baseline": _baseline(report),
             "controls": [c.as_dict() for c in report.controls],
             "results": [
@@ -49,7 +50,11 @@ class AuditJson:
 def _summary(report: AuditReport) -> dict[str, Any]:
     verdicts = Counter(r.verdict.value for r in report.results)
     layers = Counter(r.layer.value for r in report.results if r.layer and r.verdict.value == "refused")
-    return {"verdicts": dict(sorted(verdicts.items())), "refused_by": dict(sorted(layers.items()))}
+    return {
+        "judged": headline(report),
+        "verdicts": dict(sorted(verdicts.items())),
+        "refused_by": dict(sorted(layers.items())),
+    }
 
 
 def _baseline(report: AuditReport) -> dict[str, Any] | None:

@@ -28,7 +28,6 @@ _SCRATCH = sorted({os.path.realpath(tempfile.gettempdir()), "/dev/shm"})
 _SANDBOX_PATH = re.compile(f"(?:{'|'.join(map(re.escape, _SCRATCH))})" + r"/mcp-audit-[A-Za-z0-9_]*")
 
 FINDINGS = (Verdict.VULNERABLE, Verdict.WEAK)
-SEVERITIES = ("critical", "high", "medium", "low", "info")
 
 
 @dataclass(frozen=True)
@@ -41,6 +40,9 @@ class AuditReport:
     baseline: str | None = None
     # Accepted findings no result could match (a retired attack, a tool gone).
     unmatched: tuple[str, ...] = ()
+    # What was asked to run and how much did: {"attacks": collected, "selected":
+    # after -k/-m/--lf, "selected_by": "-k REPLAY", "stopped_early": "-x"}.
+    scope: Mapping[str, Any] = field(default_factory=dict)
 
     def mark(self, result: Result) -> Mark | None:
         return self.marks.get((result.id, result.tool))
@@ -58,6 +60,70 @@ class AuditReport:
     def failed_approvals(self) -> tuple[ControlResult, ...]:
         return tuple(c for c in self.controls if c.name == "approve" and not c.passed)
 
+    @property
+    def seed(self) -> int | None:
+        generation = self.target.get("generation") or {}
+        seed = generation.get("seed")
+        return seed if isinstance(seed, int) else None
+
+
+def headline(report: AuditReport) -> str:
+    """What was judged, before any count: a run that judged nothing must not read clean."""
+    scope = report.scope
+    run = len(report.results)
+    collected = int(scope.get("attacks") or run)
+    selected = int(scope.get("selected") or run)
+    parts = []
+    failed = report.failed_approvals
+    tools = list(report.target.get("tools") or sorted({c.tool for c in report.controls}))
+    if failed:
+        reasons = "; ".join(f"{c.tool}: {c.detail}" for c in failed)
+        what = (
+            "not audited"
+            if len(failed) >= len(tools)
+            else f"not audited on {len(failed)} of {len(tools)} tools"
+        )
+        parts.append(f"{what}: the honest flow failed ({reasons}), so no attack on it could be judged")
+    if scope.get("stopped_early"):
+        parts.append(f"stopped early ({scope['stopped_early']}): {run} of {selected} selected attacks run")
+    if selected < collected:
+        parts.append(
+            f"partial: {selected} of {collected} attacks selected ({scope.get('selected_by') or 'a selection'})"
+        )
+    unjudged = sum(r.verdict is Verdict.INCONCLUSIVE for r in report.results)
+    if unjudged and not failed:
+        parts.append(f"{unjudged} of {run} attacks could not be judged (inconclusive)")
+    if not parts:
+        return f"complete: all {run} attacks run and judged"
+    return "; ".join(parts)
+
+
+def audit_is_complete(report: AuditReport) -> bool:
+    return headline(report).startswith("complete:")
+
+
+# Long evidence lines keep both ends in review.md and the terminal (the
+# request, and what came back); audit.json keeps them whole.
+SHORT_LINE = 240
+
+
+def shorten(line: str, limit: int = SHORT_LINE) -> str:
+    if len(line) <= limit:
+        return line
+    end, start = _escape_edge(line, limit * 2 // 3), _escape_edge(line, len(line) - limit // 4)
+    return f"{line[:end]}…{line[start:]} ({len(line)} chars; whole in audit.json)"
+
+
+_ESCAPE_LENGTH = {"x": 4, "u": 6, "U": 10}
+
+
+def _escape_edge(line: str, at: int) -> int:
+    """`at`, or the start of the escape (\\u202e, \\U000e0069) it falls inside: never cut one in two."""
+    start = line.rfind("\\", max(0, at - 9), at)
+    if start != -1 and at < start + _ESCAPE_LENGTH.get(line[start + 1 : start + 2], 2):
+        return start
+    return at
+
 
 def build_report(
     results: Sequence[Result],
@@ -66,6 +132,7 @@ def build_report(
     *,
     generated: datetime | None = None,
     baseline: Baseline | None = None,
+    scope: Mapping[str, Any] | None = None,
 ) -> AuditReport:
     ordered = tuple(sorted((_normalised(r) for r in results), key=lambda r: (r.tool, r.id)))
     marks = {}
@@ -73,6 +140,7 @@ def build_report(
         marks = {(r.id, r.tool): m for r in ordered if (m := baseline.mark(r)) is not None}
     tools = target.get("tools")
     return AuditReport(
+        scope=dict(scope or {}),
         results=ordered,
         controls=tuple(sorted((_normalised_control(c) for c in controls), key=lambda c: (c.tool, c.name))),
         target=dict(target),
@@ -100,7 +168,7 @@ def _normalised_control(control: ControlResult) -> ControlResult:
 
 
 def rerun_command(target: Mapping[str, Any], keyword: str) -> str:
-    """The pytest command that re-runs just the items `-k keyword` selects."""
+    """The pytest command that re-runs just the items `-k keyword` selects, with the run's seed."""
     words = ["pytest", "-p", "no:cacheprovider"]
     profile = target.get("profile")
     if profile:
@@ -109,5 +177,9 @@ def rerun_command(target: Mapping[str, Any], keyword: str) -> str:
         words += ["--mcp-target", str(target.get("command", ""))]
     if target.get("root_from") == "cwd":
         words += ["--mcp-root-from", "cwd"]
+    seed = (target.get("generation") or {}).get("seed")
+    if isinstance(seed, int):
+        # The generated names come from it: another seed draws other names.
+        words += ["--mcp-seed", str(seed)]
     words += ["-k", keyword]
     return shlex.join(words)

@@ -1,18 +1,28 @@
 """`review.md`: a security review a person can send to the server's author.
 
-Findings first, each with its evidence and a way to reproduce it; then the
-table of which layer refused each attack, the requirement every result rests
-on, and what could not be tested and why.
+A summary first (what was judged, what to fix), then the findings, each with
+its remedy, the requirement it rests on, its evidence and a way to reproduce
+it; then the table of which layer refused each attack, and what could not be
+tested and why.
+
+Every string the target chose (its name, its answers, file names it was
+asked about, anything quoted in a reason) is shown inert: in a code span
+whose fence is longer than any backtick run inside, so no renderer makes a
+link, an image or HTML of it. No Markdown-escaping library is used: none
+covers code spans, and backslash escapes do not stop GitHub's autolinking
+of bare URLs, which a code span does.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from .. import __version__
-from ..models import FAIL_CLOSED, ControlResult, Result, Verdict
-from .document import SEVERITIES, AuditReport, rerun_command
+from ..models import FAIL_CLOSED, OWASP_ITEMS, SEVERITIES, ControlResult, Result, Verdict
+from .document import AuditReport, headline, rerun_command, shorten
 
 _UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE)
 
@@ -23,6 +33,7 @@ class ReviewMarkdown:
     def render(self, report: AuditReport) -> str:
         sections = [
             _heading(report),
+            _summary(report),
             _controls(report),
             _findings(report),
             _layers(report),
@@ -37,7 +48,36 @@ class ReviewMarkdown:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() or "-"
+    # A table cell: `|` would end it, even inside a code span (GFM), and a
+    # line break the row; our own text has neither, target text is inert().
+    return str(text).replace("|", "\\|").replace("\n", " ").strip() or "-"
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def inert(text: object) -> str:
+    """`text` as a code span: shown as it is, never rendered as a link, an image or HTML.
+
+    Line breaks and other control or format characters are written as
+    escapes first: a blank line would end the span (and the paragraph), and
+    a bidi control would reorder what the reader sees.
+    """
+    shown = "".join(_visible(ch) for ch in str(text))
+    if not shown:
+        return "` `"
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
+    pad = " " if shown[0] in "` " or shown[-1] in "` " else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def _visible(ch: str) -> str:
+    if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"):
+        code = ord(ch)
+        return (
+            f"\\x{code:02x}" if code <= 0xFF else (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        )
+    return ch
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -56,48 +96,112 @@ def _fence(lines: Iterable[str], info: str = "text") -> str:
 
 def _refuser(result: Result) -> str:
     if result.verdict is Verdict.VULNERABLE:
-        return "nothing"
+        return "none (it took effect)"
     return result.layer.value if result.layer and result.verdict is not Verdict.INCONCLUSIVE else "-"
+
+
+def _server(report: AuditReport) -> tuple[str, str]:
+    target = report.target
+    server = target.get("server") or {}
+    name = inert(server.get("name")) if server.get("name") else "the target"
+    version = (
+        inert(server["version"])
+        if server.get("version")
+        else (
+            f"{inert(target['version'])}, as its profile declares; the server reports none"
+            if target.get("version")
+            else "version not reported by the server"
+        )
+    )
+    return name, version
 
 
 def _heading(report: AuditReport) -> str:
     target = report.target
-    server = target.get("server") or {}
-    name = server.get("name") or "the target"
-    version = server.get("version") or (
-        f"{target['version']}, as its profile declares; the server reports none"
-        if target.get("version")
-        else "version not reported by the server"
-    )
-    counts = {v: sum(r.verdict is v for r in report.results) for v in Verdict}
-    findings = counts[Verdict.VULNERABLE] + counts[Verdict.WEAK] + len(report.failed_controls)
+    name, version = _server(report)
+    seed = report.seed
     facts = [
         ("Server", f"{name} ({version})"),
-        ("Command", f"`{target.get('command', '')}`"),
-        ("Profile", f"`{target['profile']}`" if target.get("profile") else "none (zero configuration)"),
-        ("Tools audited", ", ".join(f"`{t}`" for t in target.get("tools", ())) or "-"),
+        ("Command", inert(target.get("command", ""))),
+        ("Profile", inert(target["profile"]) if target.get("profile") else "none (zero configuration)"),
+        ("Tools audited", ", ".join(inert(t) for t in target.get("tools", ())) or "-"),
         ("Date", report.generated.isoformat(timespec="seconds")),
+        (
+            "Seed",
+            f"{seed} (the hostile names generated for prompt-forging; every command below repeats it)"
+            if seed is not None
+            else "-",
+        ),
         (
             "Audited with",
             f"mcp-confirm-audit {__version__}, as a real MCP client over the target's own transport",
         ),
     ]
-    summary = (
+    return "\n\n".join([f"# Security review: {name}", _table(("", ""), facts)])
+
+
+def _summary(report: AuditReport) -> str:
+    counts = {v: sum(r.verdict is v for r in report.results) for v in Verdict}
+    findings = counts[Verdict.VULNERABLE] + counts[Verdict.WEAK] + len(report.failed_controls)
+    judged = headline(report)
+    lines = ["## Summary", "", f"**What was judged**: {judged}.", ""]
+    lines.append(
         f"**{findings} finding(s)**: {counts[Verdict.VULNERABLE]} vulnerable, {counts[Verdict.WEAK]} weak, "
-        f"{len(report.failed_controls)} failed control(s). {counts[Verdict.REFUSED]} attack(s) refused, "
+        f"{len(report.failed_controls)} failed refusal control(s). {counts[Verdict.REFUSED]} attack(s) refused, "
         f"{counts[Verdict.NOT_APPLICABLE]} not applicable, {counts[Verdict.INCONCLUSIVE]} inconclusive."
     )
     layers = Counter(r.layer.value for r in report.results if r.verdict is Verdict.REFUSED and r.layer)
     if layers:
-        summary += " Refused by " + ", ".join(f"{layer} {n}" for layer, n in sorted(layers.items())) + "."
-    return "\n\n".join([f"# Security review: {name}", _table(("", ""), facts), summary])
+        lines[-1] += " Refused by " + ", ".join(f"{layer} {n}" for layer, n in sorted(layers.items())) + "."
+    if report.failed_approvals:
+        lines += [
+            "",
+            "**Nothing below is a clean bill of health**: the honest flow (ask, approve, the file goes) did "
+            "not work, so the attacks could not be judged. Make approve work (or give the profile an "
+            "`answer:` template the form accepts), then audit again.",
+        ]
+    to_fix = _what_to_fix(report)
+    if to_fix:
+        lines += ["", "What to fix, most severe first (each family's remedy; details under Findings):", ""]
+        lines += to_fix
+    elif not report.failed_approvals and findings == 0:
+        lines += ["", "Nothing to fix in what was judged."]
+    return "\n".join(lines)
+
+
+def _what_to_fix(report: AuditReport) -> list[str]:
+    by_family: dict[str, list[Result]] = {}
+    for r in report.findings:
+        by_family.setdefault(r.family, []).append(r)
+
+    def rank(family: str) -> tuple[int, str]:
+        return min(SEVERITIES.index(r.rated_severity) for r in by_family[family]), family
+
+    # A refusal control that acted comes first: the most basic promise, broken.
+    lines = [
+        f"1. **control {control.name}** (high): a {control.name} acted on {inert(control.tool)}; "
+        "act only on an accepted answer that says yes."
+        for control in report.failed_controls
+    ]
+    for family in sorted(by_family, key=rank):
+        found = by_family[family]
+        worst = SEVERITIES[rank(family)[0]]
+        kinds = Counter(r.verdict.value for r in found)
+        counted = ", ".join(
+            f"{n} {v}" for v, n in sorted(kinds.items(), key=lambda kv: kv[0] != "vulnerable")
+        )
+        remedy = found[0].remedy or "see the finding"
+        lines.append(
+            f"1. **{family}** ({worst}; {counted}: {', '.join(sorted({r.id for r in found}))}): {remedy}"
+        )
+    return lines
 
 
 def _controls(report: AuditReport) -> str:
     rows = []
     for c in report.controls:
         state = "not applicable" if not c.applicable else ("passed" if c.passed else "**FAILED**")
-        rows.append((c.name, f"`{c.tool}`", state, c.detail))
+        rows.append((c.name, inert(c.tool), state, inert(c.detail)))
     intro = (
         'The honest flow comes first: approve must act, and decline, cancel and an accepted "no" must not. '
         "If approve fails, no attack on that tool can be judged and all of them are inconclusive."
@@ -110,55 +214,99 @@ def _controls(report: AuditReport) -> str:
 def _findings(report: AuditReport) -> str:
     parts = ["## Findings"]
     if not report.findings and not report.failed_controls:
-        parts.append("None: no attack took effect and no refusal was weak.")
+        parts.append(
+            "None in what was judged: no attack took effect and no refusal was weak."
+            if audit_judged(report)
+            else "None, but see the summary: not everything was judged."
+        )
     for control in report.failed_controls:
         parts.append(_control_finding(report, control))
     for severity in SEVERITIES:
-        found = [r for r in report.findings if r.severity == severity]
+        found = [r for r in report.findings if r.rated_severity == severity]
         if found:
             parts.append(f"### {severity.capitalize()}")
             parts.extend(_finding(report, r) for r in found)
     return "\n\n".join(parts)
 
 
+def audit_judged(report: AuditReport) -> bool:
+    return not report.failed_approvals
+
+
 def _control_finding(report: AuditReport, control: ControlResult) -> str:
     command = rerun_command(report.target, f"control-{control.name} and {control.tool}")
     return "\n\n".join(
         [
-            f"### Control `{control.name}` failed on `{control.tool}`",
-            f"What happened: {control.detail}. A {control.name} must never act.",
+            f"### Control {control.name} failed on {inert(control.tool)}",
+            f"What happened: {inert(control.detail)}. A {control.name} must never act.",
+            "Remedy: act only on an accepted answer that says yes; a decline, a cancel or an accepted "
+            '"no" must leave the file alone.',
             "Re-run just this control:",
             _fence([command], "sh"),
         ]
     )
 
 
+def _requirement(result: Result) -> str:
+    refs = "; ".join(inert(ref) if not ref.startswith("CWE-") else ref for ref in result.refs) or "-"
+    if result.level == "DERIVED":
+        why = inert(result.derived) if result.derived else "no sentence states it literally"
+        return f"- **Requirement** (DERIVED, not a literal spec sentence: {why}): {refs}"
+    return f"- **Requirement** ({result.level}, binding the server): {refs}"
+
+
 def _finding(report: AuditReport, result: Result) -> str:
     mark = report.mark(result)
     facts = [
-        f"- **Verdict**: {result.verdict.value}; refused by {_refuser(result)}; "
-        f"asked the user during the attack: {'yes' if result.asked_user else 'no'}",
-        f"- **Requirement** ({result.level}): " + "; ".join(result.refs or ("-",)),
-        f"- **Why**: {result.reason}",
+        f"- **Verdict**: {result.verdict.value}; refused by {_refuser(result)}",
+        f"- **Why**: {inert(result.reason)}",
+        f"- **Remedy**: {result.remedy or '-'}",
+        _requirement(result),
     ]
+    if result.owasp:
+        facts.append("- **OWASP**: " + ", ".join(owasp_label(item) for item in result.owasp))
+    if result.family not in _ASKING_IS_THE_PREMISE:
+        facts.append(f"- **Asked the user during the attack**: {'yes' if result.asked_user else 'no'}")
     lost = [*result.effect.removed, *result.effect.changed]
     if lost:
-        facts.append("- **Effect on disk**: " + ", ".join(f"`{p}`" for p in lost))
+        facts.append("- **Effect on disk**: " + ", ".join(inert(p) for p in lost))
     if mark is not None:
         facts.append(f"- **Baseline**: {mark.status}: {mark.reason}")
     requests = [line for line in result.evidence if line.startswith("[")]
     observed = [line for line in result.evidence if not line.startswith("[")]
     return "\n\n".join(
         [
-            f"#### {result.id} {result.title} (`{result.tool}`)",
+            f"#### {result.id} {result.title} ({inert(result.tool)})",
             "\n".join(facts),
-            "Reproduction: the exact request sequence the audit sent, and what it saw:",
-            _fence([*requests, *observed]),
+            "Reproduction: the request sequence the audit sent, and what it saw (long lines shortened; "
+            "audit.json has them whole):",
+            _fence(_visible_line(shorten(line)) for line in [*requests, *observed]),
             "Re-run just this attack (or `mcp-confirm-audit replay audit.json "
             f"{result.id} --tool {result.tool}` from the report):",
             _fence([rerun_command(report.target, f"{result.id} and {result.tool}")], "sh"),
         ]
     )
+
+
+# Families whose premise is that the user was asked (and answered): "asked the
+# user: yes" says nothing there, and "no" would read as a contradiction.
+_ASKING_IS_THE_PREMISE = {
+    "symlink-swap",
+    "parent-swap",
+    "identity-swap",
+    "replay",
+    "double-spend",
+    "cross-replica",
+}
+
+
+def owasp_label(item: str) -> str:
+    title = OWASP_ITEMS.get(item)
+    return f"{item} {title}" if title else item
+
+
+def _visible_line(line: str) -> str:
+    return "".join(_visible(ch) for ch in line)
 
 
 def _layers(report: AuditReport) -> str:
@@ -169,7 +317,7 @@ def _layers(report: AuditReport) -> str:
             (
                 r.id,
                 r.variant,
-                f"`{r.tool}`",
+                inert(r.tool),
                 r.verdict.value,
                 _refuser(r),
                 "yes" if r.asked_user else "no",
@@ -191,7 +339,7 @@ def _fail_closed(results: Sequence[Result]) -> str:
         "Nothing unsafe happened, but behind a load balancer this is what users see.",
         "",
     ]
-    lines.extend(f"- **{r.id}** (`{r.tool}`): {_cell(r.reason)}" for r in closed)
+    lines.extend(f"- **{r.id}** ({inert(r.tool)}): {inert(r.reason)}" for r in closed)
     return "\n".join(lines)
 
 
@@ -211,34 +359,37 @@ def _ablation(results: Sequence[Result]) -> str:
         refused = a.layer is not None and a.verdict is Verdict.REFUSED
         without = a.verdict.value + (f" ({a.layer.value})" if refused and a.layer else "")
         alone = ", ".join(layer.value for layer in a.refused_alone_by)
-        rows.append((f"{r.id} {r.variant}", f"`{r.tool}`", without, alone, a.removed_guard))
+        rows.append((f"{r.id} {r.variant}", inert(r.tool), without, alone, a.removed_guard))
     header = ("attack", "tool", "without sdk-boundary", "refused on its own by", "sdk-boundary is")
     return "\n\n".join(["## Is each guard load-bearing? (ablation)", intro, _table(header, rows)])
 
 
 def _requirements(results: Sequence[Result]) -> str:
-    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    groups: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for r in results:
-        ids = groups.setdefault((r.family, r.refs), [])
+        ids = groups.setdefault((r.family, r.level, r.refs, r.owasp), [])
         if r.id not in ids:
             ids.append(r.id)
     lines = ["## The requirement each result rests on", ""]
-    for (family, refs), ids in sorted(groups.items()):
-        lines.append(f"- **{family}** ({', '.join(ids)})")
-        lines.extend(f"  - {ref}" for ref in refs)
+    for (family, level, refs, owasp), ids in sorted(groups.items()):
+        tags = f"; OWASP {', '.join(owasp)}" if owasp else ""
+        lines.append(f"- **{family}**, {level}{tags} ({', '.join(ids)})")
+        lines.extend(f"  - {inert(ref) if not ref.startswith('CWE-') else ref}" for ref in refs)
     return "\n".join(lines)
 
 
 def _untested(report: AuditReport) -> str:
     rows = [
-        (r.id, f"`{r.tool}`", r.verdict.value, r.reason) for r in report.results if r.verdict in _UNJUDGED
+        (r.id, inert(r.tool), r.verdict.value, inert(r.reason))
+        for r in report.results
+        if r.verdict in _UNJUDGED
     ]
     rows += [
-        (f"control {c.name}", f"`{c.tool}`", "not applicable", c.detail)
+        (f"control {c.name}", inert(c.tool), "not applicable", inert(c.detail))
         for c in report.controls
         if not c.applicable
     ]
-    rows += [("control approve", f"`{c.tool}`", "failed", c.detail) for c in report.failed_approvals]
+    rows += [("control approve", inert(c.tool), "failed", inert(c.detail)) for c in report.failed_approvals]
     body = (
         _table(("attack", "tool", "verdict", "why"), rows)
         if rows
@@ -250,10 +401,11 @@ def _untested(report: AuditReport) -> str:
 def _baseline(report: AuditReport) -> str:
     if report.baseline is None:
         return ""
-    lines = ["## Baseline", "", f"Checked against `{report.baseline}`.", ""]
+    lines = ["## Baseline", "", f"Checked against {inert(report.baseline)}.", ""]
     for r in report.results:
         if (mark := report.mark(r)) is not None and mark.status != "accepted":
-            lines.append(f"- {r.id} on `{r.tool}`: {mark.status}: {mark.reason}")
+            # The baseline's words are the user's, not the target's: shown as written.
+            lines.append(f"- {r.id} on {inert(r.tool)}: {mark.status}: {mark.reason}")
     lines.extend(f"- stale: {entry}" for entry in report.unmatched)
     return "\n".join(lines)
 
@@ -266,7 +418,17 @@ def _legend() -> str:
             "Effects are observed on disk (canaries inside and outside the root, file identity, the whole",
             "tree before and after), never taken from what the server said. Layers: `sdk-boundary` is the",
             "SDK's request-state check (JSON-RPC -32602, invalid_request_state); `protocol` any other",
-            "JSON-RPC error; `tool` the tool's own refusal; `nothing` means the attack took effect. Paths in",
-            "the temporary sandbox are written as `{sandbox}`.",
+            "JSON-RPC error; `tool` the tool's own refusal; `none (it took effect)` means nothing refused it.",
+            "Paths in the temporary sandbox are written as `{sandbox}`; whatever the server chose (its",
+            "answers, names, messages) is shown in code spans, never rendered.",
+            "",
+            "Verdicts: `vulnerable`, the attack took effect; `weak`, a SHOULD-level failure (nothing happened,",
+            "but not for the right reason or at the right time); `inconclusive`, it could not be judged;",
+            "`not_applicable`, it does not apply to this target. A finding's severity is the catalogue's,",
+            "at most `medium` for a SHOULD requirement and at most `low` for a weak verdict.",
+            "",
+            "Requirement levels are the spec's keywords (MUST, MUST NOT, SHOULD) for a sentence that binds",
+            "the server. `DERIVED` means no sentence states the check literally: each such finding says",
+            "which sentence it follows from and why.",
         ]
     )

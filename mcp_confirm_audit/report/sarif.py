@@ -11,12 +11,13 @@ then not marked as successful: inconclusive is never a pass.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from .. import __version__
 from ..baseline import ACCEPTED, STALE
-from ..models import ControlResult, Result, Verdict
-from .document import AuditReport, rerun_command
+from ..models import OWASP_ITEMS, ControlResult, Result, Verdict
+from .document import AuditReport, headline, rerun_command
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "mcpConfirmAudit/v1"
@@ -36,6 +37,12 @@ class Sarif:
         index = {rule_id: i for i, rule_id in enumerate(rules)}
         results = [_result(report, r, index[r.id]) for r in report.results if _reported(report, r)]
         results += [_control_result(report, c, index[_control_rule_id(c)]) for c in report.failed_controls]
+        # A run whose honest flow failed judged nothing: a result of its own,
+        # so a dashboard shows that, never an empty (green) run.
+        for c in report.failed_approvals:
+            rules.setdefault(_control_rule_id(c), _approve_rule())
+            index.setdefault(_control_rule_id(c), len(index))
+            results.append(_approve_result(report, c, index[_control_rule_id(c)]))
         unjudged = [r for r in report.results if r.verdict is Verdict.INCONCLUSIVE]
         run: dict[str, Any] = {
             "tool": {
@@ -69,7 +76,7 @@ class Sarif:
                 }
             ],
             "results": results,
-            "properties": {"target": dict(report.target)},
+            "properties": {"target": dict(report.target), "judged": headline(report)},
         }
         document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -86,7 +93,14 @@ def _reported(report: AuditReport, result: Result) -> bool:
 
 def _rule(result: Result) -> dict[str, Any]:
     requirement = "; ".join(result.refs) or "-"
-    tags = ["security", result.family, *(ref for ref in result.refs if ref.startswith("CWE-"))]
+    derived = f" It is derived: {result.derived}" if result.level == "DERIVED" and result.derived else ""
+    tags = [
+        "security",
+        result.family,
+        *(ref for ref in result.refs if ref.startswith("CWE-")),
+        *(f"OWASP-{item}" for item in result.owasp),
+    ]
+    owasp = [f"{item} {OWASP_ITEMS.get(item, '')}".strip() for item in result.owasp]
     return {
         "id": result.id,
         "name": result.variant,
@@ -95,19 +109,42 @@ def _rule(result: Result) -> dict[str, Any]:
             "text": f"{result.title} ({result.family} attack, a {result.level} requirement)."
         },
         "help": {
-            "text": f"Requirement ({result.level}): {requirement}",
-            "markdown": f"**Requirement ({result.level})**\n\n"
-            + "\n".join(f"- {ref}" for ref in result.refs),
+            "text": f"Remedy: {result.remedy}\nRequirement ({result.level}): {requirement}.{derived}"
+            + (f"\nOWASP: {'; '.join(owasp)}" if owasp else ""),
+            "markdown": "\n\n".join(
+                [
+                    f"**Remedy**: {result.remedy}",
+                    f"**Requirement ({result.level})**" + (f": derived. {result.derived}" if derived else ""),
+                    "\n".join(f"- {ref}" for ref in result.refs),
+                    *([f"**OWASP**: {'; '.join(owasp)}"] if owasp else []),
+                ]
+            ),
         },
-        "defaultConfiguration": {"level": "error" if result.level.startswith("MUST") else "warning"},
+        "defaultConfiguration": {"level": _LEVEL_OF_SEVERITY.get(_rated(result), "warning")},
         "properties": {
             "tags": list(dict.fromkeys(tags)),
             "family": result.family,
             "severity": result.severity,
             "requirement-level": result.level,
-            "security-severity": _SECURITY_SEVERITY.get(result.severity, "5.5"),
+            "owasp": list(result.owasp),
+            "security-severity": _SECURITY_SEVERITY.get(_rated(result), "5.5"),
         },
     }
+
+
+# A rule's level and score follow the severity a vulnerable finding of it is
+# filed under (a SHOULD at most medium), so level, score and review agree.
+_LEVEL_OF_SEVERITY = {
+    "critical": "error",
+    "high": "error",
+    "medium": "warning",
+    "low": "note",
+    "info": "note",
+}
+
+
+def _rated(result: Result) -> str:
+    return replace(result, verdict=Verdict.VULNERABLE).rated_severity
 
 
 def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
@@ -128,7 +165,9 @@ def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
 
 def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, Any]:
     mark = report.mark(result)
-    refused = result.layer.value if result.layer and result.verdict is Verdict.WEAK else "nothing"
+    refused = (
+        result.layer.value if result.layer and result.verdict is Verdict.WEAK else "none, it took effect"
+    )
     entry: dict[str, Any] = {
         "ruleId": result.id,
         "ruleIndex": rule_index,
@@ -142,6 +181,7 @@ def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, A
         "properties": {
             "tool": result.tool,
             "verdict": result.verdict.value,
+            "severity": result.rated_severity,
             "layer": result.layer.value if result.layer else None,
             "asked_user": result.asked_user,
             "evidence": list(result.evidence),
@@ -175,6 +215,37 @@ def _control_rule(control: ControlResult) -> dict[str, Any]:
         "help": {"text": "A decline, a cancel or an accepted answer that says no must never act."},
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["security", "control"], "security-severity": _SECURITY_SEVERITY["high"]},
+    }
+
+
+def _approve_rule() -> dict[str, Any]:
+    return {
+        "id": "control-approve",
+        "name": "approve",
+        "shortDescription": {"text": "The honest flow must work, or nothing can be judged"},
+        "help": {
+            "text": "Not audited: approving the tool's confirmation did not act, so no attack could be judged. "
+            "Make approve work (or give the profile an answer: template the form accepts) and audit again.",
+        },
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["security", "control", "not-audited"]},
+    }
+
+
+def _approve_result(report: AuditReport, control: ControlResult, rule_index: int) -> dict[str, Any]:
+    return {
+        "ruleId": "control-approve",
+        "ruleIndex": rule_index,
+        # "open": the tool could not tell whether the target passes or fails.
+        "kind": "open",
+        "level": "error",
+        "message": {
+            "text": f"Not audited: the honest flow failed on {control.tool} ({control.detail}); "
+            "no attack on it could be judged"
+        },
+        "locations": _locations(report, control.tool),
+        "partialFingerprints": {FINGERPRINT: f"control-approve:{control.tool}"},
+        "properties": {"reproduce": rerun_command(report.target, f"control-approve and {control.tool}")},
     }
 
 

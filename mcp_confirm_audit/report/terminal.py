@@ -1,4 +1,10 @@
-"""The terminal summary: one row per attack, the layer that refused it, the counts and the files."""
+"""The terminal summary: what was judged, the controls, verdicts by family, the findings, the files.
+
+One row per attack, findings first; attacks left unjudged because the
+honest flow failed are counted in the family table, not listed, since their
+control already says why (a run whose target hangs in the honest flow stays
+a screenful, not a page per attack).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..baseline import ACCEPTED, DRIFT, STALE
-from ..models import Verdict
-from .document import AuditReport
+from ..models import Result, Verdict
+from .document import AuditReport, headline, shorten
 
 _ORDER = {
     Verdict.VULNERABLE: 0,
@@ -17,32 +23,49 @@ _ORDER = {
     Verdict.REFUSED: 3,
     Verdict.NOT_APPLICABLE: 4,
 }
+_COLUMNS = (Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.INCONCLUSIVE, Verdict.NOT_APPLICABLE)
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+def _refuser(r: Result) -> str:
+    if r.verdict is Verdict.VULNERABLE:
+        return "none (it took effect)"
+    return r.layer.value if r.layer and r.verdict in (Verdict.REFUSED, Verdict.WEAK) else "-"
+
+
+def _unjudged_for_the_controls(r: Result) -> bool:
+    return r.verdict is Verdict.INCONCLUSIVE and r.reason.startswith("honest flow failed")
 
 
 def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
-    lines = []
+    lines = [f"judged: {shorten(headline(report))}"]
     for control in report.controls:
         state = "n/a" if not control.applicable else ("ok" if control.passed else "FAILED")
-        lines.append(f"control {control.name:<9} [{control.tool}] {state}: {control.detail}")
-    rows = [("attack", "tool", "verdict", "refused by", "asked user", "baseline")]
-    for r in sorted(report.results, key=lambda r: (_ORDER[r.verdict], r.tool, r.id)):
-        layer = r.layer.value if r.layer and r.verdict in (Verdict.REFUSED, Verdict.WEAK) else "-"
-        if r.verdict is Verdict.VULNERABLE:
-            layer = "nothing"
-        mark = report.mark(r)
-        rows.append(
-            (
-                f"{r.id} {r.variant}",
-                r.tool,
-                r.verdict.value,
-                layer,
-                "yes" if r.asked_user else "no",
-                mark.status if mark else "",
+        lines.append(shorten(f"control {control.name:<9} [{control.tool}] {state}: {control.detail}"))
+    lines.extend(by_family(report.results))
+    shown = [r for r in report.results if not _unjudged_for_the_controls(r)]
+    if shown:
+        rows = [("attack", "tool", "verdict", "severity", "refused by", "baseline")]
+        for r in sorted(shown, key=lambda r: (_ORDER[r.verdict], r.tool, r.id)):
+            mark = report.mark(r)
+            severity = r.rated_severity if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK) else "-"
+            rows.append(
+                (
+                    f"{r.id} {r.variant}",
+                    r.tool,
+                    r.verdict.value,
+                    severity,
+                    _refuser(r),
+                    mark.status if mark else "",
+                )
             )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        lines.extend(_columns(rows))
     verdicts = Counter(r.verdict.value for r in report.results)
     layers = Counter(r.layer.value for r in report.results if r.verdict is Verdict.REFUSED and r.layer)
     lines.append("verdicts: " + (", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())) or "-"))
@@ -51,9 +74,22 @@ def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
         marks = Counter(m.status for m in report.marks.values())
         stale = marks[STALE] + len(report.unmatched)
         lines.append(
-            f"baseline {report.baseline}: {marks[ACCEPTED]} accepted, {stale} stale, "
-            f"{marks[DRIFT]} layer drift"
+            f"baseline {report.baseline}: {marks[ACCEPTED]} accepted, {stale} stale, {marks[DRIFT]} layer drift"
         )
         lines.extend(f"  stale: {entry}" for entry in report.unmatched)
     lines.extend(f"report: {path}" for path in paths)
     return lines
+
+
+def by_family(results: Sequence[Result]) -> list[str]:
+    """One row per family and tool: how many attacks, and how many of each verdict."""
+    groups: dict[tuple[str, str], Counter[Verdict]] = {}
+    for r in results:
+        groups.setdefault((r.family, r.tool), Counter())[r.verdict] += 1
+    if not groups:
+        return []
+    rows = [("family", "tool", "attacks", *(v.value for v in _COLUMNS))]
+    for (family, tool), counts in sorted(groups.items()):
+        cells = (str(counts[v]) if counts[v] else "." for v in _COLUMNS)
+        rows.append((family, tool, str(sum(counts.values())), *cells))
+    return _columns(rows)

@@ -8,11 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
+from mcp_confirm_audit import __version__
 from mcp_confirm_audit.baseline import load_baseline
 from mcp_confirm_audit.catalogue import load_catalogue
 from mcp_confirm_audit.catalogue_docs import COMMAND, markdown
 from mcp_confirm_audit.cli import main
+from mcp_confirm_audit.init_profile import _comment
+from mcp_confirm_audit.plugin import OPTIONS
 from mcp_confirm_audit.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,3 +136,57 @@ def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytest
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
     run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
+
+
+def test_version_and_help_say_what_a_user_needs_and_nothing_internal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mcp-confirm-audit {__version__}"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = capsys.readouterr().out
+    assert "_COMMANDS" not in top
+    assert "run --help" in top
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    run_help = capsys.readouterr().out
+    assert "Anything after `--` goes to pytest" in run_help
+    assert "Exit 1 with findings is the expected outcome" in run_help
+    for flag, _, _ in OPTIONS:
+        assert flag in run_help
+    assert "--mcp-strict" in run_help
+
+
+HOSTILE = ROOT / "targets" / "hostile" / "server.py"
+
+
+def test_init_of_a_target_whose_honest_flow_fails_writes_valid_yaml_and_no_answer_hint_if_it_never_asked(
+    tmp_path: Path,
+) -> None:
+    # It dies on the first tools/call: it never sent input_required, so no
+    # form template could help, and the detail it leaves is comment lines only.
+    out = tmp_path / "target.yaml"
+    command = shlex.join([sys.executable, str(HOSTILE), "--root", "{root}", "--mode", "crash-on-call"])
+    assert main(["init", command, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "# The honest approve flow failed:" in text
+    assert "answer:' template" not in text
+    assert all(line.startswith("#") or ":" in line for line in text.splitlines())
+    assert yaml.safe_load(text)["command"] == command
+
+
+def test_init_comments_keep_every_line_of_a_multi_line_detail_a_comment() -> None:
+    lines = _comment("accepted but nothing happened:\nline two\r\nline\u2028three")
+    assert all(line.startswith("#") for line in lines)
+    assert len(lines) == 4
+    assert yaml.safe_load("\n".join([*lines, "name: x"])) == {"name": "x"}
+
+
+def test_init_names_its_own_option_when_the_command_has_no_root(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "my-server --serve"]) == pytest.ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert "--root-from cwd" in err
+    assert "--mcp-root-from" not in err

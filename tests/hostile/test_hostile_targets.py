@@ -166,7 +166,7 @@ def test_the_start_timeout_has_an_ini_twin(pytester: pytest.Pytester, marker: st
     command = shlex.join(
         [sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", "silent", "--marker", marker]
     )
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_start_timeout = 2\n")
+    pytester.makeini("[pytest]\nmcp_start_timeout = 2\n")
     result = pytester.runpytest_subprocess("--mcp-target", command, timeout=BOUND)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert "did not answer server/discover within 2s" in output_of(result)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import tomllib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mcp_confirm_audit.catalogue import Catalogue
-from mcp_confirm_audit.profile import load_profile
-from mcp_confirm_audit.session import run_audit
+from mcp_confirm_audit.profile import beside_interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 REVIEW = ROOT / "reports" / "mcp-confirm"
@@ -35,10 +35,40 @@ def test_the_review_is_of_the_release_the_demo_extra_pins() -> None:
     assert audit["target"]["version"] == pinned.group(1) == metadata.version("mcp-confirm")
 
 
-def test_the_checked_in_review_matches_a_fresh_audit(catalogue: Catalogue, monkeypatch: Any) -> None:
-    monkeypatch.chdir(ROOT)
-    fresh = run_audit(load_profile(Path("targets/mcp-confirm.yaml")), catalogue=catalogue)
-    audit = json.loads((REVIEW / "audit.json").read_text())
-    checked_in = [(r["id"], r["tool"], r["verdict"], r["layer"]) for r in audit["results"]]
-    now = sorted((r.id, r.tool, r.verdict.value, r.layer.value if r.layer else None) for r in fresh.results)
-    assert checked_in == now, f"reports/mcp-confirm is stale: regenerate it with `{REGENERATE}`"
+# What may differ between two runs of the same command: the date, and the
+# request states the server seals with a fresh nonce (and so the length of a
+# shortened evidence line that quotes one).
+_VOLATILE = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\+00:00|Z)"), "<date>"),
+    (re.compile(r"v1\.[A-Za-z0-9_\-]+"), "v1.<token>"),
+    (re.compile(r"\(\d+ chars; whole in audit\.json\)"), "(<n> chars; whole in audit.json)"),
+]
+
+
+def _stable(text: str) -> str:
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def test_the_readme_command_as_written_regenerates_the_checked_in_review_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    # REGENERATE, word for word, but into a temporary directory; not under CI=true
+    # (a user's shell has no CI): the profile's own seed makes it deterministic.
+    words = REGENERATE.split()
+    words[0] = beside_interpreter(words[0])
+    words[-1] = str(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    done = subprocess.run(words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]  # findings: the expected outcome
+    for name in ("review.md", "audit.sarif"):
+        fresh, checked_in = (tmp_path / name).read_text(), (REVIEW / name).read_text()
+        assert _stable(fresh) == _stable(checked_in), (
+            f"reports/mcp-confirm/{name} is stale: run `{REGENERATE}`"
+        )
+    fresh_results = json.loads((tmp_path / "audit.json").read_text())["results"]
+    checked_results = json.loads((REVIEW / "audit.json").read_text())["results"]
+    assert [(r["id"], r["verdict"], r["layer"]) for r in fresh_results] == [
+        (r["id"], r["verdict"], r["layer"]) for r in checked_results
+    ]

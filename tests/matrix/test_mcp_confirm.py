@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-
 from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.generation import Generation
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile import Profile
+from mcp_confirm_audit.profile import Profile, beside_interpreter
 from mcp_confirm_audit.session import run_audit
 
 # What mcp-confirm 0.2.1 gets wrong, each read off its source:
@@ -45,7 +43,8 @@ KNOWN_WEAK = {
 def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(
     catalogue: Catalogue, generation: Generation
 ) -> None:
-    assert shutil.which("mcp-confirm"), "mcp-confirm is part of the dev extra"
+    # Beside the interpreter running the tests, whether or not its venv is activated.
+    assert beside_interpreter("mcp-confirm") != "mcp-confirm", "mcp-confirm is part of the dev extra"
     run = run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation)
     by_id = run.by_id()
     vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}

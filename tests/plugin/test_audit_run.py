@@ -46,10 +46,10 @@ def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: 
     result.stdout.fnmatch_lines(
         [
             "*MCA-REPLAY-002 A declined question's state redeemed again with an accept*",
-            "*verdict: vulnerable*refused by: nothing*",
+            "*verdict: vulnerable*refused by: none (it took effect)*",
             "*disk removed: root/*victim.txt*",
             "*which layer refused each attack*",
-            "MCA-REPLAY-00? *delete_file*vulnerable*nothing*",
+            "MCA-REPLAY-00? *delete_file*vulnerable*none (it took effect)*",
             "report: out*audit.json",
         ]
     )
@@ -77,7 +77,7 @@ def test_the_careful_server_passes_and_says_which_layer_refused(pytester: pytest
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
-            "MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary*no",
+            "MCA-FORGE-001 random-token*delete_file*refused*sdk-boundary",
             "MCA-REPLAY-001 after-success*refused*tool*",
         ]
     )
@@ -106,6 +106,6 @@ def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pyte
 
 
 def test_the_ini_twin_configures_the_target(pytester: pytest.Pytester) -> None:
-    pytester.makeini(f"[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_target = {target()}\n")
+    pytester.makeini(f"[pytest]\nmcp_target = {target()}\n")
     result = pytester.runpytest("-k", "CONSENT-001", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["mcp-audit::MCA-CONSENT-001-decline[[]delete_file[]]"])

@@ -29,7 +29,7 @@ def test_a_server_that_follows_links_after_the_answer_loses_the_canaries_it_name
     result.stdout.fnmatch_lines(
         [
             "*MCA-PARENT-002 The confirmed file's directory is replaced by a link*outside*",
-            "*verdict: vulnerable*refused by: nothing*",
+            "*verdict: vulnerable*refused by: none (it took effect)*",
             "*disk removed: outside/*-parent-link-outside/canaries/victim.txt*",
             "*note: after the question: root/*/sub -> link to outside/*/canaries*",
         ]
@@ -127,10 +127,7 @@ def test_without_a_seed_each_run_prints_the_one_it_drew_and_ci_fixes_it(
 
 
 def test_the_ini_twins_set_examples_and_seed(pytester: pytest.Pytester) -> None:
-    pytester.makeini(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-        f"mcp_target = {target()}\nmcp_examples = 3\nmcp_seed = 11\n"
-    )
+    pytester.makeini(f"[pytest]\nmcp_target = {target()}\nmcp_examples = 3\nmcp_seed = 11\n")
     result = pytester.runpytest("--collect-only")
     result.stdout.fnmatch_lines(["*hostile names: 3 generated per attack, seed 11 *"])
 

@@ -125,9 +125,7 @@ def test_the_ini_twin_reads_the_baseline_relative_to_the_ini_file(pytester: pyte
     pytester.mkdir("ci").joinpath("baseline.yaml").write_text(
         "findings:\n  - {id: MCA-REPLAY-001, tool: delete_file, reason: tracked as 12}\n"
     )
-    pytester.makeini(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_baseline = ci/baseline.yaml\n"
-    )
+    pytester.makeini("[pytest]\nmcp_baseline = ci/baseline.yaml\n")
     pytester.mkdir("elsewhere")
     run = pytester.runpytest(
         "--mcp-target",

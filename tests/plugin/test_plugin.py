@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
+from pathlib import Path
 
 import pytest
+
+from mcp_confirm_audit.catalogue import load_catalogue
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
 
@@ -22,6 +26,30 @@ def test_without_a_target_the_plugin_adds_options_and_markers_and_nothing_else(
     helptext.stdout.fnmatch_lines(["*--mcp-target=CMD*", "*--mcp-profile=FILE*", "*--mcp-report-dir=DIR*"])
 
 
+def test_without_a_target_the_plugin_imports_neither_the_sdk_nor_yaml_nor_the_audit(
+    pytester: pytest.Pytester,
+) -> None:
+    # It loads in every pytest run on the machine: what it imports, every run pays for.
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_nothing_heavy_was_imported():
+            heavy = {"mcp", "yaml", "mcp_confirm_audit.audit", "mcp_confirm_audit.session", "mcp_confirm_audit.models"}
+            assert "mcp_confirm_audit.plugin" in sys.modules
+            assert heavy.isdisjoint(sys.modules)
+        """
+    )
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+
+
+def test_the_plugins_own_spelling_of_the_root_choices_is_the_profiles() -> None:
+    from mcp_confirm_audit import plugin, profile
+
+    assert plugin.ROOT_FROM == profile.ROOT_FROM
+    assert plugin.family_names() == sorted(load_catalogue().families)
+
+
 def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(
     pytester: pytest.Pytester,
 ) -> None:
@@ -31,21 +59,23 @@ def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(
 
 
 def test_a_target_that_is_not_installed_is_one_clear_line(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--mcp-target", "no-such-mcp-server-xyz --root {root}")
+    result = pytester.runpytest_subprocess("--mcp-target", "no-such-mcp-server-xyz --root {root}")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    output = result.stdout.str() + result.stderr.str()
-    assert "'no-such-mcp-server-xyz' was not found on PATH" in output
-    assert "Traceback" not in output
+    # One line, before any session header: not `_pytest.outcomes.Exit` under a page of it.
+    assert result.stdout.str().strip() == ""
+    [line] = result.stderr.lines
+    assert "'no-such-mcp-server-xyz' was not found on PATH" in line
 
 
 def test_a_target_that_exits_at_start_up_is_one_clear_line(pytester: pytest.Pytester) -> None:
     command = f"{sys.executable} -c 'import sys; print(\"boom\", file=sys.stderr); sys.exit(3)' {{root}}"
-    result = pytester.runpytest("--mcp-target", command)
+    result = pytester.runpytest_subprocess("--mcp-target", command)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    output = result.stdout.str() + result.stderr.str()
-    assert "did not start" in output
-    assert "boom" in output
-    assert "Traceback" not in output
+    assert result.stdout.str().strip() == ""
+    [line] = result.stderr.lines
+    assert line.startswith("Exit: mcp-confirm-audit: target ")
+    assert "did not start" in line
+    assert "boom" in line
 
 
 def test_a_bad_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -92,3 +122,32 @@ def test_a_target_with_no_tool_to_audit_stops_with_the_fix_not_with_no_tests(
     # Under xdist the controller finds out before any worker starts: no worker is restarted over it.
     assert "crashed worker" not in output
     assert "Traceback" not in output
+
+
+def test_a_fault_of_the_harness_is_a_few_lines_naming_where_not_pages_of_framework_source(
+    pytester: pytest.Pytester,
+) -> None:
+    # A harness bug stands in for any: the attack runner raises.
+    pytester.makeconftest(
+        """
+        import mcp_confirm_audit.session as session
+
+        def broken(self, spec, tool):
+            raise ZeroDivisionError("a bug in the harness")
+
+        session.AuditSession.run = broken
+        """
+    )
+    server = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+    command = shlex.join([sys.executable, str(server), "--root", "{root}"])
+    result = pytester.runpytest_subprocess("--mcp-target", command, "-k", "MCA-REPLAY-001")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of MCA-REPLAY-001*",
+            "harness error: ZeroDivisionError: a bug in the harness",
+            "  at collect.py:* in setup",
+            "  (--full-trace shows the whole traceback)",
+        ]
+    )
+    assert "site-packages" not in result.stdout.str()

@@ -86,9 +86,7 @@ def test_an_in_process_target_reports_which_layers_refuse_each_attack_on_their_o
 
 
 def test_replicas_of_an_http_target_from_the_ini_file(pytester: pytest.Pytester) -> None:
-    pytester.makeini(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\nmcp_replicas = 2\nmcp_redemptions = 4\n"
-    )
+    pytester.makeini("[pytest]\nmcp_replicas = 2\nmcp_redemptions = 4\n")
     result = pytester.runpytest(
         "--mcp-target", http_target(), "-k", "REPLICA-001 or DSPEND-001", "--mcp-report-dir", "out", "-rs"
     )

@@ -13,7 +13,7 @@ import pytest
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 # Records which process writes reports: the controller, or a worker (which must not).
 SPY = """
-import mcp_confirm_audit.plugin as plugin
+import mcp_confirm_audit.audit as plugin
 
 _write = plugin.write_reports
 _role = []
@@ -66,5 +66,5 @@ def test_two_workers_give_the_serial_results_and_one_set_of_reports(
         "review.md",
     ]
     parallel.stdout.fnmatch_lines(
-        ["MCA-REPLAY-001 after-success*vulnerable*nothing*", "report: parallel*audit.json"]
+        ["MCA-REPLAY-001 after-success*vulnerable*none (it took effect)*", "report: parallel*audit.json"]
     )

@@ -26,6 +26,7 @@ TARGET = {
     "server": {"name": "example-server", "version": "1.2.3"},
     "tools": ["delete_file"],
     "processes_started": 2,
+    "generation": {"examples": 25, "seed": 1234},
 }
 
 
@@ -53,6 +54,8 @@ def result(attack_id: str, verdict: Verdict, layer: Layer | None, **changes: obj
         "reason": "refused",
         "evidence": (),
         "refs": (f"SPEC: the {family} requirement", "CWE-20"),
+        "remedy": f"Make the {family} check server-side, before acting.",
+        "owasp": ("MCP07",),
     }
     values.update(changes)
     return Result(**values)  # type: ignore[arg-type]

@@ -18,17 +18,22 @@ def test_every_finding_has_its_requirement_evidence_and_a_command_that_reruns_it
     for result in report.findings:
         block = findings[findings.index(f"#### {result.id}") :]
         block = block[: block.find("\n#### ", 1) if "\n#### " in block[1:] else None]
-        assert f"**Requirement** ({result.level}): " + "; ".join(result.refs) in block
+        assert f"**Requirement** ({result.level}, binding the server): `{result.refs[0]}`; CWE-20" in block
+        assert f"- **Remedy**: {result.remedy}" in block
+        assert "- **OWASP**: MCP07 Insufficient Authentication & Authorization" in block
         assert all(line in block for line in result.evidence)  # the exact request sequence
-        assert f"-k '{result.id} and {result.tool}'" in block
+        assert f"--mcp-seed 1234 -k '{result.id} and {result.tool}'" in block
         assert "--mcp-profile targets/example.yaml" in block
-    assert "### Control `decline` failed on `delete_file`" in findings
+    assert "### Control decline failed on `delete_file`" in findings
     assert "-k 'control-decline and delete_file'" in findings
 
 
-def test_findings_are_ordered_by_severity(report: AuditReport) -> None:
+def test_findings_are_ordered_by_severity_and_a_weak_one_is_never_filed_high(report: AuditReport) -> None:
     findings = _section(ReviewMarkdown().render(report), "Findings")
-    assert findings.index("### Critical") < findings.index("MCA-REPLAY-001") < findings.index("### Medium")
+    assert findings.index("### Critical") < findings.index("MCA-REPLAY-001") < findings.index("### Low")
+    # MCA-CONSENT-004 is a weak SHOULD of a family rated medium: filed under Low.
+    assert findings.index("### Low") < findings.index("#### MCA-CONSENT-004")
+    assert "### Medium" not in findings
 
 
 def test_the_layer_table_has_one_row_per_result_with_the_refusing_layer(report: AuditReport) -> None:
@@ -36,15 +41,20 @@ def test_the_layer_table_has_one_row_per_result_with_the_refusing_layer(report: 
     rows = [line for line in table.splitlines() if line.startswith("| MCA-")]
     assert len(rows) == len(report.results)
     assert "| MCA-FORGE-001 | random-token | `delete_file` | refused | sdk-boundary | no | stale |" in rows
-    assert "| MCA-REPLAY-001 | after-success | `delete_file` | vulnerable | nothing | no | accepted |" in rows
+    assert (
+        "| MCA-REPLAY-001 | after-success | `delete_file` | vulnerable | none (it took effect) | no | accepted |"
+        in rows
+    )
 
 
 def test_what_could_not_be_tested_is_listed_with_the_reason(report: AuditReport) -> None:
     untested = _section(ReviewMarkdown().render(report), "Not testable here, and why")
     for result in report.results:
         if result.verdict in (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE):
-            assert f"| {result.id} | `{result.tool}` | {result.verdict.value} | {result.reason} |" in untested
-    assert "the form has no field that can say no" in untested
+            assert (
+                f"| {result.id} | `{result.tool}` | {result.verdict.value} | `{result.reason}` |" in untested
+            )
+    assert "`the form has no field that can say no`" in untested
 
 
 def test_the_requirement_of_every_family_is_quoted(report: AuditReport) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from mcp_confirm_audit.catalogue import load_catalogue
 from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.models import OWASP_ITEMS
 
 FAMILIES = {"replay", "cross-target", "forged-state", "fabricated-approval", "consent", "out-of-root"}
 
@@ -29,12 +31,14 @@ def _write(tmp_path: Path, text: str) -> Path:
     source = Path(__file__).resolve().parents[2] / "attacks"
     for path in source.glob("*.yaml"):
         (tmp_path / path.name).write_text(path.read_text())
-    (tmp_path / "zz-extra.yaml").write_text(text)
+    family = re.search(r"^family: (\S+)$", text, re.MULTILINE)
+    assert family is not None
+    (tmp_path / f"{family.group(1)}.yaml").write_text(text)
     return tmp_path
 
 
 def test_a_duplicate_id_is_refused(tmp_path: Path) -> None:
-    extra = "family: replay-two\ncode: REPLAY\ntechnique: replay\nseverity: high\nlevel: MUST\nattacks:\n  - {id: MCA-REPLAY-001, slug: again, params: {mode: after-success}}\n"
+    extra = "family: replay-two\ncode: REPLAY\ntechnique: replay\nseverity: high\nlevel: MUST\nremedy: Spend it.\nowasp: []\nattacks:\n  - {id: MCA-REPLAY-001, slug: again, params: {mode: after-success}}\n"
     with pytest.raises(UsageError, match="MCA-REPLAY-001 is used twice"):
         load_catalogue(_write(tmp_path, extra))
 
@@ -58,3 +62,71 @@ def test_reported_success_must_name_a_failing_verdict(tmp_path: Path) -> None:
     )
     with pytest.raises(UsageError, match="reported_success must be weak or vulnerable"):
         load_catalogue(_write(tmp_path, extra))
+
+
+_FAMILY = "family: magic\ncode: MAGIC\ntechnique: replay\nseverity: high\nlevel: MUST\n"
+
+
+def test_every_shipped_entry_says_how_to_fix_it_and_which_owasp_items_it_falls_under() -> None:
+    for attack in load_catalogue().attacks:
+        assert len(attack.remedy.split()) >= 8, attack.id
+        assert all(item in OWASP_ITEMS for item in attack.owasp), attack.id
+        if attack.level == "DERIVED":
+            assert attack.derived, f"{attack.id} is DERIVED and does not say from what"
+
+
+def test_no_entry_cites_a_client_requirement_or_a_non_requirement_as_the_servers() -> None:
+    for attack in load_catalogue().attacks:
+        for ref in attack.refs:
+            assert "clients SHOULD" not in ref, attack.id
+            assert "clients MUST" not in ref, attack.id
+            assert "informational" not in ref, attack.id
+
+
+def test_an_entry_without_a_remedy_is_refused(tmp_path: Path) -> None:
+    extra = _FAMILY + "owasp: []\nattacks:\n  - {id: MCA-MAGIC-001, slug: x, params: {mode: after-success}}\n"
+    with pytest.raises(UsageError, match="MCA-MAGIC-001: needs a 'remedy'"):
+        load_catalogue(_write(tmp_path, extra))
+
+
+def test_an_attack_may_override_its_familys_remedy(tmp_path: Path) -> None:
+    extra = _FAMILY + (
+        "remedy: Spend the approval.\nowasp: [MCP07]\nattacks:\n"
+        "  - {id: MCA-MAGIC-001, slug: x, remedy: Spend it first., params: {mode: after-success}}\n"
+        "  - {id: MCA-MAGIC-002, slug: y, params: {mode: after-success}}\n"
+    )
+    magic = [a for a in load_catalogue(_write(tmp_path, extra)).attacks if a.family == "magic"]
+    assert [(a.remedy, a.owasp) for a in magic] == [
+        ("Spend it first.", ("MCP07",)),
+        ("Spend the approval.", ("MCP07",)),
+    ]
+
+
+def test_an_owasp_item_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    extra = _FAMILY + "remedy: Fix it.\nowasp: [ASI11]\nattacks:\n  - {id: MCA-MAGIC-001, slug: x}\n"
+    with pytest.raises(UsageError, match="'owasp' must be a list of OWASP item ids"):
+        load_catalogue(_write(tmp_path, extra))
+
+
+def test_a_missing_owasp_key_is_refused_so_every_family_decides(tmp_path: Path) -> None:
+    extra = _FAMILY + "remedy: Fix it.\nattacks:\n  - {id: MCA-MAGIC-001, slug: x}\n"
+    with pytest.raises(UsageError, match="'owasp' must be a list"):
+        load_catalogue(_write(tmp_path, extra))
+
+
+def test_a_derived_level_must_say_what_it_is_derived_from(tmp_path: Path) -> None:
+    extra = _FAMILY.replace("level: MUST", "level: DERIVED") + (
+        "remedy: Fix it.\nowasp: []\nattacks:\n  - {id: MCA-MAGIC-001, slug: x}\n"
+    )
+    with pytest.raises(UsageError, match="a DERIVED level needs 'derived'"):
+        load_catalogue(_write(tmp_path, extra))
+
+
+def test_a_family_must_live_in_a_file_named_after_it(tmp_path: Path) -> None:
+    # The plugin lists the family markers from the file names alone.
+    source = Path(__file__).resolve().parents[2] / "attacks"
+    for path in source.glob("*.yaml"):
+        (tmp_path / path.name).write_text(path.read_text())
+    (tmp_path / "other.yaml").write_text(_FAMILY + "remedy: x y\nowasp: []\nattacks: []\n")
+    with pytest.raises(UsageError, match=r"family 'magic' must be in a file named magic\.yaml"):
+        load_catalogue(tmp_path)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.profile import Profile, load_profile, resolve_profile
+from mcp_confirm_audit.profile import Profile, beside_interpreter, load_profile, resolve_profile
 
 
 def test_a_command_without_a_root_placeholder_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -137,4 +138,17 @@ def test_every_shipped_profile_loads_and_resolves(path: Path) -> None:
 def test_a_profile_names_a_script_beside_it_with_profile_dir(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text("command: python {profile_dir}/server.py --root {root}\n")
-    assert load_profile(path).argv(Path("/r")) == ["python", f"{tmp_path}/server.py", "--root", "/r"]
+    assert load_profile(path).argv(Path("/r")) == [sys.executable, f"{tmp_path}/server.py", "--root", "/r"]
+
+
+def test_a_bare_program_is_the_one_beside_the_running_interpreter_even_without_an_activated_venv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `.venv/bin/python -m pytest` with the venv not on PATH: its python and
+    # its scripts are still the ones a profile's command means.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert beside_interpreter("python") == sys.executable
+    beside = Path(sys.executable).parent / "mcp-confirm-audit"
+    assert beside_interpreter("mcp-confirm-audit") == str(beside)
+    assert beside_interpreter("no-such-server") == "no-such-server"  # left to PATH, which says why
+    assert beside_interpreter("./server") == "./server"
