@@ -278,6 +278,17 @@ class _Audit:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["mcp_seed"] = self.generation.seed
 
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        """An attack left unjudged because its tool's honest flow failed counts as `inconclusive`.
+
+        It still fails the run (exit 1), but is not one more error section repeating the reason
+        its approve control already gives once: a target that hangs in the honest flow would
+        otherwise print three lines for every attack in the catalogue.
+        """
+        if report.failed and _unjudged(report):
+            return "inconclusive", "I", "INCONCLUSIVE"
+        return None
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Runs on the controller for xdist workers' reports too: results
         # travel in user_properties, so reports are written once, in one place.
@@ -376,6 +387,14 @@ class _Audit:
                 red=True,
             )
         terminalreporter.write_line(self.generation.describe())
+
+
+def _unjudged(report: pytest.TestReport) -> bool:
+    for key, value in report.user_properties:
+        if key == RESULT_PROPERTY:
+            data = json.loads(str(value))
+            return bool(data["verdict"] == "inconclusive" and data["reason"].startswith("honest flow failed"))
+    return False
 
 
 def _selection(config: pytest.Config) -> str:

@@ -48,8 +48,14 @@ def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
     for control in report.controls:
         state = "n/a" if not control.applicable else ("ok" if control.passed else "FAILED")
         lines.append(shorten(f"control {control.name:<9} [{control.tool}] {state}: {control.detail}"))
-    lines.extend(by_family(report.results))
     shown = [r for r in report.results if not _unjudged_for_the_controls(r)]
+    # A tool whose honest flow failed gets one line, not a table row per family of the same reason.
+    unjudged = Counter(r.tool for r in report.results if _unjudged_for_the_controls(r))
+    lines.extend(by_family(shown))
+    lines.extend(
+        f"{tool}: {count} attack(s) not judged: the honest flow failed (its control says why)"
+        for tool, count in sorted(unjudged.items())
+    )
     if shown:
         rows = [("attack", "tool", "verdict", "severity", "refused by", "baseline")]
         for r in sorted(shown, key=lambda r: (_ORDER[r.verdict], r.tool, r.id)):

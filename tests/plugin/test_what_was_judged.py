@@ -15,6 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from mcp_confirm_audit.catalogue import load_catalogue
+
+# Every active attack in the catalogue, on the one tool these runs audit.
+ATTACKS = len(load_catalogue().active)
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "targets" / "reference" / "server.py"
 HOSTILE = ROOT / "targets" / "hostile" / "server.py"
@@ -59,22 +64,25 @@ def test_a_target_whose_honest_flow_hangs_is_not_audited_everywhere_and_its_term
 
 
 def test_a_run_narrowed_by_k_says_it_is_partial_and_how_it_was_narrowed(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--mcp-target", reference(), "--mcp-report-dir", "out", "-k", "REPLAY")
+    result = pytester.runpytest("--mcp-target", reference(), "--mcp-report-dir", "out", "-k", "MCA-REPLAY")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["judged: partial: 3 of 77 attacks selected (-k REPLAY)"])
+    result.stdout.fnmatch_lines([f"judged: partial: 3 of {ATTACKS} attacks selected (-k MCA-REPLAY)"])
     review = (pytester.path / "out" / "review.md").read_text()
-    assert headline_of(review) == "**What was judged**: partial: 3 of 77 attacks selected (-k REPLAY)."
+    assert (
+        headline_of(review)
+        == f"**What was judged**: partial: 3 of {ATTACKS} attacks selected (-k MCA-REPLAY)."
+    )
     assert json.loads((pytester.path / "out" / "audit.json").read_text())["scope"] == {
-        "attacks": 77,
+        "attacks": ATTACKS,
         "selected": 3,
-        "selected_by": "-k REPLAY",
+        "selected_by": "-k MCA-REPLAY",
         "stopped_early": None,
     }
 
 
 def test_a_run_stopped_by_x_says_so(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
-        "--mcp-target", reference("--flaw", "no-ledger"), "--mcp-report-dir", "out", "-k", "REPLAY", "-x"
+        "--mcp-target", reference("--flaw", "no-ledger"), "--mcp-report-dir", "out", "-k", "MCA-REPLAY", "-x"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["judged: stopped early (-x): 1 of 3 selected attacks run; partial: *"])
@@ -86,7 +94,9 @@ def test_a_run_stopped_by_x_says_so(pytester: pytest.Pytester) -> None:
 
 def test_a_complete_clean_run_says_it_judged_everything_it_ran(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--mcp-target", reference(), "-k", "FORGE-00 or control")
-    result.stdout.fnmatch_lines(["judged: partial: 9 of 77 attacks selected (-k FORGE-00 or control)"])
+    result.stdout.fnmatch_lines(
+        [f"judged: partial: 9 of {ATTACKS} attacks selected (-k FORGE-00 or control)"]
+    )
     result.stdout.fnmatch_lines(
         ["family*tool*attacks*vulnerable*weak*refused*", "forged-state*delete_file*9*"]
     )
@@ -97,11 +107,12 @@ def test_lf_reruns_only_the_attacks_that_failed_and_says_the_run_is_partial(
     pytester: pytest.Pytester,
 ) -> None:
     flawed = reference("--flaw", "no-ledger")
-    first = pytester.runpytest("--mcp-target", flawed, "-k", "REPLAY or FORGE-001")
+    first = pytester.runpytest("--mcp-target", flawed, "-k", "MCA-REPLAY or FORGE-001")
     first.assert_outcomes(failed=3, passed=1)
     again = pytester.runpytest("--mcp-target", flawed, "--lf", "--mcp-report-dir", "out")
     # Only the three replays, not the whole catalogue again.
-    again.assert_outcomes(failed=3, deselected=78)
+    # Every item but the three failures: the attacks and the one control item.
+    again.assert_outcomes(failed=3, deselected=ATTACKS + 1)
     again.stdout.fnmatch_lines(
-        ["run-last-failure: rerun previous 3 failures", "judged: partial: 3 of 77 *(--lf)"]
+        ["run-last-failure: rerun previous 3 failures", f"judged: partial: 3 of {ATTACKS} *(--lf)"]
     )
