@@ -100,8 +100,10 @@ def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pyte
         "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "MCA-REPLAY or control-approve"
     )
     outcomes = result.parseoutcomes()
-    assert outcomes.get("errors") == 4
+    # The approve control is the error; the attacks it leaves unjudged fail the run as inconclusive.
+    assert (outcomes.get("errors"), outcomes.get("inconclusive")) == (1, 3), outcomes
     assert "passed" not in outcomes
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*the tool acted without asking for confirmation*"])
 
 
