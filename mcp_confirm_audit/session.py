@@ -195,25 +195,36 @@ class AuditSession:
         return Observer(tuple(probes), self.sandbox.root, self._sink)
 
     def prepare(self, specs: Iterable[AttackSpec]) -> None:
-        """Start, in the background, the second process the selected attacks will need.
+        """Start, in the background, the other processes the selected attacks will need.
 
-        It starts while the primary starts or runs controls and attacks, so the
-        attack that needs it does not wait for a whole process start-up.
+        They start while the primary starts or runs controls and attacks, so the
+        attack that needs one does not wait for a whole process start-up: a
+        second process of the target, and (over stdio, where a client's declared
+        capabilities are fixed for its process) the clients that declare no
+        elicitation or only URL mode.
         """
-        needed = any(spec.second_process for spec in specs)
+        specs = list(specs)
+        wanted = []
         elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
-        if not needed or elsewhere or "other" in self._live or "other" in self._pending:
-            return
+        if any(spec.second_process for spec in specs) and not elsewhere:
+            wanted.append("other")
+        if any(spec.technique == "capability-downgrade" for spec in specs) and not self.profile.is_url:
+            wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
+        for name in wanted:
+            if name not in self._live and name not in self._pending:
+                self._start_in_background(name)
+
+    def _start_in_background(self, name: str) -> None:
         pending: Future[Connection] = Future()
 
-        def start_other() -> None:
+        def start() -> None:
             try:
-                pending.set_result(self._ensure_now("other"))
+                pending.set_result(self._ensure_now(name))
             except BaseException as exc:
                 pending.set_exception(exc)
 
-        self._pending["other"] = pending
-        threading.Thread(target=start_other, name="mcp-audit-start-other", daemon=True).start()
+        self._pending[name] = pending
+        threading.Thread(target=start, name=f"mcp-audit-start-{name}", daemon=True).start()
 
     def _adopt(self, name: str) -> None:
         """Wait for a connection being opened in the background; it is then live (or not)."""
