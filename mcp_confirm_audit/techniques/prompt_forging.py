@@ -119,17 +119,7 @@ class _Probe:
     async def form(self, kind: str) -> None:
         second = _made(self.folder, "plain-second-name.txt")
         response = await self.attack.call("ask about another plain name", second)
-        if response.outcome is not Outcome.INPUT_REQUIRED:
-            return
-        found: list[Finding] = []
-        for question in response.questions:
-            if kind == "form-secrets":
-                found += form_secrets(question.schema)
-            elif kind == "form-nesting":
-                found += form_nesting(question.schema)
-        if kind == "names-target":
-            found += names_target(_message(response), second.name)
-        self.record("the form for a plain name", second.name, found)
+        self.record("the form for a plain name", second.name, _form_problems(kind, response, second.name))
 
     def record(
         self, how: str, example: str | Sequence[str], found: list[Finding], *, always: bool = False
@@ -227,20 +217,25 @@ class _ArgumentProbe(_Probe):
         if subject is None:
             return
         response = await self.attack.call(f"ask with another plain {self.argument!r}", subject)
-        if response.outcome is not Outcome.INPUT_REQUIRED:
-            return
-        found: list[Finding] = []
-        for question in response.questions:
-            if kind == "form-secrets":
-                found += form_secrets(question.schema)
-            elif kind == "form-nesting":
-                found += form_nesting(question.schema)
-        if kind == "names-target":
-            found += names_target(_message(response), plain)
-        self.record("the form for a plain value", plain, found)
+        self.record("the form for a plain value", plain, _form_problems(kind, response, plain))
 
 
 _HOSTILE_FILE_TEXT = b"a file with a hostile name\n"
+
+
+def _form_problems(kind: str, response: Response, plain: str) -> list[Finding]:
+    """What is wrong with the form asked about a plain value (nothing, if it did not ask)."""
+    if response.outcome is not Outcome.INPUT_REQUIRED:
+        return []
+    found: list[Finding] = []
+    for question in response.questions:
+        if kind == "form-secrets":
+            found += form_secrets(question.schema)
+        elif kind == "form-nesting":
+            found += form_nesting(question.schema)
+    if kind == "names-target":
+        found += names_target(_message(response), plain)
+    return found
 
 
 def _made(folder: Path, name: str) -> Path:
