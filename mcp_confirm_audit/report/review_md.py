@@ -309,9 +309,34 @@ def _visible_line(line: str) -> str:
     return "".join(_visible(ch) for ch in line)
 
 
+_MECHANISMS = {
+    "mrtr": "MRTR input requests",
+    "token": "a token from a preview call",
+    "pending": "a pending action approved elsewhere",
+    "flag": "an approval argument the caller sets",
+}
+
+
 def _layers(report: AuditReport) -> str:
-    rows = []
+    """The layer table; grouped by how each tool confirms when the run went through more than one way."""
+    groups: dict[str, list[Result]] = {}
     for r in report.results:
+        groups.setdefault(r.mechanism or "mrtr", []).append(r)
+    heading = "## Which layer refused each attack"
+    if len(groups) < 2:
+        return "\n\n".join([heading, _layer_table(report, report.results)])
+    parts = [heading]
+    for mechanism, results in sorted(groups.items()):
+        parts += [
+            f"### Confirmed through {_MECHANISMS.get(mechanism, inert(mechanism))}",
+            _layer_table(report, results),
+        ]
+    return "\n\n".join(parts)
+
+
+def _layer_table(report: AuditReport, results: Sequence[Result]) -> str:
+    rows = []
+    for r in results:
         mark = report.mark(r)
         rows.append(
             (
@@ -325,7 +350,7 @@ def _layers(report: AuditReport) -> str:
             )
         )
     header = ("attack", "variant", "tool", "verdict", "refused by", "asked user", "baseline")
-    return "\n\n".join(["## Which layer refused each attack", _table(header, rows)])
+    return _table(header, rows)
 
 
 def _fail_closed(results: Sequence[Result]) -> str:

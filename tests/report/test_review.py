@@ -69,3 +69,18 @@ def test_stale_entries_and_layer_drift_are_named_in_the_baseline_section(report:
     assert "MCA-FORGE-001 on `delete_file`: stale" in baseline
     assert "MCA-ROOT-003 on `delete_file`: layer-drift: refused by tool, not by protocol" in baseline
     assert "MCA-REPLAY-003 on delete_file: the attack is retired" in baseline
+
+
+def test_results_through_more_than_one_way_of_confirming_are_grouped_by_it(report: AuditReport) -> None:
+    from dataclasses import replace
+
+    token = [replace(r, mechanism="token", tool="send_payment") for r in report.results[:2]]
+    mixed = replace(report, results=(*report.results, *token))
+    table = _section(ReviewMarkdown().render(mixed), "Which layer refused each attack")
+    assert "### Confirmed through MRTR input requests" in table
+    assert table.index("### Confirmed through a token from a preview call") > table.index(
+        "### Confirmed through MRTR"
+    )
+    # One way of confirming: one table, no headings (the checked-in review reads as before).
+    single = _section(ReviewMarkdown().render(report), "Which layer refused each attack")
+    assert "### Confirmed through" not in single
