@@ -15,6 +15,7 @@ import pytest
 from conftest import MATRIX_GENERATION, REFERENCE_SERVER
 
 from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.confirmations import ANY_MECHANISM
 from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
 from mcp_confirm_audit.profile import profile_from_mapping
 from mcp_confirm_audit.session import AuditRun, run_audit
@@ -22,16 +23,8 @@ from mcp_confirm_audit.session import AuditRun, run_audit
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"
 APPROVE_CLI = TARGETS / "confirm_kinds" / "approve_cli.py"
-FAMILIES = (
-    "self-approval",
-    "token-forgery",
-    "token-replay",
-    "token-cross-target",
-    "flag-bypass",
-    "policy-self-loosening",
-    "ungated",
-    "capability-downgrade",
-)
+# The families that judge any way of confirming; the MRTR families are proven elsewhere.
+FAMILIES = tuple(sorted(ANY_MECHANISM))
 V, W, R = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED
 
 
