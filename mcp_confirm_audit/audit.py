@@ -20,6 +20,7 @@ from .baseline import Baseline, load_baseline
 from .catalogue import load_catalogue
 from .collect import (
     BASELINE_KEY,
+    CONTROL_ITEMS,
     CONTROL_PROPERTY,
     RESULT_PROPERTY,
     SESSION_KEY,
@@ -208,7 +209,7 @@ class _Audit:
         parent = AuditCollector.from_parent(session, name="mcp-audit", nodeid="mcp-audit")
         ours: list[pytest.Item] = []
         for plan in audit.plans:
-            for control in ("approve", "decline", "cancel", "negative"):
+            for control in CONTROL_ITEMS:
                 name = f"control-{control}[{plan.name}]"
                 ours.append(
                     ControlItem.from_parent(

@@ -60,6 +60,10 @@ class AuditCollector(pytest.Collector):
         return []
 
 
+# The controls that are pytest items of their own, for every audited tool.
+CONTROL_ITEMS = ("approve", "decline", "cancel", "negative")
+
+
 class ControlItem(pytest.Item):
     def __init__(self, *, tool: str, control: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -78,6 +82,12 @@ class ControlItem(pytest.Item):
         result = self._result()
         if result is not None:
             self.user_properties.append((CONTROL_PROPERTY, json.dumps(result.as_dict())))
+        if self.control == "approve":
+            # What no item of its own stands for (the bookkeeping the controls learned, a
+            # mechanism's preview-alone) reaches the reports with the approve control.
+            for other in self.outcome.results:
+                if other.name not in CONTROL_ITEMS:
+                    self.user_properties.append((CONTROL_PROPERTY, json.dumps(other.as_dict())))
         if self.control == "approve" and (result is None or not result.passed):
             raise Inconclusive(
                 f"the honest flow failed on {self.tool}: {result.detail if result else 'not run'}"

@@ -269,3 +269,26 @@ def test_a_preview_that_stages_the_case_file_is_judged_by_the_file_going(
     assert all(c.passed for c in run.controls), run.controls
     after_success = run.by_id()["MCA-REPLAY-001"]
     assert after_success.verdict is verdict, after_success.evidence
+
+
+def test_the_bookkeeping_the_controls_learned_is_named_in_audit_json_and_review_md(
+    pytester: pytest.Pytester,
+) -> None:
+    report = pytester.path / "out"
+    result = pytester.runpytest_subprocess(
+        "--mcp-target",
+        _command("--log-into-root"),
+        "-k",
+        "control or MCA-REPLAY-001",
+        "--mcp-report-dir",
+        str(report),
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    controls = json.loads((report / "audit.json").read_text())["controls"]
+    (learned,) = [c for c in controls if c["name"] == "bookkeeping"]
+    assert "root/audit.jsonl" in learned["detail"]
+    review = (report / "review.md").read_text()
+    assert "ignored as bookkeeping" in review
+    assert "audit.jsonl" in review
