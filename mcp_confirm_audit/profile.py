@@ -202,7 +202,21 @@ def load_profile(path: Path) -> Profile:
         here = str(path.parent.resolve())
         spelled = here if command.startswith("py:") else shlex.quote(here)
         raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
+    if isinstance(confirmation := raw.get("confirmation"), Mapping):
+        # The human's second channel is a command line too, often a script beside the profile.
+        raw = {**raw, "confirmation": _beside(confirmation, shlex.quote(str(path.parent.resolve())))}
     return profile_from_mapping(raw, source=str(path))
+
+
+def _beside(value: Any, here: str) -> Any:
+    """Every string in `value` with {profile_dir} spelled out."""
+    if isinstance(value, str):
+        return value.replace("{profile_dir}", here)
+    if isinstance(value, Mapping):
+        return {k: _beside(v, here) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_beside(v, here) for v in value]
+    return value
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -152,3 +152,17 @@ def test_a_bare_program_is_the_one_beside_the_running_interpreter_even_without_a
     assert beside_interpreter("mcp-confirm-audit") == str(beside)
     assert beside_interpreter("no-such-server") == "no-such-server"  # left to PATH, which says why
     assert beside_interpreter("./server") == "./server"
+
+
+def test_a_human_command_names_a_script_beside_the_profile_with_profile_dir(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "command: srv {root}\n"
+        "confirmation:\n"
+        "  kind: pending\n"
+        "  pending: {id_from: staged_id, human: {command: 'python {profile_dir}/approve.py {id}'},\n"
+        "            execute: {tool: execute_pending, args: {pending_id: '{id}'}}}\n"
+    )
+    human = load_profile(path).confirmation.human  # type: ignore[union-attr]
+    assert human is not None
+    assert human.command == f"python {tmp_path.resolve()}/approve.py {{id}}"
