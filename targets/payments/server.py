@@ -67,8 +67,9 @@ for _dir in (_HERE, _HERE.parent / "reference"):
 import ledger as ledgers  # noqa: E402
 import payment_flaws  # noqa: E402
 import payment_webhook  # noqa: E402
+import serving  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity  # noqa: E402
+from mcp.server.request_state import RequestStateSecurity  # noqa: E402
 from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
 from payment_audit import AuditLog  # noqa: E402
 from payment_book import Book, Order  # noqa: E402
@@ -113,7 +114,7 @@ def build_server(
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"--root {str(root)!r} is not a directory")
-    _configure_log()
+    serving.configure_log(log, "mcp-payments-reference")
     url = webhook or payment_webhook.from_root(root)
     hook = payment_webhook.Webhook(url) if url else None
     backend = ledgers.open_backend(ledger)
@@ -136,7 +137,7 @@ def build_server(
 
     server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan)
     if "unsealed-state" in active:
-        _remove_boundary(server)
+        serving.remove_boundary(server)
     if log_into_root:
         server.middleware.insert(0, AuditLog(root))  # outermost: it sees the boundary's refusals
     book = Book()
@@ -206,23 +207,6 @@ def _add_list_payments(server: MCPServer, book: Book) -> None:
     server.add_tool(
         list_payments, name="list_payments", description="Every payment sent.", annotations=_READ_ONLY
     )
-
-
-def _remove_boundary(server: MCPServer) -> None:
-    """FLAW unsealed-state: take the SDK's sealing middleware out of the chain."""
-    before = len(server.middleware)
-    server.middleware[:] = [m for m in server.middleware if not isinstance(m, RequestStateBoundary)]
-    if len(server.middleware) != before - 1:
-        raise RuntimeError("expected exactly one RequestStateBoundary in the middleware chain")
-
-
-def _configure_log() -> None:
-    if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("mcp-payments-reference: %(message)s"))
-        log.addHandler(handler)
-        log.setLevel(logging.INFO)
-        log.propagate = False
 
 
 def _parser() -> argparse.ArgumentParser:

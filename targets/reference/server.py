@@ -42,12 +42,12 @@ import forms  # noqa: E402
 import identity  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
+import serving  # noqa: E402
 import states  # noqa: E402
 import styles  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.server.request_state import (  # noqa: E402
-    RequestStateBoundary,
     RequestStateSecurity,
     authenticated_principal,
 )
@@ -85,7 +85,7 @@ def build_server(
     active = flaw_switches.check(flaws, state=state)
     _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
     written = _style(style, active, state, ledger, shared_key is not None)
-    _configure_log()
+    serving.configure_log(log, "mcp-confirm-reference")
     if "no-expiry" in active:
         ttl_seconds = SDK_DEFAULT_TTL  # FLAW no-expiry: the lifetime option reaches nothing
     policy = _policy(root, paths_mode, active)
@@ -116,7 +116,7 @@ def build_server(
     )
     server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan, **auth)
     if state == "signed" or active & flaw_switches.STATE_FLAWS:
-        _remove_boundary(server)  # the flaws, or `--state signed` which brings its own integrity
+        serving.remove_boundary(server)  # the flaws, or `--state signed` which brings its own integrity
     scheme: states.Scheme
     if written.own_state:
         scheme = styles.own_ledger.Tickets(ttl_seconds, record="no-ledger" not in active)
@@ -249,23 +249,6 @@ def _add_stat_tool(server: MCPServer, stat_policy: paths.PathPolicy) -> None:
         description="Size in bytes of one file inside the server's root.",
         annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True),
     )
-
-
-def _remove_boundary(server: MCPServer) -> None:
-    """FLAW plain-state: take the SDK's sealing middleware out of the chain."""
-    before = len(server.middleware)
-    server.middleware[:] = [m for m in server.middleware if not isinstance(m, RequestStateBoundary)]
-    if len(server.middleware) != before - 1:
-        raise RuntimeError("expected exactly one RequestStateBoundary in the middleware chain")
-
-
-def _configure_log() -> None:
-    if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("mcp-confirm-reference: %(message)s"))
-        log.addHandler(handler)
-        log.setLevel(logging.INFO)
-        log.propagate = False
 
 
 def decode_key(text: str) -> bytes:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from rounds import import_by_path
 
 SERVER_PY = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 
@@ -25,13 +24,7 @@ def server_py() -> Path:
 @pytest.fixture(scope="session")
 def reference() -> ModuleType:
     """targets/reference/server.py, imported by file path (it is not an installed package)."""
-    spec = importlib.util.spec_from_file_location("mcp_confirm_reference_server", SERVER_PY)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_by_path("mcp_confirm_reference_server", SERVER_PY)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ flawed one pays. The harness's detection matrix proves them thoroughly.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import pytest
 import yaml
 from mcp import StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
-from rounds import ask, asking_client, decline, redeem, text
+from rounds import ask, asking_client, decline, import_by_path, redeem, text
 from test_reference_server import free_port, wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -38,13 +37,7 @@ BOTH = pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"
 @pytest.fixture(scope="module")
 def payments() -> ModuleType:
     """targets/payments/server.py, imported by file path (it is not an installed package)."""
-    spec = importlib.util.spec_from_file_location("mcp_payments_reference_server", SERVER_PY)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_by_path("mcp_payments_reference_server", SERVER_PY)
 
 
 @pytest.fixture
