@@ -84,10 +84,12 @@ def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None) ->
     if isinstance(prop.get("enum"), list):
         return value
     if isinstance(value, int | float):
-        most = prop.get("maximum")
-        return (
-            value - variant if isinstance(most, int | float) and value + variant > most else value + variant
-        )
+        least, most = prop.get("minimum"), prop.get("maximum")
+        if not isinstance(most, int | float) or value + variant <= most:
+            return value + variant
+        if isinstance(least, int) and isinstance(most, int) and isinstance(value, int) and least <= value:
+            return least + (value - least + variant) % (most - least + 1)  # round within the bounds
+        return value - variant
     if isinstance(value, str) and value and not _PLACEHOLDER.search(value):
         return f"{value}-{variant}"
     return value

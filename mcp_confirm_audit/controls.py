@@ -229,25 +229,68 @@ def _watched(run: _Runner) -> str:
 
 
 async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
-    path_arg = run.plan.path_arg
-    styles = tuple(style for style in run.plan.path_styles if style != "value")
-    if path_arg is None or not styles:
-        # Not yet driven: a token or pending flow around an action that names no file.
-        said = (
-            f"{run.plan.name!r} confirms with a {flow.kind} flow, which the harness drives only for an action "
-            "that names a file so far; nothing can be judged"
-        )
-        failed = ControlResult(run.plan.name, "approve", False, True, said)
-        return ControlOutcome(None, (failed,), tuple(run.evidence), mechanism=flow)
-
-    def arguments(value: str) -> dict[str, Any]:
-        return {**run.plan.extra_args, path_arg: value}
-
     channel = honest.RecordingChannel(
         run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
     )
-    done = await honest.run(flow, arguments, styles, run.sandbox, channel)
-    return ControlOutcome(done.style, done.results, (*run.evidence, *channel.said), mechanism=flow)
+    done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
+    results = list(done.results)
+    probes = _effect_probes(run) if done.style is not None else ()
+    notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
+    if notes:
+        learned = "ignored as bookkeeping: " + "; ".join(notes)
+        results.append(ControlResult(run.plan.name, "bookkeeping", True, True, learned))
+    return ControlOutcome(
+        done.style,
+        tuple(results),
+        (*run.evidence, *channel.said),
+        probes,
+        tuple(run.bookkeeping),
+        notes,
+        mechanism=flow,
+    )
+
+
+class _Use:
+    """One use of the action in a token, pending or flag control: a case file, or setup calls made."""
+
+    def __init__(self, run: _Runner, case: Case, style: str, subject: str | Instance, look: _Look) -> None:
+        self._run, self._case, self._style = run, case, style
+        self.arguments = run.arguments(subject)
+        self._last = look
+        self._victim = identity_of(case.victim)
+
+    async def moved(self) -> honest.Moved:
+        now = await self._run.look()
+        effect = self._run.changed(self._last, now)
+        seen = self._run.changed(self._last, now, added=True)
+        self._last = now
+        victim = self._style != "value" and identity_of(self._case.victim) != self._victim
+        return honest.Moved(tuple(effect), tuple(seen), victim)
+
+    def learn(self, moved: honest.Moved, why: str) -> None:
+        self._run.learn(list(moved.seen), why, self._case)
+
+
+class _Uses:
+    def __init__(self, run: _Runner) -> None:
+        self._run = run
+
+    async def new(self, style: str, label: str) -> _Use | str:
+        run = self._run
+        case = run.sandbox.new_case(label)
+        idle, start = await run.look(), await run.look()
+        run.learn(run.changed(idle, start, added=True), "changed while the harness only looked", case)
+        try:
+            subject = await run.subject(case, style, label)
+        except SetupFailed as exc:
+            return str(exc)
+        return _Use(run, case, style, subject, await run.look())
+
+    def is_effect(self, moved: honest.Moved) -> bool:
+        return any(generalised(p) in self._run.effect for p in moved.seen)
+
+    def effect(self, moved: honest.Moved) -> None:
+        self._run.effect.update(generalised(p) for p in moved.effect)
 
 
 async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:

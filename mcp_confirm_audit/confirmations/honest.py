@@ -1,8 +1,11 @@
 """The controls of every mechanism but MRTR: the honest flow first, exactly as for MRTR.
 
-preview -> confirm -> the effect happens (this also learns the path style);
-the preview alone -> nothing happens. If the honest flow cannot be completed,
-every attack on the tool is inconclusive.
+preview -> confirm -> the effect happens (this also learns how the action is
+named: a relative path, an absolute one, or no file at all); the preview alone
+-> nothing happens. What a preview changes is bookkeeping (a staged action's
+row, say), never the effect. The controls hand over uses of the action and
+how their effect shows (`Uses`); this module knows only the flow. If the
+honest flow cannot be completed, every attack on the tool is inconclusive.
 """
 
 from __future__ import annotations
@@ -10,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..models import ControlResult, Exchange, Phase, Response
-from ..oracle.sandbox import Sandbox, identity_of
 from . import human
 from .base import AgentFlow, HumanFailed
 
@@ -48,31 +50,79 @@ class RecordingChannel:
         return said
 
 
-async def run(
-    mechanism: AgentFlow,
-    arguments: Callable[[str], dict[str, Any]],
-    styles: tuple[str, ...],
-    sandbox: Sandbox,
-    channel: RecordingChannel,
-) -> Honest:
-    """`arguments(path_value)`: the tool's arguments naming a file."""
+class Use(Protocol):
+    """One use of the action for a control: its arguments, and what has changed since it began."""
+
+    @property
+    def arguments(self) -> Mapping[str, Any]: ...
+
+    async def moved(self) -> Moved:
+        """What changed since the last look (or since the use began), and look again."""
+        ...
+
+    def learn(self, moved: Moved, why: str) -> None:
+        """Changes seen where the action did not happen: the target's bookkeeping."""
+        ...
+
+
+class Uses(Protocol):
+    """Where the controls get uses of the action, and learn what its effect looks like."""
+
+    async def new(self, style: str, label: str) -> Use | str:
+        """A fresh use named in `style` (its setup calls made), or why its setup failed."""
+        ...
+
+    def is_effect(self, moved: Moved) -> bool:
+        """Whether `moved` holds what the honest confirmation was seen to change."""
+        ...
+
+    def effect(self, moved: Moved) -> None:
+        """`moved` is what the honest confirmation changed: the action's effect from now on."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """What one step changed: `effect` counts as the action's (no new files); `seen` is everything."""
+
+    effect: tuple[str, ...]
+    seen: tuple[str, ...]
+    # The use names a file, and it is gone or changed.
+    victim: bool = False
+
+    def __bool__(self) -> bool:
+        return self.victim or bool(self.effect)
+
+    def shown(self, limit: int = 4) -> str:
+        return ", ".join(self.effect[:limit]) or "the victim"
+
+
+async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel: RecordingChannel) -> Honest:
+    """preview -> confirm -> an effect (in the first style that completes); then the preview alone -> none."""
     tool, tried = mechanism.tool, []
     for style in styles:
-        case = sandbox.new_case(f"control-{mechanism.kind}-{style}")
-        value = str(case.victim) if style == "absolute" else case.victim.relative_to(sandbox.root).as_posix()
-        before = identity_of(case.victim)
-        preview = await mechanism.preview(channel, arguments(value))
-        if identity_of(case.victim) != before:
-            detail = f"the preview itself acted ({style} paths): {mechanism.describe()}"
+        use = await uses.new(style, f"control-{mechanism.kind}-{style}")
+        if isinstance(use, str):
+            tried.append(f"{style}: {use}")
+            continue
+        preview = await mechanism.preview(channel, use.arguments)
+        at_preview = await use.moved()
+        if at_preview.victim:
+            detail = f"the preview itself acted ({style}): {mechanism.describe()}"
             return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
+        use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")
         try:
-            done = await mechanism.confirm(channel, arguments(value), preview.handle)
+            done = await mechanism.confirm(channel, use.arguments, preview.handle)
         except HumanFailed as exc:
             tried.append(f"{style}: {exc}")
             continue
-        if identity_of(case.victim) != before:
-            how = f"previewed, confirmed, acted ({style} paths) through {mechanism.kind}"
-            alone = await _preview_alone(mechanism, arguments, style, sandbox, channel)
+        at_confirm = await use.moved()
+        if at_confirm:
+            uses.effect(at_confirm)
+            how = f"previewed, confirmed, acted ({_named(style)}) through {mechanism.kind}"
+            if style == "value":
+                how += f": {at_confirm.shown()}"
+            alone = await _preview_alone(mechanism, uses, style, channel)
             if not alone.passed:
                 # A gate its own preview opens cannot be judged: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
@@ -90,23 +140,30 @@ async def run(
             )
             return Honest(style, (approve, alone, *skipped))
         said = preview.response.text[:120]
-        tried.append(f"{style}: confirmed but nothing happened (preview: {said}; confirm: {done.text[:160]})")
+        at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
+        tried.append(
+            f"{style}: confirmed but nothing happened (preview: {said}; confirm: {done.text[:160]}){at}"
+        )
     detail = f"{mechanism.describe()}; " + "; ".join(tried)
     return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
 
 
+def _named(style: str) -> str:
+    return "no file named" if style == "value" else f"{style} paths"
+
+
 async def _preview_alone(
-    mechanism: AgentFlow,
-    arguments: Callable[[str], dict[str, Any]],
-    style: str,
-    sandbox: Sandbox,
-    channel: RecordingChannel,
+    mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel
 ) -> ControlResult:
-    case = sandbox.new_case(f"control-{mechanism.kind}-preview-alone")
-    value = str(case.victim) if style == "absolute" else case.victim.relative_to(sandbox.root).as_posix()
-    before = identity_of(case.victim)
-    preview = await mechanism.preview(channel, arguments(value))
-    if identity_of(case.victim) != before:
-        return ControlResult(mechanism.tool, "preview-alone", False, True, "the preview alone acted")
+    use = await uses.new(style, f"control-{mechanism.kind}-preview-alone")
+    if isinstance(use, str):
+        return ControlResult(mechanism.tool, "preview-alone", False, True, use)
+    preview = await mechanism.preview(channel, use.arguments)
+    moved = await use.moved()
+    if moved.victim or uses.is_effect(moved):
+        return ControlResult(
+            mechanism.tool, "preview-alone", False, True, f"the preview alone acted: {moved.shown()}"
+        )
+    use.learn(moved, f"changed on a {mechanism.kind} preview alone")
     said = f"{preview.response.outcome}: {preview.response.text[:160]}"
     return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})")

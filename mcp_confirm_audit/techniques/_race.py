@@ -11,6 +11,7 @@ the verdict compares the losers' refusals with it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ async def redeem_together(
     keeper = (
         Restorer(victim, attack.sandbox.keep / attack.case.name)
         if isinstance(victim, Path)
-        else _Counter(attack)
+        else EffectCounter(attack)
     )
     with keeper as restorer:
         async with anyio.create_task_group() as group:
@@ -78,18 +79,21 @@ async def redeem_together(
     attack.single_use(pairs, taken_racing, taken, if_none_taken, counted_by)
 
 
-class _Counter:
+class EffectCounter:
     """For an action that names no file: nothing to put back, every effect stays and is counted.
 
-    A second payment is a new row, not the same file gone twice: the count is
-    how many distinct items the action's probes saw appear or change.
+    A second payment is a new row, not the same file gone twice. One effect may
+    show in several places (a row of `list_payments` and a request at the sink;
+    a joint's angle and a row in its move log), so the count is the most new
+    or changed items any one place shows: rows of one list, requests at the
+    sink, a file.
     """
 
     def __init__(self, attack: Attack) -> None:
         self._attack = attack
         self.failures: list[str] = []
 
-    def __enter__(self) -> _Counter:
+    def __enter__(self) -> EffectCounter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -105,7 +109,13 @@ class _Counter:
                 item.startswith(f"file:{inside}") for item in items
             ):
                 items.add(path)
-        return len(items)
+        places: dict[str, set[str]] = {}
+        for item in items:
+            places.setdefault(_ROW.sub("[*]", item), set()).add(item)
+        return max((len(found) for found in places.values()), default=0)
+
+
+_ROW = re.compile(r"\[\d+\]")
 
 
 def _item(path: str) -> str:

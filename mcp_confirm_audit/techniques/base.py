@@ -440,9 +440,10 @@ class Attack:
         return Mark(await self.observe(), self.sandbox.snapshot())
 
     async def took_effect(self, subject: Path | Instance, since: Mark) -> bool:
-        """Whether the action happened since `since`: the file went, a probe moved, the sandbox changed."""
+        """Whether the action happened since `since`: the file went or changed, a probe moved, the sandbox changed."""
         if isinstance(subject, Path):
-            return identity_of(subject) is None
+            now = identity_of(subject)
+            return now is None or now != since.tree.entries.get(self.case.rel(subject), now)
         return bool(self.changes(since, await self.mark()))
 
     def changes(self, before: Mark, after: Mark) -> list[str]:

@@ -25,9 +25,7 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     if arg is None:
         attack.not_applicable("the tool takes no argument that claims an approval")
         return
-    if not attack.file_only():  # driven for an action that names a file, so far
-        return
-    victim = attack.case.victim
+    victim = attack.victim
     await attack.start_attack()
     await attack.call(
         f"the caller sets {arg}: true itself", victim, arguments={**attack.arguments(victim), arg: True}

@@ -28,12 +28,12 @@ async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> No
             "no agent-callable tool changes the gate's rules (name them with policy_tools:)"
         )
         return
-    if not attack.file_only():  # driven for an action that names a file, so far
-        return
     conn = await attack.peer(attack.peers.other)
     if conn is None:
         return
-    victim = attack.case.victim
+    victim = await attack.subject_on(conn)  # a handle is minted again on that process
+    if victim is None:
+        return
     await attack.start_attack()
     for tool in tools:
         await attack.call(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..confirmations.detect import from_schemas
@@ -22,13 +23,17 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         # A pending approval names only its id: there is no other action to carry it to.
         attack.not_applicable(f"the approval names only its action: {flow.describe()}")
         return
-    if not attack.file_only():  # driven for an action that names a file, so far
-        return
-    channel, victim = AttackChannel(attack), attack.case.victim
+    channel, victim = AttackChannel(attack), attack.victim
     if params["mode"] == "other-args":
-        decoy = attack.case.add_file("decoy.txt")
+        decoy = await attack.another("decoy")
+        if decoy is None:
+            return
+        if attack.arguments(decoy) == attack.arguments(victim):
+            # The decoy's token would be the victim's own: presenting it proves nothing.
+            attack.setup_failed("no second use of the action with other arguments could be made")
+            return
         shown = await flow.preview(channel, attack.arguments(decoy))
-        attack.note("the token was previewed for decoy.txt and is presented for the victim")
+        attack.note(f"the token was previewed for {attack.path_value(decoy)} and is presented for the victim")
         tool = flow.tool
     elif params["mode"] == "other-tool":
         others = [t for t in attack.tools if t.name != flow.tool and isinstance(from_schemas(t), Token)]
@@ -37,11 +42,14 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
             return
         tool = others[0].name
         # A tool that acts with no token at all is the ungated family's finding, not this one's.
-        plain = attack.case.add_file("plain.txt")
+        plain = await attack.another("plain")
+        if plain is None:
+            return
+        since = await attack.mark()
         await channel.call(
             f"{tool} without a token, on a decoy", tool, flow.confirming(attack.arguments(plain), None)
         )
-        if not plain.exists() or plain.read_text() != VICTIM_TEXT:
+        if await attack.took_effect(plain, since) or (isinstance(plain, Path) and _rewritten(plain)):
             attack.not_applicable(f"{tool} acts without any token (see the ungated family)")
             return
         shown = await flow.preview(channel, attack.arguments(victim))
@@ -53,3 +61,8 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     await attack.start_attack()
     await flow.confirm(channel, attack.arguments(victim), shown.handle, tool=tool)
+
+
+def _rewritten(path: Path) -> bool:
+    """The decoy is still there, but not as it was written (truncated, say)."""
+    return path.read_text() != VICTIM_TEXT

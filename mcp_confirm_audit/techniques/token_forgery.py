@@ -5,7 +5,7 @@ victim, no preview at all: a random token of that shape, or the common
 constructions from the arguments (sha256, sha1, md5 of the JSON, sorted-keys
 JSON, compact JSON, joined values, with and without the tool's name, cut to the
 token's length). A construction that reproduces the decoy's own token is sent
-for the victim; the disk says whether it was accepted.
+for the victim; its effect says whether it was accepted.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import secrets
 import string
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..confirmations.token import Token
@@ -33,18 +34,32 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
     if not isinstance(flow, Token):
         attack.not_applicable(f"no token to forge: {flow.describe()}")
         return
-    if not attack.file_only():  # driven for an action that names a file, so far
-        return
     channel = AttackChannel(attack)
-    decoy = attack.case.add_file("decoy.txt")
+    decoy = await attack.another("decoy")
+    if decoy is None:
+        return
     shown = await flow.preview(channel, attack.arguments(decoy))
     if shown.handle is None:
         attack.setup_failed(f"the preview returned no token ({shown.response.text[:160]})")
         return
     observed = shown.handle
-    victim_args = attack.arguments(attack.case.victim)
+    victims = [attack.victim]
+    if attack.arguments(decoy) == attack.arguments(attack.victim):
+        # A construction that reproduces the decoy's token would then be the victim's real one.
+        attack.setup_failed("no second use of the action with other arguments could be made")
+        return
+    if not isinstance(attack.victim, Path):
+        # The victim's arguments are the controls' own: a token made from them alone may be spent
+        # already. A use of the action nobody previewed shows what a forger would reach.
+        fresh = await attack.another("forged")
+        if fresh is not None and attack.arguments(fresh) not in [
+            attack.arguments(decoy),
+            *map(attack.arguments, victims),
+        ]:
+            victims.append(fresh)
+    forged: list[tuple[dict[str, Any], str]] = []
     if params["mode"] == "random":
-        forged = _random_like(observed)
+        forged = [(attack.arguments(v), _random_like(observed)) for v in victims]
         attack.note(f"a random token of the observed shape ({len(observed)} characters)")
     else:
         decoy_args = attack.arguments(decoy)
@@ -54,14 +69,15 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
             if build(decoy_args) == observed
         ]
         name, build = made[0] if made else next(iter(_constructions(flow, len(observed))))
-        forged = build(victim_args)
+        forged = [(attack.arguments(v), build(attack.arguments(v))) for v in victims]
         attack.note(
             f"the decoy's token is {name} of its arguments"
             if made
             else f"no common construction reproduced the decoy's token; sent {name} of the victim's arguments"
         )
     await attack.start_attack()
-    await flow.confirm(channel, victim_args, forged)
+    for arguments, token in forged:
+        await flow.confirm(channel, arguments, token)
 
 
 def _random_like(token: str) -> str:

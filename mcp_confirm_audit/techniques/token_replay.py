@@ -1,13 +1,16 @@
 """`token-replay`: the same token, or pending id, presented again after it was used or declined.
 
-After success the victim is put back with the identity it had (a hard link
-kept its inode), so only a record of what was spent can refuse.
+After success a victim file is put back with the identity it had (a hard
+link kept its inode), so only a record of what was spent can refuse; an
+action that names no file keeps its honest effect, and the attack proper
+starts after it, so only a second effect counts.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +24,7 @@ from ..oracle.sandbox import identity_of
 from ..target.driver import Connection
 from . import technique
 from ._flows import AttackChannel, flow_or_not_applicable
+from ._race import EffectCounter
 from .base import Attack
 
 
@@ -32,9 +36,7 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     if flow.kind == "flag":
         attack.not_applicable(f"nothing to replay: {flow.describe()}")
         return
-    if not attack.file_only():  # driven for an action that names a file, so far
-        return
-    channel, victim = AttackChannel(attack), attack.case.victim
+    channel, victim = AttackChannel(attack), attack.victim
     args = attack.arguments(victim)
     shown = await flow.preview(channel, args)
     if shown.handle is None:
@@ -42,17 +44,23 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     if params["mode"] == "after-success":
         keep = attack.sandbox.keep / attack.case.name
-        os.link(victim, keep)
+        if isinstance(victim, Path):
+            os.link(victim, keep)
+        since = await attack.mark()
         try:
             done = await flow.confirm(channel, args, shown.handle)
         except HumanFailed as exc:
             attack.setup_failed(str(exc))
             return
-        if identity_of(victim) is not None:
+        if not await attack.took_effect(victim, since):
             attack.setup_failed(f"the honest confirmation did not take effect ({done.text[:160]})")
             return
-        os.link(keep, victim)
-        attack.note("victim put back with its original identity after the honest confirmation")
+        if isinstance(victim, Path) and identity_of(victim) is None:
+            os.link(keep, victim)
+            attack.note("victim put back with its original identity after the honest confirmation")
+        elif isinstance(victim, Path):
+            attack.restore_victim()  # changed in place (emptied): the same inode, its content again
+            attack.note("victim's content put back in place after the honest confirmation")
     elif params["mode"] == "raced":
         await _raced(attack, flow, args, shown.handle)
         return
@@ -89,7 +97,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
     conns = await attack.peer(lambda: attack.peers.same_process(attack.peers.redemptions))
     if conns is None:
         return
-    victim, keep = attack.case.victim, attack.sandbox.keep / attack.case.name
+    victim, keep = attack.victim, attack.sandbox.keep / attack.case.name
     racing: list[tuple[Exchange, Connection]] = []
 
     async def redeem(number: int, conn: Connection) -> None:
@@ -99,14 +107,18 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
         )
 
     await attack.start_attack()
-    with Restorer(victim, keep) as restorer:
+    keeper = Restorer(victim, keep) if isinstance(victim, Path) else EffectCounter(attack)
+    with keeper as restorer:
         async with anyio.create_task_group() as group:
             for number, conn in enumerate(conns, start=1):
                 group.start_soon(redeem, number, conn)
-        taken_racing = restorer.settle()
+        taken_racing = await restorer.counted()
         replay = await attack.exchange(
             "sequential replay: what the single-use check says", victim, arguments=sent, tool=tool
         )
+    taken = await restorer.counted()
     for failure in restorer.failures:
         attack.setup_failed(failure)
-    attack.single_use([(exchange, replay) for exchange, _ in racing], taken_racing, restorer.taken)
+    counted_by = "restorer" if isinstance(victim, Path) else "probes"
+    pairs = [(exchange, replay) for exchange, _ in racing]
+    attack.single_use(pairs, taken_racing, taken, counted_by=counted_by)

@@ -36,7 +36,14 @@ class TokenStore:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def issue(self, tool: str, arguments: Mapping[str, Any]) -> str:
-        token = predictable(arguments) if "predictable-token" in self.flaws else secrets.token_hex(8)
+        if "predictable-token" in self.flaws:
+            token = predictable(arguments)
+            # The same action previewed again gets the same token, armed once more: without this,
+            # an action done once (one payment, one move) could never be confirmed again.
+            with self._lock:
+                self.spent.discard(token)
+        else:
+            token = secrets.token_hex(8)
         self.issued[token] = (tool, dict(arguments))
         return token
 

@@ -22,6 +22,8 @@ from mcp_confirm_audit.session import AuditRun, run_audit
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"
+# The same gates and flaws on an action that names no file: a robot arm seen through arm_status.
+ARM_SERVER = TARGETS / "robot_arm" / "server.py"
 APPROVE_CLI = TARGETS / "confirm_kinds" / "approve_cli.py"
 # The families that judge any way of confirming; the MRTR families are proven elsewhere.
 FAMILIES = tuple(sorted(ANY_MECHANISM))
@@ -41,15 +43,21 @@ def kinds_command(mechanism: str, *flaws: str) -> str:
 
 
 def audit(
-    catalogue: Catalogue, mechanism: str, *flaws: str, stdio: bool = False, **settings: object
+    catalogue: Catalogue,
+    mechanism: str,
+    *flaws: str,
+    stdio: bool = False,
+    server: Path = KINDS_SERVER,
+    **settings: object,
 ) -> AuditRun:
     """In-process unless `stdio` (fast; the transports are proven alike in test_transports.py)."""
     if stdio:
         target: dict[str, object] = {"command": kinds_command(mechanism, *flaws)}
     else:
         factory = {"mechanism": mechanism, "flaws": list(flaws)}
-        target = {"command": f"py:{KINDS_SERVER}:build_server", "factory_args": factory}
-    raw = {**target, "tool": "delete_file", "call_timeout": 10.0, **settings}
+        target = {"command": f"py:{server}:build_server", "factory_args": factory}
+    tool = "move_joint" if server == ARM_SERVER else "delete_file"
+    raw = {**target, "tool": tool, "call_timeout": 10.0, **settings}
     profile = profile_from_mapping(raw, source="test")
 
     def select(spec: AttackSpec) -> bool:
@@ -127,8 +135,31 @@ CAREFUL_LAYER = {"capability-downgrade": Layer.PROTOCOL}
 def test_each_flaw_is_caught_by_its_family_and_each_careful_variant_refused(
     catalogue: Catalogue, case: str
 ) -> None:
+    _caught_by_its_family_and_refused_elsewhere(catalogue, case, KINDS_SERVER)
+
+
+# The arm has no flag mechanism: its flag flaws are the file server's alone.
+ARM_CASES = sorted(name for name, (mechanism, *_) in CASES.items() if mechanism in ("token", "pending"))
+
+
+@pytest.mark.parametrize("case", ARM_CASES)
+def test_the_same_flaws_are_caught_when_the_confirmed_action_names_no_file(
+    catalogue: Catalogue, case: str
+) -> None:
+    # Moving a robot arm: the token, the pending id and the policy guard a move seen only
+    # through the read-only arm_status, with verdicts and layers exactly as on the file server.
+    run = _caught_by_its_family_and_refused_elsewhere(catalogue, case, ARM_SERVER)
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert "no file named" in approve.detail and "tool:arm_status.moves[0]" in approve.detail
+    if CASES[case][0] == "pending":
+        # Staging shows in arm_status as a move waiting: learned as bookkeeping, never an effect.
+        learned = next(c for c in run.controls if c.name == "bookkeeping")
+        assert "tool:arm_status.waiting[*]" in learned.detail
+
+
+def _caught_by_its_family_and_refused_elsewhere(catalogue: Catalogue, case: str, server: Path) -> AuditRun:
     mechanism, flaw, settings, expected = CASES[case]
-    run = audit(catalogue, mechanism, *([flaw] if flaw else []), **settings)
+    run = audit(catalogue, mechanism, *([flaw] if flaw else []), server=server, **settings)
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     for result in run.results:
         if result.id in expected:
@@ -140,6 +171,7 @@ def test_each_flaw_is_caught_by_its_family_and_each_careful_variant_refused(
     assert set(expected) <= judged
     want = "mrtr" if mechanism == "flag" else mechanism
     assert {r.mechanism for r in run.results} == {want}
+    return run
 
 
 def test_a_pending_id_the_human_declined_is_not_executed(catalogue: Catalogue) -> None:
@@ -167,6 +199,20 @@ def test_zero_config_detects_the_mechanism_and_completes_its_honest_flow(
     assert all(found in c.detail for c in approve), approve
     alone = [c for c in run.controls if c.name == "preview-alone"]
     assert all(c.passed for c in alone), alone
+
+
+@pytest.mark.parametrize(("mechanism", "flaws"), [("token", ()), ("pending", ("agent-approval",))])
+def test_zero_config_detects_the_mechanism_of_an_action_that_names_no_file(
+    catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...]
+) -> None:
+    # No profile at all: harmless joint and degrees from the schema, the effect probe found
+    # among the read-only tools, the mechanism from the schema (a token) or the first answer.
+    run = audit(catalogue, mechanism, *flaws, server=ARM_SERVER, tool=None)
+    approve = [c for c in run.controls if c.name == "approve" and c.tool == "move_joint"]
+    assert approve and approve[0].passed, run.controls
+    assert f"through {mechanism}" in approve[0].detail and "tool:arm_status" in approve[0].detail
+    alone = [c for c in run.controls if c.name == "preview-alone" and c.tool == "move_joint"]
+    assert alone and alone[0].passed, alone
 
 
 def test_zero_config_detects_a_pending_flow_it_cannot_approve_and_says_how_to_name_the_human(
