@@ -150,7 +150,8 @@ def test_the_same_flaws_are_caught_when_the_confirmed_action_names_no_file(
     # through the read-only arm_status, with verdicts and layers exactly as on the file server.
     run = _caught_by_its_family_and_refused_elsewhere(catalogue, case, ARM_SERVER)
     approve = next(c for c in run.controls if c.name == "approve")
-    assert "no file named" in approve.detail and "tool:arm_status.moves[0]" in approve.detail
+    assert "no file named" in approve.detail
+    assert "tool:arm_status.moves[0]" in approve.detail
     if CASES[case][0] == "pending":
         # Staging shows in arm_status as a move waiting: learned as bookkeeping, never an effect.
         learned = next(c for c in run.controls if c.name == "bookkeeping")
@@ -208,11 +209,12 @@ def test_zero_config_detects_the_mechanism_of_an_action_that_names_no_file(
     # No profile at all: harmless joint and degrees from the schema, the effect probe found
     # among the read-only tools, the mechanism from the schema (a token) or the first answer.
     run = audit(catalogue, mechanism, *flaws, server=ARM_SERVER, tool=None)
-    approve = [c for c in run.controls if c.name == "approve" and c.tool == "move_joint"]
-    assert approve and approve[0].passed, run.controls
-    assert f"through {mechanism}" in approve[0].detail and "tool:arm_status" in approve[0].detail
-    alone = [c for c in run.controls if c.name == "preview-alone" and c.tool == "move_joint"]
-    assert alone and alone[0].passed, alone
+    approve = next(c for c in run.controls if c.name == "approve" and c.tool == "move_joint")
+    assert approve.passed, run.controls
+    assert f"through {mechanism}" in approve.detail
+    assert "tool:arm_status" in approve.detail
+    alone = next(c for c in run.controls if c.name == "preview-alone" and c.tool == "move_joint")
+    assert alone.passed, alone
 
 
 def test_zero_config_detects_a_pending_flow_it_cannot_approve_and_says_how_to_name_the_human(
