@@ -42,7 +42,7 @@ def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: 
         "MCA-REPLAY or control",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=3, passed=4)
+    result.assert_outcomes(failed=3, passed=4, skipped=1)
     result.stdout.fnmatch_lines(
         [
             "*MCA-REPLAY-002 A declined question's state redeemed again with an accept*",
@@ -111,3 +111,31 @@ def test_the_ini_twin_configures_the_target(pytester: pytest.Pytester) -> None:
     pytester.makeini(f"[pytest]\nmcp_target = {target()}\n")
     result = pytester.runpytest("-k", "CONSENT-001", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["mcp-audit::MCA-CONSENT-001-decline[[]delete_file[]]"])
+
+
+ARM = Path(__file__).resolve().parents[2] / "targets" / "robot_arm" / "server.py"
+
+
+def test_a_token_flows_preview_alone_is_a_control_item_of_its_own(pytester: pytest.Pytester) -> None:
+    # A preview that moved the arm would open the gate it previews: that is its own item,
+    # as a decline is an MRTR flow's; the MRTR "no" items are skipped with why.
+    arm = shlex.join([sys.executable, str(ARM), "--root", "{root}", "--mechanism", "token"])
+    profile = pytester.path / "arm.yaml"
+    profile.write_text(f"command: {json.dumps(arm)}\ntool: move_joint\n")
+    result = pytester.runpytest(
+        "--mcp-profile", str(profile), "-k", "control", "--mcp-report-dir", "out", "-rs"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=2, skipped=3)
+    result.stdout.fnmatch_lines(["*SKIPPED*a token flow has no decline*"])
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    alone = next(c for c in report["controls"] if c["name"] == "preview-alone")
+    assert alone["passed"], alone
+    assert alone["detail"].startswith("no effect")
+
+
+def test_an_mrtr_tools_preview_alone_item_is_skipped_saying_why(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--mcp-target", target(), "-k", "control-preview-alone", "-rs")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*SKIPPED*an MRTR flow has no preview*"])

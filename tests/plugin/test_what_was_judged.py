@@ -110,9 +110,9 @@ def test_lf_reruns_only_the_attacks_that_failed_and_says_the_run_is_partial(
     first = pytester.runpytest("--mcp-target", flawed, "-k", "MCA-REPLAY or FORGE-001")
     first.assert_outcomes(failed=3, passed=1)
     again = pytester.runpytest("--mcp-target", flawed, "--lf", "--mcp-report-dir", "out")
-    # Only the three replays, not the whole catalogue again.
-    # Every item but the three failures: the attacks and the one control item.
-    again.assert_outcomes(failed=3, deselected=ATTACKS + 1)
+    # Only the three replays, not the whole catalogue again: every other attack and the five
+    # control items are deselected.
+    again.assert_outcomes(failed=3, deselected=ATTACKS - 3 + 5)
     again.stdout.fnmatch_lines(
         ["run-last-failure: rerun previous 3 failures", f"judged: partial: 3 of {ATTACKS} *(--lf)"]
     )
