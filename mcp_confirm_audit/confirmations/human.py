@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx2
@@ -31,7 +31,8 @@ METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 # What the harness fills in a step; anything else in braces is a typo.
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 URL_NAMES = ("url", "id")
-# Evidence, not content: an endpoint's answer is cut to this and kept on one line.
+# Evidence, not content: an endpoint's answer is read this far, and cut to _SAID on one line.
+_KEPT = 4096
 _SAID = 200
 
 
@@ -40,9 +41,19 @@ class Command:
     """A command line the person runs, with `{id}` (and `{root}`)."""
 
     line: str
+    # Put in after the line is split into words: an id the target chose never adds a word of its own.
+    pending_id: str | None = None
 
     def with_id(self, pending_id: str) -> Command:
-        return Command(self.line.replace("{id}", pending_id))
+        return replace(self, pending_id=pending_id)
+
+    def words(self, root: Path) -> list[str]:
+        words = [word.replace("{root}", str(root)) for word in shlex.split(self.line)]
+        return words if self.pending_id is None else [w.replace("{id}", self.pending_id) for w in words]
+
+    def __str__(self) -> str:
+        # For evidence only: what the person typed, as they would read it.
+        return self.line if self.pending_id is None else self.line.replace("{id}", self.pending_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +68,8 @@ class HttpCall:
 
     def with_id(self, pending_id: str) -> HttpCall:
         body = None if self.json is None else _filled(self.json, pending_id)
-        return replace(self, url=self.url.replace("{id}", pending_id), json=body)
+        # Quoted in the URL: an id the target chose cannot add a path, a query or another host.
+        return replace(self, url=self.url.replace("{id}", quote(pending_id, safe="")), json=body)
 
 
 HumanStep = Command | HttpCall
@@ -75,7 +87,7 @@ class Where:
 async def run(step: HumanStep, where: Where) -> str:
     """Take `step` on the person's channel: one line saying what was done and what came back."""
     if isinstance(step, Command):
-        return await _command(step.line, where)
+        return await _command(step, where)
     return await _request(step, where)
 
 
@@ -125,8 +137,8 @@ def loopback_problem(url: str) -> str | None:
     return None
 
 
-async def _command(command: str, where: Where) -> str:
-    words = [word.replace("{root}", str(where.root)) for word in shlex.split(command)]
+async def _command(step: Command, where: Where) -> str:
+    words, command = step.words(where.root), str(step)
     if not words:
         raise HumanFailed("the human's command is empty")
     try:
@@ -156,28 +168,37 @@ async def _request(step: HttpCall, where: Where) -> str:
         raise HumanFailed(f"the human's URL {problem}")
     what = f"{step.method} {url}"
     sent = " ".join(f"({h.redacted})" for h in step.headers)
+    late = f"the approval endpoint did not answer {what} within {where.timeout:g}s"
     try:
         # No proxy from the environment (it could take the request off this machine), no redirects
         # (one could too), and the bound on the whole exchange, not only on each read.
-        async with httpx2.AsyncClient(
-            timeout=where.timeout, trust_env=False, follow_redirects=False
-        ) as client:
-            with anyio.fail_after(where.timeout):
-                answer = await client.request(
+        with anyio.fail_after(where.timeout):
+            async with (
+                httpx2.AsyncClient(timeout=where.timeout, trust_env=False, follow_redirects=False) as client,
+                client.stream(
                     step.method, url, json=step.json, headers=http_headers.as_dict(step.headers)
-                )
-    except TimeoutError:
-        raise HumanFailed(f"the approval endpoint did not answer {what} within {where.timeout:g}s") from None
-    except httpx2.TimeoutException:
-        raise HumanFailed(f"the approval endpoint did not answer {what} within {where.timeout:g}s") from None
+                ) as answer,
+            ):
+                status, body = answer.status_code, await _head(answer)
+    except (TimeoutError, httpx2.TimeoutException):
+        raise HumanFailed(late) from None
     except httpx2.HTTPError as exc:
-        raise HumanFailed(
-            f"the approval endpoint could not be reached ({_one_line(str(exc)) or type(exc).__name__}): {what}"
-        ) from None
-    said = _one_line(http_headers.scrub(answer.text, step.headers))[:_SAID]
-    if not 200 <= answer.status_code < 300:
-        raise HumanFailed(f"the approval endpoint answered {what} with HTTP {answer.status_code}: {said}")
-    return f"{what}{' ' + sent if sent else ''}: HTTP {answer.status_code} {said}".rstrip()
+        why = _one_line(str(exc)) or type(exc).__name__
+        raise HumanFailed(f"the approval endpoint could not be reached ({why}): {what}") from None
+    said = _one_line(http_headers.scrub(body.decode(errors="replace"), step.headers))[:_SAID]
+    if not 200 <= status < 300:
+        raise HumanFailed(f"the approval endpoint answered {what} with HTTP {status}: {said}")
+    return f"{what}{' ' + sent if sent else ''}: HTTP {status} {said}".rstrip()
+
+
+async def _head(answer: httpx2.Response) -> bytes:
+    """The first bytes of an answer: evidence, so an endless body costs nothing."""
+    kept = b""
+    async for chunk in answer.aiter_bytes():
+        kept += chunk
+        if len(kept) >= _KEPT:
+            break
+    return kept[:_KEPT]
 
 
 def _filled(value: Any, pending_id: str) -> Any:

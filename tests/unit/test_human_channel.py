@@ -32,12 +32,24 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
     def _answer(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.seen.append((self.command, self.path, dict(self.headers), body))
+        if self.path == "/endless":
+            self._endless()
+            return
         status = int(self.path.split("/")[2]) if self.path.startswith("/status/") else 200
         self.send_response(status)
         if status == 302:
             self.send_header("Location", "http://approvals.example.com/elsewhere")
         self.end_headers()
         self.wfile.write(b"ok\nsecret-approver-token echoed")
+
+    def _endless(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b"x" * 65536)
+        except OSError:
+            pass  # the harness stopped reading and hung up
 
     do_POST = do_PUT = do_GET = _answer
 
@@ -76,6 +88,27 @@ async def test_the_request_carries_the_id_and_only_the_headers_the_step_names(
     assert headers["Authorization"] == "Bearer secret-approver-token"
     # What the run keeps: the request, the credential redacted, the answer scrubbed of it and on one line.
     assert said == f"POST {url}/approvals/ab12 (Authorization: Bearer ***): HTTP 200 ok *** echoed"
+
+
+@pytest.mark.anyio
+async def test_an_id_the_target_chose_stays_one_path_segment_and_one_word(
+    endpoint: tuple[str, list[tuple[str, str, dict[str, str], bytes]]], tmp_path: Path
+) -> None:
+    url, seen = endpoint
+    await run(HttpCall("{url}/approvals/{id}").with_id("../admin?all=1#"), Where(tmp_path, 5.0, url))
+    assert seen[0][1] == "/approvals/..%2Fadmin%3Fall%3D1%23"
+    hostile = Command("python3 -c 'import sys; print(sys.argv[1:])' {id} approved").with_id("x --inbox /etc")
+    said = await run(hostile, Where(tmp_path, 10.0))
+    assert said.endswith(": ['x --inbox /etc', 'approved']")
+
+
+@pytest.mark.anyio
+async def test_an_endless_answer_is_read_only_as_far_as_the_evidence_needs(
+    endpoint: tuple[str, list[tuple[str, str, dict[str, str], bytes]]], tmp_path: Path
+) -> None:
+    url, _ = endpoint
+    said = await run(HttpCall(f"{url}/endless"), Where(tmp_path, 10.0))
+    assert said.startswith(f"POST {url}/endless: HTTP 200 xxxx")
 
 
 @pytest.mark.anyio
