@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import MATRIX_GENERATION
-from test_confirmation_kinds import FAMILIES, KINDS_SERVER, audit
+from test_confirmation_kinds import FAMILIES, HUMAN_CHANNEL, KINDS_SERVER, audit
 
 from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
@@ -86,6 +86,11 @@ def test_the_careful_pending_server_approved_on_its_own_http_endpoint_refuses_ev
         (r.id, r.verdict, r.layer, r.reason) for r in judged
     ]
     assert {r.family for r in judged} <= set(FAMILIES)
+    # Exactly as when the person approves with a command.
+    by_command = audit(catalogue, "pending", **HUMAN_CHANNEL)
+    assert {r.id: (r.verdict, r.layer) for r in run.results} == {
+        r.id: (r.verdict, r.layer) for r in by_command.results
+    }
     # Declined on the endpoint, then executed: the store refuses it.
     declined = run.by_id()["MCA-TOKREUSE-002"]
     assert (declined.verdict, declined.layer) == (Verdict.REFUSED, Layer.TOOL), declined.evidence
