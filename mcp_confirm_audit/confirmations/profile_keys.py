@@ -66,7 +66,7 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
     if kind == "pending":
         pending = _mapping(value.get("pending") or {}, "pending", fail)
         _only(pending, {"id_from", "approve", "human", "execute"}, "pending", fail)
-        human = None
+        person = None
         if (said := pending.get("human")) is not None:
             said = _mapping(said, "pending.human", fail)
             _only(said, {"command", "http", "decline"}, "pending.human", fail)
@@ -79,14 +79,14 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
             elif decline is not None:
                 decline = _mapping(decline, "pending.human.decline", fail)
                 _only(decline, {"command", "http"}, "pending.human.decline", fail)
-            human = Human(
+            person = Human(
                 approve, _human_step(decline, "pending.human.decline", fail, source) if decline else None
             )
         id_from = pending.get("id_from")
         return Pending(
             id_from=_name(id_from, "pending.id_from", fail) if id_from is not None else None,
             approve=_call(pending.get("approve"), "pending.approve", fail),
-            human=human,
+            human=person,
             execute=_call(pending.get("execute"), "pending.execute", fail),
             source="profile",
         )
