@@ -148,10 +148,11 @@ class Profile:
         return "http" if self.is_url or self.serves_http else "stdio"
 
     def every_header(self) -> Iterator[Header]:
-        """The profile's headers and every principal's: what must be scrubbed from any text kept."""
+        """The profile's headers, every principal's and the human's: what must be scrubbed from any text kept."""
         yield from self.headers
         for principal in self.principals.values():
             yield from principal
+        yield from profile_keys.human_headers(self.confirmation)
 
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
@@ -453,6 +454,9 @@ def _check_topology(profile: Profile) -> None:
             )
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
+    url = profile.command if profile.is_url else None
+    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url):
+        raise UsageError(f"{where}: {problem}")
     if (profile.headers or profile.principals) and profile.transport != "http":
         raise UsageError(
             f"{where}: headers and principals are sent over HTTP, and this target speaks {profile.transport}; "

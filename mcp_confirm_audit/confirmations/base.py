@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..models import Response
+
+if TYPE_CHECKING:
+    from .human import HumanStep
 
 
 class HumanFailed(Exception):
@@ -20,8 +23,8 @@ class Channel(Protocol):
         """One tools/call on the agent's own connection."""
         ...
 
-    async def human(self, label: str, command: str) -> str:
-        """The person, on a channel of their own: run `command`; what it said, or HumanFailed."""
+    async def human(self, label: str, step: HumanStep) -> str:
+        """The person, on a channel of their own: take `step` (a command, a request); what it said, or HumanFailed."""
         ...
 
 

@@ -44,9 +44,10 @@ class RecordingChannel:
         self.record(exchange)
         return exchange.response
 
-    async def human(self, label: str, command: str) -> str:
-        said = await human.run(command, self.root, self.timeout)
-        self.said.append(f"{label}: ran {command!r}: {said[:120]}")
+    async def human(self, label: str, step: human.HumanStep) -> str:
+        where = human.Where(self.root, self.timeout, human.base_url(self.conn.endpoint))
+        said = await human.run(step, where)
+        self.said.append(f"{label}: {said[:160]}")
         return said
 
 

@@ -2,8 +2,8 @@
 
 `approve` is a tool call that approves (the agent can make it: no human is
 then involved); `human` is the person on a channel of their own (a command
-the harness runs with `{id}`); `execute` is the later call that acts, when the
-approval itself does not.
+the harness runs, or an HTTP call to the server's approval endpoint, with
+`{id}`); `execute` is the later call that acts, when the approval itself does not.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from ..models import Response
 from . import values
 from .base import Channel, HumanFailed, Preview
+from .human import HumanStep
 
 # A result field that names the staged action.
 ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|request|change)_?id$", re.I)
@@ -36,10 +37,10 @@ class CallTemplate:
 
 @dataclass(frozen=True, slots=True)
 class Human:
-    """The person's own channel: commands the harness runs, with `{id}` (and `{root}`)."""
+    """The person's own channel: how they approve, and how they decline, each with `{id}`."""
 
-    command: str
-    decline: str | None = None
+    approve: HumanStep
+    decline: HumanStep | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +99,15 @@ class Pending:
     async def approve_only(self, channel: Channel, handle: str, *, as_agent: bool = False) -> Response | None:
         """The approval step alone: the human's command, or the approve tool (what it answered)."""
         if self.human is not None and not as_agent:
-            await channel.human(f"the human approves {handle}", self.human.command.replace("{id}", handle))
+            await channel.human(f"the human approves {handle}", self.human.approve.with_id(handle))
             return None
         if self.approve is not None:
             return await channel.call("approve", self.approve.tool, self.approve.filled(handle))
         if not as_agent:
             raise HumanFailed(
                 "nothing can approve the pending action: name the human's channel in the profile "
-                "(confirmation: {kind: pending, pending: {human: {command: 'approve-cli {id}'}}}) or the approve tool"
+                "(confirmation: {kind: pending, pending: {human: {command: 'approve-cli {id}'}}}, or "
+                "human: {http: {url: '{url}/approvals/{id}'}}) or the approve tool"
             )
         return None
 
@@ -113,5 +115,5 @@ class Pending:
         """The human says no on their channel; False when the profile gives no way to."""
         if self.human is None or self.human.decline is None:
             return False
-        await channel.human(f"the human declines {handle}", self.human.decline.replace("{id}", handle))
+        await channel.human(f"the human declines {handle}", self.human.decline.with_id(handle))
         return True

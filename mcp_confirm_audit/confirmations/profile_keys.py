@@ -7,16 +7,22 @@ confirmation:
   # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
   # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
   #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
+  # pending: {human: {http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
+  #                          headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}},
+  #                   decline: {http: {url: "{url}/approvals/{id}", json: {decision: declined}}}}}
   # flag: {arg: human_approved, value: true}
 policy_tools: [set_frame]
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
+from .. import headers as http_headers
 from ..errors import UsageError
+from . import human
 from .base import Mechanism
 from .flag import Flag
 from .mrtr import Mrtr
@@ -60,22 +66,27 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
     if kind == "pending":
         pending = _mapping(value.get("pending") or {}, "pending", fail)
         _only(pending, {"id_from", "approve", "human", "execute"}, "pending", fail)
-        human = None
+        person = None
         if (said := pending.get("human")) is not None:
             said = _mapping(said, "pending.human", fail)
-            _only(said, {"command", "decline"}, "pending.human", fail)
-            command = said.get("command")
-            if not isinstance(command, str) or "{id}" not in command:
-                raise fail("pending.human.command must be a command line with {id} where the pending id goes")
+            _only(said, {"command", "http", "decline"}, "pending.human", fail)
+            approve = _human_step(said, "pending.human", fail, source)
+            if approve is None:
+                raise fail("pending.human needs 'command' (a command line) or 'http' (a request), with {id}")
             decline = said.get("decline")
-            if decline is not None and (not isinstance(decline, str) or "{id}" not in decline):
-                raise fail("pending.human.decline must be a command line with {id}")
-            human = Human(command, decline)
+            if isinstance(decline, str):
+                decline = {"command": decline}
+            elif decline is not None:
+                decline = _mapping(decline, "pending.human.decline", fail)
+                _only(decline, {"command", "http"}, "pending.human.decline", fail)
+            person = Human(
+                approve, _human_step(decline, "pending.human.decline", fail, source) if decline else None
+            )
         id_from = pending.get("id_from")
         return Pending(
             id_from=_name(id_from, "pending.id_from", fail) if id_from is not None else None,
             approve=_call(pending.get("approve"), "pending.approve", fail),
-            human=human,
+            human=person,
             execute=_call(pending.get("execute"), "pending.execute", fail),
             source="profile",
         )
@@ -84,6 +95,35 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
     if "arg" not in flag:
         raise fail("flag needs 'arg', the argument that says it was approved (e.g. {arg: human_approved})")
     return Flag(arg=_name(flag["arg"], "flag.arg", fail), value=flag.get("value", True), source="profile")
+
+
+def human_steps(mechanism: Mechanism | None) -> tuple[human.HumanStep, ...]:
+    """The steps a profile gives the person: how they approve, and how they decline if it says."""
+    if not isinstance(mechanism, Pending) or mechanism.human is None:
+        return ()
+    said = mechanism.human
+    return (said.approve,) if said.decline is None else (said.approve, said.decline)
+
+
+def human_headers(mechanism: Mechanism | None) -> tuple[http_headers.Header, ...]:
+    """The headers the person's own requests carry: credentials, never shown."""
+    steps = human_steps(mechanism)
+    return tuple(h for step in steps if isinstance(step, human.HttpCall) for h in step.headers)
+
+
+def target_url_problem(mechanism: Mechanism | None, transport: str, url: str | None) -> str | None:
+    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can."""
+    named = [s for s in human_steps(mechanism) if isinstance(s, human.HttpCall) and "{url}" in s.url]
+    if not named:
+        return None
+    if transport != "http":
+        return (
+            f"confirmation: pending.human names {{url}}, the target's base URL, and this target speaks {transport}; "
+            "serve it over HTTP ({port} in the command) or give the approval endpoint's full loopback URL"
+        )
+    if url is not None and (problem := human.loopback_problem(url)):
+        return f"confirmation: pending.human names {{url}}, the target's base URL, and {problem}"
+    return None
 
 
 def policy_tools(value: Any, source: str) -> tuple[str, ...]:
@@ -121,3 +161,41 @@ def _call(value: Any, key: str, fail: Any) -> CallTemplate | None:
     if not isinstance(tool, str) or not tool:
         raise fail(f"{key}.tool must name a tool of the target")
     return CallTemplate(tool, dict(_mapping(call.get("args") or {}, f"{key}.args", fail)))
+
+
+def _human_step(said: Mapping[str, Any] | None, where: str, fail: Any, source: str) -> human.HumanStep | None:
+    """`command:` or `http:` of a human's step (exactly one), checked; None if it names neither."""
+    if said is None:
+        return None
+    if "command" in said and "http" in said:
+        raise fail(f"{where} takes 'command' or 'http', not both")
+    if "command" in said:
+        command = said["command"]
+        if not isinstance(command, str) or "{id}" not in command:
+            raise fail(f"{where}.command must be a command line with {{id}} where the pending id goes")
+        return human.Command(command)
+    if "http" not in said:
+        return None
+    key = f"{where}.http"
+    call = _mapping(said["http"], key, fail)
+    _only(call, {"url", "method", "json", "headers"}, key, fail)
+    url = call.get("url")
+    if not isinstance(url, str) or not url:
+        raise fail(f"{key}.url must be the approval endpoint's URL, e.g. '{{url}}/approvals/{{id}}'")
+    if problem := human.url_problem(url):
+        raise fail(f"{key}.url {problem}")
+    method = call.get("method", "POST")
+    if not isinstance(method, str) or method.upper() not in human.METHODS:
+        raise fail(f"{key}.method must be one of {', '.join(human.METHODS)}, got {method!r}")
+    body = call.get("json")
+    if body is not None:
+        body = dict(_mapping(body, f"{key}.json", fail))
+    if "{id}" not in url + repr(body):
+        raise fail(f"{key} must say {{id}} (in its url or json) where the pending id goes")
+    sent: tuple[http_headers.Header, ...] = ()
+    if (raw := call.get("headers")) is not None:
+        # The person's own credentials, read and redacted as the target's are; never the target's own.
+        sent = http_headers.from_mapping(
+            raw, source=f"profile {source}: confirmation: {key}", environ=os.environ
+        )
+    return human.HttpCall(url, method.upper(), body, sent)

@@ -12,7 +12,7 @@ from .base import Attack
 
 
 class AttackChannel:
-    """A confirmations Channel over the attack's connection; the human's commands become notes."""
+    """A confirmations Channel over the attack's connection; the human's steps become notes."""
 
     def __init__(self, attack: Attack, connection: Connection | None = None) -> None:
         self.attack = attack
@@ -23,9 +23,12 @@ class AttackChannel:
             label, self.attack.case.victim, arguments=arguments, tool=tool, connection=self.connection
         )
 
-    async def human(self, label: str, command: str) -> str:
-        said = await human.run(command, self.attack.sandbox.root, self.connection.call_timeout)
-        self.attack.note(f"{label}: ran {command!r} on the human's channel: {said[:120]}")
+    async def human(self, label: str, step: human.HumanStep) -> str:
+        where = human.Where(
+            self.attack.sandbox.root, self.connection.call_timeout, human.base_url(self.connection.endpoint)
+        )
+        said = await human.run(step, where)
+        self.attack.note(f"{label} on the human's channel: {said[:160]}")
         return said
 
 

@@ -1,7 +1,8 @@
 """The three gates of the confirm-kinds server: a token store, a pending store, a policy.
 
 Each keeps what the careful server needs (a token bound to one action and
-spent once; a pending action only a human's decision in the inbox releases;
+spent once; a pending action only a human's decision in the inbox releases,
+written by approve_cli.py or by the approval route over HTTP;
 a policy the agent cannot loosen), and each flaw switch removes one check.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import threading
 from collections.abc import Mapping
@@ -80,6 +82,24 @@ class PendingStore:
         pending_id = secrets.token_hex(8)
         self.staged[pending_id] = (tool, path)
         return pending_id
+
+    def decide(self, pending_id: str, decision: str) -> None:
+        """The human's decision from their own channel (the approval route), kept where `release` reads it.
+
+        One new file per decision, never rewritten, as approve_cli.py writes it: a
+        second decision on the same action is refused, whichever it was.
+        """
+        if decision not in ("approved", "declined"):
+            raise Refused("decision must be 'approved' or 'declined'")
+        if pending_id not in self.staged:
+            raise Refused("no such pending action")
+        with self._lock:
+            if any((self.inbox / f"{pending_id}.{said}").exists() for said in ("approved", "declined")):
+                raise Refused("this pending action was already decided")
+            self.inbox.mkdir(parents=True, exist_ok=True)
+            os.close(
+                os.open(self.inbox / f"{pending_id}.{decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            )
 
     def release(self, pending_id: str) -> tuple[str, str]:
         """(tool, path) of an action a human approved and nothing executed yet; else Refused."""

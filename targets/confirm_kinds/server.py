@@ -1,13 +1,15 @@
 """Reference server for confirmations that are not MRTR: a token, a pending action, a flag.
 
     python targets/confirm_kinds/server.py --root DIR --mechanism token|pending|flag [--flaw NAME ...]
+        [--transport http --port N [--approver-token-env NAME]]
 
 `delete_file` (and `truncate_file`, confirmed the same way) act on one file in
 the root once confirmed:
 - token: `dry_run: true` previews and returns a `confirm_token`, bound to the tool
   and its arguments and spent once; the call that carries it acts.
 - pending: the call stages the action and returns a `pending_id`; only the human's
-  decision (approve_cli.py, writing into `--inbox`) lets `execute_pending` act.
+  decision (approve_cli.py, writing into `--inbox`; or over HTTP, `POST
+  /approvals/{pending_id}` beside `/mcp`, see approvals.py) lets `execute_pending` act.
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
   when a caller sets it.
 `set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -28,11 +31,13 @@ for _path in (str(_HERE), str(_HERE.parent / "reference")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+import approvals  # noqa: E402
 import confirm  # noqa: E402
 import gates  # noqa: E402
 import kind_flaws as flaw_switches  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
+import serving  # noqa: E402
 import states  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
@@ -47,7 +52,12 @@ _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idem
 
 
 def build_server(
-    root: str | Path, *, mechanism: str = "token", flaws: Collection[str] = (), inbox: str | None = None
+    root: str | Path,
+    *,
+    mechanism: str = "token",
+    flaws: Collection[str] = (),
+    inbox: str | None = None,
+    approver_token: str | None = None,
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
@@ -80,7 +90,10 @@ def build_server(
         _token_tools(server, gates.TokenStore(active), rules, act, size, ungated)
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
-        _pending_tools(server, gates.PendingStore(where), rules, act, size, ungated, active)
+        store = gates.PendingStore(where)
+        _pending_tools(server, store, rules, act, size, ungated, active)
+        # The person's channel over HTTP (served only with --transport http): not a tool.
+        approvals.add_route(server, store, approver_token)
     else:
         _flag_tools(server, policy, rules, act, size, ungated, active)
 
@@ -257,12 +270,38 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
     names = sorted(flaw_switches.FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
+    parser.add_argument(
+        "--transport",
+        default="stdio",
+        choices=("stdio", "http"),
+        help="http serves http://127.0.0.1:PORT/mcp",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
+    parser.add_argument(
+        "--approver-token-env",
+        metavar="NAME",
+        help="pending over http: env var holding the token the approval route wants (Authorization: Bearer)",
+    )
     args = parser.parse_args(argv)
+    approver_token = None
+    if args.approver_token_env:
+        approver_token = os.environ.get(args.approver_token_env)
+        if not approver_token:
+            parser.error(f"environment variable {args.approver_token_env} is empty or not set")
     try:
-        server = build_server(args.root, mechanism=args.mechanism, flaws=args.flaw, inbox=args.inbox)
+        server = build_server(
+            args.root,
+            mechanism=args.mechanism,
+            flaws=args.flaw,
+            inbox=args.inbox,
+            approver_token=approver_token,
+        )
     except ValueError as exc:
         parser.error(str(exc))
-    server.run(transport="stdio")
+    if args.transport == "http":
+        serving.serve_http(server, args.port)
+    else:
+        server.run(transport="stdio")
 
 
 if __name__ == "__main__":

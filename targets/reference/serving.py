@@ -1,4 +1,4 @@
-"""What every reference server does the same way: its log line, and taking out the SDK's seal."""
+"""What every reference server does the same way: its log line, taking out the SDK's seal, serving HTTP."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateBoundary
 
-__all__ = ["configure_log", "remove_boundary"]
+__all__ = ["configure_log", "remove_boundary", "serve_http"]
 
 
 def remove_boundary(server: MCPServer) -> None:
@@ -27,3 +27,15 @@ def configure_log(log: logging.Logger, prefix: str) -> None:
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False
+
+
+def serve_http(server: MCPServer, port: int) -> None:
+    """Streamable HTTP at http://127.0.0.1:PORT/mcp (and the server's custom routes), loopback only.
+
+    Served with uvicorn directly rather than `server.run("streamable-http")` only to
+    turn the access log off: uvicorn writes it to stdout, which should stay quiet.
+    """
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level="info")

@@ -190,3 +190,19 @@ def test_init_names_its_own_option_when_the_command_has_no_root(capsys: pytest.C
     err = capsys.readouterr().err
     assert "--root-from cwd" in err
     assert "--mcp-root-from" not in err
+
+
+def test_a_human_channel_off_this_machine_is_a_one_line_usage_error(pytester: pytest.Pytester) -> None:
+    # The harness is safe on a laptop: the person's requests go to loopback only.
+    pytester.makefile(
+        ".yaml",
+        profile="command: srv --root {root}\n"
+        "confirmation:\n"
+        "  kind: pending\n"
+        "  pending: {human: {http: {url: 'https://approvals.example.com/{id}', json: {decision: approved}}}}\n",
+    )
+    run = pytester.run(sys.executable, "-m", "mcp_confirm_audit.cli", "run", "--profile", "profile.yaml")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [line for line in run.stderr.lines if line.strip()]
+    assert line.startswith("ERROR: profile profile.yaml: confirmation: pending.human.http.url ")
+    assert "is not on loopback" in line

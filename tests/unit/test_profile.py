@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_confirm_audit.confirmations.human import Command
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.profile import Profile, beside_interpreter, load_profile, resolve_profile
 
@@ -165,4 +166,4 @@ def test_a_human_command_names_a_script_beside_the_profile_with_profile_dir(tmp_
     )
     human = load_profile(path).confirmation.human  # type: ignore[union-attr]
     assert human is not None
-    assert human.command == f"python {tmp_path.resolve()}/approve.py {{id}}"
+    assert human.approve == Command(f"python {tmp_path.resolve()}/approve.py {{id}}")
