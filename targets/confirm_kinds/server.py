@@ -19,9 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 _HERE = Path(__file__).resolve().parent
 for _path in (str(_HERE), str(_HERE.parent / "reference")):
@@ -43,6 +44,7 @@ __all__ = ["MECHANISMS", "build_server", "main"]
 
 MECHANISMS = ("token", "pending", "flag")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
+_T = TypeVar("_T")
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
 
@@ -52,35 +54,55 @@ def build_server(
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     active = flaw_switches.check(flaws, mechanism)
-    policy = paths.PathPolicy.create(root)
+    containment: paths.Containment = "none" if "no-containment" in active else "resolved"
+    policy = paths.PathPolicy.create(root, containment=containment)  # FLAW no-containment
     rules = gates.Policy(active)
     server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
 
-    def act(tool: str, raw: str) -> str:
-        try:
-            target = policy.resolve(raw)
-        except paths.Refused as exc:
-            raise ToolError(str(exc)) from None
-        if _TOOLS[tool] == "delete":
-            paths.unlink_beneath(policy.root, target.parts, target.identity)
+    def act(tool: str, raw: str, seen: paths.Identity | None = None) -> str:
+        """Act on `raw`; `seen`: the file the preview showed, which it must still be."""
+        effect = _TOOLS[tool]
+        if "no-recheck" in active:
+            # FLAW no-recheck: the name is followed as it is now, links and all.
+            acted = _refusing(lambda: paths.follow_and_act(policy.root, raw, effect))
+            return f"{'Deleted' if effect == 'delete' else 'Emptied'} {raw} ({acted.size} bytes)."
+        target = _refusing(lambda: policy.resolve(raw))
+        expected = target.identity if seen is None else seen
+        if "no-identity-check" in active:
+            expected = None  # FLAW no-identity-check: a file replaced since the preview is acted on
+        elif expected != target.identity:
+            raise ToolError("the file changed since the preview: preview it again")
+        if effect == "delete":
+            _refusing(lambda: paths.unlink_beneath(policy.root, target.parts, expected))
             return f"Deleted {target.rel} ({target.identity.size} bytes)."
-        paths.truncate_beneath(policy.root, target.parts, target.identity)
+        _refusing(lambda: paths.truncate_beneath(policy.root, target.parts, expected))
         return f"Emptied {target.rel}."
 
+    def previewed(raw: str) -> paths.Identity:
+        """The file a preview shows (or a staging call stages); refused now if it could never be acted on."""
+        # FLAW preview-before-check: containment is left to the confirming call.
+        contained = "preview-before-check" not in active
+        return _refusing(lambda: policy.resolve(raw, check_containment=contained)).identity
+
     def size(raw: str) -> int:
-        try:
-            return policy.resolve(raw).identity.size
-        except paths.Refused as exc:
-            raise ToolError(str(exc)) from None
+        return _refusing(lambda: policy.resolve(raw)).identity.size
+
+    def shown(fields: dict[str, Any], sentence: str) -> str:
+        """The preview's text: JSON with every character outside printable ASCII escaped."""
+        if "raw-name-in-preview" in active:
+            # FLAW raw-name-in-preview: the name goes into a sentence as it is.
+            return "\n".join([sentence, *(f"{k}: {v}" for k, v in fields.items() if k != "path")])
+        return json.dumps(fields, ensure_ascii=True)
 
     def ungated(tool: str) -> bool:
         return tool == "truncate_file" and "ungated-second-tool" in active  # FLAW ungated-second-tool
 
+    flow = _Flow(act, size, previewed, shown, ungated, rules)
     if mechanism == "token":
-        _token_tools(server, gates.TokenStore(active), rules, act, size, ungated)
+        _token_tools(server, gates.TokenStore(active), flow)
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
-        _pending_tools(server, gates.PendingStore(where), rules, act, size, ungated, active)
+        _pending_tools(server, gates.PendingStore(where), flow, active)
     else:
         _flag_tools(server, policy, rules, act, size, ungated, active)
 
@@ -100,21 +122,43 @@ def build_server(
     return server
 
 
-def _token_tools(
-    server: MCPServer, store: gates.TokenStore, rules: gates.Policy, act: Any, size: Any, ungated: Any
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _Flow:
+    """What the token and pending tools share: acting, checking, previewing, and the two exemptions."""
+
+    act: Callable[..., str]
+    size: Callable[[str], int]
+    previewed: Callable[[str], paths.Identity]
+    shown: Callable[[dict[str, Any], str], str]
+    ungated: Callable[[str], bool]
+    rules: gates.Policy
+
+
+def _refusing(check: Callable[[], _T]) -> _T:
+    try:
+        return check()
+    except paths.Refused as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow) -> None:
+    # What each preview saw, by token: the path and the file's identity then.
+    seen: dict[str, tuple[str, paths.Identity]] = {}
+
     def make(_tool: str) -> Any:
         def handler(path: str, dry_run: bool = False, confirm_token: str | None = None) -> Any:
             arguments = {"path": path}
-            if ungated(_tool):
-                return act(_tool, path)
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
             if dry_run:
-                size(path)  # a preview of a file that is not there is refused now
+                identity = flow.previewed(path)  # a preview of a file that is not there is refused now
                 token = store.issue(_tool, arguments)
-                return {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
+                seen[token] = (path, identity)
+                fields = {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
+                return flow.shown(fields, f"Preview: would {_TOOLS[_tool]} {path}.")
             if confirm_token is None:
-                if rules.waives(size(path)):
-                    return act(_tool, path)
+                if flow.rules.waives(flow.size(path)):
+                    return flow.act(_tool, path)
                 raise ToolError(
                     "confirmation required: call with dry_run: true, then again with its confirm_token"
                 )
@@ -122,7 +166,9 @@ def _token_tools(
                 store.redeem(confirm_token, _tool, arguments)
             except gates.Refused as exc:
                 raise ToolError(str(exc)) from None
-            return act(_tool, path)
+            # The token may confirm other arguments only by a flaw; then there is no preview of this file.
+            previewed_path, identity = seen.get(confirm_token, (None, None))
+            return flow.act(_tool, path, identity if previewed_path == path else None)
 
         return handler
 
@@ -136,25 +182,27 @@ def _token_tools(
 
 
 def _pending_tools(
-    server: MCPServer,
-    store: gates.PendingStore,
-    rules: gates.Policy,
-    act: Any,
-    size: Any,
-    ungated: Any,
-    active: frozenset[str],
+    server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]
 ) -> None:
+    seen: dict[str, paths.Identity] = {}  # what each staged action's file was when it was staged
+
     def make(_tool: str) -> Any:
         def handler(path: str) -> Any:
-            if ungated(_tool) or rules.waives(size(path)):
-                return act(_tool, path)
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
+            identity = flow.previewed(path)
+            if flow.rules.waives(identity.size):
+                return flow.act(_tool, path)
             pending_id = store.stage(_tool, path)
-            return {
+            seen[pending_id] = identity
+            fields = {
                 "status": "pending_approval",
                 "pending_id": pending_id,
+                "path": path,
                 "message": "Awaiting your approval.",
                 "next_steps": "A human approves it on the approval channel; then call execute_pending.",
             }
+            return flow.shown(fields, f"Staged: {_TOOLS[_tool]} {path}. Awaiting your approval.")
 
         return handler
 
@@ -166,7 +214,7 @@ def _pending_tools(
             tool, path = store.release(pending_id)
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
-        return str(act(tool, path))
+        return str(flow.act(tool, path, seen.get(pending_id)))
 
     server.add_tool(execute_pending, name="execute_pending", annotations=_DESTRUCTIVE)
     if "agent-approval" in active:
