@@ -29,7 +29,10 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "agent-approval": ("pending",),
     "self-attested-flag": ("flag",),
     "agent-fallback-without-elicitation": ("flag",),
-    **{f: _PREVIEWED for f in ("no-recheck", "no-identity-check", "preview-before-check", "raw-name-in-preview")},
+    **{
+        f: _PREVIEWED
+        for f in ("no-recheck", "no-identity-check", "preview-before-check", "raw-name-in-preview")
+    },
     # The flag server's own path policy (its flag, or its MRTR question, acts through it).
     "no-containment": (*_PREVIEWED, "flag"),
 }

@@ -181,9 +181,7 @@ def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow) -> Non
         )
 
 
-def _pending_tools(
-    server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]
-) -> None:
+def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]) -> None:
     seen: dict[str, paths.Identity] = {}  # what each staged action's file was when it was staged
 
     def make(_tool: str) -> Any:
