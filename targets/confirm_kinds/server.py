@@ -8,6 +8,9 @@ the root once confirmed:
   and its arguments and spent once; the call that carries it acts.
 - pending: the call stages the action and returns a `pending_id`; only the human's
   decision (approve_cli.py, writing into `--inbox`) lets `execute_pending` act.
+  For both, the preview (the staging call) checks the path as targets/reference does and
+  answers JSON with every character outside printable ASCII escaped; acting checks it
+  again and acts only on the file the preview saw (its identity), beneath the root.
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
   when a caller sets it.
 `set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
