@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import MATRIX_GENERATION
-from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER
+from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER, kinds_command
 
 from mcp_confirm_audit.catalogue import Catalogue
 from mcp_confirm_audit.confirmations import OVER_A_PREVIEW
@@ -26,20 +26,18 @@ SWAPS = ("symlink-swap", "parent-swap", "identity-swap")
 STATED_FLAG = {"confirmation": {"kind": "flag", "flag": {"arg": "human_approved", "value": True}}}
 
 
-def audit(catalogue: Catalogue, mechanism: str, *flaws: str) -> AuditRun:
-    """The file families, in-process; a pending flow is approved on the human's channel."""
-    factory = {"mechanism": mechanism, "flaws": list(flaws)}
+def audit(catalogue: Catalogue, mechanism: str, *flaws: str, only: str | None = None) -> AuditRun:
+    """The file families (or the attack `only`, over stdio); a pending flow is approved on the human's channel."""
     settings = {"pending": HUMAN_CHANNEL, "flag": STATED_FLAG}.get(mechanism, {})
-    raw = {
-        "command": f"py:{KINDS_SERVER}:build_server",
-        "factory_args": factory,
-        "tool": "delete_file",
-        "call_timeout": 10.0,
-        **settings,
-    }
+    if only is None:
+        factory = {"mechanism": mechanism, "flaws": list(flaws)}
+        target: dict[str, object] = {"command": f"py:{KINDS_SERVER}:build_server", "factory_args": factory}
+    else:
+        target = {"command": kinds_command(mechanism, *flaws)}
+    raw = {**target, "tool": "delete_file", "call_timeout": 10.0, **settings}
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in OVER_A_PREVIEW
+        return spec.id == only if only else spec.family in OVER_A_PREVIEW
 
     profile = profile_from_mapping(raw, source="test")
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
@@ -136,3 +134,18 @@ def test_over_a_flag_flow_only_out_of_root_applies_and_is_proven_both_ways(catal
     assert {(r.verdict, r.layer) for r in roots} == {(R, Layer.TOOL)}, [(r.id, r.reason) for r in roots]
     by_id = flawed.by_id()
     assert {by_id[f"MCA-ROOT-00{n}"].verdict for n in (1, 2, 3, 8)} == {V}
+
+
+@pytest.mark.parametrize(("flaws", "verdict"), [((), R), (("no-recheck",), V)])
+def test_a_link_swapped_in_before_the_humans_approval_is_judged_across_processes(
+    catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict
+) -> None:
+    # Over stdio: the server is a process of its own, the human's approval another; the
+    # canary outside the root is what the oracle watches.
+    result = audit(catalogue, "pending", *flaws, only="MCA-SYMLINK-002").by_id()["MCA-SYMLINK-002"]
+    assert result.verdict is verdict, result.evidence
+    assert any("on the human's channel" in line for line in result.evidence), result.evidence
+    if verdict is V:
+        assert "outside/" in result.reason
+    else:
+        assert result.layer is Layer.TOOL
