@@ -19,6 +19,10 @@ FLAWS: dict[str, str] = {
     "no-containment": "no inside-the-root check: absolute paths and ../ reach the whole filesystem",
     "preview-before-check": "the preview hands out its token or pending id before checking the path is inside the root",
     "raw-name-in-preview": "the preview's text is a sentence with the file name as it is, not JSON-escaped",
+    "preview-without-name": "the preview does not say which file it is about",
+    "missing-is-deleted": "a file already gone when confirmed is reported as deleted",
+    "lexical-containment": "containment judged on the path as written, no link check; acting follows links",
+    "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
 }
 # Which mechanisms each flaw weakens (the policy and the second tool go with any).
 _PREVIEWED = ("token", "pending")
@@ -31,13 +35,26 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "agent-fallback-without-elicitation": ("flag",),
     **{
         f: _PREVIEWED
-        for f in ("no-recheck", "no-identity-check", "preview-before-check", "raw-name-in-preview")
+        for f in (
+            "no-recheck",
+            "no-identity-check",
+            "preview-before-check",
+            "raw-name-in-preview",
+            "preview-without-name",
+            "missing-is-deleted",
+            "lexical-containment",
+            "truncates-at-nul",
+        )
     },
     # The flag server's own path policy (its flag, or its MRTR question, acts through it).
     "no-containment": (*_PREVIEWED, "flag"),
 }
-# no-recheck drops the identity comparison along with every other check at confirm time.
-_EXCLUSIVE = (frozenset({"no-recheck", "no-identity-check"}),)
+_EXCLUSIVE = (
+    # no-recheck drops the identity comparison along with every other check at confirm time.
+    frozenset({"no-recheck", "no-identity-check"}),
+    frozenset({"no-containment", "lexical-containment"}),
+    frozenset({"raw-name-in-preview", "preview-without-name"}),
+)
 
 
 def check(flaws: Collection[str], mechanism: str) -> frozenset[str]:

@@ -57,8 +57,16 @@ def build_server(
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     active = flaw_switches.check(flaws, mechanism)
-    containment: paths.Containment = "none" if "no-containment" in active else "resolved"
-    policy = paths.PathPolicy.create(root, containment=containment)  # FLAW no-containment
+    # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
+    containment: paths.Containment = "resolved"
+    if "no-containment" in active:
+        containment = "none"
+    elif "lexical-containment" in active:
+        containment = "lexical"
+    links: paths.LinkCheck = "none" if containment == "lexical" else "every-component"
+    policy = paths.PathPolicy.create(
+        root, containment=containment, link_check=links, cut_at_nul="truncates-at-nul" in active
+    )
     rules = gates.Policy(active)
     server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
 
@@ -69,7 +77,14 @@ def build_server(
             # FLAW no-recheck: the name is followed as it is now, links and all.
             acted = _refusing(lambda: paths.follow_and_act(policy.root, raw, effect))
             return f"{'Deleted' if effect == 'delete' else 'Emptied'} {raw} ({acted.size} bytes)."
-        target = _refusing(lambda: policy.resolve(raw))
+        try:
+            target = policy.resolve(raw)
+        except paths.Missing:
+            if "missing-is-deleted" not in active:
+                raise ToolError(f"{raw!r} does not exist") from None
+            return f"Deleted {raw}."  # FLAW missing-is-deleted: gone is as good as deleted
+        except paths.Refused as exc:
+            raise ToolError(str(exc)) from None
         expected = target.identity if seen is None else seen
         if "no-identity-check" in active:
             expected = None  # FLAW no-identity-check: a file replaced since the preview is acted on
@@ -92,6 +107,8 @@ def build_server(
 
     def shown(fields: dict[str, Any], sentence: str) -> str:
         """The preview's text: JSON with every character outside printable ASCII escaped."""
+        if "preview-without-name" in active:
+            fields = {k: v for k, v in fields.items() if k != "path"}  # FLAW preview-without-name
         if "raw-name-in-preview" in active:
             # FLAW raw-name-in-preview: the name goes into a sentence as it is.
             return "\n".join([sentence, *(f"{k}: {v}" for k, v in fields.items() if k != "path")])

@@ -73,7 +73,24 @@ FLAWS: dict[str, tuple[tuple[str, ...], dict[str, Verdict]]] = {
         ("prompt-forging",),
         {**{f"MCA-PROMPT-00{n}": V for n in range(1, 7)}, "MCA-PROMPT-007": W},
     ),
+    # A preview that names no file: no name's end is in it, and every name previews alike.
+    "preview-without-name": (
+        ("prompt-forging",),
+        {**{f"MCA-PROMPT-00{n}": V for n in range(1, 9)}, "MCA-PROMPT-009": W, "MCA-PROMPT-012": V},
+    ),
+    "missing-is-deleted": (("identity-swap",), {"MCA-IDSWAP-003": W}),
+    "lexical-containment": (("out-of-root",), {"MCA-ROOT-004": V}),
+    "truncates-at-nul": (("out-of-root",), {"MCA-ROOT-007": V}),
 }
+# Over a flow as over MRTR (test_detection_matrix.py), a directory is a flaw of its own
+# (deletes-directories) that this server does not carry: its careful refusal is proven here.
+NOT_CAUGHT_HERE = {"MCA-ROOT-005", "MCA-ROOT-006"}
+
+
+def test_every_file_attack_over_a_flow_is_caught_by_some_flaw(catalogue: Catalogue) -> None:
+    caught = {attack_id for _, expected in FLAWS.values() for attack_id in expected}
+    over = {a.id for a in catalogue.active if a.family in OVER_A_PREVIEW} - set(NO_FORM)
+    assert over - caught == NOT_CAUGHT_HERE
 
 
 @pytest.mark.parametrize("mechanism", FLOWS)
