@@ -8,6 +8,7 @@ in what a person sees, not in the escaping.
 
 from __future__ import annotations
 
+import json
 import re
 
 # The escapes a question may use to show a name: a markdown backslash before ASCII
@@ -74,3 +75,21 @@ def markup_view(message: str) -> str:
     for start, end in _code_spans(message):
         view[start:end] = _INERT * (end - start)
     return "".join(view)
+
+
+def result_as_shown(text: str) -> str:
+    """A tool result's text (a preview's) as a human is shown it, ready for the question checks.
+
+    A JSON document is data: a client shows it as code, so markup in its strings is
+    inert, and its escapes (`\\u0007`, `\\n`) are escapes, undone by `as_read` where a
+    name is looked for. What acts in any rendering (a raw control, bidi or line break
+    inside it) is still there. Any other text is read as it is, like a question.
+    """
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(document, dict | list):
+        return text
+    fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
+    return f"{fence}{text}{fence}"

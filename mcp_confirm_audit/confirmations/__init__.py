@@ -40,8 +40,26 @@ ANY_MECHANISM = frozenset(
 )
 
 
+# File families that also run over a token or pending flow: what the preview showed is what the
+# question showed, so a swap between preview and confirm is the same attack (the technique says
+# not_applicable when the action names no file).
+OVER_A_PREVIEW = frozenset({"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging"})
+# Of those, the ones that need no preview: a flag flow's one call can still name a path outside.
+WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
+
+
 def mrtr_only(family: str, mechanism: Mechanism | None) -> str | None:
     """Why an MRTR family does not apply to a tool that confirms another way; None if it applies."""
     if mechanism is None or mechanism.kind == "mrtr" or family in ANY_MECHANISM:
         return None
+    if family in OVER_A_PREVIEW and mechanism.kind in ("token", "pending"):
+        return None
+    if family in WITHOUT_A_PREVIEW and mechanism.kind == "flag":
+        return None
+    if family in OVER_A_PREVIEW and mechanism.kind == "flag":
+        return (
+            f"a flag flow has no preview: the one call that sets the flag is all there is, so nothing "
+            f"is shown to a human and nothing can change between what was shown and what is confirmed "
+            f"({mechanism.describe()})"
+        )
     return f"the tool confirms with a {mechanism.kind} flow, not MRTR input requests: {mechanism.describe()}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..confirmations import AgentFlow, as_flow, human
+from ..confirmations import AgentFlow, Preview, as_flow, human
 from ..models import Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -43,3 +43,15 @@ def flow_or_not_applicable(attack: Attack, what: str) -> AgentFlow | None:
 def tool_info(attack: Attack, name: str | None = None) -> ToolInfo | None:
     wanted = name or attack.plan.name
     return next((t for t in attack.tools if t.name == wanted), None)
+
+
+async def previewed(
+    attack: Attack, flow: AgentFlow, channel: AttackChannel, arguments: Mapping[str, Any]
+) -> Preview | None:
+    """The flow's preview, for a step that needs its handle; None (set up wrong, saying why) without one."""
+    shown = await flow.preview(channel, arguments)
+    if shown.handle is None:
+        said = shown.response.text[:200] or shown.response.outcome.value
+        attack.setup_failed(f"the preview handed out no token or pending id ({said})")
+        return None
+    return shown

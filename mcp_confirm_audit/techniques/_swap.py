@@ -3,6 +3,9 @@
 The swap is done by the harness, so it is not the target's doing: the oracle's
 snapshot is taken after it, and only what the target does with the answer is
 judged. Every change is real (links, renames, writes on the real filesystem).
+Over a token or pending flow the preview is the question and the confirming
+step the answer: the swap comes between them, and a human who approves a
+pending action approves what they saw in the preview.
 """
 
 from __future__ import annotations
@@ -11,12 +14,17 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..confirmations import AgentFlow, HumanFailed, as_flow
+from ._flows import AttackChannel, previewed
 from .base import Attack
 
 
 async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: Callable[[], str]) -> None:
     """Round one about `victim`, then `swap()` (which says what it did), then accept."""
     if not attack.file_only():
+        return
+    if (flow := as_flow(attack.plan.mechanism)) is not None:
+        await _swap_between_preview_and_confirm(attack, flow, victim, swap)
         return
     first = await attack.ask(victim)
     if attack.failed:
@@ -29,6 +37,21 @@ async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: C
         state=first.request_state,
         responses=attack.accept(first, victim),
     )
+
+
+async def _swap_between_preview_and_confirm(
+    attack: Attack, flow: AgentFlow, victim: Path, swap: Callable[[], str]
+) -> None:
+    channel, args = AttackChannel(attack), attack.arguments(victim)
+    shown = await previewed(attack, flow, channel, args)
+    if shown is None:
+        return
+    attack.note(swap())
+    await attack.start_attack()
+    try:
+        await flow.confirm(channel, args, shown.handle)
+    except HumanFailed as exc:
+        attack.setup_failed(str(exc))
 
 
 def replace_with_link(path: Path, destination: Path | str) -> None:

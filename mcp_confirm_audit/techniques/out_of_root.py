@@ -4,6 +4,11 @@ Absolute paths outside, `../` traversal, the sibling that shares the root's
 name as a prefix, a link in the root that already points outside, the root
 itself, a directory, a NUL byte, an overlong path hiding a climb. Asking the user about one
 of these and refusing afterwards is weak: the question itself is misleading.
+
+Over a token or pending flow the preview is the question: a preview that hands
+out a token (or stages a pending id) for such a path and is refused only when
+confirmed is weak in the same way; the honest confirmation follows, as a user
+who trusts the preview would give it. A flag flow has one call, with the flag.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..models import Outcome
+from ..confirmations import AgentFlow, HumanFailed, as_flow
+from ..models import Outcome, Verdict
 from . import technique
+from ._flows import AttackChannel
 from .base import Attack
 
 
@@ -57,9 +64,31 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     else:
         raise ValueError(f"out-of-root: unknown target {target!r}")
     await attack.start_attack()
+    if (flow := as_flow(attack.plan.mechanism)) is not None:
+        await _over_a_flow(attack, flow, value)
+        return
     first = await attack.call("name a path that must never be allowed", value)
     if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
         # It asked. Answer yes, as a user who trusts the dialog would.
         await attack.call(
             "accept the question", value, state=first.request_state, responses=attack.accept(first, value)
         )
+
+
+async def _over_a_flow(attack: Attack, flow: AgentFlow, value: str) -> None:
+    channel, args = AttackChannel(attack), attack.arguments(value)
+    handle = None
+    if flow.kind != "flag":
+        shown = await flow.preview(channel, args)
+        if shown.handle is None:
+            return  # refused at the preview (or acted there, which the oracle sees)
+        handle = shown.handle
+        attack.finding(
+            Verdict.WEAK,
+            f"the preview handed out {shown.field or 'a handle'} for a path that must never be allowed: "
+            "refused only when confirmed, after a human could have been shown it",
+        )
+    try:
+        await flow.confirm(channel, args, handle)
+    except HumanFailed as exc:
+        attack.setup_failed(str(exc))

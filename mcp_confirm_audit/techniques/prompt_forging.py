@@ -7,6 +7,11 @@ checks in `prompt_checks` judge the elicitation `message` against the message
 about a plain name, and the `requestedSchema` of the form. The hostile files are
 made after the snapshot and removed before the last one, so they never count as
 an effect and never reach a report raw.
+
+Over a token or pending flow, what the human reads is the preview's (the staging
+call's) result text, judged by the same checks (`question_text.result_as_shown`:
+a JSON result is read as code, its escapes as escapes); its handle is left out,
+as it differs from call to call. Nothing is confirmed. There is no form to check.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..action import Instance
+from ..confirmations import AgentFlow, as_flow
 from ..hostile_names import GENERATORS, valid_example, valid_path
 from ..models import Outcome, Response, Verdict
 from ..prompt_checks import (
@@ -31,7 +37,9 @@ from ..prompt_checks import (
     message_problems,
     names_target,
 )
+from ..question_text import result_as_shown
 from . import technique
+from ._flows import AttackChannel, previewed
 from ._generated import search
 from .base import Attack
 
@@ -43,6 +51,9 @@ _MAX_NAMED_FINDINGS = 4
 @technique("prompt-forging")
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
+    if (flow := as_flow(attack.plan.mechanism)) is not None:
+        await _over_a_flow(attack, params, kind, flow)
+        return
     if not attack.names_file:
         await _forge_arguments(attack, params, kind)
         return
@@ -59,13 +70,45 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
         else:
             await _hostile_names(attack, params, probe)
     finally:
-        for entry in folder.iterdir():
-            if entry.name == "plain-name.txt":
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+        _remove_hostile(folder)
+
+
+def _remove_hostile(folder: Path) -> None:
+    for entry in folder.iterdir():
+        if entry.name == "plain-name.txt":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flow: AgentFlow) -> None:
+    """What the human reads is the preview's text: the same checks, on files with hostile names."""
+    if not attack.file_only():
+        return
+    if kind in ("form-secrets", "form-nesting"):
+        attack.not_applicable(f"a {flow.kind} flow shows the text of its preview, not a form")
+        return
+    folder = attack.case.directory / "names"
+    folder.mkdir()
+    probe = _PreviewProbe(attack, folder, kind, flow)
+    plain = _made(folder, "plain-name.txt")
+    shown = await previewed(attack, flow, probe.channel, attack.arguments(plain))
+    if shown is None:
+        return
+    probe.baseline = probe.read(shown.response.text, shown.handle)
+    await attack.start_attack()
+    try:
+        if kind == "names-target":
+            second = _made(folder, "plain-second-name.txt")
+            text = await probe.ask(second.name)
+            found = [] if text is None else names_target(text, second.name)
+            probe.record("the preview of a plain name", second.name, found)
+        else:
+            await _hostile_names(attack, params, probe)
+    finally:
+        _remove_hostile(folder)
 
 
 async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Probe) -> None:
@@ -131,6 +174,29 @@ class _Probe:
             self._recorded.add((verdict, message))
             self._named += not always
             self.attack.finding(verdict, f"{message} [{how}: {shown}]")
+
+
+class _PreviewProbe(_Probe):
+    """Previews a real file called by each name; what it says is the question."""
+
+    def __init__(self, attack: Attack, folder: Path, kind: str, flow: AgentFlow) -> None:
+        super().__init__(attack, folder, kind, "")
+        self.flow, self.channel = flow, AttackChannel(attack)
+
+    @staticmethod
+    def read(text: str, handle: str | None) -> str:
+        return result_as_shown(text.replace(handle, "{handle}") if handle else text)
+
+    async def ask(self, name: str) -> str | None:
+        """The preview's text about a real file called `name`, or None if it previewed nothing."""
+        if not valid_path(name):
+            raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
+        path = _made(self.folder, name)
+        shown = await self.flow.preview(self.channel, self.attack.arguments(path))
+        if not os.path.lexists(path):
+            removed = (Verdict.VULNERABLE, "the file was removed by its preview")
+            self.record("acted at the preview", name, [removed], always=True)
+        return None if shown.handle is None else self.read(shown.response.text, shown.handle)
 
 
 async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str) -> None:

@@ -13,23 +13,59 @@ FLAWS: dict[str, str] = {
     "agent-fallback-without-elicitation": "a client that declares no form elicitation gets a pending id it confirms itself",
     "loosening-policy-tool": "set_policy, callable by the agent, raises the size under which nothing is confirmed",
     "ungated-second-tool": "truncate_file acts at once, with no confirmation, beside the gated delete_file",
+    # What a token or pending flow does with the file between the preview and the act.
+    "no-recheck": "confirming acts on wherever the name leads now, links followed, nothing checked again",
+    "no-identity-check": "confirming does not compare the file with the one the preview saw",
+    "no-containment": "no inside-the-root check: absolute paths and ../ reach the whole filesystem",
+    "preview-before-check": "the preview hands out its token or pending id before checking the path is inside the root",
+    "raw-name-in-preview": "the preview's text is a sentence with the file name as it is, not JSON-escaped",
+    "preview-without-name": "the preview does not say which file it is about",
+    "missing-is-deleted": "a file already gone when confirmed is reported as deleted",
+    "lexical-containment": "containment judged on the path as written, no link check; acting follows links",
+    "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
 }
-# Which mechanism each flaw weakens (the policy and the second tool go with any).
-MECHANISM_OF = {
-    "predictable-token": "token",
-    "reusable-token": "token",
-    "token-not-bound-to-args": "token",
-    "agent-approval": "pending",
-    "self-attested-flag": "flag",
-    "agent-fallback-without-elicitation": "flag",
+# Which mechanisms each flaw weakens (the policy and the second tool go with any).
+_PREVIEWED = ("token", "pending")
+MECHANISM_OF: dict[str, tuple[str, ...]] = {
+    "predictable-token": ("token",),
+    "reusable-token": ("token",),
+    "token-not-bound-to-args": ("token",),
+    "agent-approval": ("pending",),
+    "self-attested-flag": ("flag",),
+    "agent-fallback-without-elicitation": ("flag",),
+    **{
+        f: _PREVIEWED
+        for f in (
+            "no-recheck",
+            "no-identity-check",
+            "preview-before-check",
+            "raw-name-in-preview",
+            "preview-without-name",
+            "missing-is-deleted",
+            "lexical-containment",
+            "truncates-at-nul",
+        )
+    },
+    # The flag server's own path policy (its flag, or its MRTR question, acts through it).
+    "no-containment": (*_PREVIEWED, "flag"),
 }
+_EXCLUSIVE = (
+    # no-recheck drops the identity comparison along with every other check at confirm time.
+    frozenset({"no-recheck", "no-identity-check"}),
+    frozenset({"no-containment", "lexical-containment"}),
+    frozenset({"raw-name-in-preview", "preview-without-name"}),
+)
 
 
 def check(flaws: Collection[str], mechanism: str) -> frozenset[str]:
     unknown = sorted(set(flaws) - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
-    wrong = sorted(f for f in flaws if MECHANISM_OF.get(f, mechanism) != mechanism)
+    wrong = sorted(f for f in flaws if mechanism not in MECHANISM_OF.get(f, (mechanism,)))
     if wrong:
         raise ValueError(f"flaw(s) {wrong} weaken another mechanism than {mechanism}")
-    return frozenset(flaws)
+    active = frozenset(flaws)
+    for group in _EXCLUSIVE:
+        if len(active & group) > 1:
+            raise ValueError(f"flaws {sorted(active & group)} replace the same check; choose one")
+    return active

@@ -10,6 +10,9 @@ the root once confirmed:
 - pending: the call stages the action and returns a `pending_id`; only the human's
   decision (approve_cli.py, writing into `--inbox`; or over HTTP, `POST
   /approvals/{pending_id}` beside `/mcp`, see approvals.py) lets `execute_pending` act.
+  For both, the preview (the staging call) checks the path as targets/reference does and
+  answers JSON with every character outside printable ASCII escaped; acting checks it
+  again and acts only on the file the preview saw (its identity), beneath the root.
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
   when a caller sets it.
 `set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
@@ -22,9 +25,10 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 _HERE = Path(__file__).resolve().parent
 for _path in (str(_HERE), str(_HERE.parent / "reference")):
@@ -48,6 +52,7 @@ __all__ = ["MECHANISMS", "build_server", "main"]
 
 MECHANISMS = ("token", "pending", "flag")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
+_T = TypeVar("_T")
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
 
@@ -62,36 +67,73 @@ def build_server(
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     active = flaw_switches.check(flaws, mechanism)
-    policy = paths.PathPolicy.create(root)
+    # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
+    containment: paths.Containment = "resolved"
+    if "no-containment" in active:
+        containment = "none"
+    elif "lexical-containment" in active:
+        containment = "lexical"
+    links: paths.LinkCheck = "none" if containment == "lexical" else "every-component"
+    policy = paths.PathPolicy.create(
+        root, containment=containment, link_check=links, cut_at_nul="truncates-at-nul" in active
+    )
     rules = gates.Policy(active)
     server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
 
-    def act(tool: str, raw: str) -> str:
+    def act(tool: str, raw: str, seen: paths.Identity | None = None) -> str:
+        """Act on `raw`; `seen`: the file the preview showed, which it must still be."""
+        effect = _TOOLS[tool]
+        if "no-recheck" in active:
+            # FLAW no-recheck: the name is followed as it is now, links and all.
+            acted = _refusing(lambda: paths.follow_and_act(policy.root, raw, effect))
+            return f"{'Deleted' if effect == 'delete' else 'Emptied'} {raw} ({acted.size} bytes)."
         try:
             target = policy.resolve(raw)
+        except paths.Missing:
+            if "missing-is-deleted" not in active:
+                raise ToolError(f"{raw!r} does not exist") from None
+            return f"Deleted {raw}."  # FLAW missing-is-deleted: gone is as good as deleted
         except paths.Refused as exc:
             raise ToolError(str(exc)) from None
-        if _TOOLS[tool] == "delete":
-            paths.unlink_beneath(policy.root, target.parts, target.identity)
+        expected = target.identity if seen is None else seen
+        if "no-identity-check" in active:
+            expected = None  # FLAW no-identity-check: a file replaced since the preview is acted on
+        elif expected != target.identity:
+            raise ToolError("the file changed since the preview: preview it again")
+        if effect == "delete":
+            _refusing(lambda: paths.unlink_beneath(policy.root, target.parts, expected))
             return f"Deleted {target.rel} ({target.identity.size} bytes)."
-        paths.truncate_beneath(policy.root, target.parts, target.identity)
+        _refusing(lambda: paths.truncate_beneath(policy.root, target.parts, expected))
         return f"Emptied {target.rel}."
 
+    def previewed(raw: str) -> paths.Identity:
+        """The file a preview shows (or a staging call stages); refused now if it could never be acted on."""
+        # FLAW preview-before-check: containment is left to the confirming call.
+        contained = "preview-before-check" not in active
+        return _refusing(lambda: policy.resolve(raw, check_containment=contained)).identity
+
     def size(raw: str) -> int:
-        try:
-            return policy.resolve(raw).identity.size
-        except paths.Refused as exc:
-            raise ToolError(str(exc)) from None
+        return _refusing(lambda: policy.resolve(raw)).identity.size
+
+    def shown(fields: dict[str, Any], sentence: str) -> str:
+        """The preview's text: JSON with every character outside printable ASCII escaped."""
+        if "preview-without-name" in active:
+            fields = {k: v for k, v in fields.items() if k != "path"}  # FLAW preview-without-name
+        if "raw-name-in-preview" in active:
+            # FLAW raw-name-in-preview: the name goes into a sentence as it is.
+            return "\n".join([sentence, *(f"{k}: {v}" for k, v in fields.items() if k != "path")])
+        return json.dumps(fields, ensure_ascii=True)
 
     def ungated(tool: str) -> bool:
         return tool == "truncate_file" and "ungated-second-tool" in active  # FLAW ungated-second-tool
 
+    flow = _Flow(act, size, previewed, shown, ungated, rules)
     if mechanism == "token":
-        _token_tools(server, gates.TokenStore(active), rules, act, size, ungated)
+        _token_tools(server, gates.TokenStore(active), flow)
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         store = gates.PendingStore(where)
-        _pending_tools(server, store, rules, act, size, ungated, active)
+        _pending_tools(server, store, flow, active)
         # The person's channel over HTTP (served only with --transport http): not a tool.
         approvals.add_route(server, store, approver_token)
     else:
@@ -113,21 +155,43 @@ def build_server(
     return server
 
 
-def _token_tools(
-    server: MCPServer, store: gates.TokenStore, rules: gates.Policy, act: Any, size: Any, ungated: Any
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _Flow:
+    """What the token and pending tools share: acting, checking, previewing, and the two exemptions."""
+
+    act: Callable[..., str]
+    size: Callable[[str], int]
+    previewed: Callable[[str], paths.Identity]
+    shown: Callable[[dict[str, Any], str], str]
+    ungated: Callable[[str], bool]
+    rules: gates.Policy
+
+
+def _refusing(check: Callable[[], _T]) -> _T:
+    try:
+        return check()
+    except paths.Refused as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow) -> None:
+    # What each preview saw, by token: the path and the file's identity then.
+    seen: dict[str, tuple[str, paths.Identity]] = {}
+
     def make(_tool: str) -> Any:
         def handler(path: str, dry_run: bool = False, confirm_token: str | None = None) -> Any:
             arguments = {"path": path}
-            if ungated(_tool):
-                return act(_tool, path)
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
             if dry_run:
-                size(path)  # a preview of a file that is not there is refused now
+                identity = flow.previewed(path)  # a preview of a file that is not there is refused now
                 token = store.issue(_tool, arguments)
-                return {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
+                seen[token] = (path, identity)
+                fields = {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
+                return flow.shown(fields, f"Preview: would {_TOOLS[_tool]} {path}.")
             if confirm_token is None:
-                if rules.waives(size(path)):
-                    return act(_tool, path)
+                if flow.rules.waives(flow.size(path)):
+                    return flow.act(_tool, path)
                 raise ToolError(
                     "confirmation required: call with dry_run: true, then again with its confirm_token"
                 )
@@ -135,7 +199,9 @@ def _token_tools(
                 store.redeem(confirm_token, _tool, arguments)
             except gates.Refused as exc:
                 raise ToolError(str(exc)) from None
-            return act(_tool, path)
+            # The token may confirm other arguments only by a flaw; then there is no preview of this file.
+            previewed_path, identity = seen.get(confirm_token, (None, None))
+            return flow.act(_tool, path, identity if previewed_path == path else None)
 
         return handler
 
@@ -148,26 +214,26 @@ def _token_tools(
         )
 
 
-def _pending_tools(
-    server: MCPServer,
-    store: gates.PendingStore,
-    rules: gates.Policy,
-    act: Any,
-    size: Any,
-    ungated: Any,
-    active: frozenset[str],
-) -> None:
+def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]) -> None:
+    seen: dict[str, paths.Identity] = {}  # what each staged action's file was when it was staged
+
     def make(_tool: str) -> Any:
         def handler(path: str) -> Any:
-            if ungated(_tool) or rules.waives(size(path)):
-                return act(_tool, path)
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
+            identity = flow.previewed(path)
+            if flow.rules.waives(identity.size):
+                return flow.act(_tool, path)
             pending_id = store.stage(_tool, path)
-            return {
+            seen[pending_id] = identity
+            fields = {
                 "status": "pending_approval",
                 "pending_id": pending_id,
+                "path": path,
                 "message": "Awaiting your approval.",
                 "next_steps": "A human approves it on the approval channel; then call execute_pending.",
             }
+            return flow.shown(fields, f"Staged: {_TOOLS[_tool]} {path}. Awaiting your approval.")
 
         return handler
 
@@ -179,7 +245,7 @@ def _pending_tools(
             tool, path = store.release(pending_id)
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
-        return str(act(tool, path))
+        return str(flow.act(tool, path, seen.get(pending_id)))
 
     server.add_tool(execute_pending, name="execute_pending", annotations=_DESTRUCTIVE)
     if "agent-approval" in active:

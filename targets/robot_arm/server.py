@@ -46,6 +46,17 @@ from pydantic import Field  # noqa: E402
 __all__ = ["MECHANISMS", "build_server", "main"]
 
 MECHANISMS = ("token", "pending")
+# The confirm-kinds flaws that weaken a gate rather than a path.
+ARM_FLAWS = frozenset(
+    {
+        "predictable-token",
+        "reusable-token",
+        "token-not-bound-to-args",
+        "agent-approval",
+        "loosening-policy-tool",
+        "ungated-second-tool",
+    }
+)
 _TOOLS = ("move_joint", "jog_joint")
 Joint = Annotated[Literal["base", "shoulder", "elbow", "wrist"], Field(description="Which joint turns.")]
 Degrees = Annotated[int, Field(ge=1, le=45, description="How far it turns, in degrees.")]
@@ -76,6 +87,8 @@ def build_server(
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     active = flaw_switches.check(flaws, mechanism)
+    if about_files := sorted(active - ARM_FLAWS):
+        raise ValueError(f"flaw(s) {about_files} are about files; the arm has {', '.join(sorted(ARM_FLAWS))}")
     arm = Arm()
     rules = gates.Policy(active)
     server = MCPServer(f"robot-arm-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
@@ -210,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
-    names = sorted(flaw_switches.FLAWS)
+    names = sorted(ARM_FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     args = parser.parse_args(argv)
     try:

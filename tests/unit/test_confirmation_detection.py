@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from mcp_confirm_audit.confirmations import OVER_A_PREVIEW, mrtr_only
 from mcp_confirm_audit.confirmations.detect import (
     approval_argument,
     from_response,
@@ -81,3 +82,15 @@ def test_policy_tools_by_name_or_description_or_as_the_profile_names_them() -> N
     ]
     assert [t.name for t in policy_tools(tools)] == ["set_spending_limit", "configure", "set_frame"]
     assert [t.name for t in policy_tools(tools, ["configure"])] == ["configure"]
+
+
+def test_the_file_families_run_over_a_token_or_pending_flow_and_only_out_of_root_over_a_flag() -> None:
+    for mechanism in (Token("delete_file"), Pending("delete_file")):
+        assert all(mrtr_only(family, mechanism) is None for family in OVER_A_PREVIEW)
+        # An MRTR family that is not a file family still does not apply.
+        assert "not MRTR input requests" in (mrtr_only("replay", mechanism) or "")
+    flag = Flag("delete_file", arg="human_approved")
+    assert mrtr_only("out-of-root", flag) is None
+    for family in OVER_A_PREVIEW - {"out-of-root"}:
+        assert "a flag flow has no preview" in (mrtr_only(family, flag) or "")
+    assert all(mrtr_only(family, Mrtr("delete_file")) is None for family in OVER_A_PREVIEW)
