@@ -189,6 +189,8 @@ class _Audit:
     def _learn(self, audit: AuditSession) -> None:
         self.target["server"] = audit.server_info
         self.target["tools"] = [p.name for p in audit.plans]
+        if audit.left_out:
+            self.target["left_out"] = list(audit.left_out)
         started = self.target.get("processes_started", 0)
         self.target["processes_started"] = started + audit.stats.processes_started
 

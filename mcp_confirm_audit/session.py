@@ -26,7 +26,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from .action import SetupFailed
 from .catalogue import Catalogue, load_catalogue
 from .confirmations import mrtr_only
+from .confirmations.detect import policy_tools
 from .confirmations.mrtr import Mrtr
+from .confirmations.pending import Pending
 from .controls import ControlOutcome, run_controls
 from .errors import TargetError
 from .generation import Generation, generation_for
@@ -84,6 +86,8 @@ class AuditSession:
         self.sandbox: Sandbox | None = None
         self.tools: list[ToolInfo] = []
         self.plans: list[ToolPlan] = []
+        # Zero configuration: the tools not audited, each with why ("delete_all: did not ask, ...").
+        self.left_out: list[str] = []
         self.server_info: dict[str, Any] = {}
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
@@ -139,11 +143,17 @@ class AuditSession:
             raise
 
     def _drop_inert(self) -> None:
-        """Zero configuration: a tool that neither asks, acts nor refuses is no gate; leave it out."""
+        """Zero configuration: a tool that neither asks, acts nor refuses is no gate; leave it out.
+
+        Nor is a step of another tool's proven flow (a pending action's approve or execute
+        tool) or a policy tool, when it is no gate of its own: the families of the gated tool
+        judge it (self-approval, token-replay, policy-self-loosening).
+        """
         inert = [plan.name for plan in self.plans if self.controls(plan.name).inert]
-        self.plans = [plan for plan in self.plans if plan.name not in inert]
-        if inert:
-            self.stats.notes.append(f"not audited (did not ask, and showed no effect): {', '.join(inert)}")
+        steps = self._flow_steps()
+        self.plans = [plan for plan in self.plans if plan.name not in inert and plan.name not in steps]
+        self.left_out = [f"{name}: did not ask, and showed no effect" for name in inert]
+        self.left_out += [f"{name}: {role}" for name, role in steps.items()]
         if not self.plans:
             offered = ", ".join(sorted(t.name for t in self.tools)) or "none"
             read_only = [t.name for t in self.tools if t.read_only is True]
@@ -154,6 +164,23 @@ class AuditSession:
                 f"the target offers no tool to audit (tools: {offered}): {'; '.join(why)}; name one in a "
                 "profile with 'tool:' (and 'args:', 'path_arg:' or 'effect:' as it needs)"
             )
+
+    def _flow_steps(self) -> dict[str, str]:
+        """Tools whose own approve control failed that are a step of, or a rule for, a proven flow."""
+        proven = [(plan, self.controls(plan.name)) for plan in self.plans]
+        gates = [(plan, outcome) for plan, outcome in proven if outcome.approve_ok]
+        steps: dict[str, str] = {}
+        for plan, outcome in gates:
+            mechanism = outcome.mechanism
+            for tool in mechanism.own_tools if isinstance(mechanism, Pending) else ():
+                steps.setdefault(tool, f"a step of {plan.name}'s pending flow")
+            for info in policy_tools(self.tools, plan.policy_tools):
+                steps.setdefault(info.name, f"a rule of {plan.name}'s gate, judged by policy-self-loosening")
+        return {
+            tool: why
+            for tool, why in steps.items()
+            if any(p.name == tool for p, outcome in proven if not outcome.approve_ok)
+        }
 
     def _start_sink(self) -> None:
         if not self.profile.uses_sink or self._sink is not None:
@@ -587,6 +614,7 @@ class AuditRun:
     processes_started: int
     round_trips: int = 0
     tool_listings: int = 0
+    left_out: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Result]:
         return {r.id: r for r in self.results}
@@ -615,5 +643,10 @@ def run_audit(
         session.close()
     stats = session.stats
     return AuditRun(
-        tuple(results), tuple(controls), stats.processes_started, stats.round_trips, stats.tool_listings
+        tuple(results),
+        tuple(controls),
+        stats.processes_started,
+        stats.round_trips,
+        stats.tool_listings,
+        tuple(session.left_out),
     )

@@ -125,6 +125,11 @@ def _heading(report: AuditReport) -> str:
         ("Command", inert(target.get("command", ""))),
         ("Profile", inert(target["profile"]) if target.get("profile") else "none (zero configuration)"),
         ("Tools audited", ", ".join(inert(t) for t in target.get("tools", ())) or "-"),
+        *(
+            [("Not audited", "; ".join(inert(t) for t in target["left_out"]))]
+            if target.get("left_out")
+            else []
+        ),
         ("Date", report.generated.isoformat(timespec="seconds")),
         (
             "Seed",

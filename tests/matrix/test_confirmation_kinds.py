@@ -215,6 +215,12 @@ def test_zero_config_detects_the_mechanism_of_an_action_that_names_no_file(
     assert "tool:arm_status" in approve.detail
     alone = next(c for c in run.controls if c.name == "preview-alone" and c.tool == "move_joint")
     assert alone.passed, alone
+    # The flow's own steps and the gate's rules are no gates of their own: judged through
+    # move_joint's families, named as not audited, and no honest flow of theirs fails the run.
+    left_out = {line.split(":", 1)[0] for line in run.left_out}
+    steps = {"set_policy", *(("execute_pending", "approve") if mechanism == "pending" else ())}
+    assert left_out == steps, run.left_out
+    assert {c.tool for c in run.controls} == {"move_joint", "jog_joint"}
 
 
 def test_zero_config_detects_a_pending_flow_it_cannot_approve_and_says_how_to_name_the_human(

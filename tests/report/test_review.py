@@ -84,3 +84,18 @@ def test_results_through_more_than_one_way_of_confirming_are_grouped_by_it(repor
     # One way of confirming: one table, no headings (the checked-in review reads as before).
     single = _section(ReviewMarkdown().render(report), "Which layer refused each attack")
     assert "### Confirmed through" not in single
+
+
+def test_the_tools_zero_configuration_left_out_are_named_with_why(report: AuditReport) -> None:
+    from dataclasses import replace
+
+    left_out = [
+        "approve: a step of move_joint's pending flow",
+        "reset_<b>all</b>: did not ask, and showed no effect",
+    ]
+    text = ReviewMarkdown().render(replace(report, target={**report.target, "left_out": left_out}))
+    row = next(line for line in text.splitlines() if line.startswith("| Not audited"))
+    # Each in a code span: a tool's name is the target's string, never rendered.
+    assert "`approve: a step of move_joint's pending flow`" in row
+    assert "`reset_<b>all</b>: did not ask, and showed no effect`" in row
+    assert "Not audited" not in ReviewMarkdown().render(report)
