@@ -10,6 +10,7 @@ honest flow cannot be completed, every attack on the tool is inconclusive.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,14 +112,24 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
         if at_preview.victim:
             detail = f"the preview itself acted ({style}): {mechanism.describe()}"
             return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
-        use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")
+        if preview.handle is None and mechanism.kind == "token":
+            # Confirming without the token proves nothing about the token.
+            at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
+            tried.append(f"{style}: {_no_token(mechanism, preview.response.text)}{at}")
+            continue
         try:
             done = await mechanism.confirm(channel, use.arguments, preview.handle)
         except HumanFailed as exc:
             tried.append(f"{style}: {exc}")
             continue
         at_confirm = await use.moved()
+        if at_confirm and _places(at_confirm) <= _places(at_preview):
+            # All the confirmation changed had changed at the preview already: it acted twice.
+            detail = f"the preview itself acted ({style}): {at_preview.shown()} changed at the preview"
+            return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
         if at_confirm:
+            # Only now is a preview's change known not to be the action: a staged row, say.
+            use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")
             uses.effect(at_confirm)
             how = f"previewed, confirmed, acted ({_named(style)}) through {mechanism.kind}"
             if style == "value":
@@ -147,6 +158,19 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
         )
     detail = f"{mechanism.describe()}; " + "; ".join(tried)
     return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
+
+
+def _places(moved: Moved) -> set[str]:
+    """Where a step's effect shows: a joint's angle, one list's rows (whatever their index)."""
+    return {re.sub(r"\[\d+\]", "[*]", path) for path in moved.effect}
+
+
+def _no_token(mechanism: AgentFlow, said: str) -> str:
+    wanted = getattr(mechanism, "token_from", None)
+    field = f"no field {wanted!r}" if wanted else "no field named like a token"
+    return (
+        f"the preview's result has {field} to confirm with ({said[:160]}); name it with token: {{from: ...}}"
+    )
 
 
 def _named(style: str) -> str:

@@ -37,7 +37,9 @@ def _walk(data: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
 
 
 def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tuple[str, str] | None:
-    """(field, value) for the field called `name`, or the first one matching `pattern`."""
+    """(field, value) for the field called `name` (dotted: `challenge.nonce`), or the first one matching `pattern`."""
+    if name is not None and "." in name:
+        return _dotted(response, name)
     for key, value in fields(response).items():
         if (key == name if name else pattern.search(key)) and isinstance(value, str | int):
             return key, str(value)
@@ -49,3 +51,18 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
 
 
 _IN_TEXT = re.compile(r"""["']?(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})""")
+
+
+def _dotted(response: Response, name: str) -> tuple[str, str] | None:
+    try:
+        current: Any = json.loads(response.text)
+    except ValueError:
+        return None
+    for part in name.split("."):
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return None
+    return (name, str(current)) if isinstance(current, str | int) and not isinstance(current, bool) else None

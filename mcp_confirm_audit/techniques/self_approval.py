@@ -4,7 +4,8 @@ Only what the agent's own connection can do is used (a preview and its token,
 an approve tool, its own flag): never the human's channel. An effect is weak
 (the human in the loop is a SHOULD); it is vulnerable when the same action
 asks a human on a path the caller could avoid (the profile names the human's
-channel, or the server's own answer says a person is waited for).
+channel, the server's own answer says a person is waited for, or without its
+flag the tool asks the user).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import HumanFailed, as_flow
+from ..confirmations.flag import Flag
 from ..confirmations.pending import Pending
-from ..models import Verdict
+from ..models import Outcome, Verdict
 from . import technique
 from ._flows import AttackChannel
 from .base import Attack
@@ -40,14 +42,24 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
         await flow.confirm(channel, args, shown.handle, as_agent=True)
     except HumanFailed as exc:
         attack.note(f"the agent alone cannot complete the flow: {exc}")
-    human_path = isinstance(flow, Pending) and (
-        flow.human is not None or bool(_CLAIMS_A_HUMAN.search(shown.response.text))
+    claims_a_human = bool(_CLAIMS_A_HUMAN.search(shown.response.text))
+    human_path = isinstance(flow, Pending) and (flow.human is not None or claims_a_human)
+    # Without the flag the tool asks the user (or says a human must confirm): the caller's
+    # own flag is a way around the person the tool otherwise waits for.
+    asks_otherwise = isinstance(flow, Flag) and (
+        shown.response.outcome is Outcome.INPUT_REQUIRED or claims_a_human
     )
     if human_path:
         attack.effect_means(
             Verdict.VULNERABLE,
             f"the agent approved its own action ({flow.describe()}), where a human's approval is what the "
             "server waits for",
+        )
+    elif asks_otherwise:
+        attack.effect_means(
+            Verdict.VULNERABLE,
+            f"the caller's own flag made the action act ({flow.describe()}), where without it the tool asks "
+            "a human",
         )
     else:
         attack.effect_means(

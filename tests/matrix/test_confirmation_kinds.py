@@ -242,7 +242,10 @@ def test_a_profile_confirmation_overrides_detection(catalogue: Catalogue) -> Non
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed
     assert "through flag" in approve.detail
-    assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is W
+    # Without the flag the server asks the user: the caller's own flag is a way around them.
+    self_approved = run.by_id()["MCA-SELFAPPROVE-001"]
+    assert self_approved.verdict is V, self_approved.evidence
+    assert "where without it the tool asks a human" in self_approved.reason
     assert run.by_id()["MCA-FLAGBYPASS-001"].verdict is Verdict.NOT_APPLICABLE
     # MRTR families do not apply to a tool stated to confirm another way, and say so.
     # MRTR families do not apply to a tool stated to confirm another way, and say so.
@@ -284,3 +287,23 @@ def test_an_mrtr_server_that_sends_its_form_to_a_client_that_declared_none_is_ca
     for result in run.results:
         assert result.verdict is V, result.evidence
         assert "MUST NOT" in result.reason
+
+
+def test_a_preview_that_acts_fails_the_approve_control_and_is_never_learned_as_bookkeeping(
+    catalogue: Catalogue,
+) -> None:
+    # The profile forgot the preview switch, and the loosened arm moves on the plain call:
+    # what the "preview" changed is the action itself, not the target's bookkeeping.
+    stated = {
+        "setup": [{"tool": "set_policy", "args": {"auto_approve_under_degrees": 100}}],
+        "args": {"joint": "base", "degrees": 5},
+        "confirmation": {"kind": "token", "token": {"into": "confirm_token"}},
+        "effect": [{"tool": "arm_status"}],
+    }
+    run = audit(catalogue, "token", "loosening-policy-tool", server=ARM_SERVER, **stated)
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert not approve.passed
+    assert "no field named like a token" in approve.detail
+    assert "at the preview, tool:arm_status.joints.base" in approve.detail
+    assert not [c for c in run.controls if c.name == "bookkeeping"], run.controls
+    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}

@@ -94,3 +94,13 @@ def test_the_file_families_run_over_a_token_or_pending_flow_and_only_out_of_root
     for family in OVER_A_PREVIEW - {"out-of-root"}:
         assert "a flag flow has no preview" in (mrtr_only(family, flag) or "")
     assert all(mrtr_only(family, Mrtr("delete_file")) is None for family in OVER_A_PREVIEW)
+
+
+def test_a_token_named_by_a_dotted_path_is_read_from_inside_the_result_and_only_there() -> None:
+    from mcp_confirm_audit.confirmations import values
+    from mcp_confirm_audit.confirmations.token import TOKEN_FIELD
+
+    challenge = result(decision="ASK", challenge={"nonce": "3295d4455a0d", "expires": 60})
+    assert values.find(challenge, "challenge.nonce", TOKEN_FIELD) == ("challenge.nonce", "3295d4455a0d")
+    # A path that is not there is not answered with some other field's value.
+    assert values.find(challenge, "challenge.token", TOKEN_FIELD) is None
