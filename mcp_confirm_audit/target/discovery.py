@@ -18,6 +18,7 @@ from typing import Any
 
 from ..confirmations import Mechanism
 from ..confirmations.detect import from_schemas
+from ..confirmations.token import Token
 from ..errors import TargetError, UsageError
 from ..oracle.effects import ProbeSpec
 from ..profile import Profile, SetupCall
@@ -222,9 +223,22 @@ def _plan(
         candidates,
         tuple(profile.ignore),
         notes,
-        from_schemas(tool, profile.confirmation),
+        _mechanism(tool, profile, template),
         profile.policy_tools,
     )
+
+
+def _mechanism(tool: ToolInfo, profile: Profile, template: Mapping[str, Any] | None) -> Mechanism | None:
+    """The schema's guess, unless the profile's own arguments already fill the token it guessed.
+
+    A profile that sets `confirmation_token: "{token}"` from a setup call has made the
+    preview a setup step: the gated call is the confirming one, and round one says the rest.
+    """
+    found = from_schemas(tool, profile.confirmation)
+    filled = {*(template or {}), *profile.extra_args}
+    if profile.confirmation is None and isinstance(found, Token) and found.into in filled:
+        return None
+    return found
 
 
 def _handles(

@@ -66,3 +66,34 @@ def test_a_dotted_field_reaches_into_nested_results_and_names_what_is_missing() 
     assert field_of(result, "transfer.ids.0") == "t-1"
     with pytest.raises(KeyError, match="id"):
         field_of(result, "transfer.id")
+
+
+def test_a_variant_that_runs_past_the_maximum_comes_round_inside_both_bounds() -> None:
+    # Degrees 1..45: the 50th variant of 1 is not -49 (which the schema forbids) but 6.
+    schema = {"properties": {"degrees": {"type": "integer", "minimum": 1, "maximum": 45}}}
+    assert varied_args({"degrees": 1}, 50, schema) == {"degrees": 6}
+
+
+def test_arguments_the_profile_fills_from_a_setup_call_are_not_taken_for_a_token_flow() -> None:
+    from mcp_confirm_audit.confirmations.token import Token
+    from mcp_confirm_audit.profile import profile_from_mapping
+    from mcp_confirm_audit.target.discovery import plan_tools
+    from mcp_confirm_audit.target.driver import ToolInfo
+
+    props = {"change_id": {"type": "string"}, "confirmation_token": {"type": "string"}}
+    apply = ToolInfo("apply_change", "", {"type": "object", "properties": props}, False, None)
+    preview = ToolInfo("preview_change", "", {"type": "object", "properties": {}}, True, None)
+    guessed = plan_tools(
+        [apply, preview], profile_from_mapping({"command": "x", "tool": "apply_change"}, source="t")
+    )
+    assert isinstance(guessed[0].mechanism, Token)
+    # The profile made the preview a setup step: the gated call confirms, and round one says the rest.
+    stated = {
+        "command": "x",
+        "tool": "apply_change",
+        "setup": [
+            {"tool": "preview_change", "args": {}, "save": {"id": "change_id", "token": "confirmation_token"}}
+        ],
+        "args": {"change_id": "{id}", "confirmation_token": "{token}"},
+    }
+    assert plan_tools([apply, preview], profile_from_mapping(stated, source="t"))[0].mechanism is None
