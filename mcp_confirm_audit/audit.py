@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -252,22 +251,41 @@ class _Audit:
                 self.pending.setdefault(group, set()).add(item.nodeid)
                 self.group_of[item.nodeid] = group
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        # pytest shows a failure in setup with its traceback, not the item's
-        # repr_failure: an inconclusive attack or a harness error would be
-        # pages of framework source. Ours say why in a few lines.
+    ) -> pytest.TestReport | None:
+        """A failure in an attack's or a control's setup, reported with the item's own few lines.
+
+        pytest shows a failure in setup with its traceback, not the item's
+        repr_failure: an inconclusive attack or a harness error would be pages
+        of framework source, and formatting them (reading and parsing every
+        frame's source) costs more than the attack. So the report is made
+        here, and pytest's is never built; skips and xfails go pytest's way.
+        """
+        excinfo = call.excinfo
         if (
-            isinstance(item, AttackItem | ControlItem)
-            and call.when == "setup"
-            and call.excinfo is not None
-            and report.failed
+            not isinstance(item, AttackItem | ControlItem)
+            or call.when != "setup"
+            or excinfo is None
+            or excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception))
+            or isinstance(excinfo.value, BaseExceptionGroup)
         ):
-            report.longrepr = item.repr_failure(call.excinfo)
-        return report
+            return None
+        sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
+        return pytest.TestReport(
+            item.nodeid,
+            item.location,
+            dict.fromkeys(item.keywords, 1),
+            "failed",
+            item.repr_failure(excinfo),
+            "setup",
+            sections,
+            call.duration,
+            call.start,
+            call.stop,
+            user_properties=item.user_properties,
+        )
 
     def pytest_report_header(self) -> list[str]:
         lines = [f"mcp-confirm-audit: {self.generation.describe()}"]
