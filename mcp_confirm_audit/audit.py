@@ -389,7 +389,9 @@ class _Audit:
         return [Result.from_dict(d) for d in self.results.values()]
 
     def _controls(self) -> list[ControlResult]:
-        return [ControlResult(**d) for d in self.controls.values()]
+        return [
+            ControlResult(**{**d, "evidence": tuple(d.get("evidence", ()))}) for d in self.controls.values()
+        ]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.report is None:

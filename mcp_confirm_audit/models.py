@@ -460,12 +460,17 @@ class ControlResult:
     passed: bool
     applicable: bool
     detail: str
+    # Every exchange of the tool's controls, whole: carried by the approve control into audit.json.
+    evidence: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "tool": self.tool,
             "name": self.name,
             "passed": self.passed,
             "applicable": self.applicable,
             "detail": self.detail,
         }
+        if self.evidence:
+            shown["evidence"] = list(self.evidence)
+        return shown

@@ -132,6 +132,9 @@ def test_a_token_flows_preview_alone_is_a_control_item_of_its_own(pytester: pyte
     alone = next(c for c in report["controls"] if c["name"] == "preview-alone")
     assert alone["passed"], alone
     assert alone["detail"].startswith("no effect")
+    # The controls' exchanges, which the terminal shortens, are in audit.json whole.
+    approve = next(c for c in report["controls"] if c["name"] == "approve")
+    assert any("confirm with the token" in line and "confirm_token" in line for line in approve["evidence"])
 
 
 def test_an_mrtr_tools_preview_alone_item_is_skipped_saying_why(pytester: pytest.Pytester) -> None:
