@@ -164,7 +164,11 @@ def _normalised(result: Result) -> Result:
 
 
 def _normalised_control(control: ControlResult) -> ControlResult:
-    return replace(control, detail=normalise(control.detail))
+    return replace(
+        control,
+        detail=normalise(control.detail),
+        evidence=tuple(normalise(line) for line in control.evidence),
+    )
 
 
 def rerun_command(target: Mapping[str, Any], keyword: str) -> str:
