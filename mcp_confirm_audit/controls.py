@@ -20,7 +20,7 @@ from mcp import types
 from . import answers, confirmations
 from .action import Instance, SetupFailed, prepare
 from .confirmations import Mechanism, detect, honest
-from .models import ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
+from .models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
 from .observation import Observer
 from .oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
 from .oracle.sandbox import Case, Sandbox, diff, identity_of
@@ -82,6 +82,8 @@ class _Runner:
         # The generalised names of the action's own effect: never bookkeeping.
         self.effect: set[str] = set()
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
+        # The tool acted on the first call, asking nobody: a finding, not only a failed control.
+        self.unasked: str | None = None
 
     async def look(self) -> _Look:
         return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
@@ -190,6 +192,8 @@ async def run_controls(
         if (flow := confirmations.as_flow(found)) is not None:
             return await _other_mechanism(run, flow, call_timeout)
     results = [approve]
+    if run.unasked is not None:
+        results.append(ControlResult(plan.name, UNASKED, False, True, run.unasked))
     probes: tuple[ProbeSpec, ...] = ()
     if style is not None:
         probes = _effect_probes(run)
@@ -322,6 +326,9 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
             if acted:
                 where = ", ".join(round_one[:4]) or run.value(case, style)
                 said = f"the tool acted without asking for confirmation ({where})"
+                if victim_moved or _declared_effect(run, round_one):
+                    # Not a file the server only logs to: the subject itself, or where the profile says.
+                    run.unasked = said
                 return None, ControlResult(name, "approve", False, True, said), False
             inert = inert and first.outcome is Outcome.COMPLETE
             tried.append(f"{style}: {_did_not_ask(first, run, style)}")
@@ -360,6 +367,12 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
         )
     return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
+
+
+def _declared_effect(run: _Runner, changed: list[str]) -> bool:
+    """Whether a change shows through a probe the profile declared as the action's effect."""
+    declared = {spec.name for spec in run.plan.probes}
+    return any(path.split(".", 1)[0].split("[", 1)[0] in declared for path in changed)
 
 
 def _did_not_ask(first: Response, run: _Runner, style: str) -> str:

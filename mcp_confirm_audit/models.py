@@ -14,6 +14,13 @@ from typing import Any
 # Said of every honest redemption one replica refuses because another minted it:
 # safe, but what users of the deployment will see.
 FAIL_CLOSED = "users behind a load balancer will see confirmations that stop working"
+# The control a tool fails when its first call acts on its subject, with no question and no other gate.
+UNASKED = "unasked"
+UNASKED_REMEDY = (
+    "ask the person before the tool acts (an elicitation the client shows the user, or a pending "
+    "action only the person's own channel approves); a tool that changes things must not act on the "
+    "agent's word alone"
+)
 
 
 class Verdict(enum.StrEnum):

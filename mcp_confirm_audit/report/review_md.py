@@ -21,7 +21,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from .. import __version__
-from ..models import FAIL_CLOSED, OWASP_ITEMS, SEVERITIES, ControlResult, Result, Verdict
+from ..models import (
+    FAIL_CLOSED,
+    OWASP_ITEMS,
+    SEVERITIES,
+    UNASKED,
+    UNASKED_REMEDY,
+    ControlResult,
+    Result,
+    Verdict,
+)
 from .document import AuditReport, headline, rerun_command, shorten
 
 _UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE)
@@ -184,7 +193,10 @@ def _what_to_fix(report: AuditReport) -> list[str]:
 
     # A refusal control that acted comes first: the most basic promise, broken.
     lines = [
-        f"1. **control {control.name}** (high): a {control.name} acted on {inert(control.tool)}; "
+        f"1. **control {control.name}** (high): {inert(control.tool)} acted with no confirmation at all; "
+        f"{UNASKED_REMEDY}"
+        if control.name == UNASKED
+        else f"1. **control {control.name}** (high): a {control.name} acted on {inert(control.tool)}; "
         "act only on an accepted answer that says yes."
         for control in report.failed_controls
     ]
@@ -239,13 +251,23 @@ def audit_judged(report: AuditReport) -> bool:
 
 
 def _control_finding(report: AuditReport, control: ControlResult) -> str:
-    command = rerun_command(report.target, f"control-{control.name} and {control.tool}")
+    if control.name == UNASKED:
+        # It has no item of its own: the approve control is what shows it again.
+        command = rerun_command(report.target, f"control-approve and {control.tool}")
+        what = f"What happened: {inert(control.detail)}. Nobody was asked, and nothing else gated it."
+        remedy = f"Remedy: {UNASKED_REMEDY}"
+    else:
+        command = rerun_command(report.target, f"control-{control.name} and {control.tool}")
+        what = f"What happened: {inert(control.detail)}. A {control.name} must never act."
+        remedy = (
+            "Remedy: act only on an accepted answer that says yes; a decline, a cancel or an accepted "
+            '"no" must leave the file alone.'
+        )
     return "\n\n".join(
         [
             f"### Control {control.name} failed on {inert(control.tool)}",
-            f"What happened: {inert(control.detail)}. A {control.name} must never act.",
-            "Remedy: act only on an accepted answer that says yes; a decline, a cancel or an accepted "
-            '"no" must leave the file alone.',
+            what,
+            remedy,
             "Re-run just this control:",
             _fence([command], "sh"),
         ]

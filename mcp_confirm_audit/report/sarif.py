@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import __version__
 from ..baseline import ACCEPTED, STALE
-from ..models import OWASP_ITEMS, ControlResult, Result, Verdict
+from ..models import OWASP_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
 from .document import AuditReport, headline, rerun_command
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -208,11 +208,19 @@ def _control_rule_id(control: ControlResult) -> str:
 
 
 def _control_rule(control: ControlResult) -> dict[str, Any]:
+    if control.name == UNASKED:
+        short, help_text = (
+            "A tool that acts must ask first",
+            f"The tool acted on its first call: {UNASKED_REMEDY}.",
+        )
+    else:
+        short = f"The honest-flow control '{control.name}' must not act"
+        help_text = "A decline, a cancel or an accepted answer that says no must never act."
     return {
         "id": _control_rule_id(control),
         "name": control.name,
-        "shortDescription": {"text": f"The honest-flow control '{control.name}' must not act"},
-        "help": {"text": "A decline, a cancel or an accepted answer that says no must never act."},
+        "shortDescription": {"text": short},
+        "help": {"text": help_text},
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["security", "control"], "security-severity": _SECURITY_SEVERITY["high"]},
     }

@@ -97,7 +97,12 @@ def test_asking_before_the_root_check_is_a_warning_and_fails_under_strict(pytest
 def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pytest.Pytester) -> None:
     script = pytester.makepyfile(never_asks=NEVER_ASKS)
     result = pytester.runpytest(
-        "--mcp-target", f"{sys.executable} {script} --root {{root}}", "-k", "MCA-REPLAY or control-approve"
+        "--mcp-target",
+        f"{sys.executable} {script} --root {{root}}",
+        "-k",
+        "MCA-REPLAY or control-approve",
+        "--mcp-report-dir",
+        "out",
     )
     outcomes = result.parseoutcomes()
     # The approve control is the error; the attacks it leaves unjudged fail the run as inconclusive.
@@ -105,6 +110,13 @@ def test_a_tool_that_never_asks_makes_attacks_errors_never_passes(pytester: pyte
     assert "passed" not in outcomes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*the tool acted without asking for confirmation*"])
+    # Deleting the file with nobody asked is itself the finding a reviewer hands over, not only
+    # a run that could not be judged.
+    review = (pytester.path / "out" / "review.md").read_text()
+    assert "**1 finding(s)**" in review
+    assert "1. **control unasked** (high): `delete_file` acted with no confirmation at all" in review
+    sarif = json.loads((pytester.path / "out" / "audit.sarif").read_text())
+    assert "control-unasked" in {r["ruleId"] for r in sarif["runs"][0]["results"]}
 
 
 def test_the_ini_twin_configures_the_target(pytester: pytest.Pytester) -> None:
