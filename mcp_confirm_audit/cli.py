@@ -190,9 +190,12 @@ def _replay(args: argparse.Namespace, rest: list[str]) -> int:
     if (profile := target.get("profile")) and Path(profile).is_file():
         pytest_args.append(_option("--mcp-profile", profile))
     elif profile:
-        print(
-            f"mcp-confirm-audit replay: profile {profile} is not here; replaying with the command alone",
-            file=sys.stderr,
+        # Without it the same command is audited with no profile: other tools, other arguments,
+        # called for real. That is another audit, not this result again.
+        return _fail(
+            "replay",
+            f"the run used the profile {profile}, which is not found from {Path.cwd()}; "
+            "run replay from the directory the audit ran in",
         )
     if target.get("root_from"):
         pytest_args.append(_option("--mcp-root-from", target["root_from"]))

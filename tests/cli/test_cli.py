@@ -117,6 +117,15 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
     )
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*audit.json has no result MCA-REPLAY-009*"])
+    # A run made with a profile is never replayed without it, as another audit of the same command.
+    report["target"]["profile"] = "profiles/gone.yaml"  # type: ignore[index]
+    (pytester.path / "audit.json").write_text(json.dumps(report))
+    elsewhere = pytester.run(
+        sys.executable, "-m", "mcp_confirm_audit.cli", "replay", "audit.json", "MCA-REPLAY-002"
+    )
+    assert elsewhere.ret == pytest.ExitCode.USAGE_ERROR
+    elsewhere.stderr.fnmatch_lines(["*the run used the profile profiles/gone.yaml, which is not found from*"])
+    assert len(elsewhere.stderr.lines) == 1
 
 
 def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytester: pytest.Pytester) -> None:
