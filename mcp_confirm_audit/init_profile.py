@@ -13,9 +13,9 @@ import yaml
 
 from .catalogue import load_catalogue
 from .models import Outcome
+from .oracle.effects import ProbeSpec
 from .profile import resolve_profile
 from .session import AuditSession
-from .target.discovery import path_argument
 
 # How an evidence line says the target asked (verdict.describe).
 _ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
@@ -24,6 +24,17 @@ _ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
 def _comment(text: str) -> list[str]:
     """Every line of `text` as a YAML comment: a detail with line breaks must not break the profile."""
     return [f"# {line}".rstrip() for line in text.splitlines() or [""]]
+
+
+def _as_profile_entry(spec: ProbeSpec) -> dict[str, Any] | None:
+    """A learned effect probe as the profile's `effect:` writes it (zero configuration learns tools and files)."""
+    name = spec.name.split(":", 1)[1]
+    if spec.kind == "tool":
+        args = spec.options.get("args") or {}
+        return {"tool": {"name": name, "args": dict(args)} if args else name}
+    if spec.kind == "file":
+        return {"file": name}
+    return None
 
 
 def draft_profile(command: str, root_from: str | None = None) -> str:
@@ -36,7 +47,8 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
         tools, plans = session.tools, session.plans
     finally:
         session.close()
-    chosen = {plan.name for plan in plans}
+    chosen = {plan.name: plan for plan in plans}
+    left_out = dict(line.split(": ", 1) for line in session.left_out)
     head = [
         "# Drafted by `mcp-confirm-audit init` from what discovery found: review it before you rely on it.",
         *_comment(
@@ -45,12 +57,15 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
         "# Tools it offers:",
     ]
     for tool in sorted(tools, key=lambda t: t.name):
-        if tool.name in chosen:
-            why = f"audited (path argument {path_argument(tool)!r})"
+        if (chosen_plan := chosen.get(tool.name)) is not None and chosen_plan.path_arg is not None:
+            why = f"audited (path argument {chosen_plan.path_arg!r})"
+        elif chosen_plan is not None:
+            seen = ", ".join(spec.name for spec in styles[tool.name].probes) or "nothing yet"
+            why = f"audited (names no file; its effect seen through {seen})"
         elif tool.read_only is True:
             why = "skipped: declared read-only"
         else:
-            why = "skipped: no path-like string argument"
+            why = f"skipped: {left_out.get(tool.name, 'not an action the harness can call')}"
         head.extend(_comment(f"  {tool.name}: {why}"))
     body: dict[str, Any] = {"name": server.get("name") or "target", "command": command}
     if profile.root_from != "arg":
@@ -59,9 +74,23 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
     if len(plans) == 1:
         plan = plans[0]
         outcome = styles[plan.name]
-        body.update(tool=plan.name, path_arg=plan.path_arg, paths=outcome.style or "auto")
-        if plan.extra_args:
-            body["extra_args"] = dict(plan.extra_args)
+        if plan.path_arg is not None:
+            body.update(tool=plan.name, path_arg=plan.path_arg, paths=outcome.style or "auto")
+            if plan.extra_args:
+                body["extra_args"] = dict(plan.extra_args)
+        else:
+            # An action that names no file: its arguments, its setup, and where its effect shows.
+            body.update(tool=plan.name, args=plan.arguments({}))
+            if plan.setup:
+                body["setup"] = [
+                    {"tool": step.tool, "args": dict(step.args), "save": dict(step.save)}
+                    for step in plan.setup
+                ]
+            effect = [entry for spec in outcome.probes if (entry := _as_profile_entry(spec)) is not None]
+            if effect:
+                body["effect"] = effect
+        if outcome.mechanism is not None and outcome.mechanism.kind != "mrtr":
+            notes.append(f"# It confirms another way than MRTR: {outcome.mechanism.describe()}")
         if not outcome.approve_ok:
             notes.extend(_comment(f"The honest approve flow failed: {outcome.results[0].detail}"))
             notes.append("# Until it works every attack is inconclusive.")

@@ -215,3 +215,23 @@ def test_a_human_channel_off_this_machine_is_a_one_line_usage_error(pytester: py
     [line] = [line for line in run.stderr.lines if line.strip()]
     assert line.startswith("ERROR: profile profile.yaml: confirmation: pending.human.http.url ")
     assert "is not on loopback" in line
+
+
+def test_init_drafts_an_action_that_names_no_file_with_its_arguments_and_where_its_effect_shows(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "payments.yaml"
+    payments = ROOT / "targets" / "payments" / "server.py"
+    assert (
+        main(["init", shlex.join([sys.executable, str(payments), "--root", "{root}"]), "-o", str(out)]) == 0
+    )
+    text = out.read_text()
+    assert "send_payment: audited (names no file; its effect seen through tool:list_payments)" in text
+    assert "path_arg" not in text
+    # What it drafts is a profile the harness loads as it stands.
+    profile = load_profile(out)
+    assert (profile.tool, sorted(profile.args or {})) == (
+        "send_payment",
+        ["amount_cents", "memo", "recipient"],
+    )
+    assert [spec.name for spec in profile.effect] == ["tool:list_payments"]
