@@ -276,6 +276,8 @@ class _Use:
 
 
 class _Uses:
+    """`honest.Uses` for one tool: a fresh case (and setup calls) per use; the effect the runner learns."""
+
     def __init__(self, run: _Runner) -> None:
         self._run = run
 
