@@ -14,12 +14,26 @@ import hmac
 
 import gates
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-__all__ = ["ROUTE", "add_route"]
+__all__ = ["ROUTE", "add_agent_approve_tool", "add_route"]
 
 ROUTE = "/approvals/{pending_id}"
+
+
+def add_agent_approve_tool(server: MCPServer, store: gates.PendingStore) -> None:
+    """FLAW agent-approval: an `approve` tool, so the agent's own connection approves what it staged."""
+
+    def approve(pending_id: str) -> str:
+        if pending_id not in store.staged:
+            raise ToolError("no such pending action")
+        store.agent_approved.add(pending_id)
+        return f"approved {pending_id}"
+
+    server.add_tool(approve, name="approve", annotations=ToolAnnotations(read_only_hint=False))
 
 
 def add_route(server: MCPServer, store: gates.PendingStore, approver_token: str | None = None) -> None:

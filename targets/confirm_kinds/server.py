@@ -249,15 +249,7 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
 
     server.add_tool(execute_pending, name="execute_pending", annotations=_DESTRUCTIVE)
     if "agent-approval" in active:
-
-        def approve(pending_id: str) -> str:
-            """FLAW agent-approval: the agent's own connection approves."""
-            if pending_id not in store.staged:
-                raise ToolError("no such pending action")
-            store.agent_approved.add(pending_id)
-            return f"approved {pending_id}"
-
-        server.add_tool(approve, name="approve", annotations=ToolAnnotations(read_only_hint=False))
+        approvals.add_agent_approve_tool(server, store)
 
 
 def _flag_tools(

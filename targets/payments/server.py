@@ -254,15 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.port is None:
         server.run(transport="stdio")
     else:
-        _serve_http(server, args.port)
-
-
-def _serve_http(server: MCPServer, port: int) -> None:
-    """Streamable HTTP on loopback, with uvicorn's access log (written to stdout) off."""
-    import uvicorn
-
-    app = server.streamable_http_app(host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level="warning")
+        serving.serve_http(server, args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -366,21 +366,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     if args.transport == "http":
-        _serve_http(server, args.port)
+        serving.serve_http(server, args.port)
     else:
         server.run(transport="stdio")
-
-
-def _serve_http(server: MCPServer, port: int) -> None:
-    """Streamable HTTP at http://127.0.0.1:PORT/mcp, loopback only.
-
-    Served with uvicorn directly rather than `server.run("streamable-http")` only to
-    turn the access log off: uvicorn writes it to stdout, which should stay quiet.
-    """
-    import uvicorn
-
-    app = server.streamable_http_app(host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level="info")
 
 
 if __name__ == "__main__":

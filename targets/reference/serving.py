@@ -29,7 +29,7 @@ def configure_log(log: logging.Logger, prefix: str) -> None:
         log.propagate = False
 
 
-def serve_http(server: MCPServer, port: int) -> None:
+def serve_http(server: MCPServer, port: int, log_level: str = "info") -> None:
     """Streamable HTTP at http://127.0.0.1:PORT/mcp (and the server's custom routes), loopback only.
 
     Served with uvicorn directly rather than `server.run("streamable-http")` only to
@@ -38,4 +38,4 @@ def serve_http(server: MCPServer, port: int) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level="info")
+    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, log_level=log_level)

@@ -35,6 +35,7 @@ _KINDS = _HERE.parent / "confirm_kinds"
 if str(_KINDS) not in sys.path:
     sys.path.insert(0, str(_KINDS))
 
+import approvals  # noqa: E402
 import gates  # noqa: E402
 import kind_flaws as flaw_switches  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
@@ -200,15 +201,7 @@ def _pending_tools(
 
     server.add_tool(execute_pending, name="execute_pending", annotations=_MOVES)
     if "agent-approval" in active:
-
-        def approve(pending_id: str) -> str:
-            """FLAW agent-approval: the agent's own connection approves."""
-            if pending_id not in store.staged:
-                raise ToolError("no such pending action")
-            store.agent_approved.add(pending_id)
-            return f"approved {pending_id}"
-
-        server.add_tool(approve, name="approve", annotations=ToolAnnotations(read_only_hint=False))
+        approvals.add_agent_approve_tool(server, store)
 
 
 def _add(server: MCPServer, handler: Any, name: str, how: str) -> None:
