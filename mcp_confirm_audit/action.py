@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .confirmations.values import field_of
 from .models import Outcome, Response
 from .profile import SetupCall
 
@@ -57,19 +58,6 @@ def result_value(response: Response) -> Any:
         return json.loads(response.text)
     except (ValueError, TypeError):
         return response.text
-
-
-def field_of(value: Any, dotted: str) -> Any:
-    """`transfer.id` of a result; raises KeyError naming what is missing."""
-    current = value
-    for part in dotted.split("."):
-        if isinstance(current, Mapping) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            raise KeyError(part)
-    return current
 
 
 def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None) -> Any:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..models import Response
+from . import values
 
 if TYPE_CHECKING:
     from .human import HumanStep
@@ -36,6 +38,12 @@ class Preview:
     handle: str | None = None
     # The result field the handle was read from.
     field: str | None = None
+
+    @classmethod
+    def read(cls, response: Response, name: str | None, pattern: re.Pattern[str]) -> Preview:
+        """The preview, its handle taken from the field `name` (or the first named like `pattern`)."""
+        found = values.find(response, name, pattern)
+        return cls(response, found[1], found[0]) if found else cls(response)
 
 
 class Mechanism(Protocol):

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..models import Response
-from . import values
 from .base import Channel, HumanFailed, Preview
 from .human import HumanStep
 
@@ -74,9 +73,7 @@ class Pending:
         return tuple(t.tool for t in (self.approve, self.execute) if t is not None)
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
-        response = await channel.call("stage", self.tool, arguments)
-        found = values.find(response, self.id_from, ID_FIELD)
-        return Preview(response, found[1] if found else None, found[0] if found else None)
+        return Preview.read(await channel.call("stage", self.tool, arguments), self.id_from, ID_FIELD)
 
     async def confirm(
         self,

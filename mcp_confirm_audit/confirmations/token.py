@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..models import Response
-from . import values
 from .base import Channel, Preview
 
 # A result field that carries the token: `confirm_token`, `token`, `confirmationToken`.
@@ -52,8 +51,7 @@ class Token:
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         response = await channel.call("preview", self.tool, {**arguments, **self.preview_args})
-        found = values.find(response, self.token_from, TOKEN_FIELD)
-        return Preview(response, found[1] if found else None, found[0] if found else None)
+        return Preview.read(response, self.token_from, TOKEN_FIELD)
 
     async def confirm(
         self,

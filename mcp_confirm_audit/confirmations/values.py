@@ -53,16 +53,22 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
 _IN_TEXT = re.compile(r"""["']?(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})""")
 
 
-def _dotted(response: Response, name: str) -> tuple[str, str] | None:
-    try:
-        current: Any = json.loads(response.text)
-    except ValueError:
-        return None
-    for part in name.split("."):
+def field_of(value: Any, dotted: str) -> Any:
+    """`transfer.id` of a result; raises KeyError naming what is missing."""
+    current = value
+    for part in dotted.split("."):
         if isinstance(current, Mapping) and part in current:
             current = current[part]
         elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
             current = current[int(part)]
         else:
-            return None
-    return (name, str(current)) if isinstance(current, str | int) and not isinstance(current, bool) else None
+            raise KeyError(part)
+    return current
+
+
+def _dotted(response: Response, name: str) -> tuple[str, str] | None:
+    try:
+        found = field_of(json.loads(response.text), name)
+    except (ValueError, KeyError):
+        return None
+    return (name, str(found)) if isinstance(found, str | int) and not isinstance(found, bool) else None

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import AgentFlow, Preview, as_flow, human
+from ..confirmations.token import Token
 from ..models import Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -37,6 +38,15 @@ def flow_or_not_applicable(attack: Attack, what: str) -> AgentFlow | None:
     if flow is None:
         kind = attack.plan.mechanism.kind if attack.plan.mechanism is not None else "mrtr"
         attack.not_applicable(f"the tool confirms with {kind}, which has no {what}")
+    return flow
+
+
+def token_or_not_applicable(attack: Attack, what: str, otherwise: str) -> Token | None:
+    """The tool's token flow; else not applicable, saying `what` an MRTR tool lacks or `otherwise` why."""
+    flow = flow_or_not_applicable(attack, what)
+    if flow is not None and not isinstance(flow, Token):
+        attack.not_applicable(f"{otherwise}: {flow.describe()}")
+        return None
     return flow
 
 

@@ -10,18 +10,17 @@ from ..confirmations.detect import from_schemas
 from ..confirmations.token import Token
 from ..oracle.sandbox import VICTIM_TEXT
 from . import technique
-from ._flows import AttackChannel, flow_or_not_applicable
+from ._flows import AttackChannel, token_or_not_applicable
 from .base import Attack
 
 
 @technique("token-cross-target")
 async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
-    flow = flow_or_not_applicable(attack, "token to carry to another action")
+    # A pending approval names only its id: there is no other action to carry it to.
+    flow = token_or_not_applicable(
+        attack, "token to carry to another action", "the approval names only its action"
+    )
     if flow is None:
-        return
-    if not isinstance(flow, Token):
-        # A pending approval names only its id: there is no other action to carry it to.
-        attack.not_applicable(f"the approval names only its action: {flow.describe()}")
         return
     channel, victim = AttackChannel(attack), attack.victim
     if params["mode"] == "other-args":

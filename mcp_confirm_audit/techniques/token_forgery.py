@@ -20,7 +20,7 @@ from typing import Any
 
 from ..confirmations.token import Token
 from . import technique
-from ._flows import AttackChannel, flow_or_not_applicable
+from ._flows import AttackChannel, token_or_not_applicable
 from .base import Attack
 
 Construction = tuple[str, Callable[[Mapping[str, Any]], str]]
@@ -28,11 +28,8 @@ Construction = tuple[str, Callable[[Mapping[str, Any]], str]]
 
 @technique("token-forgery")
 async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
-    flow = flow_or_not_applicable(attack, "token to forge")
+    flow = token_or_not_applicable(attack, "token to forge", "no token to forge")
     if flow is None:
-        return
-    if not isinstance(flow, Token):
-        attack.not_applicable(f"no token to forge: {flow.describe()}")
         return
     channel = AttackChannel(attack)
     decoy = await attack.another("decoy")

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.action import field_of, render, varied_args
+from mcp_confirm_audit.action import render, varied_args
+from mcp_confirm_audit.confirmations.values import field_of
 from mcp_confirm_audit.target.discovery import filler
 
 
