@@ -307,3 +307,41 @@ def test_a_preview_that_acts_fails_the_approve_control_and_is_never_learned_as_b
     assert "at the preview, tool:arm_status.joints.base" in approve.detail
     assert not [c for c in run.controls if c.name == "bookkeeping"], run.controls
     assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+
+
+LOGS_EVERY_CALL = '''
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+
+def build_server(root):
+    server = MCPServer("logs-every-call")
+    (Path(root) / "calls.log").write_text("started\\n")
+
+    def close_account(account_id: int) -> str:
+        """Close an account; only an operator may, on their own console."""
+        with (Path(root) / "calls.log").open("a") as log:
+            log.write(f"refused close_account {account_id}\\n")
+        raise ToolError("account closures are approved by an operator, not over MCP")
+
+    server.add_tool(close_account, annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False))
+    return server
+'''
+
+
+def test_a_server_that_logs_every_call_into_its_root_is_not_taken_for_one_that_acts_unasked(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    # It refuses and logs the refusal: the line it appends to its own log is no effect. Zero
+    # configuration cannot tell that change from one (the approve control fails, and nothing is
+    # judged), but it is never the finding that the tool acted unasked.
+    (tmp_path / "logs_every_call.py").write_text(LOGS_EVERY_CALL)
+    command = f"py:{tmp_path / 'logs_every_call.py'}:build_server"
+    profile = profile_from_mapping({"command": command, "call_timeout": 5.0}, source="test")
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: spec.id == "MCA-SELFAPPROVE-001")
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert not approve.passed
+    assert "unasked" not in {c.name for c in run.controls}, run.controls
+    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
