@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from .generation import DEFAULT_EXAMPLES
+from .catalogue.generation import DEFAULT_EXAMPLES
+from .run.markers import family_marker
 
 # profile.ROOT_FROM, spelled out: importing the profile module reads YAML
 # (tests/unit/test_plugin_inert.py checks the two agree).
@@ -56,7 +57,7 @@ OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hookspecs
+    from .run import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -106,10 +107,6 @@ def family_names() -> list[str]:
     return []
 
 
-def family_marker(family: str) -> str:
-    return "mcp_" + family.replace("-", "_")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mcp_audit: an attack or control run by mcp-confirm-audit")
     config.addinivalue_line("markers", "mcp_control: an honest-flow control of mcp-confirm-audit")
@@ -123,6 +120,6 @@ def pytest_configure(config: pytest.Config) -> None:
         and not config.getini("mcp_profile")
     ):
         return
-    from .audit import configure
+    from .run.audit import configure
 
     configure(config)

@@ -5,17 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from ..channels.human import HumanFailed, HumanStep
 from ..models import Response
 from . import values
 
-if TYPE_CHECKING:
-    from .human import HumanStep
-
-
-class HumanFailed(Exception):
-    """The human's own channel (a command, an HTTP call) did not do what it should."""
+__all__ = ["AgentFlow", "Channel", "HumanFailed", "Mechanism", "Preview"]
 
 
 class Channel(Protocol):

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..channels import human
 from ..models import ControlResult, Exchange, Phase, Response
-from . import human
 from .base import AgentFlow, HumanFailed
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..channels.human import HumanStep
 from ..models import Response
 from .base import Channel, HumanFailed, Preview
-from .human import HumanStep
 
 # A result field that names the staged action.
 ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|request|change)_?id$", re.I)

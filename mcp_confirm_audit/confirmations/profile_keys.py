@@ -20,9 +20,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .. import headers as http_headers
+from ..channels import human
 from ..errors import UsageError
-from . import human
+from ..profile import headers as http_headers
 from .base import Mechanism
 from .flag import Flag
 from .mrtr import Mrtr

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import UsageError
 from .beneath import relative_path
 from .effects import ProbeSpec
-from .sqlite_rows import read_only_query
+from .kinds.sqlite_rows import read_only_query
 
 KINDS = ("tool", "file", "sqlite", "sink")
 _EXAMPLE = "e.g. '- file: ledger.json' or '- tool: list_payments'"

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import importlib
 import json
 import math
+import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,8 +78,16 @@ def probe_kind(kind: str) -> Callable[[ProbeFactory], ProbeFactory]:
     return register
 
 
+def _load_kinds() -> None:
+    """Import every module of `oracle/kinds/` once, so each registers itself; no list of them is kept."""
+    from . import kinds
+
+    for info in pkgutil.iter_modules(kinds.__path__):
+        importlib.import_module(f"{kinds.__name__}.{info.name}")
+
+
 def build_probe(spec: ProbeSpec) -> EffectProbe:
-    from . import kinds  # noqa: F401  (each module registers its kind)
+    _load_kinds()
 
     try:
         factory = _KINDS[spec.kind]

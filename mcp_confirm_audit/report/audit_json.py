@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 from .. import __version__
-from ..baseline import ACCEPTED, DRIFT, STALE
+from ..engine.baseline import ACCEPTED, DRIFT, STALE
 from .document import AuditReport, headline
 
 SCHEMA_VERSION = 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ..baseline import Baseline, Mark
+from ..engine.baseline import Baseline, Mark
 from ..models import ControlResult, Result, Verdict
 
 SANDBOX = "{sandbox}"

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import __version__
-from ..baseline import ACCEPTED, STALE
+from ..engine.baseline import ACCEPTED, STALE
 from ..models import OWASP_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
 from .document import AuditReport, headline, rerun_command
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..baseline import ACCEPTED, DRIFT, STALE
+from ..engine.baseline import ACCEPTED, DRIFT, STALE
 from ..models import Result, Verdict
 from .document import AuditReport, headline, shorten
 

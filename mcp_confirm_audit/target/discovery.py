@@ -21,7 +21,7 @@ from ..confirmations.detect import from_schemas
 from ..confirmations.token import Token
 from ..errors import TargetError, UsageError
 from ..oracle.effects import ProbeSpec
-from ..profile import Profile, SetupCall
+from ..profile.loader import Profile, SetupCall
 from .driver import ToolInfo
 
 _PATHLIKE_NAME = re.compile(r"path|file|target|document|doc\b|dest|src|source|location|uri|name", re.I)

@@ -35,11 +35,11 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
 from .. import __version__
-from .. import headers as http_headers
 from ..errors import CredentialsRefused, TargetError, UsageError
-from ..headers import Header
 from ..models import Exchange, Outcome, Phase, Question, Response
-from ..profile import Profile
+from ..profile import headers as http_headers
+from ..profile.headers import Header
+from ..profile.loader import Profile
 from . import launch, reaper
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])

@@ -20,10 +20,10 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from .. import headers as http_headers
 from ..errors import TargetError
-from ..headers import Header
-from ..profile import Profile
+from ..profile import headers as http_headers
+from ..profile.headers import Header
+from ..profile.loader import Profile
 
 # Seconds a server has to exit after SIGTERM before its group is killed.
 _GRACE = 3.0

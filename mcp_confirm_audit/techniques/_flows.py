@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..confirmations import AgentFlow, Preview, as_flow, human
+from ..channels import human
+from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.token import Token
 from ..models import Response
 from ..target.driver import Connection, ToolInfo

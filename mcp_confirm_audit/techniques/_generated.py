@@ -16,8 +16,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..generators import Gen
-from ..prompt_checks import Finding
+from ..catalogue.generators import Gen
+from ..catalogue.prompt_checks import Finding
 
 # Candidates sent while shrinking one failure: a long name would otherwise
 # cost a round trip per character.

@@ -15,9 +15,10 @@ from typing import Any, Protocol
 
 from mcp import types
 
-from .. import answers
-from ..action import Instance, SetupFailed, prepare
-from ..generation import Generation
+from ..catalogue.generation import Generation
+from ..confirmations import answers
+from ..engine.action import Instance, SetupFailed, prepare
+from ..engine.observation import Observer
 from ..models import (
     AttackSpec,
     Exchange,
@@ -31,7 +32,6 @@ from ..models import (
     TreeSnapshot,
     Verdict,
 )
-from ..observation import Observer
 from ..oracle.effects import is_ignored, probe_changes
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan, arguments_for

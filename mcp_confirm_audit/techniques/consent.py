@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp import types
 
-from .. import answers
+from ..confirmations import answers
 from . import technique
 from .base import Attack
 

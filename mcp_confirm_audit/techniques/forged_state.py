@@ -13,8 +13,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from .. import statecodec
-from ..action import Instance
+from ..confirmations import statecodec
+from ..engine.action import Instance
 from ..models import Response
 from . import technique
 from .base import Attack

@@ -24,11 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..action import Instance
-from ..confirmations import AgentFlow, as_flow
-from ..hostile_names import GENERATORS, valid_example, valid_path
-from ..models import Outcome, Response, Verdict
-from ..prompt_checks import (
+from ..catalogue.hostile_names import GENERATORS, valid_example, valid_path
+from ..catalogue.prompt_checks import (
     Finding,
     collisions,
     escaped,
@@ -37,7 +34,10 @@ from ..prompt_checks import (
     message_problems,
     names_target,
 )
-from ..question_text import result_as_shown
+from ..catalogue.question_text import result_as_shown
+from ..confirmations import AgentFlow, as_flow
+from ..engine.action import Instance
+from ..models import Outcome, Response, Verdict
 from . import technique
 from ._flows import AttackChannel, previewed
 from ._generated import search

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..action import Instance
+from ..engine.action import Instance
 from ..models import Outcome, Response
 from ..target.driver import Connection
 from . import technique

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..action import Instance
 from ..confirmations.detect import policy_tools
 from ..confirmations.pending import Pending
+from ..engine.action import Instance
 from ..models import Verdict
 from ..target.discovery import arguments_for, path_argument
 from ..target.driver import ToolInfo

@@ -11,13 +11,13 @@ import pytest
 import yaml
 
 from mcp_confirm_audit import __version__
-from mcp_confirm_audit.baseline import load_baseline
-from mcp_confirm_audit.catalogue import load_catalogue
-from mcp_confirm_audit.catalogue_docs import COMMAND, markdown
-from mcp_confirm_audit.cli import main
-from mcp_confirm_audit.init_profile import _comment
+from mcp_confirm_audit.catalogue.docs import COMMAND, markdown
+from mcp_confirm_audit.catalogue.loader import load_catalogue
+from mcp_confirm_audit.cli.init_profile import _comment
+from mcp_confirm_audit.cli.main import main
+from mcp_confirm_audit.engine.baseline import load_baseline
 from mcp_confirm_audit.plugin import OPTIONS
-from mcp_confirm_audit.profile import load_profile
+from mcp_confirm_audit.profile.loader import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "targets" / "reference" / "server.py"
@@ -103,7 +103,13 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
     }
     (pytester.path / "audit.json").write_text(json.dumps(report))
     run = pytester.run(
-        sys.executable, "-m", "mcp_confirm_audit.cli", "replay", "audit.json", "MCA-REPLAY-002", timeout=120
+        sys.executable,
+        "-m",
+        "mcp_confirm_audit.cli.main",
+        "replay",
+        "audit.json",
+        "MCA-REPLAY-002",
+        timeout=120,
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
     run.stdout.fnmatch_lines(
@@ -113,7 +119,7 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
         ]
     )
     missing = pytester.run(
-        sys.executable, "-m", "mcp_confirm_audit.cli", "replay", "audit.json", "MCA-REPLAY-009"
+        sys.executable, "-m", "mcp_confirm_audit.cli.main", "replay", "audit.json", "MCA-REPLAY-009"
     )
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*audit.json has no result MCA-REPLAY-009*"])
@@ -121,7 +127,7 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
     report["target"]["profile"] = "profiles/gone.yaml"  # type: ignore[index]
     (pytester.path / "audit.json").write_text(json.dumps(report))
     elsewhere = pytester.run(
-        sys.executable, "-m", "mcp_confirm_audit.cli", "replay", "audit.json", "MCA-REPLAY-002"
+        sys.executable, "-m", "mcp_confirm_audit.cli.main", "replay", "audit.json", "MCA-REPLAY-002"
     )
     assert elsewhere.ret == pytest.ExitCode.USAGE_ERROR
     elsewhere.stderr.fnmatch_lines(["*the run used the profile profiles/gone.yaml, which is not found from*"])
@@ -134,7 +140,7 @@ def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytest
     run = pytester.run(
         sys.executable,
         "-m",
-        "mcp_confirm_audit.cli",
+        "mcp_confirm_audit.cli.main",
         "run",
         "--profile",
         "flawed.yaml",
@@ -210,7 +216,7 @@ def test_a_human_channel_off_this_machine_is_a_one_line_usage_error(pytester: py
         "  kind: pending\n"
         "  pending: {human: {http: {url: 'https://approvals.example.com/{id}', json: {decision: approved}}}}\n",
     )
-    run = pytester.run(sys.executable, "-m", "mcp_confirm_audit.cli", "run", "--profile", "profile.yaml")
+    run = pytester.run(sys.executable, "-m", "mcp_confirm_audit.cli.main", "run", "--profile", "profile.yaml")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     [line] = [line for line in run.stderr.lines if line.strip()]
     assert line.startswith("ERROR: profile profile.yaml: confirmation: pending.human.http.url ")

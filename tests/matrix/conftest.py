@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.catalogue import Catalogue, load_catalogue
-from mcp_confirm_audit.generation import CI_SEED, Generation
+from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
+from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec
-from mcp_confirm_audit.profile import Profile
-from mcp_confirm_audit.session import AuditRun, run_audit
+from mcp_confirm_audit.profile.loader import Profile
 
 REFERENCE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from mcp_confirm_audit.headers import Header
+from mcp_confirm_audit.profile.headers import Header
 
 ALICE_TOKEN = f"alice-{secrets.token_urlsafe(18)}"
 MALLORY_TOKEN = f"mallory-{secrets.token_urlsafe(18)}"

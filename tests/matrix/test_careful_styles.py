@@ -15,8 +15,8 @@ from collections.abc import Callable
 import pytest
 from test_detection_matrix import V_OR_W, assert_caught_and_nothing_else
 
+from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.session import AuditRun
 
 AuditFn = Callable[..., AuditRun]
 V, W = Verdict.VULNERABLE, Verdict.WEAK

@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mcp_confirm_audit.profile import beside_interpreter
+from mcp_confirm_audit.profile.loader import beside_interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 REVIEW = ROOT / "reports" / "mcp-confirm"

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import MATRIX_GENERATION, REFERENCE_SERVER
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations import ANY_MECHANISM
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
-from mcp_confirm_audit.profile import profile_from_mapping
-from mcp_confirm_audit.session import AuditRun, run_audit
+from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"

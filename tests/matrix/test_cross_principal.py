@@ -13,9 +13,9 @@ from collections.abc import Callable
 import pytest
 from identities import BEARER, as_alice
 
-from mcp_confirm_audit.headers import Header
+from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.session import AuditRun
+from mcp_confirm_audit.profile.headers import Header
 
 AuditFn = Callable[..., AuditRun]
 V, R = Verdict.VULNERABLE, Verdict.REFUSED

@@ -11,10 +11,10 @@ from collections.abc import Callable
 import pytest
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations import ANY_MECHANISM
+from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.session import AuditRun
 
 AuditFn = Callable[..., AuditRun]
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from test_payments import PAYMENTS
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.oracle.effects import ProbeSpec
-from mcp_confirm_audit.profile import Profile, profile_from_mapping
-from mcp_confirm_audit.session import AuditRun, run_audit
+from mcp_confirm_audit.profile.loader import Profile, profile_from_mapping
 
 
 def _command(*options: str) -> str:
@@ -89,7 +89,7 @@ def test_an_effect_probe_from_outside_the_profile_is_compared_like_any_other(
         return sorted(p.name for p in root.iterdir())
 
     hooked = ProbeSpec("hook", "hook:pytest_mcp_snapshot", {"call": snapshot})
-    from mcp_confirm_audit.session import AuditSession
+    from mcp_confirm_audit.engine.session import AuditSession
 
     session = AuditSession(
         Profile(command=_command("--log-into-root"), call_timeout=10.0),

@@ -13,11 +13,11 @@ import pytest
 from conftest import MATRIX_GENERATION
 from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER, kinds_command
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations import OVER_A_PREVIEW
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
-from mcp_confirm_audit.profile import profile_from_mapping
-from mcp_confirm_audit.session import AuditRun, run_audit
+from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 V, W, R, NA = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.NOT_APPLICABLE
 FLOWS = ("token", "pending")

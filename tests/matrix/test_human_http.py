@@ -19,10 +19,10 @@ import pytest
 from conftest import MATRIX_GENERATION
 from test_confirmation_kinds import FAMILIES, HUMAN_CHANNEL, KINDS_SERVER, audit
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
-from mcp_confirm_audit.profile import profile_from_mapping, resolve_profile
-from mcp_confirm_audit.session import AuditRun, run_audit
+from mcp_confirm_audit.profile.loader import profile_from_mapping, resolve_profile
 
 # The person's credential for the approval route; the agent's connection is never given it.
 APPROVER_TOKEN = "approver-7f3c9a1e-only-the-person"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from mcp_confirm_audit.catalogue import Catalogue
-from mcp_confirm_audit.generation import Generation
+from mcp_confirm_audit.catalogue.generation import Generation
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile import Profile, beside_interpreter
-from mcp_confirm_audit.session import run_audit
+from mcp_confirm_audit.profile.loader import Profile, beside_interpreter
 
 # What mcp-confirm 0.2.1 gets wrong, each read off its source:
 KNOWN_FINDINGS = {

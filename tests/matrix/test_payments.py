@@ -19,10 +19,10 @@ import pytest
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile import Profile, load_profile
-from mcp_confirm_audit.session import AuditRun, run_audit
+from mcp_confirm_audit.profile.loader import Profile, load_profile
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 PAYMENTS = TARGETS / "payments" / "server.py"

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import FAIL_CLOSED, Layer, Verdict
-from mcp_confirm_audit.session import AuditRun
 
 AuditFn = Callable[..., AuditRun]
 V = Verdict.VULNERABLE

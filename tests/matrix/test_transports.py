@@ -18,8 +18,8 @@ import pytest
 from identities import BEARER, as_alice
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
+from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.session import AuditRun
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 # The reference server built in the test process: `build_server(root, **factory_args)`.

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.catalogue import Catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import run_audit
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.profile import Profile
-from mcp_confirm_audit.session import run_audit
+from mcp_confirm_audit.profile.loader import Profile
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 

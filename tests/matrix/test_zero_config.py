@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
+from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.session import AuditRun
 
 AuditFn = Callable[..., AuditRun]
 

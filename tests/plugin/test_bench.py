@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit import cli
+from mcp_confirm_audit.cli import main as cli
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 CAREFUL = shlex.join([sys.executable, str(TARGETS / "reference" / "server.py"), "--root", "{root}"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.generation import Generation
+from mcp_confirm_audit.catalogue.generation import Generation
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 FAMILIES = {"symlink-swap", "parent-swap", "identity-swap", "prompt-forging"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.catalogue import load_catalogue
+from mcp_confirm_audit.catalogue.loader import load_catalogue
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
 
@@ -35,7 +35,7 @@ def test_without_a_target_the_plugin_imports_neither_the_sdk_nor_yaml_nor_the_au
         import sys
 
         def test_nothing_heavy_was_imported():
-            heavy = {"mcp", "yaml", "mcp_confirm_audit.audit", "mcp_confirm_audit.session", "mcp_confirm_audit.models"}
+            heavy = {"mcp", "yaml", "mcp_confirm_audit.run.audit", "mcp_confirm_audit.engine.session", "mcp_confirm_audit.models"}
             assert "mcp_confirm_audit.plugin" in sys.modules
             assert heavy.isdisjoint(sys.modules)
         """
@@ -44,7 +44,8 @@ def test_without_a_target_the_plugin_imports_neither_the_sdk_nor_yaml_nor_the_au
 
 
 def test_the_plugins_own_spelling_of_the_root_choices_is_the_profiles() -> None:
-    from mcp_confirm_audit import plugin, profile
+    from mcp_confirm_audit import plugin
+    from mcp_confirm_audit.profile import loader as profile
 
     assert plugin.ROOT_FROM == profile.ROOT_FROM
     assert plugin.family_names() == sorted(load_catalogue().families)
@@ -130,7 +131,7 @@ def test_a_fault_of_the_harness_is_a_few_lines_naming_where_not_pages_of_framewo
     # A harness bug stands in for any: the attack runner raises.
     pytester.makeconftest(
         """
-        import mcp_confirm_audit.session as session
+        import mcp_confirm_audit.engine.session as session
 
         def broken(self, spec, tool):
             raise ZeroDivisionError("a bug in the harness")

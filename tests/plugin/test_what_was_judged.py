@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.catalogue import load_catalogue
+from mcp_confirm_audit.catalogue.loader import load_catalogue
 
 # Every active attack in the catalogue, on the one tool these runs audit.
 ATTACKS = len(load_catalogue().active)

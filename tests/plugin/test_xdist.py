@@ -13,7 +13,7 @@ import pytest
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 # Records which process writes reports: the controller, or a worker (which must not).
 SPY = """
-import mcp_confirm_audit.audit as plugin
+import mcp_confirm_audit.run.audit as plugin
 
 _write = plugin.write_reports
 _role = []

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_confirm_audit.characters import CONTROL_PLANES, char_class
-from mcp_confirm_audit.hostile_names import valid_name
-from mcp_confirm_audit.prompt_checks import collisions, message_problems
+from mcp_confirm_audit.catalogue.characters import CONTROL_PLANES, char_class
+from mcp_confirm_audit.catalogue.hostile_names import valid_name
+from mcp_confirm_audit.catalogue.prompt_checks import collisions, message_problems
 
 STYLES = ("quoted", "markdown-escaped", "code-span", "own-ledger")
 PLAIN = "plain-name.txt"

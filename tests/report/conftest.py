@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mcp_confirm_audit.baseline import AcceptedFinding, Baseline, ExpectedLayer
+from mcp_confirm_audit.engine.baseline import AcceptedFinding, Baseline, ExpectedLayer
 from mcp_confirm_audit.models import Ablation, ControlResult, Effect, Layer, Result, Verdict
 from mcp_confirm_audit.report import AuditReport, build_report
 

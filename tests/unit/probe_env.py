@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_confirm_audit.oracle.effects import EffectProbe, ProbeSpec, build_probe
-from mcp_confirm_audit.oracle.sink import Sink
+from mcp_confirm_audit.oracle.kinds.sink import Sink
 
 
 @dataclass

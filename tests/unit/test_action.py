@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.action import render, varied_args
 from mcp_confirm_audit.confirmations.values import field_of
+from mcp_confirm_audit.engine.action import render, varied_args
 from mcp_confirm_audit.target.discovery import filler
 
 
@@ -77,7 +77,7 @@ def test_a_variant_that_runs_past_the_maximum_comes_round_inside_both_bounds() -
 
 def test_arguments_the_profile_fills_from_a_setup_call_are_not_taken_for_a_token_flow() -> None:
     from mcp_confirm_audit.confirmations.token import Token
-    from mcp_confirm_audit.profile import profile_from_mapping
+    from mcp_confirm_audit.profile.loader import profile_from_mapping
     from mcp_confirm_audit.target.discovery import plan_tools
     from mcp_confirm_audit.target.driver import ToolInfo
 

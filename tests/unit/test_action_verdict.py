@@ -7,9 +7,9 @@ from typing import Any
 from test_verdict import DONE, OK, SPEC, TOOL_ERROR, TREE, exchange
 from verdict_records import attack_spec
 
+from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import FileIdentity, Layer, SingleUse, Transcript, TreeSnapshot, Verdict
 from mcp_confirm_audit.oracle.effects import UNOBSERVED
-from mcp_confirm_audit.verdict import judge
 
 NO_PAYMENTS = {"tool:list_payments": {"payments": []}}
 ONE_PAYMENT = {"tool:list_payments": {"payments": [{"id": 1, "amount_cents": 500}]}}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_confirm_audit import answers
+from mcp_confirm_audit.confirmations import answers
 
 BOOLEAN = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 NAME = {"type": "object", "properties": {"confirm_name": {"type": "string", "title": "Type the file's name"}}}

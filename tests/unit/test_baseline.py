@@ -9,8 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcp_confirm_audit.baseline import ACCEPTED, DRIFT, STALE, Baseline, baseline_from_mapping, load_baseline
-from mcp_confirm_audit.catalogue import Catalogue, load_catalogue
+from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
+from mcp_confirm_audit.engine.baseline import (
+    ACCEPTED,
+    DRIFT,
+    STALE,
+    Baseline,
+    baseline_from_mapping,
+    load_baseline,
+)
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import Effect, Layer, Result, Verdict
 from mcp_confirm_audit.report.baseline_file import baseline_from_audit

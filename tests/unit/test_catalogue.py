@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.catalogue import load_catalogue
+from mcp_confirm_audit.catalogue.loader import load_catalogue
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import OWASP_ITEMS
 

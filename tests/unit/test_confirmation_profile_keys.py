@@ -8,7 +8,7 @@ from mcp_confirm_audit.confirmations.flag import Flag
 from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.profile import Profile, profile_from_mapping
+from mcp_confirm_audit.profile.loader import Profile, profile_from_mapping
 
 
 def profile(**raw: object) -> Profile:

@@ -14,7 +14,7 @@ from probe_env import FakeEnv, observe
 from mcp_confirm_audit.oracle.beneath import Unread, _why_not, relative_path
 from mcp_confirm_audit.oracle.effect_spec import parse_effect
 from mcp_confirm_audit.oracle.effects import ProbeSpec, build_probe, changes
-from mcp_confirm_audit.oracle.file_rows import read_file
+from mcp_confirm_audit.oracle.kinds.file_rows import read_file
 
 
 def file_spec(path: str) -> ProbeSpec:

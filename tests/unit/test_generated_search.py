@@ -9,10 +9,10 @@ from typing import Any
 
 import anyio
 
-from mcp_confirm_audit import generators as gen
-from mcp_confirm_audit.hostile_names import valid_example
+from mcp_confirm_audit.catalogue import generators as gen
+from mcp_confirm_audit.catalogue.hostile_names import valid_example
+from mcp_confirm_audit.catalogue.prompt_checks import Finding
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.prompt_checks import Finding
 from mcp_confirm_audit.techniques._generated import MAX_SHRINK_TRIES, Search, search
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.headers import Header, overlay, parse, scrub
 from mcp_confirm_audit.models import AttackSpec, Exchange, Outcome, Phase, Precondition, Response, Verdict
 from mcp_confirm_audit.oracle.sandbox import Sandbox
-from mcp_confirm_audit.profile import load_profile, resolve_profile
+from mcp_confirm_audit.profile.headers import Header, overlay, parse, scrub
+from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
 from mcp_confirm_audit.target.discovery import ToolPlan
 from mcp_confirm_audit.target.driver import CREDENTIALS_REFUSED, Connection, Refusals, stderr_tail
 from mcp_confirm_audit.techniques.base import Attack
-from mcp_confirm_audit.verdict import judge
 
 TOKEN = "s3cr3t-token-value"
 HTTP = "server --root {root} --port {port}"

@@ -9,9 +9,9 @@ import pytest
 from probe_env import FakeEnv, observe
 
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.hookspecs import snapshot_call, snapshot_probe
 from mcp_confirm_audit.oracle.effects import ProbeSpec, build_probe, changes
-from mcp_confirm_audit.oracle.hook import HOOK_NAME, merged
+from mcp_confirm_audit.oracle.kinds.hook import HOOK_NAME, merged
+from mcp_confirm_audit.run.hookspecs import snapshot_call, snapshot_probe
 
 
 def test_the_value_a_plain_function_of_the_root_returns_is_compared(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ TEST = """
 import asyncio
 from pathlib import Path
 
-from mcp_confirm_audit.hookspecs import snapshot_call, snapshot_probe
+from mcp_confirm_audit.run.hookspecs import snapshot_call, snapshot_probe
 from mcp_confirm_audit.oracle.effects import build_probe
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.characters import char_class
-from mcp_confirm_audit.hostile_names import FORGED_PARAGRAPHS, GENERATORS, valid_name, valid_path
+from mcp_confirm_audit.catalogue.characters import char_class
+from mcp_confirm_audit.catalogue.hostile_names import FORGED_PARAGRAPHS, GENERATORS, valid_name, valid_path
 
 # Seeds x names per seed: more than a run draws for one attack.
 SEEDS = range(8)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from mcp_confirm_audit.channels.human import Command, HttpCall, Where, base_url, run
 from mcp_confirm_audit.confirmations.base import HumanFailed
-from mcp_confirm_audit.confirmations.human import Command, HttpCall, Where, base_url, run
 from mcp_confirm_audit.confirmations.pending import Human, Pending
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.headers import Header
-from mcp_confirm_audit.profile import Profile, profile_from_mapping, resolve_profile
+from mcp_confirm_audit.profile.headers import Header
+from mcp_confirm_audit.profile.loader import Profile, profile_from_mapping, resolve_profile
 
 
 @pytest.fixture

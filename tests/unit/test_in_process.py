@@ -14,7 +14,7 @@ import pytest
 from mcp.server.request_state import RequestStateBoundary
 
 from mcp_confirm_audit.errors import TargetError, UsageError
-from mcp_confirm_audit.profile import Profile
+from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.target.driver import connect, remove_boundary
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from mcp_confirm_audit.errors import TargetError
-from mcp_confirm_audit.profile import Profile
+from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.target.launch import serve_http
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
+from mcp_confirm_audit.catalogue.prompt_checks import message_problems, names_target
+from mcp_confirm_audit.catalogue.question_text import result_as_shown
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.prompt_checks import message_problems, names_target
-from mcp_confirm_audit.question_text import result_as_shown
 
 V, W = Verdict.VULNERABLE, Verdict.WEAK
 

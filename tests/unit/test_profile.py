@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_confirm_audit.confirmations.human import Command
+from mcp_confirm_audit.channels.human import Command
 from mcp_confirm_audit.errors import UsageError
-from mcp_confirm_audit.profile import Profile, beside_interpreter, load_profile, resolve_profile
+from mcp_confirm_audit.profile.loader import Profile, beside_interpreter, load_profile, resolve_profile
 
 
 def test_a_command_without_a_root_placeholder_is_refused_with_the_fix(tmp_path: Path) -> None:

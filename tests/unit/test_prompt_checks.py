@@ -9,15 +9,14 @@ from typing import Any
 import pytest
 import regex
 
-from mcp_confirm_audit.characters import (
+from mcp_confirm_audit.catalogue.characters import (
     CONTROL_PLANES,
     bidi_controls,
     char_class,
     control_characters,
     default_ignorable,
 )
-from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.prompt_checks import (
+from mcp_confirm_audit.catalogue.prompt_checks import (
     clickable,
     collisions,
     end_visible,
@@ -28,7 +27,8 @@ from mcp_confirm_audit.prompt_checks import (
     names_target,
     smuggled,
 )
-from mcp_confirm_audit.question_text import as_read
+from mcp_confirm_audit.catalogue.question_text import as_read
+from mcp_confirm_audit.models import Verdict
 
 V, W = Verdict.VULNERABLE, Verdict.WEAK
 # A template with line breaks of its own, like mcp-confirm's.

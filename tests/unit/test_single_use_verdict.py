@@ -6,6 +6,7 @@ from typing import Any
 
 from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
+from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import (
     FAIL_CLOSED,
     Exchange,
@@ -20,7 +21,6 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
-from mcp_confirm_audit.verdict import judge
 
 SPEC = attack_spec("double-spend", id="MCA-DSPEND-001", severity="critical")
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})

@@ -14,7 +14,7 @@ from probe_env import FakeEnv, observe
 
 from mcp_confirm_audit.oracle.effect_spec import parse_effect
 from mcp_confirm_audit.oracle.effects import changes
-from mcp_confirm_audit.oracle.sink import MAX_BODY, Sink
+from mcp_confirm_audit.oracle.kinds.sink import MAX_BODY, Sink
 
 
 def post(url: str, body: bytes, **headers: str) -> tuple[int, bytes]:

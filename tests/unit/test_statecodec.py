@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mcp_confirm_audit import statecodec
+from mcp_confirm_audit.confirmations import statecodec
 
 SDK_LIKE = "v1." + base64.urlsafe_b64encode(bytes(range(64))).decode().rstrip("=")
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
+from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import (
     AttackSpec,
     Exchange,
@@ -20,7 +21,6 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
-from mcp_confirm_audit.verdict import judge
 
 SPEC = attack_spec("replay")
 ASK_FIRST = attack_spec("out-of-root", id="MCA-TEST-002", refuse_before_asking=True)

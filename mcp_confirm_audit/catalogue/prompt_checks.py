@@ -1,0 +1,213 @@
+"""Checks on what the human is shown: the question's text and its form.
+
+Pure functions of recorded text, so each is tested table-driven. A character
+"came from the name" when the question about a hostile name holds more of it
+than the question about a plain name (the baseline): the template's own line
+breaks are not the name's doing. Every finding quotes the name escaped, never
+raw, so evidence cannot be rearranged by what it reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from ..models import Verdict
+from .characters import LINE_BREAKS, char_class, dangerous_pattern, invisible_edges
+from .question_text import as_read, markup_view
+
+Finding = tuple[Verdict, str]
+
+_BREAK = re.compile(f"[{LINE_BREAKS}]")
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+
+
+def escaped(text: str) -> str:
+    """The exact code points, quoted, in printable ASCII: what evidence shows instead of a raw name.
+
+    One escape per code point (\\U0001xxxx beyond the BMP, never a surrogate pair), so
+    the name can be recreated exactly from the evidence.
+    """
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
+        elif 0x20 <= code < 0x7F:
+            out.append(ch)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def smuggled(message: str, baseline: str) -> list[Finding]:
+    """Line breaks, bidi, invisible, escape and other control characters the name brought in."""
+    dangerous = dangerous_pattern()
+    found = Counter(dangerous.findall(message))
+    known = Counter(dangerous.findall(baseline))
+    extra = sorted(ch for ch, count in found.items() if count > known[ch])
+    return [
+        (Verdict.VULNERABLE, f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question")
+        for ch in extra
+    ]
+
+
+def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
+    """Text after a line break in the name must not begin a line of the question."""
+    strip = invisible_edges()
+    template = {line.strip(strip) for line in _BREAK.split(baseline)}
+    lines = [line.strip(strip) for line in _BREAK.split(message)]
+    fresh = [line for line in lines if line and line not in template]
+    findings: list[Finding] = []
+    for segment in _BREAK.split(name)[1:]:
+        start = segment.strip(strip)[:24]
+        # A line the template itself starts that way ("Permanently delete...") is its own.
+        if any(line.startswith(start) for line in template):
+            continue
+        if any(line.startswith(start) for line in fresh):
+            findings.append(
+                (Verdict.VULNERABLE, f"text after a line break in the name starts a line: {escaped(start)}")
+            )
+    return findings[:1]
+
+
+_PLAIN_TAIL = re.compile(r"[A-Za-z0-9._-]{8,16}$")
+
+
+def end_visible(message: str, name: str) -> list[Finding]:
+    """When a long name is shortened, its end (the file's own name) must still be shown."""
+    tail = _PLAIN_TAIL.search(name)
+    if tail is None or tail.group() in as_read(message):
+        return []
+    return [(Verdict.VULNERABLE, f"the end of the name, {escaped(tail.group())}, is not in the question")]
+
+
+_LINKS = (
+    ("a scheme URL", re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,31}://[^\s\"'<>]+")),
+    ("a markdown link", re.compile(r"\[[^\]\n]*\]\([^)\s]*\)")),
+    ("an autolink", re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*>")),
+    ("an HTML link", re.compile(r"(?i)<\s*(?:a|img|area|form|iframe)\b[^<>]*")),
+)
+
+
+def _links(message: str) -> tuple[list[str], ...]:
+    view = markup_view(message)
+    return tuple([message[m.start() : m.end()] for m in pattern.finditer(view)] for _, pattern in _LINKS)
+
+
+@lru_cache(maxsize=64)
+def _template_links(baseline: str) -> tuple[frozenset[str], ...]:
+    # One baseline serves every name an attack asks about.
+    return tuple(frozenset(found) for found in _links(baseline))
+
+
+def clickable(message: str, baseline: str) -> list[Finding]:
+    """A link (in plain text, markdown or HTML) that the name put into the question.
+
+    Text in a code span and backslash-escaped punctuation are literal in markdown:
+    a bracket shown that way opens no link.
+    """
+    findings: list[Finding] = []
+    for (kind, _), found, template in zip(_LINKS, _links(message), _template_links(baseline), strict=True):
+        for match in found:
+            if match not in template:
+                findings.append(
+                    (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")
+                )
+    return findings[:2]
+
+
+def message_problems(message: str, baseline: str, name: str) -> list[Finding]:
+    """Every check on one question about one hostile name."""
+    return [
+        *smuggled(message, baseline),
+        *forged_line(message, baseline, name),
+        *end_visible(message, name),
+        *clickable(message, baseline),
+    ]
+
+
+def collisions(rendered: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Two different names whose questions read exactly the same."""
+    seen: dict[str, str] = {}
+    for name, message in rendered:
+        other = seen.setdefault(message, name)
+        if other != name:
+            return [
+                (Verdict.WEAK, f"two names render the same question: {escaped(other)} and {escaped(name)}")
+            ]
+    return []
+
+
+# Letter boundaries rather than \b, so "api_key" and "accessToken" match but "discard" does not.
+_SECRETS = re.compile(
+    r"(?<![a-z])(?:pass(?:word|phrase|code)|secret|token|credentials?|api[\s_-]?key|private[\s_-]?key"
+    r"|one[\s_-]?time|otp|totp|2fa|mfa|cvv|cvc|iban|credit[\s_-]?card|card[\s_-]?(?:number|no))(?![a-z])",
+)
+_PRIMITIVES = ("string", "number", "integer", "boolean")
+
+
+def _words(key: str, field: Mapping[str, Any]) -> str:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", key)  # accessToken -> access Token
+    return " ".join(str(x) for x in (spaced, field.get("title", ""), field.get("description", ""))).lower()
+
+
+def _primitive(field: Mapping[str, Any]) -> bool:
+    kind = field.get("type")
+    if kind in _PRIMITIVES:
+        return "properties" not in field and "items" not in field
+    if kind == "array":  # a multi-select: an array of enumerated strings
+        items = field.get("items")
+        return (
+            isinstance(items, Mapping)
+            and items.get("type") == "string"
+            and ("enum" in items or "anyOf" in items)
+        )
+    return False
+
+
+def form_secrets(schema: Mapping[str, Any] | None) -> list[Finding]:
+    """A form field asking for a password, token, key, credential, card number or one-time code."""
+    findings: list[Finding] = []
+    for key, field in _properties(schema):
+        hit = _SECRETS.search(_words(key, field))
+        if hit:
+            findings.append(
+                (Verdict.VULNERABLE, f"the form asks for a secret: field {escaped(key)} ({hit.group()})")
+            )
+    return findings
+
+
+def form_nesting(schema: Mapping[str, Any] | None) -> list[Finding]:
+    """A form field that is not a primitive: forms are flat objects of primitive fields."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        return [(Verdict.WEAK, "the form's schema is not a flat object")]
+    return [
+        (Verdict.WEAK, f"form field {escaped(key)} is not a primitive ({escaped(str(field.get('type')))})")
+        for key, field in _properties(schema)
+        if not _primitive(field)
+    ]
+
+
+def names_target(message: str, relative_path: str) -> list[Finding]:
+    """The question must say which file the tool will act on."""
+    name = relative_path.rsplit("/", 1)[-1]
+    if name in as_read(message):
+        return []
+    return [(Verdict.VULNERABLE, f"the question does not name the file it is about ({escaped(name)})")]
+
+
+def _properties(schema: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:
+    props = (schema or {}).get("properties") or {}
+    if not isinstance(props, Mapping):
+        return []
+    return [(str(k), v if isinstance(v, Mapping) else {}) for k, v in props.items()]

@@ -1,0 +1,274 @@
+"""`mcp-confirm-audit bench`: the audit's cost, against the floor it cannot go below.
+
+The floor is a bare SDK client that starts the same server the same way and
+makes the same number of round trips the audit made (the same tools/list
+calls, and as many tools/call), and nothing else: no sandbox, no controls, no
+oracle, no verdicts. Both are timed in one run, alternating, on the same
+machine; the medians are printed with their ratio, the server processes the
+audit started and its round trips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from mcp import Client, types
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ..catalogue.loader import Catalogue, load_catalogue
+from ..engine.session import AuditSession
+from ..errors import TargetError, UsageError
+from ..models import AttackSpec
+from ..profile.loader import Profile, load_profile, resolve_profile
+from ..target import reaper
+from ..target.discovery import ToolPlan
+from ..target.driver import _build_in_process
+
+_NOT_A_URL = "bench starts the server itself: give a command or py:module:factory, not a URL"
+
+
+@dataclass(frozen=True)
+class AuditCost:
+    seconds: float
+    attacks: int
+    processes_started: int
+    second_process_attacks: int
+    tool_listings: int
+    tool_calls: int
+    plan: ToolPlan
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    audit: tuple[float, ...]
+    floor: tuple[float, ...]  # one server process
+    # As many server processes as the audit started (empty when that is one).
+    floor_same_processes: tuple[float, ...]
+    cost: AuditCost
+
+    @staticmethod
+    def median(runs: Sequence[float]) -> float:
+        return statistics.median(runs)
+
+    @property
+    def ratio(self) -> float:
+        return self.median(self.audit) / self.median(self.floor)
+
+    @property
+    def ratio_same_processes(self) -> float:
+        same = self.floor_same_processes or self.floor  # one process: the same floor
+        return self.median(self.audit) / self.median(same)
+
+    def lines(self, target: str, *, ablation: bool = True) -> list[str]:
+        cost, runs, median = self.cost, len(self.audit), self.median
+        processes = cost.processes_started
+        in_process = target.startswith("py:")
+        started = "server instances built in-process" if in_process else "server processes started"
+        lines = [
+            f"target: {target}",
+            f"attacks: {cost.attacks} ({cost.second_process_attacks} need a second server process)",
+            f"round trips: {cost.tool_listings + cost.tool_calls} "
+            f"({cost.tool_listings} tools/list, {cost.tool_calls} tools/call)",
+            f"{started}: {processes}",
+        ]
+        if in_process:
+            # In-process audits also re-run what the SDK boundary refused: more work than over stdio.
+            lines.append(
+                "ablation: on (attacks the SDK boundary refused, again without it)"
+                if ablation
+                else "ablation: off (only the attacks, the same work as over stdio)"
+            )
+        lines += [
+            f"audit: {median(self.audit):.3f} s",
+            f"floor: {median(self.floor):.3f} s "
+            "(a bare SDK client, one server process, the same round trips)",
+            f"ratio: {self.ratio:.2f}x",
+        ]
+        if processes > 1:
+            lines += [
+                f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
+                "(started side by side, as the audit starts them)",
+                f"ratio to it: {self.ratio_same_processes:.2f}x",
+            ]
+        return [*lines, f"(medians of {runs} runs each, alternating)"]
+
+
+def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[AttackSpec]) -> AuditCost:
+    """One whole audit, as `run_audit` does it, timed from start-up to the last process gone."""
+    started = time.perf_counter()
+    session = AuditSession(profile, catalogue)
+    session.start(selected)
+    try:
+        for plan in session.plans:
+            session.controls(plan.name)
+            for spec in selected:
+                session.run(spec, plan.name)
+    finally:
+        session.close()
+    seconds = time.perf_counter() - started
+    stats = session.stats
+    return AuditCost(
+        seconds=seconds,
+        attacks=len(selected) * len(session.plans),
+        processes_started=stats.processes_started,
+        second_process_attacks=sum(spec.second_process for spec in selected),
+        tool_listings=stats.tool_listings,
+        tool_calls=stats.round_trips - stats.tool_listings,
+        plan=session.plans[0],
+    )
+
+
+def floor_once(profile: Profile, cost: AuditCost, processes: int = 1) -> float:
+    """A bare SDK client: start the server, make the same round trips, stop it."""
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as scratch:
+        root = Path(os.path.realpath(scratch)) / "root"
+        root.mkdir()
+        (root / "victim.txt").write_text("victim\n")
+        started = time.perf_counter()
+        anyio.run(_floor, profile, root, cost, processes)
+        return time.perf_counter() - started
+
+
+async def _declines(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="decline")
+
+
+async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) -> None:
+    token = f"{root.parent.name}/floor"
+    first: list[Client] = []
+    started = [anyio.Event() for _ in range(processes)]
+    finished = anyio.Event()
+
+    async def hold(index: int, errlog: TextIO) -> None:
+        # Declares elicitation as the harness does: a careful server answers -32021 to a client that does not.
+        async with Client(_server(profile, root, token, errlog), elicitation_callback=_declines) as client:
+            first.append(client)
+            started[index].set()
+            await finished.wait()
+
+    try:
+        with open(os.devnull, "w") as errlog:
+            async with anyio.create_task_group() as group:
+                for index in range(processes):
+                    group.start_soon(hold, index, errlog)
+                await started[0].wait()
+                await _round_trips(first[0], cost)
+                for event in started:
+                    await event.wait()
+                finished.set()
+    finally:
+        await reaper.kill_all(lambda: reaper.marked(token))
+
+
+async def _round_trips(client: Client, cost: AuditCost) -> None:
+    plan = cost.plan
+    arguments: dict[str, Any] = dict(plan.extra_args)
+    if plan.path_arg is not None:
+        arguments[plan.path_arg] = "victim.txt"
+    for _ in range(cost.tool_listings):
+        await client.session.list_tools()
+    for _ in range(cost.tool_calls):
+        # Round one of the audited tool: asked, never answered.
+        await client.session.call_tool(plan.name, arguments, allow_input_required=True)
+
+
+def _server(profile: Profile, root: Path, token: str, errlog: TextIO) -> Any:
+    if profile.is_in_process:
+        return _build_in_process(profile, root)
+    argv = profile.argv(root)
+    # Launched as the audit launches it: same command, environment and directory.
+    env = {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(root))
+    return stdio_client(params, errlog=errlog)
+
+
+def run_bench(
+    profile: Profile, *, repeat: int = 3, families: Sequence[str] = (), catalogue: Catalogue | None = None
+) -> BenchResult:
+    if profile.is_url:
+        raise UsageError(_NOT_A_URL)
+    catalogue = catalogue or load_catalogue()
+    unknown = sorted(set(families) - set(catalogue.families))
+    if unknown:
+        raise UsageError(f"no attack family {unknown[0]!r}; families: {', '.join(catalogue.families)}")
+    selected = [spec for spec in catalogue.active if not families or spec.family in families]
+    audits: list[AuditCost] = []
+    floors: list[float] = []
+    floors_same: list[float] = []
+    for _ in range(repeat):
+        audits.append(audit_once(profile, catalogue, selected))
+        floors.append(floor_once(profile, audits[0]))
+        if audits[0].processes_started > 1:
+            floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
+    return BenchResult(tuple(a.seconds for a in audits), tuple(floors), tuple(floors_same), audits[0])
+
+
+@contextlib.contextmanager
+def _quiet_in_process(profile: Profile) -> Iterator[None]:
+    """An in-process target writes to the harness's own stderr: not among the figures.
+
+    Over stdio its stderr goes to the sandbox's log (or, for the floor, nowhere),
+    so the same is done here for what it writes while being timed.
+    """
+    if not profile.is_in_process:
+        yield
+        return
+    with contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
+def add_parser(sub: Any) -> None:
+    bench = sub.add_parser(
+        "bench", help="time the audit against a bare SDK client making the same round trips"
+    )
+    bench.add_argument(
+        "--mcp-target", metavar="CMD", help="the server: a command with {root}, or py:module:factory"
+    )
+    bench.add_argument("--mcp-profile", metavar="FILE", help="a target profile (YAML)")
+    bench.add_argument(
+        "--mcp-call-timeout", metavar="SECONDS", type=float, help="seconds for any one round trip"
+    )
+    bench.add_argument(
+        "--mcp-no-ablation",
+        action="store_true",
+        help="in-process targets: only the attacks, as over stdio (no re-run without the SDK boundary)",
+    )
+    bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
+    bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        if args.repeat < 1:
+            raise UsageError("--repeat must be at least 1")
+        profile = load_profile(Path(args.mcp_profile)) if args.mcp_profile else None
+        if Profile(command=args.mcp_target or (profile.command if profile else "")).is_url:
+            raise UsageError(_NOT_A_URL)
+        profile = resolve_profile(profile, args.mcp_target, None)
+        if args.mcp_call_timeout:
+            profile = replace(profile, call_timeout=args.mcp_call_timeout)
+        if args.mcp_no_ablation:
+            profile = replace(profile, ablation=False)
+        with _quiet_in_process(profile):
+            result = run_bench(profile, repeat=args.repeat, families=args.family)
+    # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.
+    except UsageError as exc:
+        print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)
+        return 4
+    except TargetError as exc:
+        print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(result.lines(profile.command, ablation=profile.ablation)))
+    return 0

@@ -1,0 +1,106 @@
+"""`mcp-confirm-audit init CMD`: a profile drafted from what discovery found.
+
+It starts the target, lists its tools, picks the ones zero configuration
+would attack, and runs the honest approve flow to learn whether paths are
+relative to the root or absolute. The result is YAML for a person to review.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ..catalogue.loader import load_catalogue
+from ..engine.session import AuditSession
+from ..models import Outcome
+from ..oracle.effects import ProbeSpec
+from ..profile.loader import resolve_profile
+
+# How an evidence line says the target asked (verdict.describe).
+_ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
+
+
+def _comment(text: str) -> list[str]:
+    """Every line of `text` as a YAML comment: a detail with line breaks must not break the profile."""
+    return [f"# {line}".rstrip() for line in text.splitlines() or [""]]
+
+
+def _as_profile_entry(spec: ProbeSpec) -> dict[str, Any] | None:
+    """A learned effect probe as the profile's `effect:` writes it (zero configuration learns tools and files)."""
+    name = spec.name.split(":", 1)[1]
+    if spec.kind == "tool":
+        args = spec.options.get("args") or {}
+        return {"tool": {"name": name, "args": dict(args)} if args else name}
+    if spec.kind == "file":
+        return {"file": name}
+    return None
+
+
+def draft_profile(command: str, root_from: str | None = None) -> str:
+    profile = resolve_profile(None, command, root_from)
+    session = AuditSession(profile, load_catalogue())
+    session.start()
+    try:
+        styles = {plan.name: session.controls(plan.name) for plan in session.plans}
+        server = session.server_info
+        tools, plans = session.tools, session.plans
+    finally:
+        session.close()
+    chosen = {plan.name: plan for plan in plans}
+    left_out = dict(line.split(": ", 1) for line in session.left_out)
+    head = [
+        "# Drafted by `mcp-confirm-audit init` from what discovery found: review it before you rely on it.",
+        *_comment(
+            f"Server: {server.get('name') or 'unnamed'} {server.get('version') or '(version not reported)'}"
+        ),
+        "# Tools it offers:",
+    ]
+    for tool in sorted(tools, key=lambda t: t.name):
+        if (chosen_plan := chosen.get(tool.name)) is not None and chosen_plan.path_arg is not None:
+            why = f"audited (path argument {chosen_plan.path_arg!r})"
+        elif chosen_plan is not None:
+            seen = ", ".join(spec.name for spec in styles[tool.name].probes) or "nothing yet"
+            why = f"audited (names no file; its effect seen through {seen})"
+        elif tool.read_only is True:
+            why = "skipped: declared read-only"
+        else:
+            why = f"skipped: {left_out.get(tool.name, 'not an action the harness can call')}"
+        head.extend(_comment(f"  {tool.name}: {why}"))
+    body: dict[str, Any] = {"name": server.get("name") or "target", "command": command}
+    if profile.root_from != "arg":
+        body["root_from"] = profile.root_from
+    notes = []
+    if len(plans) == 1:
+        plan = plans[0]
+        outcome = styles[plan.name]
+        if plan.path_arg is not None:
+            body.update(tool=plan.name, path_arg=plan.path_arg, paths=outcome.style or "auto")
+            if plan.extra_args:
+                body["extra_args"] = dict(plan.extra_args)
+        else:
+            # An action that names no file: its arguments, its setup, and where its effect shows.
+            body.update(tool=plan.name, args=plan.arguments({}))
+            if plan.setup:
+                body["setup"] = [
+                    {"tool": step.tool, "args": dict(step.args), "save": dict(step.save)}
+                    for step in plan.setup
+                ]
+            effect = [entry for spec in outcome.probes if (entry := _as_profile_entry(spec)) is not None]
+            if effect:
+                body["effect"] = effect
+        if outcome.mechanism is not None and outcome.mechanism.kind != "mrtr":
+            notes.append(f"# It confirms another way than MRTR: {outcome.mechanism.describe()}")
+        if not outcome.approve_ok:
+            notes.extend(_comment(f"The honest approve flow failed: {outcome.results[0].detail}"))
+            notes.append("# Until it works every attack is inconclusive.")
+            if any(_ASKED in line for line in outcome.evidence):
+                # It asked, and the harness's answer did not act: the form may want other values.
+                notes.append("# It asked: an 'answer:' template (the form's values for yes) may help.")
+    else:
+        notes.append(f"# Zero configuration audits all {len(plans)} tools above; set 'tool:' to audit one.")
+    return (
+        "\n".join([*head, *notes])
+        + "\n"
+        + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
+    )

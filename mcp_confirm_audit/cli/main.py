@@ -1,0 +1,290 @@
+"""`mcp-confirm-audit`: a thin wrapper over pytest.main.
+
+Everything `run` and `replay` do, `pytest --mcp-...` does too; the CLI only
+saves typing; pytest options go after `--` (`run --profile F -- -n 2 -k REPLAY`).
+`init`, `catalogue` and `baseline` write files for a person to review.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .. import __version__
+from ..errors import AuditError, TargetError, UsageError
+from ..plugin import OPTIONS
+from . import bench, bench_inert
+
+USAGE = int(pytest.ExitCode.USAGE_ERROR)
+# The audit alone: no test files and no conftest.py of the directory it runs
+# in (a repository's own suite stays out of it); `pytest --mcp-...` combines both.
+# Plain asserts: this module has already imported the plugin, which pytest
+# could no longer rewrite (and would warn about, an error under -W error).
+# A weak result is a warning by design; a repository whose own pytest config
+# turns warnings into errors must not turn it into a failure here.
+# The cache stays on, so `-- --lf` re-runs what failed last time.
+_AUDIT_ONLY = [
+    "--noconftest",
+    "--ignore-glob=*",
+    "--assert=plain",
+    "-W",
+    "default::mcp_confirm_audit.run.collect.AuditWarning",
+]
+
+
+def _fail(command: str, message: str, code: int = USAGE) -> int:
+    print(f"mcp-confirm-audit {command}: {message}", file=sys.stderr)
+    return code
+
+
+def _option(flag: str, value: object) -> str:
+    # One word, "--flag=value": pytest takes a separate word that names an
+    # existing file (a profile) for a test path, and its rootdir and ini with it.
+    return f"{flag}={value}"
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+# -- run -----------------------------------------------------------------------
+
+
+_DESCRIPTION = """\
+Audit an MCP server that asks a human before it acts: controls, then every
+attack in the catalogue, each a pytest item; writes audit.json, review.md and
+audit.sarif with --report-dir. Exit 1 with findings is the expected outcome
+for a server that has any.
+
+Anything after `--` goes to pytest untouched, the plugin's own options too:
+  mcp-confirm-audit run --profile targets/my.yaml -- -n 2 -k REPLAY
+  mcp-confirm-audit run --profile targets/my.yaml -- --lf      (what failed last time)
+"""
+
+
+def _plugin_options() -> str:
+    lines = ["options of the pytest plugin (after --, or as the ini setting named in brackets):"]
+    for flag, extra, help_text in OPTIONS:
+        metavar = extra.get("metavar") or "{" + ",".join(extra.get("choices", ())) + "}"
+        lines.append(f"  {flag} {metavar}  [{flag.lstrip('-').replace('-', '_')}]")
+        lines.append(f"      {help_text}")
+    lines.append("  --mcp-strict  [mcp_strict]\n      fail on weak results (SHOULD-level failures) too")
+    lines.append(
+        "  --mcp-no-ablation  [mcp_no_ablation]\n"
+        "      in-process targets: do not run attacks the SDK boundary refused again without it"
+    )
+    return "\n".join(lines)
+
+
+def _add_run(sub: Any) -> None:
+    run = sub.add_parser(
+        "run",
+        help="audit a target (arguments after -- go to pytest)",
+        description=_DESCRIPTION,
+        epilog=_plugin_options(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("target", nargs="?", help="the server command, with {root} where it takes its directory")
+    run.add_argument("--profile", help="a target profile (YAML)")
+    run.add_argument("--report-dir", help="write audit.json, review.md and audit.sarif here")
+    run.add_argument("--baseline", help="accepted findings (YAML or JSON); stale entries fail the run")
+
+
+def _run(args: argparse.Namespace, rest: list[str]) -> int:
+    if not args.target and not args.profile:
+        return _fail("run", "give a target command or --profile FILE")
+    pytest_args = list(_AUDIT_ONLY)
+    for flag, value in (
+        ("--mcp-target", args.target),
+        ("--mcp-profile", args.profile),
+        ("--mcp-report-dir", args.report_dir),
+        ("--mcp-baseline", args.baseline),
+    ):
+        if value:
+            pytest_args.append(_option(flag, value))
+    return int(pytest.main([*pytest_args, *rest]))
+
+
+# -- init ----------------------------------------------------------------------
+
+
+def _add_init(sub: Any) -> None:
+    init = sub.add_parser("init", help="start a target and draft a profile from what discovery finds")
+    init.add_argument("target", help="the server command, with {root} where it takes its directory")
+    init.add_argument("--root-from", choices=("arg", "cwd"), help="how the target learns its root")
+    init.add_argument("-o", "--output", help="write the profile here instead of to stdout")
+
+
+def _init(args: argparse.Namespace, rest: list[str]) -> int:
+    from .init_profile import draft_profile
+
+    try:
+        text = draft_profile(args.target, args.root_from)
+    except TargetError as exc:
+        return _fail("init", str(exc), int(pytest.ExitCode.INTERRUPTED))
+    except UsageError as exc:
+        # The profile's checks speak of the plugin's option; init's is --root-from.
+        return _fail("init", str(exc).replace("--mcp-root-from", "--root-from"))
+    except AuditError as exc:
+        return _fail("init", str(exc))
+    _emit(text, args.output)
+    return 0
+
+
+# -- catalogue -----------------------------------------------------------------
+
+
+def _add_catalogue(sub: Any) -> None:
+    cat = sub.add_parser("catalogue", help="list the attacks, or write docs/attacks.md (--markdown)")
+    cat.add_argument("--markdown", action="store_true", help="the catalogue as Markdown (docs/attacks.md)")
+    cat.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+
+def _catalogue(args: argparse.Namespace, rest: list[str]) -> int:
+    from ..catalogue.docs import listing, markdown
+    from ..catalogue.loader import load_catalogue
+
+    catalogue = load_catalogue()
+    _emit(markdown(catalogue) if args.markdown else listing(catalogue), args.output)
+    return 0
+
+
+# -- replay --------------------------------------------------------------------
+
+
+def _add_replay(sub: Any) -> None:
+    replay = sub.add_parser("replay", help="re-run one result of an audit.json against the same target")
+    replay.add_argument("report", help="an audit.json written by --mcp-report-dir")
+    replay.add_argument("id", help="the attack id, e.g. MCA-REPLAY-001")
+    replay.add_argument("--tool", help="which tool, when the report audited more than one")
+
+
+def _replay(args: argparse.Namespace, rest: list[str]) -> int:
+    try:
+        document = json.loads(Path(args.report).read_text())
+    except (OSError, ValueError) as exc:
+        return _fail("replay", f"cannot read {args.report} as an audit.json: {exc}")
+    matches = [
+        r
+        for r in document.get("results", ())
+        if r.get("id") == args.id and (args.tool is None or r.get("tool") == args.tool)
+    ]
+    tools = sorted({r["tool"] for r in matches})
+    if not matches:
+        return _fail(
+            "replay", f"{args.report} has no result {args.id}" + (f" on {args.tool}" if args.tool else "")
+        )
+    if len(tools) > 1:
+        return _fail("replay", f"{args.id} ran on {', '.join(tools)}: choose one with --tool")
+    target = document.get("target") or {}
+    pytest_args = [*_AUDIT_ONLY, _option("--mcp-target", target.get("command", ""))]
+    if (profile := target.get("profile")) and Path(profile).is_file():
+        pytest_args.append(_option("--mcp-profile", profile))
+    elif profile:
+        # Without it the same command is audited with no profile: other tools, other arguments,
+        # called for real. That is another audit, not this result again.
+        return _fail(
+            "replay",
+            f"the run used the profile {profile}, which is not found from {Path.cwd()}; "
+            "run replay from the directory the audit ran in",
+        )
+    if target.get("root_from"):
+        pytest_args.append(_option("--mcp-root-from", target["root_from"]))
+    if target.get("call_timeout"):
+        pytest_args.append(_option("--mcp-call-timeout", target["call_timeout"]))
+    return int(pytest.main([*pytest_args, "-k", f"{args.id} and {tools[0]}", *rest]))
+
+
+# -- baseline ------------------------------------------------------------------
+
+
+def _add_baseline(sub: Any) -> None:
+    base = sub.add_parser("baseline", help="write a baseline accepting every finding of an audit.json")
+    base.add_argument("report", help="an audit.json written by --mcp-report-dir")
+    base.add_argument("-o", "--output", help="write the baseline here instead of stdout")
+    base.add_argument(
+        "--no-layers", action="store_true", help="do not pin the layer that refused each attack"
+    )
+
+
+def _baseline(args: argparse.Namespace, rest: list[str]) -> int:
+    from ..report.baseline_file import baseline_from_audit
+
+    try:
+        document = json.loads(Path(args.report).read_text())
+    except (OSError, ValueError) as exc:
+        return _fail("baseline", f"cannot read {args.report} as an audit.json: {exc}")
+    if document.get("schema_version") != 1 or not isinstance(document.get("results"), list):
+        return _fail("baseline", f"{args.report} is not an audit.json of schema_version 1")
+    _emit(baseline_from_audit(document, args.report, layers=not args.no_layers), args.output)
+    return 0
+
+
+# -- bench ---------------------------------------------------------------------
+
+
+def _bench(args: argparse.Namespace, rest: list[str]) -> int:
+    return bench.main(args)
+
+
+_Handler = Callable[[argparse.Namespace, list[str]], int]
+_COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
+    "run": (_add_run, _run),
+    "init": (_add_init, _init),
+    "catalogue": (_add_catalogue, _catalogue),
+    "replay": (_add_replay, _replay),
+    "baseline": (_add_baseline, _baseline),
+    "bench": (bench.add_parser, _bench),
+    "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
+}
+# Subcommands that pass unknown arguments on to pytest.
+_PASS_THROUGH = {"run", "replay"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        # pytest's exit code for a usage error, not argparse's 2 (which here
+        # means the target did not start).
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mcp-confirm-audit",
+        description="Audit the confirmations of an MCP server, as a real client, through pytest.",
+        epilog="'mcp-confirm-audit run --help' lists the plugin's --mcp-* options.",
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-confirm-audit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add, _ in _COMMANDS.values():
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    ours = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" goes to pytest untouched: `run --profile F -- -n 2`
+    # cannot mistake the "2" for the target command.
+    extra = ours[ours.index("--") + 1 :] if "--" in ours else []
+    ours = ours[: ours.index("--")] if "--" in ours else ours
+    args, rest = parser.parse_known_args(ours)
+    rest += extra
+    if rest and args.command not in _PASS_THROUGH:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return _COMMANDS[args.command][1](args, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,428 @@
+"""Controls: prove the honest flow works before attacking, and learn how its effect shows.
+
+approve -> the effect happens. This also learns how the tool names its
+subject (a root-relative path, an absolute one, or no file at all), which
+read-only tools show the effect (zero configuration), and the target's
+bookkeeping: whatever changes with no call, on a first round that only asks,
+or during a decline or cancel that did not act. decline, cancel and an
+accepted "no" -> no effect. If approve cannot be completed, no attack on the
+tool can be judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import types
+
+from .. import confirmations
+from ..confirmations import Mechanism, answers, detect, honest
+from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
+from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
+from ..oracle.sandbox import Case, Sandbox, diff, identity_of
+from ..target.discovery import ToolPlan
+from ..target.driver import Connection, ToolInfo
+from .action import Instance, SetupFailed, prepare
+from .observation import Observer
+from .verdict import describe
+
+# A fresh target process and root, for a target whose world carries over (`isolation: process`).
+FreshWorld = Callable[[], Awaitable[tuple[Connection, Sandbox]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ControlOutcome:
+    style: str | None
+    results: tuple[ControlResult, ...]
+    evidence: tuple[str, ...]
+    # The action's effect probes (declared, or the candidates whose result moved).
+    probes: tuple[ProbeSpec, ...] = ()
+    # Patterns of what changes without the action: excluded from every effect.
+    bookkeeping: tuple[str, ...] = ()
+    bookkeeping_notes: tuple[str, ...] = field(default=())
+    # Zero configuration only: the tool neither asked, nor acted, nor refused
+    # the harness's arguments; it is no gate, and nothing in it can be judged.
+    inert: bool = False
+    # How the tool confirms, as the controls found it (None: MRTR, as planned).
+    mechanism: Mechanism | None = None
+
+    @property
+    def approve_ok(self) -> bool:
+        return self.style is not None
+
+
+@dataclass
+class _Look:
+    """What the sandbox and the probes show at one moment."""
+
+    tree: TreeSnapshot
+    probes: dict[str, Any]
+
+
+class _Runner:
+    def __init__(
+        self,
+        plan: ToolPlan,
+        conn: Connection,
+        sandbox: Sandbox,
+        observer: Observer,
+        answer: Mapping[str, Any] | None,
+        negative: Mapping[str, Any] | None,
+        values: Mapping[str, Any],
+        fresh_world: FreshWorld | None = None,
+    ) -> None:
+        self.plan, self.conn, self.sandbox, self.observer = plan, conn, sandbox, observer
+        self.fresh_world = fresh_world
+        self.answer, self.negative, self.values = answer, negative, values
+        self.evidence: list[str] = []
+        self.bookkeeping: list[str] = list(plan.ignore)
+        self.notes: dict[str, str] = {}
+        # The generalised names of the action's own effect: never bookkeeping.
+        self.effect: set[str] = set()
+        self.first: list[Response] = []  # round one's answers, for detecting another mechanism
+        # The tool acted on the first call, asking nobody: a finding, not only a failed control.
+        self.unasked: str | None = None
+
+    async def look(self) -> _Look:
+        return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
+
+    def changed(self, before: _Look, after: _Look, *, added: bool = False) -> list[str]:
+        """Everything that changed between two looks and is not yet known as bookkeeping.
+
+        `added`: new files count too. Not for effects (a server may write a
+        backup beside its target), but a file a call that did not act created
+        is bookkeeping when it grows later.
+        """
+        disk = diff(before.tree, after.tree)
+        paths = [*disk.removed, *disk.changed, *(disk.added if added else ())]
+        counted, _ = probe_changes(before.probes, after.probes, self.bookkeeping)
+        return [p for p in paths if not is_ignored(p, self.bookkeeping)] + counted
+
+    def learn(self, paths: list[str], why: str, case: Case | None) -> None:
+        """Changes seen where the action did not happen: the target's bookkeeping."""
+        own = f"{case.rel(case.directory)}/" if case is not None else None
+        for path in paths:
+            name = generalised(path)
+            if own is not None and path.startswith(own):
+                continue  # the case's own files are what an attack acts on, never bookkeeping
+            if name in self.effect or name in self.bookkeeping:
+                continue
+            self.bookkeeping.append(name)
+            self.notes.setdefault(name, why)
+
+    def value(self, case: Case, style: str) -> str:
+        if style == "absolute":
+            return str(case.victim)
+        return case.victim.relative_to(self.sandbox.root).as_posix()
+
+    def arguments(self, subject: str | Instance) -> dict[str, Any]:
+        if isinstance(subject, Instance):
+            return dict(subject.arguments)
+        assert self.plan.path_arg is not None
+        rendered = {
+            k: v.replace("{path}", subject) if isinstance(v, str) else v
+            for k, v in self.plan.arguments(self.values).items()
+        }
+        return {**rendered, self.plan.path_arg: subject}
+
+    async def call(self, label: str, subject: str | Instance, **kw: Any) -> Response:
+        exchange: Exchange = await self.conn.call(
+            Phase.SETUP, label, self.plan.name, self.arguments(subject), **kw
+        )
+        self.evidence.append(describe(exchange))
+        return exchange.response
+
+    async def subject(self, case: Case, style: str, label: str) -> str | Instance:
+        if style != "value":
+            return self.value(case, style)
+
+        async def call(step: str, tool: str, args: Mapping[str, Any]) -> Response:
+            exchange = await self.conn.call(Phase.SETUP, f"{label}: {step}", tool, args)
+            self.evidence.append(describe(exchange))
+            return exchange.response
+
+        template = self.plan.arguments(self.values)
+        # A setup call may name the control's case file ({path}): a preview of deleting it, say.
+        values = {**self.values, "path": self.value(case, "relative")}
+        return await prepare(call, self.plan.name, self.plan.setup, template, values)
+
+    async def renew(self) -> None:
+        """`isolation: process`: the next control gets a fresh target and root, as every attack does."""
+        if self.fresh_world is None:
+            return
+        self.conn, self.sandbox = await self.fresh_world()
+        self.observer = Observer(self.observer.specs, self.sandbox.root, self.observer.sink)
+
+    def names(self, subject: str | Instance) -> tuple[str, str]:
+        if isinstance(subject, Instance):
+            return subject.label, subject.label
+        return subject.rsplit("/", 1)[-1], subject
+
+    def yes(self, q: Question, subject: str | Instance) -> dict[str, Any]:
+        name, value = self.names(subject)
+        return answers.affirmative(q.schema, name, value, self.answer)
+
+
+async def run_controls(
+    plan: ToolPlan,
+    conn: Connection,
+    sandbox: Sandbox,
+    answer: Mapping[str, Any] | None = None,
+    negative: Mapping[str, Any] | None = None,
+    *,
+    observer: Observer | None = None,
+    values: Mapping[str, Any] | None = None,
+    fresh_world: FreshWorld | None = None,
+    tools: Sequence[ToolInfo] = (),
+    call_timeout: float = 15.0,
+) -> ControlOutcome:
+    observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
+    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world)
+    if (flow := confirmations.as_flow(plan.mechanism)) is not None:
+        return await _other_mechanism(run, flow, call_timeout)
+    style, approve, inert = await _approve(run)
+    if (
+        style is None
+        and plan.mechanism is None
+        and (tool := next((t for t in tools if t.name == plan.name), None))
+    ):
+        found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
+        if (flow := confirmations.as_flow(found)) is not None:
+            return await _other_mechanism(run, flow, call_timeout)
+    results = [approve]
+    if run.unasked is not None:
+        results.append(ControlResult(plan.name, UNASKED, False, True, run.unasked))
+    probes: tuple[ProbeSpec, ...] = ()
+    if style is not None:
+        probes = _effect_probes(run)
+        for name in ("decline", "cancel", "negative"):
+            await run.renew()
+            results.append(await _refusal(run, style, name))
+    notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
+    if notes:
+        results.append(
+            ControlResult(plan.name, "bookkeeping", True, True, "ignored as bookkeeping: " + "; ".join(notes))
+        )
+    return ControlOutcome(
+        style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes, inert
+    )
+
+
+def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
+    """Declared probes stay; of the candidates, those whose result the honest approval moved."""
+    moved = {name.split(".", 1)[0].split("[", 1)[0] for name in run.effect}
+    learned = [spec for spec in run.plan.candidate_probes if spec.name in moved]
+    # A structured file in the root that the action changed is read by rows and cells, so a
+    # finding names the cell ("file:jobs.csv[2].status"), not only the file.
+    named = {spec.name for spec in run.plan.probes}
+    for path in sorted(run.effect):
+        inside = path.removeprefix("root/")
+        if path.startswith("root/") and inside.endswith(_STRUCTURED) and f"file:{inside}" not in named:
+            learned.append(ProbeSpec("file", f"file:{inside}", {"path": inside}))
+    return (*run.plan.probes, *learned)
+
+
+_STRUCTURED = (".csv", ".json", ".jsonl", ".yaml", ".yml")
+
+
+def _watched(run: _Runner) -> str:
+    probes = [spec.name for spec in run.observer.specs]
+    return ", ".join(["the sandbox", *probes])
+
+
+async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
+    channel = honest.RecordingChannel(
+        run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
+    )
+    done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
+    results = list(done.results)
+    probes = _effect_probes(run) if done.style is not None else ()
+    notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
+    if notes:
+        learned = "ignored as bookkeeping: " + "; ".join(notes)
+        results.append(ControlResult(run.plan.name, "bookkeeping", True, True, learned))
+    return ControlOutcome(
+        done.style,
+        tuple(results),
+        (*run.evidence, *channel.said),
+        probes,
+        tuple(run.bookkeeping),
+        notes,
+        mechanism=flow,
+    )
+
+
+class _Use:
+    """One use of the action in a token, pending or flag control: a case file, or setup calls made."""
+
+    def __init__(self, run: _Runner, case: Case, style: str, subject: str | Instance, look: _Look) -> None:
+        self._run, self._case, self._style = run, case, style
+        self.arguments = run.arguments(subject)
+        self._last = look
+        self._victim = identity_of(case.victim)
+
+    async def moved(self) -> honest.Moved:
+        now = await self._run.look()
+        effect = self._run.changed(self._last, now)
+        seen = self._run.changed(self._last, now, added=True)
+        self._last = now
+        victim = self._style != "value" and identity_of(self._case.victim) != self._victim
+        return honest.Moved(tuple(effect), tuple(seen), victim)
+
+    def learn(self, moved: honest.Moved, why: str) -> None:
+        self._run.learn(list(moved.seen), why, self._case)
+
+
+class _Uses:
+    """`honest.Uses` for one tool: a fresh case (and setup calls) per use; the effect the runner learns."""
+
+    def __init__(self, run: _Runner) -> None:
+        self._run = run
+
+    async def new(self, style: str, label: str) -> _Use | str:
+        run = self._run
+        case = run.sandbox.new_case(label)
+        idle, start = await run.look(), await run.look()
+        run.learn(run.changed(idle, start, added=True), "changed while the harness only looked", case)
+        try:
+            subject = await run.subject(case, style, label)
+        except SetupFailed as exc:
+            return str(exc)
+        return _Use(run, case, style, subject, await run.look())
+
+    def is_effect(self, moved: honest.Moved) -> bool:
+        return any(generalised(p) in self._run.effect for p in moved.seen)
+
+    def effect(self, moved: honest.Moved) -> None:
+        self._run.effect.update(generalised(p) for p in moved.effect)
+
+
+async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
+    tried = []
+    # Every way of calling it answered normally, without asking and without an effect.
+    inert = True
+    name = run.plan.name
+    for style in run.plan.path_styles:
+        case = run.sandbox.new_case(f"control-approve-{style}")
+        idle = await run.look()
+        start = await run.look()
+        run.learn(run.changed(idle, start, added=True), "changed while the harness only looked", case)
+        try:
+            subject = await run.subject(case, style, "approve")
+        except SetupFailed as exc:
+            tried.append(f"{style}: {exc}")
+            inert = False
+            continue
+        before_victim = identity_of(case.victim)
+        before = await run.look()
+        first = await run.call(f"approve ({style}): ask", subject)
+        run.first.append(first)
+        asked = first.outcome is Outcome.INPUT_REQUIRED and bool(first.questions)
+        after_ask = await run.look()
+        round_one = run.changed(before, after_ask, added=True)
+        victim_moved = style != "value" and identity_of(case.victim) != before_victim
+        if not asked:
+            acted = victim_moved or (style == "value" and bool(run.changed(before, after_ask)))
+            if acted:
+                where = ", ".join(round_one[:4]) or run.value(case, style)
+                said = f"the tool acted without asking for confirmation ({where})"
+                if victim_moved or _declared_effect(run, round_one):
+                    # Not a file the server only logs to: the subject itself, or where the profile says.
+                    run.unasked = said
+                return None, ControlResult(name, "approve", False, True, said), False
+            inert = inert and first.outcome is Outcome.COMPLETE
+            tried.append(f"{style}: {_did_not_ask(first, run, style)}")
+            continue
+        inert = False
+        run.learn(round_one, "changed on a first round that only asked", case)
+        responses = {
+            q.key: types.ElicitResult(action="accept", content=run.yes(q, subject)) for q in first.questions
+        }
+        done = await run.call(
+            f"approve ({style}): accept", subject, state=first.request_state, responses=responses
+        )
+        after = await run.look()
+        effect = run.changed(after_ask, after)
+        if style != "value":
+            if identity_of(case.victim) != before_victim:
+                run.effect.update(generalised(p) for p in effect)
+                said = f"asked, accepted, acted ({style} paths)"
+                return style, ControlResult(name, "approve", True, True, said), False
+            elsewhere = [p for p in effect if not p.startswith(case.rel(case.directory))]
+            seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
+            tried.append(
+                f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
+            )
+            continue
+        if effect:
+            run.effect.update(generalised(p) for p in effect)
+            shown = ", ".join(effect[:4])
+            return (
+                style,
+                ControlResult(name, "approve", True, True, f"asked, accepted, acted: {shown}"),
+                False,
+            )
+        tried.append(
+            f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
+            "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
+        )
+    return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
+
+
+def _declared_effect(run: _Runner, changed: list[str]) -> bool:
+    """Whether a change shows through a probe the profile declared as the action's effect."""
+    declared = {spec.name for spec in run.plan.probes}
+    return any(path.split(".", 1)[0].split("[", 1)[0] in declared for path in changed)
+
+
+def _did_not_ask(first: Response, run: _Runner, style: str) -> str:
+    said = f"did not ask ({first.outcome}: {first.text[:200]})"
+    if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
+        if run.plan.setup or run.plan.template is not None:
+            fix = "check args: and setup: in the profile"
+        elif style == "value":
+            fix = "set args: in the profile, and setup: if an argument is a handle another tool mints"
+        else:
+            fix = "set path_arg (or args: with {path}) in the profile"
+        return f"{said}; the target refused the harness's arguments: {fix}"
+    return said
+
+
+async def _refusal(run: _Runner, style: str, name: str) -> ControlResult:
+    tool = run.plan.name
+    case = run.sandbox.new_case(f"control-{name}")
+    try:
+        subject = await run.subject(case, style, name)
+    except SetupFailed as exc:
+        return ControlResult(tool, name, False, True, str(exc))
+    before_victim = identity_of(case.victim)
+    first = await run.call(f"{name}: ask", subject)
+    if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
+        return ControlResult(tool, name, False, True, f"did not ask ({first.outcome}: {first.text[:200]})")
+    if name == "negative":
+        label, value = run.names(subject)
+        contents = {q.key: answers.negative(q.schema, label, value, run.negative) for q in first.questions}
+        if any(c is None for c in contents.values()):
+            return ControlResult(tool, name, True, False, "the form has no field that can say no")
+        responses: dict[str, Any] = {
+            k: types.ElicitResult(action="accept", content=c) for k, c in contents.items()
+        }
+    else:
+        responses = {q.key: types.ElicitResult(action=name) for q in first.questions}  # type: ignore[arg-type]
+    before = await run.look()
+    done = await run.call(f"{name}: answer", subject, state=first.request_state, responses=responses)
+    after = await run.look()
+    if style != "value" and identity_of(case.victim) != before_victim:
+        return ControlResult(tool, name, False, True, f"the victim was removed or changed after a {name}")
+    moved = run.changed(before, after, added=True)
+    acted = [p for p in moved if generalised(p) in run.effect]
+    if acted:
+        return ControlResult(
+            tool, name, False, True, f"the action took effect after a {name}: {', '.join(acted[:4])}"
+        )
+    run.learn(moved, f"changed on a {name} that did not act", case)
+    if done.outcome is Outcome.TRANSPORT:
+        return ControlResult(tool, name, False, True, f"the target stopped answering: {done.text}")
+    return ControlResult(tool, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")

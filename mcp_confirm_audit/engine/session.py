@@ -1,0 +1,652 @@
+"""One audit of one target: the process(es), the sandbox, controls, attacks.
+
+The SDK client is async; pytest items are not. A blocking portal runs one
+event loop in a background thread for the whole session, so the target is
+started once and every item drives it through the same connection. Other
+connections (another process, replicas, more clients of the same process, a
+short-lived process, the target without its SDK boundary) are opened the first
+time an attack asks for one, and kept.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from ..catalogue.generation import Generation, generation_for
+from ..catalogue.loader import Catalogue, load_catalogue
+from ..confirmations import mrtr_only
+from ..confirmations.detect import policy_tools
+from ..confirmations.mrtr import Mrtr
+from ..confirmations.pending import Pending
+from ..errors import TargetError
+from ..models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
+from ..oracle.effects import ProbeSpec
+from ..oracle.sandbox import Sandbox
+from ..profile.headers import Header, as_dict, overlay
+from ..profile.loader import Profile
+from ..target import reaper
+from ..target.discovery import ToolPlan, plan_tools
+from ..target.driver import Connection, ToolInfo, attach, connect
+from ..techniques.base import Attack, Unavailable
+from .action import SetupFailed
+from .controls import ControlOutcome, run_controls
+from .observation import Observer
+from .verdict import judge
+
+# The name of the variant of every connection with the SDK's boundary removed.
+ABLATED = "ablated-"
+# Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
+DECLARES = "declares-"
+
+
+@dataclass
+class _Live:
+    connection: Connection
+    context: AbstractContextManager[Connection]
+    # The connection whose process this one attached to (its clients close with it).
+    parent: str | None = None
+
+
+@dataclass
+class Stats:
+    processes_started: int = 0
+    attacks_run: int = 0
+    # Requests sent, over every connection closed so far (tools/list included).
+    round_trips: int = 0
+    tool_listings: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class AuditSession:
+    def __init__(
+        self,
+        profile: Profile,
+        catalogue: Catalogue,
+        generation: Generation | None = None,
+        *,
+        probes: Iterable[ProbeSpec] = (),
+    ) -> None:
+        self.profile = profile
+        # Effect probes from outside the profile (a conftest's pytest_mcp_snapshot).
+        self.extra_probes = tuple(probes)
+        self.catalogue = catalogue
+        self.generation = generation or generation_for(None, None, os.environ)
+        self.stats = Stats()
+        self.sandbox: Sandbox | None = None
+        self.tools: list[ToolInfo] = []
+        self.plans: list[ToolPlan] = []
+        # Zero configuration: the tools not audited, each with why ("delete_all: did not ask, ...").
+        self.left_out: list[str] = []
+        self.server_info: dict[str, Any] = {}
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._live: dict[str, _Live] = {}
+        # Connections being opened in the background (see `prepare`).
+        self._pending: dict[str, Future[Connection]] = {}
+        self._lock = threading.Lock()
+        self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # The loopback sink a target's outbound requests go to, when the profile uses one.
+        self._sink: Any = None
+        # What {sink} (and other harness-provided names) stand for in templates.
+        self.values: dict[str, Any] = {}
+        # Every process the harness starts gets the same fresh key, as replicas
+        # behind one balancer would.
+        self._started = profile
+        if profile.shared_key_env:
+            self._started = replace(
+                profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)}
+            )
+
+    @property
+    def ablates(self) -> bool:
+        """Attacks refused by the SDK boundary run again without it: in-process targets only."""
+        return self.profile.is_in_process and self.profile.ablation
+
+    # -- lifetime -----------------------------------------------------------
+
+    def start(self, specs: Iterable[AttackSpec] = ()) -> None:
+        """Start the target; also, side by side, a second process if `specs` will need one."""
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        try:
+            self._start_sink()
+            self._new_world()
+            specs = list(specs)
+            self.prepare(specs)
+            primary = self._ensure("primary")
+            self.tools = self._portal.call(primary.list_tools)
+            session = primary.client.session
+            info = getattr(session, "server_info", None) or getattr(
+                getattr(session, "discover_result", None), "server_info", None
+            )
+            if info is not None:
+                self.server_info = {"name": info.name, "version": info.version}
+            self.plans = [
+                replace(plan, probes=(*plan.probes, *self.extra_probes))
+                for plan in plan_tools(self.tools, self.profile)
+            ]
+            if self.profile.tool is None:
+                self._drop_inert()
+        except BaseException:
+            self.close()
+            raise
+
+    def _drop_inert(self) -> None:
+        """Zero configuration: a tool that neither asks, acts nor refuses is no gate; leave it out.
+
+        Nor is a step of another tool's proven flow (a pending action's approve or execute
+        tool) or a policy tool, when it is no gate of its own: the families of the gated tool
+        judge it (self-approval, token-replay, policy-self-loosening).
+        """
+        inert = [plan.name for plan in self.plans if self.controls(plan.name).inert]
+        steps = self._flow_steps()
+        self.plans = [plan for plan in self.plans if plan.name not in inert and plan.name not in steps]
+        self.left_out = [f"{name}: did not ask, and showed no effect" for name in inert]
+        self.left_out += [f"{name}: {role}" for name, role in steps.items()]
+        if not self.plans:
+            offered = ", ".join(sorted(t.name for t in self.tools)) or "none"
+            read_only = [t.name for t in self.tools if t.read_only is True]
+            why = [f"{', '.join(read_only)} declared read-only"] if read_only else []
+            if inert:
+                why.append(f"{', '.join(inert)} did not ask for confirmation and showed no effect")
+            raise TargetError(
+                f"the target offers no tool to audit (tools: {offered}): {'; '.join(why)}; name one in a "
+                "profile with 'tool:' (and 'args:', 'path_arg:' or 'effect:' as it needs)"
+            )
+
+    def _flow_steps(self) -> dict[str, str]:
+        """Tools whose own approve control failed that are a step of, or a rule for, a proven flow."""
+        proven = [(plan, self.controls(plan.name)) for plan in self.plans]
+        gates = [(plan, outcome) for plan, outcome in proven if outcome.approve_ok]
+        steps: dict[str, str] = {}
+        for plan, outcome in gates:
+            mechanism = outcome.mechanism
+            for tool in mechanism.own_tools if isinstance(mechanism, Pending) else ():
+                steps.setdefault(tool, f"a step of {plan.name}'s pending flow")
+            for info in policy_tools(self.tools, plan.policy_tools):
+                steps.setdefault(info.name, f"a rule of {plan.name}'s gate, judged by policy-self-loosening")
+        return {
+            tool: why
+            for tool, why in steps.items()
+            if any(p.name == tool for p, outcome in proven if not outcome.approve_ok)
+        }
+
+    def _start_sink(self) -> None:
+        if not self.profile.uses_sink or self._sink is not None:
+            return
+        from ..oracle.kinds.sink import Sink  # only a target that sends requests out needs it
+
+        self._sink = Sink()
+        url = self._sink.url
+        self.values["sink"] = url
+        started = self._started
+        self._started = replace(
+            started,
+            command=started.command.replace("{sink}", url),
+            env={k: v.replace("{sink}", url) for k, v in started.env.items()},
+        )
+
+    def _new_world(self) -> None:
+        """A fresh sandbox, with the profile's files written into its root before the target starts."""
+        served = self.profile.root if self.profile.is_url else None
+        self.sandbox = Sandbox(served_root=Path(served) if served else None)
+        for name, text in self.profile.files.items():
+            path = self.sandbox.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text.replace("{sink}", str(self.values.get("sink", "{sink}"))))
+
+    def _isolate(self) -> None:
+        """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
+        for name in [n for n, live in self._live.items() if live.parent is None]:
+            self._drop(name)
+        assert self.sandbox is not None
+        sandbox = self.sandbox
+        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+        sandbox.remove()
+        self._new_world()
+        self._ensure("primary")
+
+    def observer(self, probes: Iterable[Any]) -> Observer:
+        assert self.sandbox is not None
+        return Observer(tuple(probes), self.sandbox.root, self._sink)
+
+    def prepare(self, specs: Iterable[AttackSpec]) -> None:
+        """Start, in the background, the other processes the selected attacks will need.
+
+        They start while the primary starts or runs controls and attacks, so the
+        attack that needs one does not wait for a whole process start-up: a
+        second process of the target, and (over stdio, where a client's declared
+        capabilities are fixed for its process) the clients that declare no
+        elicitation or only URL mode.
+        """
+        specs = list(specs)
+        wanted = []
+        elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
+        if any(spec.second_process for spec in specs) and not elsewhere:
+            wanted.append("other")
+        if any(spec.technique == "capability-downgrade" for spec in specs) and not self.profile.is_url:
+            wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
+        for name in wanted:
+            if name not in self._live and name not in self._pending:
+                self._start_in_background(name)
+
+    def _start_in_background(self, name: str) -> None:
+        pending: Future[Connection] = Future()
+
+        def start() -> None:
+            try:
+                pending.set_result(self._ensure_now(name))
+            except BaseException as exc:
+                pending.set_exception(exc)
+
+        self._pending[name] = pending
+        threading.Thread(target=start, name=f"mcp-audit-start-{name}", daemon=True).start()
+
+    def _adopt(self, name: str) -> None:
+        """Wait for a connection being opened in the background; it is then live (or not)."""
+        if (pending := self._pending.pop(name, None)) is not None:
+            try:
+                pending.result()
+            except Exception as exc:  # opened again, and reported, when it is needed
+                self.stats.notes.append(f"starting {name} in the background: {exc}")
+
+    def close(self) -> None:
+        for name in list(self._pending):
+            self._adopt(name)
+        with self._lock:
+            lives, self._live = self._live, {}
+
+        def group(root: str) -> list[_Live]:
+            # Clients attached to a process close before it, as they opened after it.
+            children = [n for n in reversed(list(lives)) if lives[n].parent == root]
+            return [*(live for child in children for live in group(child)), lives[root]]
+
+        def close_group(members: list[_Live]) -> None:
+            for live in members:
+                self._close(live)
+
+        groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
+        # Processes side by side: each close waits for its own process to exit.
+        with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
+            list(pool.map(close_group, groups))
+        if self._portal_cm is not None:
+            self._portal_cm.__exit__(None, None, None)
+            self._portal_cm = self._portal = None
+        if self.sandbox is not None:
+            # Last: a descendant that scrubbed its environment still works in the sandbox.
+            sandbox = self.sandbox
+            reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+            self.sandbox.remove()
+            self.sandbox = None
+        if self._sink is not None:
+            self._sink.close()
+            self._sink = None
+
+    def _ensure(
+        self,
+        name: str,
+        *,
+        profile: Profile | None = None,
+        attach_to: str | None = None,
+        identity: _Identity | None = None,
+    ) -> Connection:
+        """The live connection called `name`, opened (or opened again, if lost) as needed."""
+        self._adopt(name)
+        return self._ensure_now(name, profile=profile, attach_to=attach_to, identity=identity)
+
+    def _ensure_now(
+        self,
+        name: str,
+        *,
+        profile: Profile | None = None,
+        attach_to: str | None = None,
+        identity: _Identity | None = None,
+    ) -> Connection:
+        live = self._live.get(name)
+        if live is not None and live.connection.alive:
+            return live.connection
+        if live is not None:
+            self.stats.notes.append(f"{name} connection was lost; started the target again")
+            self._drop(name)
+        assert self._portal is not None
+        assert self.sandbox is not None
+        if attach_to is not None:
+            endpoint = self._ensure(attach_to).endpoint
+            opener: AbstractAsyncContextManager[Connection] = (
+                attach(self.profile, endpoint, name)
+                if identity is None
+                else attach(self.profile, endpoint, name, headers=identity.headers, hint=identity.hint)
+            )
+        else:
+            label = f"{name}-{self.stats.processes_started}"
+            opener = connect(
+                profile or self._started,
+                self.sandbox.root,
+                self.sandbox.logs,
+                label,
+                ablate=name.startswith(ABLATED),
+                elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+            )
+        context = self._portal.wrap_async_context_manager(opener)
+        connection = context.__enter__()
+        with self._lock:
+            if attach_to is None:
+                self.stats.processes_started += 1
+            self._live[name] = _Live(connection, context, attach_to)
+        return connection
+
+    def _drop(self, name: str) -> None:
+        """Close a connection and every client attached to its process."""
+        with self._lock:
+            children = [n for n, live in self._live.items() if live.parent == name]
+        for child in children:
+            self._drop(child)
+        with self._lock:
+            live = self._live.pop(name, None)
+        if live is not None:
+            self._close(live)
+
+    def _close(self, live: _Live) -> None:
+        with self._lock:
+            self.stats.round_trips += live.connection.round_trips
+            self.stats.tool_listings += live.connection.listings
+        try:
+            live.context.__exit__(None, None, None)
+        except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
+            self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
+
+    async def open(
+        self,
+        name: str,
+        *,
+        profile: Profile | None = None,
+        attach_to: str | None = None,
+        identity: _Identity | None = None,
+    ) -> Connection:
+        # Opened from a worker thread through the portal, so its context lives
+        # in the portal's own task rather than inside the attack's task.
+        return await anyio.to_thread.run_sync(
+            lambda: self._ensure(name, profile=profile, attach_to=attach_to, identity=identity)
+        )
+
+    # -- controls and attacks -------------------------------------------
+
+    def plan(self, tool: str) -> ToolPlan:
+        return next(p for p in self.plans if p.name == tool)
+
+    def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
+        key = (tool, ablated)
+        if key not in self._controls:
+            assert self._portal is not None
+            assert self.sandbox is not None
+            conn = self._ensure(f"{ABLATED if ablated else ''}primary")
+            sandbox, plan = self.sandbox, self.plan(tool)
+            observer = self.observer((*plan.probes, *plan.candidate_probes))
+
+            async def fresh_world() -> tuple[Connection, Sandbox]:
+                await anyio.to_thread.run_sync(self._isolate)
+                assert self.sandbox is not None
+                return self._ensure("primary"), self.sandbox
+
+            isolated = self.profile.isolation == "process" and not ablated
+            self._controls[key] = self._portal.call(
+                lambda: run_controls(
+                    plan,
+                    conn,
+                    sandbox,
+                    self.profile.answer,
+                    self.profile.negative_answer,
+                    observer=observer,
+                    values=self.values,
+                    fresh_world=fresh_world if isolated else None,
+                    tools=self.tools,
+                    call_timeout=self.profile.call_timeout,
+                )
+            )
+        return self._controls[key]
+
+    def run(self, spec: AttackSpec, tool: str) -> tuple[Result, Transcript]:
+        result, transcript = self._run(spec, tool, ablated=False)
+        if self.ablates and result.verdict is Verdict.REFUSED and result.layer is Layer.SDK_BOUNDARY:
+            result = replace(result, ablation=self._ablate(spec, tool))
+        return result, transcript
+
+    def _ablate(self, spec: AttackSpec, tool: str) -> Ablation:
+        """The attack again, on the target built without its SDK boundary."""
+        ablated, _ = self._run(spec, tool, ablated=True)
+        return Ablation(Layer.SDK_BOUNDARY, ablated.verdict, ablated.layer, ablated.reason, ablated.evidence)
+
+    def _run(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
+        assert self._portal is not None
+        assert self.sandbox is not None
+        outcome = self.controls(tool, ablated=ablated)
+        approve = outcome.results[0]
+        precondition = Precondition(outcome.approve_ok, "" if outcome.approve_ok else approve.detail)
+        if not precondition.ok:
+            transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
+            return judge(spec, transcript), transcript
+        # The mechanism the controls proved; an MRTR family does not apply to another one.
+        plan = self.plan(tool)
+        mechanism = outcome.mechanism or plan.mechanism or Mrtr(tool)
+        plan = replace(plan, mechanism=mechanism)
+        if (other := mrtr_only(spec.family, mechanism)) is not None:
+            transcript = Transcript(
+                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind
+            )
+            return judge(spec, transcript), transcript
+        prefix = ABLATED if ablated else ""
+        if self.profile.isolation == "process":
+            self._isolate()
+        primary = self._ensure(f"{prefix}primary")
+        peers = _Peers(self, prefix)
+        attack = Attack(
+            spec,
+            plan,
+            outcome.style or "relative",
+            self.sandbox,
+            self.sandbox.new_case(f"{prefix}{spec.id}-{spec.slug}"),
+            primary,
+            peers.other,
+            tools=self.tools,
+            answer_template=self.profile.answer,
+            negative_template=self.profile.negative_answer,
+            generation=self.generation,
+            peers=peers,
+            observer=self.observer(outcome.probes),
+            bookkeeping=outcome.bookkeeping,
+            values=self.values,
+        )
+        technique = self.catalogue.techniques[spec.technique]
+        budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
+        self._portal.call(_bounded, technique, attack, spec, budget)
+        self.stats.attacks_run += 1
+        transcript = attack.transcript(precondition)
+        return judge(spec, transcript), transcript
+
+
+@dataclass(frozen=True, slots=True)
+class _Identity:
+    """Another identity's headers for a client of the primary's process, and where to fix them."""
+
+    headers: tuple[Header, ...]
+    hint: str
+
+
+_NO_PRINCIPALS = (
+    "needs a second identity the target authenticates: add it to the profile as principals: "
+    "{mallory: {headers: {Authorization: 'Bearer ${MALLORY_TOKEN}'}}} (headers: being the victim's)"
+)
+
+
+class _Peers:
+    """What an attack may ask for beyond the primary, opened through the session."""
+
+    def __init__(self, session: AuditSession, prefix: str) -> None:
+        self._session = session
+        self._profile = session.profile
+        self._prefix = prefix
+
+    @property
+    def shared_keys(self) -> bool:
+        return bool(self._profile.shared_key_env)
+
+    @property
+    def redemptions(self) -> int:
+        return self._profile.redemptions
+
+    def _not_started_here(self, what: str) -> None:
+        if self._profile.is_url:
+            raise Unavailable(
+                f"{what} needs processes the harness starts, and this target is a URL it only connects to; "
+                "give the command instead (with {port} to serve it over HTTP)"
+            )
+
+    async def other(self) -> Connection:
+        self._not_started_here("another process of the target")
+        if self._profile.replicas >= 2:
+            return (await self.replicas())[1]
+        return await self._session.open(f"{self._prefix}other")
+
+    async def replicas(self) -> list[Connection]:
+        if self._profile.replicas < 2:
+            raise Unavailable(
+                "needs two or more replicas of the target on one root: pass --mcp-replicas 2 (or replicas: 2 "
+                "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
+            )
+        self._not_started_here("replicas")
+        first = await self._session.open(f"{self._prefix}primary")
+        rest = [
+            await self._session.open(f"{self._prefix}replica-{i}") for i in range(1, self._profile.replicas)
+        ]
+        return [first, *rest]
+
+    async def same_process(self, count: int) -> list[Connection]:
+        primary = await self._session.open(f"{self._prefix}primary")
+        if primary.endpoint is None:
+            # Over stdio a process has one connection: concurrent requests on it.
+            return [primary] * count
+        peers = [
+            await self._session.open(f"{self._prefix}client-{i}", attach_to=f"{self._prefix}primary")
+            for i in range(1, count)
+        ]
+        return [primary, *peers]
+
+    async def short_lived(self) -> tuple[Connection, float]:
+        if not self._profile.ttl_flag:
+            raise Unavailable(
+                "the profile does not say how to shorten the target's confirmation lifetime: set ttl_flag "
+                "(e.g. '--ttl-seconds {ttl}', or 'ttl_seconds={ttl}' for an in-process factory) and ttl: 1"
+            )
+        self._not_started_here("a short-lived process of the target")
+        profile = self._session._started.with_ttl()
+        return await self._session.open(f"{self._prefix}short-lived", profile=profile), self._profile.ttl
+
+    async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
+        principals = self._profile.principals
+        if not principals:
+            raise Unavailable(_NO_PRINCIPALS)
+        if self._profile.transport != "http":
+            raise Unavailable(
+                f"another identity is a set of HTTP headers, and this target speaks {self._profile.transport}"
+            )
+        name = name or next(iter(principals))
+        if name not in principals:
+            raise Unavailable(f"the profile names no principal {name!r}; it names {', '.join(principals)}")
+        headers, label = principals[name], f"{self._prefix}principal-{name}"
+        if victims_claim:
+            claim = (self._profile.identity_header or "").lower()
+            victims = next((h for h in self._profile.headers if claim and h.name.lower() == claim), None)
+            if victims is None:
+                raise Unavailable(
+                    "needs the header the target takes as the caller's identity without verifying it: set "
+                    "identity_header: NAME in the profile, with the victim's value in headers:"
+                )
+            headers, label = overlay(headers, [victims]), f"{label}-claiming-the-victim"
+            if as_dict(headers) == as_dict(self._profile.headers):
+                # The identity header is this target's whole credential: the other identity
+                # claiming the victim would simply be the victim.
+                raise Unavailable(
+                    f"principal {name!r} with the victim's {victims.name} sends exactly the victim's headers, "
+                    "so it is the victim: give it a credential of its own in principals:"
+                )
+        identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
+        return await self._session.open(label, attach_to=f"{self._prefix}primary", identity=identity)
+
+    async def declaring(self, elicitation: str) -> Connection:
+        if elicitation not in ("none", "url"):
+            raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
+        return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
+
+
+async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:
+    with anyio.move_on_after(budget) as scope:
+        try:
+            await attack.prepare()
+        except SetupFailed as exc:
+            attack.setup_failed(str(exc))
+        else:
+            await technique(attack, spec.params)
+    # Bounded on its own: an attack cut short still has its effect looked for.
+    with anyio.move_on_after(attack.primary.call_timeout * 2):
+        await attack.finish()
+    if scope.cancelled_caught:
+        attack.setup_failed(f"the attack did not finish within its budget of {budget:g}s")
+        attack.primary.alive = False
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """Everything one programmatic audit produced: what the CLI and tests consume."""
+
+    results: tuple[Result, ...]
+    controls: tuple[ControlResult, ...]
+    processes_started: int
+    round_trips: int = 0
+    tool_listings: int = 0
+    left_out: tuple[str, ...] = ()
+
+    def by_id(self) -> dict[str, Result]:
+        return {r.id: r for r in self.results}
+
+
+def run_audit(
+    profile: Profile,
+    *,
+    catalogue: Catalogue | None = None,
+    select: Callable[[AttackSpec], bool] | None = None,
+    generation: Generation | None = None,
+) -> AuditRun:
+    """Audit a target without pytest: controls, then every selected attack on every tool."""
+    catalogue = catalogue or load_catalogue()
+    selected = [spec for spec in catalogue.active if select is None or select(spec)]
+    session = AuditSession(profile, catalogue, generation)
+    session.start(selected)
+    try:
+        results: list[Result] = []
+        controls: list[ControlResult] = []
+        for plan in session.plans:
+            controls.extend(session.controls(plan.name).results)
+            for spec in selected:
+                results.append(session.run(spec, plan.name)[0])
+    finally:
+        session.close()
+    stats = session.stats
+    return AuditRun(
+        tuple(results),
+        tuple(controls),
+        stats.processes_started,
+        stats.round_trips,
+        stats.tool_listings,
+        tuple(session.left_out),
+    )

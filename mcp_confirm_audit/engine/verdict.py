@@ -1,0 +1,315 @@
+"""The verdict: a pure function of a catalogue entry and a recorded transcript.
+
+Order of judgement, most damning first: an effect on disk during the attack
+is `vulnerable` whatever the target said; then findings about what the human
+was shown; then the layer whose answer ended the attack. A refusal that cannot
+be told apart from a crash is inconclusive, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..catalogue.prompt_checks import escaped
+from ..models import (
+    FAIL_CLOSED,
+    AttackSpec,
+    Effect,
+    Exchange,
+    Layer,
+    Outcome,
+    Phase,
+    Response,
+    Result,
+    SingleUse,
+    Transcript,
+    Verdict,
+)
+from ..oracle.effects import is_ignored, probe_changes
+from ..oracle.sandbox import diff
+
+
+def layer_of(response: Response) -> Layer:
+    if response.outcome is Outcome.TRANSPORT:
+        return Layer.TRANSPORT
+    if response.refused_by_boundary:
+        return Layer.SDK_BOUNDARY
+    if response.outcome is Outcome.RPC_ERROR:
+        return Layer.PROTOCOL
+    return Layer.TOOL
+
+
+def judge(spec: AttackSpec, transcript: Transcript) -> Result:
+    attack = [e for e in transcript.exchanges if e.phase is Phase.ATTACK]
+    asked = any(e.response.outcome is Outcome.INPUT_REQUIRED for e in attack)
+    effect = effect_of(transcript)
+    evidence = _evidence(transcript, effect)
+
+    def result(verdict: Verdict, layer: Layer | None, reason: str) -> Result:
+        return Result(
+            id=spec.id,
+            family=spec.family,
+            title=spec.title,
+            tool=transcript.tool,
+            variant=spec.variant,
+            severity=spec.severity,
+            level=spec.level,
+            verdict=verdict,
+            layer=layer,
+            asked_user=asked,
+            effect=effect,
+            reason=reason,
+            evidence=evidence,
+            refs=spec.refs,
+            mechanism=transcript.mechanism,
+        )
+
+    if not transcript.precondition.ok:
+        return result(Verdict.INCONCLUSIVE, None, f"honest flow failed: {transcript.precondition.reason}")
+    if transcript.not_applicable:
+        return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
+    # In a race the probes' changes are what `single_use` counts: one honest
+    # payment is the approval working, two are the finding.
+    counted_apart = transcript.single_use is not None and transcript.single_use.counted_by == "probes"
+    if effect.happened and not counted_apart:
+        touched = [*effect.removed, *effect.changed]
+        lost = ", ".join([*touched, *effect.observed][:4])
+        if transcript.changed_in_place and set(touched) <= set(transcript.changed_in_place):
+            # Still the inode the user confirmed, but not the content they saw.
+            reason = f"acted on a file that changed after the question: {lost}"
+            return result(Verdict.WEAK, Layer.NONE, reason)
+        if transcript.effect_verdict is not None:
+            verdict, why = transcript.effect_verdict
+            return result(verdict, Layer.NONE, f"{why}: {lost}")
+        where = "on disk" if touched else "where the action's effect shows"
+        return result(Verdict.VULNERABLE, Layer.NONE, f"the attack took effect {where}: {lost}")
+    if transcript.setup_failure:
+        return result(Verdict.INCONCLUSIVE, None, f"could not set the attack up: {transcript.setup_failure}")
+    if transcript.single_use is not None:
+        return result(*_judge_single_use(transcript.single_use, transcript.exchanges))
+    for severity in (Verdict.VULNERABLE, Verdict.WEAK):
+        found = [message for level, message in transcript.findings if level is severity]
+        if found:
+            return result(severity, Layer.NONE, "; ".join(found))
+    if not attack:
+        return result(Verdict.INCONCLUSIVE, None, "no attack request was sent")
+    decisive = attack[-1].response
+    layer = layer_of(decisive)
+    said = decisive.text or (decisive.outcome.value)
+    if decisive.outcome is Outcome.INPUT_REQUIRED:
+        # Asking again is a refusal: the tool would not act on what it was given.
+        said = "asked the user again instead of acting"
+    stopped = [e for e in attack[:-1] if e.response.outcome is Outcome.TRANSPORT]
+    if layer is Layer.TRANSPORT:
+        if any(_same_input(e, attack[-1]) and e.connection != attack[-1].connection for e in stopped):
+            reason = f"the same input stopped two processes of the target (any client can stop it): {said}"
+            return result(Verdict.WEAK, layer, reason)
+        return result(Verdict.INCONCLUSIVE, layer, f"the target stopped answering: {said}")
+    if stopped:
+        once = stopped[0].response.text
+        reason = f"the target stopped answering once ({once}), then answered again"
+        return result(Verdict.INCONCLUSIVE, None, reason)
+    if spec.reported_success is not None and decisive.outcome is Outcome.COMPLETE:
+        reason = f"reported success for something it could not do: {said}"
+        return result(spec.reported_success, Layer.NONE, reason)
+    if layer not in spec.refused_by:
+        allowed = ", ".join(x.value for x in spec.refused_by)
+        return result(
+            Verdict.WEAK, layer, f"refused by {layer.value}, where {allowed} should refuse it: {said}"
+        )
+    if spec.refuse_before_asking and asked:
+        return result(Verdict.WEAK, layer, f"refused only after asking the user: {said}")
+    return result(Verdict.REFUSED, layer, said)
+
+
+def effect_of(transcript: Transcript) -> Effect:
+    """What the attack changed: the sandbox diff and every probe's changes, less the bookkeeping."""
+    if transcript.before is None or transcript.after is None:
+        return Effect()
+    disk = diff(transcript.before, transcript.after)
+    patterns = transcript.bookkeeping
+    keep = [p for p in (*disk.removed, *disk.changed) if not is_ignored(p, patterns)]
+    observed, ignored = probe_changes(
+        transcript.observed_before or {}, transcript.observed_after or {}, patterns
+    )
+    skipped = [p for p in (*disk.removed, *disk.changed) if p not in keep]
+    return Effect(
+        removed=tuple(p for p in disk.removed if p in keep),
+        changed=tuple(p for p in disk.changed if p in keep),
+        added=disk.added,
+        observed=tuple(observed),
+        ignored=tuple(sorted({*skipped, *ignored})),
+    )
+
+
+def _same_input(a: Exchange, b: Exchange) -> bool:
+    # The state is not part of the input: each process mints its own.
+    def strip(request: Any) -> dict[str, Any]:
+        return {k: v for k, v in request.items() if k != "requestState"}
+
+    return strip(a.request) == strip(b.request)
+
+
+# Generated attacks send hundreds of requests; evidence keeps both ends (the
+# last one is the shrunk failing example) and says how many it left out.
+_EVIDENCE_HEAD, _EVIDENCE_TAIL = 6, 8
+
+
+def _judge_single_use(
+    record: SingleUse, exchanges: tuple[Exchange, ...]
+) -> tuple[Verdict, Layer | None, str]:
+    """At most one of several redemptions of one approval may act, or say it did."""
+    racing = [exchanges[i] for i in record.racing]
+    replays = [exchanges[i] for i in record.replays]
+    stopped = [e for e in [*racing, *replays] if e.response.outcome is Outcome.TRANSPORT]
+    if stopped:
+        said = stopped[0].response.text
+        return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
+    if record.taken >= 2:
+        return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
+    # A success is a normal result that is not what a spent approval gets.
+    successes = [e for e, r in zip(racing, replays, strict=True) if _succeeded(e.response, r.response)]
+    if len(successes) >= 2:
+        labels = "; ".join(e.label for e in successes[:3])
+        said = f"{len(successes)} redemptions of one approval reported success: {labels}"
+        return Verdict.VULNERABLE, Layer.NONE, said
+    # In the order they were sent: the process the approval was minted on first.
+    sequential = [exchanges[i] for i in sorted(set(record.replays))]
+    where = _layers_by_connection(sequential)
+    if record.taken_racing == 0 and record.if_none_taken == "fail-closed":
+        refusal = racing[0]
+        layer = layer_of(refusal.response)
+        said = refusal.response.text or refusal.response.outcome.value
+        return (
+            Verdict.REFUSED,
+            layer,
+            (
+                f"fail-closed: an honest approval redeemed on {refusal.connection} was refused by {layer.value} "
+                f"({said}); safe, but {FAIL_CLOSED}"
+            ),
+        )
+    if record.taken == 0 and record.if_none_taken == "inconclusive":
+        said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
+        return Verdict.INCONCLUSIVE, None, said
+    winner = successes[0] if successes else None
+    # Only accepts lose to the single-use guard: a decline's reply is its own
+    # answer (however the target words it), never a replay's.
+    losers = [(e, r) for e, r in zip(racing, replays, strict=True) if e is not winner and _accepts(e)]
+    other_guard = [(e, r) for e, r in losers if not _same_answer(e.response, r.response)]
+    if other_guard:
+        loser, replay = other_guard[0]
+        return (
+            Verdict.WEAK,
+            layer_of(loser.response),
+            (
+                f"{len(other_guard)} of {len(losers)} losing redemptions were stopped by another guard than a "
+                f"sequential replay on the same process ({loser.response.text!r} against "
+                f"{replay.response.text!r}): the single-use check is not atomic, and only a later check saved "
+                "the target"
+            ),
+        )
+    once = "took effect once" if record.taken == 1 else "was honoured once"
+    said = f"the approval {once}; every other redemption refused ({where})"
+    return Verdict.REFUSED, layer_of(sequential[0].response), said
+
+
+def _accepts(exchange: Exchange) -> bool:
+    """Whether the redemption, as sent, answered every question with "accept"."""
+    answers = exchange.request.get("inputResponses")
+    return (
+        isinstance(answers, Mapping)
+        and bool(answers)
+        and all(
+            isinstance(answer, Mapping) and answer.get("action") == "accept" for answer in answers.values()
+        )
+    )
+
+
+def _succeeded(response: Response, replay: Response) -> bool:
+    return response.outcome is Outcome.COMPLETE and not _same_answer(response, replay)
+
+
+def _same_answer(a: Response, b: Response) -> bool:
+    """Refused by the same guard: the same kind of answer, saying the same thing."""
+    return (a.outcome, a.code, " ".join(a.text.split())) == (b.outcome, b.code, " ".join(b.text.split()))
+
+
+def _layers_by_connection(replays: list[Exchange]) -> str:
+    seen = {e.connection: layer_of(e.response).value for e in replays}
+    return ", ".join(f"{layer} on {conn}" for conn, layer in seen.items())
+
+
+def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
+    exchanges = transcript.exchanges
+    if len(exchanges) > _EVIDENCE_HEAD + _EVIDENCE_TAIL + 1:
+        left_out = len(exchanges) - _EVIDENCE_HEAD - _EVIDENCE_TAIL
+        lines = [describe(e) for e in exchanges[:_EVIDENCE_HEAD]]
+        lines.append(f"... {left_out} more exchanges of the same kind ...")
+        lines.extend(describe(e) for e in exchanges[-_EVIDENCE_TAIL:])
+    else:
+        lines = [describe(e) for e in exchanges]
+    for label, paths in (("removed", effect.removed), ("changed", effect.changed), ("added", effect.added)):
+        if paths:
+            # Paths are escaped too: a hostile file name must not break the evidence.
+            shown = (escaped(path)[1:-1] for path in paths[:8])
+            lines.append(f"disk {label}: {', '.join(shown)}")
+    if effect.observed:
+        shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in effect.observed[:8])
+        lines.append(f"effect seen: {', '.join(shown)}")
+    if effect.ignored:
+        shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in effect.ignored[:8])
+        lines.append(f"ignored as bookkeeping: {', '.join(shown)}")
+    lines.extend(f"note: {n}" for n in transcript.notes)
+    if (record := transcript.single_use) is not None:
+        lines.append(
+            f"effects: {record.taken_racing} during the race, {record.taken} in all "
+            "(the victim put back each time)"
+        )
+    lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
+    return tuple(lines)
+
+
+def literal(value: Any) -> str:
+    """A value as JSON, in printable ASCII with one escape per code point.
+
+    Escaped, never raw: hostile names carry line breaks and bidi controls, and
+    evidence must show their exact code points, not be rearranged by them. The
+    escapes are the ones every finding about a name uses (`\\u202e`,
+    `\\U000e0069`, never a surrogate pair), so one notation runs through a report.
+    """
+    if isinstance(value, str):
+        return escaped(value)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{literal(str(k))}: {literal(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=True, default=str)
+
+
+def describe(exchange: Exchange) -> str:
+    """One line per direction, the way a reviewer reads a wire log: every message whole.
+
+    audit.json keeps these lines as they are; review.md and the terminal
+    shorten them for reading (report.document.shorten).
+    """
+    req = exchange.request
+    parts = [
+        f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"
+    ]
+    if "requestState" in req:
+        parts.append(f"state={literal(req['requestState'])}")
+    if "inputResponses" in req:
+        parts.append(f"answers={literal(req['inputResponses'])}")
+    resp = exchange.response
+    back = f"<- {resp.outcome.value}"
+    if resp.code is not None:
+        back += f" {resp.code}"
+    if resp.text:
+        back += f" {literal(resp.text)}"
+    if resp.data is not None:
+        back += f" data={literal(resp.data)}"
+    for question in resp.questions:
+        back += f" [asked {question.key}: {literal(question.message or question.method)}]"
+    return " ".join(parts) + " " + back

@@ -1,0 +1,464 @@
+"""Target profiles: what to launch and how to talk to it, as checked data.
+
+A profile is optional: zero configuration discovers the tool, its path
+argument and the path style. A profile pins what discovery would guess, or
+says what it cannot (an answer template, the environment, a TTL flag).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..confirmations import Mechanism, profile_keys
+from ..errors import UsageError
+from ..oracle.effect_spec import parse_effects, parse_ignore
+from ..oracle.effects import ProbeSpec
+from . import headers as http_headers
+from .headers import Header
+from .yamlfile import read_yaml
+
+ROOT_FROM = ("arg", "cwd")
+ISOLATION = ("run", "process")
+_SAVE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class SetupCall:
+    """A call made before every use of the action; `save` names fields of its result for `{NAME}`."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    save: Mapping[str, str] = field(default_factory=dict)
+
+
+PATH_STYLES = ("auto", "relative", "absolute")
+DEFAULT_URL = "http://127.0.0.1:{port}/mcp"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PRINCIPAL = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+# An in-process factory takes its lifetime as a keyword: ttl_flag "ttl_seconds={ttl}".
+_TTL_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\{ttl\}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str = "target"
+    command: str = ""
+    # The target's version as the reports should name it, for servers that do
+    # not say it themselves (e.g. the PyPI release a profile pins).
+    version: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    # "arg": the command has a {root} placeholder. "cwd": the server works in
+    # its current directory (which is the root; MCP_AUDIT_ROOT says it too).
+    root_from: str = "arg"
+    tool: str | None = None
+    path_arg: str | None = None
+    paths: str = "auto"
+    extra_args: Mapping[str, Any] = field(default_factory=dict)
+    # The action: setup calls before every use, the argument template ({NAME}
+    # from setup, {path} a case file, {sink} the sink's URL), and how to see
+    # that it happened beyond the sandbox, which is always watched.
+    setup: tuple[SetupCall, ...] = ()
+    args: Mapping[str, Any] | None = None
+    effect: tuple[ProbeSpec, ...] = ()
+    # Root paths or result fields that are the target's bookkeeping.
+    ignore: tuple[str, ...] = ()
+    # Files written into the root before the target starts ({sink} allowed).
+    files: Mapping[str, str] = field(default_factory=dict)
+    # "process": a fresh target process (and root) for every attack, for a
+    # target whose world carries over from one attack to the next.
+    isolation: str = "run"
+    answer: Mapping[str, Any] | None = None
+    negative_answer: Mapping[str, Any] | None = None
+    call_timeout: float = 15.0
+    start_timeout: float = 20.0
+    # A command with {port} serves Streamable HTTP: the harness starts it on a
+    # free loopback port and connects to `url` with the same port.
+    url: str = DEFAULT_URL
+    # The directory a running server (a URL target) works in; the harness
+    # makes its cases in a fresh folder inside it.
+    root: str | None = None
+    # Keywords for an in-process factory, after the root.
+    factory_args: Mapping[str, Any] = field(default_factory=dict)
+    # Processes of the target started side by side on one root, for the
+    # cross-replica family; with shared_key_env every process the harness
+    # starts gets the same fresh 32-byte request-state key in that variable.
+    replicas: int = 1
+    shared_key_env: str | None = None
+    # How many redemptions of one approval the double-spend family sends at once.
+    redemptions: int = 8
+    # How to shorten the target's confirmation lifetime, for the expiry family:
+    # words added to the command ("--ttl-seconds {ttl}"), or for an in-process
+    # factory a keyword ("ttl_seconds={ttl}").
+    ttl_flag: str | None = None
+    ttl: float = 1.0
+    # In-process targets: run every attack the SDK's boundary refused again
+    # without it (false: only the attacks, e.g. to time them against stdio).
+    ablation: bool = True
+    # Sent on every HTTP request of every connection (the identity that is asked
+    # and approves); values are credentials, so they are never shown (see headers.py).
+    headers: tuple[Header, ...] = ()
+    # Other authenticated identities, by name, each with all of its own headers
+    # (the profile's are not added to them), for the cross-principal family.
+    principals: Mapping[str, tuple[Header, ...]] = field(default_factory=dict)
+    # A header the target takes as the caller's identity (a gateway's principal
+    # header): cross-principal sends the victim's value of it with another's credentials.
+    identity_header: str | None = None
+    # How the audited tool confirms, when not MRTR or not to be detected; and the
+    # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
+    confirmation: Mechanism | None = None
+    policy_tools: tuple[str, ...] = ()
+    # The seed for generated hostile names when --mcp-seed does not give one:
+    # a profile whose review is checked in pins it, so the same command
+    # regenerates the same review.
+    seed: int | None = None
+    source: str = "--mcp-target"
+
+    @property
+    def is_url(self) -> bool:
+        return self.command.startswith(("http://", "https://"))
+
+    @property
+    def is_in_process(self) -> bool:
+        return self.command.startswith("py:")
+
+    @property
+    def serves_http(self) -> bool:
+        """A command the harness starts, then reaches over Streamable HTTP."""
+        return not self.is_url and not self.is_in_process and "{port}" in self.command
+
+    @property
+    def uses_sink(self) -> bool:
+        """Whether the harness must run its loopback sink for this target."""
+        if any(spec.kind == "sink" for spec in self.effect):
+            return True
+        words = [self.command, *self.env.values(), *self.files.values(), repr(self.args), repr(self.setup)]
+        return any("{sink}" in word for word in words)
+
+    @property
+    def transport(self) -> str:
+        if self.is_in_process:
+            return "in-process"
+        return "http" if self.is_url or self.serves_http else "stdio"
+
+    def every_header(self) -> Iterator[Header]:
+        """The profile's headers, every principal's and the human's: what must be scrubbed from any text kept."""
+        yield from self.headers
+        for principal in self.principals.values():
+            yield from principal
+        yield from profile_keys.human_headers(self.confirmation)
+
+    def argv(self, root: Path, port: int | None = None) -> list[str]:
+        """The command line with the sandbox root (and port) put where the server takes them."""
+        words = shlex.split(self.command)
+        if words:
+            words[0] = beside_interpreter(words[0])
+        out = [word.replace("{root}", str(root)) for word in words]
+        return [word.replace("{port}", str(port)) for word in out] if port is not None else out
+
+    def with_ttl(self) -> Profile:
+        """This target with its confirmation lifetime shortened to `ttl` seconds."""
+        assert self.ttl_flag is not None
+        ttl = f"{self.ttl:g}"
+        if self.is_in_process:
+            keyword = _TTL_KEYWORD.match(self.ttl_flag)
+            assert keyword is not None
+            return replace(self, factory_args={**self.factory_args, keyword.group(1): self.ttl})
+        return replace(self, command=f"{self.command} {self.ttl_flag.replace('{ttl}', ttl)}")
+
+
+def beside_interpreter(program: str) -> str:
+    """A bare program name, looked up first beside the interpreter running the audit.
+
+    `python` is that interpreter, and a server installed in the same venv
+    (`mcp-confirm`) is found there, so `.venv/bin/python -m pytest` works
+    without activating the venv; anything else is left to PATH.
+    """
+    if os.sep in program:
+        return program
+    if program in ("python", "python3"):
+        return sys.executable
+    candidate = Path(sys.executable).parent / program
+    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else program
+
+
+_KNOWN = {f for f in Profile.__dataclass_fields__ if f != "source"}
+
+
+def load_profile(path: Path) -> Profile:
+    raw = read_yaml(path, "profile", "pass a YAML file from targets/ or your own")
+    if not isinstance(raw, Mapping):
+        raise UsageError(
+            f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'"
+        )
+    if isinstance(command := raw.get("command"), str):
+        # A target started in its root cannot find a script named relative to
+        # the profile: {profile_dir} says where the profile is.
+        here = str(path.parent.resolve())
+        spelled = here if command.startswith("py:") else shlex.quote(here)
+        raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
+    if isinstance(confirmation := raw.get("confirmation"), Mapping):
+        # The human's second channel is a command line too, often a script beside the profile.
+        raw = {**raw, "confirmation": _beside(confirmation, shlex.quote(str(path.parent.resolve())))}
+    return profile_from_mapping(raw, source=str(path))
+
+
+def _beside(value: Any, here: str) -> Any:
+    """Every string in `value` with {profile_dir} spelled out."""
+    if isinstance(value, str):
+        return value.replace("{profile_dir}", here)
+    if isinstance(value, Mapping):
+        return {k: _beside(v, here) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_beside(v, here) for v in value]
+    return value
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Names the harness itself fills in an action's templates.
+HARNESS_NAMES = ("path", "sink")
+
+
+def _check_placeholders(profile: Profile) -> None:
+    """Every {NAME} in args: and setup: is saved by an earlier setup call or given by the harness."""
+    known = set(HARNESS_NAMES)
+    for number, step in enumerate(profile.setup, start=1):
+        _names_known(profile.source, f"setup call {number} ({step.tool})", step.args, known)
+        known |= set(step.save)
+    _names_known(profile.source, "args", profile.args or {}, known)
+
+
+def _names_known(source: str, where: str, template: Any, known: set[str]) -> None:
+    for name in _PLACEHOLDER.findall(repr(template)):
+        if name not in known:
+            saved = sorted(known - set(HARNESS_NAMES))
+            given = (
+                f"earlier setup calls save {', '.join(saved)}; "
+                if saved
+                else "no earlier setup call saves it; "
+            )
+            raise UsageError(
+                f"profile {source}: {where} names {{{name}}}, which nothing provides: {given}"
+                "the harness provides {path} (the case file) and {sink} (its loopback sink)"
+            )
+
+
+def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
+    unknown = sorted(set(raw) - _KNOWN)
+    if unknown:
+        raise UsageError(
+            f"profile {source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KNOWN))}"
+        )
+    values: dict[str, Any] = {"source": source}
+    for key, value in raw.items():
+        values[key] = _checked(source, key, value)
+    profile = Profile(**values)
+    _check_placeholders(profile)
+    return profile
+
+
+def _checked(source: str, key: str, value: Any) -> Any:
+    def fail(expected: str) -> UsageError:
+        return UsageError(f"profile {source}: {key!r} must be {expected}, got {value!r}")
+
+    if key == "confirmation":
+        return profile_keys.confirmation(value, source)
+    if key == "policy_tools":
+        return profile_keys.policy_tools(value, source)
+    if key in ("name", "command"):
+        if not isinstance(value, str) or not value.strip():
+            raise fail("a non-empty string")
+    elif key in ("tool", "path_arg", "version"):
+        if value is not None and not isinstance(value, str):
+            raise fail("a string")
+    elif key == "root_from":
+        if value not in ROOT_FROM:
+            raise fail(f"one of {', '.join(ROOT_FROM)}")
+    elif key == "paths":
+        if value not in PATH_STYLES:
+            raise fail(f"one of {', '.join(PATH_STYLES)}")
+    elif key == "env":
+        if not isinstance(value, Mapping) or not all(isinstance(v, str | int) for v in value.values()):
+            raise fail("a mapping of names to strings")
+        return {str(k): str(v) for k, v in value.items()}
+    elif key in ("extra_args", "answer", "negative_answer", "factory_args"):
+        if value is not None and not isinstance(value, Mapping):
+            raise fail("a mapping")
+        if key == "factory_args":
+            return dict(value or {})
+    elif key in ("call_timeout", "start_timeout", "ttl"):
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise fail("a positive number of seconds")
+        return float(value)
+    elif key in ("replicas", "redemptions"):
+        least = 1 if key == "replicas" else 2
+        if not isinstance(value, int) or isinstance(value, bool) or not least <= value <= 64:
+            raise fail(f"a whole number from {least} to 64")
+    elif key == "shared_key_env":
+        if value is not None and (not isinstance(value, str) or not _ENV_NAME.match(value)):
+            raise fail("an environment variable name")
+    elif key == "ttl_flag":
+        if value is not None and (not isinstance(value, str) or "{ttl}" not in value):
+            raise fail("the words that set the lifetime, with {ttl} for the seconds ('--ttl-seconds {ttl}')")
+    elif key == "ablation":
+        if not isinstance(value, bool):
+            raise fail("true or false")
+    elif key == "seed":
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise fail("a whole number (0 or more)")
+    elif key == "url":
+        if not isinstance(value, str) or not value.startswith("http://") or "{port}" not in value:
+            raise fail("an http:// URL with {port} in it")
+    elif key == "root" and value is not None and (not isinstance(value, str) or not value):
+        raise fail("a directory")
+    elif key == "setup":
+        return _setup_calls(source, value)
+    elif key == "args":
+        if not isinstance(value, Mapping):
+            raise fail("a mapping of argument names to values (with {NAME} from setup, {path}, {sink})")
+        return dict(value)
+    elif key == "effect":
+        return parse_effects(value, source)
+    elif key == "ignore":
+        return parse_ignore(value, source)
+    elif key == "files":
+        if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            raise fail("a mapping of root-relative file names to their text")
+        for name in value:
+            if Path(name).is_absolute() or ".." in Path(name).parts or not name.strip():
+                raise UsageError(
+                    f"profile {source}: files: {name!r} must be a path inside the root, e.g. config.yaml"
+                )
+        return dict(value)
+    elif key == "isolation" and value not in ISOLATION:
+        raise fail(f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)")
+    elif key == "headers":
+        return http_headers.from_mapping(value, source=f"profile {source}", environ=os.environ)
+    elif key == "principals":
+        return _principals(source, value)
+    elif key == "identity_header":
+        if value is not None and not isinstance(value, str):
+            raise fail("a header name")
+        if value is not None:
+            http_headers.make(value, "-", source=f"profile {source}: identity_header")
+    return value
+
+
+def _setup_calls(source: str, value: Any) -> tuple[SetupCall, ...]:
+    if not isinstance(value, list):
+        raise UsageError(
+            f"profile {source}: 'setup' must be a list of calls, e.g. "
+            "[{tool: create_transfer, args: {amount_cents: 500}, save: {transfer: transfer_id}}]"
+        )
+    calls = []
+    for number, entry in enumerate(value, start=1):
+        where = f"profile {source}: setup call {number}"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("tool"), str):
+            raise UsageError(f"{where} must be a mapping with 'tool:' naming the tool to call")
+        unknown = sorted(set(entry) - {"tool", "args", "save"})
+        if unknown:
+            raise UsageError(f"{where}: unknown key {unknown[0]!r}; a setup call has tool, args and save")
+        args, save = entry.get("args") or {}, entry.get("save") or {}
+        if not isinstance(args, Mapping):
+            raise UsageError(f"{where}: 'args' must be a mapping of argument names to values")
+        if not isinstance(save, Mapping) or not all(
+            isinstance(k, str) and _SAVE_NAME.match(k) and isinstance(v, str) and v for k, v in save.items()
+        ):
+            raise UsageError(
+                f"{where}: 'save' must map a NAME to a dotted field of the result, e.g. {{transfer: transfer_id}}"
+            )
+        calls.append(SetupCall(entry["tool"], dict(args), dict(save)))
+    return tuple(calls)
+
+
+def _principals(source: str, value: Any) -> dict[str, tuple[Header, ...]]:
+    example = "e.g. 'principals: {mallory: {headers: {Authorization: \"Bearer ${MALLORY_TOKEN}\"}}}'"
+    if not isinstance(value, Mapping) or not value:
+        raise UsageError(f"profile {source}: 'principals' must name other identities, {example}")
+    principals = {}
+    for name, spec in value.items():
+        if not isinstance(name, str) or not _PRINCIPAL.match(name):
+            raise UsageError(f"profile {source}: principal name {name!r} must be a short word, e.g. mallory")
+        if not isinstance(spec, Mapping) or set(spec) != {"headers"}:
+            raise UsageError(
+                f"profile {source}: principal {name!r} takes exactly one key, 'headers', {example}"
+            )
+        where = f"profile {source}: principal {name}"
+        principals[name] = http_headers.from_mapping(spec["headers"], source=where, environ=os.environ)
+        if not principals[name]:
+            raise UsageError(f"{where} has no headers; it would be the same anonymous client")
+    return principals
+
+
+def resolve_profile(profile: Profile | None, target: str | None, root_from: str | None) -> Profile:
+    """Combine a profile with --mcp-target (which overrides its command) and check it can run."""
+    result = profile or Profile()
+    if target:
+        result = replace(result, command=target, source="--mcp-target")
+    if root_from:
+        result = replace(result, root_from=root_from)
+    if not result.command:
+        raise UsageError("no target: pass --mcp-target 'server --root {root}' or a profile with a 'command'")
+    _check_topology(result)
+    if not result.is_url and not result.is_in_process:
+        try:
+            words = shlex.split(result.command)
+        except ValueError as exc:
+            raise UsageError(
+                f"{result.source}: cannot split the command line ({exc}); check its quotes"
+            ) from None
+        if not words:
+            raise UsageError(f"{result.source}: the command is empty")
+        has_placeholder = any("{root}" in word for word in words)
+        if result.root_from == "arg" and not has_placeholder:
+            raise UsageError(
+                f"{result.source}: the command has no {{root}} placeholder; put {{root}} where the server takes "
+                "its directory (e.g. 'my-server --root {root}'), or pass --mcp-root-from cwd if it works in its "
+                "current directory or reads MCP_AUDIT_ROOT"
+            )
+    return result
+
+
+def _check_topology(profile: Profile) -> None:
+    """What only some kinds of target can do: replicas, shared keys, a shorter lifetime, a served root."""
+    where = profile.source
+    if profile.is_url:
+        if not profile.root:
+            raise UsageError(
+                f"{where}: a URL target works in a directory of its own; pass --mcp-root DIR (or 'root:' in "
+                "the profile) naming the directory it serves, one made for the audit"
+            )
+        if not Path(profile.root).is_dir():
+            raise UsageError(f"{where}: root {profile.root!r} is not a directory")
+    elif profile.root:
+        raise UsageError(
+            f"{where}: 'root' is only for a URL target; a target the harness starts gets a fresh root"
+        )
+    if profile.is_in_process:
+        if profile.shared_key_env:
+            raise UsageError(
+                f"{where}: shared_key_env gives a key to processes the harness starts; an in-process factory "
+                "chooses its own keys (pass them through factory_args)"
+            )
+        if profile.ttl_flag and not _TTL_KEYWORD.match(profile.ttl_flag):
+            raise UsageError(
+                f"{where}: for an in-process target ttl_flag names a keyword, e.g. 'ttl_seconds={{ttl}}'"
+            )
+    elif profile.factory_args:
+        raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
+    url = profile.command if profile.is_url else None
+    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url):
+        raise UsageError(f"{where}: {problem}")
+    if (profile.headers or profile.principals) and profile.transport != "http":
+        raise UsageError(
+            f"{where}: headers and principals are sent over HTTP, and this target speaks {profile.transport}; "
+            "serve it over Streamable HTTP ({port} in the command) or give its URL"
+        )

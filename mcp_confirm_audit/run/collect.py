@@ -1,0 +1,225 @@
+"""Attacks and controls as real pytest items.
+
+An item's id is the attack's stable id, so `-k`, `-m`, `--lf`, xdist and
+`--junitxml` work without anything of our own. The attack runs in setup:
+an attack that cannot be judged then shows as ERROR, never as a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..engine.baseline import ACCEPTED, DRIFT, STALE, Baseline
+from ..engine.controls import ControlOutcome
+from ..engine.session import AuditSession
+from ..engine.verdict import describe
+from ..models import ControlResult, Result, Verdict
+from ..report.document import shorten
+from .markers import family_marker
+
+# Evidence lines an ERROR or FAILED item shows in the terminal; the report
+# files carry them all.
+_SHOWN_EVIDENCE = 8
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+SESSION_KEY = pytest.StashKey["AuditSession"]()
+STRICT_KEY = pytest.StashKey[bool]()
+BASELINE_KEY = pytest.StashKey[Baseline]()
+RESULT_PROPERTY = "mcp_audit_result"
+CONTROL_PROPERTY = "mcp_audit_control"
+
+
+class AttackFound(AssertionError):
+    """The attack worked (or, under --mcp-strict, was refused too weakly)."""
+
+
+class StaleBaseline(AttackFound):
+    """The baseline accepts a finding this run no longer finds: the baseline must be updated."""
+
+
+class Inconclusive(Exception):
+    """The attack could not be judged; shown as ERROR."""
+
+
+class AuditWarning(pytest.PytestWarning):
+    """A weak refusal: a SHOULD-level failure."""
+
+
+class LayerDrift(AuditWarning):
+    """Refused, but by another layer than the baseline expects."""
+
+
+class AuditCollector(pytest.Collector):
+    def collect(self) -> list[pytest.Item]:
+        return []
+
+
+# The controls that are pytest items of their own, for every audited tool: an MRTR flow's "no"
+# is a decline, a cancel or a negative answer; a token or pending flow's is its preview alone.
+CONTROL_ITEMS = ("approve", "preview-alone", "decline", "cancel", "negative")
+
+
+class ControlItem(pytest.Item):
+    def __init__(self, *, tool: str, control: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tool, self.control = tool, control
+        self.outcome: ControlOutcome | None = None
+        self.add_marker("mcp_audit")
+        self.add_marker("mcp_control")
+
+    def _result(self) -> ControlResult | None:
+        assert self.outcome is not None
+        return next((r for r in self.outcome.results if r.name == self.control), None)
+
+    def setup(self) -> None:
+        session = self.config.stash[SESSION_KEY]
+        self.outcome = session.controls(self.tool)
+        result = self._result()
+        if result is not None and self.control == "approve":
+            # What the terminal shortens ("whole in audit.json") goes there whole, once per tool.
+            result = replace(result, evidence=self.outcome.evidence)
+        if result is not None:
+            self.user_properties.append((CONTROL_PROPERTY, json.dumps(result.as_dict())))
+        if self.control == "approve":
+            # What no item of its own stands for (the bookkeeping the controls learned)
+            # reaches the reports with the approve control.
+            for other in self.outcome.results:
+                if other.name not in CONTROL_ITEMS:
+                    self.user_properties.append((CONTROL_PROPERTY, json.dumps(other.as_dict())))
+        if self.control == "approve" and (result is None or not result.passed):
+            raise Inconclusive(
+                f"the honest flow failed on {self.tool}: {result.detail if result else 'not run'}"
+            )
+
+    def runtest(self) -> None:
+        result = self._result()
+        if result is None and self.control == "preview-alone" and self._approved():
+            pytest.skip("an MRTR flow has no preview: its decline, cancel and negative answer were checked")
+        if result is None:
+            pytest.skip("not run: the approve control failed")
+        if not result.applicable:
+            pytest.skip(result.detail)
+        if not result.passed:
+            raise AttackFound(f"control {self.control} on {self.tool}: {result.detail}")
+
+    def _approved(self) -> bool:
+        assert self.outcome is not None
+        return self.outcome.approve_ok
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if not isinstance(excinfo.value, AttackFound | Inconclusive):
+            return harness_error(self, excinfo)
+        lines = [str(excinfo.value)]
+        if self.outcome is not None:
+            lines.extend(f"  {shorten(line)}" for line in _last(self.outcome.evidence))
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "mcp-audit", 0, f"control {self.control} [{self.tool}]"
+
+
+class AttackItem(pytest.Item):
+    def __init__(self, *, spec: Any, tool: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec, self.tool = spec, tool
+        self.result: Result | None = None
+        self.transcript_lines: tuple[str, ...] = ()
+        self.add_marker("mcp_audit")
+        self.add_marker(family_marker(spec.family))
+        self.extra_keyword_matches.update({spec.family, spec.slug, spec.id})
+
+    def setup(self) -> None:
+        session: AuditSession = self.config.stash[SESSION_KEY]
+        result, transcript = session.run(self.spec, self.tool)
+        # What the reports say about a finding comes from the catalogue entry.
+        result = replace(result, remedy=self.spec.remedy, owasp=self.spec.owasp, derived=self.spec.derived)
+        self.result = result
+        self.transcript_lines = tuple(describe(e) for e in transcript.exchanges)
+        for key in ("id", "family", "variant", "verdict", "layer"):
+            value = getattr(result, key)
+            self.user_properties.append((f"mcp.{key}", getattr(value, "value", value) or ""))
+        self.user_properties.append((RESULT_PROPERTY, json.dumps(result.as_dict())))
+        if result.verdict is Verdict.INCONCLUSIVE:
+            raise Inconclusive(result.reason)
+
+    def runtest(self) -> None:
+        assert self.result is not None
+        verdict = self.result.verdict
+        strict = self.config.stash.get(STRICT_KEY, False)
+        baseline = self.config.stash.get(BASELINE_KEY, None)
+        mark = baseline.mark(self.result) if baseline is not None else None
+        if baseline is not None and mark is not None:
+            self.user_properties.append(("mcp.baseline", mark.status))
+            if mark.status == STALE:
+                raise StaleBaseline(f"STALE baseline entry in {baseline.source}: {mark.reason}; remove it")
+            if mark.status == ACCEPTED:
+                pytest.xfail(f"baselined in {baseline.source}: {mark.reason}")
+            if mark.status == DRIFT:
+                if strict:
+                    raise AttackFound(f"LAYER DRIFT (--mcp-strict): {mark.reason}, as {baseline.source} says")
+                self.warn(LayerDrift(f"{self.spec.id} layer drift on {self.tool}: {mark.reason}"))
+        if verdict is Verdict.NOT_APPLICABLE:
+            pytest.skip(self.result.reason)
+        if verdict is Verdict.VULNERABLE:
+            raise AttackFound(f"VULNERABLE: {self.result.reason}")
+        if verdict is Verdict.WEAK:
+            if strict:
+                raise AttackFound(f"WEAK (--mcp-strict): {self.result.reason}")
+            self.warn(AuditWarning(f"{self.spec.id} weak on {self.tool}: {self.result.reason}"))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        # A weak result's warning becomes an exception under -W error: show it like a finding.
+        if not isinstance(excinfo.value, AttackFound | Inconclusive | AuditWarning) or self.result is None:
+            return harness_error(self, excinfo)
+        result = self.result
+        if isinstance(excinfo.value, Inconclusive) and result.reason.startswith("honest flow failed"):
+            # Said once per tool by its approve control; here, one line.
+            return shorten(f"{result.id} on {result.tool}: inconclusive, {result.reason}")
+        head = [
+            f"{result.id} {result.title}",
+            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {_refuser(result)}",
+            f"  {excinfo.value}",
+        ]
+        if result.remedy and result.verdict in (Verdict.VULNERABLE, Verdict.WEAK):
+            head.append(f"  remedy: {shorten(result.remedy)}")
+        evidence = _last(result.evidence)
+        left_out = len(result.evidence) - len(evidence)
+        head.append(
+            "  evidence"
+            + (f" (the last {len(evidence)} of {len(result.evidence)} lines):" if left_out else ":")
+        )
+        return "\n".join([*head, *(f"    {shorten(line)}" for line in evidence)])
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "mcp-audit", 0, f"{self.spec.id} {self.spec.title} [{self.tool}]"
+
+
+def _refuser(result: Result) -> str:
+    if result.verdict is Verdict.VULNERABLE:
+        return "none (it took effect)"
+    return result.layer.value if result.layer else "-"
+
+
+def _last(lines: tuple[str, ...]) -> tuple[str, ...]:
+    return lines[-_SHOWN_EVIDENCE:]
+
+
+def harness_error(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """A fault of the harness (or of pytest's machinery) in a few lines, not pages of framework source.
+
+    `--full-trace` shows the whole traceback.
+    """
+    if item.config.getoption("fulltrace", False):
+        return str(excinfo.getrepr(style="long"))
+    frames = traceback.extract_tb(excinfo.tb)
+    ours = [f for f in frames if f.filename.startswith(_PACKAGE)] or frames[-1:]
+    lines = [f"harness error: {excinfo.typename}: {shorten(str(excinfo.value))}"]
+    lines.extend(f"  at {Path(f.filename).name}:{f.lineno} in {f.name}" for f in ours[-2:])
+    lines.append("  (--full-trace shows the whole traceback)")
+    return "\n".join(lines)
