@@ -61,28 +61,100 @@ def from_schemas(tool: ToolInfo, stated: Mechanism | None = None) -> Mechanism |
     return None
 
 
+# Where a payload says what became of the call, and the words that say it waits for a person.
+_VERDICT_KEYS = ("decision", "status", "result", "state", "outcome", "verdict", "action_required", "next")
+_ASKING_WORD = re.compile(
+    r"^\s*(ask(ing)?|confirm|needs?[_ -]?(confirm\w*|approval|review)|requires?[_ -]?(confirm\w*|approval)|"
+    r"(confirmation|approval)[_ -](required|needed|pending)|pending\w*|awaiting\w*|hold|on_hold|"
+    r"escalate[ds]?|review)\s*$",
+    re.I,
+)
+# A true boolean that says so: `needs_confirm`, `pending_approval`, `requires_approval`, `confirmation_required`.
+_ASKING_FLAG = re.compile(
+    r"^(needs?|requires?|pending|awaiting)_?(confirm(ation)?|approval|review|user|human)\w*$|"
+    r"^(confirmation|approval)_?(required|needed|pending)$",
+    re.I,
+)
+# Any field that may name the waiting action, once a payload says it asks.
+_ANY_ID = re.compile(r"(^|_)(id|ref|ticket|handle)$|[a-z]Id$", re.I)
+
+
+def asking_payload(response: Response) -> str | None:
+    """Why an ordinary result is a question (`decision: ASK`, `needs_confirm: true`), or None.
+
+    Some servers ask without MRTR: the result itself says the call waits for
+    a person. That is asking, not "did not ask and showed no effect".
+    """
+    if response.outcome not in (Outcome.COMPLETE, Outcome.TOOL_ERROR):
+        return None
+    found = values.fields(response)
+    for key in _VERDICT_KEYS:
+        value = found.get(key)
+        if isinstance(value, str) and _ASKING_WORD.match(value):
+            return f"{key}: {value}"
+    for key, value in found.items():
+        if value is True and _ASKING_FLAG.match(key):
+            return f"{key}: true"
+    return None
+
+
 def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo]) -> Mechanism | None:
-    """What the first call's result says about how the tool confirms; None: nothing known."""
+    """What the first call's result says about how the tool confirms; None: nothing known.
+
+    A payload that asks chooses its driver by its own fields: a token field is
+    a token flow (sent back in the argument of the same name when the tool has
+    one), an id is a pending action, a field named like one of the tool's own
+    arguments is a token for it, and a flag argument is a flag flow.
+    """
     if asks(response):
         return Mrtr(tool.name)
     if response.outcome not in (Outcome.COMPLETE, Outcome.TOOL_ERROR):
         return None
+    found = values.fields(response)
     staged = values.find(response, None, ID_FIELD)
-    status = str(values.fields(response).get("status", ""))
+    status = str(found.get("status", ""))
     if staged is not None or WAITING.match(status):
-        return Pending(
-            tool.name,
-            id_from=staged[0] if staged else None,
-            approve=_id_tool(tools, APPROVE_TOOL, tool.name),
-            execute=_id_tool(tools, EXECUTE_TOOL, tool.name),
-        )
+        return _pending(tool, tools, staged[0] if staged else None)
     if (token := values.find(response, None, TOKEN_FIELD)) is not None:
-        into = _typed(tool, "string", TOKEN_ARG) or token[0]
-        return Token(tool.name, into=into, token_from=token[0])
+        return Token(tool.name, into=_into(tool, token[0]), token_from=token[0])
     flag = approval_argument(tool)
     if flag is not None and flag in response.text:
         return Flag(tool.name, arg=flag)
+    if asking_payload(response) is None:
+        return None
+    # An optional argument the first call left out, that the payload fills: the way back in.
+    required = set((tool.input_schema or {}).get("required") or ())
+    optional = {k for k in _props(tool) if k not in required}
+    echoed = next((k for k, v in found.items() if k in optional and _usable(v)), None)
+    if echoed is not None:
+        return Token(tool.name, into=echoed, token_from=echoed)
+    named = next((k for k, v in found.items() if _ANY_ID.search(k) and _usable(v)), None)
+    if named is not None:
+        return _pending(tool, tools, named)
+    if flag is not None:
+        return Flag(tool.name, arg=flag)
     return None
+
+
+def _usable(value: Any) -> bool:
+    """A value the harness may send back: never null, empty or a boolean."""
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""
+
+
+def _into(tool: ToolInfo, field: str) -> str:
+    """The argument a token goes back in: the tool's own argument of that name, else one named for it."""
+    if field in _props(tool):
+        return field
+    return _typed(tool, "string", TOKEN_ARG) or field
+
+
+def _pending(tool: ToolInfo, tools: Sequence[ToolInfo], id_from: str | None) -> Pending:
+    return Pending(
+        tool.name,
+        id_from=id_from,
+        approve=_id_tool(tools, APPROVE_TOOL, tool.name),
+        execute=_id_tool(tools, EXECUTE_TOOL, tool.name),
+    )
 
 
 def _id_tool(tools: Sequence[ToolInfo], name: re.Pattern[str], gated: str) -> CallTemplate | None:

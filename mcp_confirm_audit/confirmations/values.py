@@ -45,12 +45,17 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
             return key, str(value)
     for match in _IN_TEXT.finditer(response.text):
         key = match.group("key")
+        if match.group("value").lower() in _NOTHING:
+            continue  # `"token": null` names no token: "null" is never sent back as one
         if key == name if name else pattern.search(key):
             return key, match.group("value")
     return None
 
 
 _IN_TEXT = re.compile(r"""["']?(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})""")
+
+
+_NOTHING = frozenset({"null", "none", "undefined", "nil", "false", "true"})
 
 
 def field_of(value: Any, dotted: str) -> Any:

@@ -36,7 +36,7 @@ from ..oracle.sandbox import Sandbox
 from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
 from ..target import reaper
-from ..target.discovery import ToolPlan, plan_tools
+from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach, connect
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
@@ -132,9 +132,11 @@ class AuditSession:
             )
             if info is not None:
                 self.server_info = {"name": info.name, "version": info.version}
+            # Zero configuration looks around first: real ids from listings, where handles come from.
+            seen = self._portal.call(look_around, primary, self.tools, self.profile)
             self.plans = [
                 replace(plan, probes=(*plan.probes, *self.extra_probes))
-                for plan in plan_tools(self.tools, self.profile)
+                for plan in plan_tools(self.tools, self.profile, seen)
             ]
             if self.profile.tool is None:
                 self._drop_inert()

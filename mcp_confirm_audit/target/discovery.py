@@ -11,6 +11,7 @@ to try around the approve control.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,9 +21,11 @@ from ..confirmations import Mechanism
 from ..confirmations.detect import from_schemas
 from ..confirmations.token import Token
 from ..errors import TargetError, UsageError
+from ..models import Outcome, Phase, Response
 from ..oracle.effects import ProbeSpec
 from ..profile.loader import Profile, SetupCall
-from .driver import ToolInfo
+from .arguments import value_for
+from .driver import Connection, ToolInfo
 
 _PATHLIKE_NAME = re.compile(r"path|file|target|document|doc\b|dest|src|source|location|uri|name", re.I)
 _PATHLIKE_TEXT = re.compile(r"\b(path|file|filename|directory|folder)\b", re.I)
@@ -82,78 +85,27 @@ def path_argument(tool: ToolInfo) -> str | None:
     return ranked[0] if ranked else None
 
 
-# Harmless values by format: what a person would type in a test.
-_FORMATS = {
-    "email": "audit@example.com",
-    "uri": "https://example.com/mcp-confirm-audit",
-    "url": "https://example.com/mcp-confirm-audit",
-    "date": "2026-01-01",
-    "date-time": "2026-01-01T00:00:00Z",
-    "time": "00:00:00",
-    "uuid": "00000000-0000-4000-8000-000000000001",
-    "ipv4": "127.0.0.1",
-    "hostname": "localhost",
-}
-
-
-def filler(prop: Mapping[str, Any]) -> Any:
+def filler(prop: Mapping[str, Any], name: str = "", listed: Mapping[str, Any] | None = None) -> Any:
     """A schema-valid, harmless value for an argument the harness has no reason to choose.
 
-    What the schema offers first (const, default, examples, enum), then the
-    smallest value it allows; numbers are small and positive, never 0, which
-    real tools refuse ("amount must be positive") before they ever ask.
+    What the schema offers first (const, default, examples, enum), then what
+    its format, pattern and name say it looks like (see `arguments`); numbers
+    are small and positive, never 0, which real tools refuse ("amount must be
+    positive") before they ever ask.
     """
-    if "const" in prop:
-        return prop["const"]
-    if "default" in prop:
-        return prop["default"]
-    if isinstance(prop.get("examples"), list) and prop["examples"]:
-        return prop["examples"][0]
-    if isinstance(prop.get("enum"), list) and prop["enum"]:
-        return prop["enum"][0]
-    for union in ("anyOf", "oneOf"):
-        options = [o for o in prop.get(union) or () if isinstance(o, Mapping) and o.get("type") != "null"]
-        if options:
-            return filler(options[0])
-    kind = prop.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind in ("integer", "number"):
-        return _number(prop, integer=kind == "integer")
-    if kind == "boolean":
-        return False
-    if kind == "array":
-        items = prop.get("items")
-        item: Mapping[str, Any] = items if isinstance(items, Mapping) else {}
-        return [filler(item) for _ in range(int(prop.get("minItems") or 0))]
-    if kind == "object":
-        props = prop.get("properties") or {}
-        return {k: filler(props.get(k) or {}) for k in prop.get("required") or ()}
-    text = _FORMATS.get(str(prop.get("format")), "mcp-confirm-audit")
-    least, most = int(prop.get("minLength") or 0), prop.get("maxLength")
-    text = text.ljust(least, "x")
-    return text[: int(most)] if isinstance(most, int) and most >= least else text
-
-
-def _number(prop: Mapping[str, Any], *, integer: bool) -> int | float:
-    value: float = 1
-    if isinstance(prop.get("minimum"), int | float):
-        value = max(value, prop["minimum"])
-    if isinstance(prop.get("exclusiveMinimum"), int | float) and value <= prop["exclusiveMinimum"]:
-        value = prop["exclusiveMinimum"] + 1
-    if isinstance(prop.get("maximum"), int | float) and value > prop["maximum"]:
-        value = prop["maximum"]
-    if isinstance(step := prop.get("multipleOf"), int | float) and step > 0 and value % step:
-        value = (value // step + 1) * step
-    return int(value) if integer else float(value)
+    return value_for(name, prop, listed)
 
 
 # Read-only tools tried as effect probes around the approve control, at most.
 MAX_CANDIDATE_PROBES = 4
 
 
-def plan_tools(tools: Sequence[ToolInfo], profile: Profile) -> list[ToolPlan]:
+def plan_tools(
+    tools: Sequence[ToolInfo], profile: Profile, seen: Mapping[str, Any] | None = None
+) -> list[ToolPlan]:
+    """One plan per tool to audit; `seen`: what the look around returned, by tool (see `look_around`)."""
     by_name = {t.name: t for t in tools}
+    seen = seen or {}
     if profile.tool is not None:
         if profile.tool not in by_name:
             raise UsageError(
@@ -174,7 +126,7 @@ def plan_tools(tools: Sequence[ToolInfo], profile: Profile) -> list[ToolPlan]:
         for t in tools
         if t.read_only is True and not (t.input_schema or {}).get("required")
     )[:MAX_CANDIDATE_PROBES]
-    plans = [_plan(tool, tools, profile, probes_to_try) for tool in candidates]
+    plans = [_plan(tool, tools, profile, probes_to_try, seen) for tool in candidates]
     if not plans:
         offered = ", ".join(sorted(by_name)) or "none"
         raise TargetError(
@@ -185,8 +137,13 @@ def plan_tools(tools: Sequence[ToolInfo], profile: Profile) -> list[ToolPlan]:
 
 
 def _plan(
-    tool: ToolInfo, tools: Sequence[ToolInfo], profile: Profile, probes_to_try: tuple[ProbeSpec, ...]
+    tool: ToolInfo,
+    tools: Sequence[ToolInfo],
+    profile: Profile,
+    probes_to_try: tuple[ProbeSpec, ...],
+    seen: Mapping[str, Any],
 ) -> ToolPlan:
+    listed = listed_values(tools, seen)
     props = (tool.input_schema or {}).get("properties") or {}
     required = (tool.input_schema or {}).get("required") or []
     styles = ("relative", "absolute") if profile.paths == "auto" else (profile.paths,)
@@ -200,9 +157,9 @@ def _plan(
     setup: tuple[SetupCall, ...] = profile.setup
     notes: tuple[str, ...] = ()
     if not setup and template is None:
-        setup, template, notes = _handles(tool, tools, path_arg)
+        setup, template, notes = _handles(tool, tools, path_arg, seen, listed)
     named = set(template or {}) | ({path_arg} if path_arg else set())
-    extra = {k: filler(props.get(k) or {}) for k in required if k not in named}
+    extra = {k: filler(props.get(k) or {}, k, listed) for k in required if k not in named}
     extra.update(profile.extra_args)
     if path_arg is None:
         styles = ("value",)
@@ -242,31 +199,219 @@ def _mechanism(tool: ToolInfo, profile: Profile, template: Mapping[str, Any] | N
 
 
 def _handles(
-    tool: ToolInfo, tools: Sequence[ToolInfo], path_arg: str | None
+    tool: ToolInfo,
+    tools: Sequence[ToolInfo],
+    path_arg: str | None,
+    seen: Mapping[str, Any],
+    listed: Mapping[str, Any],
 ) -> tuple[tuple[SetupCall, ...], dict[str, Any] | None, tuple[str, ...]]:
-    """A required argument another tool returns a field of that name for: a handle minted by that tool."""
+    """Required arguments another tool returns a field of that name for: handles minted by that tool.
+
+    The other tool may be declared read-only or not (a planner that only
+    computes a plan still mints its `plan_id`); the field may be in its output
+    schema, or in what it returned when the harness looked around.
+    """
     required = [k for k in (tool.input_schema or {}).get("required") or () if k != path_arg]
     props = (tool.input_schema or {}).get("properties") or {}
+    steps: list[SetupCall] = []
+    template: dict[str, Any] = {}
+    notes: list[str] = []
     for arg in required:
-        if "default" in (props.get(arg) or {}):
+        if any(key in (props.get(arg) or {}) for key in ("default", "const", "enum", "examples")):
+            continue  # the schema's own value wins
+        found = handle_source(arg, tool, tools, seen)
+        if found is None:
             continue
-        for other in tools:
-            if other.name == tool.name or other.read_only is True:
-                continue
-            returned = ((other.output_schema or {}).get("properties") or {}).keys()
-            if arg in returned:
-                fill = arguments_for(other, None)
-                step = SetupCall(other.name, fill, {arg: arg})
-                note = f"{arg!r} is a handle {other.name!r} returns: called it first (setup:)"
-                return (step,), {arg: f"{{{arg}}}"}, (note,)
-    return (), None, ()
+        other, dotted = found
+        template[arg] = f"{{{arg}}}"
+        same = next((i for i, step in enumerate(steps) if step.tool == other.name), None)
+        if same is not None:
+            steps[same] = SetupCall(other.name, steps[same].args, {**steps[same].save, arg: dotted})
+        else:
+            steps.append(SetupCall(other.name, arguments_for(other, None, listed), {arg: dotted}))
+        declared = "declared read-only, " if other.read_only is True else ""
+        notes.append(
+            f"{arg!r} is a handle {other.name!r} ({declared}returns {dotted}): called it first (setup:)"
+        )
+    if not steps:
+        return (), None, ()
+    return tuple(steps), template, tuple(notes)
 
 
-def arguments_for(tool: ToolInfo, path_value: str | None) -> dict[str, Any]:
+def handle_source(
+    arg: str, tool: ToolInfo, tools: Sequence[ToolInfo], seen: Mapping[str, Any]
+) -> tuple[ToolInfo, str] | None:
+    """The tool that returns a field named `arg` (and the dotted path to it), best first.
+
+    A tool named for the handle (`plan_id`: `plan_to_pose`) before any other;
+    one that takes arguments (it mints) before a listing; the output schema
+    before what a result happened to carry.
+    """
+    stem = _stem(arg)
+    handle_like = HANDLE_NAME.search(arg) is not None
+    ranked: list[tuple[int, int, ToolInfo, str]] = []
+    for order, other in enumerate(tools):
+        if other.name == tool.name:
+            continue
+        if not handle_like and (other.read_only is True or other.output_schema is None):
+            continue  # a plain value (an amount) is a handle only where a minting tool's schema says so
+        dotted = _in_schema(other.output_schema or {}, arg)
+        from_schema = dotted is not None
+        if dotted is None and handle_like and other.name in seen:
+            dotted = _in_value(seen[other.name], arg)
+        if dotted is None:
+            continue
+        score = (
+            4 * bool(stem and stem in other.name.lower())
+            + 2 * bool((other.input_schema or {}).get("required"))
+            + from_schema
+        )
+        ranked.append((-score, order, other, dotted))
+    if not ranked:
+        return None
+    _, _, best, dotted = min(ranked, key=lambda r: (r[0], r[1]))
+    return best, dotted
+
+
+# An argument named like a handle: `plan_id`, `orderId`, `ticket_ref`, `uuid`.
+HANDLE_NAME = re.compile(r"(^|_)(id|ids|key|ref|handle|uuid)$|[a-z]Id$|^id$", re.I)
+
+
+def _stem(arg: str) -> str:
+    """What a handle is of (`plan_id`: "plan"), to find the tool named for it."""
+    return re.sub(r"_?(id|ids|key|ref|handle|uuid)$", "", arg, flags=re.I).lower()
+
+
+def _in_schema(schema: Mapping[str, Any], name: str, depth: int = 0) -> str | None:
+    """The dotted path of property `name` in an output schema (top level, or one object down)."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+
+    def resolved(prop: Any) -> Mapping[str, Any]:
+        ref = prop.get("$ref") if isinstance(prop, Mapping) else None
+        if isinstance(ref, str) and ref.rsplit("/", 1)[-1] in defs:
+            return defs[ref.rsplit("/", 1)[-1]]  # type: ignore[no-any-return]
+        return prop if isinstance(prop, Mapping) else {}
+
+    props = resolved(schema).get("properties") or {}
+    if name in props:
+        return name
+    for key, prop in props.items():
+        inner = {**resolved(prop), "$defs": defs}
+        if depth < 1 and inner.get("properties") and (found := _in_schema(inner, name, depth + 1)):
+            return f"{key}.{found}"
+    return None
+
+
+def _in_value(value: Any, name: str, depth: int = 0) -> str | None:
+    """The dotted path of the first non-empty field `name` in a result (through objects and lists)."""
+    if depth > 4:
+        return None
+    if isinstance(value, Mapping):
+        if _usable(value.get(name)):
+            return name
+        for key, inner in value.items():
+            if isinstance(inner, Mapping | list) and (found := _in_value(inner, name, depth + 1)):
+                return f"{key}.{found}"
+    elif isinstance(value, list):
+        for index, inner in enumerate(value[:3]):
+            if (found := _in_value(inner, name, depth + 1)) is not None:
+                return f"{index}.{found}"
+    return None
+
+
+def _usable(value: Any) -> bool:
+    """A value the harness may send back: never null, empty or a boolean (`"null"` is no id)."""
+    return isinstance(value, str | int | float) and not isinstance(value, bool) and value != ""
+
+
+def listed_values(tools: Sequence[ToolInfo], seen: Mapping[str, Any]) -> dict[str, Any]:
+    """Every field a listing tool (read-only, no required argument) returned, first value wins."""
+    listing = {t.name for t in tools if t.read_only is True and not (t.input_schema or {}).get("required")}
+    found: dict[str, Any] = {}
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 4:
+            return
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                if _usable(inner):
+                    found.setdefault(str(key), inner)
+            for inner in value.values():
+                walk(inner, depth + 1)
+        elif isinstance(value, list):
+            for inner in value[:3]:
+                walk(inner, depth + 1)
+
+    for name in sorted(listing & set(seen)):
+        walk(seen[name], 0)
+    return found
+
+
+# Tools looked at before planning, at most: listings first, then read-only tools named for a handle.
+MAX_LOOKS = 6
+
+
+def _data(response: Response) -> Any:
+    if response.structured is not None:
+        return response.structured
+    try:
+        return json.loads(response.text)
+    except (ValueError, TypeError):
+        return None
+
+
+async def look_around(conn: Connection, tools: Sequence[ToolInfo], profile: Profile) -> dict[str, Any]:
+    """Zero configuration: call read-only tools once to learn real values and where handles come from.
+
+    Listing tools (read-only, no required argument) give ids a person would
+    pick from (`slot_id` from `list_slots`); then read-only tools named for a
+    handle some candidate needs (`plan_to_pose` for `plan_id`), called with
+    what the listings gave, show whether their result carries it. Only tools
+    declared read-only are called here; the rest are called by the controls.
+    """
+    if profile.args is not None or profile.setup:
+        return {}
+    seen: dict[str, Any] = {}
+    calls = 0
+
+    async def look(tool: ToolInfo, args: Mapping[str, Any]) -> None:
+        nonlocal calls
+        calls += 1
+        exchange = await conn.call(Phase.SETUP, f"look around: {tool.name}", tool.name, args)
+        if exchange.response.outcome is Outcome.COMPLETE and (data := _data(exchange.response)) is not None:
+            seen[tool.name] = data
+
+    read_only = [t for t in tools if t.read_only is True]
+    for tool in [t for t in read_only if not (t.input_schema or {}).get("required")][:MAX_LOOKS]:
+        await look(tool, {})
+    listed = listed_values(tools, seen)
+    candidates = (
+        [t for t in tools if t.read_only is not True]
+        if profile.tool is None
+        else [t for t in tools if t.name == profile.tool]
+    )
+    wanted = {
+        arg
+        for t in candidates
+        for arg in (t.input_schema or {}).get("required") or ()
+        if arg not in listed and handle_source(arg, t, tools, seen) is None
+    }
+    stems = {_stem(arg) for arg in wanted if HANDLE_NAME.search(arg)}
+    for tool in read_only:
+        if calls >= MAX_LOOKS or tool.name in seen or not (tool.input_schema or {}).get("required"):
+            continue
+        if any(stem and stem in tool.name.lower() for stem in stems):
+            await look(tool, arguments_for(tool, None, listed))
+    return seen
+
+
+def arguments_for(
+    tool: ToolInfo, path_value: str | None, listed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Arguments for any tool: its path-like argument names the file, the rest are harmless."""
     props = (tool.input_schema or {}).get("properties") or {}
     required = (tool.input_schema or {}).get("required") or []
-    args = {k: filler(props.get(k) or {}) for k in required}
+    args = {k: filler(props.get(k) or {}, k, listed) for k in required}
     if path_value is not None and (path_arg := path_argument(tool)) is not None:
         args[path_arg] = path_value
     return args

@@ -1,0 +1,219 @@
+"""Zero configuration: argument values a real server accepts, and another one of the same shape.
+
+A value comes from the schema first (`const`, `default`, `examples`, `enum`),
+then from what another tool already returned under the argument's name (an id
+a listing tool gave), then from what the value must look like (`format`, then
+the argument's name: a phone is E.164, a date is today), then the smallest
+value its type allows. A `pattern` is honoured last: a value that does not
+match it is replaced by the shortest string that does. The harness's own
+filler text never lands in a typed field (a phone, a date, an email, an id
+with a pattern): a real server refuses it before it asks anything.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+FILLER = "mcp-confirm-audit"
+
+# A fictional number in the range the North American plan keeps for examples (555-01xx).
+E164 = "+12025550123"
+EMAIL = "audit@example.com"
+URL = "https://example.com/mcp-confirm-audit"
+
+
+def _today() -> _dt.date:
+    # The server runs on this machine: its "today" is this machine's local date.
+    return _dt.date.today()
+
+
+def _by_format(fmt: str) -> str | None:
+    today = _today()
+    return {
+        "email": EMAIL,
+        "idn-email": EMAIL,
+        "uri": URL,
+        "url": URL,
+        "iri": URL,
+        "uri-reference": URL,
+        "date": today.isoformat(),
+        "date-time": f"{today.isoformat()}T12:00:00Z",
+        "time": "12:00:00",
+        "duration": "PT1M",
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "ipv4": "127.0.0.1",
+        "ipv6": "::1",
+        "hostname": "localhost",
+        "idn-hostname": "localhost",
+        "phone": E164,
+        "tel": E164,
+        "e164": E164,
+        "phone-number": E164,
+    }.get(fmt)
+
+
+# What an argument's name says its value looks like, for a string with no format.
+_NAMED: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"phone|mobile|msisdn|(^|_)tel(ephone)?($|_)|cell(_?number)?$|whatsapp", re.I), "phone"),
+    (re.compile(r"e_?mail", re.I), "email"),
+    (re.compile(r"(^|_)(url|uri|link|webhook|endpoint|callback)($|_)", re.I), "uri"),
+    (re.compile(r"(_at|_time|timestamp|datetime)$", re.I), "date-time"),
+    (re.compile(r"(^|_)(date|day|deadline|due|when|until|since)($|_)|_on$", re.I), "date"),
+    (re.compile(r"uuid|guid", re.I), "uuid"),
+    (re.compile(r"(^|_)ip(_?addr(ess)?)?$", re.I), "ipv4"),
+    (re.compile(r"(^|_)host(name)?$", re.I), "hostname"),
+)
+_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"currency", re.I), "USD"),
+    (re.compile(r"country", re.I), "US"),
+    (re.compile(r"(^|_)(lang|language|locale)$", re.I), "en"),
+    (re.compile(r"time_?zone|(^|_)tz$", re.I), "UTC"),
+)
+
+
+def named_format(name: str) -> str | None:
+    """The format an argument's name implies (`phone_number`: "phone"), if any."""
+    return next((fmt for pattern, fmt in _NAMED if pattern.search(name)), None)
+
+
+def value_for(name: str, prop: Mapping[str, Any], listed: Mapping[str, Any] | None = None) -> Any:
+    """A value for argument `name` with schema `prop`; `listed`: values other tools returned, by field."""
+    for key in ("const", "default"):
+        if key in prop:
+            return prop[key]
+    for key in ("examples", "enum"):
+        if isinstance(prop.get(key), list) and prop[key]:
+            return prop[key][0]
+    for union in ("anyOf", "oneOf"):
+        options = [o for o in prop.get(union) or () if isinstance(o, Mapping) and o.get("type") != "null"]
+        if options:
+            return value_for(name, options[0], listed)
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    seen = (listed or {}).get(name)
+    if seen is not None and _fits(seen, kind, prop):
+        return seen
+    if kind in ("integer", "number"):
+        return _number(prop, integer=kind == "integer")
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        items = prop.get("items")
+        item: Mapping[str, Any] = items if isinstance(items, Mapping) else {}
+        singular = name[:-1] if name.endswith("s") else name
+        return [value_for(singular, item, listed) for _ in range(int(prop.get("minItems") or 0))]
+    if kind == "object":
+        props = prop.get("properties") or {}
+        return {k: value_for(k, props.get(k) or {}, listed) for k in prop.get("required") or ()}
+    return _text(name, prop)
+
+
+def _fits(value: Any, kind: Any, prop: Mapping[str, Any]) -> bool:
+    if kind in ("integer", "number"):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind in (None, "string"):
+        if not isinstance(value, str) or not value:
+            return False
+        pattern = prop.get("pattern")
+        return not isinstance(pattern, str) or _matches(pattern, value)
+    return False
+
+
+def _text(name: str, prop: Mapping[str, Any]) -> str:
+    fmt = prop.get("format")
+    text = _by_format(str(fmt)) if fmt else None
+    if text is None and (implied := named_format(name)) is not None:
+        text = _by_format(implied)
+    if text is None:
+        text = next((word for pattern, word in _WORDS if pattern.search(name)), FILLER)
+    least, most = int(prop.get("minLength") or 0), prop.get("maxLength")
+    if text is FILLER or text == FILLER:
+        text = text.ljust(least, "x")
+        text = text[: int(most)] if isinstance(most, int) and most >= least else text
+    pattern = prop.get("pattern")
+    if isinstance(pattern, str) and not _matches(pattern, text):
+        text = matching(pattern, least, most if isinstance(most, int) else None) or text
+    return text
+
+
+def _matches(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return True  # a pattern Python cannot read is the server's to enforce, not ours to guess
+
+
+@functools.lru_cache(maxsize=256)
+def matching(pattern: str, least: int = 0, most: int | None = None) -> str | None:
+    """The shortest, simplest string the JSON Schema `pattern` matches (within the lengths), or None.
+
+    hypothesis's `from_regex` understands the whole regular-expression syntax
+    (classes, repetition, anchors, lookaround) and `find` shrinks what it drew
+    to the simplest match, so the value is the same on every run.
+    """
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    def fits(text: str) -> bool:
+        return len(text) >= least and (most is None or len(text) <= most) and "\n" not in text
+
+    try:
+        strategy = st.from_regex(pattern)
+        quiet = settings(
+            database=None,
+            derandomize=True,
+            max_examples=200,
+            phases=(Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+        )
+        return str(find(strategy, fits, settings=quiet))
+    except (NoSuchExample, Unsatisfiable, re.error, ValueError, TypeError):
+        return None
+
+
+def _number(prop: Mapping[str, Any], *, integer: bool) -> int | float:
+    value: float = 1
+    if isinstance(prop.get("minimum"), int | float):
+        value = max(value, prop["minimum"])
+    if isinstance(prop.get("exclusiveMinimum"), int | float) and value <= prop["exclusiveMinimum"]:
+        value = prop["exclusiveMinimum"] + 1
+    if isinstance(prop.get("maximum"), int | float) and value > prop["maximum"]:
+        value = prop["maximum"]
+    if isinstance(step := prop.get("multipleOf"), int | float) and step > 0 and value % step:
+        value = (value // step + 1) * step
+    return int(value) if integer else float(value)
+
+
+_E164 = re.compile(r"\+[1-9]\d{6,14}")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_DATETIME = re.compile(r"(\d{4}-\d{2}-\d{2})(T.*)")
+_EMAIL = re.compile(r"([^@\s]+)@([^@\s]+)")
+
+
+def another(value: str, variant: int) -> str | None:
+    """Another valid value of the same shape (a phone, a date, an email), or None for plain text.
+
+    What makes the decoy of a phone number another phone number, not
+    `+12025550123-1`, which no server would take as one.
+    """
+    if variant == 0:
+        return value
+    if _E164.fullmatch(value):
+        return value[:-2] + f"{(int(value[-2:]) + variant) % 100:02d}"
+    if _ISO_DATE.fullmatch(value):
+        try:
+            return (_dt.date.fromisoformat(value) + _dt.timedelta(days=variant)).isoformat()
+        except ValueError:
+            return None
+    if (timed := _ISO_DATETIME.fullmatch(value)) is not None:
+        later = another(timed.group(1), variant)
+        return None if later is None else later + timed.group(2)
+    if (mail := _EMAIL.fullmatch(value)) is not None:
+        return f"{mail.group(1)}+{variant}@{mail.group(2)}"
+    return None
