@@ -47,6 +47,8 @@ class ControlOutcome:
     inert: bool = False
     # How the tool confirms, as the controls found it (None: MRTR, as planned).
     mechanism: Mechanism | None = None
+    # Why the controls chose `isolation: process` (the world carried over from one control to the next).
+    isolation: str | None = None
 
     @property
     def approve_ok(self) -> bool:
@@ -72,9 +74,14 @@ class _Runner:
         negative: Mapping[str, Any] | None,
         values: Mapping[str, Any],
         fresh_world: FreshWorld | None = None,
+        isolated: bool = False,
     ) -> None:
         self.plan, self.conn, self.sandbox, self.observer = plan, conn, sandbox, observer
-        self.fresh_world = fresh_world
+        # `fresh_world` is how to get one; `isolated`: every control gets one (`isolation: process`).
+        self.fresh_world, self.isolated = fresh_world, isolated
+        # Why the controls chose `isolation: process` themselves (the world carried over), if they did.
+        self.isolation: str | None = None
+        self.channel: honest.RecordingChannel | None = None
         self.answer, self.negative, self.values = answer, negative, values
         self.evidence: list[str] = []
         self.bookkeeping: list[str] = list(plan.ignore)
@@ -150,10 +157,28 @@ class _Runner:
 
     async def renew(self) -> None:
         """`isolation: process`: the next control gets a fresh target and root, as every attack does."""
+        if self.isolated:
+            await self.fresh()
+
+    async def fresh(self) -> bool:
+        """A fresh target process and root for what follows; False when none can be had (a URL)."""
         if self.fresh_world is None:
-            return
+            return False
         self.conn, self.sandbox = await self.fresh_world()
         self.observer = Observer(self.observer.specs, self.sandbox.root, self.observer.sink)
+        if self.channel is not None:
+            self.channel.conn, self.channel.root = self.conn, self.sandbox.root
+        return True
+
+    def carried_over(self, control: str, failure: str) -> None:
+        """A control that failed in the world the last one left passed in a fresh one: isolate."""
+        if self.isolation is None:
+            self.isolation = (
+                f"isolation: process was chosen: the {control} control failed in the world the previous "
+                f"control left ({failure[:200]}) and passed in a fresh target process; every attack gets a "
+                "fresh target process and root"
+            )
+            self.isolated = True
 
     def names(self, subject: str | Instance) -> tuple[str, str]:
         if isinstance(subject, Instance):
@@ -175,11 +200,13 @@ async def run_controls(
     observer: Observer | None = None,
     values: Mapping[str, Any] | None = None,
     fresh_world: FreshWorld | None = None,
+    isolated: bool = False,
     tools: Sequence[ToolInfo] = (),
     call_timeout: float = 15.0,
 ) -> ControlOutcome:
+    """The controls of one tool; `fresh_world` makes a new target process and root (`isolated`: always)."""
     observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
-    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world)
+    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world, isolated)
     if (flow := confirmations.as_flow(plan.mechanism)) is not None:
         return await _other_mechanism(run, flow, call_timeout)
     style, approve, inert = await _approve(run)
@@ -191,6 +218,17 @@ async def run_controls(
         found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
         if (flow := confirmations.as_flow(found)) is not None:
             return await _other_mechanism(run, flow, call_timeout)
+        if why := next((w for r in run.first if (w := detect.asking_payload(r)) is not None), None):
+            # It asked, in a payload of its own: a gate, though the harness cannot answer it unaided.
+            inert = False
+            approve = ControlResult(
+                plan.name,
+                "approve",
+                False,
+                True,
+                f"the tool asked in its result ({why}) but named no token, id or flag to answer with: "
+                f"say how it confirms with confirmation: in a profile ({approve.detail[:300]})",
+            )
     results = [approve]
     if run.unasked is not None:
         results.append(ControlResult(plan.name, UNASKED, False, True, run.unasked))
@@ -199,14 +237,23 @@ async def run_controls(
         probes = _effect_probes(run)
         for name in ("decline", "cancel", "negative"):
             await run.renew()
-            results.append(await _refusal(run, style, name))
+            results.append(await _refusal_in_a_fresh_world_if_need_be(run, style, name))
     notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
     if notes:
         results.append(
             ControlResult(plan.name, "bookkeeping", True, True, "ignored as bookkeeping: " + "; ".join(notes))
         )
+    if run.isolation is not None:
+        results.append(ControlResult(plan.name, "isolation", True, True, run.isolation))
     return ControlOutcome(
-        style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes, inert
+        style,
+        tuple(results),
+        tuple(run.evidence),
+        probes,
+        tuple(run.bookkeeping),
+        notes,
+        inert,
+        isolation=run.isolation,
     )
 
 
@@ -236,6 +283,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
     channel = honest.RecordingChannel(
         run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
     )
+    run.channel = channel
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)
     probes = _effect_probes(run) if done.style is not None else ()
@@ -243,6 +291,8 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
     if notes:
         learned = "ignored as bookkeeping: " + "; ".join(notes)
         results.append(ControlResult(run.plan.name, "bookkeeping", True, True, learned))
+    if run.isolation is not None:
+        results.append(ControlResult(run.plan.name, "isolation", True, True, run.isolation))
     return ControlOutcome(
         done.style,
         tuple(results),
@@ -251,6 +301,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         tuple(run.bookkeeping),
         notes,
         mechanism=flow,
+        isolation=run.isolation,
     )
 
 
@@ -282,6 +333,19 @@ class _Uses:
         self._run = run
 
     async def new(self, style: str, label: str) -> _Use | str:
+        run = self._run
+        if run.isolated and run.effect:
+            await run.fresh()
+        made = await self._new(style, label)
+        if isinstance(made, str) and run.effect and not run.isolated and await run.fresh():
+            # The honest confirmation acted already: its world may be why this use cannot be set up.
+            again = await self._new(style, label)
+            if not isinstance(again, str):
+                run.carried_over(label.removeprefix("control-"), made)
+            return again
+        return made
+
+    async def _new(self, style: str, label: str) -> _Use | str:
         run = self._run
         case = run.sandbox.new_case(label)
         idle, start = await run.look(), await run.look()
@@ -390,17 +454,50 @@ def _did_not_ask(first: Response, run: _Runner, style: str) -> str:
     return said
 
 
-async def _refusal(run: _Runner, style: str, name: str) -> ControlResult:
+async def _refusal_in_a_fresh_world_if_need_be(run: _Runner, style: str, name: str) -> ControlResult:
+    """A refusal control; one that cannot even begin in the world approve left runs again in a fresh one.
+
+    "Already booked", "duplicate", a state the previous control changed: the
+    approve control worked with the same calls, so the world is the suspect.
+    Only a run in a fresh target process can tell, and it decides: when it
+    passes there, the world carried over and every attack gets a fresh one.
+    """
+    result, unable = await _refusal(run, style, name)
+    if unable is None or run.isolated or not await run.fresh():
+        return result
+    again, still = await _refusal(run, style, name)
+    if still is None:
+        run.carried_over(name, unable)
+    return again
+
+
+async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, str | None]:
+    """The control, and why it could not begin (setup failed, the first call refused), if it could not."""
     tool = run.plan.name
     case = run.sandbox.new_case(f"control-{name}")
     try:
         subject = await run.subject(case, style, name)
     except SetupFailed as exc:
-        return ControlResult(tool, name, False, True, str(exc))
+        return ControlResult(tool, name, False, True, str(exc)), str(exc)
     before_victim = identity_of(case.victim)
     first = await run.call(f"{name}: ask", subject)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
-        return ControlResult(tool, name, False, True, f"did not ask ({first.outcome}: {first.text[:200]})")
+        said = f"did not ask ({first.outcome}: {first.text[:200]})"
+        refused = first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR)
+        return ControlResult(tool, name, False, True, said), said if refused else None
+    return await _answered(run, style, name, case, subject, first, before_victim), None
+
+
+async def _answered(
+    run: _Runner,
+    style: str,
+    name: str,
+    case: Case,
+    subject: str | Instance,
+    first: Response,
+    before_victim: Any,
+) -> ControlResult:
+    tool = run.plan.name
     if name == "negative":
         label, value = run.names(subject)
         contents = {q.key: answers.negative(q.schema, label, value, run.negative) for q in first.questions}

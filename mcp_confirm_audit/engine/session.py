@@ -401,8 +401,9 @@ class AuditSession:
                 assert self.sandbox is not None
                 return self._ensure("primary"), self.sandbox
 
-            isolated = self.profile.isolation == "process" and not ablated
-            self._controls[key] = self._portal.call(
+            # A fresh world can be had from any target the harness starts itself (not a running URL).
+            renewable = not ablated and not self.profile.is_url
+            outcome = self._portal.call(
                 lambda: run_controls(
                     plan,
                     conn,
@@ -411,11 +412,17 @@ class AuditSession:
                     self.profile.negative_answer,
                     observer=observer,
                     values=self.values,
-                    fresh_world=fresh_world if isolated else None,
+                    fresh_world=fresh_world if renewable else None,
+                    isolated=self.profile.isolation == "process" and renewable,
                     tools=self.tools,
                     call_timeout=self.profile.call_timeout,
                 )
             )
+            if outcome.isolation is not None and self.profile.isolation != "process":
+                # The world carried over between controls: it would between attacks too.
+                self.profile = replace(self.profile, isolation="process")
+                self.stats.notes.append(outcome.isolation)
+            self._controls[key] = outcome
         return self._controls[key]
 
     def run(self, spec: AttackSpec, tool: str) -> tuple[Result, Transcript]:

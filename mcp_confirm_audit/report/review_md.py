@@ -139,6 +139,7 @@ def _heading(report: AuditReport) -> str:
             if target.get("left_out")
             else []
         ),
+        *[("Isolation", inert(c.detail)) for c in report.controls if c.name == "isolation"][:1],
         ("Date", report.generated.isoformat(timespec="seconds")),
         (
             "Seed",
