@@ -29,7 +29,7 @@ PREVIEW_ARG = re.compile(r"^(dry_?run|preview|simulate|plan_?only|what_?if)$", r
 APPROVE_TOOL = re.compile(r"approve|authori[sz]e|confirm|accept|grant|allow", re.I)
 EXECUTE_TOOL = re.compile(r"execute|run_pending|apply|commit|perform|finali[sz]e|complete|carry_out", re.I)
 POLICY_TOOL = re.compile(r"polic|limit|allow_?list|white_?list|threshold|budget|frame|quota|rules?\b", re.I)
-_ID_ARG = re.compile(r"(^|_)id$|Id$", re.I)
+_ID_ARG = re.compile(r"(^|_)(id|ref|ticket)$|Id$", re.I)
 
 
 def _props(tool: ToolInfo) -> Mapping[str, Any]:
