@@ -48,7 +48,8 @@ def test_a_careful_desk_is_reached_with_nothing_configured_and_refuses_every_att
     assert "tool:list_bookings" in approve.detail, approve.detail
     assert all(c.passed for c in run.controls if c.tool == "book" and c.applicable), run.controls
     booked = [r for r in run.results if r.tool == "book"]
-    assert booked and {(r.verdict, r.layer) for r in booked} <= {
+    assert booked, run.results
+    assert {(r.verdict, r.layer) for r in booked} <= {
         (Verdict.REFUSED, Layer.TOOL),
         (Verdict.REFUSED, Layer.SDK_BOUNDARY),
         (Verdict.REFUSED, Layer.PROTOCOL),
@@ -61,7 +62,8 @@ def test_a_world_that_carries_over_is_isolated_and_the_controls_say_why(
     run = _audit(catalogue, generation, {"consent"})
     why = _control(run, "isolation")
     assert why is not None, run.controls
-    assert why.startswith("isolation: process was chosen") and "already booked" in why, why
+    assert why.startswith("isolation: process was chosen"), why
+    assert "already booked" in why, why
     # Every attack then got a process of its own: the slot is free again for each.
     assert run.processes_started >= len(run.results), run.processes_started
 
@@ -72,7 +74,9 @@ def test_a_world_that_does_not_carry_over_keeps_one_process(catalogue: Catalogue
     assert all(c.passed for c in run.controls if c.tool == "book" and c.applicable), run.controls
 
 
-def test_a_decline_that_books_is_found_with_nothing_configured(catalogue: Catalogue, generation: object) -> None:
+def test_a_decline_that_books_is_found_with_nothing_configured(
+    catalogue: Catalogue, generation: object
+) -> None:
     run = _audit(catalogue, generation, {"consent"}, "--flaw", "decline-acts")
     assert run.by_id()["MCA-CONSENT-001"].verdict is Verdict.VULNERABLE
 
@@ -83,7 +87,8 @@ def test_a_payload_that_asks_is_driven_by_its_own_fields(
 ) -> None:
     careful = _audit(catalogue, generation, {"token-replay"}, "--asks", asks, "--world", "keeps")
     approve = _control(careful, "approve")
-    assert approve is not None and "through token" in approve, careful.controls
+    assert approve is not None, careful.controls
+    assert "through token" in approve, approve
     reuse = {r.id: r for r in careful.results if r.tool == "book"}["MCA-TOKREUSE-001"]
     assert reuse.verdict is Verdict.REFUSED, reuse.evidence
     flawed = _audit(
@@ -99,13 +104,17 @@ def test_a_pending_payload_nobody_can_approve_is_a_gate_that_needs_a_profile_not
     run = _audit(catalogue, generation, {"self-approval"}, "--asks", "pending-approval")
     assert not any(line.startswith("book:") for line in run.left_out), run.left_out
     approve = _control(run, "approve")
-    assert approve is not None and "pending" in approve and "human" in approve, approve
+    assert approve is not None, run.controls
+    assert "pending" in approve, approve
+    assert "human" in approve, approve
 
 
 def test_a_pending_payload_the_agent_can_approve_itself_is_a_finding(
     catalogue: Catalogue, generation: object
 ) -> None:
-    run = _audit(catalogue, generation, {"self-approval"}, "--asks", "pending-approval", "--flaw", "agent-approves")
+    run = _audit(
+        catalogue, generation, {"self-approval"}, "--asks", "pending-approval", "--flaw", "agent-approves"
+    )
     result = {r.id: r for r in run.results if r.tool == "book"}["MCA-SELFAPPROVE-001"]
     assert result.verdict in (Verdict.VULNERABLE, Verdict.WEAK), result.evidence
     assert result.layer is Layer.NONE

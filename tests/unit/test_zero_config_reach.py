@@ -81,7 +81,9 @@ def test_another_value_of_the_same_shape_is_still_valid(value: str, other: str |
     assert another(value, 1) == other
 
 
-def _tool(name: str, *, read_only: bool | None, required: dict[str, Any] | None = None, **kw: Any) -> ToolInfo:
+def _tool(
+    name: str, *, read_only: bool | None, required: dict[str, Any] | None = None, **kw: Any
+) -> ToolInfo:
     schema = {"type": "object", "properties": dict(required or {}), "required": list(required or {})}
     return ToolInfo(name, kw.pop("description", ""), schema, read_only, None, kw.pop("output_schema", None))
 
@@ -90,11 +92,15 @@ PLAN_OUT = {"type": "object", "properties": {"plan_id": {"type": "string"}, "slo
 
 
 def test_a_handle_minted_by_a_tool_declared_read_only_is_found_in_its_output_schema() -> None:
-    planner = _tool("plan_to_pose", read_only=True, required={"x": {"type": "number"}}, output_schema=PLAN_OUT)
+    planner = _tool(
+        "plan_to_pose", read_only=True, required={"x": {"type": "number"}}, output_schema=PLAN_OUT
+    )
     execute = _tool("execute_plan", read_only=False, required={"plan_id": {"type": "string"}})
     status = _tool("get_status", read_only=True)
     found = handle_source("plan_id", execute, [status, planner, execute], {})
-    assert found is not None and found[0].name == "plan_to_pose" and found[1] == "plan_id"
+    assert found is not None
+    assert found[0].name == "plan_to_pose"
+    assert found[1] == "plan_id"
     (plan,) = plan_tools([status, planner, execute], Profile(command="x {root}"))
     assert [step.tool for step in plan.setup] == ["plan_to_pose"]
     assert plan.template == {"plan_id": "{plan_id}"}
@@ -106,7 +112,8 @@ def test_a_handle_is_found_in_what_a_listing_returned_when_no_schema_says() -> N
     cancel = _tool("cancel_order", read_only=False, required={"order_id": {"type": "string"}})
     seen = {"list_orders": {"orders": [{"order_id": "O-7", "total": 3}]}}
     found = handle_source("order_id", cancel, [listing, cancel], seen)
-    assert found is not None and found[1] == "orders.0.order_id"
+    assert found is not None
+    assert found[1] == "orders.0.order_id"
     assert listed_values([listing, cancel], seen) == {"order_id": "O-7", "total": 3}
 
 
@@ -153,15 +160,20 @@ def test_the_driver_of_an_asking_payload_is_chosen_from_its_fields() -> None:
         False,
     )
     found = from_response(_result({"decision": "ASK", "ticket": "t-1", "plan_id": "p"}), book, [book])
-    assert isinstance(found, Token) and (found.into, found.token_from) == ("ticket", "ticket")
+    assert isinstance(found, Token)
+    assert (found.into, found.token_from) == ("ticket", "ticket")
 
-    plain = ToolInfo("book", "", {"type": "object", "properties": BOOK, "required": ["plan_id"]}, False, False)
+    plain = ToolInfo(
+        "book", "", {"type": "object", "properties": BOOK, "required": ["plan_id"]}, False, False
+    )
     execute = ToolInfo(
         "execute_booking", "", {"type": "object", "properties": {"ref": {"type": "string"}}}, False, False
     )
     found = from_response(_result({"pending_approval": True, "ref": "r-1"}), plain, [plain, execute])
-    assert isinstance(found, Pending) and found.id_from == "ref"
-    assert found.execute is not None and found.execute.tool == "execute_booking"
+    assert isinstance(found, Pending)
+    assert found.id_from == "ref"
+    assert found.execute is not None
+    assert found.execute.tool == "execute_booking"
 
     flagged = ToolInfo(
         "book",
