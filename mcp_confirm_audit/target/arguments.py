@@ -103,6 +103,8 @@ def value_for(name: str, prop: Mapping[str, Any], listed: Mapping[str, Any] | No
     if kind == "boolean":
         return False
     if kind == "array":
+        if isinstance(seen, list) and seen and _items_fit(seen, prop):
+            return list(seen)  # what the target itself reported (the arm's current joints, say)
         items = prop.get("items")
         item: Mapping[str, Any] = items if isinstance(items, Mapping) else {}
         singular = name[:-1] if name.endswith("s") else name
@@ -111,6 +113,15 @@ def value_for(name: str, prop: Mapping[str, Any], listed: Mapping[str, Any] | No
         props = prop.get("properties") or {}
         return {k: value_for(k, props.get(k) or {}, listed) for k in prop.get("required") or ()}
     return _text(name, prop)
+
+
+def _items_fit(values: list[Any], prop: Mapping[str, Any]) -> bool:
+    least, most = prop.get("minItems"), prop.get("maxItems")
+    if (isinstance(least, int) and len(values) < least) or (isinstance(most, int) and len(values) > most):
+        return False
+    items = prop.get("items")
+    kind = items.get("type") if isinstance(items, Mapping) else None
+    return all(_fits(v, kind, items if isinstance(items, Mapping) else {}) for v in values)
 
 
 def _fits(value: Any, kind: Any, prop: Mapping[str, Any]) -> bool:

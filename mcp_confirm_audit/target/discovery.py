@@ -334,7 +334,7 @@ def listed_values(tools: Sequence[ToolInfo], seen: Mapping[str, Any]) -> dict[st
             return
         if isinstance(value, Mapping):
             for key, inner in value.items():
-                if _usable(inner):
+                if _usable(inner) or (isinstance(inner, list) and inner and all(map(_usable, inner))):
                     found.setdefault(str(key), inner)
             for inner in value.values():
                 walk(inner, depth + 1)
