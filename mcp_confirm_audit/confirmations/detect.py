@@ -112,7 +112,7 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
         return None
     found = values.fields(response)
     staged = values.find(response, None, ID_FIELD)
-    status = str(found.get("status", ""))
+    status = str(found.get("status") or found.get("state") or "")
     if staged is not None or WAITING.match(status):
         return _pending(tool, tools, staged[0] if staged else None)
     if (token := values.find(response, None, TOKEN_FIELD)) is not None:
@@ -125,7 +125,7 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     # An optional argument the first call left out, that the payload fills: the way back in.
     required = set((tool.input_schema or {}).get("required") or ())
     optional = {k for k in _props(tool) if k not in required}
-    echoed = next((k for k, v in found.items() if k in optional and _usable(v)), None)
+    echoed = next((k for k, v in found.items() if k in optional and _tokenish(v)), None)
     if echoed is not None:
         return Token(tool.name, into=echoed, token_from=echoed)
     named = next((k for k, v in found.items() if _ANY_ID.search(k) and _usable(v)), None)
@@ -139,6 +139,17 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
 def _usable(value: Any) -> bool:
     """A value the harness may send back: never null, empty or a boolean."""
     return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""
+
+
+def _tokenish(value: Any) -> bool:
+    """A value only a server would mint (`7f3a9c01d2`), not a word (`current`) it echoes back."""
+    text = str(value) if _usable(value) else ""
+    return (
+        len(text) >= 8
+        and not any(c.isspace() for c in text)
+        and any(c.isdigit() for c in text)
+        and any(c.isalpha() for c in text)
+    )
 
 
 def _into(tool: ToolInfo, field: str) -> str:

@@ -159,7 +159,7 @@ def test_the_driver_of_an_asking_payload_is_chosen_from_its_fields() -> None:
         False,
         False,
     )
-    found = from_response(_result({"decision": "ASK", "ticket": "t-1", "plan_id": "p"}), book, [book])
+    found = from_response(_result({"decision": "ASK", "ticket": "7f3a9c01d2", "plan_id": "p"}), book, [book])
     assert isinstance(found, Token)
     assert (found.into, found.token_from) == ("ticket", "ticket")
 
@@ -184,3 +184,21 @@ def test_the_driver_of_an_asking_payload_is_chosen_from_its_fields() -> None:
     )
     assert isinstance(from_response(_result({"needs_confirm": True}), flagged, [flagged]), Flag)
     assert from_response(_result({"needs_confirm": True}), plain, [plain]) is None
+
+
+def test_a_word_the_payload_echoes_back_is_no_token_but_a_pending_id_is_a_pending_action() -> None:
+    # A memory queued for the person: `vault` is an argument the result echoes, not a token.
+    propose = ToolInfo(
+        "propose",
+        "",
+        {
+            "type": "object",
+            "properties": {"content": {"type": "string"}, "vault": {"type": "string"}},
+            "required": ["content"],
+        },
+        False,
+        False,
+    )
+    payload = {"ok": True, "id": "mem_1796161799_4tac", "state": "pending", "vault": "current"}
+    found = from_response(_result(payload), propose, [propose])
+    assert isinstance(found, Pending), found
