@@ -26,7 +26,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..confirmations import mrtr_only
+from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
+from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..errors import TargetError
@@ -48,6 +50,17 @@ from .verdict import judge
 ABLATED = "ablated-"
 # Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
 DECLARES = "declares-"
+# Connections named `legacy-…` speak the handshake era, `modern-…` 2026-07-28; others the profile's.
+LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
+
+
+def era_of(name: str, pinned: str) -> str | None:
+    """The protocol a connection called `name` asks for; None: the profile's (`protocol:`)."""
+    if LEGACY_ERA in name:
+        return legacy_version(pinned)
+    if MODERN_ERA in name:
+        return MODERN
+    return None
 
 
 @dataclass
@@ -96,6 +109,9 @@ class AuditSession:
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
+        # they ask over a back channel (`protocol: auto` found it from what they did).
+        self._legacy_tools: set[str] = set()
         # The loopback sink a target's outbound requests go to, when the profile uses one.
         self._sink: Any = None
         # What {sink} (and other harness-provided names) stand for in templates.
@@ -323,10 +339,13 @@ class AuditSession:
         assert self.sandbox is not None
         if attach_to is not None:
             endpoint = self._ensure(attach_to).endpoint
+            era = era_of(name, self.profile.protocol)
             opener: AbstractAsyncContextManager[Connection] = (
-                attach(self.profile, endpoint, name)
+                attach(self.profile, endpoint, name, protocol=era)
                 if identity is None
-                else attach(self.profile, endpoint, name, headers=identity.headers, hint=identity.hint)
+                else attach(
+                    self.profile, endpoint, name, headers=identity.headers, hint=identity.hint, protocol=era
+                )
             )
         else:
             label = f"{name}-{self.stats.processes_started}"
@@ -337,6 +356,7 @@ class AuditSession:
                 label,
                 ablate=name.startswith(ABLATED),
                 elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+                protocol=era_of(name, self.profile.protocol),
             )
         context = self._portal.wrap_async_context_manager(opener)
         connection = context.__enter__()
@@ -385,36 +405,63 @@ class AuditSession:
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
 
+    def prefix(self, tool: str, *, ablated: bool = False) -> str:
+        """How the connections a tool is audited over are named: ablated or not, and its era."""
+        return f"{ABLATED if ablated else ''}{LEGACY_ERA if tool in self._legacy_tools else ''}"
+
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
         key = (tool, ablated)
         if key not in self._controls:
-            assert self._portal is not None
-            assert self.sandbox is not None
-            conn = self._ensure(f"{ABLATED if ablated else ''}primary")
-            sandbox, plan = self.sandbox, self.plan(tool)
-            observer = self.observer((*plan.probes, *plan.candidate_probes))
-
-            async def fresh_world() -> tuple[Connection, Sandbox]:
-                await anyio.to_thread.run_sync(self._isolate)
-                assert self.sandbox is not None
-                return self._ensure("primary"), self.sandbox
-
-            isolated = self.profile.isolation == "process" and not ablated
-            self._controls[key] = self._portal.call(
-                lambda: run_controls(
-                    plan,
-                    conn,
-                    sandbox,
-                    self.profile.answer,
-                    self.profile.negative_answer,
-                    observer=observer,
-                    values=self.values,
-                    fresh_world=fresh_world if isolated else None,
-                    tools=self.tools,
-                    call_timeout=self.profile.call_timeout,
-                )
-            )
+            outcome = self._controls_over(tool, ablated)
+            if (
+                not outcome.approve_ok
+                and outcome.back_channel
+                and self.profile.protocol == "auto"
+                and tool not in self._legacy_tools
+            ):
+                # Zero configuration: on 2026-07-28 the tool could not ask (it asks over a back
+                # channel, `ctx.elicit`), so it is audited where it can: over a legacy connection.
+                self._legacy_tools.add(tool)
+                legacy = self._controls_over(tool, ablated)
+                if legacy.approve_ok:
+                    outcome = legacy
+                    self.stats.notes.append(
+                        f"{tool}: asks over a back channel (elicitation/create), so it is audited over a "
+                        f"legacy connection ({self._ensure(self.prefix(tool) + 'primary').era})"
+                    )
+                else:
+                    self._legacy_tools.discard(tool)
+            self._controls[key] = outcome
         return self._controls[key]
+
+    def _controls_over(self, tool: str, ablated: bool) -> ControlOutcome:
+        assert self._portal is not None
+        assert self.sandbox is not None
+        prefix = self.prefix(tool, ablated=ablated)
+        conn = self._ensure(f"{prefix}primary")
+        sandbox, plan = self.sandbox, self.plan(tool)
+        observer = self.observer((*plan.probes, *plan.candidate_probes))
+
+        async def fresh_world() -> tuple[Connection, Sandbox]:
+            await anyio.to_thread.run_sync(self._isolate)
+            assert self.sandbox is not None
+            return self._ensure(f"{prefix}primary"), self.sandbox
+
+        isolated = self.profile.isolation == "process" and not ablated
+        return self._portal.call(
+            lambda: run_controls(
+                plan,
+                conn,
+                sandbox,
+                self.profile.answer,
+                self.profile.negative_answer,
+                observer=observer,
+                values=self.values,
+                fresh_world=fresh_world if isolated else None,
+                tools=self.tools,
+                call_timeout=self.profile.call_timeout,
+            )
+        )
 
     def run(self, spec: AttackSpec, tool: str) -> tuple[Result, Transcript]:
         result, transcript = self._run(spec, tool, ablated=False)
@@ -438,17 +485,17 @@ class AuditSession:
             return judge(spec, transcript), transcript
         # The mechanism the controls proved; an MRTR family does not apply to another one.
         plan = self.plan(tool)
-        mechanism = outcome.mechanism or plan.mechanism or Mrtr(tool)
-        plan = replace(plan, mechanism=mechanism)
-        if (other := mrtr_only(spec.family, mechanism)) is not None:
-            transcript = Transcript(
-                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind
-            )
-            return judge(spec, transcript), transcript
-        prefix = ABLATED if ablated else ""
+        prefix = self.prefix(tool, ablated=ablated)
         if self.profile.isolation == "process":
             self._isolate()
         primary = self._ensure(f"{prefix}primary")
+        mechanism = outcome.mechanism or plan.mechanism or _asking(primary, tool)
+        plan = replace(plan, mechanism=mechanism)
+        if (other := mrtr_only(spec.family, mechanism)) is not None:
+            transcript = Transcript(
+                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=primary.era
+            )
+            return judge(spec, transcript), transcript
         peers = _Peers(self, prefix)
         attack = Attack(
             spec,
@@ -473,6 +520,13 @@ class AuditSession:
         self.stats.attacks_run += 1
         transcript = attack.transcript(precondition)
         return judge(spec, transcript), transcript
+
+
+def _asking(primary: Connection, tool: str) -> Mechanism:
+    """How a tool that asked in the controls asks: MRTR rounds, or elicitation/create on a legacy connection."""
+    if primary.legacy:
+        return Elicitation(tool, era=primary.era)
+    return Mrtr(tool)
 
 
 @dataclass(frozen=True, slots=True)

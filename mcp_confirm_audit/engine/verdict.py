@@ -64,6 +64,7 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
             evidence=evidence,
             refs=spec.refs,
             mechanism=transcript.mechanism,
+            era=transcript.era,
         )
 
     if not transcript.precondition.ok:

@@ -119,10 +119,8 @@ class BackChannel:
         asked = call.asked
         if asked is None or responses is None:
             return
-        reply = responses.get(asked.key)
-        if reply is None and responses:
-            reply = next(iter(responses.values()))
-        asked.reply = _typed(reply)
+        # No answer under the question's key: the client had nothing to reply with.
+        asked.reply = _typed(responses.get(asked.key))
         call.asked = None
         self._running.append(call)
         asked.answered.set()

@@ -459,7 +459,13 @@ class Attack:
         return self.changes(Mark(dict(self._observed_before or {}), self._before), await self.mark())
 
     async def finish(self) -> None:
-        """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
+        """The attack's end: what the probes see now (the sandbox is snapshot with the transcript).
+
+        A call still parked at a legacy question is cancelled by the person first, and given its
+        time to end: whatever it then does belongs to this attack, never to the next.
+        """
+        for conn in self._used:
+            await conn.settle()
         self._observed_after = await self.observe() if self._before is not None else None
 
     def changed_in_place(self, path: Path) -> None:
@@ -530,6 +536,7 @@ class Attack:
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
+            era=self.primary.era,
             effect_verdict=self._effect_verdict,
         )
 
