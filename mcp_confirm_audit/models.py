@@ -205,9 +205,24 @@ class Transcript:
     mechanism: str | None = None
     # The protocol version of the connection the attack drove (2026-07-28, 2025-11-25, ...).
     era: str | None = None
+    # Concurrent calls over the back channel: the person's accepts against the effects.
+    approvals: Approvals | None = None
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """Concurrent calls on a legacy connection: how many questions the person accepted, how many effects.
+
+    Each call that asks is its own question, answered by the person; an effect
+    with no accepted question of its own was approved by nobody.
+    """
+
+    calls: int
+    accepted: int
+    taken: int
 
 
 @dataclass(frozen=True, slots=True)

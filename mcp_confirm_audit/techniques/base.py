@@ -20,6 +20,7 @@ from ..confirmations import answers
 from ..engine.action import Instance, SetupFailed, prepare
 from ..engine.observation import Observer
 from ..models import (
+    Approvals,
     AttackSpec,
     Exchange,
     Outcome,
@@ -158,6 +159,7 @@ class Attack:
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
+        self._approvals: Approvals | None = None
         self.observer = observer
         self.bookkeeping = tuple(bookkeeping)
         # What `{sink}` and other harness-provided names stand for in the templates.
@@ -503,6 +505,10 @@ class Attack:
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
 
+    def approvals(self, calls: int, accepted: int, taken: int) -> None:
+        """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
+        self._approvals = Approvals(calls, accepted, taken)
+
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
         self._effect_verdict = (verdict, why)
@@ -537,6 +543,7 @@ class Attack:
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
             era=self.primary.era,
+            approvals=self._approvals,
             effect_verdict=self._effect_verdict,
         )
 
