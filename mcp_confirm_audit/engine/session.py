@@ -642,6 +642,27 @@ class _Peers:
             raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
         return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
 
+    async def in_era(self, era: str) -> Connection:
+        if era not in ("legacy", "modern"):
+            raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
+        primary = await self._session.open(f"{self._prefix}primary")
+        if (era == "legacy") == primary.legacy:
+            return primary
+        base = self._prefix.replace(LEGACY_ERA, "").replace(MODERN_ERA, "")
+        label = f"{base}{LEGACY_ERA if era == 'legacy' else MODERN_ERA}"
+        try:
+            if primary.endpoint is not None:
+                # HTTP and in-process: another client of the same process, in the other era.
+                conn = await self._session.open(f"{label}client", attach_to=f"{self._prefix}primary")
+            else:
+                # Over stdio the era is the process's connection's: another process on the same root.
+                conn = await self._session.open(f"{label}primary")
+        except TargetError as exc:
+            raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
+        if (era == "legacy") != conn.legacy:
+            raise Unavailable(f"the target does not speak the {era} era (it negotiated {conn.era})")
+        return conn
+
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:
     with anyio.move_on_after(budget) as scope:

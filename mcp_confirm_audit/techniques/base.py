@@ -92,6 +92,10 @@ class Peers(Protocol):
         """A client of the target that declares `elicitation`: "none" (no capability) or "url" (URL mode only)."""
         ...
 
+    async def in_era(self, era: str) -> Connection:
+        """A client of the target in `era`: "legacy" (the handshake, questions over the back channel) or "modern"."""
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -116,6 +120,9 @@ class NoPeers:
 
     async def declaring(self, elicitation: str) -> Connection:
         raise Unavailable("no client with other capabilities can be opened here")
+
+    async def in_era(self, era: str) -> Connection:
+        raise Unavailable("no client of another protocol era can be opened here")
 
 
 class Attack:
@@ -542,7 +549,8 @@ class Attack:
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
-            era=self.primary.era,
+            # Every era the attack drove, the primary's first (protocol-downgrade drives two).
+            era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
             approvals=self._approvals,
             effect_verdict=self._effect_verdict,
         )
