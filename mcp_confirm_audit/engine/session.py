@@ -519,6 +519,7 @@ class AuditSession:
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         transcript = attack.transcript(precondition)
+        self._portal.call(attack.settle)
         return judge(spec, transcript), transcript
 
 

@@ -102,7 +102,8 @@ class BackChannel:
                 call.done = True
                 if call in self._running:
                     self._running.remove(call)
-            await call.events.send(response)
+            with call.events:
+                await call.events.send(response)
 
         assert self.tasks is not None, "the connection opens the task group before any call"
         self.tasks.start_soon(run)
@@ -131,6 +132,7 @@ class BackChannel:
         if isinstance(event, _Asked):
             return asked_response(call.handle, event)
         self._calls.pop(call.handle, None)
+        call.receive.close()
         response: Response = event
         return response
 
@@ -146,6 +148,14 @@ class BackChannel:
                     await anyio.sleep(0.02)
         for call in left:
             self._calls.pop(call.handle, None)
+            call.receive.close()
+
+    def close(self) -> None:
+        """The connection is closing: every stream of a call still open is closed with it."""
+        for call in self._calls.values():
+            call.events.close()
+            call.receive.close()
+        self._calls.clear()
 
 
 def asked_response(handle: str, asked: _Asked) -> Response:

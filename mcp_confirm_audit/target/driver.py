@@ -556,6 +556,7 @@ async def _session(
                     target.cancel()
                 # Calls parked at a question run here; they are cancelled before the client closes.
                 back.tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(back.close)
                 stack.callback(back.tasks.cancel_scope.cancel)
                 connection = Connection(
                     name,

@@ -468,14 +468,17 @@ class Attack:
         return self.changes(Mark(dict(self._observed_before or {}), self._before), await self.mark())
 
     async def finish(self) -> None:
-        """The attack's end: what the probes see now (the sandbox is snapshot with the transcript).
+        """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
+        self._observed_after = await self.observe() if self._before is not None else None
 
-        A call still parked at a legacy question is cancelled by the person first, and given its
-        time to end: whatever it then does belongs to this attack, never to the next.
+    async def settle(self) -> None:
+        """After the transcript: a call still parked at a legacy question is cancelled by the person.
+
+        It is given its time to end before the next attack starts. What a cancel does is the
+        consent family's to judge; here the attack that left the question open is already judged.
         """
         for conn in self._used:
             await conn.settle()
-        self._observed_after = await self.observe() if self._before is not None else None
 
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""

@@ -233,6 +233,8 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
     state = ctx.request_state
     if state is None:
         shown = gate.check(path)
+        if not _declares_form(ctx) and "elicits-without-capability" not in gate.active:
+            raise _Refused("this client cannot ask a person (it declared no form elicitation); nothing was deleted")
         nonce = secrets.token_hex(16)
         pending[nonce] = shown
         question = types.ElicitRequest(
