@@ -28,7 +28,7 @@ from ..catalogue.loader import Catalogue, load_catalogue
 from ..confirmations import mrtr_only
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
-from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
+from ..confirmations.elicitation import Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..errors import TargetError
@@ -59,7 +59,9 @@ def era_of(name: str, pinned: str) -> str | None:
     if LEGACY_ERA in name:
         return legacy_version(pinned)
     if MODERN_ERA in name:
-        return MODERN
+        # Discovered, not pinned: pinned, the SDK adopts 2026-07-28 without asking the server, and a
+        # server that only knows the handshake would look modern until its first call.
+        return "auto"
     return None
 
 

@@ -153,12 +153,14 @@ class Gate:
             raise _Refused("this client cannot ask a person (it declared no form elicitation); nothing was deleted")
         message = _question(raw, self.active)
         schema = _schema(self.active)
+        # What ctx.elicit sends: `elicit_form` on mcp 2.x and late 1.x, `elicit` before.
+        send = getattr(session, "elicit_form", None) or session.elicit
         if "waits-forever" in self.active:
-            result = await session.elicit_form(message, schema, related_request_id=related)
+            result = await send(message, schema, related_request_id=related)
         else:
             try:
                 with anyio.fail_after(self.answer_timeout):
-                    result = await session.elicit_form(message, schema, related_request_id=related)
+                    result = await send(message, schema, related_request_id=related)
             except TimeoutError:
                 if "timeout-proceeds" in self.active:
                     return "accept", {"confirm": True}  # FLAW timeout-proceeds: silence is consent
