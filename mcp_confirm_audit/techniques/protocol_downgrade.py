@@ -3,12 +3,13 @@
 An SDK 2.x server asks with MRTR rounds on 2026-07-28 and, where it resolves
 its questions through the SDK, falls back to `elicitation/create` on a legacy
 connection; a server that wrote its checks into the MRTR path alone has none
-on the other. The attack runs over 2026-07-28 first, on a subject of its own,
-then over a legacy connection (2025-11-25, or the pinned version) on another:
-the same call alone, or the same answer (a decline, an accepted "no"). The
+on the other. The attack runs over 2026-07-28 first, then over a legacy
+connection (2025-11-25, or the pinned version), on the same subject (a gate
+that holds leaves it as it was): the same call alone, or the same answer (a decline, an accepted "no"). The
 effect is looked for after each. If the first era did nothing, an effect in
 the second is what a client gains by negotiating it, and the finding names
-both eras; an effect in the first is the gate failing there already.
+both eras; an effect in the first is the gate failing there already. An era in
+which the tool neither asks nor acts says nothing of its gate: inconclusive.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from mcp import types
 
+from ..confirmations.elicitation import needs_back_channel
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
@@ -35,9 +37,11 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     legacy = await attack.peer(lambda: attack.peers.in_era("legacy"))
     if legacy is None:
         return
+    # The same subject in both eras (a handle minted again on another process): a gate that holds
+    # leaves it as it was, so the second era meets exactly what the first did.
     subjects = {}
     for conn in (modern, legacy):
-        subject = await attack.another(f"in-{conn.era}", connection=conn)
+        subject = await attack.subject_on(conn)
         if subject is None:
             return
         subjects[conn.name] = subject
@@ -71,11 +75,17 @@ async def _one_era(attack: Attack, conn: Connection, subject: Any, answer: str) 
         await attack.call(
             f"over {conn.era}: {label}", subject, state=asked.request_state, responses=reply, connection=conn
         )
-    elif answer != "none":
-        attack.note(f"over {conn.era} the tool did not ask ({asked.outcome}: {asked.text[:160]})")
     if await attack.took_effect(subject, before):
         changed = attack.changes(before, await attack.mark())
         return ", ".join(changed[:3]) or "the subject"
+    if needs_back_channel(asked):
+        attack.not_applicable(
+            f"the tool asks only over a back channel (elicitation/create): over {conn.era} it cannot ask at "
+            "all and refuses, so no era lets a client around its question"
+        )
+    elif asked.outcome is not Outcome.INPUT_REQUIRED:
+        # Neither asked nor acted: the action did not run in this era, so nothing about its gate is known.
+        attack.setup_failed(f"over {conn.era} the tool neither asked nor acted ({asked.outcome}: {asked.text[:160]})")
     return None
 
 
