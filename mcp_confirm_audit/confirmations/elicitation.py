@@ -105,9 +105,7 @@ def needs_back_channel(response: Response) -> bool:
     if response.outcome not in (Outcome.RPC_ERROR, Outcome.TOOL_ERROR):
         return False
     text = response.text.lower()
-    return "back channel" in text or "backchannel" in text or (
-        response.code == -32600 and "elicit" in text
-    )
+    return "back channel" in text or "backchannel" in text or (response.code == -32600 and "elicit" in text)
 
 
 def state_family(family: str) -> str | None:

@@ -162,7 +162,8 @@ def _eras(report: AuditReport) -> str:
         if r.era and r.family != "protocol-downgrade":
             by_tool.setdefault(r.tool, {})[r.era] = None
     return "; ".join(
-        f"{inert(tool)} over {' and '.join(eras)}{_HOW.get(next(iter(eras)), '')}" for tool, eras in by_tool.items()
+        f"{inert(tool)} over {' and '.join(eras)}{_HOW.get(next(iter(eras)), '')}"
+        for tool, eras in by_tool.items()
     )
 
 

@@ -71,7 +71,9 @@ class BackChannel:
         # Every question the server sent when no call of the harness was in flight.
         self.stray: list[types.ElicitRequestParams] = []
 
-    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+    async def elicit(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
         """The SDK's elicitation callback: the question goes to its call; the answer comes from the technique."""
         if not self._running:
             self.stray.append(params)

@@ -78,8 +78,6 @@ class ToolInfo:
     output_schema: Mapping[str, Any] | None = None
 
 
-
-
 class Refusals:
     """HTTP 401 and 403 answers one connection's HTTP client has seen.
 
@@ -272,7 +270,9 @@ class Connection:
             return await self._exchange(phase, label, request, resume)
         if state is not None and state.startswith(HANDLE):
             # Nothing reached the target: a legacy question is answered once, as the reply to it.
-            said = "no call of the harness waits on this question any more (a legacy question is answered once)"
+            said = (
+                "no call of the harness waits on this question any more (a legacy question is answered once)"
+            )
             record = Exchange(phase, label, self.name, request, Response(Outcome.TRANSPORT, text=said))
             return record
 

@@ -20,9 +20,8 @@ that acted on another call's approval is the finding.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -69,12 +68,20 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
     )
     with keeper as restorer:
         if decline_first:
-            await attack.call("the person declines the first call", victim, state=first.request_state,
-                              responses=attack.reply(first, "decline"))
+            await attack.call(
+                "the person declines the first call",
+                victim,
+                state=first.request_state,
+                responses=attack.reply(first, "decline"),
+            )
         else:
             accepted += 1
-            await attack.call("the person accepts the first call", victim, state=first.request_state,
-                              responses=attack.accept(first, victim))
+            await attack.call(
+                "the person accepts the first call",
+                victim,
+                state=first.request_state,
+                responses=attack.accept(first, victim),
+            )
         others = connections[1:]
 
         async def another(number: int, conn: Any) -> None:

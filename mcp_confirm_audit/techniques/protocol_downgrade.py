@@ -83,9 +83,12 @@ async def _one_era(attack: Attack, conn: Connection, subject: Any, answer: str) 
             f"the tool asks only over a back channel (elicitation/create): over {conn.era} it cannot ask at "
             "all and refuses, so no era lets a client around its question"
         )
-    elif asked.outcome is not Outcome.INPUT_REQUIRED:
-        # Neither asked nor acted: the action did not run in this era, so nothing about its gate is known.
-        attack.setup_failed(f"over {conn.era} the tool neither asked nor acted ({asked.outcome}: {asked.text[:160]})")
+    elif asked.outcome is Outcome.COMPLETE:
+        # A normal answer that neither asked nor acted: the action did not run in this era, so
+        # nothing about its gate is known. (An error is the era refused: a gate may refuse a whole era.)
+        attack.setup_failed(
+            f"over {conn.era} the tool neither asked nor acted ({asked.outcome}: {asked.text[:160]})"
+        )
     return None
 
 

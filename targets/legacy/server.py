@@ -150,7 +150,9 @@ class Gate:
         """The person's answer over the back channel, within the server's own timeout."""
         session, related = ctx.request_context.session, ctx.request_id
         if not _declares_form(ctx) and "elicits-without-capability" not in self.active:
-            raise _Refused("this client cannot ask a person (it declared no form elicitation); nothing was deleted")
+            raise _Refused(
+                "this client cannot ask a person (it declared no form elicitation); nothing was deleted"
+            )
         message = _question(raw, self.active)
         schema = _schema(self.active)
         # What ctx.elicit sends: `elicit_form` on mcp 2.x and late 1.x, `elicit` before.
@@ -236,11 +238,15 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
     if state is None:
         shown = gate.check(path)
         if not _declares_form(ctx) and "elicits-without-capability" not in gate.active:
-            raise _Refused("this client cannot ask a person (it declared no form elicitation); nothing was deleted")
+            raise _Refused(
+                "this client cannot ask a person (it declared no form elicitation); nothing was deleted"
+            )
         nonce = secrets.token_hex(16)
         pending[nonce] = shown
         question = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=_question(path, gate.active), requested_schema=_schema(gate.active))
+            params=types.ElicitRequestFormParams(
+                message=_question(path, gate.active), requested_schema=_schema(gate.active)
+            )
         )
         return types.InputRequiredResult(
             input_requests={"confirm": question}, request_state=json.dumps({"n": nonce, "p": path})
@@ -290,14 +296,19 @@ def _sdk() -> tuple[Any, Any, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=os.environ.get("MCP_AUDIT_ROOT"), required="MCP_AUDIT_ROOT" not in os.environ)
+    parser.add_argument(
+        "--root", default=os.environ.get("MCP_AUDIT_ROOT"), required="MCP_AUDIT_ROOT" not in os.environ
+    )
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument("--answer-timeout", type=float, default=5.0, help="seconds to wait for the person")
     parser.add_argument("--mrtr-only-checks", action="store_true", help="speak both eras (see the docstring)")
     args = parser.parse_args(argv)
     try:
         server = build_server(
-            args.root, flaws=args.flaw, answer_timeout=args.answer_timeout, mrtr_only_checks=args.mrtr_only_checks
+            args.root,
+            flaws=args.flaw,
+            answer_timeout=args.answer_timeout,
+            mrtr_only_checks=args.mrtr_only_checks,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

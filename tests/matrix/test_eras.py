@@ -56,7 +56,9 @@ def _found(run: AuditRun) -> dict[str, Verdict]:
     return {r.id: r.verdict for r in run.results if r.verdict in (V, W)}
 
 
-def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channel(catalogue: Catalogue) -> None:
+def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channel(
+    catalogue: Catalogue,
+) -> None:
     run = audit(catalogue)
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     assert _found(run) == {}
@@ -140,7 +142,9 @@ def test_a_vulnerable_result_over_the_back_channel_names_its_era_and_the_person_
 ) -> None:
     run = audit(catalogue, "no-identity-check", families=("identity-swap",))
     swapped = run.by_id()["MCA-IDSWAP-001"]
-    assert swapped.verdict is V and swapped.era == "2025-11-25" and swapped.mechanism == "elicitation"
+    assert swapped.verdict is V
+    assert swapped.era == "2025-11-25"
+    assert swapped.mechanism == "elicitation"
     # The swap was made while the server waited on its elicitation/create: the real window.
     assert any("elicitation/create" in line for line in swapped.evidence)
 
@@ -161,7 +165,8 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
     }
     unasked = results["MCA-ERAS-001"]
     assert unasked.rated_severity == "critical"
-    assert "over 2026-07-28 the gate held" in unasked.reason and "over 2025-11-25" in unasked.reason
+    assert "over 2026-07-28 the gate held" in unasked.reason
+    assert "over 2025-11-25" in unasked.reason
     assert "acted without asking" in unasked.reason
     assert unasked.era == "2026-07-28, 2025-11-25"
 
@@ -184,7 +189,9 @@ def test_pinned_to_2025_06_18_the_handshake_asks_for_it(catalogue: Catalogue) ->
 def test_zero_configuration_finds_elicitation_on_the_legacy_server_over_stdio(catalogue: Catalogue) -> None:
     # No profile: the command alone. The SDK negotiates 2026-07-28, the tool's ctx.elicit has no back
     # channel there, and the tool is audited again over a legacy connection, where it asks.
-    command = shlex.join([sys.executable, str(LEGACY_SERVER), "--root", "{root}", "--flaw", "decline-as-accept"])
+    command = shlex.join(
+        [sys.executable, str(LEGACY_SERVER), "--root", "{root}", "--flaw", "decline-as-accept"]
+    )
     profile = profile_from_mapping({"command": command, "call_timeout": 6.0}, source="test")
 
     def select(spec: AttackSpec) -> bool:

@@ -53,7 +53,9 @@ def _old_sdk_python() -> Path:
             )
         except (subprocess.SubprocessError, OSError) as exc:
             detail = getattr(exc, "stderr", "") or str(exc)
-            pytest.fail(f"could not build the {' '.join(REQUIREMENTS)} venv in {CACHE}: {detail.strip()[-600:]}")
+            pytest.fail(
+                f"could not build the {' '.join(REQUIREMENTS)} venv in {CACHE}: {detail.strip()[-600:]}"
+            )
         ready.write_text(" ".join(REQUIREMENTS))
     return python
 
