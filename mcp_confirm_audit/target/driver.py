@@ -180,7 +180,8 @@ class Connection:
         self.round_trips = 0
         self.listings = 0
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
-        self.era = str(getattr(client.session, "protocol_version", None) or MODERN)
+        session = getattr(client, "_session", None)
+        self.era = str(getattr(session, "protocol_version", None) or MODERN)
         self.back = back if self.era != MODERN else None
 
     @property
