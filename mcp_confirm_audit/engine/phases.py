@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # In the order an audit goes through them.
-PHASES = ("starts", "controls", "probes", "attacks", "stops", "reports")
+PHASES = ("starts", "controls", "probes", "attacks", "waits", "stops", "reports")
 
 
 class PhaseClock:

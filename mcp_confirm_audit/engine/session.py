@@ -71,7 +71,7 @@ class _World:
 # Worlds started ahead of the attack that will use them. A start that mostly waits (on a
 # database, a model, the network) overlaps this many attacks; one that burns CPU is bounded by
 # the cores whatever the number.
-_WARM_WORLDS = 4
+_WARM_WORLDS = 6
 
 
 @dataclass
@@ -81,6 +81,8 @@ class Stats:
     # Requests sent, over every connection closed so far (tools/list included).
     round_trips: int = 0
     tool_listings: int = 0
+    # Seconds the attacks had to let pass by design (an expiry's lifetime).
+    waited: float = 0.0
     notes: list[str] = field(default_factory=list)
     # Where the wall time went (what `bench` prints).
     clock: PhaseClock = field(default_factory=PhaseClock)
@@ -589,6 +591,7 @@ class AuditSession:
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
+        self.stats.waited += attack.waited
         transcript = attack.transcript(precondition)
         return judge(spec, transcript), transcript
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
 from mcp import types
 
 from ..catalogue.generation import Generation
@@ -178,6 +180,8 @@ class Attack:
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
         self._effect_verdict: tuple[Verdict, str] | None = None
+        # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
+        self.waited = 0.0
 
     # -- what the user is asked about -------------------------------------
 
@@ -501,6 +505,13 @@ class Attack:
         target.write_text(VICTIM_TEXT)
 
     # -- what cannot be judged ---------------------------------------------
+
+    async def wait_out(self, seconds: float) -> None:
+        """Let `seconds` pass, as the attack must (an answer given after a lifetime); `bench` counts it."""
+        self.waited += seconds
+        timed = self.observer.clock.phase("waits") if self.observer is not None else nullcontext()
+        with timed:
+            await anyio.sleep(seconds)
 
     def note(self, text: str) -> None:
         self._notes.append(text)

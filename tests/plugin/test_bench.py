@@ -103,9 +103,9 @@ def test_bench_says_where_the_audit_s_time_went_by_phase(capsys: pytest.CaptureF
     assert code == 0
     lines = out.splitlines()
     start = lines.index("where the audit's time went (median run, each second counted once):")
-    phases = [line.split()[0] for line in lines[start + 1 : start + 7]]
-    assert phases == ["starts", "controls", "probes", "attacks", "stops", "reports"]
-    for line in lines[start + 1 : start + 7]:
+    phases = [line.split()[0] for line in lines[start + 1 : start + 8]]
+    assert phases == ["starts", "controls", "probes", "attacks", "waits", "stops", "reports"]
+    for line in lines[start + 1 : start + 8]:
         assert re.fullmatch(r"  \w+ +\d+\.\d{3} s +\d+\.\d%", line), line
 
 
