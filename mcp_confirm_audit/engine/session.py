@@ -118,6 +118,7 @@ class AuditSession:
         self._in_background = threading.local()
         # `isolation: process`: the worlds started ahead, and the used ones being closed.
         self._warm: deque[Future[_World]] = deque()
+        self._untouched = False
         self._retiring: list[threading.Thread] = []
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
@@ -271,6 +272,7 @@ class AuditSession:
             self._isolate_now()
 
     def _isolate_now(self) -> None:
+        self._untouched = False
         with self._lock:
             lives, self._live = self._live, {}
         old = self.sandbox
@@ -566,7 +568,7 @@ class AuditSession:
             )
             return judge(spec, transcript), transcript
         prefix = ABLATED if ablated else ""
-        if self.profile.isolation == "process":
+        if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
         primary = self._ensure(f"{prefix}primary")
         peers = _Peers(self, prefix)
@@ -593,6 +595,10 @@ class AuditSession:
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
         transcript = attack.transcript(precondition)
+        # An attack that sent nothing (not applicable before its first request) leaves its process
+        # as fresh as it found it: the next attack gets that one rather than a world of its own.
+        with self._lock:
+            self._untouched = not transcript.exchanges and set(self._live) == {"primary"}
         return judge(spec, transcript), transcript
 
 
