@@ -20,15 +20,13 @@ that acted on another call's approval is the finding.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio
 
 from ..models import Outcome
-from ..oracle.restorer import Restorer
 from . import technique
-from ._race import EffectCounter, redeem_together
+from ._race import redeem_together
 from .base import Attack
 
 
@@ -61,12 +59,7 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
         return
     await attack.start_attack()
     accepted = 0
-    keeper = (
-        Restorer(victim, attack.sandbox.keep / attack.case.name)
-        if isinstance(victim, Path)
-        else EffectCounter(attack)
-    )
-    with keeper as restorer:
+    with victim.counter(attack.since_start) as restorer:
         if decline_first:
             await attack.call(
                 "the person declines the first call",
