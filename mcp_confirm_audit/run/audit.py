@@ -299,14 +299,18 @@ class _Audit:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["mcp_seed"] = self.generation.seed
 
-    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport | pytest.CollectReport
+    ) -> tuple[str, str, str] | None:
         """An attack left unjudged because its tool's honest flow failed counts as `inconclusive`.
 
         It still fails the run (exit 1), but is not one more error section repeating the reason
         its approve control already gives once: a target that hangs in the honest flow would
         otherwise print three lines for every attack in the catalogue.
         """
-        if report.failed and _unjudged(report):
+        # A collection report comes here too (a project's test module that fails to
+        # import, beside the audit): it has no user_properties, and is pytest's to show.
+        if isinstance(report, pytest.TestReport) and report.failed and _unjudged(report):
             return "inconclusive", "I", "INCONCLUSIVE"
         return None
 
