@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,6 +70,9 @@ for a server that has any.
 Anything after `--` goes to pytest untouched, the plugin's own options too:
   mcp-confirm-audit run --profile targets/my.yaml -- -n 2 -k REPLAY
   mcp-confirm-audit run --profile targets/my.yaml -- --lf      (what failed last time)
+With neither a command nor --profile, the words after `--` are the server's
+command line, up to a second `--` that starts pytest's arguments:
+  mcp-confirm-audit run -- my-server --root {root} -- -k REPLAY
 """
 
 
@@ -101,8 +105,19 @@ def _add_run(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
+    if not args.target and not args.profile and args.after_dashes[:1] and _is_command(args.after_dashes[0]):
+        # `run -- my-server --root {root} [-- PYTEST-ARGS]`: the words up to the next `--`
+        # are the server's command line, as `docker run` and `uvx` take one.
+        words = args.after_dashes
+        end = words.index("--") if "--" in words else len(words)
+        args.target = shlex.join(words[:end])
+        rest = rest[: len(rest) - len(words)] + words[end + 1 :]
     if not args.target and not args.profile:
-        return _fail("run", "give a target command or --profile FILE")
+        return _fail(
+            "run",
+            "give the server to audit: run 'my-server --root {root}', run -- my-server --root {root}, "
+            "or run --profile FILE (what follows a second -- goes to pytest)",
+        )
     pytest_args = list(_AUDIT_ONLY)
     for flag, value in (
         ("--mcp-target", args.target),
@@ -113,6 +128,11 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
         if value:
             pytest_args.append(_option(flag, value))
     return int(pytest.main([*pytest_args, *rest]))
+
+
+def _is_command(word: str) -> bool:
+    # A pytest option starts with "-"; a command (or a URL, or py:module:factory) does not.
+    return not word.startswith("-")
 
 
 # -- init ----------------------------------------------------------------------
@@ -280,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = ours[ours.index("--") + 1 :] if "--" in ours else []
     ours = ours[: ours.index("--")] if "--" in ours else ours
     args, rest = parser.parse_known_args(ours)
+    args.after_dashes = extra
     rest += extra
     if rest and args.command not in _PASS_THROUGH:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")

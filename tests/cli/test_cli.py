@@ -73,7 +73,10 @@ def test_usage_errors_exit_4_not_argparse_2(capsys: pytest.CaptureFixture[str]) 
         main(["catalogue", "--colour"])
     assert exited.value.code == pytest.ExitCode.USAGE_ERROR
     assert main(["run"]) == pytest.ExitCode.USAGE_ERROR
-    assert "give a target command or --profile FILE" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "give the server to audit: run 'my-server --root {root}', run -- my-server --root {root}" in said
+    # What follows `--` is pytest's when it is an option: still no target.
+    assert main(["run", "--", "-k", "REPLAY"]) == pytest.ExitCode.USAGE_ERROR
 
 
 def test_init_drafts_a_profile_from_discovery_and_the_honest_flow(tmp_path: Path) -> None:
@@ -147,6 +150,17 @@ def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytest
         "--",
         "-k",
         "REPLAY-001",
+        timeout=120,
+    )
+    assert run.ret == pytest.ExitCode.TESTS_FAILED
+    run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
+
+
+def test_run_takes_the_servers_command_line_after_the_double_dash(pytester: pytest.Pytester) -> None:
+    # `run -- CMD...` as `docker run` and `uvx` take one; a second `--` starts pytest's arguments.
+    words = shlex.split(target("--flaw", "no-ledger"))
+    run = pytester.run(
+        sys.executable, "-m", "mcp_confirm_audit.cli.main", "run", "--", *words, "--", "-k", "REPLAY-001",
         timeout=120,
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
