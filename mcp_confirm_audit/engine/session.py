@@ -105,7 +105,7 @@ class AuditSession:
         self._started = profile
         if profile.shared_key_env:
             self._started = replace(
-                profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)}
+                profile, env=profile.env.with_secret(profile.shared_key_env, secrets.token_hex(32))
             )
 
     @property
@@ -194,13 +194,15 @@ class AuditSession:
         self._started = replace(
             started,
             command=started.command.replace("{sink}", url),
-            env={k: v.replace("{sink}", url) for k, v in started.env.items()},
+            env=started.env.replaced("{sink}", url),
         )
 
     def _new_world(self) -> None:
         """A fresh sandbox, with the profile's files written into its root before the target starts."""
         served = self.profile.root if self.profile.is_url else None
         self.sandbox = Sandbox(served_root=Path(served) if served else None)
+        # `{root}` in args: and setup:, for a tool that takes absolute paths or its directory.
+        self.values["root"] = str(self.sandbox.root)
         for name, text in self.profile.files.items():
             path = self.sandbox.root / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from ..engine.baseline import Baseline, load_baseline
 from ..engine.session import AuditSession
 from ..errors import TargetError, UsageError
 from ..models import ControlResult, Result
+from ..profile.headers import scrub_all
 from ..profile.loader import Profile, load_profile, profile_from_mapping, resolve_profile
 from ..report import AuditReport, build_report, summary, write_reports
 from ..report.depth import depth_summary
@@ -368,8 +369,11 @@ class _Audit:
             return
         if self.scope and len(self.results) < self.scope["selected"]:
             self.scope["stopped_early"] = _stopped_by(self.config, session)
-        self.report = build_report(
-            self._results(), self._controls(), self.target, baseline=self.baseline, scope=self.scope
+        # Every credential the profile holds is scrubbed from what is reported, the
+        # target's command line included (a server that takes its token as `--token T`).
+        self.report = scrub_all(
+            build_report(self._results(), self._controls(), self.target, baseline=self.baseline, scope=self.scope),
+            self.profile.secrets(),
         )
         if self.report.unmatched and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
