@@ -60,8 +60,10 @@ def parse_env(raw: object, *, source: str, environ: Mapping[str, str]) -> Target
         where = f"profile {source}: env {name}"
         if isinstance(spec, Mapping):
             unknown = sorted(set(spec) - {"value", "secret"})
-            if unknown or not isinstance(spec.get("value"), str | int) or not isinstance(
-                spec.get("secret", False), bool
+            if (
+                unknown
+                or not isinstance(spec.get("value"), str | int)
+                or not isinstance(spec.get("secret", False), bool)
             ):
                 raise UsageError(f"{where} must be a string or {{value: '${{TOKEN}}', secret: true}}")
             value, is_secret = str(spec["value"]), bool(spec.get("secret", False))

@@ -372,7 +372,9 @@ class _Audit:
         # Every credential the profile holds is scrubbed from what is reported, the
         # target's command line included (a server that takes its token as `--token T`).
         self.report = scrub_all(
-            build_report(self._results(), self._controls(), self.target, baseline=self.baseline, scope=self.scope),
+            build_report(
+                self._results(), self._controls(), self.target, baseline=self.baseline, scope=self.scope
+            ),
             self.profile.secrets(),
         )
         if self.report.unmatched and session.exitstatus == pytest.ExitCode.OK:

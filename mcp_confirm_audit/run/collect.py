@@ -84,7 +84,9 @@ class ControlItem(pytest.Item):
         # No credential leaves the item (its text, junitxml's properties, the reports).
         secrets = session.profile.secrets()
         self.outcome = replace(
-            outcome, results=scrub_all(outcome.results, secrets), evidence=scrub_all(outcome.evidence, secrets)
+            outcome,
+            results=scrub_all(outcome.results, secrets),
+            evidence=scrub_all(outcome.evidence, secrets),
         )
         result = self._result()
         if result is not None and self.control == "approve":

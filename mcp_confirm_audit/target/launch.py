@@ -60,9 +60,7 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
                 start_new_session=True,
             )
         try:
-            await _wait_until_listening(
-                process, port, profile.start_timeout, log, profile.secrets()
-            )
+            await _wait_until_listening(process, port, profile.start_timeout, log, profile.secrets())
         except TargetError:
             await anyio.to_thread.run_sync(stop, process)
             # Another program took the port between our look and the target's bind: try another.

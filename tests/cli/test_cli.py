@@ -160,7 +160,15 @@ def test_run_takes_the_servers_command_line_after_the_double_dash(pytester: pyte
     # `run -- CMD...` as `docker run` and `uvx` take one; a second `--` starts pytest's arguments.
     words = shlex.split(target("--flaw", "no-ledger"))
     run = pytester.run(
-        sys.executable, "-m", "mcp_confirm_audit.cli.main", "run", "--", *words, "--", "-k", "REPLAY-001",
+        sys.executable,
+        "-m",
+        "mcp_confirm_audit.cli.main",
+        "run",
+        "--",
+        *words,
+        "--",
+        "-k",
+        "REPLAY-001",
         timeout=120,
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED

@@ -141,10 +141,8 @@ def test_a_token_on_the_targets_command_line_is_redacted_everywhere_as_its_heade
     pytester: pytest.Pytester, tokens: dict[str, str]
 ) -> None:
     # Real servers take their token as `--token T`; the reports show the command line.
-    command = shlex.join(
-        [sys.executable, str(SERVER), "--root", "{root}", "--transport", "http", "--port", "{port}"]
-        + ["--auth", "bearer", "--token", tokens["alice"]]
-    )
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--transport", "http", "--port", "{port}"]
+    command = shlex.join([*words, "--auth", "bearer", "--token", tokens["alice"]])
     # Beside the run's folder, not in it: the profile holds the token, as the command line does.
     profile = pytester.path.parent / f"{pytester.path.name}-bearer.yaml"
     profile.write_text(
