@@ -142,6 +142,14 @@ def _add_init(sub: Any) -> None:
     init = sub.add_parser("init", help="start a target and draft a profile from what discovery finds")
     init.add_argument("target", help="the server command, with {root} where it takes its directory")
     init.add_argument("--root-from", choices=("arg", "cwd"), help="how the target learns its root")
+    init.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for an authenticated server (repeatable; ${NAME} is read from the "
+        "environment, and the draft writes ${NAME}, never the credential)",
+    )
     init.add_argument("-o", "--output", help="write the profile here instead of to stdout")
 
 
@@ -149,7 +157,7 @@ def _init(args: argparse.Namespace, rest: list[str]) -> int:
     from .init_profile import draft_profile
 
     try:
-        text = draft_profile(args.target, args.root_from)
+        text = draft_profile(args.target, args.root_from, args.header)
     except TargetError as exc:
         return _fail("init", str(exc), int(pytest.ExitCode.INTERRUPTED))
     except UsageError as exc:

@@ -263,3 +263,34 @@ def test_init_drafts_an_action_that_names_no_file_with_its_arguments_and_where_i
         ["amount_cents", "memo", "recipient"],
     )
     assert [spec.name for spec in profile.effect] == ["tool:list_payments"]
+
+
+@pytest.mark.parametrize("given", ["Bearer ${ALICE_TOKEN}", "literal"], ids=["variable", "typed-in"])
+def test_init_drafts_a_profile_for_an_authenticated_server_and_writes_no_credential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    token = "alice-" + "x7" * 12
+    monkeypatch.setenv("REFERENCE_TOKENS", f"alice={token}")
+    monkeypatch.setenv("ALICE_TOKEN", token)
+    options = [
+        "--transport",
+        "http",
+        "--port",
+        "{port}",
+        "--auth",
+        "bearer",
+        "--tokens-env",
+        "REFERENCE_TOKENS",
+    ]
+    command = target(*options)
+    header = f"Authorization: {given if given != 'literal' else 'Bearer ' + token}"
+    out = tmp_path / "target.yaml"
+    assert main(["init", command, "--header", header, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert token not in text
+    assert "# Headers: export " in text
+    written = yaml.safe_load(text)["headers"]["Authorization"]
+    assert written == ("Bearer ${ALICE_TOKEN}" if given != "literal" else "Bearer ${AUTHORIZATION}")
+    monkeypatch.setenv("AUTHORIZATION", token)
+    profile = load_profile(out)
+    assert (profile.tool, profile.headers[0].value) == ("delete_file", f"Bearer {token}")
