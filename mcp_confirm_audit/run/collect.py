@@ -146,7 +146,13 @@ class AttackItem(pytest.Item):
         session: AuditSession = self.config.stash[SESSION_KEY]
         result, transcript = session.run(self.spec, self.tool)
         # What the reports say about a finding comes from the catalogue entry.
-        result = replace(result, remedy=self.spec.remedy, owasp=self.spec.owasp, derived=self.spec.derived)
+        result = replace(
+            result,
+            remedy=self.spec.remedy,
+            owasp=self.spec.owasp,
+            derived=self.spec.derived,
+            requirements=self.spec.requirements,
+        )
         # No credential leaves the item (its text, junitxml's properties, the reports).
         secrets = session.profile.secrets()
         self.result = result = scrub_all(result, secrets)
