@@ -258,6 +258,80 @@ def _baseline(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+# -- fleet and merge -----------------------------------------------------------
+
+
+def _add_fleet(sub: Any) -> None:
+    fleet = sub.add_parser(
+        "fleet", help="audit many targets, each on its own, and write one summary (or --matrix for CI)"
+    )
+    fleet.add_argument("file", help="FLEET.yaml: targets: [{name, profile or command, args, baseline}]")
+    fleet.add_argument(
+        "-n", "--workers", type=int, default=1, help="targets audited side by side (default 1)"
+    )
+    fleet.add_argument("-o", "--output", default="fleet-reports", help="a folder per target, and the summary")
+    fleet.add_argument(
+        "--timeout", type=float, default=1800, help="seconds one target may take before it is stopped"
+    )
+    fleet.add_argument("--matrix", action="store_true", help="print a GitHub Actions matrix, run nothing")
+
+
+def _fleet(args: argparse.Namespace, rest: list[str]) -> int:
+    from .fleet import load_fleet, matrix, run_fleet
+
+    if args.workers < 1 or args.timeout <= 0:
+        return _fail("fleet", "-n must be 1 or more, and --timeout a positive number of seconds")
+    path = Path(args.file)
+    try:
+        targets = load_fleet(path)
+        if args.matrix:
+            sys.stdout.write(json.dumps(matrix(targets)) + "\n")
+            return 0
+    except UsageError as exc:
+        return _fail("fleet", str(exc))
+    out = Path(args.output).resolve()
+    outcomes = run_fleet(targets, out, path.parent.resolve(), args.workers, args.timeout)
+    return _summarised(out, outcomes)
+
+
+def _summarised(out: Path, outcomes: Sequence[Any]) -> int:
+    from ..report.fleet import write_summary
+
+    for written in write_summary(out, outcomes):
+        print(f"summary: {written}")
+    for o in outcomes:
+        print(f"{o.name}: {o.status}" + (f": {o.failure}" if o.failure else f", {o.findings} finding(s)"))
+    # pytest's codes: 0 all clean, 1 a finding or a target not judged or failed.
+    return 0 if all(o.status == "clean" for o in outcomes) else int(pytest.ExitCode.TESTS_FAILED)
+
+
+def _add_merge(sub: Any) -> None:
+    merge = sub.add_parser(
+        "merge", help="combine the report folders (CI artifacts) of a fleet into one summary"
+    )
+    merge.add_argument(
+        "dirs", nargs="+", help="folders holding audit.json (downloaded artifacts, or a fleet's output)"
+    )
+    merge.add_argument(
+        "-o", "--output", default="fleet-summary", help="write fleet.md, fleet.sarif, fleet.json here"
+    )
+
+
+def _merge(args: argparse.Namespace, rest: list[str]) -> int:
+    from ..report.fleet import artifact_name, folders_with_reports, read_folder
+
+    roots = [Path(d) for d in args.dirs]
+    if missing := [str(r) for r in roots if not r.is_dir()]:
+        return _fail("merge", f"not a folder: {', '.join(missing)}")
+    folders = folders_with_reports(roots)
+    # A folder given that holds nothing is a target whose artifact never came: listed as failed.
+    empty = [r for r in roots if not any(f == r or r in f.parents for f in folders)]
+    outcomes = [read_folder(artifact_name(f), f) for f in folders] + [
+        read_folder(artifact_name(r), r) for r in empty
+    ]
+    return _summarised(Path(args.output), outcomes)
+
+
 # -- bench ---------------------------------------------------------------------
 
 
@@ -272,6 +346,8 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "catalogue": (_add_catalogue, _catalogue),
     "replay": (_add_replay, _replay),
     "baseline": (_add_baseline, _baseline),
+    "fleet": (_add_fleet, _fleet),
+    "merge": (_add_merge, _merge),
     "bench": (bench.add_parser, _bench),
     "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
 }
