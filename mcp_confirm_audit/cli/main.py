@@ -112,7 +112,9 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
         end = words.index("--") if "--" in words else len(words)
         args.target = shlex.join(words[:end])
         rest = rest[: len(rest) - len(words)] + words[end + 1 :]
-    if not args.target and not args.profile:
+    # The plugin's own options after `--` say the target too (the container's entry point).
+    given = any(word.startswith(("--mcp-target", "--mcp-profile")) for word in rest)
+    if not args.target and not args.profile and not given:
         return _fail(
             "run",
             "give the server to audit: run 'my-server --root {root}', run -- my-server --root {root}, "
