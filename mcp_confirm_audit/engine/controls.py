@@ -152,7 +152,9 @@ class _Runner:
         if self.fresh_world is None:
             return
         self.conn, self.sandbox = await self.fresh_world()
-        self.observer = Observer(self.observer.specs, self.sandbox.root, self.observer.sink)
+        self.observer = Observer(
+            self.observer.specs, self.sandbox.root, self.observer.sink, self.observer.clock
+        )
 
     def names(self, subject: str | Instance) -> tuple[str, str]:
         if isinstance(subject, Instance):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -42,6 +43,7 @@ from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
+from .phases import PhaseClock
 from .verdict import judge
 
 # The name of the variant of every connection with the SDK's boundary removed.
@@ -58,6 +60,20 @@ class _Live:
     parent: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _World:
+    """A sandbox and the one process of the target started on it (`isolation: process`)."""
+
+    sandbox: Sandbox
+    primary: _Live
+
+
+# Worlds started ahead of the attack that will use them. A start that mostly waits (on a
+# database, a model, the network) overlaps this many attacks; one that burns CPU is bounded by
+# the cores whatever the number.
+_WARM_WORLDS = 6
+
+
 @dataclass
 class Stats:
     processes_started: int = 0
@@ -65,7 +81,11 @@ class Stats:
     # Requests sent, over every connection closed so far (tools/list included).
     round_trips: int = 0
     tool_listings: int = 0
+    # Seconds the attacks had to let pass by design (an expiry's lifetime).
+    waited: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # Where the wall time went (what `bench` prints).
+    clock: PhaseClock = field(default_factory=PhaseClock)
 
 
 class AuditSession:
@@ -95,6 +115,11 @@ class AuditSession:
         # Connections being opened in the background (see `prepare`).
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
+        self._in_background = threading.local()
+        # `isolation: process`: the worlds started ahead, and the used ones being closed.
+        self._warm: deque[Future[_World]] = deque()
+        self._untouched = False
+        self._retiring: list[threading.Thread] = []
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
         self._sink: Any = None
@@ -117,6 +142,10 @@ class AuditSession:
 
     def start(self, specs: Iterable[AttackSpec] = ()) -> None:
         """Start the target; also, side by side, a second process if `specs` will need one."""
+        with self.stats.clock.phase("starts"):
+            self._start(specs)
+
+    def _start(self, specs: Iterable[AttackSpec]) -> None:
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         try:
@@ -198,30 +227,90 @@ class AuditSession:
         )
 
     def _new_world(self) -> None:
+        self._enter_world(self._world_sandbox())
+
+    def _enter_world(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        # `{root}` in args: and setup:, for a tool that takes absolute paths or its directory.
+        self.values["root"] = str(sandbox.root)
+
+    def _world_sandbox(self) -> Sandbox:
         """A fresh sandbox, with the profile's files written into its root before the target starts."""
         served = self.profile.root if self.profile.is_url else None
-        self.sandbox = Sandbox(served_root=Path(served) if served else None)
-        # `{root}` in args: and setup:, for a tool that takes absolute paths or its directory.
-        self.values["root"] = str(self.sandbox.root)
+        sandbox = Sandbox(served_root=Path(served) if served else None)
         for name, text in self.profile.files.items():
-            path = self.sandbox.root / name
+            path = sandbox.root / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text.replace("{sink}", str(self.values.get("sink", "{sink}"))))
+        return sandbox
+
+    def _warm_world(self) -> Future[_World]:
+        """`isolation: process`: the next attack's world, started beside the current one.
+
+        Its own fresh sandbox and its own process, never used before and never used again: the
+        process start (most of an isolated attack's cost) overlaps the attacks before it.
+        """
+        world: Future[_World] = Future()
+
+        def start() -> None:
+            self._in_background.active = True
+            try:
+                sandbox = self._world_sandbox()
+                try:
+                    world.set_result(_World(sandbox, self._open_process("primary", sandbox)))
+                except BaseException:
+                    self._discard_sandbox(sandbox)
+                    raise
+            except BaseException as exc:
+                world.set_exception(exc)
+
+        threading.Thread(target=start, name="mcp-audit-warm", daemon=True).start()
+        return world
+
+    def _discard_sandbox(self, sandbox: Sandbox) -> None:
+        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+        sandbox.remove()
 
     def _isolate(self) -> None:
         """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
-        for name in [n for n, live in self._live.items() if live.parent is None]:
-            self._drop(name)
-        assert self.sandbox is not None
-        sandbox = self.sandbox
-        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
-        sandbox.remove()
-        self._new_world()
-        self._ensure("primary")
+        with self.stats.clock.phase("starts"):
+            self._isolate_now()
+
+    def _isolate_now(self) -> None:
+        self._untouched = False
+        with self._lock:
+            lives, self._live = self._live, {}
+        old = self.sandbox
+        assert old is not None
+        # The world just used goes away beside the next attack: nothing waits for its processes.
+        retiring = threading.Thread(
+            target=self._retire, args=(lives, old), name="mcp-audit-retire", daemon=True
+        )
+        retiring.start()
+        self._retiring.append(retiring)
+        while len(self._warm) < _WARM_WORLDS:
+            self._warm.append(self._warm_world())
+        try:
+            world = self._warm.popleft().result()
+        except BaseException:
+            # The warm start failed: start it here, so its error is the one reported.
+            self._new_world()
+            self._ensure("primary")
+        else:
+            self._enter_world(world.sandbox)
+            with self._lock:
+                self._live["primary"] = world.primary
+        self._warm.append(self._warm_world())
+
+    def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
+        """Close a used world: its clients before their processes, then its sandbox."""
+        for name in reversed(list(lives)):
+            self._close(lives[name])
+        self._discard_sandbox(sandbox)
 
     def observer(self, probes: Iterable[Any]) -> Observer:
         assert self.sandbox is not None
-        return Observer(tuple(probes), self.sandbox.root, self._sink)
+        return Observer(tuple(probes), self.sandbox.root, self._sink, self.stats.clock)
 
     def prepare(self, specs: Iterable[AttackSpec]) -> None:
         """Start, in the background, the other processes the selected attacks will need.
@@ -247,6 +336,7 @@ class AuditSession:
         pending: Future[Connection] = Future()
 
         def start() -> None:
+            self._in_background.active = True  # beside the audit: no wall time of its own
             try:
                 pending.set_result(self._ensure_now(name))
             except BaseException as exc:
@@ -264,8 +354,21 @@ class AuditSession:
                 self.stats.notes.append(f"starting {name} in the background: {exc}")
 
     def close(self) -> None:
+        with self.stats.clock.phase("stops"):
+            self._close_all()
+
+    def _close_all(self) -> None:
         for name in list(self._pending):
             self._adopt(name)
+        while self._warm:
+            try:
+                world = self._warm.popleft().result()
+            except BaseException:
+                continue
+            self._retire({"primary": world.primary}, world.sandbox)
+        for retiring in self._retiring:
+            retiring.join()
+        self._retiring.clear()
         with self._lock:
             lives, self._live = self._live, {}
 
@@ -323,30 +426,44 @@ class AuditSession:
             self._drop(name)
         assert self._portal is not None
         assert self.sandbox is not None
-        if attach_to is not None:
+        if attach_to is None:
+            opened = self._open_process(name, self.sandbox, profile)
+        else:
             endpoint = self._ensure(attach_to).endpoint
-            opener: AbstractAsyncContextManager[Connection] = (
+            opener = (
                 attach(self.profile, endpoint, name)
                 if identity is None
                 else attach(self.profile, endpoint, name, headers=identity.headers, hint=identity.hint)
             )
-        else:
-            label = f"{name}-{self.stats.processes_started}"
-            opener = connect(
-                profile or self._started,
-                self.sandbox.root,
-                self.sandbox.logs,
-                label,
-                ablate=name.startswith(ABLATED),
-                elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
-            )
-        context = self._portal.wrap_async_context_manager(opener)
-        connection = context.__enter__()
+            opened = self._enter(opener, attach_to)
         with self._lock:
-            if attach_to is None:
-                self.stats.processes_started += 1
-            self._live[name] = _Live(connection, context, attach_to)
-        return connection
+            self._live[name] = opened
+        return opened.connection
+
+    def _open_process(self, name: str, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
+        """A new process of the target on `sandbox`, and the harness's connection to it."""
+        with self._lock:
+            label = f"{name}-{self.stats.processes_started}"
+            self.stats.processes_started += 1
+        opener = connect(
+            profile or self._started,
+            sandbox.root,
+            sandbox.logs,
+            label,
+            ablate=name.startswith(ABLATED),
+            elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+        )
+        return self._enter(opener, None)
+
+    def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
+        assert self._portal is not None
+        context = self._portal.wrap_async_context_manager(opener)
+        if getattr(self._in_background, "active", False):
+            connection = context.__enter__()
+        else:
+            with self.stats.clock.phase("starts"):
+                connection = context.__enter__()
+        return _Live(connection, context, parent)
 
     def _drop(self, name: str) -> None:
         """Close a connection and every client attached to its process."""
@@ -388,6 +505,10 @@ class AuditSession:
         return next(p for p in self.plans if p.name == tool)
 
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
+        with self.stats.clock.phase("controls"):
+            return self._controls_of(tool, ablated)
+
+    def _controls_of(self, tool: str, ablated: bool) -> ControlOutcome:
         key = (tool, ablated)
         if key not in self._controls:
             assert self._portal is not None
@@ -430,6 +551,10 @@ class AuditSession:
         return Ablation(Layer.SDK_BOUNDARY, ablated.verdict, ablated.layer, ablated.reason, ablated.evidence)
 
     def _run(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
+        with self.stats.clock.phase("attacks"):
+            return self._run_now(spec, tool, ablated=ablated)
+
+    def _run_now(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
         assert self._portal is not None
         assert self.sandbox is not None
         outcome = self.controls(tool, ablated=ablated)
@@ -448,7 +573,7 @@ class AuditSession:
             )
             return judge(spec, transcript), transcript
         prefix = ABLATED if ablated else ""
-        if self.profile.isolation == "process":
+        if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
         primary = self._ensure(f"{prefix}primary")
         peers = _Peers(self, prefix)
@@ -473,7 +598,12 @@ class AuditSession:
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
+        self.stats.waited += attack.waited
         transcript = attack.transcript(precondition)
+        # An attack that sent nothing (not applicable before its first request) leaves its process
+        # as fresh as it found it: the next attack gets that one rather than a world of its own.
+        with self._lock:
+            self._untouched = not transcript.exchanges and set(self._live) == {"primary"}
         return judge(spec, transcript), transcript
 
 

@@ -25,6 +25,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -305,6 +306,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
     add(
+        "--start-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before serving, as a server that opens a database or loads a model does "
+        "(the isolation bench's slow start)",
+    )
+    add(
         "--auth",
         choices=("none", "bearer"),
         default="none",
@@ -373,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
+    time.sleep(args.start_delay)
     if args.transport == "http":
         serving.serve_http(server, args.port)
     else:
