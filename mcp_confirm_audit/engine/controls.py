@@ -18,13 +18,13 @@ from typing import Any
 from mcp import types
 
 from .. import confirmations
-from ..confirmations import Mechanism, answers, detect, honest
+from ..confirmations import Mechanism, answers, detect, elicitation, honest
 from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
 from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo
-from .action import Instance, SetupFailed, prepare
+from .action import Instance, SetupFailed, prepare, render
 from .observation import Observer
 from .verdict import describe
 
@@ -49,6 +49,9 @@ class ControlOutcome:
     mechanism: Mechanism | None = None
     # Why the controls chose `isolation: process` (the world carried over from one control to the next).
     isolation: str | None = None
+    # Round one failed for want of a back channel: the tool asks with elicitation/create
+    # (`ctx.elicit`), which a 2026-07-28 connection cannot carry.
+    back_channel: bool = False
 
     @property
     def approve_ok(self) -> bool:
@@ -128,11 +131,10 @@ class _Runner:
         if isinstance(subject, Instance):
             return dict(subject.arguments)
         assert self.plan.path_arg is not None
-        rendered = {
-            k: v.replace("{path}", subject) if isinstance(v, str) else v
-            for k, v in self.plan.arguments(self.values).items()
-        }
-        return {**rendered, self.plan.path_arg: subject}
+        # {path} the case file; {root} and {sink} what the harness gives.
+        rendered = render(self.plan.arguments(self.values), {**self.values, "path": subject})
+        # A path argument the template spells out ("{root}/{path}") is the template's, as in an attack.
+        return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, subject)}
 
     async def call(self, label: str, subject: str | Instance, **kw: Any) -> Response:
         exchange: Exchange = await self.conn.call(
@@ -165,7 +167,9 @@ class _Runner:
         if self.fresh_world is None:
             return False
         self.conn, self.sandbox = await self.fresh_world()
-        self.observer = Observer(self.observer.specs, self.sandbox.root, self.observer.sink)
+        self.observer = Observer(
+            self.observer.specs, self.sandbox.root, self.observer.sink, self.observer.clock
+        )
         if self.channel is not None:
             self.channel.conn, self.channel.root = self.conn, self.sandbox.root
         return True
@@ -245,6 +249,7 @@ async def run_controls(
         )
     if run.isolation is not None:
         results.append(ControlResult(plan.name, "isolation", True, True, run.isolation))
+    back_channel = style is None and any(elicitation.needs_back_channel(r) for r in run.first)
     return ControlOutcome(
         style,
         tuple(results),
@@ -254,6 +259,7 @@ async def run_controls(
         notes,
         inert,
         isolation=run.isolation,
+        back_channel=back_channel,
     )
 
 
