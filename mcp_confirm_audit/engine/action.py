@@ -26,6 +26,7 @@ from ..oracle.counting import EffectCounter
 from ..oracle.restorer import Restorer
 from ..oracle.sandbox import VICTIM_TEXT, identity_of
 from ..profile.loader import SetupCall
+from ..target.arguments import another
 from ..target.discovery import arguments_for, path_argument
 from ..target.driver import ToolInfo
 
@@ -280,6 +281,10 @@ def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None) ->
             return least + (value - least + variant) % (most - least + 1)  # round within the bounds
         return value - variant
     if isinstance(value, str) and value and not _PLACEHOLDER.search(value):
+        # A phone stays a phone, a date a date: `+12025550123-1` is no number a server takes.
+        shaped = another(value, variant)
+        if shaped is not None:
+            return shaped
         return f"{value}-{variant}"
     return value
 

@@ -202,3 +202,10 @@ def test_a_word_the_payload_echoes_back_is_no_token_but_a_pending_id_is_a_pendin
     payload = {"ok": True, "id": "mem_1796161799_4tac", "state": "pending", "vault": "current"}
     found = from_response(_result(payload), propose, [propose])
     assert isinstance(found, Pending), found
+
+
+def test_the_decoy_of_a_phone_number_or_a_date_is_another_valid_one() -> None:
+    from mcp_confirm_audit.engine.action import varied_args
+
+    args = {"phone": "+12025550123", "date": "2030-01-31", "memo": "rent"}
+    assert varied_args(args, 1) == {"phone": "+12025550124", "date": "2030-02-01", "memo": "rent-1"}
