@@ -489,8 +489,10 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
     first = await run.call(f"{name}: ask", subject)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
         said = f"did not ask ({first.outcome}: {first.text[:200]})"
-        refused = first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR)
-        return ControlResult(tool, name, False, True, said), said if refused else None
+        # Approve's same call asked: a refusal, or a call with nothing left to do ("already
+        # Interview"), may be the world approve left. A target that stopped answering is not.
+        begun = first.outcome is not Outcome.TRANSPORT
+        return ControlResult(tool, name, False, True, said), said if begun else None
     return await _answered(run, style, name, case, subject, first, before_victim), None
 
 
