@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..channels.human import HumanStep
-from ..models import Response
+from ..models import Outcome, Response
 from .base import Channel, HumanFailed, Preview
 
 # A result field that names the staged action.
@@ -89,6 +89,10 @@ class Pending:
         last = await self.approve_only(channel, handle, as_agent=as_agent)
         if self.execute is not None:
             return await channel.call("execute", self.execute.tool, self.execute.filled(handle))
+        if last is None and self.human is not None and not as_agent:
+            # The person's approval is itself the action (a queued memory becomes a confirmed one):
+            # what it did shows where every effect shows, in the probes and the sandbox.
+            return Response(Outcome.COMPLETE, f"the human approved {handle}; no execute step follows")
         if last is None:
             raise HumanFailed("approved, but no execute call is known and the approval said nothing")
         return last

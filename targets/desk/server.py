@@ -17,7 +17,9 @@ What stands between a harness and its gate, each seen on a real server:
   `{"needs_confirm": true, "confirmation": ...}` answered by `confirmation=`, or
   `{"pending_approval": true, "ref": ...}` approved by the person
   (`approve_cli.py`-style decision file in `--inbox`) and executed by
-  `execute_booking(ref)`. A ticket or confirmation is bound to its plan and spent once.
+  `execute_booking(ref)`; with `--approval acts` the person's approval is itself the booking (it is
+  made when the desk next reads its queue), and there is no execute step.
+  A ticket or confirmation is bound to its plan and spent once.
 Every booking is a row of ROOT/bookings.json, also shown by `list_bookings`.
 
 Flaws (each removes one defence):
@@ -70,11 +72,13 @@ def build_server(
     world: str = "consumes",
     flaws: frozenset[str] = frozenset(),
     inbox: str | Path | None = None,
+    approval: str = "then-execute",
 ) -> MCPServer:
     table = Path(root) / "bookings.json"
     decisions = Path(inbox) if inbox is not None else Path(root).parent / "desk-inbox"
     if not table.exists():
         table.write_text("[]")
+    decisions.mkdir(parents=True, exist_ok=True)
     plans: dict[str, Plan] = {}
     nonces: set[str] = set()
     tickets: dict[str, str] = {}  # ticket -> plan_id, spent on use
@@ -96,14 +100,23 @@ def build_server(
         table.write_text(json.dumps([*rows, row]))
         return {"booked": True, **row}
 
+    def decided() -> None:
+        """`--approval acts`: what the person approved is booked, with no call of the agent's."""
+        if approval != "acts":
+            return
+        for ref in [r for r in waiting if (decisions / f"{r}.approved").exists()]:
+            make_booking(plans[waiting.pop(ref)])
+
     @server.tool(annotations=_READ_ONLY)
     def list_slots() -> dict[str, Any]:
         """The slots a booking can take, and whether each is free."""
+        decided()
         return {"slots": [{"slot_id": s, "free": not booked(s)} for s in SLOTS]}
 
     @server.tool(annotations=_READ_ONLY)
     def list_bookings() -> dict[str, Any]:
         """Every booking made."""
+        decided()
         return {"bookings": bookings()}
 
     @server.tool(annotations=_READ_ONLY)
@@ -202,7 +215,6 @@ def build_server(
             waiting[ref] = plan_id
             return {"pending_approval": True, "ref": ref, "message": "waiting for the desk's approval"}
 
-        @server.tool(annotations=_WRITES)
         def execute_booking(ref: str) -> dict[str, Any]:
             """Make a booking the person approved."""
             if ref not in waiting:
@@ -211,6 +223,9 @@ def build_server(
                 raise ToolError("not approved yet")
             plan_id = waiting.pop(ref)
             return make_booking(plans[plan_id])
+
+        if approval == "then-execute":
+            server.tool(annotations=_WRITES)(execute_booking)
 
         if "agent-approves" in flaws:
 
@@ -231,10 +246,16 @@ def main() -> None:
     parser.add_argument("--asks", choices=ASKS, default="mrtr")
     parser.add_argument("--world", choices=("consumes", "keeps"), default="consumes")
     parser.add_argument("--inbox", default=None)
+    parser.add_argument("--approval", choices=("then-execute", "acts"), default="then-execute")
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     args = parser.parse_args()
     build_server(
-        args.root, asks=args.asks, world=args.world, flaws=frozenset(args.flaw), inbox=args.inbox
+        args.root,
+        asks=args.asks,
+        world=args.world,
+        flaws=frozenset(args.flaw),
+        inbox=args.inbox,
+        approval=args.approval,
     ).run()
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.channels.human import Command
+from mcp_confirm_audit.confirmations.pending import Human, Pending
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile
@@ -118,3 +120,30 @@ def test_a_pending_payload_the_agent_can_approve_itself_is_a_finding(
     result = {r.id: r for r in run.results if r.tool == "book"}["MCA-SELFAPPROVE-001"]
     assert result.verdict in (Verdict.VULNERABLE, Verdict.WEAK), result.evidence
     assert result.layer is Layer.NONE
+
+
+def test_a_pending_flow_whose_human_approval_is_itself_the_action_is_driven_to_its_effect(
+    catalogue: Catalogue, generation: object
+) -> None:
+    command = shlex.join(
+        [sys.executable, str(DESK), "--root", "{root}", "--asks", "pending-approval", "--approval", "acts"]
+    )
+    profile = Profile(
+        command=command,
+        call_timeout=10.0,
+        tool="book",
+        isolation="process",
+        confirmation=Pending(
+            id_from="ref", human=Human(approve=Command("touch {root}/../desk-inbox/{id}.approved"))
+        ),
+    )
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        generation=generation,  # type: ignore[arg-type]
+        select=lambda spec: spec.family == "replay",
+    )
+    approve = _control(run, "approve")
+    assert approve is not None, run.controls
+    assert "through pending" in approve, approve
+    assert "list_bookings" in approve, approve
