@@ -39,13 +39,24 @@ class EffectCounter:
                 item.startswith(f"file:{inside}") for item in items
             ):
                 items.add(path)
+        # One action may change a field of every existing row (a column added to a table): those
+        # rows are its footprint, not repetitions. Only whole items, new or gone, count one each;
+        # changed fields of existing items count once for their place.
+        changed = {_item(path) for path in changes if _item(path) != path and path.startswith(_PROBED)}
         places: dict[str, set[str]] = {}
         for item in items:
             places.setdefault(_ROW.sub("[*]", item), set()).add(item)
-        return max((len(found) for found in places.values()), default=0)
+        return max((_count(found, changed) for found in places.values()), default=0)
 
 
 _ROW = re.compile(r"\[\d+\]")
+# Where a change is named by its list item: a probe's rows (a tool, a file by rows, sqlite).
+_PROBED = ("tool:", "file:", "sqlite:")
+
+
+def _count(found: set[str], changed: set[str]) -> int:
+    whole = found - changed
+    return len(whole) + (1 if found & changed else 0)
 
 
 def _item(path: str) -> str:
