@@ -25,6 +25,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
+from ..channels.url_flow import Pages
 from ..confirmations import mrtr_only
 from ..confirmations.detect import policy_tools
 from ..confirmations.mrtr import Mrtr
@@ -412,6 +413,7 @@ class AuditSession:
                     fresh_world=fresh_world if isolated else None,
                     tools=self.tools,
                     call_timeout=self.profile.call_timeout,
+                    pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
                 )
             )
         return self._controls[key]
@@ -466,6 +468,7 @@ class AuditSession:
             observer=self.observer(outcome.probes),
             bookkeeping=outcome.bookkeeping,
             values=self.values,
+            pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
         )
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)

@@ -22,6 +22,7 @@ from ..oracle.effect_spec import parse_effects, parse_ignore
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
 from .headers import Header
+from .url_mode import UrlPeople, url_people
 from .yamlfile import read_yaml
 
 ROOT_FROM = ("arg", "cwd")
@@ -114,6 +115,8 @@ class Profile:
     # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
+    url_elicitation: UrlPeople = field(default_factory=UrlPeople)
     # The seed for generated hostile names when --mcp-seed does not give one:
     # a profile whose review is checked in pins it, so the same command
     # regenerates the same review.
@@ -153,6 +156,7 @@ class Profile:
         for principal in self.principals.values():
             yield from principal
         yield from profile_keys.human_headers(self.confirmation)
+        yield from self.url_elicitation.every_header()
 
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
@@ -271,6 +275,8 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return profile_keys.confirmation(value, source)
     if key == "policy_tools":
         return profile_keys.policy_tools(value, source)
+    if key == "url_elicitation":
+        return url_people(value, source)
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")
