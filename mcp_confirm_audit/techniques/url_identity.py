@@ -13,6 +13,7 @@ from typing import Any
 
 from ..channels.human import HumanFailed
 from ..channels.url_flow import OTHER_PERSON
+from ..models import Verdict
 from . import technique
 from ._url import asked
 from .base import Attack
@@ -20,14 +21,14 @@ from .base import Attack
 
 @technique("url-identity")
 async def url_identity(attack: Attack, params: Mapping[str, Any]) -> None:
-    if attack.pages is not None and OTHER_PERSON not in attack.pages.browsers:
+    first = await asked(attack)
+    if first is None or attack.pages is None:
+        return
+    if OTHER_PERSON not in attack.pages.browsers:
         attack.not_applicable(
             "no other person is known: set url_elicitation.other_person (the headers of another user's "
             'browser, e.g. {headers: {Cookie: "session=${BOB_SESSION}"}}) in the profile'
         )
-        return
-    first = await asked(attack)
-    if first is None or attack.pages is None:
         return
     await attack.start_attack()
     try:
@@ -35,7 +36,12 @@ async def url_identity(attack: Attack, params: Mapping[str, Any]) -> None:
     except HumanFailed as exc:
         attack.setup_failed(f"the other person could not open the page: {exc}")
         return
-    if seen.completed:
+    if not seen.completed:
+        # The page turned them away: an effect now is the accept alone acting (url-consent's finding).
+        attack.effect_means(
+            Verdict.VULNERABLE, "the page refused the other person, yet the accept alone acted"
+        )
+    else:
         attack.note("the page took another person's approval")
     await attack.call(
         "accept, after another person completed the page",

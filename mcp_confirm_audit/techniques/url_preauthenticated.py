@@ -14,6 +14,7 @@ from typing import Any
 
 from ..channels.human import HumanFailed
 from ..channels.url_flow import AGENT
+from ..models import Verdict
 from . import technique
 from ._url import asked
 from .base import Attack
@@ -30,7 +31,10 @@ async def url_preauthenticated(attack: Attack, params: Mapping[str, Any]) -> Non
     except HumanFailed as exc:
         attack.setup_failed(f"the agent could not open the page: {exc}")
         return
-    if seen.completed:
+    if not seen.completed:
+        # The page turned them away: an effect now is the accept alone acting (url-consent's finding).
+        attack.effect_means(Verdict.VULNERABLE, "the page refused the agent, yet the accept alone acted")
+    else:
         attack.note("the page took the agent's submission without asking who it was")
     await attack.call(
         "accept, after the agent opened the page itself",
