@@ -117,7 +117,9 @@ def _options(flaw: str) -> list[str]:
 
 # Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py; and the
 # families of confirmations that are not MRTR: proven in test_confirmation_kinds.py.
-CONFIGURED_ELSEWHERE = ("cross-replica", "expiry", "cross-principal", *sorted(ANY_MECHANISM))
+# URL-mode elicitation's families need a page to open: proven in test_url_mode.py.
+URL_MODE = ("url-user-data", "url-preauthenticated", "url-consent", "url-identity", "url-abandoned")
+CONFIGURED_ELSEWHERE = ("cross-replica", "expiry", "cross-principal", *sorted(ANY_MECHANISM), *URL_MODE)
 
 
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:

@@ -111,6 +111,17 @@ def test_each_url_mode_flaw_is_caught_by_its_family(
             assert result.verdict is Verdict.REFUSED, result
 
 
+def test_every_url_mode_attack_is_caught_by_some_flaw_here(catalogue: Catalogue) -> None:
+    caught = {
+        "MCA-URLDATA-001",
+        "MCA-URLPREAUTH-001",
+        "MCA-URLCONSENT-001",
+        "MCA-URLWHO-001",
+        "MCA-URLBOUND-001",
+    }
+    assert {a.id for a in catalogue.active if a.family in URL_FAMILIES} == caught
+
+
 def test_a_server_that_waits_for_the_page_with_no_bound_is_weak(audit_url: AuditFn) -> None:
     # Short: every accept to a page nobody completed hangs until the bound.
     run = audit_url("waits-forever", call_timeout=2.0)
