@@ -38,7 +38,8 @@ from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
 from ..target import reaper
 from ..target.discovery import ToolPlan, plan_tools
-from ..target.driver import Connection, ToolInfo, attach, connect
+from ..target.driver import Connection, ToolInfo, attach
+from ..target.routed import connect_servers
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .controls import ControlOutcome, run_controls
@@ -331,7 +332,7 @@ class AuditSession:
             )
         else:
             label = f"{name}-{self.stats.processes_started}"
-            opener = connect(
+            opener = connect_servers(
                 profile or self._started,
                 self.sandbox.root,
                 self.sandbox.logs,

@@ -22,6 +22,7 @@ from ..oracle.effect_spec import parse_effects, parse_ignore
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
 from .headers import Header
+from .servers import Servers, servers_from
 from .url_mode import UrlPeople, url_people
 from .yamlfile import read_yaml
 
@@ -117,6 +118,9 @@ class Profile:
     policy_tools: tuple[str, ...] = ()
     # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
     url_elicitation: UrlPeople = field(default_factory=UrlPeople)
+    # Several servers on one root, and the server of each tool a step names (servers.py);
+    # None: the one server `command` starts.
+    servers: Servers | None = None
     # The seed for generated hostile names when --mcp-seed does not give one:
     # a profile whose review is checked in pins it, so the same command
     # regenerates the same review.
@@ -207,6 +211,14 @@ def load_profile(path: Path) -> Profile:
         here = str(path.parent.resolve())
         spelled = here if command.startswith("py:") else shlex.quote(here)
         raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
+    if isinstance(servers := raw.get("servers"), Mapping):
+        here = shlex.quote(str(path.parent.resolve()))
+        raw = {
+            **raw,
+            "servers": {
+                k: v.replace("{profile_dir}", here) if isinstance(v, str) else v for k, v in servers.items()
+            },
+        }
     if isinstance(confirmation := raw.get("confirmation"), Mapping):
         # The human's second channel is a command line too, often a script beside the profile.
         raw = {**raw, "confirmation": _beside(confirmation, shlex.quote(str(path.parent.resolve())))}
@@ -254,12 +266,13 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
 
 
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
+    raw, servers = servers_from(raw, source)
     unknown = sorted(set(raw) - _KNOWN)
     if unknown:
         raise UsageError(
             f"profile {source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KNOWN))}"
         )
-    values: dict[str, Any] = {"source": source}
+    values: dict[str, Any] = {"source": source, "servers": servers}
     for key, value in raw.items():
         values[key] = _checked(source, key, value)
     profile = Profile(**values)
