@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,7 +19,7 @@ from ..catalogue.generation import Generation
 from ..channels.human import HumanFailed
 from ..channels.url_flow import Pages, answer_content
 from ..confirmations import answers
-from ..engine.action import Instance, SetupFailed, prepare
+from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare
 from ..engine.observation import Observer
 from ..models import (
     AttackSpec,
@@ -46,6 +46,15 @@ class Mark:
 
     probes: Mapping[str, Any]
     tree: TreeSnapshot
+
+
+# What an attack may name to the target: its victim (a case file or a use of the action), another
+# path of the sandbox, or a string sent exactly as written.
+Subject = Path | str | Instance | CaseFile
+
+
+def _unwrapped(subject: Subject) -> Path | str | Instance:
+    return subject.path if isinstance(subject, CaseFile) else subject
 
 
 class Unavailable(Exception):
@@ -185,22 +194,38 @@ class Attack:
         return self.style in ("relative", "absolute")
 
     @property
-    def victim(self) -> Path | Instance:
+    def victim(self) -> CaseFile | Instance:
         """What this attack's question is about: the case file, or one prepared use of the action."""
         if self.names_file:
-            return self.case.victim
+            return self._case_file(self.case.victim)
         assert self._instance is not None, "prepare() runs before the technique"
         return self._instance
+
+    @property
+    def use_of_action(self) -> Instance:
+        """The victim of an action that names no file, for a family whose strings go into its arguments."""
+        assert self._instance is not None, "an action that names no file is prepared before the technique"
+        return self._instance
+
+    def _case_file(self, path: Path) -> CaseFile:
+        return CaseFile(
+            path,
+            self.path_value(path),
+            self.sandbox.keep / f"{self.case.name}-{path.name}",
+            self.case.rel(path),
+        )
 
     async def prepare(self) -> None:
         """Run the action's setup calls for this attack's subject (nothing to do for a file action)."""
         if not self.names_file and self._instance is None:
             self._instance = await self._new_instance(0)
 
-    async def another(self, label: str, *, connection: Connection | None = None) -> Path | Instance | None:
+    async def another(
+        self, label: str, *, connection: Connection | None = None
+    ) -> CaseFile | Instance | None:
         """Another subject of the same action: another file, or the setup again with other values."""
         if self.names_file:
-            return self.case.add_file(f"{label}.txt")
+            return self._case_file(self.case.add_file(f"{label}.txt"))
         self._variants += 1
         try:
             return await self._new_instance(self._variants, connection)
@@ -208,7 +233,7 @@ class Attack:
             self.setup_failed(str(exc))
             return None
 
-    async def subject_on(self, connection: Connection) -> Path | Instance | None:
+    async def subject_on(self, connection: Connection) -> CaseFile | Instance | None:
         """This attack's subject as another process knows it: a handle is minted there again."""
         if self.names_file or not self.plan.setup or connection is self.primary:
             return self.victim
@@ -244,7 +269,7 @@ class Attack:
         schemas = {t.name: t.input_schema for t in self.tools}
         # A setup call may name this attack's case file ({path}): a preview of deleting it, say.
         values = {**self._values, "path": os.path.relpath(self.case.victim, self.sandbox.root)}
-        return await prepare(
+        instance = await prepare(
             call,
             self.plan.name,
             self.plan.setup,
@@ -254,6 +279,7 @@ class Attack:
             schemas=schemas,
             overrides=overrides,
         )
+        return replace(instance, staged=self.case.victim, keep_at=self.sandbox.keep / self.case.name)
 
     def file_only(self) -> bool:
         """True for a file action; else the attack is not applicable, saying why."""
@@ -267,8 +293,9 @@ class Attack:
 
     # -- naming files to the target -------------------------------------
 
-    def path_value(self, path: Path | str | Instance) -> str:
+    def path_value(self, path: Subject) -> str:
         """A sandbox path as this tool expects it; a str is sent exactly as written."""
+        path = _unwrapped(path)
         if isinstance(path, Instance):
             return path.label
         if isinstance(path, str):
@@ -277,7 +304,8 @@ class Attack:
             return str(path)
         return os.path.relpath(path, self.sandbox.root)
 
-    def arguments(self, path: Path | str | Instance, **overrides: Any) -> dict[str, Any]:
+    def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
+        path = _unwrapped(path)
         if isinstance(path, Instance):
             return {**path.arguments, **overrides}
         assert self.plan.path_arg is not None
@@ -327,7 +355,7 @@ class Attack:
     async def call(
         self,
         label: str,
-        path: Path | str | Instance,
+        path: Subject,
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
@@ -349,7 +377,7 @@ class Attack:
     async def exchange(
         self,
         label: str,
-        path: Path | str | Instance,
+        path: Subject,
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
@@ -391,7 +419,7 @@ class Attack:
             self.setup_failed(response.text)
 
     async def ask(
-        self, path: Path | str | Instance, *, connection: Connection | None = None, label: str = "ask"
+        self, path: Subject, *, connection: Connection | None = None, label: str = "ask"
     ) -> Response:
         """Round one; marks the attack as set up wrong if the target did not ask."""
         response = await self.call(label, path, connection=connection)
@@ -401,23 +429,23 @@ class Attack:
 
     # -- answering --------------------------------------------------------
 
-    def names(self, path: Path | str | Instance) -> tuple[str, str]:
+    def names(self, path: Subject) -> tuple[str, str]:
         """How an answer template names the subject: ({name}, {path})."""
         return self._names(path)
 
-    def _names(self, path: Path | str | Instance) -> tuple[str, str]:
+    def _names(self, path: Subject) -> tuple[str, str]:
         value = self.path_value(path)
-        return (value if isinstance(path, Instance) else Path(value).name), value
+        return (value if isinstance(_unwrapped(path), Instance) else Path(value).name), value
 
-    def yes(self, question: Question, path: Path | str | Instance) -> dict[str, Any]:
+    def yes(self, question: Question, path: Subject) -> dict[str, Any]:
         name, value = self._names(path)
         return answers.affirmative(question.schema, name, value, self._answer_template)
 
-    def no(self, question: Question, path: Path | str | Instance) -> dict[str, Any] | None:
+    def no(self, question: Question, path: Subject) -> dict[str, Any] | None:
         name, value = self._names(path)
         return answers.negative(question.schema, name, value, self._negative_template)
 
-    def accept(self, response: Response, path: Path | str | Instance) -> dict[str, types.ElicitResult]:
+    def accept(self, response: Response, path: Subject) -> dict[str, types.ElicitResult]:
         """The honest "yes" to every question in a round-one response."""
         return {
             q.key: types.ElicitResult(action="accept", content=answer_content(q.url, self.yes(q, path)))
@@ -464,11 +492,12 @@ class Attack:
         """What the probes and the sandbox show now: what `took_effect` compares with."""
         return Mark(await self.observe(), self.sandbox.snapshot())
 
-    async def took_effect(self, subject: Path | Instance, since: Mark) -> bool:
+    async def took_effect(self, subject: Victim | Path, since: Mark) -> bool:
         """Whether the action happened since `since`: the file went or changed, a probe moved, the sandbox changed."""
-        if isinstance(subject, Path):
-            now = identity_of(subject)
-            return now is None or now != since.tree.entries.get(self.case.rel(subject), now)
+        path = subject.path if isinstance(subject, CaseFile) else subject
+        if isinstance(path, Path):
+            now = identity_of(path)
+            return now is None or now != since.tree.entries.get(self.case.rel(path), now)
         return bool(self.changes(since, await self.mark()))
 
     def changes(self, before: Mark, after: Mark) -> list[str]:
