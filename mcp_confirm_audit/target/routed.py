@@ -38,6 +38,7 @@ class Routed(Connection):
             first.endpoint,
             refusals=first.refusals,
             secrets=first.secrets,
+            back=first.back,
         )
 
     @property
@@ -107,11 +108,14 @@ async def connect_servers(
     *,
     ablate: bool = False,
     elicitation: str = "form+url",
+    protocol: str | None = None,
 ) -> AsyncIterator[Connection]:
     """`driver.connect`, for a profile with `servers:`: every server started on `root`, reached as one."""
     servers = profile.servers
     if servers is None or len(servers.commands) < 2:
-        async with connect(profile, root, logs, name, ablate=ablate, elicitation=elicitation) as one:
+        async with connect(
+            profile, root, logs, name, ablate=ablate, elicitation=elicitation, protocol=protocol
+        ) as one:
             yield one
         return
     async with AsyncExitStack() as stack:
@@ -121,6 +125,14 @@ async def connect_servers(
             # ({sink}, a shorter lifetime); the others start as written.
             command = profile.command if index == 0 else command
             alone = replace(profile, command=command, servers=None)
-            opened = connect(alone, root, logs, f"{name}-{server}", ablate=ablate, elicitation=elicitation)
+            opened = connect(
+                alone,
+                root,
+                logs,
+                f"{name}-{server}",
+                ablate=ablate,
+                elicitation=elicitation,
+                protocol=protocol,
+            )
             parts[server] = await stack.enter_async_context(opened)
         yield Routed(name, parts, servers)

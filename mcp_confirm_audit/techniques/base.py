@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
 from mcp import types
 
 from ..catalogue.generation import Generation
 from ..channels.human import HumanFailed
 from ..channels.url_flow import Pages, answer_content
 from ..confirmations import answers
-from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare
+from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
+    Approvals,
     AttackSpec,
     Exchange,
     Outcome,
@@ -102,6 +105,10 @@ class Peers(Protocol):
         """A client of the target that declares `elicitation`: "none" (no capability) or "url" (URL mode only)."""
         ...
 
+    async def in_era(self, era: str) -> Connection:
+        """A client of the target in `era`: "legacy" (the handshake, questions over the back channel) or "modern"."""
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -126,6 +133,9 @@ class NoPeers:
 
     async def declaring(self, elicitation: str) -> Connection:
         raise Unavailable("no client with other capabilities can be opened here")
+
+    async def in_era(self, era: str) -> Connection:
+        raise Unavailable("no client of another protocol era can be opened here")
 
 
 class Attack:
@@ -170,6 +180,7 @@ class Attack:
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
+        self._approvals: Approvals | None = None
         self.observer = observer
         self.bookkeeping = tuple(bookkeeping)
         # What `{sink}` and other harness-provided names stand for in the templates.
@@ -185,6 +196,8 @@ class Attack:
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
         self.person_completes = True
+        # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
+        self.waited = 0.0
 
     # -- what the user is asked about -------------------------------------
 
@@ -311,10 +324,8 @@ class Attack:
         assert self.plan.path_arg is not None
         value = self.path_value(path)
         if self.plan.template is not None:
-            rendered = {
-                k: v.replace("{path}", value) if isinstance(v, str) else v
-                for k, v in self.plan.arguments(self._values).items()
-            }
+            # {path} the case file; {root} and {sink} what the harness gives.
+            rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
             return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, value), **overrides}
         return {**self.plan.extra_args, self.plan.path_arg: value, **overrides}
 
@@ -516,6 +527,15 @@ class Attack:
         """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
         self._observed_after = await self.observe() if self._before is not None else None
 
+    async def settle(self) -> None:
+        """After the transcript: a call still parked at a legacy question is cancelled by the person.
+
+        It is given its time to end before the next attack starts. What a cancel does is the
+        consent family's to judge; here the attack that left the question open is already judged.
+        """
+        for conn in self._used:
+            await conn.settle()
+
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
         self._changed_in_place.append(self.case.rel(path))
@@ -526,6 +546,13 @@ class Attack:
         target.write_text(VICTIM_TEXT)
 
     # -- what cannot be judged ---------------------------------------------
+
+    async def wait_out(self, seconds: float) -> None:
+        """Let `seconds` pass, as the attack must (an answer given after a lifetime); `bench` counts it."""
+        self.waited += seconds
+        timed = self.observer.clock.phase("waits") if self.observer is not None else nullcontext()
+        with timed:
+            await anyio.sleep(seconds)
 
     def note(self, text: str) -> None:
         self._notes.append(text)
@@ -550,6 +577,10 @@ class Attack:
         racing = tuple(index[id(redemption)] for redemption, _ in pairs)
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
+
+    def approvals(self, calls: int, accepted: int, taken: int) -> None:
+        """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
+        self._approvals = Approvals(calls, accepted, taken)
 
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
@@ -584,6 +615,9 @@ class Attack:
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
+            # Every era the attack drove, the primary's first (protocol-downgrade drives two).
+            era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
+            approvals=self._approvals,
             effect_verdict=self._effect_verdict,
         )
 
