@@ -203,9 +203,26 @@ class Transcript:
     bookkeeping: tuple[str, ...] = ()
     # How the tool confirms (mrtr, token, pending, flag): what the result records.
     mechanism: str | None = None
+    # The protocol version of the connection the attack drove (2026-07-28, 2025-11-25, ...).
+    era: str | None = None
+    # Concurrent calls over the back channel: the person's accepts against the effects.
+    approvals: Approvals | None = None
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """Concurrent calls on a legacy connection: how many questions the person accepted, how many effects.
+
+    Each call that asks is its own question, answered by the person; an effect
+    with no accepted question of its own was approved by nobody.
+    """
+
+    calls: int
+    accepted: int
+    taken: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,8 +315,10 @@ class Result:
     refs: tuple[str, ...]
     # The attack again with the SDK's boundary taken out (in-process targets).
     ablation: Ablation | None = None
-    # How the tool confirms (mrtr, token, pending, flag); None when not recorded.
+    # How the tool confirms (mrtr, token, pending, flag, elicitation); None when not recorded.
     mechanism: str | None = None
+    # The protocol version the tool was audited in (2026-07-28, 2025-11-25, 2025-06-18).
+    era: str | None = None
     # From the catalogue entry: what to do about it, the OWASP items, and why
     # a DERIVED requirement is derived.
     remedy: str = ""
@@ -323,7 +342,9 @@ class Result:
         return _at_most(self.severity, ceiling)
 
     def as_dict(self) -> dict[str, Any]:
-        extra = {"mechanism": self.mechanism} if self.mechanism is not None else {}
+        extra: dict[str, Any] = {"mechanism": self.mechanism} if self.mechanism is not None else {}
+        if self.era is not None:
+            extra["era"] = self.era
         return {
             "id": self.id,
             "family": self.family,
@@ -368,6 +389,7 @@ class Result:
             refs=tuple(data.get("refs", ())),
             ablation=Ablation.from_dict(data["ablation"]) if data.get("ablation") else None,
             mechanism=data.get("mechanism"),
+            era=data.get("era"),
             remedy=data.get("remedy", ""),
             owasp=tuple(data.get("owasp", ())),
             derived=data.get("derived", ""),

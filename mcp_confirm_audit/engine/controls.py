@@ -18,7 +18,7 @@ from typing import Any
 from mcp import types
 
 from .. import confirmations
-from ..confirmations import Mechanism, answers, detect, honest
+from ..confirmations import Mechanism, answers, detect, elicitation, honest
 from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
 from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
@@ -47,6 +47,9 @@ class ControlOutcome:
     inert: bool = False
     # How the tool confirms, as the controls found it (None: MRTR, as planned).
     mechanism: Mechanism | None = None
+    # Round one failed for want of a back channel: the tool asks with elicitation/create
+    # (`ctx.elicit`), which a 2026-07-28 connection cannot carry.
+    back_channel: bool = False
 
     @property
     def approve_ok(self) -> bool:
@@ -206,8 +209,16 @@ async def run_controls(
         results.append(
             ControlResult(plan.name, "bookkeeping", True, True, "ignored as bookkeeping: " + "; ".join(notes))
         )
+    back_channel = style is None and any(elicitation.needs_back_channel(r) for r in run.first)
     return ControlOutcome(
-        style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes, inert
+        style,
+        tuple(results),
+        tuple(run.evidence),
+        probes,
+        tuple(run.bookkeeping),
+        notes,
+        inert,
+        back_channel=back_channel,
     )
 
 

@@ -27,7 +27,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..confirmations import mrtr_only
+from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
+from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..errors import TargetError
@@ -50,6 +52,19 @@ from .verdict import judge
 ABLATED = "ablated-"
 # Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
 DECLARES = "declares-"
+# Connections named `legacy-…` speak the handshake era, `modern-…` 2026-07-28; others the profile's.
+LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
+
+
+def era_of(name: str, pinned: str) -> str | None:
+    """The protocol a connection called `name` asks for; None: the profile's (`protocol:`)."""
+    if LEGACY_ERA in name:
+        return legacy_version(pinned)
+    if MODERN_ERA in name:
+        # Discovered, not pinned: pinned, the SDK adopts 2026-07-28 without asking the server, and a
+        # server that only knows the handshake would look modern until its first call.
+        return "auto"
+    return None
 
 
 @dataclass
@@ -121,6 +136,11 @@ class AuditSession:
         self._untouched = False
         self._retiring: list[threading.Thread] = []
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
+        # they ask over a back channel (`protocol: auto` found it from what they did).
+        self._legacy_tools: set[str] = set()
+        # The era each family of connections (by name prefix) negotiated.
+        self._eras: dict[str, str] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
         self._sink: Any = None
         # What {sink} (and other harness-provided names) stand for in templates.
@@ -430,10 +450,13 @@ class AuditSession:
             opened = self._open_process(name, self.sandbox, profile)
         else:
             endpoint = self._ensure(attach_to).endpoint
+            era = era_of(name, self.profile.protocol)
             opener = (
-                attach(self.profile, endpoint, name)
+                attach(self.profile, endpoint, name, protocol=era)
                 if identity is None
-                else attach(self.profile, endpoint, name, headers=identity.headers, hint=identity.hint)
+                else attach(
+                    self.profile, endpoint, name, headers=identity.headers, hint=identity.hint, protocol=era
+                )
             )
             opened = self._enter(opener, attach_to)
         with self._lock:
@@ -452,6 +475,7 @@ class AuditSession:
             label,
             ablate=name.startswith(ABLATED),
             elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+            protocol=era_of(name, self.profile.protocol),
         )
         return self._enter(opener, None)
 
@@ -504,6 +528,10 @@ class AuditSession:
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
 
+    def prefix(self, tool: str, *, ablated: bool = False) -> str:
+        """How the connections a tool is audited over are named: ablated or not, and its era."""
+        return f"{ABLATED if ablated else ''}{LEGACY_ERA if tool in self._legacy_tools else ''}"
+
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
         with self.stats.clock.phase("controls"):
             return self._controls_of(tool, ablated)
@@ -511,33 +539,56 @@ class AuditSession:
     def _controls_of(self, tool: str, ablated: bool) -> ControlOutcome:
         key = (tool, ablated)
         if key not in self._controls:
-            assert self._portal is not None
-            assert self.sandbox is not None
-            conn = self._ensure(f"{ABLATED if ablated else ''}primary")
-            sandbox, plan = self.sandbox, self.plan(tool)
-            observer = self.observer((*plan.probes, *plan.candidate_probes))
-
-            async def fresh_world() -> tuple[Connection, Sandbox]:
-                await anyio.to_thread.run_sync(self._isolate)
-                assert self.sandbox is not None
-                return self._ensure("primary"), self.sandbox
-
-            isolated = self.profile.isolation == "process" and not ablated
-            self._controls[key] = self._portal.call(
-                lambda: run_controls(
-                    plan,
-                    conn,
-                    sandbox,
-                    self.profile.answer,
-                    self.profile.negative_answer,
-                    observer=observer,
-                    values=self.values,
-                    fresh_world=fresh_world if isolated else None,
-                    tools=self.tools,
-                    call_timeout=self.profile.call_timeout,
-                )
-            )
+            outcome = self._controls_over(tool, ablated)
+            if (
+                not outcome.approve_ok
+                and outcome.back_channel
+                and self.profile.protocol == "auto"
+                and tool not in self._legacy_tools
+            ):
+                # Zero configuration: on 2026-07-28 the tool could not ask (it asks over a back
+                # channel, `ctx.elicit`), so it is audited where it can: over a legacy connection.
+                self._legacy_tools.add(tool)
+                legacy = self._controls_over(tool, ablated)
+                if legacy.approve_ok:
+                    outcome = legacy
+                    self.stats.notes.append(
+                        f"{tool}: asks over a back channel (elicitation/create), so it is audited over a "
+                        f"legacy connection ({self._ensure(self.prefix(tool) + 'primary').era})"
+                    )
+                else:
+                    self._legacy_tools.discard(tool)
+            self._controls[key] = outcome
         return self._controls[key]
+
+    def _controls_over(self, tool: str, ablated: bool) -> ControlOutcome:
+        assert self._portal is not None
+        assert self.sandbox is not None
+        prefix = self.prefix(tool, ablated=ablated)
+        conn = self._ensure(f"{prefix}primary")
+        sandbox, plan = self.sandbox, self.plan(tool)
+        observer = self.observer((*plan.probes, *plan.candidate_probes))
+
+        async def fresh_world() -> tuple[Connection, Sandbox]:
+            await anyio.to_thread.run_sync(self._isolate)
+            assert self.sandbox is not None
+            return self._ensure(f"{prefix}primary"), self.sandbox
+
+        isolated = self.profile.isolation == "process" and not ablated
+        return self._portal.call(
+            lambda: run_controls(
+                plan,
+                conn,
+                sandbox,
+                self.profile.answer,
+                self.profile.negative_answer,
+                observer=observer,
+                values=self.values,
+                fresh_world=fresh_world if isolated else None,
+                tools=self.tools,
+                call_timeout=self.profile.call_timeout,
+            )
+        )
 
     def run(self, spec: AttackSpec, tool: str) -> tuple[Result, Transcript]:
         result, transcript = self._run(spec, tool, ablated=False)
@@ -565,14 +616,17 @@ class AuditSession:
             return judge(spec, transcript), transcript
         # The mechanism the controls proved; an MRTR family does not apply to another one.
         plan = self.plan(tool)
-        mechanism = outcome.mechanism or plan.mechanism or Mrtr(tool)
+        prefix = self.prefix(tool, ablated=ablated)
+        # The era is the connection's (the same in every world): MRTR, or elicitation over a legacy one.
+        if (era := self._eras.get(prefix)) is None:
+            era = self._eras[prefix] = self._ensure(f"{prefix}primary").era
+        mechanism = outcome.mechanism or plan.mechanism or _asking(era, tool)
         plan = replace(plan, mechanism=mechanism)
         if (other := mrtr_only(spec.family, mechanism)) is not None:
             transcript = Transcript(
-                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind
+                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=era
             )
             return judge(spec, transcript), transcript
-        prefix = ABLATED if ablated else ""
         if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
         primary = self._ensure(f"{prefix}primary")
@@ -600,11 +654,19 @@ class AuditSession:
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
         transcript = attack.transcript(precondition)
+        self._portal.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         with self._lock:
             self._untouched = not transcript.exchanges and set(self._live) == {"primary"}
         return judge(spec, transcript), transcript
+
+
+def _asking(era: str, tool: str) -> Mechanism:
+    """How a tool that asked in the controls asks: MRTR rounds, or elicitation/create on a legacy connection."""
+    if era != MODERN:
+        return Elicitation(tool, era=era)
+    return Mrtr(tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -719,6 +781,27 @@ class _Peers:
         if elicitation not in ("none", "url"):
             raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
         return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
+
+    async def in_era(self, era: str) -> Connection:
+        if era not in ("legacy", "modern"):
+            raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
+        primary = await self._session.open(f"{self._prefix}primary")
+        if (era == "legacy") == primary.legacy:
+            return primary
+        base = self._prefix.replace(LEGACY_ERA, "").replace(MODERN_ERA, "")
+        label = f"{base}{LEGACY_ERA if era == 'legacy' else MODERN_ERA}"
+        try:
+            if primary.endpoint is not None:
+                # HTTP and in-process: another client of the same process, in the other era.
+                conn = await self._session.open(f"{label}client", attach_to=f"{self._prefix}primary")
+            else:
+                # Over stdio the era is the process's connection's: another process on the same root.
+                conn = await self._session.open(f"{label}primary")
+        except TargetError as exc:
+            raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
+        if (era == "legacy") != conn.legacy:
+            raise Unavailable(f"the target does not speak the {era} era (it negotiated {conn.era})")
+        return conn
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..confirmations import Mechanism, profile_keys
+from ..confirmations import Mechanism, elicitation, profile_keys
 from ..errors import UsageError
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from ..oracle.effects import ProbeSpec
@@ -116,6 +116,8 @@ class Profile:
     # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # The protocol era every connection asks for (confirmations/elicitation.py): auto negotiates.
+    protocol: str = "auto"
     # The seed for generated hostile names when --mcp-seed does not give one:
     # a profile whose review is checked in pins it, so the same command
     # regenerates the same review.
@@ -281,6 +283,8 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return profile_keys.confirmation(value, source)
     if key == "policy_tools":
         return profile_keys.policy_tools(value, source)
+    if key == "protocol":
+        return elicitation.protocol(value, source)
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")

@@ -220,6 +220,7 @@ def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, A
             "severity": result.rated_severity,
             "layer": result.layer.value if result.layer else None,
             "asked_user": result.asked_user,
+            **({"protocol": result.era} if result.era else {}),
             "evidence": list(result.evidence),
             "reproduce": rerun_command(report.target, f"{result.id} and {result.tool}"),
         },

@@ -22,6 +22,7 @@ from ..confirmations import answers
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
+    Approvals,
     AttackSpec,
     Exchange,
     Outcome,
@@ -102,6 +103,10 @@ class Peers(Protocol):
         """A client of the target that declares `elicitation`: "none" (no capability) or "url" (URL mode only)."""
         ...
 
+    async def in_era(self, era: str) -> Connection:
+        """A client of the target in `era`: "legacy" (the handshake, questions over the back channel) or "modern"."""
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -126,6 +131,9 @@ class NoPeers:
 
     async def declaring(self, elicitation: str) -> Connection:
         raise Unavailable("no client with other capabilities can be opened here")
+
+    async def in_era(self, era: str) -> Connection:
+        raise Unavailable("no client of another protocol era can be opened here")
 
 
 class Attack:
@@ -169,6 +177,7 @@ class Attack:
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
+        self._approvals: Approvals | None = None
         self.observer = observer
         self.bookkeeping = tuple(bookkeeping)
         # What `{sink}` and other harness-provided names stand for in the templates.
@@ -493,6 +502,15 @@ class Attack:
         """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
         self._observed_after = await self.observe() if self._before is not None else None
 
+    async def settle(self) -> None:
+        """After the transcript: a call still parked at a legacy question is cancelled by the person.
+
+        It is given its time to end before the next attack starts. What a cancel does is the
+        consent family's to judge; here the attack that left the question open is already judged.
+        """
+        for conn in self._used:
+            await conn.settle()
+
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
         self._changed_in_place.append(self.case.rel(path))
@@ -535,6 +553,10 @@ class Attack:
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
 
+    def approvals(self, calls: int, accepted: int, taken: int) -> None:
+        """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
+        self._approvals = Approvals(calls, accepted, taken)
+
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
         self._effect_verdict = (verdict, why)
@@ -568,6 +590,9 @@ class Attack:
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
+            # Every era the attack drove, the primary's first (protocol-downgrade drives two).
+            era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
+            approvals=self._approvals,
             effect_verdict=self._effect_verdict,
         )
 

@@ -116,7 +116,9 @@ def test_bench_growth_times_the_catalogue_once_twice_and_three_times_over(
     assert code == 0
     attacks = [int(m[1]) for m in re.finditer(r"^ +(\d+) attacks +\d+\.\d{3} s$", out, re.MULTILINE)]
     assert attacks[1:] == [2 * attacks[0], 3 * attacks[0]]
-    assert re.search(r"^  slope: -?\d+\.\d\d ms per attack, then -?\d+\.\d\d ms per attack$", out, re.MULTILINE)
+    assert re.search(
+        r"^  slope: -?\d+\.\d\d ms per attack, then -?\d+\.\d\d ms per attack$", out, re.MULTILINE
+    )
 
 
 def test_bench_of_an_isolated_target_counts_a_process_per_attack_and_times_no_floor_of_them(
