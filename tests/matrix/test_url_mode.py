@@ -19,6 +19,7 @@ import pytest
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.environment import TargetEnv
 from mcp_confirm_audit.profile.headers import Header
 from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.profile.url_mode import UrlPeople
@@ -45,7 +46,8 @@ def audit_url(catalogue: Catalogue, generation: Any) -> AuditFn:
             command=shlex.join(words),
             tool="send_payment",
             args={"recipient": "acme", "amount_cents": 500, "memo": "rent"},
-            env={"URL_MODE_PEOPLE": f"alice={ALICE},bob={BOB}"},
+            # The sessions are credentials: marked secret, so they are scrubbed from every text kept.
+            env=TargetEnv({"URL_MODE_PEOPLE": f"alice={ALICE},bob={BOB}"}, frozenset({"URL_MODE_PEOPLE"})),
             call_timeout=settings.pop("call_timeout", 10.0),
             **settings,
         )
