@@ -283,6 +283,8 @@ def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
     named = {spec.name for spec in run.plan.probes}
     for path in sorted(run.effect):
         inside = path.removeprefix("root/")
+        if is_ignored(path, run.bookkeeping):
+            continue  # a log the target keeps is never read by rows as if it were the effect
         if path.startswith("root/") and inside.endswith(_STRUCTURED) and f"file:{inside}" not in named:
             learned.append(ProbeSpec("file", f"file:{inside}", {"path": inside}))
     return (*run.plan.probes, *learned)

@@ -31,6 +31,10 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     if flow.kind == "flag":
         attack.not_applicable(f"nothing to replay: {flow.describe()}")
         return
+    if isinstance(flow, Pending) and flow.execute is None and flow.approve is None:
+        # The person's approval was the action: no call of the agent's presents the id again.
+        attack.not_applicable("the pending id is presented by no call the agent can make (no execute step)")
+        return
     channel, victim = AttackChannel(attack), attack.victim
     args = attack.arguments(victim)
     shown = await flow.preview(channel, args)

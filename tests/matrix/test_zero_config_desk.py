@@ -141,9 +141,12 @@ def test_a_pending_flow_whose_human_approval_is_itself_the_action_is_driven_to_i
         profile,
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
-        select=lambda spec: spec.family == "replay",
+        select=lambda spec: spec.family in ("replay", "token-replay"),
     )
     approve = _control(run, "approve")
     assert approve is not None, run.controls
     assert "through pending" in approve, approve
     assert "list_bookings" in approve, approve
+    # No call of the agent's presents the id again: nothing to replay, never a harness error.
+    again = {r.id: r for r in run.results}["MCA-TOKREUSE-001"]
+    assert again.verdict is Verdict.NOT_APPLICABLE, again.reason
