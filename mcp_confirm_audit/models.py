@@ -286,6 +286,9 @@ class AttackSpec:
     owasp: tuple[str, ...] = ()
     # For a DERIVED level: why no sentence states it literally, and what it follows from.
     derived: str = ""
+    # Requirement ids closer to the property than OWASP's lists (AISVS C10, the App
+    # Defense Alliance AI Tool Specification): REQUIREMENT_ITEMS.
+    requirements: tuple[str, ...] = ()
 
     @property
     def variant(self) -> str:
@@ -321,6 +324,7 @@ class Result:
     remedy: str = ""
     owasp: tuple[str, ...] = ()
     derived: str = ""
+    requirements: tuple[str, ...] = ()
 
     @property
     def rated_severity(self) -> str:
@@ -361,6 +365,7 @@ class Result:
             "remedy": self.remedy,
             "owasp": list(self.owasp),
             "derived": self.derived,
+            "requirements": list(self.requirements),
             "rated_severity": self.rated_severity,
         }
 
@@ -388,8 +393,21 @@ class Result:
             remedy=data.get("remedy", ""),
             owasp=tuple(data.get("owasp", ())),
             derived=data.get("derived", ""),
+            requirements=tuple(data.get("requirements", ())),
         )
 
+
+# The requirement ids a family may name in `requirements:`, nearer to what a
+# confirmation must guarantee than the OWASP lists: OWASP AISVS chapter C10 (MCP
+# security) and the App Defense Alliance AI Tool Specification (ADA-AITS).
+REQUIREMENT_ITEMS = {
+    "AISVS-10.2.4": "Model output cannot influence or bypass access-control checks",
+    "AISVS-10.4.10": "Replay protection at the application layer",
+    "AISVS-10.5.3": "High-risk or destructive tool calls need an explicit user confirmation",
+    "AISVS-10.6.4": "Fail closed",
+    "ADA-AITS-2.3": "Server-side consent backstop: fail closed unless the user confirmed this action",
+    "ADA-AITS-2.7": "Out-of-band confirmation for high-risk actions, never consent relayed by the agent",
+}
 
 # Most severe first.
 SEVERITIES = ("critical", "high", "medium", "low", "info")

@@ -24,7 +24,7 @@ from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo
-from .action import Instance, SetupFailed, prepare
+from .action import Instance, SetupFailed, prepare, render
 from .observation import Observer
 from .verdict import describe
 
@@ -124,11 +124,10 @@ class _Runner:
         if isinstance(subject, Instance):
             return dict(subject.arguments)
         assert self.plan.path_arg is not None
-        rendered = {
-            k: v.replace("{path}", subject) if isinstance(v, str) else v
-            for k, v in self.plan.arguments(self.values).items()
-        }
-        return {**rendered, self.plan.path_arg: subject}
+        # {path} the case file; {root} and {sink} what the harness gives.
+        rendered = render(self.plan.arguments(self.values), {**self.values, "path": subject})
+        # A path argument the template spells out ("{root}/{path}") is the template's, as in an attack.
+        return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, subject)}
 
     async def call(self, label: str, subject: str | Instance, **kw: Any) -> Response:
         exchange: Exchange = await self.conn.call(

@@ -150,7 +150,7 @@ class AuditSession:
         self._started = profile
         if profile.shared_key_env:
             self._started = replace(
-                profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)}
+                profile, env=profile.env.with_secret(profile.shared_key_env, secrets.token_hex(32))
             )
 
     @property
@@ -243,11 +243,16 @@ class AuditSession:
         self._started = replace(
             started,
             command=started.command.replace("{sink}", url),
-            env={k: v.replace("{sink}", url) for k, v in started.env.items()},
+            env=started.env.replaced("{sink}", url),
         )
 
     def _new_world(self) -> None:
-        self.sandbox = self._world_sandbox()
+        self._enter_world(self._world_sandbox())
+
+    def _enter_world(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        # `{root}` in args: and setup:, for a tool that takes absolute paths or its directory.
+        self.values["root"] = str(sandbox.root)
 
     def _world_sandbox(self) -> Sandbox:
         """A fresh sandbox, with the profile's files written into its root before the target starts."""
@@ -312,7 +317,7 @@ class AuditSession:
             self._new_world()
             self._ensure("primary")
         else:
-            self.sandbox = world.sandbox
+            self._enter_world(world.sandbox)
             with self._lock:
                 self._live["primary"] = world.primary
         self._warm.append(self._warm_world())

@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
+from .environment import TargetEnv, parse_env
 from .headers import Header
 from .yamlfile import read_yaml
 
@@ -53,7 +54,8 @@ class Profile:
     # The target's version as the reports should name it, for servers that do
     # not say it themselves (e.g. the PyPI release a profile pins).
     version: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    # `${NAME}` filled in from the harness's environment; values marked secret are scrubbed like headers.
+    env: TargetEnv = field(default_factory=TargetEnv)
     # "arg": the command has a {root} placeholder. "cwd": the server works in
     # its current directory (which is the root; MCP_AUDIT_ROOT says it too).
     root_from: str = "arg"
@@ -156,6 +158,14 @@ class Profile:
             yield from principal
         yield from profile_keys.human_headers(self.confirmation)
 
+    def secrets(self) -> tuple[str, ...]:
+        """Every credential the profile holds: header values (and their tokens) and secret env values.
+
+        Scrubbed from every text the harness keeps or reports, wherever it appears:
+        a server that takes the same token on its command line (`--token T`) included.
+        """
+        return (*http_headers.secret_values(self.every_header()), *self.env.secrets)
+
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
         words = shlex.split(self.command)
@@ -224,7 +234,7 @@ def _beside(value: Any, here: str) -> Any:
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Names the harness itself fills in an action's templates.
-HARNESS_NAMES = ("path", "sink")
+HARNESS_NAMES = ("path", "sink", "root")
 
 
 def _check_placeholders(profile: Profile) -> None:
@@ -247,7 +257,7 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
             )
             raise UsageError(
                 f"profile {source}: {where} names {{{name}}}, which nothing provides: {given}"
-                "the harness provides {path} (the case file) and {sink} (its loopback sink)"
+                "the harness provides {path} (the case file), {root} (the sandbox root) and {sink} (its loopback sink)"
             )
 
 
@@ -288,9 +298,7 @@ def _checked(source: str, key: str, value: Any) -> Any:
         if value not in PATH_STYLES:
             raise fail(f"one of {', '.join(PATH_STYLES)}")
     elif key == "env":
-        if not isinstance(value, Mapping) or not all(isinstance(v, str | int) for v in value.values()):
-            raise fail("a mapping of names to strings")
-        return {str(k): str(v) for k, v in value.items()}
+        return parse_env(value, source=source, environ=os.environ)
     elif key in ("extra_args", "answer", "negative_answer", "factory_args"):
         if value is not None and not isinstance(value, Mapping):
             raise fail("a mapping")

@@ -24,6 +24,7 @@ from .. import __version__
 from ..models import (
     FAIL_CLOSED,
     OWASP_ITEMS,
+    REQUIREMENT_ITEMS,
     SEVERITIES,
     UNASKED,
     UNASKED_REMEDY,
@@ -314,6 +315,11 @@ def _finding(report: AuditReport, result: Result) -> str:
     ]
     if result.owasp:
         facts.append("- **OWASP**: " + ", ".join(owasp_label(item) for item in result.owasp))
+    if result.requirements:
+        facts.append(
+            "- **Also required by**: "
+            + ", ".join(f"{item} ({REQUIREMENT_ITEMS.get(item, '')})" for item in result.requirements)
+        )
     if result.family not in _ASKING_IS_THE_PREMISE:
         facts.append(f"- **Asked the user during the attack**: {'yes' if result.asked_user else 'no'}")
     lost = [*result.effect.removed, *result.effect.changed]

@@ -163,7 +163,7 @@ class Connection:
         endpoint: Any = None,
         *,
         refusals: Refusals | None = None,
-        secrets: Sequence[Header] = (),
+        secrets: Sequence[str] = (),
         back: BackChannel | None = None,
     ) -> None:
         self.name = name
@@ -373,11 +373,11 @@ class Connection:
         return f"; target stderr: {tail}" if tail else ""
 
 
-def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[Header] = ()) -> str:
-    """The last lines a target wrote, with every header value the harness sent masked."""
+def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[str] = ()) -> str:
+    """The last lines a target wrote, with every secret the harness holds (header values) masked."""
     if path is None or not path.exists():
         return ""
-    text = http_headers.scrub(path.read_text(errors="replace"), secrets).strip().splitlines()
+    text = http_headers.scrub_values(path.read_text(errors="replace"), secrets).strip().splitlines()
     return " | ".join(line.strip() for line in text[-lines:])[:600]
 
 
@@ -509,7 +509,7 @@ async def _session(
 ) -> AsyncIterator[Connection]:
     sent = tuple(profile.headers if headers is None else headers)
     protocol = protocol or profile.protocol
-    secrets = (*profile.every_header(), *sent)
+    secrets = (*profile.secrets(), *http_headers.secret_values(sent))
     refusals = Refusals(hint)
     http: httpx2.AsyncClient | None = None
     if isinstance(server, str):
@@ -666,7 +666,7 @@ def _describe(profile: Profile) -> str:
     return f"target {profile.command!r}"
 
 
-def _tail(path: Path | None, secrets: Iterable[Header] = ()) -> str:
+def _tail(path: Path | None, secrets: Iterable[str] = ()) -> str:
     tail = stderr_tail(path, secrets=secrets)
     return f" (stderr: {tail})" if tail else ""
 

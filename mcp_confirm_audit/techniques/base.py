@@ -19,7 +19,7 @@ from mcp import types
 
 from ..catalogue.generation import Generation
 from ..confirmations import answers
-from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare
+from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
     Approvals,
@@ -317,10 +317,8 @@ class Attack:
         assert self.plan.path_arg is not None
         value = self.path_value(path)
         if self.plan.template is not None:
-            rendered = {
-                k: v.replace("{path}", value) if isinstance(v, str) else v
-                for k, v in self.plan.arguments(self._values).items()
-            }
+            # {path} the case file; {root} and {sink} what the harness gives.
+            rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
             return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, value), **overrides}
         return {**self.plan.extra_args, self.plan.path_arg: value, **overrides}
 

@@ -322,7 +322,13 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--tokens-env",
         metavar="NAME",
-        help="env var holding alice=TOKEN,mallory=TOKEN (never the command line, which every report shows)",
+        help="env var holding alice=TOKEN,mallory=TOKEN",
+    )
+    add(
+        "--token",
+        metavar="TOKEN",
+        help="alice's bearer token on the command line, as many real servers take one: the audit must "
+        "redact it from every report as it redacts the header carrying it",
     )
     names = sorted(flaw_switches.FLAWS)
     add(
@@ -350,12 +356,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error(str(exc))
     tokens = None
     if args.auth == "bearer":
-        if args.transport != "http" or not args.tokens_env:
-            parser.error("--auth bearer needs --transport http and --tokens-env NAME")
+        if args.transport != "http" or not (args.tokens_env or args.token):
+            parser.error("--auth bearer needs --transport http and --tokens-env NAME or --token TOKEN")
         try:
-            tokens = identity.parse_tokens(os.environ.get(args.tokens_env, ""))
+            tokens = identity.parse_tokens(os.environ.get(args.tokens_env, "")) if args.tokens_env else {}
         except ValueError as exc:
             parser.error(f"{args.tokens_env}: {exc}")
+        if args.token:
+            tokens = {**tokens, "alice": args.token}
     try:
         server = build_server(
             args.root,
