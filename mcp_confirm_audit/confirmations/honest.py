@@ -11,7 +11,7 @@ honest flow cannot be completed, every attack on the tool is inconclusive.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,22 +34,43 @@ class RecordingChannel:
     """A Channel over one connection, every exchange handed to `record`."""
 
     def __init__(
-        self, conn: Connection, phase: Phase, record: Callable[[Exchange], None], root: Path, timeout: float
+        self,
+        conn: Connection,
+        phase: Phase,
+        record: Callable[[Exchange], None],
+        root: Path,
+        timeout: float,
+        sink: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.conn, self.phase, self.record = conn, phase, record
-        self.root, self.timeout = root, timeout
+        self.root, self.timeout, self.sink = root, timeout, sink
         self.said: list[str] = []
+        # What the person's steps showed them (a webhook body, a prompt): the text a person read.
+        self.shown: list[str] = []
 
     async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
         exchange = await self.conn.call(self.phase, label, tool, arguments)
         self.record(exchange)
         return exchange.response
 
-    async def human(self, label: str, step: human.HumanStep) -> str:
-        where = human.Where(self.root, self.timeout, human.base_url(self.conn.endpoint))
-        said = await human.run(step, where)
-        self.said.append(f"{label}: {said[:160]}")
-        return said
+    async def human(
+        self, label: str, steps: Sequence[human.Step], values: Mapping[str, str]
+    ) -> dict[str, str]:
+        where = human.Where(
+            self.root,
+            self.timeout,
+            human.base_url(self.conn.endpoint),
+            dict(values),
+            self.sink,
+            self.conn.stderr_path,
+            self.conn.terminal,
+        )
+        saved, taken = await human.take_all(steps, where)
+        for done in taken:
+            self.said.append(f"{label}: {done.said[:160]}")
+            if done.shown is not None:
+                self.shown.append(done.shown)
+        return saved
 
 
 class Use(Protocol):

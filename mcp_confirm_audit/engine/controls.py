@@ -233,8 +233,14 @@ def _watched(run: _Runner) -> str:
 
 
 async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
+    sink = run.observer.sink
     channel = honest.RecordingChannel(
-        run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
+        run.conn,
+        Phase.SETUP,
+        lambda e: run.evidence.append(describe(e)),
+        run.sandbox.root,
+        timeout,
+        sink.requests if sink is not None else None,
     )
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)

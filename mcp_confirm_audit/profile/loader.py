@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..channels import terminal
 from ..confirmations import Mechanism, profile_keys
 from ..errors import UsageError
 from ..oracle.effect_spec import parse_effects, parse_ignore
@@ -114,6 +115,9 @@ class Profile:
     # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # The target runs under a pseudo-terminal the harness answers on as the person
+    # (channels/terminal.py); without it a target has no controlling terminal.
+    tty: bool = False
     # The seed for generated hostile names when --mcp-seed does not give one:
     # a profile whose review is checked in pins it, so the same command
     # regenerates the same review.
@@ -271,6 +275,8 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return profile_keys.confirmation(value, source)
     if key == "policy_tools":
         return profile_keys.policy_tools(value, source)
+    if key == "tty":
+        return terminal.tty_key(value, source)
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..channels import human
@@ -19,19 +19,35 @@ class AttackChannel:
     def __init__(self, attack: Attack, connection: Connection | None = None) -> None:
         self.attack = attack
         self.connection = connection or attack.primary
+        # What the person's steps showed them (a webhook body, a prompt), and what they saved.
+        self.shown: list[str] = []
+        self.saved: dict[str, str] = {}
 
     async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
         return await self.attack.call(
             label, self.attack.case.victim, arguments=arguments, tool=tool, connection=self.connection
         )
 
-    async def human(self, label: str, step: human.HumanStep) -> str:
+    async def human(
+        self, label: str, steps: Sequence[human.Step], values: Mapping[str, str]
+    ) -> dict[str, str]:
+        observer = self.attack.observer
         where = human.Where(
-            self.attack.sandbox.root, self.connection.call_timeout, human.base_url(self.connection.endpoint)
+            self.attack.sandbox.root,
+            self.connection.call_timeout,
+            human.base_url(self.connection.endpoint),
+            dict(values),
+            observer.sink.requests if observer is not None and observer.sink is not None else None,
+            self.connection.stderr_path,
+            self.connection.terminal,
         )
-        said = await human.run(step, where)
-        self.attack.note(f"{label} on the human's channel: {said[:160]}")
-        return said
+        saved, taken = await human.take_all(steps, where)
+        for done in taken:
+            self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
+            if done.shown is not None:
+                self.shown.append(done.shown)
+        self.saved.update(saved)
+        return saved
 
 
 def flow_or_not_applicable(attack: Attack, what: str) -> AgentFlow | None:

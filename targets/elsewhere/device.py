@@ -1,0 +1,32 @@
+"""The paired device: `device.py API CODE REQUEST_ID` shows the card and confirms it, each request signed.
+
+Prints one JSON line: `{"card": ..., "evidence_ref": ...}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import sys
+import urllib.request
+
+
+def _call(api: str, code: str, method: str, path: str) -> dict[str, object]:
+    signature = hmac.new(code.encode(), f"{method} {path} ".encode(), hashlib.sha256).hexdigest()
+    request = urllib.request.Request(f"{api}{path}", method=method, data=b"" if method == "POST" else None)
+    request.add_header("X-Device-Signature", signature)
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return dict(json.loads(answer.read()))
+
+
+def main(argv: list[str]) -> int:
+    api, code, request_id = argv
+    card = _call(api, code, "GET", f"/cards/{request_id}")
+    confirmed = _call(api, code, "POST", f"/cards/{request_id}/confirm")
+    print(json.dumps({"card": card["card"], "evidence_ref": confirmed["evidence_ref"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
