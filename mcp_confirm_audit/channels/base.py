@@ -18,7 +18,7 @@ import json
 import pkgutil
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -62,17 +62,11 @@ class Where:
     # The file the target's stderr (and, when served over HTTP, its stdout) goes to.
     output: Path | None = None
     terminal: Terminal | None = None
+    # What the agent's own calls returned: a `read` from `seen` looks only there (the agent's view).
+    seen: tuple[str, ...] = ()
 
     def with_values(self, more: Mapping[str, str]) -> Where:
-        return Where(
-            self.root,
-            self.timeout,
-            self.target_url,
-            {**self.values, **more},
-            self.sink,
-            self.output,
-            self.terminal,
-        )
+        return replace(self, values={**self.values, **more})
 
     def filled(self, text: str) -> str:
         """`text` with every `{NAME}` the step knows put in (`{root}` too); an unknown name stays."""

@@ -1,6 +1,8 @@
 """`command:` the person runs a command line in the root, and `sign:` a command that signs a challenge.
 
     - command: "approve-cli {id} approved"
+    - command: "device card {id}"       # shows: true, it only shows the person the card
+      shows: true
     - sign: {command: "wallet sign --key {root}/owner.key {challenge}"}
       save: evidence
 
@@ -32,6 +34,9 @@ class Command:
     save: Save = field(default_factory=Save)
     # What the step is called in evidence: `command`, or `sign` for a command that signs a challenge.
     kind: str = "command"
+    # The command only shows the person what they are asked (a device's card) and approves nothing:
+    # its output is what they read, and it may be run to see that without approving.
+    shows: bool = False
 
     def with_id(self, pending_id: str) -> Command:
         return replace(self, pending_id=pending_id)
@@ -64,16 +69,20 @@ class Command:
         said = one_line(" ".join(part for part in (out, err) if part))[:300]
         if done.returncode != 0:
             raise HumanFailed(f"the human's command exited {done.returncode}: {said}")
-        return Taken(f"ran {shown!r}: {said}", self.save.values(out, f"what {shown!r} printed"))
+        return Taken(
+            f"ran {shown!r}: {said}", self.save.values(out, f"what {shown!r} printed"), out if self.shows else None
+        )
 
 
 @step_kind("command")
 def _command(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Command:
-    only_keys(raw, {"command"}, where, fail)
-    line = raw["command"]
+    only_keys(raw, {"command", "shows"}, where, fail)
+    line, shows = raw["command"], raw.get("shows", False)
     if not isinstance(line, str) or not line.strip():
         raise fail(f"{where}.command must be a command line")
-    return Command(line, save=parse_save(raw.get("save"), where, fail))
+    if not isinstance(shows, bool):
+        raise fail(f"{where}.shows must be true (the command only shows the person what they are asked) or false")
+    return Command(line, save=parse_save(raw.get("save"), where, fail), shows=shows)
 
 
 @step_kind("sign")

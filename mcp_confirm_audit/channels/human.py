@@ -71,6 +71,16 @@ class Person:
     def steps(self) -> tuple[Step, ...]:
         return self.approve + (self.decline or ())
 
+    @property
+    def looking(self) -> tuple[Step, ...]:
+        """The first steps, up to the first that may approve: reads, and commands that only show."""
+        kept: list[Step] = []
+        for step in self.approve:
+            if not (step.kind in ("read",) or getattr(step, "shows", False)):
+                break
+            kept.append(step)
+        return tuple(kept)
+
     def saves(self, name: str) -> bool:
         """Whether approving saves `name` (`evidence`, say) for the agent's confirming call."""
         return any(name in getattr(getattr(step, "save", None), "names", ()) for step in self.approve)

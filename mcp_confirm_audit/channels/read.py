@@ -56,12 +56,18 @@ class Read:
                     value, shown = found
                     said = f"read {self._what()}: {one_line(value)[:SAID]}"
                     return Taken(said, self.save.values(value, f"what was read from {self.source}"), shown)
+                if self.source == "seen":
+                    break  # what the agent saw is all there is: nothing more arrives
                 await anyio.sleep(_POLL)
         seeking = " or ".join(
             s for s in (f"field {self.json_path!r}" if self.json_path else "", f"/{self.pattern.pattern}/" if self.pattern else "") if s
         )
         holding = f" holding {wanted!r}" if wanted else ""
-        raise HumanFailed(f"nothing {seeking or 'at all'}{holding} reached the person on {self.source} within {where.timeout:g}s")
+        if self.source == "seen":
+            raise HumanFailed(f"nothing {seeking}{holding} is in what the agent's calls returned")
+        raise HumanFailed(
+            f"nothing {seeking or 'at all'}{holding} reached the person on {self.source} within {where.timeout:g}s"
+        )
 
     def _what(self) -> str:
         how = self.json_path or (self.pattern.pattern if self.pattern else "")
@@ -83,6 +89,10 @@ class Read:
 
     def _messages(self, where: Where) -> Iterator[tuple[str, Any]]:
         """Each message the person may have received: its text, and its JSON when it is JSON."""
+        if self.source == "seen":
+            for text in where.seen:
+                yield text, _json(text)
+            return
         if self.source == "sink":
             if where.sink is None:
                 raise HumanFailed("the person reads the sink, but the run has none: name {sink} in the profile")

@@ -31,6 +31,10 @@ def as_flow(mechanism: Mechanism | None) -> AgentFlow | None:
 ANY_MECHANISM = frozenset(
     {
         "self-approval",
+        "approval-replay",
+        "approval-transplant",
+        "agent-reachable-approval",
+        "approval-expiry",
         "token-forgery",
         "token-replay",
         "token-cross-target",

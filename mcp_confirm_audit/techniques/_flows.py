@@ -29,8 +29,14 @@ class AttackChannel:
         )
 
     async def human(
-        self, label: str, steps: Sequence[human.Step], values: Mapping[str, str]
+        self,
+        label: str,
+        steps: Sequence[human.Step],
+        values: Mapping[str, str],
+        *,
+        seen: Sequence[str] = (),
     ) -> dict[str, str]:
+        """The person's steps; `seen`: what the agent's calls returned, for steps taken as the agent."""
         observer = self.attack.observer
         where = human.Where(
             self.attack.sandbox.root,
@@ -40,6 +46,7 @@ class AttackChannel:
             observer.sink.requests if observer is not None and observer.sink is not None else None,
             self.connection.stderr_path,
             self.connection.terminal,
+            tuple(seen),
         )
         saved, taken = await human.take_all(steps, where)
         for done in taken:

@@ -38,8 +38,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+_HERE = Path(__file__).resolve().parent
+if str(_HERE.parent / "reference") not in sys.path:
+    sys.path.insert(0, str(_HERE.parent / "reference"))
+
+import paths  # noqa: E402
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
 FLAWS = ("replay", "transplant", "agent-reachable", "expiry")
@@ -63,7 +68,8 @@ class Gate:
     """The approvals: each for one path, spent once, expiring."""
 
     def __init__(self, root: Path, channel: str, flaws: set[str], ttl: float, webhook: str | None) -> None:
-        self.root, self.channel, self.flaws, self.ttl, self.webhook = root.resolve(), channel, flaws, ttl, webhook
+        self.policy = paths.PathPolicy.create(root)
+        self.root, self.channel, self.flaws, self.ttl, self.webhook = self.policy.root, channel, flaws, ttl, webhook
         self.requests: dict[str, dict[str, Any]] = {}
         self.spent: set[str] = set()
         self.lock = threading.Lock()
@@ -71,18 +77,29 @@ class Gate:
         self.owner_key = os.environ.get("ELSEWHERE_OWNER_KEY", "")
         self.api: str | None = None
 
-    def target(self, path: str) -> Path:
-        full = (self.root / path).resolve()
-        if not full.is_relative_to(self.root) or full == self.root:
-            raise ValueError(f"refused: {_shown(path)} is not a file under the root")
-        return full
+    def target(self, path: str) -> paths.Target:
+        """Every check made before asking and again before acting (targets/reference/paths.py)."""
+        try:
+            return self.policy.resolve(path)
+        except paths.Refused as exc:
+            raise ValueError(f"refused: {exc}") from None
+
+    def delete(self, path: str, seen: paths.Identity | None) -> None:
+        """Delete the file the person was asked about: beneath the root, no link followed, the same file."""
+        target = self.target(path)
+        try:
+            paths.unlink_beneath(self.policy.root, target.parts, seen or target.identity)
+        except paths.Refused as exc:
+            raise ValueError(f"refused: {exc}") from None
 
     def stage(self, path: str) -> dict[str, Any]:
-        self.target(path)
+        seen = self.target(path).identity
         rid = secrets.token_hex(8)
         secret = secrets.token_urlsafe(16)
         with self.lock:
-            self.requests[rid] = {"path": path, "secret": secret, "approved": False, "at": time.monotonic(), "evidence": None}
+            self.requests[rid] = {
+                "path": path, "seen": seen, "secret": secret, "approved": False, "at": time.monotonic(), "evidence": None,
+            }
         return {"request_id": rid, "secret": secret}
 
     def live(self, rid: str) -> dict[str, Any]:
@@ -101,10 +118,9 @@ class Gate:
         path = request["path"] if path is None else path
         if request["path"] != path and "transplant" not in self.flaws:
             raise ValueError("refused: that approval is for another file")
-        full = self.target(path)
         with self.lock:
             self.spent.add(rid)
-        full.unlink()
+        self.delete(path, request["seen"] if path == request["path"] else None)
         return f"deleted {_shown(path)}"
 
 
@@ -133,8 +149,12 @@ def build(gate: Gate) -> MCPServer:
             """Delete the file of an approved request."""
             request = gate.live(request_id)
             approved = request["approved"]
-            if "transplant" in flaws:
-                approved = any(r["approved"] for r in gate.requests.values())  # any approval will do
+            if "transplant" in flaws and not approved:
+                # Any approval not yet used will do (and is used up): it need not be this request's.
+                other = next((k for k, r in gate.requests.items() if r["approved"] and k not in gate.spent), None)
+                if other is not None:
+                    gate.spent.add(other)
+                    approved = True
             if not approved:
                 raise ValueError("refused: not approved")
             return gate.act(request_id)
@@ -167,10 +187,10 @@ def build(gate: Gate) -> MCPServer:
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str) -> str:
             """Delete one file once the person at the server's terminal says y."""
-            gate.target(path)
+            seen = gate.target(path).identity
             if not _ask_terminal(f"Delete {_shown(path)}? allow? [y/N] ", gate.ttl):
                 raise ValueError("refused: the person at the terminal did not approve")
-            gate.target(path).unlink()
+            gate.delete(path, seen)
             return f"deleted {_shown(path)}"
 
     else:
