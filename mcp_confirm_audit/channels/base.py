@@ -91,6 +91,9 @@ class Taken:
     said: str
     values: Mapping[str, str] = field(default_factory=dict)
     shown: str | None = None
+    # Where it was shown: "text" (a body, a card, a line: read as a client would show it) or
+    # "terminal" (rendered by a terminal: no markup, but its controls act).
+    medium: str = "text"
 
 
 class Step(Protocol):

@@ -108,7 +108,8 @@ class Answer:
         typed = where.filled(self.answer)
         where.terminal.answer(typed)
         read = _ESCAPES.sub("", shown)
-        return Taken(f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=read)
+        # What the person saw is kept raw: an escape sequence in it is what the checks look for.
+        return Taken(f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=shown, medium="terminal")
 
 
 @step_kind("terminal")

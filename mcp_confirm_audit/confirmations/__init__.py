@@ -50,6 +50,9 @@ ANY_MECHANISM = frozenset(
 # question showed, so a swap between preview and confirm is the same attack (the technique says
 # not_applicable when the action names no file).
 OVER_A_PREVIEW = frozenset({"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging"})
+# Of those, the ones a waits flow gets: what the person is shown while the call waits (a terminal
+# prompt) is judged, and its one call can name a path outside; nothing is handed out to swap against.
+ON_THE_PERSONS_CHANNEL = frozenset({"prompt-forging", "out-of-root"})
 # Of those, the ones that need no preview: a flag flow's one call can still name a path outside.
 WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
 
@@ -59,6 +62,8 @@ def mrtr_only(family: str, mechanism: Mechanism | None) -> str | None:
     if mechanism is None or mechanism.kind == "mrtr" or family in ANY_MECHANISM:
         return None
     if family in OVER_A_PREVIEW and mechanism.kind in ("token", "pending"):
+        return None
+    if family in ON_THE_PERSONS_CHANNEL and mechanism.kind == "waits":
         return None
     if family in WITHOUT_A_PREVIEW and mechanism.kind == "flag":
         return None

@@ -46,7 +46,7 @@ class RecordingChannel:
         self.root, self.timeout, self.sink = root, timeout, sink
         self.said: list[str] = []
         # What the person's steps showed them (a webhook body, a prompt): the text a person read.
-        self.shown: list[str] = []
+        self.shown: list[tuple[str, str]] = []
 
     async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
         exchange = await self.conn.call(self.phase, label, tool, arguments)
@@ -69,7 +69,7 @@ class RecordingChannel:
         for done in taken:
             self.said.append(f"{label}: {done.said[:160]}")
             if done.shown is not None:
-                self.shown.append(done.shown)
+                self.shown.append((done.medium, done.shown))
         return saved
 
 

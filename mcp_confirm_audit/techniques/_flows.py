@@ -8,6 +8,7 @@ from typing import Any
 from ..channels import human
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.token import Token
+from ..confirmations.waits import Waits
 from ..models import Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -20,7 +21,7 @@ class AttackChannel:
         self.attack = attack
         self.connection = connection or attack.primary
         # What the person's steps showed them (a webhook body, a prompt), and what they saved.
-        self.shown: list[str] = []
+        self.shown: list[tuple[str, str]] = []
         self.saved: dict[str, str] = {}
 
     async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
@@ -52,7 +53,7 @@ class AttackChannel:
         for done in taken:
             self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
             if done.shown is not None:
-                self.shown.append(done.shown)
+                self.shown.append((done.medium, done.shown))
         self.saved.update(saved)
         return saved
 
@@ -89,3 +90,25 @@ async def previewed(
         attack.setup_failed(f"the preview handed out no token or pending id ({said})")
         return None
     return shown
+
+
+async def what_the_person_read(
+    flow: AgentFlow, channel: AttackChannel, preview: Preview, before: int
+) -> tuple[tuple[str, str], ...] | None:
+    """What the person was shown about `preview` on their own channel, (medium, text) each; None if nothing.
+
+    A waits flow showed it while the call waited (its decline steps read the prompt); a pending or token
+    flow shows it when the person's first steps are taken, up to the first that may approve (reads, and
+    commands that only show): a webhook body, a device's card.
+    """
+    person = getattr(flow, "human", None)
+    if isinstance(person, human.Person) and not isinstance(flow, Waits) and preview.handle is not None:
+        looking = person.looking
+        if looking:
+            values = {"id": preview.handle, "challenge": preview.handle, "token": preview.handle}
+            try:
+                await channel.human("the person reads what they are asked", looking, values)
+            except human.HumanFailed as exc:
+                channel.attack.note(f"what the person is shown could not be read: {exc}")
+    shown = tuple(channel.shown[before:])
+    return shown or None

@@ -1,6 +1,7 @@
-"""The paired device: `device.py API CODE REQUEST_ID` shows the card and confirms it, each request signed.
+"""The paired device: `device.py card|confirm API CODE REQUEST_ID`, each request signed with the pairing code.
 
-Prints one JSON line: `{"card": ..., "evidence_ref": ...}`.
+`card` shows the card the person reads (one JSON line, `{"card": ...}`) and
+approves nothing; `confirm` confirms it and prints `{"evidence_ref": ...}`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ def _call(api: str, code: str, method: str, path: str) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    api, code, request_id = argv
-    card = _call(api, code, "GET", f"/cards/{request_id}")
-    confirmed = _call(api, code, "POST", f"/cards/{request_id}/confirm")
-    print(json.dumps({"card": card["card"], "evidence_ref": confirmed["evidence_ref"]}))
+    what, api, code, request_id = argv
+    if what == "card":
+        print(json.dumps({"card": _call(api, code, "GET", f"/cards/{request_id}")["card"]}))
+    else:
+        print(json.dumps(_call(api, code, "POST", f"/cards/{request_id}/confirm")))
     return 0
 
 
