@@ -47,6 +47,10 @@ class Terminal(Protocol):
         """Type `text` and Enter."""
         ...
 
+    def forget(self) -> None:
+        """Set aside what it showed so far."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Where:

@@ -77,6 +77,11 @@ class Pty:
             + (f"; it showed: {said}" if said else "; it showed nothing")
         )
 
+    def forget(self) -> None:
+        """Set aside what the terminal showed so far: it belonged to a call that is over."""
+        self._drain()
+        self._seen = ""
+
     def answer(self, text: str) -> None:
         self._drain()
         self._seen = ""
@@ -110,6 +115,20 @@ class Answer:
         read = _ESCAPES.sub("", shown)
         # What the person saw is kept raw: an escape sequence in it is what the checks look for.
         return Taken(f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=shown, medium="terminal")
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Not a person's step: a call that waited is over, and what its terminal showed with it."""
+
+    @property
+    def kind(self) -> str:
+        return "terminal"
+
+    async def take(self, where: Where) -> Taken:
+        if where.terminal is not None:
+            where.terminal.forget()
+        return Taken("")
 
 
 @step_kind("terminal")

@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from ..channels.human import Person
+from ..channels.terminal import Forget
 from ..models import Response
 from .base import Channel, HumanFailed, Preview
 
@@ -62,7 +63,8 @@ class Waits:
         as_agent: bool = False,
     ) -> Response:
         if as_agent or self.human is None:
-            return await channel.call("with nobody answering", tool or self.tool, arguments)
+            response, _ = await self._during(channel, "with nobody answering", arguments, (), tool)
+            return response
         response, failed = await self._during(
             channel, "while the human approves", arguments, self.human.approve, tool
         )
@@ -87,10 +89,14 @@ class Waits:
             except HumanFailed as exc:
                 failed.append(exc)
 
+        # A prompt left by a call the harness gave up on is not this call's.
+        await channel.human("", (Forget(),), {})
         async with anyio.create_task_group() as group:
             if steps:
                 group.start_soon(person)
             response = await channel.call(label, tool or self.tool, arguments)
             # The call is over: a person still waiting for a prompt was never asked.
             group.cancel_scope.cancel()
+        # What its terminal showed belonged to it (a prompt nobody answered is not the next call's).
+        await channel.human("", (Forget(),), {})
         return response, failed[0] if failed else None

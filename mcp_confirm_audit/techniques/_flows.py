@@ -51,7 +51,8 @@ class AttackChannel:
         )
         saved, taken = await human.take_all(steps, where)
         for done in taken:
-            self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
+            if done.said:
+                self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
             if done.shown is not None:
                 self.shown.append((done.medium, done.shown))
         self.saved.update(saved)

@@ -1,7 +1,7 @@
 """Reference server whose person approves somewhere else: a webhook link, a paired device, a terminal, a signature.
 
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
-        [--webhook URL] [--ttl SECONDS] [--flaw replay|transplant|agent-reachable|expiry]
+        [--webhook URL] [--ttl SECONDS] [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -19,7 +19,8 @@ that exact deletion, on a channel the agent does not have:
   and the call with that `approval` acts.
 Every approval is bound to the action's path, spent once and expires after
 --ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
-agent what only the person should have).
+agent what only the person should have); for the terminal, fails-open takes no
+terminal or no answer as a yes, and raw-prompt shows the path unescaped.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
-FLAWS = ("replay", "transplant", "agent-reachable", "expiry")
+FLAWS = ("replay", "transplant", "agent-reachable", "expiry", "fails-open", "raw-prompt")
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
 
@@ -188,7 +189,11 @@ def build(gate: Gate) -> MCPServer:
         def delete_file(path: str) -> str:
             """Delete one file once the person at the server's terminal says y."""
             seen = gate.target(path).identity
-            if not _ask_terminal(f"Delete {_shown(path)}? allow? [y/N] ", gate.ttl):
+            named = path if "raw-prompt" in flaws else _shown(path)  # FLAW raw-prompt: the name as it is
+            answer = _ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
+            if answer is None and "fails-open" in flaws:
+                answer = True  # FLAW fails-open: nobody to ask (or nobody answered) reads as a yes
+            if not answer:
                 raise ValueError("refused: the person at the terminal did not approve")
             gate.delete(path, seen)
             return f"deleted {_shown(path)}"
@@ -228,22 +233,22 @@ def _post(url: str | None, body: dict[str, Any]) -> None:
         pass
 
 
-def _ask_terminal(prompt: str, timeout: float) -> bool:
-    """Ask on /dev/tty, never stdin (the protocol); no terminal, or no answer in time, is a no."""
+def _ask_terminal(prompt: str, timeout: float) -> bool | None:
+    """Ask on /dev/tty, never stdin (the protocol): the answer, or None with no terminal or no answer in time."""
     import io
     import select
 
     try:
         tty = io.TextIOWrapper(open("/dev/tty", "r+b", buffering=0))  # noqa: SIM115
     except OSError:
-        return False
+        return None
     with tty:
         tty.write(prompt)
         tty.flush()
         ready, _, _ = select.select([tty], [], [], timeout)
         if not ready:
             tty.write("\n(timed out, denied)\n")
-            return False
+            return None
         return tty.readline().strip().lower() == "y"
 
 
