@@ -85,7 +85,10 @@ class Where:
                     f"the human's URL {url} names {{url}}, but the target is not served over HTTP: give its full URL"
                 )
             url = url.replace("{url}", self.target_url)
-        return PLACEHOLDER.sub(lambda m: quote(self.values[m.group(1)], safe="") if m.group(1) in self.values else m.group(0), url)
+        return PLACEHOLDER.sub(
+            lambda m: quote(self.values[m.group(1)], safe="") if m.group(1) in self.values else m.group(0),
+            url,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +132,9 @@ class Save:
             try:
                 document = json.loads(value)
             except ValueError:
-                raise HumanFailed(f"{what} is not JSON, so {', '.join(self.fields.values())} cannot be read from it: {one_line(value)[:SAID]}") from None
+                raise HumanFailed(
+                    f"{what} is not JSON, so {', '.join(self.fields.values())} cannot be read from it: {one_line(value)[:SAID]}"
+                ) from None
             for name, path in self.fields.items():
                 found = dotted(document, path)
                 if found is None:
@@ -193,8 +198,12 @@ def parse_save(raw: Any, where: str, fail: Fail) -> Save:
         return Save()
     if isinstance(raw, str) and _NAME.fullmatch(raw):
         return Save(whole=raw)
-    if isinstance(raw, Mapping) and raw and all(
-        isinstance(k, str) and _NAME.fullmatch(k) and isinstance(v, str) and v for k, v in raw.items()
+    if (
+        isinstance(raw, Mapping)
+        and raw
+        and all(
+            isinstance(k, str) and _NAME.fullmatch(k) and isinstance(v, str) and v for k, v in raw.items()
+        )
     ):
         return Save(fields=dict(raw))
     raise fail(f"{where}.save must be a NAME or {{NAME: field.path}}, got {raw!r}")
@@ -203,14 +212,18 @@ def parse_save(raw: Any, where: str, fail: Fail) -> Save:
 def only_keys(raw: Mapping[str, Any], own: set[str], where: str, fail: Fail) -> None:
     unknown = sorted(set(raw) - own - COMMON_KEYS)
     if unknown:
-        raise fail(f"{where}: unknown key {unknown[0]!r}; this step takes {', '.join(sorted(own | COMMON_KEYS))}")
+        raise fail(
+            f"{where}: unknown key {unknown[0]!r}; this step takes {', '.join(sorted(own | COMMON_KEYS))}"
+        )
 
 
 def check_names(text: str, known: Sequence[str], where: str, fail: Fail) -> None:
     """Every `{NAME}` in `text` is one the step will know (saved before it, or the harness's own)."""
     unknown = sorted(set(PLACEHOLDER.findall(text)) - set(known))
     if unknown:
-        raise fail(f"{where} names {{{unknown[0]}}}, which no step before it saves; known: {', '.join('{' + k + '}' for k in known)}")
+        raise fail(
+            f"{where} names {{{unknown[0]}}}, which no step before it saves; known: {', '.join('{' + k + '}' for k in known)}"
+        )
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -228,7 +241,9 @@ def _load() -> None:
 _NOT_KINDS = frozenset({"base", "human", "pty_host"})
 
 
-async def take_all(steps: Sequence[Step], where: Where, note: Callable[[str], Awaitable[None] | None] | None = None) -> tuple[dict[str, str], list[Taken]]:
+async def take_all(
+    steps: Sequence[Step], where: Where, note: Callable[[str], Awaitable[None] | None] | None = None
+) -> tuple[dict[str, str], list[Taken]]:
     """Take `steps` in order, each seeing the values saved before it; what all of them saved."""
     saved: dict[str, str] = {}
     taken: list[Taken] = []

@@ -61,7 +61,9 @@ class Command:
             with anyio.fail_after(where.timeout):
                 done = await anyio.run_process(words, cwd=where.root, check=False)
         except TimeoutError:
-            raise HumanFailed(f"the human's command did not finish within {where.timeout:g}s: {shown}") from None
+            raise HumanFailed(
+                f"the human's command did not finish within {where.timeout:g}s: {shown}"
+            ) from None
         except OSError as exc:
             raise HumanFailed(f"the human's command could not run ({exc}): {shown}") from None
         out = done.stdout.decode(errors="replace").strip()
@@ -70,7 +72,9 @@ class Command:
         if done.returncode != 0:
             raise HumanFailed(f"the human's command exited {done.returncode}: {said}")
         return Taken(
-            f"ran {shown!r}: {said}", self.save.values(out, f"what {shown!r} printed"), out if self.shows else None
+            f"ran {shown!r}: {said}",
+            self.save.values(out, f"what {shown!r} printed"),
+            out if self.shows else None,
         )
 
 
@@ -81,7 +85,9 @@ def _command(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Com
     if not isinstance(line, str) or not line.strip():
         raise fail(f"{where}.command must be a command line")
     if not isinstance(shows, bool):
-        raise fail(f"{where}.shows must be true (the command only shows the person what they are asked) or false")
+        raise fail(
+            f"{where}.shows must be true (the command only shows the person what they are asked) or false"
+        )
     return Command(line, save=parse_save(raw.get("save"), where, fail), shows=shows)
 
 
@@ -91,8 +97,9 @@ def _sign(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Comman
     said = raw["sign"]
     line = said.get("command") if isinstance(said, Mapping) else said
     if not isinstance(line, str) or "{challenge}" not in line:
-        raise fail(f"{where}.sign must be {{command: '... {{challenge}} ...'}}: the command that signs the challenge and prints the approval")
+        raise fail(
+            f"{where}.sign must be {{command: '... {{challenge}} ...'}}: the command that signs the challenge and prints the approval"
+        )
     save = parse_save(raw.get("save"), where, fail)
     # A signature nobody keeps approves nothing: its stdout is the evidence unless the step says otherwise.
     return Command(line, save=save if save.names else Save(whole="evidence"), kind="sign")
-

@@ -140,7 +140,11 @@ def url_problem(url: str, names: tuple[str, ...] | None = URL_NAMES) -> str | No
         if not url.startswith("{url}") or url.count("{url}") > 1:
             return "may use {url} only at its start, e.g. '{url}/approvals/{id}'"
         rest = url[len("{url}") :]
-        return None if rest[:1] in ("", "/", "?") else "must go on with a path after {url}, e.g. '{url}/approvals/{id}'"
+        return (
+            None
+            if rest[:1] in ("", "/", "?")
+            else "must go on with a path after {url}, e.g. '{url}/approvals/{id}'"
+        )
     if _PLACEHOLDER.match(url):
         return "must start with {url} or a loopback URL; to open a link a step read, use follow: {link: NAME}"
     return loopback_problem(_PLACEHOLDER.sub("x", url))
@@ -200,7 +204,9 @@ def parse_http(
     sent: tuple[Header, ...] = ()
     if (headers := call.get("headers")) is not None:
         # The person's own credentials, read and redacted as the target's are; never the target's own.
-        sent = http_headers.from_mapping(headers, source=f"profile {source}: confirmation: {key}", environ=os.environ)
+        sent = http_headers.from_mapping(
+            headers, source=f"profile {source}: confirmation: {key}", environ=os.environ
+        )
     return HttpCall(url, method, body, sent, parse_save(raw.get("save"), where, fail))
 
 

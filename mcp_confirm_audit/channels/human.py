@@ -45,10 +45,10 @@ __all__ = [
     "Where",
     "base_url",
     "check_names",
-    "saved_names",
     "loopback_problem",
     "parse_steps",
     "run",
+    "saved_names",
     "take_all",
     "url_problem",
 ]
@@ -91,7 +91,9 @@ async def run(step: Step, where: Where) -> str:
     return (await step.take(where)).said
 
 
-def parse_steps(raw: Any, where: str, fail: Any, source: str, known: Sequence[str] = HARNESS_NAMES) -> tuple[Step, ...]:
+def parse_steps(
+    raw: Any, where: str, fail: Any, source: str, known: Sequence[str] = HARNESS_NAMES
+) -> tuple[Step, ...]:
     """A `human:` list (or one old-style step), every `{NAME}` checked against what is saved before it."""
     items = list(raw) if isinstance(raw, list) else [raw]
     if not items:

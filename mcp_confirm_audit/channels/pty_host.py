@@ -8,6 +8,7 @@ place: the target is the same process, with the same pid and environment.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -19,15 +20,11 @@ def main(argv: list[str]) -> int:
         print("usage: python -m mcp_confirm_audit.channels.pty_host SLAVE -- COMMAND...", file=sys.stderr)
         return 2
     slave, command = argv[0], argv[2:]
-    try:
-        os.setsid()
-    except PermissionError:
-        pass  # already a session's leader, as the harness starts it
+    with contextlib.suppress(PermissionError):
+        os.setsid()  # else already a session's leader, as the harness starts it
     fd = os.open(slave, os.O_RDWR)
-    try:
-        fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
-    except OSError:
-        pass  # opening it already made it the controlling terminal
+    with contextlib.suppress(OSError):
+        fcntl.ioctl(fd, termios.TIOCSCTTY, 0)  # else opening it already made it the controlling terminal
     os.close(fd)
     try:
         os.execvp(command[0], command)

@@ -29,7 +29,19 @@ from typing import Any
 
 import anyio
 
-from .base import SAID, Fail, HumanFailed, Save, Taken, Where, dotted, one_line, only_keys, parse_save, step_kind
+from .base import (
+    SAID,
+    Fail,
+    HumanFailed,
+    Save,
+    Taken,
+    Where,
+    dotted,
+    one_line,
+    only_keys,
+    parse_save,
+    step_kind,
+)
 
 SOURCES = ("sink", "stderr", "stdout")
 _POLL = 0.05  # seconds between looks while a message is awaited
@@ -60,7 +72,12 @@ class Read:
                     break  # what the agent saw is all there is: nothing more arrives
                 await anyio.sleep(_POLL)
         seeking = " or ".join(
-            s for s in (f"field {self.json_path!r}" if self.json_path else "", f"/{self.pattern.pattern}/" if self.pattern else "") if s
+            s
+            for s in (
+                f"field {self.json_path!r}" if self.json_path else "",
+                f"/{self.pattern.pattern}/" if self.pattern else "",
+            )
+            if s
         )
         holding = f" holding {wanted!r}" if wanted else ""
         if self.source == "seen":
@@ -95,7 +112,9 @@ class Read:
             return
         if self.source == "sink":
             if where.sink is None:
-                raise HumanFailed("the person reads the sink, but the run has none: name {sink} in the profile")
+                raise HumanFailed(
+                    "the person reads the sink, but the run has none: name {sink} in the profile"
+                )
             for request in where.sink():
                 body = request.get("body")
                 text = body if isinstance(body, str) else json.dumps(body, sort_keys=True)
@@ -143,7 +162,9 @@ def _read(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Read:
     said = raw["read"]
     key = f"{where}.read"
     if not isinstance(said, Mapping):
-        raise fail(f"{key} must be {{from: sink | stderr | stdout | 'file:PATH', pattern: REGEX, json: FIELD}}")
+        raise fail(
+            f"{key} must be {{from: sink | stderr | stdout | 'file:PATH', pattern: REGEX, json: FIELD}}"
+        )
     only_keys(said, {"from", "pattern", "json", "containing"}, key, fail)
     origin = said.get("from")
     if not isinstance(origin, str) or not (origin in SOURCES or (origin.startswith("file:") and origin[5:])):
@@ -163,11 +184,15 @@ def _read(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Read:
     if path is not None and (not isinstance(path, str) or not path):
         raise fail(f"{key}.json must be a dotted field path, e.g. links.approve")
     if compiled is None and path is None:
-        raise fail(f"{key} needs pattern: (a regular expression) or json: (a field), to say what the person reads")
+        raise fail(
+            f"{key} needs pattern: (a regular expression) or json: (a field), to say what the person reads"
+        )
     containing = said.get("containing")
     if containing is not None and not isinstance(containing, str):
         raise fail(f"{key}.containing must be text, e.g. '{{id}}'")
     save = parse_save(raw.get("save"), where, fail)
     if not save.names:
-        raise fail(f"{key} saves nothing: add save: NAME, so a later step or the agent's call can use what was read")
+        raise fail(
+            f"{key} saves nothing: add save: NAME, so a later step or the agent's call can use what was read"
+        )
     return Read(origin, compiled, path, containing, save)

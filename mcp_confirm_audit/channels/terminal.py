@@ -18,6 +18,7 @@ fail closed. The text up to the prompt is what the person saw (`Taken.shown`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -91,10 +92,8 @@ class Pty:
         if not self.closed:
             self.closed = True
             for fd in (self.master, self._slave):
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +107,17 @@ class Answer:
 
     async def take(self, where: Where) -> Taken:
         if where.terminal is None:
-            raise HumanFailed("the person answers on the target's terminal, but it has none: set tty: true in the profile")
+            raise HumanFailed(
+                "the person answers on the target's terminal, but it has none: set tty: true in the profile"
+            )
         shown = await where.terminal.expect(self.expect, where.timeout)
         typed = where.filled(self.answer)
         where.terminal.answer(typed)
         read = _ESCAPES.sub("", shown)
         # What the person saw is kept raw: an escape sequence in it is what the checks look for.
-        return Taken(f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=shown, medium="terminal")
+        return Taken(
+            f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=shown, medium="terminal"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +151,11 @@ def _terminal(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> An
         raise fail(f"{key}.expect {expect!r} is not a regular expression: {exc}") from None
     if not isinstance(answer, str | int | bool):
         raise fail(f"{key}.answer must be what the person types, e.g. y")
-    typed = answer if isinstance(answer, str) else ("y" if answer is True else "n" if answer is False else str(answer))
+    typed = (
+        answer
+        if isinstance(answer, str)
+        else ("y" if answer is True else "n" if answer is False else str(answer))
+    )
     return Answer(compiled, typed)
 
 

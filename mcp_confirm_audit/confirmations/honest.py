@@ -240,11 +240,17 @@ async def _unanswered(
     try:
         done = await mechanism.confirm(channel, use.arguments, handle, as_agent=True)
     except HumanFailed as exc:
-        return ControlResult(mechanism.tool, "unanswered", True, True, f"the agent alone could not go on: {exc}")
+        return ControlResult(
+            mechanism.tool, "unanswered", True, True, f"the agent alone could not go on: {exc}"
+        )
     moved = await use.moved()
     if moved.victim or uses.is_effect(moved):
         return ControlResult(
-            mechanism.tool, "unanswered", False, True, f"acted though the person never answered: {moved.shown()}"
+            mechanism.tool,
+            "unanswered",
+            False,
+            True,
+            f"acted though the person never answered: {moved.shown()}",
         )
     if done.outcome is Outcome.TRANSPORT:
         return ControlResult(
@@ -257,5 +263,9 @@ async def _unanswered(
         )
     use.learn(moved, f"changed on a {mechanism.kind} flow nobody answered")
     return ControlResult(
-        mechanism.tool, "unanswered", True, True, f"nobody answered: no effect ({done.outcome}: {done.text[:160]})"
+        mechanism.tool,
+        "unanswered",
+        True,
+        True,
+        f"nobody answered: no effect ({done.outcome}: {done.text[:160]})",
     )

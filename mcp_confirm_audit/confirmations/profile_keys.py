@@ -77,13 +77,16 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
         waits = _mapping(value.get("waits") or {}, "waits", fail)
         _only(waits, {"human", "decline"}, "waits", fail)
         if waits.get("human") is None:
-            raise fail("waits needs human: the steps the person takes while the call waits, e.g. "
-                       "[{terminal: {expect: 'allow\\? \\[y/N\\]', answer: y}}]")
+            raise fail(
+                "waits needs human: the steps the person takes while the call waits, e.g. "
+                "[{terminal: {expect: 'allow\\? \\[y/N\\]', answer: y}}]"
+            )
         approve = human.parse_steps(waits["human"], "waits.human", fail, source)
         decline = waits.get("decline")
         return Waits(
             human=human.Person(
-                approve, human.parse_steps(decline, "waits.decline", fail, source) if decline is not None else None
+                approve,
+                human.parse_steps(decline, "waits.decline", fail, source) if decline is not None else None,
             )
         )
     if kind == "pending":
@@ -95,10 +98,14 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
             declined = pending.get("decline")
             person = Human(
                 approve_steps,
-                human.parse_steps(declined, "pending.decline", fail, source) if declined is not None else None,
+                human.parse_steps(declined, "pending.decline", fail, source)
+                if declined is not None
+                else None,
             )
         elif pending.get("decline") is not None:
-            raise fail("pending.decline goes with a list of human: steps; with the old human: {command: ...}, give human.decline")
+            raise fail(
+                "pending.decline goes with a list of human: steps; with the old human: {command: ...}, give human.decline"
+            )
         elif said is not None:
             said = _mapping(said, "pending.human", fail)
             _only(said, {"command", "http", "decline"}, "pending.human", fail)

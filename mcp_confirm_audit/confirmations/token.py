@@ -40,7 +40,9 @@ class Token:
     def describe(self) -> str:
         preview = ", ".join(f"{k}={v!r}" for k, v in self.preview_args.items()) or "no extra arguments"
         taken = self.token_from or "a field named like a token"
-        said = f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
+        said = (
+            f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
+        )
         if self.human is not None:
             said += ", once a human answered it on a channel of their own (their evidence in its place)"
         return said

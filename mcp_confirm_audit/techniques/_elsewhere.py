@@ -34,7 +34,9 @@ def person_flow(attack: Attack, what: str) -> Pending | Token | None:
         )
         return None
     if isinstance(flow, Pending) and flow.execute is None:
-        attack.not_applicable(f"{what}: the person's approval acts by itself, so the agent has nothing to redeem")
+        attack.not_applicable(
+            f"{what}: the person's approval acts by itself, so the agent has nothing to redeem"
+        )
         return None
     return flow
 
@@ -59,7 +61,12 @@ async def approved(
 
 
 async def redeem(
-    flow: AgentFlow, channel: AttackChannel, arguments: Mapping[str, Any], handle: str, saved: Mapping[str, str], label: str
+    flow: AgentFlow,
+    channel: AttackChannel,
+    arguments: Mapping[str, Any],
+    handle: str,
+    saved: Mapping[str, str],
+    label: str,
 ) -> Response:
     """The agent's confirming call with what the person handed over, the person not asked again."""
     if isinstance(flow, Pending) and flow.execute is not None:

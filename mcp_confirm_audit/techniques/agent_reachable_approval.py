@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..channels.base import Step
 from ..channels.command import Command
 from ..channels.http import HttpCall
 from ..channels.read import Read
-from ..channels.base import Step
 from ..confirmations import HumanFailed
 from ..models import Verdict
 from . import technique
@@ -46,7 +46,10 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
     saved: dict[str, str] = {}
     try:
         saved = await channel.human(
-            "the agent, as the person, with only what it saw", steps, {"id": handle, "challenge": handle, "token": handle}, seen=seen
+            "the agent, as the person, with only what it saw",
+            steps,
+            {"id": handle, "challenge": handle, "token": handle},
+            seen=seen,
         )
     except HumanFailed as exc:
         attack.note(f"the agent could not take the person's steps with what it saw: {exc}")

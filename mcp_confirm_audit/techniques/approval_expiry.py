@@ -42,7 +42,9 @@ async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     before = await attack.mark()
     done = await redeem(flow, channel, control_args, *got, f"control: redeemed at once (lifetime {ttl:g}s)")
     if not await attack.took_effect(control, before):
-        attack.setup_failed(f"an approval redeemed inside the lifetime did not take effect ({done.text[:160]})")
+        attack.setup_failed(
+            f"an approval redeemed inside the lifetime did not take effect ({done.text[:160]})"
+        )
         return
     victim = await attack.subject_on(conn)
     if victim is None:

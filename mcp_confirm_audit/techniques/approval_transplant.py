@@ -36,4 +36,6 @@ async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None
     if shown is None or shown.handle is None:
         return
     await attack.start_attack()
-    await redeem(flow, channel, args, shown.handle, saved, "the other action's approval redeemed for this one")
+    await redeem(
+        flow, channel, args, shown.handle, saved, "the other action's approval redeemed for this one"
+    )

@@ -106,7 +106,11 @@ async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flo
     if read is None and isinstance(flow, Waits):
         attack.setup_failed("the person was shown nothing while the call waited (no prompt was read)")
         return
-    probe.baseline = probe.person(read, shown.handle) if read is not None else probe.read(shown.response.text, shown.handle)
+    probe.baseline = (
+        probe.person(read, shown.handle)
+        if read is not None
+        else probe.read(shown.response.text, shown.handle)
+    )
     await attack.start_attack()
     try:
         if kind == "names-target":

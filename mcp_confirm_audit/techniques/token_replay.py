@@ -38,7 +38,9 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     if isinstance(flow, Token) and flow.human is not None:
         # What is redeemed is the person's answer to the challenge, not the token: approval-replay.
-        attack.not_applicable(f"the token is a challenge a person answers; approval-replay replays their answer: {flow.describe()}")
+        attack.not_applicable(
+            f"the token is a challenge a person answers; approval-replay replays their answer: {flow.describe()}"
+        )
         return
     channel, victim = AttackChannel(attack), attack.victim
     args = attack.arguments(victim)

@@ -70,7 +70,13 @@ class Gate:
 
     def __init__(self, root: Path, channel: str, flaws: set[str], ttl: float, webhook: str | None) -> None:
         self.policy = paths.PathPolicy.create(root)
-        self.root, self.channel, self.flaws, self.ttl, self.webhook = self.policy.root, channel, flaws, ttl, webhook
+        self.root, self.channel, self.flaws, self.ttl, self.webhook = (
+            self.policy.root,
+            channel,
+            flaws,
+            ttl,
+            webhook,
+        )
         self.requests: dict[str, dict[str, Any]] = {}
         self.spent: set[str] = set()
         self.lock = threading.Lock()
@@ -99,7 +105,12 @@ class Gate:
         secret = secrets.token_urlsafe(16)
         with self.lock:
             self.requests[rid] = {
-                "path": path, "seen": seen, "secret": secret, "approved": False, "at": time.monotonic(), "evidence": None,
+                "path": path,
+                "seen": seen,
+                "secret": secret,
+                "approved": False,
+                "at": time.monotonic(),
+                "evidence": None,
             }
         return {"request_id": rid, "secret": secret}
 
@@ -138,7 +149,11 @@ def build(gate: Gate) -> MCPServer:
             link = f"{gate.api}/approve/{staged['request_id']}?key={staged['secret']}"
             if "agent-reachable" in flaws:
                 link = f"{gate.api}/approve/{staged['request_id']}"
-            body = {"request_id": staged["request_id"], "text": f"Delete {_shown(path)}?", "approve_url": link}
+            body = {
+                "request_id": staged["request_id"],
+                "text": f"Delete {_shown(path)}?",
+                "approve_url": link,
+            }
             _post(gate.webhook, body)
             said = {"status": "pending_approval", "request_id": staged["request_id"]}
             if "agent-reachable" in flaws:
@@ -152,7 +167,9 @@ def build(gate: Gate) -> MCPServer:
             approved = request["approved"]
             if "transplant" in flaws and not approved:
                 # Any approval not yet used will do (and is used up): it need not be this request's.
-                other = next((k for k, r in gate.requests.items() if r["approved"] and k not in gate.spent), None)
+                other = next(
+                    (k for k, r in gate.requests.items() if r["approved"] and k not in gate.spent), None
+                )
                 if other is not None:
                     gate.spent.add(other)
                     approved = True
@@ -220,7 +237,9 @@ def build(gate: Gate) -> MCPServer:
                 raise ValueError("refused: not signed by the owner")
             if challenge.get("path") != path and "transplant" not in flaws:
                 raise ValueError("refused: that approval is for another file")
-            return gate.act(str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path)
+            return gate.act(
+                str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path
+            )
 
     return server
 
@@ -228,7 +247,9 @@ def build(gate: Gate) -> MCPServer:
 def _post(url: str | None, body: dict[str, Any]) -> None:
     if not url:
         return
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=5):
         pass
 
@@ -264,7 +285,7 @@ def _serve_api(gate: Gate) -> None:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             path, _, query = self.path.partition("?")
@@ -273,7 +294,9 @@ def _serve_api(gate: Gate) -> None:
                 if parts[0] == "approve" and len(parts) == 2:
                     request = gate.live(parts[1])
                     key = dict(p.partition("=")[::2] for p in query.split("&") if p).get("key", "")
-                    if "agent-reachable" not in gate.flaws and not hmac.compare_digest(key, request["secret"]):
+                    if "agent-reachable" not in gate.flaws and not hmac.compare_digest(
+                        key, request["secret"]
+                    ):
                         return self._reply(403, {"error": "bad key"})
                     request["approved"] = True
                     return self._reply(200, {"approved": parts[1]})
@@ -288,13 +311,15 @@ def _serve_api(gate: Gate) -> None:
                 return self._reply(409, {"error": str(exc)})
             self._reply(404, {"error": "no such route"})
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             parts = self.path.strip("/").split("/")
             try:
                 if parts[0] == "cards" and len(parts) == 2:
                     self._signed(b"")
                     request = gate.live(parts[1])
-                    return self._reply(200, {"card": f"Delete {_shown(request['path'])}?", "request_id": parts[1]})
+                    return self._reply(
+                        200, {"card": f"Delete {_shown(request['path'])}?", "request_id": parts[1]}
+                    )
             except PermissionError as exc:
                 return self._reply(401, {"error": str(exc)})
             except ValueError as exc:

@@ -73,7 +73,9 @@ def test_the_careful_server_refuses_every_out_of_band_family(catalogue: Catalogu
 
 @pytest.mark.parametrize("channel", HANDED_OVER)
 @pytest.mark.parametrize("flaw", sorted(OUT_OF_BAND))
-def test_each_flaw_is_caught_by_its_family_and_fools_no_other(catalogue: Catalogue, channel: str, flaw: str) -> None:
+def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
+    catalogue: Catalogue, channel: str, flaw: str
+) -> None:
     run = _audit(catalogue, channel, flaw, families=frozenset(OUT_OF_BAND.values()))
     verdicts = _verdicts(run)
     caught = OUT_OF_BAND[flaw]
@@ -86,19 +88,19 @@ def test_the_person_reads_the_webhook_and_follows_its_link(catalogue: Catalogue)
     said = " ".join(run.by_id()["MCA-OOBREPLAY-001"].evidence)
     # What the person did is in the evidence: the body read at the sink, the link followed on loopback.
     assert "read sink (approve_url): http://127.0.0.1:" in said
-    assert "POST http://127.0.0.1:" in said and "/approve/" in said
+    assert "POST http://127.0.0.1:" in said
+    assert "/approve/" in said
 
 
-@pytest.mark.parametrize("channel", ("webhook", "device"))
+@pytest.mark.parametrize("channel", ["webhook", "device"])
 def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
     catalogue: Catalogue, channel: str
 ) -> None:
     # The agent's preview names no file; the webhook body and the device's card do, escaped.
     run = _audit(catalogue, channel, families=frozenset({"prompt-forging"}))
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
-    assert judged and {r.verdict for r in judged} == {Verdict.REFUSED}, [
-        (r.id, r.verdict, r.reason) for r in judged
-    ]
+    assert judged
+    assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
 
 
 def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(catalogue: Catalogue) -> None:
@@ -109,7 +111,8 @@ def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(
     assert controls["unanswered"].passed, controls["unanswered"].detail
     assert "unasked" not in controls
     said = " ".join(e for r in run.results for e in r.evidence)
-    assert "the terminal asked" in said and "typed 'n'" in said
+    assert "the terminal asked" in said
+    assert "typed 'n'" in said
     # The agent alone (nobody at the terminal) is refused; what the terminal showed passes the checks.
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
     assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
