@@ -8,7 +8,8 @@ r"""`read:` what the server sent the person: a request at the sink, the target's
 
 `from` is `sink` (the bodies the harness's loopback sink received), `stderr`
 or `stdout` (the target's output file; over stdio, stdout is the protocol and
-cannot be read), or `file:PATH` (a file under the root). `json` is a dotted
+cannot be read), or `file:PATH` (a file under the root; with `*`, the newest file it matches: a
+message dropped into an outbox). `json` is a dotted
 path into a JSON body or file, `pattern` a regular expression (its first
 group, or the whole match); with both, the pattern is looked for in the
 field. `containing` keeps only what holds that text (`{id}` filled in), so a
@@ -120,13 +121,16 @@ class Read:
                 text = body if isinstance(body, str) else json.dumps(body, sort_keys=True)
                 yield text, body if not isinstance(body, str) else _json(body)
             return
-        path = self._path(where)
-        try:
-            text = path.read_text(errors="replace")
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise HumanFailed(f"the person cannot read {self.source}: {exc}") from None
+        for path in self._paths(where):
+            try:
+                text = path.read_text(errors="replace")
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise HumanFailed(f"the person cannot read {self.source}: {exc}") from None
+            yield from self._in(text)
+
+    def _in(self, text: str) -> Iterator[tuple[str, Any]]:
         if self.json_path is not None:
             yield text, _json(text)
             return
@@ -134,19 +138,32 @@ class Read:
         for line in text.splitlines():
             yield line, _json(line)
 
-    def _path(self, where: Where) -> Path:
+    def _paths(self, where: Where) -> list[Path]:
+        """The files to read, oldest first: the output, a file, or every file a pattern (`*`) matches."""
         if self.source in ("stderr", "stdout"):
             if where.output is None:
                 raise HumanFailed(
                     f"the person reads the target's {self.source}, but this target's output is not kept "
                     "(over stdio, stdout is the protocol: read stderr, or serve the target over HTTP)"
                 )
-            return where.output
-        relative = self.source.removeprefix("file:")
-        path = (where.root / relative).resolve()
-        if not path.is_relative_to(where.root.resolve()):
+            return [where.output]
+        relative, root = self.source.removeprefix("file:"), where.root.resolve()
+        found = (
+            sorted(root.glob(relative), key=_modified)
+            if any(c in relative for c in "*?[")
+            else [root / relative]
+        )
+        paths = [p.resolve() for p in found]
+        if any(not p.is_relative_to(root) for p in paths):
             raise HumanFailed(f"{self.source} is not under the root")
-        return path
+        return paths
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _json(text: str) -> Any:

@@ -4,10 +4,12 @@ The person's steps are taken as the agent could take them: every `read` looks
 only in what the agent's own calls returned (not the sink, the target's
 output or the root, which the person reads); a request carries none of the
 person's headers; a `sign` step is left out, the agent holding no key of the
-person's (the challenge itself goes where the signature would); commands run as
-they are, since anyone holding the values can run them. If that completes and
-the action happens, the link, code or evidence was within the agent's reach,
-or the endpoint asked for no secret the agent lacks.
+person's (the challenge itself goes where the signature would); a command runs
+only when it uses a value the agent found in its own results (a device emulator
+given the pairing code the agent was shown), since the agent has no shell where
+the person runs their own tools. If that completes and the action happens, the
+link, code or evidence was within the agent's reach, or the endpoint asked for
+no secret the agent lacks.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..channels.base import Step
+from ..channels.base import PLACEHOLDER, Step
 from ..channels.command import Command
 from ..channels.http import HttpCall
 from ..channels.read import Read
@@ -41,7 +43,9 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
     if shown is None or shown.handle is None:
         return
     seen = [shown.response.text, json.dumps(shown.response.structured or {}, sort_keys=True)]
-    steps = tuple(as_the_agent(step) for step in flow.human.approve if not _signs(step))
+    steps, stopped = _as_the_agent(flow.human.approve)
+    if stopped:
+        attack.note(stopped)
     handle = shown.handle
     saved: dict[str, str] = {}
     try:
@@ -61,15 +65,22 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
     await redeem(flow, channel, args, handle, saved, "the agent redeems its own approval")
 
 
-def _signs(step: Step) -> bool:
-    return step.kind == "sign"
-
-
-def as_the_agent(step: Step) -> Step:
-    """The step as the agent can take it: reads of its own results, requests without the person's headers."""
-    if isinstance(step, Read):
-        return replace(step, source="seen")
-    if isinstance(step, HttpCall):
-        return replace(step, headers=())
-    assert isinstance(step, Command) or True
-    return step
+def _as_the_agent(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], str | None]:
+    """The person's steps as the agent can take them, up to one it cannot; and why it stopped there."""
+    read: set[str] = set()
+    kept: list[Step] = []
+    for step in steps:
+        if isinstance(step, Read):
+            kept.append(replace(step, source="seen"))
+            read.update(step.save.names)
+        elif isinstance(step, HttpCall):
+            kept.append(replace(step, headers=()))
+        elif isinstance(step, Command) and step.kind == "sign":
+            continue  # no key of the person's: the challenge goes where the signature would
+        elif isinstance(step, Command) and read & set(PLACEHOLDER.findall(step.line)):
+            kept.append(step)
+        else:
+            return tuple(
+                kept
+            ), f"the agent cannot take the person's step {step.kind!r}: it runs nothing where the person does"
+    return tuple(kept), None
