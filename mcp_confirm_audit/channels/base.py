@@ -17,7 +17,7 @@ import importlib
 import json
 import pkgutil
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -242,17 +242,19 @@ _NOT_KINDS = frozenset({"base", "human", "pty_host"})
 
 
 async def take_all(
-    steps: Sequence[Step], where: Where, note: Callable[[str], Awaitable[None] | None] | None = None
+    steps: Sequence[Step], where: Where, on_taken: Callable[[Taken], None] | None = None
 ) -> tuple[dict[str, str], list[Taken]]:
-    """Take `steps` in order, each seeing the values saved before it; what all of them saved."""
+    """Take `steps` in order, each seeing the values saved before it; what all of them saved.
+
+    `on_taken` hears of each step as it is done, so what a step showed is kept even when the
+    steps after it are cut short (a call that waited is over, and the person with it).
+    """
     saved: dict[str, str] = {}
     taken: list[Taken] = []
     for step in steps:
         done = await step.take(where.with_values(saved))
         saved.update(done.values)
         taken.append(done)
-        if note is not None:
-            maybe = note(done.said)
-            if maybe is not None:
-                await maybe
+        if on_taken is not None:
+            on_taken(done)
     return saved, taken

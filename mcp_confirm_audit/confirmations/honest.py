@@ -65,12 +65,13 @@ class RecordingChannel:
             self.conn.stderr_path,
             self.conn.terminal,
         )
-        saved, taken = await human.take_all(steps, where)
-        for done in taken:
+        def kept(done: human.Taken) -> None:
             if done.said:
                 self.said.append(f"{label}: {done.said[:160]}")
             if done.shown is not None:
                 self.shown.append((done.medium, done.shown))
+
+        saved, _ = await human.take_all(steps, where, kept)
         return saved
 
 

@@ -49,12 +49,13 @@ class AttackChannel:
             self.connection.terminal,
             tuple(seen),
         )
-        saved, taken = await human.take_all(steps, where)
-        for done in taken:
+        def kept(done: human.Taken) -> None:
             if done.said:
                 self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
             if done.shown is not None:
                 self.shown.append((done.medium, done.shown))
+
+        saved, _ = await human.take_all(steps, where, kept)
         self.saved.update(saved)
         return saved
 
