@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from ..channels import terminal
-from ..confirmations import Mechanism, profile_keys
+from ..confirmations import Mechanism, elicitation, profile_keys
 from ..errors import UsageError
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
+from .environment import TargetEnv, parse_env
 from .headers import Header
 from .yamlfile import read_yaml
 
@@ -54,7 +55,8 @@ class Profile:
     # The target's version as the reports should name it, for servers that do
     # not say it themselves (e.g. the PyPI release a profile pins).
     version: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    # `${NAME}` filled in from the harness's environment; values marked secret are scrubbed like headers.
+    env: TargetEnv = field(default_factory=TargetEnv)
     # "arg": the command has a {root} placeholder. "cwd": the server works in
     # its current directory (which is the root; MCP_AUDIT_ROOT says it too).
     root_from: str = "arg"
@@ -118,6 +120,8 @@ class Profile:
     # The target runs under a pseudo-terminal the harness answers on as the person
     # (channels/terminal.py); without it a target has no controlling terminal.
     tty: bool = False
+    # The protocol era every connection asks for (confirmations/elicitation.py): auto negotiates.
+    protocol: str = "auto"
     # The seed for generated hostile names when --mcp-seed does not give one:
     # a profile whose review is checked in pins it, so the same command
     # regenerates the same review.
@@ -157,6 +161,14 @@ class Profile:
         for principal in self.principals.values():
             yield from principal
         yield from profile_keys.human_headers(self.confirmation)
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every credential the profile holds: header values (and their tokens) and secret env values.
+
+        Scrubbed from every text the harness keeps or reports, wherever it appears:
+        a server that takes the same token on its command line (`--token T`) included.
+        """
+        return (*http_headers.secret_values(self.every_header()), *self.env.secrets)
 
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
@@ -226,7 +238,7 @@ def _beside(value: Any, here: str) -> Any:
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Names the harness itself fills in an action's templates.
-HARNESS_NAMES = ("path", "sink")
+HARNESS_NAMES = ("path", "sink", "root")
 
 
 def _check_placeholders(profile: Profile) -> None:
@@ -249,7 +261,7 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
             )
             raise UsageError(
                 f"profile {source}: {where} names {{{name}}}, which nothing provides: {given}"
-                "the harness provides {path} (the case file) and {sink} (its loopback sink)"
+                "the harness provides {path} (the case file), {root} (the sandbox root) and {sink} (its loopback sink)"
             )
 
 
@@ -277,6 +289,8 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return profile_keys.policy_tools(value, source)
     if key == "tty":
         return terminal.tty_key(value, source)
+    if key == "protocol":
+        return elicitation.protocol(value, source)
     if key in ("name", "command"):
         if not isinstance(value, str) or not value.strip():
             raise fail("a non-empty string")
@@ -290,9 +304,7 @@ def _checked(source: str, key: str, value: Any) -> Any:
         if value not in PATH_STYLES:
             raise fail(f"one of {', '.join(PATH_STYLES)}")
     elif key == "env":
-        if not isinstance(value, Mapping) or not all(isinstance(v, str | int) for v in value.values()):
-            raise fail("a mapping of names to strings")
-        return {str(k): str(v) for k, v in value.items()}
+        return parse_env(value, source=source, environ=os.environ)
     elif key in ("extra_args", "answer", "negative_answer", "factory_args"):
         if value is not None and not isinstance(value, Mapping):
             raise fail("a mapping")
