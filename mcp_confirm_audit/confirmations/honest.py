@@ -65,6 +65,7 @@ class RecordingChannel:
             self.conn.stderr_path,
             self.conn.terminal,
         )
+
         def kept(done: human.Taken) -> None:
             if done.said:
                 self.said.append(f"{label}: {done.said[:160]}")

@@ -49,6 +49,7 @@ class AttackChannel:
             self.connection.terminal,
             tuple(seen),
         )
+
         def kept(done: human.Taken) -> None:
             if done.said:
                 self.attack.note(f"{label} on the human's channel: {done.said[:160]}")

@@ -8,12 +8,9 @@ the agent makes alone with the same evidence.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from ..oracle.sandbox import identity_of
 from . import technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel
@@ -31,16 +28,13 @@ async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     if got is None:
         return
     handle, saved = got
-    keep = attack.sandbox.keep / attack.case.name
-    if isinstance(victim, Path):
-        os.link(victim, keep)
+    victim.keep()
     since = await attack.mark()
     done = await redeem(flow, channel, args, handle, saved, "the agent redeems the person's approval")
     if not await attack.took_effect(victim, since):
         attack.setup_failed(f"the person's approval, redeemed once, did not take effect ({done.text[:160]})")
         return
-    if isinstance(victim, Path) and identity_of(victim) is None:
-        os.link(keep, victim)
-        attack.note("victim put back with its original identity after the honest redemption")
+    if (put_back := victim.put_back()) is not None:
+        attack.note(f"{put_back} after the honest redemption")
     await attack.start_attack()
     await redeem(flow, channel, args, handle, saved, "the same approval redeemed again, the person not asked")
