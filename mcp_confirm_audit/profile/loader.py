@@ -24,6 +24,8 @@ from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
 from .environment import TargetEnv, parse_env
 from .headers import Header
+from .servers import Servers, servers_from
+from .url_mode import UrlPeople, url_people
 from .yamlfile import read_yaml
 
 ROOT_FROM = ("arg", "cwd")
@@ -120,6 +122,11 @@ class Profile:
     # The target runs under a pseudo-terminal the harness answers on as the person
     # (channels/terminal.py); without it a target has no controlling terminal.
     tty: bool = False
+    # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
+    url_elicitation: UrlPeople = field(default_factory=UrlPeople)
+    # Several servers on one root, and the server of each tool a step names (servers.py);
+    # None: the one server `command` starts.
+    servers: Servers | None = None
     # The protocol era every connection asks for (confirmations/elicitation.py): auto negotiates.
     protocol: str = "auto"
     # The seed for generated hostile names when --mcp-seed does not give one:
@@ -161,6 +168,7 @@ class Profile:
         for principal in self.principals.values():
             yield from principal
         yield from profile_keys.human_headers(self.confirmation)
+        yield from self.url_elicitation.every_header()
 
     def secrets(self) -> tuple[str, ...]:
         """Every credential the profile holds: header values (and their tokens) and secret env values.
@@ -219,6 +227,14 @@ def load_profile(path: Path) -> Profile:
         here = str(path.parent.resolve())
         spelled = here if command.startswith("py:") else shlex.quote(here)
         raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
+    if isinstance(servers := raw.get("servers"), Mapping):
+        here = shlex.quote(str(path.parent.resolve()))
+        raw = {
+            **raw,
+            "servers": {
+                k: v.replace("{profile_dir}", here) if isinstance(v, str) else v for k, v in servers.items()
+            },
+        }
     if isinstance(confirmation := raw.get("confirmation"), Mapping):
         # The human's second channel is a command line too, often a script beside the profile.
         raw = {**raw, "confirmation": _beside(confirmation, shlex.quote(str(path.parent.resolve())))}
@@ -266,12 +282,13 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
 
 
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
+    raw, servers = servers_from(raw, source)
     unknown = sorted(set(raw) - _KNOWN)
     if unknown:
         raise UsageError(
             f"profile {source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KNOWN))}"
         )
-    values: dict[str, Any] = {"source": source}
+    values: dict[str, Any] = {"source": source, "servers": servers}
     for key, value in raw.items():
         values[key] = _checked(source, key, value)
     profile = Profile(**values)
@@ -289,6 +306,8 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return profile_keys.policy_tools(value, source)
     if key == "tty":
         return terminal.tty_key(value, source)
+    if key == "url_elicitation":
+        return url_people(value, source)
     if key == "protocol":
         return elicitation.protocol(value, source)
     if key in ("name", "command"):
