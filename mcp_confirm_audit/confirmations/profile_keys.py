@@ -1,4 +1,4 @@
-"""The profile's `confirmation:` and `policy_tools:` keys, checked, with one-line errors.
+r"""The profile's `confirmation:` and `policy_tools:` keys, checked, with one-line errors.
 
 confirmation:
   kind: token                         # mrtr | token | pending | flag
@@ -10,6 +10,11 @@ confirmation:
   # pending: {human: {http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
   #                          headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}},
   #                   decline: {http: {url: "{url}/approvals/{id}", json: {decision: declined}}}}}
+  # pending: {id_from: request_id, human: [{read: {from: sink, json: approve_url}, save: link},
+  #                                        {follow: {link: link, method: POST}}],
+  #           decline: [...], execute: {tool: confirm, args: {request_id: "{id}", evidence: "{evidence}"}}}
+  # token: {from: challenge, into: approval_token, human: [{sign: {command: "signer {challenge}"}}]}
+  # waits: {human: [{terminal: {expect: 'allow\? \[y/N\]', answer: y}}], decline: [...]}
   # flag: {arg: human_approved, value: true}
 policy_tools: [set_frame]
 """
@@ -28,9 +33,10 @@ from .flag import Flag
 from .mrtr import Mrtr
 from .pending import CallTemplate, Human, Pending
 from .token import Token
+from .waits import Waits
 
-KINDS = ("mrtr", "token", "pending", "flag")
-_KEYS = {"kind", "preview", "token", "pending", "flag"}
+KINDS = ("mrtr", "token", "pending", "flag", "waits")
+_KEYS = {"kind", "preview", "token", "pending", "flag", "waits"}
 
 
 def confirmation(value: Any, source: str) -> Mechanism | None:
@@ -54,24 +60,57 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
     if kind == "token":
         preview = _mapping(value.get("preview") or {}, "preview", fail)
         token = _mapping(value.get("token") or {}, "token", fail)
-        _only(token, {"from", "into"}, "token", fail)
+        _only(token, {"from", "into", "human"}, "token", fail)
         into = _name(token.get("into", "confirm_token"), "token.into", fail)
         taken = token.get("from")
+        signer = None
+        if (steps := token.get("human")) is not None:
+            signer = human.Person(human.parse_steps(steps, "token.human", fail, source))
         return Token(
             into=into,
             token_from=_name(taken, "token.from", fail) if taken is not None else None,
             preview_args=dict(preview),
             source="profile",
+            human=signer,
+        )
+    if kind == "waits":
+        waits = _mapping(value.get("waits") or {}, "waits", fail)
+        _only(waits, {"human", "decline"}, "waits", fail)
+        if waits.get("human") is None:
+            raise fail(
+                "waits needs human: the steps the person takes while the call waits, e.g. "
+                "[{terminal: {expect: 'allow\\? \\[y/N\\]', answer: y}}]"
+            )
+        approve = human.parse_steps(waits["human"], "waits.human", fail, source)
+        decline = waits.get("decline")
+        return Waits(
+            human=human.Person(
+                approve,
+                human.parse_steps(decline, "waits.decline", fail, source) if decline is not None else None,
+            )
         )
     if kind == "pending":
         pending = _mapping(value.get("pending") or {}, "pending", fail)
-        _only(pending, {"id_from", "approve", "human", "execute"}, "pending", fail)
+        _only(pending, {"id_from", "approve", "human", "decline", "execute"}, "pending", fail)
         person = None
-        if (said := pending.get("human")) is not None:
+        if isinstance(said := pending.get("human"), list):
+            approve_steps = human.parse_steps(said, "pending.human", fail, source)
+            declined = pending.get("decline")
+            person = Human(
+                approve_steps,
+                human.parse_steps(declined, "pending.decline", fail, source)
+                if declined is not None
+                else None,
+            )
+        elif pending.get("decline") is not None:
+            raise fail(
+                "pending.decline goes with a list of human: steps; with the old human: {command: ...}, give human.decline"
+            )
+        elif said is not None:
             said = _mapping(said, "pending.human", fail)
             _only(said, {"command", "http", "decline"}, "pending.human", fail)
-            approve = _human_step(said, "pending.human", fail, source)
-            if approve is None:
+            one = _human_step(said, "pending.human", fail, source)
+            if one is None:
                 raise fail("pending.human needs 'command' (a command line) or 'http' (a request), with {id}")
             decline = said.get("decline")
             if isinstance(decline, str):
@@ -79,15 +118,21 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
             elif decline is not None:
                 decline = _mapping(decline, "pending.human.decline", fail)
                 _only(decline, {"command", "http"}, "pending.human.decline", fail)
-            person = Human(
-                approve, _human_step(decline, "pending.human.decline", fail, source) if decline else None
-            )
+            declined_step = _human_step(decline, "pending.human.decline", fail, source) if decline else None
+            person = Human((one,), (declined_step,) if declined_step is not None else None)
         id_from = pending.get("id_from")
+        execute = _call(pending.get("execute"), "pending.execute", fail)
+        if execute is not None:
+            saved = human.saved_names(person.approve) if person is not None else ()
+            human_check = ("id", *saved)
+            for arg, sent in execute.args.items():
+                if isinstance(sent, str):
+                    human.check_names(sent, human_check, f"pending.execute.args.{arg}", fail)
         return Pending(
             id_from=_name(id_from, "pending.id_from", fail) if id_from is not None else None,
             approve=_call(pending.get("approve"), "pending.approve", fail),
             human=person,
-            execute=_call(pending.get("execute"), "pending.execute", fail),
+            execute=execute,
             source="profile",
         )
     flag = _mapping(value.get("flag") or {}, "flag", fail)
@@ -99,10 +144,8 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
 
 def human_steps(mechanism: Mechanism | None) -> tuple[human.HumanStep, ...]:
     """The steps a profile gives the person: how they approve, and how they decline if it says."""
-    if not isinstance(mechanism, Pending) or mechanism.human is None:
-        return ()
-    said = mechanism.human
-    return (said.approve,) if said.decline is None else (said.approve, said.decline)
+    person = getattr(mechanism, "human", None)
+    return person.steps if isinstance(person, human.Person) else ()
 
 
 def human_headers(mechanism: Mechanism | None) -> tuple[http_headers.Header, ...]:

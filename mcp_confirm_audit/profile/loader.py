@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..channels import terminal
 from ..confirmations import Mechanism, elicitation, profile_keys
 from ..errors import UsageError
 from ..oracle.effect_spec import parse_effects, parse_ignore
@@ -118,6 +119,9 @@ class Profile:
     # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # The target runs under a pseudo-terminal the harness answers on as the person
+    # (channels/terminal.py); without it a target has no controlling terminal.
+    tty: bool = False
     # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
     url_elicitation: UrlPeople = field(default_factory=UrlPeople)
     # Several servers on one root, and the server of each tool a step names (servers.py);
@@ -300,6 +304,8 @@ def _checked(source: str, key: str, value: Any) -> Any:
         return profile_keys.confirmation(value, source)
     if key == "policy_tools":
         return profile_keys.policy_tools(value, source)
+    if key == "tty":
+        return terminal.tty_key(value, source)
     if key == "url_elicitation":
         return url_people(value, source)
     if key == "protocol":
