@@ -134,7 +134,7 @@ def test_a_pending_flow_whose_human_approval_is_itself_the_action_is_driven_to_i
         tool="book",
         isolation="process",
         confirmation=Pending(
-            id_from="ref", human=Human(approve=Command("touch {root}/../desk-inbox/{id}.approved"))
+            id_from="ref", human=Human(approve=(Command("touch {root}/../desk-inbox/{id}.approved"),))
         ),
     )
     run = run_audit(
