@@ -5,7 +5,7 @@ returns a token the confirming call echoes), `pending` (the call stages an
 action under an id; another tool, or a human on a channel of their own,
 approves or executes it) and `flag` (an argument the caller sets says it was
 approved). A mechanism is detected from the schemas and the first call's
-result (`detect`), or stated in the profile (`profile_keys`); `honest` runs its
+result (`detect`), or stated in the profile (`profile/confirmation_keys.py`); `honest` runs its
 controls. Nothing here imports the target or the oracle: a mechanism talks
 through a `Channel`, and what it sees is a `Response`.
 """

@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..channels import human
 from ..channels.human import HumanStep
 from ..models import Response
-from .base import Channel, HumanFailed, Preview
+from ..profile.headers import Header
+from .base import Channel, HumanFailed, Mechanism, Preview
 
 # A result field that names the staged action.
 ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|request|change)_?id$", re.I)
@@ -114,3 +116,32 @@ class Pending:
             return False
         await channel.human(f"the human declines {handle}", self.human.decline.with_id(handle))
         return True
+
+
+def human_steps(mechanism: Mechanism | None) -> tuple[HumanStep, ...]:
+    """The steps a profile gives the person: how they approve, and how they decline if it says."""
+    if not isinstance(mechanism, Pending) or mechanism.human is None:
+        return ()
+    said = mechanism.human
+    return (said.approve,) if said.decline is None else (said.approve, said.decline)
+
+
+def human_headers(mechanism: Mechanism | None) -> tuple[Header, ...]:
+    """The headers the person's own requests carry: credentials, never shown."""
+    steps = human_steps(mechanism)
+    return tuple(h for step in steps if isinstance(step, human.HttpCall) for h in step.headers)
+
+
+def target_url_problem(mechanism: Mechanism | None, transport: str, url: str | None) -> str | None:
+    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can."""
+    named = [s for s in human_steps(mechanism) if isinstance(s, human.HttpCall) and "{url}" in s.url]
+    if not named:
+        return None
+    if transport != "http":
+        return (
+            f"confirmation: pending.human names {{url}}, the target's base URL, and this target speaks {transport}; "
+            "serve it over HTTP ({port} in the command) or give the approval endpoint's full loopback URL"
+        )
+    if url is not None and (problem := human.loopback_problem(url)):
+        return f"confirmation: pending.human names {{url}}, the target's base URL, and {problem}"
+    return None
