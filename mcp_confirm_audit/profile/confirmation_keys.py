@@ -294,7 +294,9 @@ class ConfirmationKeys(Keys):
     def _keys_of_its_kind(self) -> ConfirmationKeys:
         for name, kind in (("preview", "token"), *_FOR_KIND.items()):
             if getattr(self, name) is not None and self.kind != kind:
-                raise ValueError(f"has '{name}', which is for kind {kind}, and kind is {self.kind}; remove one of them")
+                raise ValueError(
+                    f"has '{name}', which is for kind {kind}, and kind is {self.kind}; remove one of them"
+                )
         if self.kind == "flag" and self.flag is None:
             raise ValueError(
                 "of kind flag needs 'flag' with 'arg', the argument that says it was approved, e.g. flag: {arg: human_approved}"

@@ -119,10 +119,12 @@ def field(model: type[Keys], spelled: object) -> FieldInfo | None:
     return None
 
 
-def flow(value: Any) -> str:
-    """`value` as YAML's flow style writes it on one line, as a profile would say it."""
+def flow(value: Any, limit: int | None = _SHOWN) -> str:
+    """`value` as YAML's flow style writes it on one line, as a profile would say it (cut at `limit`)."""
     try:
-        text = yaml.safe_dump(value, default_flow_style=True, width=10_000, allow_unicode=True)
+        text = yaml.safe_dump(
+            value, default_flow_style=True, width=10_000, allow_unicode=True, sort_keys=False
+        )
     except yaml.YAMLError:
         return _short.repr(value)
     text = text.strip().removesuffix("\n...").removesuffix("...").strip()
@@ -132,7 +134,7 @@ def flow(value: Any) -> str:
             text = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError):
             text = _short.repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
 # -- where an error is, in the profile's own terms ----------------------------------

@@ -71,7 +71,10 @@ def test_a_flag() -> None:
             {"kind": "pending", "pending": {"human": {"command": "approve-cli"}}},
             "with {id} where the pending id",
         ),
-        ({"kind": "pending", "pending": {"approve": {"args": {}}}}, "pending.approve needs 'tool', the name of a tool"),
+        (
+            {"kind": "pending", "pending": {"approve": {"args": {}}}},
+            "pending.approve needs 'tool', the name of a tool",
+        ),
         ({"kind": "flag", "flag": {}}, "flag needs 'arg'"),
     ],
 )

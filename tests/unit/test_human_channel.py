@@ -206,7 +206,10 @@ def test_the_command_strings_read_as_before_and_a_decline_may_go_another_way() -
         ({"http": {"url": "{url}/{id}", "headers": {"A": "${NOT_SET_ANYWHERE}"}}}, "NOT_SET_ANYWHERE"),
         ({"command": "a {id}", "http": {"url": "{url}/{id}"}}, "takes 'command' or 'http', not both"),
         ({"decline": "d {id}"}, "pending.human needs 'command'"),
-        ({"command": "a {id}", "decline": {"http": {"url": "https://x.test/{id}"}}}, "decline.http: 'url' must be"),
+        (
+            {"command": "a {id}", "decline": {"http": {"url": "https://x.test/{id}"}}},
+            "decline.http: 'url' must be",
+        ),
     ],
 )
 def test_each_mistake_in_the_http_channel_is_one_line(human: object, message: str) -> None:
