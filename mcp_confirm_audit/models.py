@@ -203,9 +203,26 @@ class Transcript:
     bookkeeping: tuple[str, ...] = ()
     # How the tool confirms (mrtr, token, pending, flag): what the result records.
     mechanism: str | None = None
+    # The protocol version of the connection the attack drove (2026-07-28, 2025-11-25, ...).
+    era: str | None = None
+    # Concurrent calls over the back channel: the person's accepts against the effects.
+    approvals: Approvals | None = None
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Approvals:
+    """Concurrent calls on a legacy connection: how many questions the person accepted, how many effects.
+
+    Each call that asks is its own question, answered by the person; an effect
+    with no accepted question of its own was approved by nobody.
+    """
+
+    calls: int
+    accepted: int
+    taken: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +286,9 @@ class AttackSpec:
     owasp: tuple[str, ...] = ()
     # For a DERIVED level: why no sentence states it literally, and what it follows from.
     derived: str = ""
+    # Requirement ids closer to the property than OWASP's lists (AISVS C10, the App
+    # Defense Alliance AI Tool Specification): REQUIREMENT_ITEMS.
+    requirements: tuple[str, ...] = ()
 
     @property
     def variant(self) -> str:
@@ -295,13 +315,16 @@ class Result:
     refs: tuple[str, ...]
     # The attack again with the SDK's boundary taken out (in-process targets).
     ablation: Ablation | None = None
-    # How the tool confirms (mrtr, token, pending, flag); None when not recorded.
+    # How the tool confirms (mrtr, token, pending, flag, elicitation); None when not recorded.
     mechanism: str | None = None
+    # The protocol version the tool was audited in (2026-07-28, 2025-11-25, 2025-06-18).
+    era: str | None = None
     # From the catalogue entry: what to do about it, the OWASP items, and why
     # a DERIVED requirement is derived.
     remedy: str = ""
     owasp: tuple[str, ...] = ()
     derived: str = ""
+    requirements: tuple[str, ...] = ()
 
     @property
     def rated_severity(self) -> str:
@@ -319,7 +342,9 @@ class Result:
         return _at_most(self.severity, ceiling)
 
     def as_dict(self) -> dict[str, Any]:
-        extra = {"mechanism": self.mechanism} if self.mechanism is not None else {}
+        extra: dict[str, Any] = {"mechanism": self.mechanism} if self.mechanism is not None else {}
+        if self.era is not None:
+            extra["era"] = self.era
         return {
             "id": self.id,
             "family": self.family,
@@ -340,6 +365,7 @@ class Result:
             "remedy": self.remedy,
             "owasp": list(self.owasp),
             "derived": self.derived,
+            "requirements": list(self.requirements),
             "rated_severity": self.rated_severity,
         }
 
@@ -363,11 +389,25 @@ class Result:
             refs=tuple(data.get("refs", ())),
             ablation=Ablation.from_dict(data["ablation"]) if data.get("ablation") else None,
             mechanism=data.get("mechanism"),
+            era=data.get("era"),
             remedy=data.get("remedy", ""),
             owasp=tuple(data.get("owasp", ())),
             derived=data.get("derived", ""),
+            requirements=tuple(data.get("requirements", ())),
         )
 
+
+# The requirement ids a family may name in `requirements:`, nearer to what a
+# confirmation must guarantee than the OWASP lists: OWASP AISVS chapter C10 (MCP
+# security) and the App Defense Alliance AI Tool Specification (ADA-AITS).
+REQUIREMENT_ITEMS = {
+    "AISVS-10.2.4": "Model output cannot influence or bypass access-control checks",
+    "AISVS-10.4.10": "Replay protection at the application layer",
+    "AISVS-10.5.3": "High-risk or destructive tool calls need an explicit user confirmation",
+    "AISVS-10.6.4": "Fail closed",
+    "ADA-AITS-2.3": "Server-side consent backstop: fail closed unless the user confirmed this action",
+    "ADA-AITS-2.7": "Out-of-band confirmation for high-risk actions, never consent relayed by the agent",
+}
 
 # Most severe first.
 SEVERITIES = ("critical", "high", "medium", "low", "info")

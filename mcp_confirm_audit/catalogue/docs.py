@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models import OWASP_ITEMS, AttackSpec
+from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, AttackSpec
 from .loader import Catalogue, default_directory
 
 COMMAND = "mcp-confirm-audit catalogue --markdown -o docs/attacks.md"
@@ -62,6 +62,9 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
         out += ["", *(f"Remedy: {remedy}" for remedy in remedies)]
         owasp = dict.fromkeys(item for s in specs for item in s.owasp)
         out += ["", "OWASP: " + (", ".join(f"{item} {OWASP_ITEMS[item]}" for item in owasp) or "none fits")]
+        required = dict.fromkeys(item for s in specs for item in s.requirements)
+        if required:
+            out.append("Requirements: " + ", ".join(f"{item} {REQUIREMENT_ITEMS[item]}" for item in required))
         out += [
             "",
             "| id | variant | title | severity | level | refused by | status |",

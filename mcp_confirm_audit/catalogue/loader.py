@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import techniques
 from ..errors import UsageError
-from ..models import OWASP_ITEMS, SEVERITIES, AttackSpec, Layer, Verdict
+from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, SEVERITIES, AttackSpec, Layer, Verdict
 
 _ID = re.compile(r"^MCA-([A-Z]+)-(\d{3})$")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -121,6 +121,11 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 f"{attack_id}: 'owasp' must be a list of OWASP item ids (empty where none fits); "
                 f"known: {', '.join(OWASP_ITEMS)}"
             )
+        requirements = merged.get("requirements", [])
+        if not isinstance(requirements, list) or any(item not in REQUIREMENT_ITEMS for item in requirements):
+            raise fail(
+                f"{attack_id}: 'requirements' must be a list of requirement ids; known: {', '.join(REQUIREMENT_ITEMS)}"
+            )
         derived = merged.get("derived", "")
         if merged["level"] == "DERIVED" and (not isinstance(derived, str) or not derived.strip()):
             raise fail(f"{attack_id}: a DERIVED level needs 'derived': the sentence it follows from, and why")
@@ -143,6 +148,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 remedy=" ".join(remedy.split()),
                 owasp=tuple(owasp),
                 derived=" ".join(str(derived).split()),
+                requirements=tuple(requirements),
             )
         )
     return specs

@@ -33,20 +33,24 @@ def escaped(text: str) -> str:
     One escape per code point (\\U0001xxxx beyond the BMP, never a surrogate pair), so
     the name can be recreated exactly from the evidence.
     """
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in _NAMED_ESCAPES:
-            out.append(_NAMED_ESCAPES[ch])
-        elif 0x20 <= code < 0x7F:
-            out.append(ch)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    return '"' + "".join(out) + '"'
+    # Every exchange of every attack is written this way, so printable ASCII is copied as it is
+    # and only what needs an escape is looked at character by character.
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+_NEEDS_ESCAPE = re.compile(r'[^\x20-\x7e]|["\\]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[ch]
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
 
 
 def smuggled(message: str, baseline: str) -> list[Finding]:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,8 +31,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..engine.session import AuditSession
 from ..errors import TargetError, UsageError
-from ..models import AttackSpec
+from ..models import AttackSpec, ControlResult, Result
 from ..profile.loader import Profile, load_profile, resolve_profile
+from ..report import build_report, write_reports
 from ..target import reaper
 from ..target.discovery import ToolPlan
 from ..target.driver import _build_in_process
@@ -48,6 +50,10 @@ class AuditCost:
     tool_listings: int
     tool_calls: int
     plan: ToolPlan
+    # Seconds the attacks let pass by design (an expiry's lifetime): the floor waits as long.
+    waited: float = 0.0
+    # Wall time by phase (engine.phases.PHASES), each second counted once.
+    phases: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,10 @@ class BenchResult:
     # As many server processes as the audit started (empty when that is one).
     floor_same_processes: tuple[float, ...]
     cost: AuditCost
+    # The median run's phases (the run whose time is the median).
+    phases: Mapping[str, float] = field(default_factory=dict)
+    # --growth: (attacks, seconds) with the catalogue run once, twice and three times over.
+    growth: tuple[tuple[int, float], ...] = ()
 
     @staticmethod
     def median(runs: Sequence[float]) -> float:
@@ -93,32 +103,73 @@ class BenchResult:
         lines += [
             f"audit: {median(self.audit):.3f} s",
             f"floor: {median(self.floor):.3f} s "
-            "(a bare SDK client, one server process, the same round trips)",
+            "(a bare SDK client, one server process, the same round trips"
+            + (f", and the {cost.waited:.3f} s the attacks must let pass)" if cost.waited else ")"),
             f"ratio: {self.ratio:.2f}x",
         ]
-        if processes > 1:
+        if cost.waited:
+            audit, floor = median(self.audit) - cost.waited, median(self.floor) - cost.waited
+            lines.append(
+                f"without the waits: audit {audit:.3f} s, floor {floor:.3f} s, ratio {audit / floor:.2f}x"
+            )
+        if processes > 1 and self.floor_same_processes:
             lines += [
                 f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
                 "(started side by side, as the audit starts them)",
                 f"ratio to it: {self.ratio_same_processes:.2f}x",
             ]
+        elif processes > 1:
+            lines.append(
+                f"floor with {processes} servers: not timed (isolation: process starts one per attack, "
+                "a few ahead of the attack that uses it; the audit's time is the figure)"
+            )
+        if self.phases:
+            total = sum(self.phases.values()) or 1.0
+            lines.append("where the audit's time went (median run, each second counted once):")
+            lines += [
+                f"  {name:<9}{seconds:8.3f} s  {100 * seconds / total:5.1f}%"
+                for name, seconds in self.phases.items()
+            ]
+        lines += _growth_lines(self.growth)
         return [*lines, f"(medians of {runs} runs each, alternating)"]
 
 
+def _growth_lines(growth: Sequence[tuple[int, float]]) -> list[str]:
+    """Time against attacks, the catalogue run once, twice and three times over: linear if the steps agree."""
+    if len(growth) < 2:
+        return []
+    lines = ["growth (the catalogue run once, twice, three times over in one audit):"]
+    lines += [f"  {attacks:5d} attacks  {seconds:8.3f} s" for attacks, seconds in growth]
+    slopes = [
+        (later[1] - earlier[1]) / (later[0] - earlier[0])
+        for earlier, later in itertools.pairwise(growth)
+        if later[0] > earlier[0]
+    ]
+    lines.append("  slope: " + ", then ".join(f"{1000 * s:.2f} ms per attack" for s in slopes))
+    if len(slopes) >= 2 and slopes[0] > 0:
+        lines.append(f"  the second step costs {slopes[-1] / slopes[0]:.2f}x the first (1.00x: linear)")
+    return lines
+
+
 def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[AttackSpec]) -> AuditCost:
-    """One whole audit, as `run_audit` does it, timed from start-up to the last process gone."""
+    """One whole audit, as `run_audit` does it and its reports written, from start-up to the last file."""
     started = time.perf_counter()
     session = AuditSession(profile, catalogue)
     session.start(selected)
+    results: list[Result] = []
+    controls: list[ControlResult] = []
     try:
         for plan in session.plans:
-            session.controls(plan.name)
+            controls.extend(session.controls(plan.name).results)
             for spec in selected:
-                session.run(spec, plan.name)
+                results.append(session.run(spec, plan.name)[0])
     finally:
         session.close()
-    seconds = time.perf_counter() - started
     stats = session.stats
+    with stats.clock.phase("reports"), tempfile.TemporaryDirectory(prefix="mcp-bench-report-") as out:
+        target = {"command": profile.command, "tools": [plan.name for plan in session.plans]}
+        write_reports(Path(out), build_report(results, controls, target))
+    seconds = time.perf_counter() - started
     return AuditCost(
         seconds=seconds,
         attacks=len(selected) * len(session.plans),
@@ -127,6 +178,8 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
         tool_listings=stats.tool_listings,
         tool_calls=stats.round_trips - stats.tool_listings,
         plan=session.plans[0],
+        waited=stats.waited,
+        phases=dict(stats.clock.totals),
     )
 
 
@@ -165,6 +218,8 @@ async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) 
                     group.start_soon(hold, index, errlog)
                 await started[0].wait()
                 await _round_trips(first[0], cost)
+                # What the audit had to let pass (an answer after a lifetime), no client can skip.
+                await anyio.sleep(cost.waited)
                 for event in started:
                     await event.wait()
                 finished.set()
@@ -195,7 +250,12 @@ def _server(profile: Profile, root: Path, token: str, errlog: TextIO) -> Any:
 
 
 def run_bench(
-    profile: Profile, *, repeat: int = 3, families: Sequence[str] = (), catalogue: Catalogue | None = None
+    profile: Profile,
+    *,
+    repeat: int = 3,
+    families: Sequence[str] = (),
+    catalogue: Catalogue | None = None,
+    growth: bool = False,
 ) -> BenchResult:
     if profile.is_url:
         raise UsageError(_NOT_A_URL)
@@ -207,12 +267,26 @@ def run_bench(
     audits: list[AuditCost] = []
     floors: list[float] = []
     floors_same: list[float] = []
+    isolated = profile.isolation == "process"
     for _ in range(repeat):
         audits.append(audit_once(profile, catalogue, selected))
         floors.append(floor_once(profile, audits[0]))
-        if audits[0].processes_started > 1:
+        if audits[0].processes_started > 1 and not isolated:
             floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
-    return BenchResult(tuple(a.seconds for a in audits), tuple(floors), tuple(floors_same), audits[0])
+    middle = sorted(audits, key=lambda a: a.seconds)[len(audits) // 2]
+    grown: list[tuple[int, float]] = []
+    if growth:
+        for times in (1, 2, 3):
+            run = audit_once(profile, catalogue, selected * times)
+            grown.append((run.attacks, run.seconds))
+    return BenchResult(
+        tuple(a.seconds for a in audits),
+        tuple(floors),
+        tuple(floors_same),
+        audits[0],
+        phases=middle.phases,
+        growth=tuple(grown),
+    )
 
 
 @contextlib.contextmanager
@@ -247,6 +321,11 @@ def add_parser(sub: Any) -> None:
     )
     bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
     bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
+    bench.add_argument(
+        "--growth",
+        action="store_true",
+        help="also time one audit with the catalogue run once, twice and three times over; print the slope",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -262,7 +341,7 @@ def main(args: argparse.Namespace) -> int:
         if args.mcp_no_ablation:
             profile = replace(profile, ablation=False)
         with _quiet_in_process(profile):
-            result = run_bench(profile, repeat=args.repeat, families=args.family)
+            result = run_bench(profile, repeat=args.repeat, families=args.family, growth=args.growth)
     # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.
     except UsageError as exc:
         print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)

@@ -7,6 +7,9 @@ relative to the root or absolute. The result is YAML for a person to review.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -15,7 +18,9 @@ from ..catalogue.loader import load_catalogue
 from ..engine.session import AuditSession
 from ..models import Outcome
 from ..oracle.effects import ProbeSpec
-from ..profile.loader import resolve_profile
+from ..profile import headers as http_headers
+from ..profile.headers import Header
+from ..profile.loader import Profile, resolve_profile
 
 # How an evidence line says the target asked (verdict.describe).
 _ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
@@ -37,8 +42,21 @@ def _as_profile_entry(spec: ProbeSpec) -> dict[str, Any] | None:
     return None
 
 
-def draft_profile(command: str, root_from: str | None = None) -> str:
-    profile = resolve_profile(None, command, root_from)
+def _as_written(given: str, header: Header) -> str:
+    """A header's value as the draft writes it: `${NAME}` as given, never a credential typed in."""
+    value = given.partition(":")[2].strip()
+    if "${" in value:
+        return value
+    scheme = header.redacted.partition(": ")[2].removesuffix(http_headers.MASK).strip()
+    variable = re.sub(r"[^A-Za-z0-9]+", "_", header.name).strip("_").upper() or "TOKEN"
+    return f"{scheme} ${{{variable}}}".strip()
+
+
+def draft_profile(command: str, root_from: str | None = None, headers: Sequence[str] = ()) -> str:
+    """The profile drafted for `command`; `headers` ('Name: value', `${NAME}` from the
+    environment) are sent to an authenticated server, and written back as `${NAME}`s."""
+    parsed = [http_headers.parse(text, source="--header", environ=os.environ) for text in headers]
+    profile = resolve_profile(Profile(headers=tuple(parsed)), command, root_from)
     session = AuditSession(profile, load_catalogue())
     session.start()
     try:
@@ -68,6 +86,12 @@ def draft_profile(command: str, root_from: str | None = None) -> str:
             why = f"skipped: {left_out.get(tool.name, 'not an action the harness can call')}"
         head.extend(_comment(f"  {tool.name}: {why}"))
     body: dict[str, Any] = {"name": server.get("name") or "target", "command": command}
+    if parsed:
+        body["headers"] = {h.name: _as_written(text, h) for text, h in zip(headers, parsed, strict=True)}
+        variables = sorted({v for text in body["headers"].values() for v in re.findall(r"\$\{(\w+)\}", text)})
+        head.append(
+            f"# Headers: export {', '.join(variables)} before the run (init never writes a credential)"
+        )
     if profile.root_from != "arg":
         body["root_from"] = profile.root_from
     notes = []

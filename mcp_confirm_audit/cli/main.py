@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,6 +70,9 @@ for a server that has any.
 Anything after `--` goes to pytest untouched, the plugin's own options too:
   mcp-confirm-audit run --profile targets/my.yaml -- -n 2 -k REPLAY
   mcp-confirm-audit run --profile targets/my.yaml -- --lf      (what failed last time)
+With neither a command nor --profile, the words after `--` are the server's
+command line, up to a second `--` that starts pytest's arguments:
+  mcp-confirm-audit run -- my-server --root {root} -- -k REPLAY
 """
 
 
@@ -101,8 +105,21 @@ def _add_run(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace, rest: list[str]) -> int:
-    if not args.target and not args.profile:
-        return _fail("run", "give a target command or --profile FILE")
+    if not args.target and not args.profile and args.after_dashes[:1] and _is_command(args.after_dashes[0]):
+        # `run -- my-server --root {root} [-- PYTEST-ARGS]`: the words up to the next `--`
+        # are the server's command line, as `docker run` and `uvx` take one.
+        words = args.after_dashes
+        end = words.index("--") if "--" in words else len(words)
+        args.target = shlex.join(words[:end])
+        rest = rest[: len(rest) - len(words)] + words[end + 1 :]
+    # The plugin's own options after `--` say the target too (the container's entry point).
+    given = any(word.startswith(("--mcp-target", "--mcp-profile")) for word in rest)
+    if not args.target and not args.profile and not given:
+        return _fail(
+            "run",
+            "give the server to audit: run 'my-server --root {root}', run -- my-server --root {root}, "
+            "or run --profile FILE (what follows a second -- goes to pytest)",
+        )
     pytest_args = list(_AUDIT_ONLY)
     for flag, value in (
         ("--mcp-target", args.target),
@@ -115,6 +132,11 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
     return int(pytest.main([*pytest_args, *rest]))
 
 
+def _is_command(word: str) -> bool:
+    # A pytest option starts with "-"; a command (or a URL, or py:module:factory) does not.
+    return not word.startswith("-")
+
+
 # -- init ----------------------------------------------------------------------
 
 
@@ -122,6 +144,14 @@ def _add_init(sub: Any) -> None:
     init = sub.add_parser("init", help="start a target and draft a profile from what discovery finds")
     init.add_argument("target", help="the server command, with {root} where it takes its directory")
     init.add_argument("--root-from", choices=("arg", "cwd"), help="how the target learns its root")
+    init.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for an authenticated server (repeatable; ${NAME} is read from the "
+        "environment, and the draft writes ${NAME}, never the credential)",
+    )
     init.add_argument("-o", "--output", help="write the profile here instead of to stdout")
 
 
@@ -129,7 +159,7 @@ def _init(args: argparse.Namespace, rest: list[str]) -> int:
     from .init_profile import draft_profile
 
     try:
-        text = draft_profile(args.target, args.root_from)
+        text = draft_profile(args.target, args.root_from, args.header)
     except TargetError as exc:
         return _fail("init", str(exc), int(pytest.ExitCode.INTERRUPTED))
     except UsageError as exc:
@@ -251,6 +281,80 @@ def _baseline(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+# -- fleet and merge -----------------------------------------------------------
+
+
+def _add_fleet(sub: Any) -> None:
+    fleet = sub.add_parser(
+        "fleet", help="audit many targets, each on its own, and write one summary (or --matrix for CI)"
+    )
+    fleet.add_argument("file", help="FLEET.yaml: targets: [{name, profile or command, args, baseline}]")
+    fleet.add_argument(
+        "-n", "--workers", type=int, default=1, help="targets audited side by side (default 1)"
+    )
+    fleet.add_argument("-o", "--output", default="fleet-reports", help="a folder per target, and the summary")
+    fleet.add_argument(
+        "--timeout", type=float, default=1800, help="seconds one target may take before it is stopped"
+    )
+    fleet.add_argument("--matrix", action="store_true", help="print a GitHub Actions matrix, run nothing")
+
+
+def _fleet(args: argparse.Namespace, rest: list[str]) -> int:
+    from .fleet import load_fleet, matrix, run_fleet
+
+    if args.workers < 1 or args.timeout <= 0:
+        return _fail("fleet", "-n must be 1 or more, and --timeout a positive number of seconds")
+    path = Path(args.file)
+    try:
+        targets = load_fleet(path)
+        if args.matrix:
+            sys.stdout.write(json.dumps(matrix(targets)) + "\n")
+            return 0
+    except UsageError as exc:
+        return _fail("fleet", str(exc))
+    out = Path(args.output).resolve()
+    outcomes = run_fleet(targets, out, path.parent.resolve(), args.workers, args.timeout)
+    return _summarised(out, outcomes)
+
+
+def _summarised(out: Path, outcomes: Sequence[Any]) -> int:
+    from ..report.fleet import write_summary
+
+    for written in write_summary(out, outcomes):
+        print(f"summary: {written}")
+    for o in outcomes:
+        print(f"{o.name}: {o.status}" + (f": {o.failure}" if o.failure else f", {o.findings} finding(s)"))
+    # pytest's codes: 0 all clean, 1 a finding or a target not judged or failed.
+    return 0 if all(o.status == "clean" for o in outcomes) else int(pytest.ExitCode.TESTS_FAILED)
+
+
+def _add_merge(sub: Any) -> None:
+    merge = sub.add_parser(
+        "merge", help="combine the report folders (CI artifacts) of a fleet into one summary"
+    )
+    merge.add_argument(
+        "dirs", nargs="+", help="folders holding audit.json (downloaded artifacts, or a fleet's output)"
+    )
+    merge.add_argument(
+        "-o", "--output", default="fleet-summary", help="write fleet.md, fleet.sarif, fleet.json here"
+    )
+
+
+def _merge(args: argparse.Namespace, rest: list[str]) -> int:
+    from ..report.fleet import artifact_name, folders_with_reports, read_folder
+
+    roots = [Path(d) for d in args.dirs]
+    if missing := [str(r) for r in roots if not r.is_dir()]:
+        return _fail("merge", f"not a folder: {', '.join(missing)}")
+    folders = folders_with_reports(roots)
+    # A folder given that holds nothing is a target whose artifact never came: listed as failed.
+    empty = [r for r in roots if not any(f == r or r in f.parents for f in folders)]
+    outcomes = [read_folder(artifact_name(f), f) for f in folders] + [
+        read_folder(artifact_name(r), r) for r in empty
+    ]
+    return _summarised(Path(args.output), outcomes)
+
+
 # -- bench ---------------------------------------------------------------------
 
 
@@ -266,6 +370,8 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "schema": (_add_schema, _schema),
     "replay": (_add_replay, _replay),
     "baseline": (_add_baseline, _baseline),
+    "fleet": (_add_fleet, _fleet),
+    "merge": (_add_merge, _merge),
     "bench": (bench.add_parser, _bench),
     "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
 }
@@ -302,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = ours[ours.index("--") + 1 :] if "--" in ours else []
     ours = ours[: ours.index("--")] if "--" in ours else ours
     args, rest = parser.parse_known_args(ours)
+    args.after_dashes = extra
     rest += extra
     if rest and args.command not in _PASS_THROUGH:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")

@@ -12,6 +12,7 @@ through a `Channel`, and what it sees is a `Response`.
 
 from __future__ import annotations
 
+from . import elicitation
 from .base import AgentFlow, Channel, HumanFailed, Mechanism, Preview
 from .flag import Flag
 from .pending import Pending
@@ -50,6 +51,10 @@ WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
 
 def mrtr_only(family: str, mechanism: Mechanism | None) -> str | None:
     """Why an MRTR family does not apply to a tool that confirms another way; None if it applies."""
+    if mechanism is not None and mechanism.kind == "elicitation":
+        # Asked over the back channel: every family runs, as over MRTR rounds, but those whose
+        # attack is the request state itself.
+        return elicitation.state_family(family)
     if mechanism is None or mechanism.kind == "mrtr" or family in ANY_MECHANISM:
         return None
     if family in OVER_A_PREVIEW and mechanism.kind in ("token", "pending"):

@@ -12,7 +12,9 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 _SDK_TOKEN = re.compile(r"^(v\d+)\.([A-Za-z0-9_-]+)$")
 # A readable payload and a detached tag, both base64url: a hand-rolled signed state.
@@ -92,6 +94,28 @@ def retarget(readable: Readable, old: list[str], new: list[str]) -> str | None:
         if escaped != before and escaped in text:
             return encode(readable, text.replace(escaped, json.dumps(after)[1:-1]))
     return None
+
+
+def replace_values(readable: Readable, changed: Mapping[str, tuple[Any, Any]]) -> str | None:
+    """The state with every field named like a changed argument, and holding its value, rewritten."""
+    try:
+        data = json.loads(readable.text)
+    except ValueError:
+        return None
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: changed[k][1] if k in changed and v == changed[k][0] else walk(v) for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    rewritten = walk(data)
+    if rewritten == data:
+        return None
+    return encode(readable, json.dumps(rewritten, separators=(",", ":")))
 
 
 def mutate(state: str, mutation: str) -> str | None:

@@ -1,23 +1,160 @@
 """The audited thing is an action: a gated tool, its argument template, and the setup calls before it.
 
 A file action is the special case where one argument names a case file
-(`{path}`). Any other action is an `Instance`: the arguments one use of the
-action is called with, after its setup calls ran and their results were saved
-by name. Everything here is pure except `prepare`, which makes the setup calls
-through a function it is given, so the caller records them.
+(`{path}`): its subject is a `CaseFile`. Any other action is an `Instance`: the
+arguments one use of the action is called with, after its setup calls ran and
+their results were saved by name. Both are a `Victim`, so a technique never
+asks which one it holds. Everything here is pure except `prepare`, which makes
+the setup calls through a function it is given (so the caller records them),
+and a victim's `keep` / `put_back`, which touch the sandbox.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
 
+from ..confirmations import statecodec
 from ..confirmations.values import field_of
 from ..models import Outcome, Response
+from ..oracle.counting import EffectCounter
+from ..oracle.restorer import Restorer
+from ..oracle.sandbox import VICTIM_TEXT, identity_of
 from ..profile.loader import SetupCall
+from ..target.discovery import arguments_for, path_argument
+from ..target.driver import ToolInfo
+
+SinceStart = Callable[[], Awaitable[list[str]]]
+
+
+class Victim(Protocol):
+    """What an attack's question is about, whatever it is: the operations every technique may use."""
+
+    @property
+    def counted_by(self) -> str:
+        """How a race on it counts effects: `restorer` (put back after each) or `probes` (each stays)."""
+        ...
+
+    @property
+    def previewed_by_controls(self) -> bool:
+        """Whether its arguments are the controls' own, so a token made from them alone may be spent."""
+        ...
+
+    def describe(self) -> str:
+        """How evidence names it."""
+        ...
+
+    def kind_of_subject(self) -> str:
+        """What another tool must take to act on the same subject, in words."""
+        ...
+
+    def keep(self) -> None:
+        """Remember its identity (a hard link), so `put_back` can restore exactly what was confirmed."""
+        ...
+
+    def put_back(self) -> str | None:
+        """After an honest use, the subject put back as it was confirmed; a note saying how, or None."""
+        ...
+
+    def gone(self) -> bool:
+        """Whether the subject itself went (a removed file); a use of an action never goes."""
+        ...
+
+    def rewritten(self) -> bool:
+        """Whether it is still there but not as it was written (a truncated file)."""
+        ...
+
+    def counter(self, since_start: SinceStart) -> Restorer | EffectCounter:
+        """What counts the effects of a race on it."""
+        ...
+
+    def acted_on_by(self, tool: ToolInfo) -> bool:
+        """Whether `tool` could act on this subject: it names a file, or takes every argument the action does."""
+        ...
+
+    def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
+        """Arguments for `tool` naming this subject, the rest harmless."""
+        ...
+
+    def oversized(self, size: int) -> tuple[Any, str] | None:
+        """The subject with one value `size` characters long, and how to say so; None if it has no such value."""
+        ...
+
+    def edited_state(self, readable: statecodec.Readable, other: Any) -> str | None:
+        """A readable state that named this subject, edited to name `other` (of the same kind); None if it cannot be."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFile:
+    """The case file a file action names: its path, how the tool is sent it, where its identity is kept."""
+
+    path: Path
+    value: str
+    keep_at: Path
+    # How the sandbox names it in evidence ("root/…").
+    rel: str
+
+    @property
+    def counted_by(self) -> str:
+        return "restorer"
+
+    @property
+    def previewed_by_controls(self) -> bool:
+        return False
+
+    def describe(self) -> str:
+        return self.value
+
+    def kind_of_subject(self) -> str:
+        return "names a file"
+
+    def keep(self) -> None:
+        os.link(self.path, self.keep_at)
+
+    def put_back(self) -> str | None:
+        if identity_of(self.path) is None:
+            os.link(self.keep_at, self.path)
+            return "victim put back with its original identity"
+        if self.rewritten():
+            self.path.write_text(VICTIM_TEXT)  # changed in place (emptied): the same inode, its content again
+            return "victim's content put back in place"
+        return None
+
+    def gone(self) -> bool:
+        return identity_of(self.path) is None
+
+    def rewritten(self) -> bool:
+        try:
+            return self.path.read_text() != VICTIM_TEXT
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def counter(self, since_start: SinceStart) -> Restorer | EffectCounter:
+        return Restorer(self.path, self.keep_at)
+
+    def acted_on_by(self, tool: ToolInfo) -> bool:
+        return path_argument(tool) is not None
+
+    def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
+        return arguments_for(tool, self.value)
+
+    def oversized(self, size: int) -> tuple[Any, str] | None:
+        # Inside the case directory, so only its length is hostile.
+        return self.path.parent / ("x" * size), f"a {size}-character path"
+
+    def edited_state(self, readable: statecodec.Readable, other: Any) -> str | None:
+        return statecodec.retarget(readable, self._spellings(), other._spellings())
+
+    def _spellings(self) -> list[str]:
+        """Every way a state might spell the path, longest first."""
+        return sorted({self.value, str(self.path), self.rel, self.path.name}, key=len, reverse=True)
+
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -30,6 +167,70 @@ class Instance:
     # How evidence and answer templates name it: a saved handle, or the tool's name.
     label: str
     saved: Mapping[str, Any] = field(default_factory=dict)
+    # The attack's case file, which a setup call may name ({path}: a preview of deleting it), and
+    # where its identity is kept: the one thing of an action's use that can be put back.
+    staged: Path | None = None
+    keep_at: Path | None = None
+
+    @property
+    def counted_by(self) -> str:
+        return "probes"
+
+    @property
+    def previewed_by_controls(self) -> bool:
+        return True
+
+    def describe(self) -> str:
+        return self.label
+
+    def kind_of_subject(self) -> str:
+        return "takes this action's arguments"
+
+    def keep(self) -> None:
+        # A second payment, message or move is an effect of its own; only a case file a setup call
+        # staged is put back, with its identity, so a replay has it to act on again.
+        if self.staged is not None and self.keep_at is not None:
+            os.link(self.staged, self.keep_at)
+
+    def put_back(self) -> str | None:
+        if self.staged is None or self.keep_at is None or identity_of(self.staged) is not None:
+            return None
+        os.link(self.keep_at, self.staged)
+        return "the case file put back with its original identity"
+
+    def gone(self) -> bool:
+        return False
+
+    def rewritten(self) -> bool:
+        return False
+
+    def counter(self, since_start: SinceStart) -> Restorer | EffectCounter:
+        return EffectCounter(since_start)
+
+    def acted_on_by(self, tool: ToolInfo) -> bool:
+        properties = (tool.input_schema or {}).get("properties") or {}
+        return bool(self.arguments) and all(name in properties for name in self.arguments)
+
+    def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
+        return {**arguments_for(tool, None), **self.arguments}
+
+    def oversized(self, size: int) -> tuple[Any, str] | None:
+        # No path: the first string argument the action takes carries the length instead.
+        strings = [k for k, v in self.arguments.items() if isinstance(v, str)]
+        if not strings:
+            return None
+        return replace(self, arguments={**self.arguments, strings[0]: "x" * size}), (
+            f"a {size}-character {strings[0]!r}"
+        )
+
+    def edited_state(self, readable: statecodec.Readable, other: Any) -> str | None:
+        # Every field named like an argument whose value differs, and holding this use's value.
+        changed = {
+            k: (self.arguments[k], v)
+            for k, v in other.arguments.items()
+            if k in self.arguments and v != self.arguments[k]
+        }
+        return statecodec.replace_values(readable, changed)
 
 
 class SetupFailed(Exception):

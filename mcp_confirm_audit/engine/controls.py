@@ -18,13 +18,13 @@ from typing import Any
 from mcp import types
 
 from .. import confirmations
-from ..confirmations import Mechanism, answers, detect, honest
+from ..confirmations import Mechanism, answers, detect, elicitation, honest
 from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
 from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo
-from .action import Instance, SetupFailed, prepare
+from .action import Instance, SetupFailed, prepare, render
 from .observation import Observer
 from .verdict import describe
 
@@ -47,6 +47,9 @@ class ControlOutcome:
     inert: bool = False
     # How the tool confirms, as the controls found it (None: MRTR, as planned).
     mechanism: Mechanism | None = None
+    # Round one failed for want of a back channel: the tool asks with elicitation/create
+    # (`ctx.elicit`), which a 2026-07-28 connection cannot carry.
+    back_channel: bool = False
 
     @property
     def approve_ok(self) -> bool:
@@ -121,11 +124,10 @@ class _Runner:
         if isinstance(subject, Instance):
             return dict(subject.arguments)
         assert self.plan.path_arg is not None
-        rendered = {
-            k: v.replace("{path}", subject) if isinstance(v, str) else v
-            for k, v in self.plan.arguments(self.values).items()
-        }
-        return {**rendered, self.plan.path_arg: subject}
+        # {path} the case file; {root} and {sink} what the harness gives.
+        rendered = render(self.plan.arguments(self.values), {**self.values, "path": subject})
+        # A path argument the template spells out ("{root}/{path}") is the template's, as in an attack.
+        return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, subject)}
 
     async def call(self, label: str, subject: str | Instance, **kw: Any) -> Response:
         exchange: Exchange = await self.conn.call(
@@ -153,7 +155,9 @@ class _Runner:
         if self.fresh_world is None:
             return
         self.conn, self.sandbox = await self.fresh_world()
-        self.observer = Observer(self.observer.specs, self.sandbox.root, self.observer.sink)
+        self.observer = Observer(
+            self.observer.specs, self.sandbox.root, self.observer.sink, self.observer.clock
+        )
 
     def names(self, subject: str | Instance) -> tuple[str, str]:
         if isinstance(subject, Instance):
@@ -205,8 +209,16 @@ async def run_controls(
         results.append(
             ControlResult(plan.name, "bookkeeping", True, True, "ignored as bookkeeping: " + "; ".join(notes))
         )
+    back_channel = style is None and any(elicitation.needs_back_channel(r) for r in run.first)
     return ControlOutcome(
-        style, tuple(results), tuple(run.evidence), probes, tuple(run.bookkeeping), notes, inert
+        style,
+        tuple(results),
+        tuple(run.evidence),
+        probes,
+        tuple(run.bookkeeping),
+        notes,
+        inert,
+        back_channel=back_channel,
     )
 
 

@@ -16,23 +16,31 @@ from ..models import Outcome, Phase
 from ..oracle.effects import UNOBSERVED, EffectProbe, ProbeSpec, build_probe
 from ..target.driver import Connection
 from .action import result_value
+from .phases import PhaseClock
 
 
 class Observer:
-    def __init__(self, specs: Sequence[ProbeSpec], root: Path, sink: Any = None) -> None:
+    def __init__(
+        self, specs: Sequence[ProbeSpec], root: Path, sink: Any = None, clock: PhaseClock | None = None
+    ) -> None:
         self.specs = tuple(specs)
         self.probes: tuple[EffectProbe, ...] = tuple(build_probe(spec) for spec in self.specs)
         self.root = root
         self.sink = sink
+        self.clock = clock or PhaseClock()
 
     def with_specs(self, specs: Sequence[ProbeSpec]) -> Observer:
-        return Observer(specs, self.root, self.sink)
+        return Observer(specs, self.root, self.sink, self.clock)
 
     async def observe(self, connections: Sequence[Connection]) -> dict[str, Any]:
         """probe name (with `@connection` for every connection but the first) -> what it saw."""
-        seen: dict[str, Any] = {}
         if not self.probes:
-            return seen
+            return {}
+        with self.clock.phase("probes"):
+            return await self._observe(connections)
+
+    async def _observe(self, connections: Sequence[Connection]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
         for index, conn in enumerate(_distinct(connections)):
             env = _Env(self.root, conn, self.sink)
             for spec, probe in zip(self.specs, self.probes, strict=True):

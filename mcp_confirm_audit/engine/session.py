@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -26,7 +27,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..confirmations import mrtr_only
+from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
+from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..errors import TargetError
@@ -42,12 +45,26 @@ from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
+from .phases import PhaseClock
 from .verdict import judge
 
 # The name of the variant of every connection with the SDK's boundary removed.
 ABLATED = "ablated-"
 # Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
 DECLARES = "declares-"
+# Connections named `legacy-…` speak the handshake era, `modern-…` 2026-07-28; others the profile's.
+LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
+
+
+def era_of(name: str, pinned: str) -> str | None:
+    """The protocol a connection called `name` asks for; None: the profile's (`protocol:`)."""
+    if LEGACY_ERA in name:
+        return legacy_version(pinned)
+    if MODERN_ERA in name:
+        # Discovered, not pinned: pinned, the SDK adopts 2026-07-28 without asking the server, and a
+        # server that only knows the handshake would look modern until its first call.
+        return "auto"
+    return None
 
 
 @dataclass
@@ -58,6 +75,20 @@ class _Live:
     parent: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _World:
+    """A sandbox and the one process of the target started on it (`isolation: process`)."""
+
+    sandbox: Sandbox
+    primary: _Live
+
+
+# Worlds started ahead of the attack that will use them. A start that mostly waits (on a
+# database, a model, the network) overlaps this many attacks; one that burns CPU is bounded by
+# the cores whatever the number.
+_WARM_WORLDS = 6
+
+
 @dataclass
 class Stats:
     processes_started: int = 0
@@ -65,7 +96,11 @@ class Stats:
     # Requests sent, over every connection closed so far (tools/list included).
     round_trips: int = 0
     tool_listings: int = 0
+    # Seconds the attacks had to let pass by design (an expiry's lifetime).
+    waited: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # Where the wall time went (what `bench` prints).
+    clock: PhaseClock = field(default_factory=PhaseClock)
 
 
 class AuditSession:
@@ -95,7 +130,17 @@ class AuditSession:
         # Connections being opened in the background (see `prepare`).
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
+        self._in_background = threading.local()
+        # `isolation: process`: the worlds started ahead, and the used ones being closed.
+        self._warm: deque[Future[_World]] = deque()
+        self._untouched = False
+        self._retiring: list[threading.Thread] = []
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
+        # they ask over a back channel (`protocol: auto` found it from what they did).
+        self._legacy_tools: set[str] = set()
+        # The era each family of connections (by name prefix) negotiated.
+        self._eras: dict[str, str] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
         self._sink: Any = None
         # What {sink} (and other harness-provided names) stand for in templates.
@@ -105,7 +150,7 @@ class AuditSession:
         self._started = profile
         if profile.shared_key_env:
             self._started = replace(
-                profile, env={**profile.env, profile.shared_key_env: secrets.token_hex(32)}
+                profile, env=profile.env.with_secret(profile.shared_key_env, secrets.token_hex(32))
             )
 
     @property
@@ -117,6 +162,10 @@ class AuditSession:
 
     def start(self, specs: Iterable[AttackSpec] = ()) -> None:
         """Start the target; also, side by side, a second process if `specs` will need one."""
+        with self.stats.clock.phase("starts"):
+            self._start(specs)
+
+    def _start(self, specs: Iterable[AttackSpec]) -> None:
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
         try:
@@ -194,32 +243,94 @@ class AuditSession:
         self._started = replace(
             started,
             command=started.command.replace("{sink}", url),
-            env={k: v.replace("{sink}", url) for k, v in started.env.items()},
+            env=started.env.replaced("{sink}", url),
         )
 
     def _new_world(self) -> None:
+        self._enter_world(self._world_sandbox())
+
+    def _enter_world(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        # `{root}` in args: and setup:, for a tool that takes absolute paths or its directory.
+        self.values["root"] = str(sandbox.root)
+
+    def _world_sandbox(self) -> Sandbox:
         """A fresh sandbox, with the profile's files written into its root before the target starts."""
         served = self.profile.root if self.profile.is_url else None
-        self.sandbox = Sandbox(served_root=Path(served) if served else None)
+        sandbox = Sandbox(served_root=Path(served) if served else None)
         for name, text in self.profile.files.items():
-            path = self.sandbox.root / name
+            path = sandbox.root / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text.replace("{sink}", str(self.values.get("sink", "{sink}"))))
+        return sandbox
+
+    def _warm_world(self) -> Future[_World]:
+        """`isolation: process`: the next attack's world, started beside the current one.
+
+        Its own fresh sandbox and its own process, never used before and never used again: the
+        process start (most of an isolated attack's cost) overlaps the attacks before it.
+        """
+        world: Future[_World] = Future()
+
+        def start() -> None:
+            self._in_background.active = True
+            try:
+                sandbox = self._world_sandbox()
+                try:
+                    world.set_result(_World(sandbox, self._open_process("primary", sandbox)))
+                except BaseException:
+                    self._discard_sandbox(sandbox)
+                    raise
+            except BaseException as exc:
+                world.set_exception(exc)
+
+        threading.Thread(target=start, name="mcp-audit-warm", daemon=True).start()
+        return world
+
+    def _discard_sandbox(self, sandbox: Sandbox) -> None:
+        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+        sandbox.remove()
 
     def _isolate(self) -> None:
         """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
-        for name in [n for n, live in self._live.items() if live.parent is None]:
-            self._drop(name)
-        assert self.sandbox is not None
-        sandbox = self.sandbox
-        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
-        sandbox.remove()
-        self._new_world()
-        self._ensure("primary")
+        with self.stats.clock.phase("starts"):
+            self._isolate_now()
+
+    def _isolate_now(self) -> None:
+        self._untouched = False
+        with self._lock:
+            lives, self._live = self._live, {}
+        old = self.sandbox
+        assert old is not None
+        # The world just used goes away beside the next attack: nothing waits for its processes.
+        retiring = threading.Thread(
+            target=self._retire, args=(lives, old), name="mcp-audit-retire", daemon=True
+        )
+        retiring.start()
+        self._retiring.append(retiring)
+        while len(self._warm) < _WARM_WORLDS:
+            self._warm.append(self._warm_world())
+        try:
+            world = self._warm.popleft().result()
+        except BaseException:
+            # The warm start failed: start it here, so its error is the one reported.
+            self._new_world()
+            self._ensure("primary")
+        else:
+            self._enter_world(world.sandbox)
+            with self._lock:
+                self._live["primary"] = world.primary
+        self._warm.append(self._warm_world())
+
+    def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
+        """Close a used world: its clients before their processes, then its sandbox."""
+        for name in reversed(list(lives)):
+            self._close(lives[name])
+        self._discard_sandbox(sandbox)
 
     def observer(self, probes: Iterable[Any]) -> Observer:
         assert self.sandbox is not None
-        return Observer(tuple(probes), self.sandbox.root, self._sink)
+        return Observer(tuple(probes), self.sandbox.root, self._sink, self.stats.clock)
 
     def prepare(self, specs: Iterable[AttackSpec]) -> None:
         """Start, in the background, the other processes the selected attacks will need.
@@ -245,6 +356,7 @@ class AuditSession:
         pending: Future[Connection] = Future()
 
         def start() -> None:
+            self._in_background.active = True  # beside the audit: no wall time of its own
             try:
                 pending.set_result(self._ensure_now(name))
             except BaseException as exc:
@@ -262,8 +374,21 @@ class AuditSession:
                 self.stats.notes.append(f"starting {name} in the background: {exc}")
 
     def close(self) -> None:
+        with self.stats.clock.phase("stops"):
+            self._close_all()
+
+    def _close_all(self) -> None:
         for name in list(self._pending):
             self._adopt(name)
+        while self._warm:
+            try:
+                world = self._warm.popleft().result()
+            except BaseException:
+                continue
+            self._retire({"primary": world.primary}, world.sandbox)
+        for retiring in self._retiring:
+            retiring.join()
+        self._retiring.clear()
         with self._lock:
             lives, self._live = self._live, {}
 
@@ -321,30 +446,48 @@ class AuditSession:
             self._drop(name)
         assert self._portal is not None
         assert self.sandbox is not None
-        if attach_to is not None:
-            endpoint = self._ensure(attach_to).endpoint
-            opener: AbstractAsyncContextManager[Connection] = (
-                attach(self.profile, endpoint, name)
-                if identity is None
-                else attach(self.profile, endpoint, name, headers=identity.headers, hint=identity.hint)
-            )
+        if attach_to is None:
+            opened = self._open_process(name, self.sandbox, profile)
         else:
-            label = f"{name}-{self.stats.processes_started}"
-            opener = connect(
-                profile or self._started,
-                self.sandbox.root,
-                self.sandbox.logs,
-                label,
-                ablate=name.startswith(ABLATED),
-                elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+            endpoint = self._ensure(attach_to).endpoint
+            era = era_of(name, self.profile.protocol)
+            opener = (
+                attach(self.profile, endpoint, name, protocol=era)
+                if identity is None
+                else attach(
+                    self.profile, endpoint, name, headers=identity.headers, hint=identity.hint, protocol=era
+                )
             )
-        context = self._portal.wrap_async_context_manager(opener)
-        connection = context.__enter__()
+            opened = self._enter(opener, attach_to)
         with self._lock:
-            if attach_to is None:
-                self.stats.processes_started += 1
-            self._live[name] = _Live(connection, context, attach_to)
-        return connection
+            self._live[name] = opened
+        return opened.connection
+
+    def _open_process(self, name: str, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
+        """A new process of the target on `sandbox`, and the harness's connection to it."""
+        with self._lock:
+            label = f"{name}-{self.stats.processes_started}"
+            self.stats.processes_started += 1
+        opener = connect(
+            profile or self._started,
+            sandbox.root,
+            sandbox.logs,
+            label,
+            ablate=name.startswith(ABLATED),
+            elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+            protocol=era_of(name, self.profile.protocol),
+        )
+        return self._enter(opener, None)
+
+    def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
+        assert self._portal is not None
+        context = self._portal.wrap_async_context_manager(opener)
+        if getattr(self._in_background, "active", False):
+            connection = context.__enter__()
+        else:
+            with self.stats.clock.phase("starts"):
+                connection = context.__enter__()
+        return _Live(connection, context, parent)
 
     def _drop(self, name: str) -> None:
         """Close a connection and every client attached to its process."""
@@ -385,36 +528,67 @@ class AuditSession:
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
 
+    def prefix(self, tool: str, *, ablated: bool = False) -> str:
+        """How the connections a tool is audited over are named: ablated or not, and its era."""
+        return f"{ABLATED if ablated else ''}{LEGACY_ERA if tool in self._legacy_tools else ''}"
+
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
+        with self.stats.clock.phase("controls"):
+            return self._controls_of(tool, ablated)
+
+    def _controls_of(self, tool: str, ablated: bool) -> ControlOutcome:
         key = (tool, ablated)
         if key not in self._controls:
-            assert self._portal is not None
-            assert self.sandbox is not None
-            conn = self._ensure(f"{ABLATED if ablated else ''}primary")
-            sandbox, plan = self.sandbox, self.plan(tool)
-            observer = self.observer((*plan.probes, *plan.candidate_probes))
-
-            async def fresh_world() -> tuple[Connection, Sandbox]:
-                await anyio.to_thread.run_sync(self._isolate)
-                assert self.sandbox is not None
-                return self._ensure("primary"), self.sandbox
-
-            isolated = self.profile.isolation == "process" and not ablated
-            self._controls[key] = self._portal.call(
-                lambda: run_controls(
-                    plan,
-                    conn,
-                    sandbox,
-                    self.profile.answer,
-                    self.profile.negative_answer,
-                    observer=observer,
-                    values=self.values,
-                    fresh_world=fresh_world if isolated else None,
-                    tools=self.tools,
-                    call_timeout=self.profile.call_timeout,
-                )
-            )
+            outcome = self._controls_over(tool, ablated)
+            if (
+                not outcome.approve_ok
+                and outcome.back_channel
+                and self.profile.protocol == "auto"
+                and tool not in self._legacy_tools
+            ):
+                # Zero configuration: on 2026-07-28 the tool could not ask (it asks over a back
+                # channel, `ctx.elicit`), so it is audited where it can: over a legacy connection.
+                self._legacy_tools.add(tool)
+                legacy = self._controls_over(tool, ablated)
+                if legacy.approve_ok:
+                    outcome = legacy
+                    self.stats.notes.append(
+                        f"{tool}: asks over a back channel (elicitation/create), so it is audited over a "
+                        f"legacy connection ({self._ensure(self.prefix(tool) + 'primary').era})"
+                    )
+                else:
+                    self._legacy_tools.discard(tool)
+            self._controls[key] = outcome
         return self._controls[key]
+
+    def _controls_over(self, tool: str, ablated: bool) -> ControlOutcome:
+        assert self._portal is not None
+        assert self.sandbox is not None
+        prefix = self.prefix(tool, ablated=ablated)
+        conn = self._ensure(f"{prefix}primary")
+        sandbox, plan = self.sandbox, self.plan(tool)
+        observer = self.observer((*plan.probes, *plan.candidate_probes))
+
+        async def fresh_world() -> tuple[Connection, Sandbox]:
+            await anyio.to_thread.run_sync(self._isolate)
+            assert self.sandbox is not None
+            return self._ensure(f"{prefix}primary"), self.sandbox
+
+        isolated = self.profile.isolation == "process" and not ablated
+        return self._portal.call(
+            lambda: run_controls(
+                plan,
+                conn,
+                sandbox,
+                self.profile.answer,
+                self.profile.negative_answer,
+                observer=observer,
+                values=self.values,
+                fresh_world=fresh_world if isolated else None,
+                tools=self.tools,
+                call_timeout=self.profile.call_timeout,
+            )
+        )
 
     def run(self, spec: AttackSpec, tool: str) -> tuple[Result, Transcript]:
         result, transcript = self._run(spec, tool, ablated=False)
@@ -428,6 +602,10 @@ class AuditSession:
         return Ablation(Layer.SDK_BOUNDARY, ablated.verdict, ablated.layer, ablated.reason, ablated.evidence)
 
     def _run(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
+        with self.stats.clock.phase("attacks"):
+            return self._run_now(spec, tool, ablated=ablated)
+
+    def _run_now(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
         assert self._portal is not None
         assert self.sandbox is not None
         outcome = self.controls(tool, ablated=ablated)
@@ -438,15 +616,18 @@ class AuditSession:
             return judge(spec, transcript), transcript
         # The mechanism the controls proved; an MRTR family does not apply to another one.
         plan = self.plan(tool)
-        mechanism = outcome.mechanism or plan.mechanism or Mrtr(tool)
+        prefix = self.prefix(tool, ablated=ablated)
+        # The era is the connection's (the same in every world): MRTR, or elicitation over a legacy one.
+        if (era := self._eras.get(prefix)) is None:
+            era = self._eras[prefix] = self._ensure(f"{prefix}primary").era
+        mechanism = outcome.mechanism or plan.mechanism or _asking(era, tool)
         plan = replace(plan, mechanism=mechanism)
         if (other := mrtr_only(spec.family, mechanism)) is not None:
             transcript = Transcript(
-                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind
+                spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=era
             )
             return judge(spec, transcript), transcript
-        prefix = ABLATED if ablated else ""
-        if self.profile.isolation == "process":
+        if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
         primary = self._ensure(f"{prefix}primary")
         peers = _Peers(self, prefix)
@@ -471,8 +652,21 @@ class AuditSession:
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
+        self.stats.waited += attack.waited
         transcript = attack.transcript(precondition)
+        self._portal.call(attack.settle)
+        # An attack that sent nothing (not applicable before its first request) leaves its process
+        # as fresh as it found it: the next attack gets that one rather than a world of its own.
+        with self._lock:
+            self._untouched = not transcript.exchanges and set(self._live) == {"primary"}
         return judge(spec, transcript), transcript
+
+
+def _asking(era: str, tool: str) -> Mechanism:
+    """How a tool that asked in the controls asks: MRTR rounds, or elicitation/create on a legacy connection."""
+    if era != MODERN:
+        return Elicitation(tool, era=era)
+    return Mrtr(tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -587,6 +781,27 @@ class _Peers:
         if elicitation not in ("none", "url"):
             raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
         return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
+
+    async def in_era(self, era: str) -> Connection:
+        if era not in ("legacy", "modern"):
+            raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
+        primary = await self._session.open(f"{self._prefix}primary")
+        if (era == "legacy") == primary.legacy:
+            return primary
+        base = self._prefix.replace(LEGACY_ERA, "").replace(MODERN_ERA, "")
+        label = f"{base}{LEGACY_ERA if era == 'legacy' else MODERN_ERA}"
+        try:
+            if primary.endpoint is not None:
+                # HTTP and in-process: another client of the same process, in the other era.
+                conn = await self._session.open(f"{label}client", attach_to=f"{self._prefix}primary")
+            else:
+                # Over stdio the era is the process's connection's: another process on the same root.
+                conn = await self._session.open(f"{label}primary")
+        except TargetError as exc:
+            raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
+        if (era == "legacy") != conn.legacy:
+            raise Unavailable(f"the target does not speak the {era} era (it negotiated {conn.era})")
+        return conn
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

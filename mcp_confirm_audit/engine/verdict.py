@@ -15,6 +15,7 @@ from typing import Any
 from ..catalogue.prompt_checks import escaped
 from ..models import (
     FAIL_CLOSED,
+    Approvals,
     AttackSpec,
     Effect,
     Exchange,
@@ -64,6 +65,7 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
             evidence=evidence,
             refs=spec.refs,
             mechanism=transcript.mechanism,
+            era=transcript.era,
         )
 
     if not transcript.precondition.ok:
@@ -72,7 +74,9 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
     # In a race the probes' changes are what `single_use` counts: one honest
     # payment is the approval working, two are the finding.
-    counted_apart = transcript.single_use is not None and transcript.single_use.counted_by == "probes"
+    counted_apart = (
+        transcript.single_use is not None and transcript.single_use.counted_by == "probes"
+    ) or transcript.approvals is not None
     if effect.happened and not counted_apart:
         touched = [*effect.removed, *effect.changed]
         lost = ", ".join([*touched, *effect.observed][:4])
@@ -89,6 +93,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         return result(Verdict.INCONCLUSIVE, None, f"could not set the attack up: {transcript.setup_failure}")
     if transcript.single_use is not None:
         return result(*_judge_single_use(transcript.single_use, transcript.exchanges))
+    if (approvals := transcript.approvals) is not None:
+        return result(*_judge_approvals(approvals, attack))
     for severity in (Verdict.VULNERABLE, Verdict.WEAK):
         found = [message for level, message in transcript.findings if level is severity]
         if found:
@@ -215,6 +221,28 @@ def _judge_single_use(
     return Verdict.REFUSED, layer_of(sequential[0].response), said
 
 
+def _judge_approvals(record: Approvals, attack: list[Exchange]) -> tuple[Verdict, Layer | None, str]:
+    """Every effect of concurrent calls must have a question of its own that the person accepted."""
+    stopped = [e for e in attack if e.response.outcome is Outcome.TRANSPORT]
+    if stopped:
+        return (
+            Verdict.INCONCLUSIVE,
+            Layer.TRANSPORT,
+            f"the target stopped answering: {stopped[0].response.text}",
+        )
+    tally = f"{record.calls} calls, {record.accepted} questions accepted, {record.taken} effects"
+    if record.taken > record.accepted:
+        return (
+            Verdict.VULNERABLE,
+            Layer.NONE,
+            f"{tally}: {record.taken - record.accepted} more than the person accepted (a call acted on an "
+            "approval given to another, or on a decline)",
+        )
+    if record.taken == 0:
+        return Verdict.INCONCLUSIVE, None, f"{tally}: nothing took effect, so no approval was spent"
+    return Verdict.REFUSED, Layer.TOOL, f"{tally}: every effect had an accepted question of its own"
+
+
 def _accepts(exchange: Exchange) -> bool:
     """Whether the redemption, as sent, answered every question with "accept"."""
     answers = exchange.request.get("inputResponses")
@@ -262,6 +290,11 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
         shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in effect.ignored[:8])
         lines.append(f"ignored as bookkeeping: {', '.join(shown)}")
     lines.extend(f"note: {n}" for n in transcript.notes)
+    if (counted := transcript.approvals) is not None:
+        lines.append(
+            f"calls: {counted.calls}, questions the person accepted: {counted.accepted}, effects: "
+            f"{counted.taken} (the victim put back each time)"
+        )
     if (record := transcript.single_use) is not None:
         lines.append(
             f"effects: {record.taken_racing} during the race, {record.taken} in all "

@@ -49,10 +49,14 @@ class Doc:
     accepts: str
     example: Any
     secret: bool = False
+    # The only values it takes, when its type alone cannot say so (a list kept in another module).
+    choices: tuple[Any, ...] | None = None
 
     def __call__(self, schema: dict[str, Any]) -> None:
         schema["description"] = f"{self.what} Accepts {self.accepts}."
         schema["examples"] = [self.example]
+        if self.choices is not None:
+            schema["enum"] = list(self.choices)
 
 
 def key(
@@ -68,6 +72,7 @@ def key(
     le: float | None = None,
     min_length: int | None = None,
     pattern: str | None = None,
+    choices: tuple[Any, ...] | None = None,
 ) -> Any:
     """A profile key: its default (`...`: required), what it is, the form it accepts and an example."""
     return Field(
@@ -78,7 +83,7 @@ def key(
         le=le,
         min_length=min_length,
         pattern=pattern,
-        json_schema_extra=Doc(what, accepts, example, secret),
+        json_schema_extra=Doc(what, accepts, example, secret, choices),
     )
 
 
@@ -295,7 +300,8 @@ def _found(value: Any, secret: bool) -> str:
     if secret:
         # A credential typed in the wrong place: say its shape, never the value.
         if isinstance(value, Mapping):
-            return f"a mapping of {len(value)} (values not shown: they may be credentials)" if value else "{}"
+            entries = "1 entry" if len(value) == 1 else f"{len(value)} entries"
+            return f"a mapping of {entries} (values not shown: they may be credentials)" if value else "{}"
         return f"a {type(value).__name__} (not shown: it may be a credential)"
     return flow(value)
 

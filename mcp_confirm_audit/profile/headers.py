@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from enum import Enum
+from typing import Any, TypeVar
 
 from ..errors import UsageError
 
@@ -25,6 +27,7 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9._~+-]{0,19}) +\S")
 MASK = "***"
 # Too short to scrub from free text without mangling it; such a value is no credential anyway.
 _SCRUB_AT_LEAST = 4
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,20 +92,49 @@ def as_dict(headers: Iterable[Header]) -> dict[str, str]:
 
 def scrub(text: str, headers: Iterable[Header]) -> str:
     """`text` with every header value (and its credential, without the scheme) masked."""
-    for secret in sorted(_secrets(headers), key=len, reverse=True):
+    return scrub_values(text, secret_values(headers))
+
+
+def scrub_values(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every secret masked, the longest first (a token inside its header's value)."""
+    for secret in sorted({s for s in secrets if len(s) >= _SCRUB_AT_LEAST}, key=len, reverse=True):
         text = text.replace(secret, MASK)
     return text
 
 
-def _secrets(headers: Iterable[Header]) -> set[str]:
+def secret_values(headers: Iterable[Header]) -> tuple[str, ...]:
+    """Each header's value, and its credential alone (without the scheme): what must never be shown."""
     found = set()
     for header in headers:
         found.add(header.value)
         if scheme := _SCHEME.match(header.value):
             found.add(header.value[len(scheme.group(1)) :].strip())
-    return {s for s in found if len(s) >= _SCRUB_AT_LEAST}
+    return tuple(sorted(s for s in found if len(s) >= _SCRUB_AT_LEAST))
 
 
 def _shape(text: str) -> str:
     # The text may be a credential typed without its name: say what is wrong, never echo it.
     return f"{len(text)} characters without a ':'"
+
+
+def scrub_all(value: _T, secrets: Iterable[str]) -> _T:
+    """`value` (a result, a report, any nesting of dataclasses, mappings and sequences) with every
+    string in it scrubbed of `secrets`: what leaves the harness holds no credential, wherever the
+    target (or its command line) put one."""
+    secrets = tuple(secrets)
+    return _scrubbed(value, secrets) if secrets else value
+
+
+def _scrubbed(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, Enum):
+        return value  # a verdict or a layer (a str enum): the harness's word, no secret
+    if isinstance(value, str):
+        return scrub_values(value, secrets)
+    if is_dataclass(value) and not isinstance(value, type):
+        changed = {f.name: _scrubbed(getattr(value, f.name), secrets) for f in fields(value) if f.init}
+        return replace(value, **changed)
+    if isinstance(value, Mapping):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        return type(value)(_scrubbed(v, secrets) for v in value)
+    return value

@@ -19,10 +19,12 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from ..confirmations import elicitation
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
 from .confirmation_keys import ConfirmationKeys
 from .contract import Keys, key
+from .environment import parse_env
 
 ROOT_FROM = ("arg", "cwd")
 ISOLATION = ("run", "process")
@@ -140,6 +142,28 @@ class EffectKeys(Keys):
         return self
 
 
+class EnvValueKeys(Keys):
+    """A variable of the target's environment with a say on whether it is a secret."""
+
+    value: str | int = key(
+        ...,
+        "Its value, ${NAME} read from the harness's environment.",
+        accepts="a string",
+        example="${API_TOKEN}",
+        secret=True,
+    )
+    secret: bool = key(
+        False,
+        "A credential: scrubbed, like every header value, from everything the harness keeps or reports.",
+        accepts="true or false",
+        example=True,
+    )
+
+
+def _env_form(value: Any) -> str:
+    return "marked" if isinstance(value, Mapping) else "text"
+
+
 class PrincipalKeys(Keys):
     """Another authenticated identity, with all of its own headers."""
 
@@ -179,11 +203,18 @@ class ProfileKeys(Keys):
         accepts="a string (quote a number)",
         example="0.2.1",
     )
-    env: dict[str, str | int] = key(
+    env: dict[
+        str,
+        Annotated[
+            Annotated[str | int, Tag("text")] | Annotated[EnvValueKeys, Tag("marked")],
+            Discriminator(_env_form),
+        ],
+    ] = key(
         {},
-        "Environment variables for the target.",
-        accepts="a mapping of names to strings",
-        example={"LOG_LEVEL": "debug"},
+        "Environment variables for the target, ${NAME} read from the harness's environment; a value "
+        "marked secret is scrubbed from everything kept or reported, the command line included.",
+        accepts="a mapping of names to strings, or to {value: '${TOKEN}', secret: true} for a credential",
+        example={"LOG_LEVEL": "debug", "API_TOKEN": {"value": "${API_TOKEN}", "secret": True}},
         secret=True,
     )
     root_from: Literal["arg", "cwd"] = key(
@@ -375,12 +406,27 @@ class ProfileKeys(Keys):
         accepts="a mapping with 'kind' (one of mrtr, token, pending, flag)",
         example={"kind": "token", "preview": {"dry_run": True}},
     )
+    protocol: str | None = key(
+        "auto",
+        "The protocol era every connection asks for; auto negotiates (2026-07-28 when the server offers "
+        "it, else the handshake). Quote a date, or YAML reads it as one.",
+        accepts=f"one of {', '.join(elicitation.PROTOCOLS)}",
+        example=elicitation.LEGACY[0],
+        choices=(*elicitation.PROTOCOLS, None),
+    )
     policy_tools: list[Annotated[str, Field(min_length=1)]] | None = key(
         None,
         "The agent-callable tools that change the gate's own rules.",
         accepts="a list of tool names",
         example=["set_frame"],
     )
+
+    @field_validator("protocol")
+    @classmethod
+    def _an_era(cls, protocol: str | None) -> str | None:
+        if protocol is not None and protocol not in elicitation.PROTOCOLS:
+            raise ValueError(f"{protocol} is no era the harness speaks")
+        return protocol
 
     @field_validator("files")
     @classmethod
@@ -397,7 +443,13 @@ class ProfileKeys(Keys):
         for name in self.model_fields_set:
             value = getattr(self, name)
             if name == "env":
-                value = {str(k): str(v) for k, v in value.items()}
+                raw_env = {
+                    k: v.model_dump(exclude_unset=True) if isinstance(v, Keys) else v
+                    for k, v in value.items()
+                }
+                value = parse_env(raw_env, source=source, environ=os.environ)
+            elif name == "protocol":
+                value = elicitation.protocol(value, source)
             elif name in ("extra_args", "factory_args"):
                 value = dict(value or {})
             elif name in ("call_timeout", "start_timeout", "ttl"):

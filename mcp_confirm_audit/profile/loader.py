@@ -19,7 +19,9 @@ from typing import Any
 from ..confirmations import Mechanism, pending
 from ..errors import UsageError
 from ..oracle.effects import ProbeSpec
+from . import headers as http_headers
 from .contract import read
+from .environment import TargetEnv
 from .headers import Header
 from .keys import DEFAULT_URL, ProfileKeys
 from .keys import SetupCall as SetupCall
@@ -36,7 +38,8 @@ class Profile:
     # The target's version as the reports should name it, for servers that do
     # not say it themselves (e.g. the PyPI release a profile pins).
     version: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    # `${NAME}` filled in from the harness's environment; values marked secret are scrubbed like headers.
+    env: TargetEnv = field(default_factory=TargetEnv)
     # "arg": the command has a {root} placeholder. "cwd": the server works in
     # its current directory (which is the root; MCP_AUDIT_ROOT says it too).
     root_from: str = "arg"
@@ -97,6 +100,8 @@ class Profile:
     # agent-callable tools that change the gate's own rules (profile/confirmation_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # The protocol era every connection asks for (confirmations/elicitation.py): auto negotiates.
+    protocol: str = "auto"
     # The seed for generated hostile names when --mcp-seed does not give one:
     # a profile whose review is checked in pins it, so the same command
     # regenerates the same review.
@@ -136,6 +141,14 @@ class Profile:
         for principal in self.principals.values():
             yield from principal
         yield from pending.human_headers(self.confirmation)
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every credential the profile holds: header values (and their tokens) and secret env values.
+
+        Scrubbed from every text the harness keeps or reports, wherever it appears:
+        a server that takes the same token on its command line (`--token T`) included.
+        """
+        return (*http_headers.secret_values(self.every_header()), *self.env.secrets)
 
     def argv(self, root: Path, port: int | None = None) -> list[str]:
         """The command line with the sandbox root (and port) put where the server takes them."""
@@ -202,7 +215,7 @@ def _beside(value: Any, here: str) -> Any:
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Names the harness itself fills in an action's templates.
-HARNESS_NAMES = ("path", "sink")
+HARNESS_NAMES = ("path", "sink", "root")
 
 
 def _check_placeholders(profile: Profile) -> None:
@@ -225,7 +238,7 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
             )
             raise UsageError(
                 f"profile {source}: {where} names {{{name}}}, which nothing provides: {given}"
-                "the harness provides {path} (the case file) and {sink} (its loopback sink)"
+                "the harness provides {path} (the case file), {root} (the sandbox root) and {sink} (its loopback sink)"
             )
 
 

@@ -24,6 +24,7 @@ from .. import __version__
 from ..models import (
     FAIL_CLOSED,
     OWASP_ITEMS,
+    REQUIREMENT_ITEMS,
     SEVERITIES,
     UNASKED,
     UNASKED_REMEDY,
@@ -134,6 +135,7 @@ def _heading(report: AuditReport) -> str:
         ("Command", inert(target.get("command", ""))),
         ("Profile", inert(target["profile"]) if target.get("profile") else "none (zero configuration)"),
         ("Tools audited", ", ".join(inert(t) for t in target.get("tools", ())) or "-"),
+        *([("Protocol", eras)] if (eras := _eras(report)) else []),
         *(
             [("Not audited", "; ".join(inert(t) for t in target["left_out"]))]
             if target.get("left_out")
@@ -152,6 +154,26 @@ def _heading(report: AuditReport) -> str:
         ),
     ]
     return "\n\n".join([f"# Security review: {name}", _table(("", ""), facts)])
+
+
+def _eras(report: AuditReport) -> str:
+    """The protocol version each tool was audited in: `delete_file over 2025-11-25 (elicitation/create)`."""
+    by_tool: dict[str, dict[str, None]] = {}
+    for r in report.results:
+        if r.era and r.family != "protocol-downgrade":
+            by_tool.setdefault(r.tool, {})[r.era] = None
+    return "; ".join(
+        f"{inert(tool)} over {' and '.join(eras)}{_HOW.get(next(iter(eras)), '')}"
+        for tool, eras in by_tool.items()
+    )
+
+
+# How a question travels in each era.
+_HOW = {
+    "2026-07-28": " (MRTR rounds)",
+    "2025-11-25": " (elicitation/create over the back channel)",
+    "2025-06-18": " (elicitation/create over the back channel)",
+}
 
 
 def _summary(report: AuditReport) -> str:
@@ -286,12 +308,18 @@ def _finding(report: AuditReport, result: Result) -> str:
     mark = report.mark(result)
     facts = [
         f"- **Verdict**: {result.verdict.value}; refused by {_refuser(result)}",
+        *([f"- **Protocol**: {inert(result.era)}"] if result.era else []),
         f"- **Why**: {inert(result.reason)}",
         f"- **Remedy**: {result.remedy or '-'}",
         _requirement(result),
     ]
     if result.owasp:
         facts.append("- **OWASP**: " + ", ".join(owasp_label(item) for item in result.owasp))
+    if result.requirements:
+        facts.append(
+            "- **Also required by**: "
+            + ", ".join(f"{item} ({REQUIREMENT_ITEMS.get(item, '')})" for item in result.requirements)
+        )
     if result.family not in _ASKING_IS_THE_PREMISE:
         facts.append(f"- **Asked the user during the attack**: {'yes' if result.asked_user else 'no'}")
     lost = [*result.effect.removed, *result.effect.changed]
@@ -341,6 +369,7 @@ _MECHANISMS = {
     "token": "a token from a preview call",
     "pending": "a pending action approved elsewhere",
     "flag": "an approval argument the caller sets",
+    "elicitation": "elicitation/create requests during the call (a legacy connection)",
 }
 
 

@@ -11,12 +11,14 @@ then not marked as successful: inconclusive is never a pass.
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from .. import __version__
 from ..engine.baseline import ACCEPTED, STALE
-from ..models import OWASP_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
+from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
 from .document import AuditReport, headline, rerun_command
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -32,16 +34,19 @@ class Sarif:
         rules: dict[str, dict[str, Any]] = {}
         for r in report.results:
             rules.setdefault(r.id, _rule(r))
-        for c in report.failed_controls:
-            rules.setdefault(_control_rule_id(c), _control_rule(c))
+        # Every rule that could have fired, on a clean run too, so that an alert
+        # fixed since the last upload closes: each control that ran, and approve.
+        for c in report.controls:
+            if c.name == "approve":
+                rules.setdefault(_control_rule_id(c), _approve_rule())
+            elif c.applicable:
+                rules.setdefault(_control_rule_id(c), _control_rule(c))
         index = {rule_id: i for i, rule_id in enumerate(rules)}
         results = [_result(report, r, index[r.id]) for r in report.results if _reported(report, r)]
         results += [_control_result(report, c, index[_control_rule_id(c)]) for c in report.failed_controls]
         # A run whose honest flow failed judged nothing: a result of its own,
         # so a dashboard shows that, never an empty (green) run.
         for c in report.failed_approvals:
-            rules.setdefault(_control_rule_id(c), _approve_rule())
-            index.setdefault(_control_rule_id(c), len(index))
             results.append(_approve_result(report, c, index[_control_rule_id(c)]))
         unjudged = [r for r in report.results if r.verdict is Verdict.INCONCLUSIVE]
         run: dict[str, Any] = {
@@ -76,6 +81,7 @@ class Sarif:
                 }
             ],
             "results": results,
+            "taxonomies": _taxonomies(),
             "properties": {"target": dict(report.target), "judged": headline(report)},
         }
         document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
@@ -97,8 +103,10 @@ def _rule(result: Result) -> dict[str, Any]:
     tags = [
         "security",
         result.family,
-        *(ref for ref in result.refs if ref.startswith("CWE-")),
+        # The form code scanning reads a CWE in (and links to MITRE's entry).
+        *(f"external/cwe/cwe-{ref.removeprefix('CWE-')}" for ref in result.refs if ref.startswith("CWE-")),
         *(f"OWASP-{item}" for item in result.owasp),
+        *result.requirements,
     ]
     owasp = [f"{item} {OWASP_ITEMS.get(item, '')}".strip() for item in result.owasp]
     return {
@@ -121,12 +129,17 @@ def _rule(result: Result) -> dict[str, Any]:
             ),
         },
         "defaultConfiguration": {"level": _LEVEL_OF_SEVERITY.get(_rated(result), "warning")},
+        "relationships": [
+            *(_relationship(item, _OWASP_LIST[item[:3]]) for item in result.owasp),
+            *(_relationship(item, _REQUIREMENT_LIST[item.split("-")[0]]) for item in result.requirements),
+        ],
         "properties": {
             "tags": list(dict.fromkeys(tags)),
             "family": result.family,
             "severity": result.severity,
             "requirement-level": result.level,
             "owasp": list(result.owasp),
+            "requirements": list(result.requirements),
             "security-severity": _SECURITY_SEVERITY.get(_rated(result), "5.5"),
         },
     }
@@ -155,12 +168,35 @@ def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
             {"name": tool, "kind": "function", "fullyQualifiedName": f"{_server_name(report)}/{tool}"}
         ]
     }
-    if report.target.get("profile"):
-        location["physicalLocation"] = {
-            "artifactLocation": {"uri": str(report.target["profile"])},
-            "region": {"startLine": 1},
-        }
+    # GitHub rejects a whole file in which one result has no physical location.
+    location["physicalLocation"] = {
+        "artifactLocation": {"uri": anchor(report.target)},
+        "region": {"startLine": 1},
+    }
     return [location]
+
+
+def anchor(target: Mapping[str, Any]) -> str:
+    """The repository file a result is shown on: the profile; else the script the command runs
+    (`python server.py`, `py:app/server.py:build`); else the repository's README.md, which
+    nearly every repository has (give a profile to anchor results to it)."""
+    if target.get("profile"):
+        return str(target["profile"])
+    command = str(target.get("command") or "")
+    if command.startswith("py:") and (module := command[3:].rsplit(":", 1)[0]).endswith(".py"):
+        return module
+    if not command.startswith(("http://", "https://", "py:")):
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = []
+        for word in words[1:] if len(words) > 1 else words:
+            if word.endswith(_SCRIPTS) and "{" not in word:
+                return word
+    return "README.md"
+
+
+_SCRIPTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".sh", ".jar")
 
 
 def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, Any]:
@@ -184,6 +220,7 @@ def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, A
             "severity": result.rated_severity,
             "layer": result.layer.value if result.layer else None,
             "asked_user": result.asked_user,
+            **({"protocol": result.era} if result.era else {}),
             "evidence": list(result.evidence),
             "reproduce": rerun_command(report.target, f"{result.id} and {result.tool}"),
         },
@@ -236,7 +273,10 @@ def _approve_rule() -> dict[str, Any]:
             "Make approve work (or give the profile an answer: template the form accepts) and audit again.",
         },
         "defaultConfiguration": {"level": "error"},
-        "properties": {"tags": ["security", "control", "not-audited"]},
+        "properties": {
+            "tags": ["security", "control", "not-audited"],
+            "security-severity": _SECURITY_SEVERITY["high"],
+        },
     }
 
 
@@ -270,3 +310,33 @@ def _control_result(report: AuditReport, control: ControlResult, rule_index: int
             "reproduce": rerun_command(report.target, f"control-{control.name} and {control.tool}")
         },
     }
+
+
+# The lists a rule's ids belong to, as SARIF taxonomies (code scanning shows a rule's tags;
+# a taxonomy keeps the ids, their titles and where they are published in the file itself).
+_OWASP_LIST = {"ASI": "OWASP Top 10 for Agentic Applications", "MCP": "OWASP MCP Top 10"}
+_REQUIREMENT_LIST = {"AISVS": "OWASP AISVS", "ADA": "ADA AI Tool Specification"}
+_LIST_SOURCES = {
+    "OWASP Top 10 for Agentic Applications": "https://genai.owasp.org/resource/owasp-top-10-for-agentic-applications-for-2026/",
+    "OWASP MCP Top 10": "https://github.com/OWASP/www-project-mcp-top-10",
+    "OWASP AISVS": "https://github.com/OWASP/AISVS/blob/main/1.0/en/0x10-C10-MCP-Security.md",
+    "ADA AI Tool Specification": "https://github.com/appdefensealliance/ASA-WG/blob/main/AI%20Profile/AI%20Tool%20Specification.md",
+}
+
+
+def _list_of(item: str) -> str:
+    return _OWASP_LIST.get(item[:3]) or _REQUIREMENT_LIST[item.split("-")[0]]
+
+
+def _relationship(item: str, taxonomy: str) -> dict[str, Any]:
+    return {"target": {"id": item, "toolComponent": {"name": taxonomy}}, "kinds": ["relevant"]}
+
+
+def _taxonomies() -> list[dict[str, Any]]:
+    items = {**OWASP_ITEMS, **REQUIREMENT_ITEMS}
+    lists: dict[str, list[dict[str, Any]]] = {name: [] for name in _LIST_SOURCES}
+    for item, title in items.items():
+        lists[_list_of(item)].append({"id": item, "name": title, "shortDescription": {"text": title}})
+    return [
+        {"name": name, "informationUri": _LIST_SOURCES[name], "taxa": taxa} for name, taxa in lists.items()
+    ]

@@ -21,6 +21,7 @@ from ..engine.baseline import Baseline, load_baseline
 from ..engine.session import AuditSession
 from ..errors import TargetError, UsageError
 from ..models import ControlResult, Result
+from ..profile.headers import scrub_all
 from ..profile.loader import Profile, load_profile, profile_from_mapping, resolve_profile
 from ..report import AuditReport, build_report, summary, write_reports
 from ..report.depth import depth_summary
@@ -299,14 +300,18 @@ class _Audit:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["mcp_seed"] = self.generation.seed
 
-    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport | pytest.CollectReport
+    ) -> tuple[str, str, str] | None:
         """An attack left unjudged because its tool's honest flow failed counts as `inconclusive`.
 
         It still fails the run (exit 1), but is not one more error section repeating the reason
         its approve control already gives once: a target that hangs in the honest flow would
         otherwise print three lines for every attack in the catalogue.
         """
-        if report.failed and _unjudged(report):
+        # A collection report comes here too (a project's test module that fails to
+        # import, beside the audit): it has no user_properties, and is pytest's to show.
+        if isinstance(report, pytest.TestReport) and report.failed and _unjudged(report):
             return "inconclusive", "I", "INCONCLUSIVE"
         return None
 
@@ -364,8 +369,13 @@ class _Audit:
             return
         if self.scope and len(self.results) < self.scope["selected"]:
             self.scope["stopped_early"] = _stopped_by(self.config, session)
-        self.report = build_report(
-            self._results(), self._controls(), self.target, baseline=self.baseline, scope=self.scope
+        # Every credential the profile holds is scrubbed from what is reported, the
+        # target's command line included (a server that takes its token as `--token T`).
+        self.report = scrub_all(
+            build_report(
+                self._results(), self._controls(), self.target, baseline=self.baseline, scope=self.scope
+            ),
+            self.profile.secrets(),
         )
         if self.report.unmatched and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

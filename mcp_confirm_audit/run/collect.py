@@ -20,6 +20,7 @@ from ..engine.controls import ControlOutcome
 from ..engine.session import AuditSession
 from ..engine.verdict import describe
 from ..models import ControlResult, Result, Verdict
+from ..profile.headers import scrub_all
 from ..report.document import shorten
 from .markers import family_marker
 
@@ -79,7 +80,14 @@ class ControlItem(pytest.Item):
 
     def setup(self) -> None:
         session = self.config.stash[SESSION_KEY]
-        self.outcome = session.controls(self.tool)
+        outcome = session.controls(self.tool)
+        # No credential leaves the item (its text, junitxml's properties, the reports).
+        secrets = session.profile.secrets()
+        self.outcome = replace(
+            outcome,
+            results=scrub_all(outcome.results, secrets),
+            evidence=scrub_all(outcome.evidence, secrets),
+        )
         result = self._result()
         if result is not None and self.control == "approve":
             # What the terminal shortens ("whole in audit.json") goes there whole, once per tool.
@@ -138,9 +146,17 @@ class AttackItem(pytest.Item):
         session: AuditSession = self.config.stash[SESSION_KEY]
         result, transcript = session.run(self.spec, self.tool)
         # What the reports say about a finding comes from the catalogue entry.
-        result = replace(result, remedy=self.spec.remedy, owasp=self.spec.owasp, derived=self.spec.derived)
-        self.result = result
-        self.transcript_lines = tuple(describe(e) for e in transcript.exchanges)
+        result = replace(
+            result,
+            remedy=self.spec.remedy,
+            owasp=self.spec.owasp,
+            derived=self.spec.derived,
+            requirements=self.spec.requirements,
+        )
+        # No credential leaves the item (its text, junitxml's properties, the reports).
+        secrets = session.profile.secrets()
+        self.result = result = scrub_all(result, secrets)
+        self.transcript_lines = scrub_all(tuple(describe(e) for e in transcript.exchanges), secrets)
         for key in ("id", "family", "variant", "verdict", "layer"):
             value = getattr(result, key)
             self.user_properties.append((f"mcp.{key}", getattr(value, "value", value) or ""))

@@ -35,12 +35,14 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
 from .. import __version__
+from ..confirmations.elicitation import LEGACY, MODERN
 from ..errors import CredentialsRefused, TargetError, UsageError
 from ..models import Exchange, Outcome, Phase, Question, Response
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from ..profile.loader import Profile
 from . import launch, reaper
+from .back_channel import HANDLE, BackChannel
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
 
@@ -76,16 +78,6 @@ class ToolInfo:
     output_schema: Mapping[str, Any] | None = None
 
 
-async def _decline_elicitation(
-    context: Any, params: types.ElicitRequestParams
-) -> types.ElicitResult | types.ErrorData:
-    # Declares the elicitation capability (servers that resolve elicitation
-    # through the SDK refuse clients without it). On a 2026-07-28 connection
-    # questions arrive as input_required results, answered by hand; anything
-    # asked over a back channel is declined, never silently approved.
-    return types.ElicitResult(action="decline")
-
-
 class Refusals:
     """HTTP 401 and 403 answers one connection's HTTP client has seen.
 
@@ -113,27 +105,49 @@ class Refusals:
 
 @dataclass
 class _Declaring(Client):
-    """A `Client` that declares the elicitation capability it is told to.
+    """A `Client` that declares the elicitation capability it is told to, in the era it is told to.
 
-    The SDK declares form and URL mode when there is an elicitation callback
-    and nothing without one; `declares="url"` narrows what its session builds
-    to URL mode only (a client that cannot render a form), "none" is simply
-    no callback.
+    The SDK declares form and URL mode when there is an elicitation callback;
+    the harness always has one (on a legacy connection a question sent to a
+    client that declared none is still seen, and recorded), and `declares`
+    narrows what is declared: "url" is URL mode only (a client that cannot
+    render a form), "none" no elicitation at all. `handshake` is the version a
+    legacy handshake asks for (the SDK asks for its latest, 2025-11-25).
     """
 
     declares: str = "form+url"
+    handshake: str | None = None
 
     async def _build_session(self, exit_stack: AsyncExitStack) -> Any:
         session = await super()._build_session(exit_stack)
-        if self.declares == "url":
-            built = session._build_capabilities
+        built = session._build_capabilities
+        if self.declares != "form+url":
 
-            def url_only(version: str) -> types.ClientCapabilities:
+            def narrowed(version: str) -> types.ClientCapabilities:
                 declared = built(version)
                 url = types.ElicitationCapability(url=types.UrlElicitationCapability())
-                return declared.model_copy(update={"elicitation": url})
+                return declared.model_copy(update={"elicitation": url if self.declares == "url" else None})
 
-            session._build_capabilities = url_only  # type: ignore[method-assign]
+            session._build_capabilities = narrowed  # type: ignore[method-assign]
+        if self.handshake is not None and self.handshake != LEGACY[0]:
+            version = self.handshake
+
+            async def initialize() -> types.InitializeResult:
+                result = await session.send_request(
+                    types.InitializeRequest(
+                        params=types.InitializeRequestParams(
+                            protocol_version=version,
+                            capabilities=session._build_capabilities(version),
+                            client_info=self.client_info or types.Implementation(name="mcp", version="0"),
+                        ),
+                    ),
+                    types.InitializeResult,
+                )
+                session.adopt(result)
+                await session.send_notification(types.InitializedNotification())
+                return result
+
+            session.initialize = initialize  # type: ignore[method-assign]
         return session
 
 
@@ -149,7 +163,8 @@ class Connection:
         endpoint: Any = None,
         *,
         refusals: Refusals | None = None,
-        secrets: Sequence[Header] = (),
+        secrets: Sequence[str] = (),
+        back: BackChannel | None = None,
     ) -> None:
         self.name = name
         self.client = client
@@ -164,6 +179,15 @@ class Connection:
         self.alive = True
         self.round_trips = 0
         self.listings = 0
+        # The protocol version negotiated; on a legacy one, questions come over the back channel.
+        session = getattr(client, "_session", None)
+        self.era = str(getattr(session, "protocol_version", None) or MODERN)
+        self.back = back if self.era != MODERN else None
+
+    @property
+    def legacy(self) -> bool:
+        """Whether this connection speaks a handshake era (questions are elicitation/create requests)."""
+        return self.back is not None
 
     async def list_tools(self) -> list[ToolInfo]:
         refused = self.refusals.count
@@ -209,6 +233,8 @@ class Connection:
     ) -> Exchange:
         """A typed tools/call through the SDK session, recorded."""
         request = _request_record(tool, arguments, state, responses)
+        if self.back is not None:
+            return await self._legacy_call(phase, label, request, tool, arguments, state, responses)
 
         async def send() -> Response:
             result = await self.client.session.call_tool(
@@ -222,9 +248,67 @@ class Connection:
 
         return await self._exchange(phase, label, request, send)
 
+    async def _legacy_call(
+        self,
+        phase: Phase,
+        label: str,
+        request: Mapping[str, Any],
+        tool: str,
+        arguments: Mapping[str, Any],
+        state: str | None,
+        responses: Mapping[str, Any] | None,
+    ) -> Exchange:
+        """A call on a handshake-era connection: started and parked at its question, or resumed with an answer."""
+        back = self.back
+        assert back is not None
+        parked = back.parked(state)
+        if parked is not None:
+
+            async def resume() -> Response:
+                back.answer(parked, responses)
+                return await back.next_event(parked)
+
+            return await self._exchange(phase, label, request, resume)
+        if state is not None and state.startswith(HANDLE):
+            # Nothing reached the target: a legacy question is answered once, as the reply to it.
+            said = (
+                "no call of the harness waits on this question any more (a legacy question is answered once)"
+            )
+            record = Exchange(phase, label, self.name, request, Response(Outcome.TRANSPORT, text=said))
+            return record
+
+        async def send() -> Response:
+            result = await self.client.session.call_tool(tool, dict(arguments))
+            return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        async def started() -> Response:
+            call = back.start(lambda: self._outcome(send))
+            return await back.next_event(call)
+
+        return await self._exchange(phase, label, request, started)
+
+    async def settle(self) -> None:
+        """Every call parked at a question is cancelled by the person, and given a call timeout to end."""
+        if self.back is not None and self.alive:
+            await self.back.abandon(self.call_timeout)
+
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         """A tools/call with hand-written params, for what the typed API cannot express."""
         request = {"method": "tools/call", **params}
+        if self.back is not None:
+            # Over the back channel an answer is the reply to the server's request, so the
+            # hand-written answer goes there, as JSON.
+            state = params.get("requestState")
+            answers = params.get("inputResponses")
+            return await self._legacy_call(
+                phase,
+                label,
+                request,
+                str(params.get("name")),
+                params.get("arguments") or {},
+                state if isinstance(state, str) else None,
+                answers if isinstance(answers, Mapping) else None,
+            )
 
         async def send() -> Response:
             raw = await self.client.session.send_request(
@@ -257,12 +341,18 @@ class Connection:
     async def _sent(self, send: Any) -> Response:
         try:
             with anyio.fail_after(self.call_timeout):
-                response: Response = await send()
+                response: Response = await self._outcome(send)
                 return response
         except TimeoutError:
             self.alive = False
             waited = f"no answer within {self.call_timeout:g}s"
             return Response(Outcome.TRANSPORT, text=f"{waited}{self._stderr_hint()}")
+
+    async def _outcome(self, send: Any) -> Response:
+        """What `send()` came back with, its failures read into the harness's vocabulary."""
+        try:
+            response: Response = await send()
+            return response
         except MCPError as exc:
             if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT) and exc.message.startswith(
                 ("Connection closed", "Request")
@@ -283,11 +373,11 @@ class Connection:
         return f"; target stderr: {tail}" if tail else ""
 
 
-def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[Header] = ()) -> str:
-    """The last lines a target wrote, with every header value the harness sent masked."""
+def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[str] = ()) -> str:
+    """The last lines a target wrote, with every secret the harness holds (header values) masked."""
     if path is None or not path.exists():
         return ""
-    text = http_headers.scrub(path.read_text(errors="replace"), secrets).strip().splitlines()
+    text = http_headers.scrub_values(path.read_text(errors="replace"), secrets).strip().splitlines()
     return " | ".join(line.strip() for line in text[-lines:])[:600]
 
 
@@ -341,8 +431,9 @@ async def connect(
     *,
     ablate: bool = False,
     elicitation: str = "form+url",
+    protocol: str | None = None,
 ) -> AsyncIterator[Connection]:
-    """Start (or reach) the target and open a 2026-07-28 session with it.
+    """Start (or reach) the target and open a session with it, in `protocol`'s era (the profile's by default).
 
     `ablate` builds an in-process target without the SDK's request-state
     boundary, to see which of its other layers refuse an attack on their own.
@@ -375,7 +466,9 @@ async def connect(
             errlog = stack.enter_context(stderr_path.open("w"))
             server = stdio_client(params, errlog=errlog)
         endpoint = server if isinstance(server, str) or profile.is_in_process else None
-        async with _session(profile, server, name, stderr_path, endpoint, target, elicitation) as connection:
+        async with _session(
+            profile, server, name, stderr_path, endpoint, target, elicitation, protocol=protocol
+        ) as connection:
             yield connection
 
 
@@ -387,13 +480,16 @@ async def attach(
     *,
     headers: Sequence[Header] | None = None,
     hint: str = PRIMARY_HINT,
+    protocol: str | None = None,
 ) -> AsyncIterator[Connection]:
     """Another client connection to a process already running (a URL, an in-process server).
 
     `headers` replace the profile's on this connection (another identity's), and
     `hint` is what a refusal of them tells the user to set.
     """
-    async with _session(profile, endpoint, name, None, endpoint, headers=headers, hint=hint) as connection:
+    async with _session(
+        profile, endpoint, name, None, endpoint, headers=headers, hint=hint, protocol=protocol
+    ) as connection:
         yield connection
 
 
@@ -409,9 +505,11 @@ async def _session(
     *,
     headers: Sequence[Header] | None = None,
     hint: str = PRIMARY_HINT,
+    protocol: str | None = None,
 ) -> AsyncIterator[Connection]:
     sent = tuple(profile.headers if headers is None else headers)
-    secrets = (*profile.every_header(), *sent)
+    protocol = protocol or profile.protocol
+    secrets = (*profile.secrets(), *http_headers.secret_values(sent))
     refusals = Refusals(hint)
     http: httpx2.AsyncClient | None = None
     if isinstance(server, str):
@@ -420,10 +518,13 @@ async def _session(
         http = create_mcp_http_client(headers=http_headers.as_dict(sent))
         http.event_hooks = {"response": [refusals.record]}
         server = streamable_http_client(server, http_client=http)
+    back = BackChannel()
     client = _Declaring(
         server,
+        mode="legacy" if protocol in LEGACY else protocol,
         declares=elicitation,
-        elicitation_callback=None if elicitation == "none" else _decline_elicitation,
+        handshake=protocol if protocol in LEGACY else None,
+        elicitation_callback=back.elicit,
         client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
         read_timeout_seconds=profile.call_timeout + 5,
         cache=None,
@@ -454,6 +555,10 @@ async def _session(
                 scope.deadline = math.inf
                 if target is not None:
                     target.cancel()
+                # Calls parked at a question run here; they are cancelled before the client closes.
+                back.tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(back.close)
+                stack.callback(back.tasks.cancel_scope.cancel)
                 connection = Connection(
                     name,
                     client,
@@ -462,6 +567,7 @@ async def _session(
                     endpoint,
                     refusals=refusals,
                     secrets=secrets,
+                    back=back,
                 )
                 yield connection
                 if target is not None and connection.alive:
@@ -560,7 +666,7 @@ def _describe(profile: Profile) -> str:
     return f"target {profile.command!r}"
 
 
-def _tail(path: Path | None, secrets: Iterable[Header] = ()) -> str:
+def _tail(path: Path | None, secrets: Iterable[str] = ()) -> str:
     tail = stderr_tail(path, secrets=secrets)
     return f" (stderr: {tail})" if tail else ""
 

@@ -22,7 +22,6 @@ import anyio.to_thread
 
 from ..errors import TargetError
 from ..profile import headers as http_headers
-from ..profile.headers import Header
 from ..profile.loader import Profile
 
 # Seconds a server has to exit after SIGTERM before its group is killed.
@@ -61,9 +60,7 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
                 start_new_session=True,
             )
         try:
-            await _wait_until_listening(
-                process, port, profile.start_timeout, log, tuple(profile.every_header())
-            )
+            await _wait_until_listening(process, port, profile.start_timeout, log, profile.secrets())
         except TargetError:
             await anyio.to_thread.run_sync(stop, process)
             # Another program took the port between our look and the target's bind: try another.
@@ -78,7 +75,7 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
 
 
 async def _wait_until_listening(
-    process: subprocess.Popen[bytes], port: int, timeout: float, log: Path, secrets: tuple[Header, ...] = ()
+    process: subprocess.Popen[bytes], port: int, timeout: float, log: Path, secrets: tuple[str, ...] = ()
 ) -> None:
     with anyio.move_on_after(timeout):
         while process.poll() is None:
@@ -113,9 +110,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         return
 
 
-def _tail(log: Path, secrets: tuple[Header, ...] = ()) -> str:
+def _tail(log: Path, secrets: tuple[str, ...] = ()) -> str:
     try:
-        lines = http_headers.scrub(log.read_text(errors="replace"), secrets).strip().splitlines()
+        lines = http_headers.scrub_values(log.read_text(errors="replace"), secrets).strip().splitlines()
     except OSError:
         return ""
     tail = " | ".join(line.strip() for line in lines[-3:])[:600]

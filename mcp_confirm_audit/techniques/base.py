@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
 from mcp import types
 
 from ..catalogue.generation import Generation
 from ..confirmations import answers
-from ..engine.action import Instance, SetupFailed, prepare
+from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
+    Approvals,
     AttackSpec,
     Exchange,
     Outcome,
@@ -44,6 +47,15 @@ class Mark:
 
     probes: Mapping[str, Any]
     tree: TreeSnapshot
+
+
+# What an attack may name to the target: its victim (a case file or a use of the action), another
+# path of the sandbox, or a string sent exactly as written.
+Subject = Path | str | Instance | CaseFile
+
+
+def _unwrapped(subject: Subject) -> Path | str | Instance:
+    return subject.path if isinstance(subject, CaseFile) else subject
 
 
 class Unavailable(Exception):
@@ -91,6 +103,10 @@ class Peers(Protocol):
         """A client of the target that declares `elicitation`: "none" (no capability) or "url" (URL mode only)."""
         ...
 
+    async def in_era(self, era: str) -> Connection:
+        """A client of the target in `era`: "legacy" (the handshake, questions over the back channel) or "modern"."""
+        ...
+
 
 class NoPeers:
     """Peers of a target that has only its primary connection."""
@@ -115,6 +131,9 @@ class NoPeers:
 
     async def declaring(self, elicitation: str) -> Connection:
         raise Unavailable("no client with other capabilities can be opened here")
+
+    async def in_era(self, era: str) -> Connection:
+        raise Unavailable("no client of another protocol era can be opened here")
 
 
 class Attack:
@@ -158,6 +177,7 @@ class Attack:
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
+        self._approvals: Approvals | None = None
         self.observer = observer
         self.bookkeeping = tuple(bookkeeping)
         # What `{sink}` and other harness-provided names stand for in the templates.
@@ -169,6 +189,8 @@ class Attack:
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
         self._effect_verdict: tuple[Verdict, str] | None = None
+        # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
+        self.waited = 0.0
 
     # -- what the user is asked about -------------------------------------
 
@@ -178,22 +200,38 @@ class Attack:
         return self.style in ("relative", "absolute")
 
     @property
-    def victim(self) -> Path | Instance:
+    def victim(self) -> CaseFile | Instance:
         """What this attack's question is about: the case file, or one prepared use of the action."""
         if self.names_file:
-            return self.case.victim
+            return self._case_file(self.case.victim)
         assert self._instance is not None, "prepare() runs before the technique"
         return self._instance
+
+    @property
+    def use_of_action(self) -> Instance:
+        """The victim of an action that names no file, for a family whose strings go into its arguments."""
+        assert self._instance is not None, "an action that names no file is prepared before the technique"
+        return self._instance
+
+    def _case_file(self, path: Path) -> CaseFile:
+        return CaseFile(
+            path,
+            self.path_value(path),
+            self.sandbox.keep / f"{self.case.name}-{path.name}",
+            self.case.rel(path),
+        )
 
     async def prepare(self) -> None:
         """Run the action's setup calls for this attack's subject (nothing to do for a file action)."""
         if not self.names_file and self._instance is None:
             self._instance = await self._new_instance(0)
 
-    async def another(self, label: str, *, connection: Connection | None = None) -> Path | Instance | None:
+    async def another(
+        self, label: str, *, connection: Connection | None = None
+    ) -> CaseFile | Instance | None:
         """Another subject of the same action: another file, or the setup again with other values."""
         if self.names_file:
-            return self.case.add_file(f"{label}.txt")
+            return self._case_file(self.case.add_file(f"{label}.txt"))
         self._variants += 1
         try:
             return await self._new_instance(self._variants, connection)
@@ -201,7 +239,7 @@ class Attack:
             self.setup_failed(str(exc))
             return None
 
-    async def subject_on(self, connection: Connection) -> Path | Instance | None:
+    async def subject_on(self, connection: Connection) -> CaseFile | Instance | None:
         """This attack's subject as another process knows it: a handle is minted there again."""
         if self.names_file or not self.plan.setup or connection is self.primary:
             return self.victim
@@ -237,7 +275,7 @@ class Attack:
         schemas = {t.name: t.input_schema for t in self.tools}
         # A setup call may name this attack's case file ({path}): a preview of deleting it, say.
         values = {**self._values, "path": os.path.relpath(self.case.victim, self.sandbox.root)}
-        return await prepare(
+        instance = await prepare(
             call,
             self.plan.name,
             self.plan.setup,
@@ -247,6 +285,7 @@ class Attack:
             schemas=schemas,
             overrides=overrides,
         )
+        return replace(instance, staged=self.case.victim, keep_at=self.sandbox.keep / self.case.name)
 
     def file_only(self) -> bool:
         """True for a file action; else the attack is not applicable, saying why."""
@@ -260,8 +299,9 @@ class Attack:
 
     # -- naming files to the target -------------------------------------
 
-    def path_value(self, path: Path | str | Instance) -> str:
+    def path_value(self, path: Subject) -> str:
         """A sandbox path as this tool expects it; a str is sent exactly as written."""
+        path = _unwrapped(path)
         if isinstance(path, Instance):
             return path.label
         if isinstance(path, str):
@@ -270,16 +310,15 @@ class Attack:
             return str(path)
         return os.path.relpath(path, self.sandbox.root)
 
-    def arguments(self, path: Path | str | Instance, **overrides: Any) -> dict[str, Any]:
+    def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
+        path = _unwrapped(path)
         if isinstance(path, Instance):
             return {**path.arguments, **overrides}
         assert self.plan.path_arg is not None
         value = self.path_value(path)
         if self.plan.template is not None:
-            rendered = {
-                k: v.replace("{path}", value) if isinstance(v, str) else v
-                for k, v in self.plan.arguments(self._values).items()
-            }
+            # {path} the case file; {root} and {sink} what the harness gives.
+            rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
             return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, value), **overrides}
         return {**self.plan.extra_args, self.plan.path_arg: value, **overrides}
 
@@ -320,7 +359,7 @@ class Attack:
     async def call(
         self,
         label: str,
-        path: Path | str | Instance,
+        path: Subject,
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
@@ -342,7 +381,7 @@ class Attack:
     async def exchange(
         self,
         label: str,
-        path: Path | str | Instance,
+        path: Subject,
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
@@ -380,7 +419,7 @@ class Attack:
             self.setup_failed(response.text)
 
     async def ask(
-        self, path: Path | str | Instance, *, connection: Connection | None = None, label: str = "ask"
+        self, path: Subject, *, connection: Connection | None = None, label: str = "ask"
     ) -> Response:
         """Round one; marks the attack as set up wrong if the target did not ask."""
         response = await self.call(label, path, connection=connection)
@@ -390,23 +429,23 @@ class Attack:
 
     # -- answering --------------------------------------------------------
 
-    def names(self, path: Path | str | Instance) -> tuple[str, str]:
+    def names(self, path: Subject) -> tuple[str, str]:
         """How an answer template names the subject: ({name}, {path})."""
         return self._names(path)
 
-    def _names(self, path: Path | str | Instance) -> tuple[str, str]:
+    def _names(self, path: Subject) -> tuple[str, str]:
         value = self.path_value(path)
-        return (value if isinstance(path, Instance) else Path(value).name), value
+        return (value if isinstance(_unwrapped(path), Instance) else Path(value).name), value
 
-    def yes(self, question: Question, path: Path | str | Instance) -> dict[str, Any]:
+    def yes(self, question: Question, path: Subject) -> dict[str, Any]:
         name, value = self._names(path)
         return answers.affirmative(question.schema, name, value, self._answer_template)
 
-    def no(self, question: Question, path: Path | str | Instance) -> dict[str, Any] | None:
+    def no(self, question: Question, path: Subject) -> dict[str, Any] | None:
         name, value = self._names(path)
         return answers.negative(question.schema, name, value, self._negative_template)
 
-    def accept(self, response: Response, path: Path | str | Instance) -> dict[str, types.ElicitResult]:
+    def accept(self, response: Response, path: Subject) -> dict[str, types.ElicitResult]:
         """The honest "yes" to every question in a round-one response."""
         return {
             q.key: types.ElicitResult(action="accept", content=self.yes(q, path)) for q in response.questions
@@ -439,11 +478,12 @@ class Attack:
         """What the probes and the sandbox show now: what `took_effect` compares with."""
         return Mark(await self.observe(), self.sandbox.snapshot())
 
-    async def took_effect(self, subject: Path | Instance, since: Mark) -> bool:
+    async def took_effect(self, subject: Victim | Path, since: Mark) -> bool:
         """Whether the action happened since `since`: the file went or changed, a probe moved, the sandbox changed."""
-        if isinstance(subject, Path):
-            now = identity_of(subject)
-            return now is None or now != since.tree.entries.get(self.case.rel(subject), now)
+        path = subject.path if isinstance(subject, CaseFile) else subject
+        if isinstance(path, Path):
+            now = identity_of(path)
+            return now is None or now != since.tree.entries.get(self.case.rel(path), now)
         return bool(self.changes(since, await self.mark()))
 
     def changes(self, before: Mark, after: Mark) -> list[str]:
@@ -462,6 +502,15 @@ class Attack:
         """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
         self._observed_after = await self.observe() if self._before is not None else None
 
+    async def settle(self) -> None:
+        """After the transcript: a call still parked at a legacy question is cancelled by the person.
+
+        It is given its time to end before the next attack starts. What a cancel does is the
+        consent family's to judge; here the attack that left the question open is already judged.
+        """
+        for conn in self._used:
+            await conn.settle()
+
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
         self._changed_in_place.append(self.case.rel(path))
@@ -472,6 +521,13 @@ class Attack:
         target.write_text(VICTIM_TEXT)
 
     # -- what cannot be judged ---------------------------------------------
+
+    async def wait_out(self, seconds: float) -> None:
+        """Let `seconds` pass, as the attack must (an answer given after a lifetime); `bench` counts it."""
+        self.waited += seconds
+        timed = self.observer.clock.phase("waits") if self.observer is not None else nullcontext()
+        with timed:
+            await anyio.sleep(seconds)
 
     def note(self, text: str) -> None:
         self._notes.append(text)
@@ -496,6 +552,10 @@ class Attack:
         racing = tuple(index[id(redemption)] for redemption, _ in pairs)
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
+
+    def approvals(self, calls: int, accepted: int, taken: int) -> None:
+        """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
+        self._approvals = Approvals(calls, accepted, taken)
 
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
@@ -530,6 +590,9 @@ class Attack:
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
+            # Every era the attack drove, the primary's first (protocol-downgrade drives two).
+            era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
+            approvals=self._approvals,
             effect_verdict=self._effect_verdict,
         )
 

@@ -56,6 +56,12 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
             return
         content.pop(field[0], None)
         responses = {question.key: types.ElicitResult(action="accept", content=content)}
+    elif answer == "wrong-key" and attack.primary.legacy:
+        attack.not_applicable(
+            "a legacy answer is the reply to the server's own elicitation/create request: it has no key "
+            "that could be another question's"
+        )
+        return
     elif answer == "wrong-key":
         responses = {
             f"not-{q.key}": types.ElicitResult(action="accept", content=attack.yes(q, victim))

@@ -7,6 +7,14 @@ has them (HTTP clients, in-process clients) and as concurrent requests on the
 one connection over stdio, where a process has exactly one. At most one may
 act; the losers must be refused by the same guard that refuses a sequential
 replay, or only a later check (the file already gone) saved the target.
+
+Over the back channel (a legacy connection) a question is the server's own
+request, answered once: there is no approval to present twice. What can be
+spent twice is the person's one answer. The first call asks and is answered
+(accept, or decline); then the other calls go at once, and every question
+they ask is answered accept. The victim is put back after every effect, and
+the effects are counted against the questions the person accepted: a call
+that acted on another call's approval is the finding.
 """
 
 from __future__ import annotations
@@ -14,6 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
+from ..models import Outcome
 from . import technique
 from ._race import redeem_together
 from .base import Attack
@@ -28,6 +39,9 @@ async def double_spend(attack: Attack, params: Mapping[str, Any]) -> None:
     if mode not in ("accepts", "decline-and-accepts"):
         raise ValueError(f"double-spend: unknown mode {mode!r}")
     decline = mode == "decline-and-accepts"
+    if attack.primary.legacy:
+        await _one_answer_spent_twice(attack, connections, decline_first=decline)
+        return
     # A decline may win the race honestly: then nothing happens, and that is right.
     await redeem_together(
         attack,
@@ -36,3 +50,51 @@ async def double_spend(attack: Attack, params: Mapping[str, Any]) -> None:
         decline_first=decline,
         if_none_taken="refused" if decline else "inconclusive",
     )
+
+
+async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, decline_first: bool) -> None:
+    victim = attack.victim
+    first = await attack.ask(victim, label="the first call asks")
+    if attack.failed:
+        return
+    await attack.start_attack()
+    accepted = 0
+    with victim.counter(attack.since_start) as restorer:
+        if decline_first:
+            await attack.call(
+                "the person declines the first call",
+                victim,
+                state=first.request_state,
+                responses=attack.reply(first, "decline"),
+            )
+        else:
+            accepted += 1
+            await attack.call(
+                "the person accepts the first call",
+                victim,
+                state=first.request_state,
+                responses=attack.accept(first, victim),
+            )
+        others = connections[1:]
+
+        async def another(number: int, conn: Any) -> None:
+            nonlocal accepted
+            label = f"call {number} of {len(others)} on {conn.name}, at once"
+            asked = await attack.call(label, victim, connection=conn)
+            while asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
+                accepted += 1
+                asked = await attack.call(
+                    f"{label}: the person accepts its own question",
+                    victim,
+                    state=asked.request_state,
+                    responses=attack.accept(asked, victim),
+                    connection=conn,
+                )
+
+        async with anyio.create_task_group() as group:
+            for number, conn in enumerate(others, start=1):
+                group.start_soon(another, number, conn)
+        taken = await restorer.counted()
+    for failure in restorer.failures:
+        attack.setup_failed(failure)
+    attack.approvals(len(connections), accepted, taken)

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-
 from . import technique
 from .base import Attack
 
@@ -58,7 +56,7 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     if attack.failed:
         return
     late = ttl + max(_MARGIN, ttl / 2)
-    await anyio.sleep(late)
+    await attack.wait_out(late)
     attack.note(f"answered {late:g}s after the question, past a lifetime of {ttl:g}s")
     await attack.start_attack()
     await attack.call(

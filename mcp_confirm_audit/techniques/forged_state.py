@@ -8,13 +8,11 @@ the state is readable, an edit that names a file the user never saw.
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import statecodec
-from ..engine.action import Instance
 from ..models import Response
 from . import technique
 from .base import Attack
@@ -74,69 +72,18 @@ async def _edit(attack: Attack, real: str, first: Response) -> None:
         attack.not_applicable("the state is opaque, so it cannot be edited in place")
         return
     victim = attack.victim
-    if isinstance(victim, Instance):
-        await _edit_values(attack, readable, first, victim)
-        return
-    canary = attack.case.inside_canary
-    edited = statecodec.retarget(readable, _spellings(attack, victim), _spellings(attack, canary))
-    if edited is None:
-        attack.not_applicable("the state is readable but does not name the file")
-        return
-    await attack.start_attack()
-    await attack.call(
-        "the victim's approval edited to name the canary",
-        canary,
-        state=edited,
-        responses=attack.accept(first, canary),
-    )
-
-
-async def _edit_values(attack: Attack, readable: Any, first: Response, victim: Instance) -> None:
-    """A readable state's argument values replaced by another action's: what the user never saw."""
+    # Another subject of the same action the user never saw: another file, or the setup again.
     other = await attack.another("edited")
-    if not isinstance(other, Instance):
+    if other is None:
         return
-    changed = {
-        k: (victim.arguments[k], v)
-        for k, v in other.arguments.items()
-        if k in victim.arguments and v != victim.arguments[k]
-    }
-    edited = _edited(readable, changed)
+    edited = victim.edited_state(readable, other)
     if edited is None:
-        attack.not_applicable("the state is readable but carries none of the action's argument values")
+        attack.not_applicable(f"the state is readable but carries nothing that names {victim.describe()}")
         return
     await attack.start_attack()
     await attack.call(
-        "the approval's state edited to name another action, on that action's call",
+        "the approval's state edited to name another subject, on that subject's call",
         other,
         state=edited,
         responses=attack.accept(first, other),
     )
-
-
-def _edited(readable: Any, changed: Mapping[str, tuple[Any, Any]]) -> str | None:
-    """The state with every field named like a changed argument, and holding its value, rewritten."""
-    try:
-        data = json.loads(readable.text)
-    except ValueError:
-        return None
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                k: changed[k][1] if k in changed and v == changed[k][0] else walk(v) for k, v in value.items()
-            }
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        return value
-
-    rewritten = walk(data)
-    if rewritten == data:
-        return None
-    return statecodec.encode(readable, json.dumps(rewritten, separators=(",", ":")))
-
-
-def _spellings(attack: Attack, path: Any) -> list[str]:
-    """Every way the state might spell the path, longest first."""
-    values = {attack.path_value(path), str(path), attack.case.rel(path), path.name}
-    return sorted(values, key=len, reverse=True)

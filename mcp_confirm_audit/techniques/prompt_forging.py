@@ -201,8 +201,7 @@ class _PreviewProbe(_Probe):
 
 async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str) -> None:
     """An action that names no file: hostile strings go into the arguments the question shows."""
-    victim = attack.victim
-    assert isinstance(victim, Instance)
+    victim = attack.use_of_action
     first = await attack.ask(victim)
     if attack.failed:
         return

@@ -7,12 +7,9 @@ server-side ledger stops a second redemption.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from ..oracle.sandbox import identity_of
 from ..target.driver import Connection
 from . import technique
 from .base import Attack
@@ -32,12 +29,11 @@ async def spend_then_replay(
     if attack.failed:
         return
     yes = attack.accept(first, victim)
-    if mode == "after-success" and not isinstance(victim, Path):
-        # A second payment, message or move is an effect of its own; only a case file a setup
-        # call staged ({path}) is put back, with its identity, so a replay has it to act on again.
-        staged = attack.case.victim
-        keep = attack.sandbox.keep / attack.case.name
-        os.link(staged, keep)
+    if mode == "after-success":
+        # A hard link keeps what the user confirmed (the file's device, inode, size and mtime),
+        # so it can be put back after the honest redemption: then only a ledger, not an identity
+        # re-check, can refuse. A second payment or move is an effect of its own, counted anew.
+        victim.keep()
         before = await attack.mark()
         done = await attack.call(
             "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on
@@ -45,24 +41,8 @@ async def spend_then_replay(
         if not await attack.took_effect(victim, before):
             attack.setup_failed(f"the honest redemption did not take effect ({done.outcome}: {done.text})")
             return
-        if identity_of(staged) is None:
-            os.link(keep, staged)
-            attack.note("the case file put back with its original identity after the honest redemption")
-    elif mode == "after-success":
-        assert isinstance(victim, Path)
-        # A hard link keeps the victim's inode alive, so it can be put back
-        # with the very identity the user confirmed (device, inode, size,
-        # mtime): then only a ledger, not an identity re-check, can refuse.
-        keep = attack.sandbox.keep / attack.case.name
-        os.link(victim, keep)
-        done = await attack.call(
-            "honest redemption", victim, state=first.request_state, responses=yes, connection=spend_on
-        )
-        if identity_of(victim) is not None:
-            attack.setup_failed(f"the honest redemption did not take effect ({done.outcome}: {done.text})")
-            return
-        os.link(keep, victim)
-        attack.note("victim put back with its original identity after the honest redemption")
+        if (put_back := victim.put_back()) is not None:
+            attack.note(f"{put_back} after the honest redemption")
     elif mode in ("decline-then-accept", "cancel-then-accept"):
         action = "decline" if mode == "decline-then-accept" else "cancel"
         await attack.call(
@@ -72,7 +52,7 @@ async def spend_then_replay(
             responses=attack.reply(first, action),
             connection=spend_on,
         )
-        if isinstance(victim, Path) and identity_of(victim) is None:
+        if victim.gone():
             attack.note(f"the {action} itself removed the victim (see the consent family); re-created it")
             attack.restore_victim()
     else:

@@ -11,10 +11,8 @@ is `vulnerable` whatever else happened.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
-from ..engine.action import Instance
 from ..models import Outcome, Response
 from ..target.driver import Connection
 from . import technique
@@ -42,19 +40,11 @@ async def _fresh_process(attack: Attack) -> Connection:
 
 
 async def _oversized_path(attack: Attack, size: int) -> None:
-    victim = attack.victim
-    if isinstance(victim, Instance):
-        # No path: the longest string argument the action takes carries the length instead.
-        strings = [k for k, v in victim.arguments.items() if isinstance(v, str)]
-        if not strings:
-            attack.not_applicable(f"{attack.plan.name!r} takes no string argument to make oversized")
-            return
-        subject: Any = replace(victim, arguments={**victim.arguments, strings[0]: "x" * size})
-        label = f"a {size}-character {strings[0]!r}"
-    else:
-        # Inside the case directory, so only its length is hostile.
-        subject = attack.path_value(attack.case.directory / ("x" * size))
-        label = f"a {size}-character path"
+    oversized = attack.victim.oversized(size)
+    if oversized is None:
+        attack.not_applicable(f"{attack.plan.name!r} takes no string argument to make oversized")
+        return
+    subject, label = oversized
     await attack.start_attack()
     if _stopped(await attack.call(label, subject)):
         await attack.call(f"{label}, again", subject, connection=await _fresh_process(attack))

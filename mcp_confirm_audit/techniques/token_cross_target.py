@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..confirmations.detect import from_schemas
 from ..confirmations.token import Token
-from ..oracle.sandbox import VICTIM_TEXT
 from . import technique
 from ._flows import AttackChannel, token_or_not_applicable
 from .base import Attack
@@ -48,7 +46,7 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         await channel.call(
             f"{tool} without a token, on a decoy", tool, flow.confirming(attack.arguments(plain), None)
         )
-        if await attack.took_effect(plain, since) or (isinstance(plain, Path) and _rewritten(plain)):
+        if await attack.took_effect(plain, since) or plain.rewritten():
             attack.not_applicable(f"{tool} acts without any token (see the ungated family)")
             return
         shown = await flow.preview(channel, attack.arguments(victim))
@@ -60,8 +58,3 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     await attack.start_attack()
     await flow.confirm(channel, attack.arguments(victim), shown.handle, tool=tool)
-
-
-def _rewritten(path: Path) -> bool:
-    """The decoy is still there, but not as it was written (truncated, say)."""
-    return path.read_text() != VICTIM_TEXT

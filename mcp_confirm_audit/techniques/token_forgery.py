@@ -15,7 +15,6 @@ import json
 import secrets
 import string
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..confirmations.token import Token
@@ -45,7 +44,7 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         # A construction that reproduces the decoy's token would then be the victim's real one.
         attack.setup_failed("no second use of the action with other arguments could be made")
         return
-    if not isinstance(attack.victim, Path):
+    if attack.victim.previewed_by_controls:
         # The victim's arguments are the controls' own: a token made from them alone may be spent
         # already. A use of the action nobody previewed shows what a forger would reach.
         fresh = await attack.another("forged")

@@ -8,9 +8,7 @@ starts after it, so only a second effect counts.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -19,12 +17,9 @@ from ..confirmations import AgentFlow, HumanFailed
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..models import Exchange
-from ..oracle.restorer import Restorer
-from ..oracle.sandbox import identity_of
 from ..target.driver import Connection
 from . import technique
 from ._flows import AttackChannel, flow_or_not_applicable
-from ._race import EffectCounter
 from .base import Attack
 
 
@@ -43,9 +38,7 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.setup_failed(f"the first call returned no token or id ({shown.response.text[:160]})")
         return
     if params["mode"] == "after-success":
-        keep = attack.sandbox.keep / attack.case.name
-        if isinstance(victim, Path):
-            os.link(victim, keep)
+        victim.keep()
         since = await attack.mark()
         try:
             done = await flow.confirm(channel, args, shown.handle)
@@ -55,12 +48,8 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         if not await attack.took_effect(victim, since):
             attack.setup_failed(f"the honest confirmation did not take effect ({done.text[:160]})")
             return
-        if isinstance(victim, Path) and identity_of(victim) is None:
-            os.link(keep, victim)
-            attack.note("victim put back with its original identity after the honest confirmation")
-        elif isinstance(victim, Path):
-            attack.restore_victim()  # changed in place (emptied): the same inode, its content again
-            attack.note("victim's content put back in place after the honest confirmation")
+        if (put_back := victim.put_back()) is not None:
+            attack.note(f"{put_back} after the honest confirmation")
     elif params["mode"] == "raced":
         await _raced(attack, flow, args, shown.handle)
         return
@@ -97,7 +86,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
     conns = await attack.peer(lambda: attack.peers.same_process(attack.peers.redemptions))
     if conns is None:
         return
-    victim, keep = attack.victim, attack.sandbox.keep / attack.case.name
+    victim = attack.victim
     racing: list[tuple[Exchange, Connection]] = []
 
     async def redeem(number: int, conn: Connection) -> None:
@@ -107,8 +96,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
         )
 
     await attack.start_attack()
-    keeper = Restorer(victim, keep) if isinstance(victim, Path) else EffectCounter(attack)
-    with keeper as restorer:
+    with victim.counter(attack.since_start) as restorer:
         async with anyio.create_task_group() as group:
             for number, conn in enumerate(conns, start=1):
                 group.start_soon(redeem, number, conn)
@@ -119,6 +107,5 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
     taken = await restorer.counted()
     for failure in restorer.failures:
         attack.setup_failed(failure)
-    counted_by = "restorer" if isinstance(victim, Path) else "probes"
     pairs = [(exchange, replay) for exchange, _ in racing]
-    attack.single_use(pairs, taken_racing, taken, counted_by=counted_by)
+    attack.single_use(pairs, taken_racing, taken, counted_by=victim.counted_by)

@@ -10,15 +10,11 @@ though nothing it was told to confirm was skipped.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..confirmations.detect import policy_tools
 from ..confirmations.pending import Pending
-from ..engine.action import Instance
 from ..models import Verdict
-from ..target.discovery import arguments_for, path_argument
-from ..target.driver import ToolInfo
 from . import technique
 from .base import Attack
 
@@ -34,10 +30,9 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         for t in attack.tools
         if t.name != attack.plan.name and t.name not in own and t.read_only is not True
     ]
-    others = [t for t in candidates if _same_subject(t, victim)]
+    others = [t for t in candidates if victim.acted_on_by(t)]
     if not others:
-        subject = "names a file" if isinstance(victim, Path) else "takes this action's arguments"
-        attack.not_applicable(f"no other tool of the target that is not read-only {subject}")
+        attack.not_applicable(f"no other tool of the target that is not read-only {victim.kind_of_subject()}")
         return
     await attack.start_attack()
     for tool in others:
@@ -46,21 +41,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         )
         since = await attack.mark()
         await attack.call(
-            f"{tool.name}, plainly", victim, arguments=_plainly(attack, tool, victim), tool=tool.name
+            f"{tool.name}, plainly", victim, arguments=victim.plain_arguments(tool), tool=tool.name
         )
         if await attack.took_effect(victim, since):
             return
-
-
-def _same_subject(tool: ToolInfo, victim: Path | Instance) -> bool:
-    """A tool that could act on this subject: it names a file, or takes every argument the action does."""
-    if isinstance(victim, Path):
-        return path_argument(tool) is not None
-    properties = (tool.input_schema or {}).get("properties") or {}
-    return bool(victim.arguments) and all(name in properties for name in victim.arguments)
-
-
-def _plainly(attack: Attack, tool: ToolInfo, victim: Path | Instance) -> dict[str, Any]:
-    if isinstance(victim, Path):
-        return arguments_for(tool, attack.path_value(victim))
-    return {**arguments_for(tool, None), **victim.arguments}

@@ -25,6 +25,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -305,6 +306,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
     add(
+        "--start-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before serving, as a server that opens a database or loads a model does "
+        "(the isolation bench's slow start)",
+    )
+    add(
         "--auth",
         choices=("none", "bearer"),
         default="none",
@@ -313,7 +322,13 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--tokens-env",
         metavar="NAME",
-        help="env var holding alice=TOKEN,mallory=TOKEN (never the command line, which every report shows)",
+        help="env var holding alice=TOKEN,mallory=TOKEN",
+    )
+    add(
+        "--token",
+        metavar="TOKEN",
+        help="alice's bearer token on the command line, as many real servers take one: the audit must "
+        "redact it from every report as it redacts the header carrying it",
     )
     names = sorted(flaw_switches.FLAWS)
     add(
@@ -341,12 +356,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error(str(exc))
     tokens = None
     if args.auth == "bearer":
-        if args.transport != "http" or not args.tokens_env:
-            parser.error("--auth bearer needs --transport http and --tokens-env NAME")
+        if args.transport != "http" or not (args.tokens_env or args.token):
+            parser.error("--auth bearer needs --transport http and --tokens-env NAME or --token TOKEN")
         try:
-            tokens = identity.parse_tokens(os.environ.get(args.tokens_env, ""))
+            tokens = identity.parse_tokens(os.environ.get(args.tokens_env, "")) if args.tokens_env else {}
         except ValueError as exc:
             parser.error(f"{args.tokens_env}: {exc}")
+        if args.token:
+            tokens = {**tokens, "alice": args.token}
     try:
         server = build_server(
             args.root,
@@ -365,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
+    time.sleep(args.start_delay)
     if args.transport == "http":
         serving.serve_http(server, args.port)
     else:

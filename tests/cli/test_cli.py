@@ -73,7 +73,10 @@ def test_usage_errors_exit_4_not_argparse_2(capsys: pytest.CaptureFixture[str]) 
         main(["catalogue", "--colour"])
     assert exited.value.code == pytest.ExitCode.USAGE_ERROR
     assert main(["run"]) == pytest.ExitCode.USAGE_ERROR
-    assert "give a target command or --profile FILE" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "give the server to audit: run 'my-server --root {root}', run -- my-server --root {root}" in said
+    # What follows `--` is pytest's when it is an option: still no target.
+    assert main(["run", "--", "-k", "REPLAY"]) == pytest.ExitCode.USAGE_ERROR
 
 
 def test_init_drafts_a_profile_from_discovery_and_the_honest_flow(tmp_path: Path) -> None:
@@ -144,6 +147,25 @@ def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytest
         "run",
         "--profile",
         "flawed.yaml",
+        "--",
+        "-k",
+        "REPLAY-001",
+        timeout=120,
+    )
+    assert run.ret == pytest.ExitCode.TESTS_FAILED
+    run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
+
+
+def test_run_takes_the_servers_command_line_after_the_double_dash(pytester: pytest.Pytester) -> None:
+    # `run -- CMD...` as `docker run` and `uvx` take one; a second `--` starts pytest's arguments.
+    words = shlex.split(target("--flaw", "no-ledger"))
+    run = pytester.run(
+        sys.executable,
+        "-m",
+        "mcp_confirm_audit.cli.main",
+        "run",
+        "--",
+        *words,
         "--",
         "-k",
         "REPLAY-001",
@@ -241,3 +263,34 @@ def test_init_drafts_an_action_that_names_no_file_with_its_arguments_and_where_i
         ["amount_cents", "memo", "recipient"],
     )
     assert [spec.name for spec in profile.effect] == ["tool:list_payments"]
+
+
+@pytest.mark.parametrize("given", ["Bearer ${ALICE_TOKEN}", "literal"], ids=["variable", "typed-in"])
+def test_init_drafts_a_profile_for_an_authenticated_server_and_writes_no_credential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    token = "alice-" + "x7" * 12
+    monkeypatch.setenv("REFERENCE_TOKENS", f"alice={token}")
+    monkeypatch.setenv("ALICE_TOKEN", token)
+    options = [
+        "--transport",
+        "http",
+        "--port",
+        "{port}",
+        "--auth",
+        "bearer",
+        "--tokens-env",
+        "REFERENCE_TOKENS",
+    ]
+    command = target(*options)
+    header = f"Authorization: {given if given != 'literal' else 'Bearer ' + token}"
+    out = tmp_path / "target.yaml"
+    assert main(["init", command, "--header", header, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert token not in text
+    assert "# Headers: export " in text
+    written = yaml.safe_load(text)["headers"]["Authorization"]
+    assert written == ("Bearer ${ALICE_TOKEN}" if given != "literal" else "Bearer ${AUTHORIZATION}")
+    monkeypatch.setenv("AUTHORIZATION", token)
+    profile = load_profile(out)
+    assert (profile.tool, profile.headers[0].value) == ("delete_file", f"Bearer {token}")

@@ -33,6 +33,8 @@ CAREFUL_LAYER = {
     "self-approval": Layer.TOOL,
     "ungated": Layer.TOOL,
     "capability-downgrade": Layer.PROTOCOL,
+    # Its MRTR tool cannot answer a legacy connection at all (-32603): that era is refused whole.
+    "protocol-downgrade": Layer.PROTOCOL,
 }
 
 # Families of another mechanism, not applicable to an MRTR tool: attack id -> what the reason says.
@@ -42,4 +44,6 @@ NOT_MRTR = {
     **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
     "MCA-FLAGBYPASS-001": "no argument that claims an approval",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
+    # A person who never answers holds nothing open on an MRTR server (test_eras.py proves the family).
+    "MCA-NOANSWER-001": "holds no call open on the server",
 }

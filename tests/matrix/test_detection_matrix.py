@@ -116,8 +116,16 @@ def _options(flaw: str) -> list[str]:
 
 
 # Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py; and the
-# families of confirmations that are not MRTR: proven in test_confirmation_kinds.py.
-CONFIGURED_ELSEWHERE = ("cross-replica", "expiry", "cross-principal", *sorted(ANY_MECHANISM))
+# families of confirmations that are not MRTR: proven in test_confirmation_kinds.py; the families of a
+# server that asks over the back channel, or in two eras: proven in test_eras.py.
+CONFIGURED_ELSEWHERE = (
+    "cross-replica",
+    "expiry",
+    "cross-principal",
+    "unanswered",
+    "protocol-downgrade",
+    *sorted(ANY_MECHANISM),
+)
 
 
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:

@@ -71,11 +71,22 @@ def test_the_careful_server_sends_nothing_to_the_sink_for_a_refused_replay(
 def test_process_isolation_gives_every_attack_a_fresh_target_and_root(
     catalogue: Catalogue, generation: Any
 ) -> None:
+    from mcp_confirm_audit.engine.session import AuditSession
+
     profile = Profile(command=_command("--log-into-root"), isolation="process", call_timeout=10.0)
-    run = _audit(profile, catalogue, generation, "replay")
-    # One for approve, one for each other control, then one per attack: nothing carries over.
-    assert run.processes_started == 4 + len(run.results)
-    assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}
+    specs = [spec for spec in catalogue.active if spec.family == "replay"]
+    session = AuditSession(profile, catalogue, generation)
+    session.start(specs)
+    try:
+        session.controls("send_payment")
+        runs = [session.run(spec, "send_payment") for spec in specs]
+    finally:
+        session.close()
+    assert {(r.verdict, r.layer) for r, _ in runs} == {(Verdict.REFUSED, Layer.TOOL)}
+    # Nothing carries over: no process an attack talked to is one another attack (or a control) used.
+    used = [{e.connection for e in transcript.exchanges} for _, transcript in runs]
+    assert all(used), used
+    assert all(a.isdisjoint(b) for i, a in enumerate(used) for b in used[i + 1 :]), used
 
 
 def test_an_effect_probe_from_outside_the_profile_is_compared_like_any_other(

@@ -96,3 +96,43 @@ def test_bench_says_what_is_wrong_in_one_line_with_pytests_exit_codes(
     assert got == code
     assert says in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_bench_says_where_the_audit_s_time_went_by_phase(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay")
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index("where the audit's time went (median run, each second counted once):")
+    phases = [line.split()[0] for line in lines[start + 1 : start + 8]]
+    assert phases == ["starts", "controls", "probes", "attacks", "waits", "stops", "reports"]
+    for line in lines[start + 1 : start + 8]:
+        assert re.fullmatch(r"  \w+ +\d+\.\d{3} s +\d+\.\d%", line), line
+
+
+def test_bench_growth_times_the_catalogue_once_twice_and_three_times_over(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay", "--growth")
+    assert code == 0
+    attacks = [int(m[1]) for m in re.finditer(r"^ +(\d+) attacks +\d+\.\d{3} s$", out, re.MULTILINE)]
+    assert attacks[1:] == [2 * attacks[0], 3 * attacks[0]]
+    assert re.search(
+        r"^  slope: -?\d+\.\d\d ms per attack, then -?\d+\.\d\d ms per attack$", out, re.MULTILINE
+    )
+
+
+def test_bench_of_an_isolated_target_counts_a_process_per_attack_and_times_no_floor_of_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    profile = tmp_path / "isolated.yaml"
+    profile.write_text(
+        f"command: {shlex.join([sys.executable, str(TARGETS / 'reference' / 'server.py')])}"
+        " --root {root} --start-delay 0.2\ntool: delete_file\nisolation: process\n"
+    )
+    code, out, _ = bench(capsys, "--mcp-profile", str(profile), "--family", "replay")
+    assert code == 0
+    fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    attacks = int(fields["attacks"].split()[0])
+    # Each control and each attack on a process of its own; a few more started ahead and not needed.
+    assert int(fields["server processes started"]) >= attacks + 4
+    assert "not timed (isolation: process starts one per attack" in out

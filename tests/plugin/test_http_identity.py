@@ -135,3 +135,34 @@ def test_a_header_naming_an_unset_variable_is_a_usage_error_of_one_line(pytester
     result.stderr.fnmatch_lines(
         ["*--mcp-header: header Authorization names ${NO_SUCH_TOKEN_SET}, which is not set*"]
     )
+
+
+def test_a_token_on_the_targets_command_line_is_redacted_everywhere_as_its_header_is(
+    pytester: pytest.Pytester, tokens: dict[str, str]
+) -> None:
+    # Real servers take their token as `--token T`; the reports show the command line.
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--transport", "http", "--port", "{port}"]
+    command = shlex.join([*words, "--auth", "bearer", "--token", tokens["alice"]])
+    # Beside the run's folder, not in it: the profile holds the token, as the command line does.
+    profile = pytester.path.parent / f"{pytester.path.name}-bearer.yaml"
+    profile.write_text(
+        f"command: {json.dumps(command)}\ntool: delete_file\n"
+        'headers: {Authorization: "Bearer ${ALICE_TOKEN}"}\n'
+        'env: {ALICE_AGAIN: {value: "${ALICE_TOKEN}", secret: true}, PLAIN: "${MALLORY_TOKEN}"}\n'
+    )
+    result = pytester.runpytest(
+        "--mcp-profile",
+        str(profile),
+        "-k",
+        "MCA-REPLAY-001 or control",
+        "--mcp-report-dir",
+        "out",
+        "--junitxml",
+        "out/junit.xml",
+    )
+    assert result.ret == pytest.ExitCode.OK
+    reported = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert reported["target"]["command"].endswith("--auth bearer --token ***")
+    assert "--token ***" in (pytester.path / "out" / "review.md").read_text()
+    assert "--token ***" in (pytester.path / "out" / "audit.sarif").read_text()
+    assert tokens["alice"] not in every_output(pytester, result)

@@ -53,9 +53,10 @@ def result(attack_id: str, verdict: Verdict, layer: Layer | None, **changes: obj
         "effect": Effect(),
         "reason": "refused",
         "evidence": (),
-        "refs": (f"SPEC: the {family} requirement", "CWE-20"),
+        "refs": (f"SPEC: the {family} requirement", "CWE-294" if family == "replay" else "CWE-20"),
         "remedy": f"Make the {family} check server-side, before acting.",
         "owasp": ("MCP07",),
+        "requirements": ("AISVS-10.4.10", "ADA-AITS-2.3") if family == "replay" else (),
     }
     values.update(changes)
     return Result(**values)  # type: ignore[arg-type]

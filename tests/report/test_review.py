@@ -18,7 +18,10 @@ def test_every_finding_has_its_requirement_evidence_and_a_command_that_reruns_it
     for result in report.findings:
         block = findings[findings.index(f"#### {result.id}") :]
         block = block[: block.find("\n#### ", 1) if "\n#### " in block[1:] else None]
-        assert f"**Requirement** ({result.level}, binding the server): `{result.refs[0]}`; CWE-20" in block
+        assert (
+            f"**Requirement** ({result.level}, binding the server): `{result.refs[0]}`; {result.refs[1]}"
+            in block
+        )
         assert f"- **Remedy**: {result.remedy}" in block
         assert "- **OWASP**: MCP07 Insufficient Authentication & Authorization" in block
         assert all(line in block for line in result.evidence)  # the exact request sequence

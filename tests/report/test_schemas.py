@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
+import pytest
+
+from mcp_confirm_audit.models import Verdict
 from mcp_confirm_audit.report import AuditReport
 from mcp_confirm_audit.report.audit_json import AuditJson
-from mcp_confirm_audit.report.sarif import Sarif
+from mcp_confirm_audit.report.sarif import Sarif, anchor
 
 Check = Any
 
@@ -47,7 +51,13 @@ def test_the_official_sarif_schema_rejects_what_it_should(report: AuditReport, s
 def test_sarif_has_one_rule_per_attack_and_one_result_per_finding(report: AuditReport) -> None:
     run = json.loads(Sarif().render(report))["runs"][0]
     rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
-    assert rule_ids == [*sorted({r.id for r in report.results}), "control-decline"]
+    # Every control that ran has its rule (approve, and the refusals that applied), found or not.
+    assert rule_ids == [
+        *sorted({r.id for r in report.results}),
+        "control-approve",
+        "control-cancel",
+        "control-decline",
+    ]
     by_rule = {r["ruleId"]: r for r in run["results"]}
     # The vulnerable finding is accepted by the baseline: suppressed, with the reason.
     replay = by_rule["MCA-REPLAY-001"]
@@ -70,3 +80,69 @@ def test_sarif_has_one_rule_per_attack_and_one_result_per_finding(report: AuditR
     invocation = run["invocations"][0]
     assert invocation["executionSuccessful"] is False
     assert "MCA-XTARGET-004" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_every_sarif_result_is_what_code_scanning_reads(report: AuditReport) -> None:
+    # GitHub rejects a whole file in which one result lacks a physical location.
+    run = json.loads(Sarif().render(report))["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert run["results"]
+    for result in run["results"]:
+        (location,) = result["locations"]
+        assert location["physicalLocation"]["artifactLocation"]["uri"] == "targets/example.yaml"
+        assert set(result["partialFingerprints"]) == {"mcpConfirmAudit/v1"}
+    for rule in rules:
+        assert 0.0 <= float(rule["properties"]["security-severity"]) <= 10.0, rule["id"]
+    replay = next(rule for rule in rules if rule["id"] == "MCA-REPLAY-001")
+    assert "external/cwe/cwe-294" in replay["properties"]["tags"]
+    assert {"AISVS-10.4.10", "ADA-AITS-2.3", "OWASP-MCP07"} <= set(replay["properties"]["tags"])
+    related = {(r["target"]["id"], r["target"]["toolComponent"]["name"]) for r in replay["relationships"]}
+    assert related == {
+        ("MCP07", "OWASP MCP Top 10"),
+        ("AISVS-10.4.10", "OWASP AISVS"),
+        ("ADA-AITS-2.3", "ADA AI Tool Specification"),
+    }
+    taxa = {t["name"]: {x["id"] for x in t["taxa"]} for t in run["taxonomies"]}
+    assert {"ADA-AITS-2.3", "ADA-AITS-2.7"} <= taxa["ADA AI Tool Specification"]
+
+
+def test_the_fingerprints_are_stable_from_one_run_to_the_next(report: AuditReport) -> None:
+    again = replace(report, generated=report.generated.replace(year=2031))
+    prints = [
+        [r["partialFingerprints"] for r in json.loads(Sarif().render(r))["runs"][0]["results"]]
+        for r in (report, again)
+    ]
+    assert prints[0] == prints[1]
+
+
+def test_a_clean_run_still_lists_every_rule_so_fixed_alerts_close(
+    report: AuditReport, sarif_errors: Check
+) -> None:
+    clean = replace(
+        report,
+        results=tuple(replace(r, verdict=Verdict.REFUSED) for r in report.results),
+        controls=tuple(replace(c, passed=True) for c in report.controls),
+        marks={},
+        baseline=None,
+    )
+    document = json.loads(Sarif().render(clean))
+    run = document["runs"][0]
+    assert run["results"] == []
+    assert {rule["id"] for rule in run["tool"]["driver"]["rules"]} >= {r.id for r in report.results}
+    assert sarif_errors(document) == []
+
+
+@pytest.mark.parametrize(
+    ("target", "uri"),
+    [
+        ({"profile": "ci/server.yaml", "command": "x --root {root}"}, "ci/server.yaml"),
+        ({"command": "python src/server.py --root {root}"}, "src/server.py"),
+        ({"command": "py:app/server.py:build_server"}, "app/server.py"),
+        ({"command": "http://127.0.0.1:8000/mcp"}, "README.md"),
+        ({"command": "mcp-confirm --root {root}"}, "README.md"),
+    ],
+)
+def test_a_result_is_anchored_to_the_profile_else_the_script_else_the_readme(
+    target: dict[str, str], uri: str
+) -> None:
+    assert anchor(target) == uri

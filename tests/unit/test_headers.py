@@ -12,7 +12,7 @@ from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import AttackSpec, Exchange, Outcome, Phase, Precondition, Response, Verdict
 from mcp_confirm_audit.oracle.sandbox import Sandbox
-from mcp_confirm_audit.profile.headers import Header, overlay, parse, scrub
+from mcp_confirm_audit.profile.headers import Header, overlay, parse, scrub, secret_values
 from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
 from mcp_confirm_audit.target.discovery import ToolPlan
 from mcp_confirm_audit.target.driver import CREDENTIALS_REFUSED, Connection, Refusals, stderr_tail
@@ -58,7 +58,7 @@ def test_a_targets_stderr_is_scrubbed_of_every_value_the_harness_sent(tmp_path: 
     log = tmp_path / "target.stderr"
     log.write_text(f"got Authorization: Bearer {TOKEN}\nand the bare token {TOKEN}\n")
     secrets = [Header("Authorization", f"Bearer {TOKEN}")]
-    assert TOKEN not in stderr_tail(log, secrets=secrets)
+    assert TOKEN not in stderr_tail(log, secrets=secret_values(secrets))
     assert scrub(f"x {TOKEN} y", secrets) == "x *** y"
 
 

@@ -128,3 +128,17 @@ def test_an_effect_kind_is_found_without_a_list_of_kinds() -> None:
     # holds everywhere, so such an import would need a noqa.
     for path in PACKAGE.rglob("*.py"):
         assert "noqa: F401" not in path.read_text(encoding="utf-8"), path.relative_to(PACKAGE)
+
+
+def test_no_technique_asks_which_kind_of_victim_it_holds() -> None:
+    """A case file and a use of an action offer the same operations (`engine.action.Victim`)."""
+    kinds = {"Path", "Instance", "CaseFile"}
+    for path in sorted((PACKAGE / "techniques").glob("*.py")):
+        if path.name in ("__init__.py", "base.py"):  # base.py is the Attack API that hands victims out
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                named = ast.unparse(node.args[1])
+                assert not kinds & set(named.replace("|", " ").replace(",", " ").split()), (
+                    f"{path.name}:{node.lineno} branches on the victim's kind: {ast.unparse(node)}"
+                )

@@ -1,0 +1,113 @@
+"""`elicitation`: the server asks over the back channel, in the middle of the call (2025-06-18, 2025-11-25).
+
+The server sends `elicitation/create` while the `tools/call` is open, and the
+person's reply decides what the call does. The driver parks such a call at its
+question (`target/back_channel.py`), so the techniques answer it exactly as
+they answer an MRTR round: everything an MRTR family does between question and
+answer happens here while the server really waits. What a legacy connection
+cannot express is the state: the question is the server's own request, so the
+families that replay, forge or carry a state are not applicable.
+
+The era comes from negotiation: `protocol: auto` lets the SDK discover
+(2026-07-28) and fall back to the handshake, and a tool whose call fails on a
+2026-07-28 connection for want of a back channel is audited again over a
+legacy one. A profile can pin it (`protocol:`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import UsageError
+from ..models import Outcome, Response
+
+MODERN = "2026-07-28"
+LEGACY = ("2025-11-25", "2025-06-18")
+PROTOCOLS = ("auto", MODERN, *LEGACY)
+
+# The families whose attack is the request state itself: a legacy question has none.
+STATE_FAMILIES = {
+    "replay": (
+        "a legacy question is the server's own elicitation/create request, answered once as the reply to it: "
+        "there is no requestState to present again"
+    ),
+    "forged-state": (
+        "on a legacy connection the server keeps the question's context in the open call; no state travels "
+        "through the client, so there is none to forge"
+    ),
+    "cross-target": (
+        "a legacy answer is the reply to one elicitation/create request inside one tools/call: there is no "
+        "requestState to carry to another tool or argument"
+    ),
+    "expiry": (
+        "a legacy question carries no requestState whose lifetime could lapse; the never-answers family "
+        "judges how long the server waits for the person"
+    ),
+    "cross-replica": (
+        "a legacy question lives in one process's open call: there is no state another replica could redeem"
+    ),
+    "fabricated-approval": (
+        "a legacy answer can only be the reply to a question the server sent: there is nothing to fabricate "
+        "without one"
+    ),
+    "cross-principal": (
+        "a legacy question is answered on the connection it was sent over: no state can be handed to "
+        "another identity"
+    ),
+}
+
+
+def protocol(value: Any, source: str) -> str:
+    """The profile's `protocol:` key: the era every connection asks for."""
+    if value is None:
+        return "auto"
+    text = str(value) if isinstance(value, str | int) else None
+    if text not in PROTOCOLS:
+        raise UsageError(
+            f"profile {source}: protocol: must be one of {', '.join(PROTOCOLS)}, got {value!r}; "
+            "auto negotiates (2026-07-28 when the server offers it, else the handshake)"
+        )
+    return text
+
+
+def legacy_version(pinned: str) -> str:
+    """The handshake version a legacy connection asks for: the pinned one, else the SDK's latest."""
+    return pinned if pinned in LEGACY else LEGACY[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Elicitation:
+    tool: str = ""
+    era: str = LEGACY[0]
+    source: str = "detected"
+
+    @property
+    def kind(self) -> str:
+        return "elicitation"
+
+    def describe(self) -> str:
+        return (
+            f"elicitation: the server sends elicitation/create during tools/call and acts on the reply "
+            f"(protocol {self.era})"
+        )
+
+    def for_tool(self, tool: str) -> Elicitation:
+        return replace(self, tool=tool)
+
+
+def needs_back_channel(response: Response) -> bool:
+    """A call that failed on a 2026-07-28 connection because the tool asks over a back channel.
+
+    The SDK raises NoBackChannelError (-32600) for `ctx.elicit()` there; a
+    framework that catches it says so in a tool error.
+    """
+    if response.outcome not in (Outcome.RPC_ERROR, Outcome.TOOL_ERROR):
+        return False
+    text = response.text.lower()
+    return "back channel" in text or "backchannel" in text or (response.code == -32600 and "elicit" in text)
+
+
+def state_family(family: str) -> str | None:
+    """Why a family that attacks the request state does not apply to a legacy question; None if it does."""
+    return STATE_FAMILIES.get(family)

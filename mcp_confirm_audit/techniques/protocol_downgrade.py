@@ -1,0 +1,108 @@
+"""`protocol-downgrade`: the same action in both eras; the gate must hold in each.
+
+An SDK 2.x server asks with MRTR rounds on 2026-07-28 and, where it resolves
+its questions through the SDK, falls back to `elicitation/create` on a legacy
+connection; a server that wrote its checks into the MRTR path alone has none
+on the other. The attack runs over 2026-07-28 first, then over a legacy
+connection (2025-11-25, or the pinned version), on the same subject (a gate
+that holds leaves it as it was): the same call alone, or the same answer (a decline, an accepted "no"). The
+effect is looked for after each. If the first era did nothing, an effect in
+the second is what a client gains by negotiating it, and the finding names
+both eras; an effect in the first is the gate failing there already. An era in
+which the tool neither asks nor acts says nothing of its gate: inconclusive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp import types
+
+from ..confirmations.elicitation import needs_back_channel
+from ..models import Outcome, Response, Verdict
+from ..target.driver import Connection
+from . import technique
+from .base import Attack
+
+
+@technique("protocol-downgrade")
+async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
+    answer = params["answer"]
+    if answer not in ("none", "decline", "negative"):
+        raise ValueError(f"protocol-downgrade: unknown answer {answer!r}")
+    modern = await attack.peer(lambda: attack.peers.in_era("modern"))
+    if modern is None:
+        return
+    legacy = await attack.peer(lambda: attack.peers.in_era("legacy"))
+    if legacy is None:
+        return
+    # The same subject in both eras (a handle minted again on another process): a gate that holds
+    # leaves it as it was, so the second era meets exactly what the first did.
+    subjects = {}
+    for conn in (modern, legacy):
+        subject = await attack.subject_on(conn)
+        if subject is None:
+            return
+        subjects[conn.name] = subject
+    await attack.start_attack()
+    first_era = await _one_era(attack, modern, subjects[modern.name], answer)
+    if attack.failed:
+        return
+    if first_era is None:
+        # Nothing happened over 2026-07-28: whatever happens over the legacy connection is the downgrade.
+        what = "acted without asking" if answer == "none" else f"acted on {_said(answer)}"
+        attack.effect_means(
+            Verdict.VULNERABLE,
+            f"over {modern.era} the gate held ({_said(answer)} did nothing), and over {legacy.era} the tool "
+            f"{what}: a client that negotiates {legacy.era} walks around it",
+        )
+    else:
+        attack.note(f"over {modern.era} the action already took effect: {first_era}")
+    await _one_era(attack, legacy, subjects[legacy.name], answer)
+
+
+async def _one_era(attack: Attack, conn: Connection, subject: Any, answer: str) -> str | None:
+    """The attack over one connection; what took effect (None: nothing)."""
+    before = await attack.mark()
+    asked = await attack.call(f"over {conn.era}: the call", subject, connection=conn)
+    if asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
+        reply = _reply(attack, asked, subject, "cancel" if answer == "none" else answer)
+        if reply is None:
+            attack.not_applicable("the form has no field that can say no")
+            return None
+        label = "the person cancels (nobody was there to answer)" if answer == "none" else f"answer: {answer}"
+        await attack.call(
+            f"over {conn.era}: {label}", subject, state=asked.request_state, responses=reply, connection=conn
+        )
+    if await attack.took_effect(subject, before):
+        changed = attack.changes(before, await attack.mark())
+        return ", ".join(changed[:3]) or "the subject"
+    if needs_back_channel(asked):
+        attack.not_applicable(
+            f"the tool asks only over a back channel (elicitation/create): over {conn.era} it cannot ask at "
+            "all and refuses, so no era lets a client around its question"
+        )
+    elif asked.outcome is Outcome.COMPLETE:
+        # A normal answer that neither asked nor acted: the action did not run in this era, so
+        # nothing about its gate is known. (An error is the era refused: a gate may refuse a whole era.)
+        attack.setup_failed(
+            f"over {conn.era} the tool neither asked nor acted ({asked.outcome}: {asked.text[:160]})"
+        )
+    return None
+
+
+def _reply(attack: Attack, asked: Response, subject: Any, answer: str) -> dict[str, Any] | None:
+    if answer in ("decline", "cancel"):
+        return attack.reply(asked, answer)
+    replies: dict[str, Any] = {}
+    for question in asked.questions:
+        content = attack.no(question, subject)
+        if content is None:
+            return None
+        replies[question.key] = types.ElicitResult(action="accept", content=content)
+    return replies
+
+
+def _said(answer: str) -> str:
+    return {"none": "the call alone", "decline": "a decline", "negative": "an accepted no"}[answer]

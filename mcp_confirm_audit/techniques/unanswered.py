@@ -1,0 +1,45 @@
+"""`unanswered`: the person never answers the question.
+
+Over the back channel the server's call stays open while it waits, so what it
+does when no answer comes is its own choice: stop waiting and fail closed
+(refused), act as if no answer were a yes (vulnerable: the effect), or wait as
+long as the connection lasts (weak: a question nobody answered holds the
+action open for whoever answers it later). The harness waits one call
+timeout; the verdict reads what came back. An MRTR question holds nothing open
+on the server (expiry judges its state's lifetime), so there it does not apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..models import Outcome, Verdict
+from . import technique
+from .base import Attack
+
+
+@technique("unanswered")
+async def unanswered(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.primary.legacy:
+        attack.not_applicable(
+            "an MRTR question holds no call open on the server: a state nobody answers simply lapses "
+            "(expiry judges its lifetime)"
+        )
+        return
+    victim = attack.victim
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    await attack.start_attack()
+    waited = await attack.call(
+        f"no answer: the harness waits {attack.primary.call_timeout:g}s for the server to give up",
+        victim,
+        state=first.request_state,
+    )
+    if waited.outcome is Outcome.TRANSPORT:
+        attack.finding(
+            Verdict.WEAK,
+            f"the server still waited for the person after {attack.primary.call_timeout:g}s: a question nobody "
+            "answers holds the action open (give the wait a deadline of its own)",
+        )

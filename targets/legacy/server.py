@@ -1,0 +1,319 @@
+"""Legacy reference server: deletes one file inside a root after asking over the back channel.
+
+    python targets/legacy/server.py --root DIR [--flaw NAME ...] [--answer-timeout S] [--mrtr-only-checks]
+
+The way most servers on PyPI ask today: in the middle of `tools/call` the tool
+sends `elicitation/create` (the session's `elicit_form`, what `ctx.elicit`
+sends) and waits for the person's reply, on a 2025-06-18 / 2025-11-25
+connection. The careful version checks the path before asking, shows the name
+escaped, refuses any reply that is not an accept whose content is a JSON
+`true`, waits at most `--answer-timeout` seconds for it, checks the file again
+after the answer and deletes it beneath the root only if it is still the file
+the person was asked about. It asks only a client that declared form
+elicitation, and never asks for a secret. Each `--flaw` removes one defence.
+
+`--mrtr-only-checks` makes the same tool speak both eras: on a 2026-07-28
+connection it asks with an MRTR round (a form, a state), and on a legacy one
+it asks over the back channel; with the flaw `asks-only-in-mrtr` the legacy
+path acts without asking, which is what `protocol-downgrade` finds.
+
+It runs on the mcp 2.3 SDK (the harness's) speaking the handshake era, or on
+an `mcp<2` interpreter (`FastMCP`, same tool), for the test that audits a real
+old server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+_REFERENCE = str(Path(__file__).resolve().parent.parent / "reference")
+if _REFERENCE not in sys.path:
+    sys.path.insert(0, _REFERENCE)
+
+import paths  # noqa: E402
+import prompt  # noqa: E402
+
+FLAWS: dict[str, str] = {
+    "decline-as-accept": "decline and cancel proceed as if the person accepted",
+    "accept-means-yes": "action 'accept' is enough: the form's content is never read",
+    "truthy-strings": "the answer is judged by Python truthiness ('false', 'no', 1 count as yes)",
+    "unsanitised-question": "the file name goes into the question as it is: line breaks, controls, markup",
+    "question-without-name": "the question does not say which file it is about",
+    "no-recheck": "after the answer it acts on wherever the name leads now, links followed, nothing checked",
+    "no-identity-check": "after the answer the file is not compared with the one the person was asked about",
+    "no-containment": "no inside-the-root check: absolute paths and ../ reach the whole filesystem",
+    "approval-cache": "an accepted path stays approved for a minute: other calls on it act without asking",
+    "elicits-without-capability": "asks a client that declared no elicitation (or URL mode only) with a form",
+    "asks-for-secret": "the form also asks for an 'API key to continue'",
+    "waits-forever": "waits for the person's answer for as long as the connection lasts",
+    "timeout-proceeds": "when the person does not answer in time, it deletes anyway",
+    "asks-only-in-mrtr": "with --mrtr-only-checks: on a legacy connection the tool acts without asking",
+}
+
+SERVER_NAME = "mcp-confirm-legacy-reference"
+
+
+class _Refused(Exception):
+    pass
+
+
+def _policy(root: str, active: frozenset[str]) -> paths.PathPolicy:
+    containment: paths.Containment = "none" if "no-containment" in active else "resolved"
+    return paths.PathPolicy.create(root, containment=containment)
+
+
+def _schema(active: frozenset[str]) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "confirm": {"type": "boolean", "title": "Delete it", "description": "Tick to delete the file"}
+    }
+    if "asks-for-secret" in active:
+        # FLAW asks-for-secret: a credential asked for in a form the client's agent can read.
+        properties["api_key"] = {"type": "string", "title": "API key to continue"}
+    return {"type": "object", "properties": properties, "required": ["confirm"]}
+
+
+def _question(raw: str, active: frozenset[str]) -> str:
+    if "question-without-name" in active:
+        return prompt.question("", "boolean", named=False)
+    sanitiser: prompt.Sanitiser = "none" if "unsanitised-question" in active else "careful"
+    return prompt.question(prompt.shown_name(raw, sanitiser=sanitiser), "boolean")
+
+
+def _says_yes(action: str, content: Any, active: frozenset[str]) -> bool:
+    if action != "accept":
+        # FLAW decline-as-accept: whatever the person chose, it goes ahead.
+        return "decline-as-accept" in active
+    if "accept-means-yes" in active:
+        return True  # FLAW accept-means-yes: the form is never read
+    value = content.get("confirm") if isinstance(content, dict) else None
+    if "truthy-strings" in active:
+        return bool(value)  # FLAW truthy-strings
+    return value is True
+
+
+def _declares_form(ctx: Any) -> bool:
+    capabilities = getattr(ctx, "client_capabilities", None)
+    if capabilities is None:  # mcp<2: the capabilities are on the session's initialize params
+        params = getattr(ctx.request_context.session, "client_params", None)
+        capabilities = getattr(params, "capabilities", None)
+    elicitation = getattr(capabilities, "elicitation", None)
+    if elicitation is None:
+        return False
+    # An empty elicitation capability means form mode (the spec's default).
+    return getattr(elicitation, "form", None) is not None or getattr(elicitation, "url", None) is None
+
+
+class Gate:
+    """The tool's checks, shared by both eras."""
+
+    def __init__(self, root: str, active: frozenset[str], answer_timeout: float) -> None:
+        self.policy = _policy(root, active)
+        self.active = active
+        self.answer_timeout = answer_timeout
+        self.approved: dict[str, float] = {}
+
+    def check(self, raw: str) -> paths.Target:
+        try:
+            return self.policy.resolve(raw)
+        except paths.Refused as exc:
+            raise _Refused(str(exc)) from None
+
+    def act(self, raw: str, shown: paths.Target) -> str:
+        if "no-recheck" in self.active:
+            paths.follow_and_act(self.policy.root, raw, "delete")  # FLAW no-recheck
+            return f"deleted {raw}"
+        now = self.check(raw)
+        expected = None if "no-identity-check" in self.active else shown.identity
+        if expected is not None and now.identity != expected:
+            raise _Refused("the file changed after the question; nothing was deleted, ask again")
+        try:
+            paths.unlink_beneath(self.policy.root, now.parts, expected)
+        except paths.Refused as exc:
+            raise _Refused(str(exc)) from None
+        return f"deleted {now.rel}"
+
+    def cached(self, raw: str) -> bool:
+        # FLAW approval-cache: one accept stands for every call on the path for a minute.
+        return "approval-cache" in self.active and time.monotonic() - self.approved.get(raw, -1e9) < 60
+
+    async def ask_back_channel(self, ctx: Any, raw: str) -> tuple[str, Any]:
+        """The person's answer over the back channel, within the server's own timeout."""
+        session, related = ctx.request_context.session, ctx.request_id
+        if not _declares_form(ctx) and "elicits-without-capability" not in self.active:
+            raise _Refused(
+                "this client cannot ask a person (it declared no form elicitation); nothing was deleted"
+            )
+        message = _question(raw, self.active)
+        schema = _schema(self.active)
+        # What ctx.elicit sends: `elicit_form` on mcp 2.x and late 1.x, `elicit` before.
+        send = getattr(session, "elicit_form", None) or session.elicit
+        if "waits-forever" in self.active:
+            result = await send(message, schema, related_request_id=related)
+        else:
+            try:
+                with anyio.fail_after(self.answer_timeout):
+                    result = await send(message, schema, related_request_id=related)
+            except TimeoutError:
+                if "timeout-proceeds" in self.active:
+                    return "accept", {"confirm": True}  # FLAW timeout-proceeds: silence is consent
+                raise _Refused(
+                    f"no answer within {self.answer_timeout:g}s: the question has expired; nothing was deleted"
+                ) from None
+        return result.action, result.content
+
+    async def delete(self, ctx: Any, path: str) -> str:
+        shown = self.check(path)
+        if not self.cached(path):
+            action, content = await self.ask_back_channel(ctx, path)
+            if not _says_yes(action, content, self.active):
+                return f"not deleted: the person answered {action}"
+            self.approved[path] = time.monotonic()
+        return self.act(path, shown)
+
+
+def build_server(
+    root: str | Path,
+    *,
+    flaws: Sequence[str] = (),
+    answer_timeout: float = 5.0,
+    mrtr_only_checks: bool = False,
+) -> Any:
+    active = frozenset(flaws)
+    unknown = sorted(active - FLAWS.keys())
+    if unknown:
+        raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
+    if "asks-only-in-mrtr" in active and not mrtr_only_checks:
+        raise ValueError("asks-only-in-mrtr needs --mrtr-only-checks")
+    gate = Gate(str(root), active, answer_timeout)
+    server, context_type, tool_error = _sdk()
+
+    if not mrtr_only_checks:
+
+        async def delete_file(path: str, ctx: Any) -> str:
+            """Delete one file inside the server's root, after asking the person."""
+            try:
+                return await gate.delete(ctx, path)
+            except _Refused as exc:
+                raise tool_error(str(exc)) from None
+
+        delete_file.__annotations__["ctx"] = context_type
+        server.tool(annotations=_destructive())(delete_file)
+        return server
+
+    from mcp import types
+
+    pending: dict[str, paths.Target] = {}
+
+    async def delete_file_both(path: str, ctx: Any) -> Any:
+        """Delete one file inside the server's root, after asking the person (either era)."""
+        try:
+            if _modern(ctx):
+                return _mrtr_round(ctx, path, gate, pending, types)
+            if "asks-only-in-mrtr" in active:
+                # FLAW asks-only-in-mrtr: the check lives in the MRTR path alone.
+                return gate.act(path, gate.check(path))
+            return await gate.delete(ctx, path)
+        except _Refused as exc:
+            raise tool_error(str(exc)) from None
+
+    delete_file_both.__name__ = "delete_file"
+    delete_file_both.__annotations__["ctx"] = context_type
+    server.tool(annotations=_destructive())(delete_file_both)
+    return server
+
+
+def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target], types: Any) -> Any:
+    """The 2026-07-28 path: round one asks with a form and a state; round two reads the answer."""
+    state = ctx.request_state
+    if state is None:
+        shown = gate.check(path)
+        if not _declares_form(ctx) and "elicits-without-capability" not in gate.active:
+            raise _Refused(
+                "this client cannot ask a person (it declared no form elicitation); nothing was deleted"
+            )
+        nonce = secrets.token_hex(16)
+        pending[nonce] = shown
+        question = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=_question(path, gate.active), requested_schema=_schema(gate.active)
+            )
+        )
+        return types.InputRequiredResult(
+            input_requests={"confirm": question}, request_state=json.dumps({"n": nonce, "p": path})
+        )
+    try:
+        held = json.loads(state)
+        shown = pending.pop(held["n"])
+    except (ValueError, KeyError, TypeError):
+        raise _Refused("that confirmation is unknown or already used; ask again") from None
+    if held.get("p") != path:
+        raise _Refused("the confirmation was for another file; nothing was deleted")
+    answer = (ctx.input_responses or {}).get("confirm")
+    action = getattr(answer, "action", None)
+    content = getattr(answer, "content", None)
+    if not _says_yes(str(action), content, gate.active):
+        return f"not deleted: the person answered {action}"
+    return gate.act(path, shown)
+
+
+def _modern(ctx: Any) -> bool:
+    version = getattr(ctx, "protocol_version", None)
+    if version is None:
+        session = ctx.request_context.session
+        version = getattr(session, "protocol_version", None)
+    return str(version) == "2026-07-28"
+
+
+def _destructive() -> Any:
+    from mcp.types import ToolAnnotations
+
+    return ToolAnnotations(destructiveHint=True, readOnlyHint=False)
+
+
+def _sdk() -> tuple[Any, Any, Any]:
+    """The server class of whichever SDK this interpreter has: MCPServer (2.x) or FastMCP (1.x)."""
+    try:
+        from mcp.server.mcpserver import Context, MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        return MCPServer(SERVER_NAME), Context, ToolError
+    except ImportError:
+        from mcp.server.fastmcp import Context, FastMCP
+        from mcp.server.fastmcp.exceptions import ToolError
+
+        return FastMCP(SERVER_NAME), Context, ToolError
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--root", default=os.environ.get("MCP_AUDIT_ROOT"), required="MCP_AUDIT_ROOT" not in os.environ
+    )
+    parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
+    parser.add_argument("--answer-timeout", type=float, default=5.0, help="seconds to wait for the person")
+    parser.add_argument("--mrtr-only-checks", action="store_true", help="speak both eras (see the docstring)")
+    args = parser.parse_args(argv)
+    try:
+        server = build_server(
+            args.root,
+            flaws=args.flaw,
+            answer_timeout=args.answer_timeout,
+            mrtr_only_checks=args.mrtr_only_checks,
+        )
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
+    server.run(transport="stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""`fleet`, `fleet --matrix` and `merge`: many targets, each audited on its own, one summary.
+
+Six targets (the careful reference server, its no-ledger flaw, its own-ledger
+style, the payments server's handle profile, the PyPI server mcp-confirm, and
+one that cannot start) run two at a time; the merged SARIF is checked against
+the official 2.1.0 schema, and the matrix against what GitHub's matrix takes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from mcp_confirm_audit.cli.main import main
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "targets" / "reference" / "server.py"
+# Each target runs the controls and one attack: the fleet is the point, not the catalogue.
+ONE_ATTACK = "-k 'control or MCA-REPLAY-001'"
+
+
+def reference(*options: str) -> str:
+    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+
+
+def write_fleet(folder: Path) -> Path:
+    fleet = {
+        "targets": [
+            {"name": "careful", "command": reference(), "args": ONE_ATTACK},
+            {"name": "no-ledger", "command": reference("--flaw", "no-ledger"), "args": ONE_ATTACK},
+            {"name": "own-ledger", "command": reference("--style", "own-ledger"), "args": ONE_ATTACK},
+            {
+                "name": "payments",
+                "profile": str(REPO / "targets" / "payments-handle.yaml"),
+                "args": ["-k", "control or MCA-REPLAY-001"],
+            },
+            {
+                "name": "mcp-confirm",
+                "profile": str(REPO / "targets" / "mcp-confirm.yaml"),
+                "args": ONE_ATTACK,
+            },
+            {"name": "never-starts", "command": "no-such-mcp-server-anywhere --root {root}"},
+        ]
+    }
+    path = folder / "fleet.yaml"
+    path.write_text(yaml.safe_dump(fleet, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    folder = tmp_path_factory.mktemp("fleet")
+    code = main(["fleet", str(write_fleet(folder)), "-n", "2", "-o", str(folder / "out"), "--timeout", "300"])
+    return code, folder / "out"
+
+
+def test_a_fleet_of_six_writes_a_folder_per_target_and_one_summary(fleet_run: tuple[int, Path]) -> None:
+    code, out = fleet_run
+    assert code == pytest.ExitCode.TESTS_FAILED  # a finding, and a target that failed
+    summary = json.loads((out / "fleet.json").read_text())
+    by_name = {t["name"]: t for t in summary["targets"]}
+    assert list(by_name) == ["careful", "no-ledger", "own-ledger", "payments", "mcp-confirm", "never-starts"]
+    for name in ("careful", "own-ledger", "payments"):
+        assert by_name[name]["status"] == "clean", by_name[name]
+        assert by_name[name]["verdicts"]["refused"] == 1
+    assert (by_name["no-ledger"]["status"], by_name["no-ledger"]["verdicts"]["vulnerable"]) == ("findings", 1)
+    assert by_name["mcp-confirm"]["server"]["name"] == "mcp-confirm"
+    for name in list(by_name)[:-1]:
+        assert {p.name for p in (out / name).iterdir()} >= {
+            "audit.json",
+            "review.md",
+            "audit.sarif",
+            "run.log",
+        }
+
+
+def test_a_target_that_fails_does_not_stop_the_others_and_says_why_in_one_line(
+    fleet_run: tuple[int, Path],
+) -> None:
+    _, out = fleet_run
+    failed = json.loads((out / "fleet.json").read_text())["targets"][-1]
+    assert failed["status"] == "failed"
+    assert failed["exit_code"] == pytest.ExitCode.INTERRUPTED
+    assert failed["failure"].startswith("exit 2: mcp-confirm-audit: ")
+    assert "no-such-mcp-server-anywhere" in failed["failure"]
+    assert "\n" not in failed["failure"]
+    table = (out / "fleet.md").read_text()
+    assert "| `never-starts` | `-` | failed | 0 | - | - | - | - | - | `exit 2: mcp-confirm-audit: " in table
+    assert "6 target(s): 5 audited, 1 failed" in table
+
+
+def test_the_merged_sarif_has_a_run_per_target_and_is_valid_sarif_2_1_0(
+    fleet_run: tuple[int, Path], sarif_errors: Any
+) -> None:
+    _, out = fleet_run
+    document = json.loads((out / "fleet.sarif").read_text())
+    assert sarif_errors(document) == []
+    runs = document["runs"]
+    assert [r["automationDetails"]["id"] for r in runs] == [
+        f"mcp-confirm-audit/{name}/"
+        for name in ("careful", "no-ledger", "own-ledger", "payments", "mcp-confirm", "never-starts")
+    ]
+    assert [r["ruleId"] for r in runs[1]["results"]] == ["MCA-REPLAY-001"]
+    assert runs[-1]["invocations"][0]["executionSuccessful"] is False
+
+
+def test_merge_of_the_folders_ci_uploaded_gives_the_same_summary(
+    fleet_run: tuple[int, Path], tmp_path: Path
+) -> None:
+    _, out = fleet_run
+    # As downloaded from a matrix: one folder per artifact, named as the action names them.
+    downloaded = tmp_path / "artifacts"
+    for target in out.iterdir():
+        if target.is_dir():
+            (downloaded / f"mcp-audit-{target.name}").mkdir(parents=True)
+            for report in target.iterdir():
+                (downloaded / f"mcp-audit-{target.name}" / report.name).write_bytes(report.read_bytes())
+    (downloaded / "mcp-audit-never-uploaded").mkdir()
+    merged = tmp_path / "merged"
+    code = main(["merge", *sorted(str(p) for p in downloaded.iterdir()), "-o", str(merged)])
+    assert code == pytest.ExitCode.TESTS_FAILED
+    fleet = {t["name"]: t for t in json.loads((out / "fleet.json").read_text())["targets"]}
+    again = {t["name"]: t for t in json.loads((merged / "fleet.json").read_text())["targets"]}
+    assert set(again) == {*fleet, "never-uploaded"}
+    for name, target in fleet.items():
+        assert {k: again[name][k] for k in ("status", "verdicts", "failure")} == {
+            k: target[k] for k in ("status", "verdicts", "failure")
+        }
+    assert again["never-uploaded"]["failure"].startswith("no audit.json in ")
+
+
+def test_matrix_prints_what_githubs_matrix_syntax_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["fleet", str(write_fleet(tmp_path)), "--matrix"]) == 0
+    matrix = json.loads(capsys.readouterr().out)
+    # strategy.matrix: ${{ fromJSON(...) }} takes an object; `include` a list of objects of scalars.
+    assert set(matrix) == {"include"}
+    assert 0 < len(matrix["include"]) <= 256
+    for job in matrix["include"]:
+        assert set(job) == {"name", "profile", "target", "args", "baseline", "category"}
+        assert all(isinstance(value, str) for value in job.values())
+    assert matrix["include"][0]["name"] == "careful"
+    assert matrix["include"][1]["args"] == shlex.join(shlex.split(ONE_ATTACK))
+    names = [job["name"] for job in matrix["include"]]
+    assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize(
+    ("fleet", "said"),
+    [
+        ("- name: a", "must be a mapping with one key, 'targets', a list"),
+        ("targets: []", "'targets' is empty"),
+        ("targets: [{name: a}]", "target 1 (a): give a 'profile' (a file) or a 'command' (with {root})"),
+        ("targets: [{name: 'a b', command: x}]", "'name' must be a folder name"),
+        ("targets: [{name: a, command: x}, {name: a, command: y}]", "two targets are named 'a'"),
+        ("targets: [{name: a, command: x, flaws: 1}]", "unknown key 'flaws'"),
+        ("targets: [{name: a, profile: gone.yaml}]", "profile 'gone.yaml' is not a file"),
+    ],
+)
+def test_a_bad_fleet_is_a_usage_error_of_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fleet: str, said: str
+) -> None:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(fleet)
+    assert main(["fleet", str(path)]) == pytest.ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert said in err
+    assert len(err.strip().splitlines()) == 1

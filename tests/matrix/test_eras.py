@@ -1,0 +1,206 @@
+"""Every protocol era: servers that ask with elicitation/create, and the downgrade between eras.
+
+The legacy reference server (targets/legacy) asks over the back channel, the way
+`ctx.elicit` does on a 2025-11-25 connection. Careful, it holds every family to
+zero `vulnerable` and zero `weak`; with each flaw, exactly that family catches it
+and no other is fooled. With `--mrtr-only-checks` the same tool speaks both eras,
+and `protocol-downgrade` finds a gate that lives in its MRTR path alone.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.confirmations.elicitation import STATE_FAMILIES
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
+V, W, R, NA = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.NOT_APPLICABLE
+
+
+def audit(
+    catalogue: Catalogue,
+    *flaws: str,
+    families: Sequence[str] | None = None,
+    both_eras: bool = False,
+    **settings: object,
+) -> AuditRun:
+    """In-process and pinned to 2025-11-25 (fast); `both_eras` lets the same tool speak 2026-07-28 too."""
+    factory = {"flaws": list(flaws), "answer_timeout": 2.0, "mrtr_only_checks": both_eras}
+    raw = {
+        "command": f"py:{LEGACY_SERVER}:build_server",
+        "factory_args": factory,
+        "tool": "delete_file",
+        "call_timeout": 6.0,
+        **({} if both_eras else {"protocol": "2025-11-25"}),
+        **settings,
+    }
+    profile = profile_from_mapping(raw, source="test")
+
+    def select(spec: AttackSpec) -> bool:
+        return families is None or spec.family in families
+
+    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+
+
+def _found(run: AuditRun) -> dict[str, Verdict]:
+    return {r.id: r.verdict for r in run.results if r.verdict in (V, W)}
+
+
+def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channel(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue)
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    assert _found(run) == {}
+    judged = [r for r in run.results if r.verdict is not NA]
+    assert {r.mechanism for r in run.results} == {"elicitation"}
+    assert {r.era for r in run.results if r.family != "protocol-downgrade"} == {"2025-11-25"}
+    # Each family ran for real over the back channel: refused, by the tool that asked.
+    refused = {r.family for r in judged if r.verdict is R}
+    assert {
+        "consent",
+        "prompt-forging",
+        "symlink-swap",
+        "parent-swap",
+        "identity-swap",
+        "out-of-root",
+        "double-spend",
+        "capability-downgrade",
+        "unanswered",
+    } <= refused
+    # Its ctx.elicit cannot ask over 2026-07-28 at all: there is no second era to walk around it with.
+    downgrade = {r.verdict for r in run.results if r.family == "protocol-downgrade"}
+    assert downgrade == {NA}
+
+
+def test_the_state_families_do_not_apply_to_a_legacy_question_each_saying_why(catalogue: Catalogue) -> None:
+    run = audit(catalogue, families=("replay", "forged-state", "cross-target"))
+    assert run.results
+    for result in run.results:
+        assert result.verdict is NA
+        assert result.reason == STATE_FAMILIES[result.family]
+
+
+# Each flaw, and the attacks that must catch it; every other family must not be fooled.
+FLAW_CAUGHT_BY = {
+    "decline-as-accept": {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V},
+    "accept-means-yes": {"MCA-CONSENT-003": V, "MCA-CONSENT-007": V, "MCA-CONSENT-010": V},
+    "truthy-strings": {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": V},
+    "unsanitised-question": {"MCA-PROMPT-001": V},
+    "question-without-name": {"MCA-PROMPT-001": V},
+    "asks-for-secret": {"MCA-PROMPT-010": V},
+    "no-recheck": {"MCA-SYMLINK-001": V, "MCA-PARENT-001": V, "MCA-IDSWAP-001": V},
+    "no-identity-check": {"MCA-IDSWAP-001": V},
+    "no-containment": {"MCA-ROOT-001": V, "MCA-ROOT-002": V},
+    "approval-cache": {"MCA-DSPEND-001": V},
+    "elicits-without-capability": {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V},
+    "waits-forever": {"MCA-NOANSWER-001": W},
+    "timeout-proceeds": {"MCA-NOANSWER-001": V},
+}
+FLAW_FAMILIES = {
+    # The decline that races the accepts (MCA-DSPEND-002) is a decline acted on, too.
+    "decline-as-accept": {"consent", "protocol-downgrade", "double-spend"},
+    "accept-means-yes": {"consent", "protocol-downgrade"},
+    "truthy-strings": {"consent"},
+    "unsanitised-question": {"prompt-forging"},
+    "question-without-name": {"prompt-forging"},
+    "asks-for-secret": {"prompt-forging"},
+    "no-recheck": {"symlink-swap", "parent-swap", "identity-swap"},
+    "no-identity-check": {"identity-swap"},
+    "no-containment": {"out-of-root"},
+    "approval-cache": {"double-spend"},
+    "elicits-without-capability": {"capability-downgrade"},
+    "waits-forever": {"unanswered"},
+    "timeout-proceeds": {"unanswered"},
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(FLAW_CAUGHT_BY))
+def test_each_flaw_of_the_legacy_server_is_caught_by_its_family_and_fools_no_other(
+    catalogue: Catalogue, flaw: str
+) -> None:
+    run = audit(catalogue, flaw)
+    found = _found(run)
+    for attack_id, verdict in FLAW_CAUGHT_BY[flaw].items():
+        assert found.get(attack_id) is verdict, (attack_id, run.by_id()[attack_id].reason)
+    fooled = {r.family for r in run.results if r.verdict in (V, W)}
+    assert fooled <= FLAW_FAMILIES[flaw], [(r.id, r.reason) for r in run.results if r.family in fooled]
+
+
+def test_a_vulnerable_result_over_the_back_channel_names_its_era_and_the_person_was_asked(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue, "no-identity-check", families=("identity-swap",))
+    swapped = run.by_id()["MCA-IDSWAP-001"]
+    assert swapped.verdict is V
+    assert swapped.era == "2025-11-25"
+    assert swapped.mechanism == "elicitation"
+    # The swap was made while the server waited on its elicitation/create: the real window.
+    assert any("elicitation/create" in line for line in swapped.evidence)
+
+
+def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catalogue: Catalogue) -> None:
+    careful = audit(catalogue, both_eras=True, families=("protocol-downgrade",))
+    assert {r.id: r.verdict for r in careful.results} == {
+        "MCA-ERAS-001": R,
+        "MCA-ERAS-002": R,
+        "MCA-ERAS-003": R,
+    }
+    flawed = audit(catalogue, "asks-only-in-mrtr", both_eras=True, families=("protocol-downgrade",))
+    results = flawed.by_id()
+    assert {r.id: r.verdict for r in flawed.results} == {
+        "MCA-ERAS-001": V,
+        "MCA-ERAS-002": V,
+        "MCA-ERAS-003": V,
+    }
+    unasked = results["MCA-ERAS-001"]
+    assert unasked.rated_severity == "critical"
+    assert "over 2026-07-28 the gate held" in unasked.reason
+    assert "over 2025-11-25" in unasked.reason
+    assert "acted without asking" in unasked.reason
+    assert unasked.era == "2026-07-28, 2025-11-25"
+
+
+def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(
+    catalogue: Catalogue,
+) -> None:
+    # The flaw lives on the legacy path: every family but protocol-downgrade, run over MRTR, misses it.
+    run = audit(catalogue, "asks-only-in-mrtr", both_eras=True)
+    assert {r.mechanism for r in run.results} == {"mrtr"}
+    assert {r.family for r in run.results if r.verdict in (V, W)} == {"protocol-downgrade"}
+
+
+def test_pinned_to_2025_06_18_the_handshake_asks_for_it(catalogue: Catalogue) -> None:
+    run = audit(catalogue, "decline-as-accept", families=("consent",), protocol="2025-06-18")
+    assert {r.era for r in run.results} == {"2025-06-18"}
+    assert run.by_id()["MCA-CONSENT-001"].verdict is V
+
+
+def test_zero_configuration_finds_elicitation_on_the_legacy_server_over_stdio(catalogue: Catalogue) -> None:
+    # No profile: the command alone. The SDK negotiates 2026-07-28, the tool's ctx.elicit has no back
+    # channel there, and the tool is audited again over a legacy connection, where it asks.
+    command = shlex.join(
+        [sys.executable, str(LEGACY_SERVER), "--root", "{root}", "--flaw", "decline-as-accept"]
+    )
+    profile = profile_from_mapping({"command": command, "call_timeout": 6.0}, source="test")
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family == "consent"
+
+    run = run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+    assert {r.tool for r in run.results} == {"delete_file"}
+    assert {(r.mechanism, r.era) for r in run.results} == {("elicitation", "2025-11-25")}
+    results = run.by_id()
+    assert results["MCA-CONSENT-001"].verdict is V
+    assert results["MCA-CONSENT-003"].verdict is R
+    assert results["MCA-CONSENT-003"].layer is Layer.TOOL
