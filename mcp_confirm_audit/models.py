@@ -130,6 +130,8 @@ class Question:
     method: str
     message: str | None = None
     schema: Mapping[str, Any] | None = None
+    # A URL-mode elicitation: the page the person is sent to (no form, no content in the answer).
+    url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

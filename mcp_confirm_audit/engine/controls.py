@@ -18,6 +18,7 @@ from typing import Any
 from mcp import types
 
 from .. import confirmations
+from ..channels.url_flow import Pages, answer_content
 from ..confirmations import Mechanism, answers, detect, elicitation, honest
 from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
 from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
@@ -75,6 +76,7 @@ class _Runner:
         negative: Mapping[str, Any] | None,
         values: Mapping[str, Any],
         fresh_world: FreshWorld | None = None,
+        pages: Pages | None = None,
     ) -> None:
         self.plan, self.conn, self.sandbox, self.observer = plan, conn, sandbox, observer
         self.fresh_world = fresh_world
@@ -87,6 +89,8 @@ class _Runner:
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
         # The tool acted on the first call, asking nobody: a finding, not only a failed control.
         self.unasked: str | None = None
+        # URL-mode questions: an honest accept is the person's consent, and they complete the page.
+        self.pages = pages
 
     async def look(self) -> _Look:
         return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
@@ -130,10 +134,16 @@ class _Runner:
         return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, subject)}
 
     async def call(self, label: str, subject: str | Instance, **kw: Any) -> Response:
+        if self.pages is not None:
+            seen = len(self.pages.lines)
+            await self.pages.before_answer(kw.get("state"), kw.get("responses"))
+            self.evidence.extend(self.pages.lines[seen:])
         exchange: Exchange = await self.conn.call(
             Phase.SETUP, label, self.plan.name, self.arguments(subject), **kw
         )
         self.evidence.append(describe(exchange))
+        if self.pages is not None:
+            self.pages.remember(exchange.response)
         return exchange.response
 
     async def subject(self, case: Case, style: str, label: str) -> str | Instance:
@@ -164,9 +174,9 @@ class _Runner:
             return subject.label, subject.label
         return subject.rsplit("/", 1)[-1], subject
 
-    def yes(self, q: Question, subject: str | Instance) -> dict[str, Any]:
+    def yes(self, q: Question, subject: str | Instance) -> dict[str, Any] | None:
         name, value = self.names(subject)
-        return answers.affirmative(q.schema, name, value, self.answer)
+        return answer_content(q.url, answers.affirmative(q.schema, name, value, self.answer))
 
 
 async def run_controls(
@@ -181,9 +191,10 @@ async def run_controls(
     fresh_world: FreshWorld | None = None,
     tools: Sequence[ToolInfo] = (),
     call_timeout: float = 15.0,
+    pages: Pages | None = None,
 ) -> ControlOutcome:
     observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
-    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world)
+    run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world, pages)
     if (flow := confirmations.as_flow(plan.mechanism)) is not None:
         return await _other_mechanism(run, flow, call_timeout)
     style, approve, inert = await _approve(run)

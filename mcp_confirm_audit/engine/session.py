@@ -26,6 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
+from ..channels.url_flow import Pages
 from ..confirmations import mrtr_only
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
@@ -40,7 +41,8 @@ from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
 from ..target import reaper
 from ..target.discovery import ToolPlan, plan_tools
-from ..target.driver import Connection, ToolInfo, attach, connect
+from ..target.driver import Connection, ToolInfo, attach
+from ..target.routed import connect_servers
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .controls import ControlOutcome, run_controls
@@ -468,7 +470,7 @@ class AuditSession:
         with self._lock:
             label = f"{name}-{self.stats.processes_started}"
             self.stats.processes_started += 1
-        opener = connect(
+        opener = connect_servers(
             profile or self._started,
             sandbox.root,
             sandbox.logs,
@@ -587,6 +589,7 @@ class AuditSession:
                 fresh_world=fresh_world if isolated else None,
                 tools=self.tools,
                 call_timeout=self.profile.call_timeout,
+                pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
             )
         )
 
@@ -647,6 +650,7 @@ class AuditSession:
             observer=self.observer(outcome.probes),
             bookkeeping=outcome.bookkeeping,
             values=self.values,
+            pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
         )
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)

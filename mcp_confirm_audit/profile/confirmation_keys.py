@@ -72,6 +72,14 @@ class CallKeys(Keys):
         example={"pending_id": "{id}"},
     )
 
+    server: str | None = key(
+        None,
+        "With servers:, the server this tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+    )
+
     def template(self) -> CallTemplate:
         return CallTemplate(self.tool, dict(self.args))
 

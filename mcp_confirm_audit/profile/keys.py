@@ -25,6 +25,7 @@ from . import headers as http_headers
 from .confirmation_keys import ConfirmationKeys
 from .contract import Keys, key
 from .environment import parse_env
+from .url_mode import url_people
 
 ROOT_FROM = ("arg", "cwd")
 ISOLATION = ("run", "process")
@@ -34,6 +35,7 @@ _SAVE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _PRINCIPAL = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 _TEXT = r"\S"
+_SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,14 @@ class SetupCallKeys(Keys):
         "Fields of its result (structured content, or JSON text) kept as {NAME} for later calls and args.",
         accepts="a mapping of a NAME to a dotted field of the result",
         example={"transfer": "transfer_id"},
+    )
+
+    server: str | None = key(
+        None,
+        "With servers:, the server this tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=_SERVER_NAME,
     )
 
     def call(self) -> SetupCall:
@@ -131,10 +141,19 @@ class EffectKeys(Keys):
         example=True,
     )
 
+    server: str | None = key(
+        None,
+        "With servers:, the server this tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=_SERVER_NAME,
+    )
+
     @model_validator(mode="after")
     def _one_kind(self) -> EffectKeys:
-        if len(self.model_fields_set) != 1:
-            given = ", ".join(sorted(self.model_fields_set)) or "none"
+        kinds = self.model_fields_set - {"server"}
+        if len(kinds) != 1:
+            given = ", ".join(sorted(kinds)) or "none"
             raise ValueError(
                 f"must have exactly one key, one of tool, file, sqlite, sink (it has {given}); "
                 "e.g. '- file: ledger.json' or '- tool: list_payments'"
@@ -177,6 +196,36 @@ class PrincipalKeys(Keys):
     )
 
 
+class BrowserKeys(Keys):
+    """A person's browser, opening a page the server sent."""
+
+    headers: dict[str, str] = key(
+        ...,
+        "The headers it carries (a session cookie, a bearer token), ${NAME} read from the environment; never shown.",
+        accepts="a non-empty mapping of header names to strings",
+        example={"Cookie": "session=${ALICE_SESSION}"},
+        secret=True,
+        min_length=1,
+    )
+
+
+class UrlElicitationKeys(Keys):
+    """Who opens a URL-mode elicitation's page."""
+
+    person: BrowserKeys | None = key(
+        None,
+        "The person who started the call (unset: their browser carries no headers).",
+        accepts="a mapping with headers",
+        example={"headers": {"Cookie": "session=${ALICE_SESSION}"}},
+    )
+    other_person: BrowserKeys | None = key(
+        None,
+        "Another user of the same server (unset: nobody else is known).",
+        accepts="a mapping with headers",
+        example={"headers": {"Cookie": "session=${BOB_SESSION}"}},
+    )
+
+
 class ProfileKeys(Keys):
     """A target profile: what to launch and how to talk to it. Every key is optional."""
 
@@ -196,6 +245,23 @@ class ProfileKeys(Keys):
         accepts="a non-empty command line, URL or py:module:factory",
         example="python {profile_dir}/payments/server.py --root {root}",
         pattern=_TEXT,
+    )
+    servers: (
+        dict[Annotated[str, Field(pattern=_SERVER_NAME)], Annotated[str, Field(pattern=_TEXT)]] | None
+    ) = key(
+        None,
+        "Several servers started on one root, by name, each its command (instead of command:; the first is "
+        "the default); a step's server: names the server its tool is on.",
+        accepts="a mapping of short names to command lines",
+        example={"stage": "stage-server --root {root}", "post": "post-server --root {root}"},
+        min_length=1,
+    )
+    server: str | None = key(
+        None,
+        "With servers:, the server the audited tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="stage",
+        pattern=_SERVER_NAME,
     )
     version: str | None = key(
         None,
@@ -399,6 +465,12 @@ class ProfileKeys(Keys):
         example="X-Principal",
         pattern=http_headers.NAME_PATTERN,
     )
+    url_elicitation: UrlElicitationKeys | None = key(
+        None,
+        "Who opens a URL-mode elicitation's page: the person who started the call, and another user.",
+        accepts="a mapping with person and other_person, each {headers: {...}}",
+        example={"person": {"headers": {"Cookie": "session=${ALICE_SESSION}"}}},
+    )
     # -- confirmations that are not MRTR -------------------------------------------
     confirmation: ConfirmationKeys | None = key(
         None,
@@ -448,6 +520,12 @@ class ProfileKeys(Keys):
                     for k, v in value.items()
                 }
                 value = parse_env(raw_env, source=source, environ=os.environ)
+            elif name in ("servers", "server"):
+                continue  # servers.py reads them (the loader takes them out first)
+            elif name == "url_elicitation":
+                if value is None:
+                    continue
+                value = url_people(value.model_dump(exclude_unset=True), source)
             elif name == "protocol":
                 value = elicitation.protocol(value, source)
             elif name in ("extra_args", "factory_args"):

@@ -25,6 +25,8 @@ from .environment import TargetEnv
 from .headers import Header
 from .keys import DEFAULT_URL, ProfileKeys
 from .keys import SetupCall as SetupCall
+from .servers import Servers, servers_from
+from .url_mode import UrlPeople
 from .yamlfile import read_yaml
 
 # An in-process factory takes its lifetime as a keyword: ttl_flag "ttl_seconds={ttl}".
@@ -100,6 +102,11 @@ class Profile:
     # agent-callable tools that change the gate's own rules (profile/confirmation_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
+    url_elicitation: UrlPeople = field(default_factory=UrlPeople)
+    # Several servers on one root, and the server of each tool a step names (servers.py);
+    # None: the one server `command` starts.
+    servers: Servers | None = None
     # The protocol era every connection asks for (confirmations/elicitation.py): auto negotiates.
     protocol: str = "auto"
     # The seed for generated hostile names when --mcp-seed does not give one:
@@ -141,6 +148,7 @@ class Profile:
         for principal in self.principals.values():
             yield from principal
         yield from pending.human_headers(self.confirmation)
+        yield from self.url_elicitation.every_header()
 
     def secrets(self) -> tuple[str, ...]:
         """Every credential the profile holds: header values (and their tokens) and secret env values.
@@ -196,6 +204,14 @@ def load_profile(path: Path) -> Profile:
         here = str(path.parent.resolve())
         spelled = here if command.startswith("py:") else shlex.quote(here)
         raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
+    if isinstance(servers := raw.get("servers"), Mapping):
+        here = shlex.quote(str(path.parent.resolve()))
+        raw = {
+            **raw,
+            "servers": {
+                k: v.replace("{profile_dir}", here) if isinstance(v, str) else v for k, v in servers.items()
+            },
+        }
     if isinstance(confirmation := raw.get("confirmation"), Mapping):
         # The human's second channel is a command line too, often a script beside the profile.
         raw = {**raw, "confirmation": _beside(confirmation, shlex.quote(str(path.parent.resolve())))}
@@ -244,8 +260,12 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
 
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
     """The profile `raw` says, checked against the contract (`keys.ProfileKeys`); one line if it is wrong."""
+    read(ProfileKeys, raw, source)
+    # servers.py checks the servers a step names against servers: and takes every server: out; what is
+    # left is read again, as with one server.
+    raw, servers = servers_from(raw, source)
     keys = read(ProfileKeys, raw, source)
-    profile = Profile(source=source, **keys.settings(source))
+    profile = Profile(source=source, servers=servers, **keys.settings(source))
     _check_placeholders(profile)
     return profile
 

@@ -409,6 +409,7 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
                     method=request.get("method", ""),
                     message=params.get("message"),
                     schema=params.get("requestedSchema"),
+                    url=params.get("url") if params.get("mode") == "url" else None,
                 )
             )
         return Response(

@@ -18,6 +18,8 @@ import anyio
 from mcp import types
 
 from ..catalogue.generation import Generation
+from ..channels.human import HumanFailed
+from ..channels.url_flow import Pages, answer_content
 from ..confirmations import answers
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
@@ -155,6 +157,7 @@ class Attack:
         observer: Observer | None = None,
         bookkeeping: Sequence[str] = (),
         values: Mapping[str, Any] | None = None,
+        pages: Pages | None = None,
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -189,6 +192,10 @@ class Attack:
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
         self._effect_verdict: tuple[Verdict, str] | None = None
+        # URL-mode questions and the person's visits; while `person_completes`, an accept sent
+        # to one is preceded by the person completing its page (channels/url_flow.py).
+        self.pages = pages
+        self.person_completes = True
         # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
         self.waited = 0.0
 
@@ -393,6 +400,8 @@ class Attack:
         conn = connection or self.primary
         args = arguments if arguments is not None else self.arguments(path)
         self._track(conn)
+        if self.pages is not None and self.person_completes:
+            await self.pages.before_answer(state, responses)
         exchange = await conn.call(
             self._phase, label, tool or self.plan.name, args, state=state, responses=responses
         )
@@ -414,6 +423,8 @@ class Attack:
     def _record(self, exchange: Exchange) -> None:
         self._exchanges.append(exchange)
         response = exchange.response
+        if self.pages is not None:
+            self.pages.remember(response)
         if response.outcome is Outcome.TRANSPORT and response.text.startswith(CREDENTIALS_REFUSED):
             # The request never reached the tool: whatever the attack does next, it is not judged refused.
             self.setup_failed(response.text)
@@ -448,8 +459,22 @@ class Attack:
     def accept(self, response: Response, path: Subject) -> dict[str, types.ElicitResult]:
         """The honest "yes" to every question in a round-one response."""
         return {
-            q.key: types.ElicitResult(action="accept", content=self.yes(q, path)) for q in response.questions
+            q.key: types.ElicitResult(action="accept", content=answer_content(q.url, self.yes(q, path)))
+            for q in response.questions
         }
+
+    async def shown(self, response: Response) -> str:
+        """What the person read: every question's message, and each URL-mode page as it reads (opened, not completed)."""
+        shown = []
+        for q in response.questions:
+            shown.append(q.message or "")
+            if q.url is not None and self.pages is not None:
+                try:
+                    seen = await self.pages.open(q.url, complete=False, record=False)
+                except HumanFailed:
+                    continue
+                shown.append(seen.shown)
+        return "\n".join(shown)
 
     def reply(
         self, response: Response, action: str, content: Mapping[str, Any] | None = None
@@ -580,7 +605,7 @@ class Attack:
             exchanges=tuple(self._exchanges),
             before=self._before,
             after=after,
-            notes=tuple(self._notes),
+            notes=(*self._notes, *(self.pages.lines if self.pages is not None else ())),
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),

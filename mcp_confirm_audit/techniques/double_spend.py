@@ -14,7 +14,9 @@ spent twice is the person's one answer. The first call asks and is answered
 (accept, or decline); then the other calls go at once, and every question
 they ask is answered accept. The victim is put back after every effect, and
 the effects are counted against the questions the person accepted: a call
-that acted on another call's approval is the finding.
+that acted on another call's approval is the finding. An action whose one
+effect changes several items is counted in units of what the first accepted
+call changed.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
                 state=first.request_state,
                 responses=attack.accept(first, victim),
             )
+        # One honest effect may change several items (a collection and the links in it): what
+        # the first accepted call changed is what one effect is counted as.
+        one = max(await restorer.counted(), 1) if not decline_first else 1
         others = connections[1:]
 
         async def another(number: int, conn: Any) -> None:
@@ -94,7 +99,9 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
         async with anyio.create_task_group() as group:
             for number, conn in enumerate(others, start=1):
                 group.start_soon(another, number, conn)
-        taken = await restorer.counted()
+        taken = -(-(await restorer.counted()) // one)
     for failure in restorer.failures:
         attack.setup_failed(failure)
+    if one > 1:
+        attack.note(f"one effect changed {one} items (the first accepted call's); the effects are counted so")
     attack.approvals(len(connections), accepted, taken)

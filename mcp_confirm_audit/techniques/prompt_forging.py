@@ -4,7 +4,9 @@ Real files are made with hostile names (fixed examples from the catalogue,
 then names generated for the entry's character class) and the
 target is asked about each, in round one only: nothing is ever accepted. The
 checks in `prompt_checks` judge the elicitation `message` against the message
-about a plain name, and the `requestedSchema` of the form. The hostile files are
+about a plain name, and the `requestedSchema` of the form. A URL-mode question's page is
+opened as the person would (never completed), and its text as they read it
+(`channels/url_page.py`) is part of what they were shown. The hostile files are
 made after the snapshot and removed before the last one, so they never count as
 an effect and never reach a report raw.
 
@@ -62,7 +64,7 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     first = await attack.ask(_made(folder, "plain-name.txt"))
     if attack.failed:
         return
-    probe = _Probe(attack, folder, kind, _message(first))
+    probe = _Probe(attack, folder, kind, await attack.shown(first))
     await attack.start_attack()
     try:
         if kind in ("form-secrets", "form-nesting", "names-target"):
@@ -150,7 +152,7 @@ class _Probe:
             # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
             removed = (Verdict.VULNERABLE, "the file was removed before any answer")
             self.record("acted in round one", name, [removed], always=True)
-        return _message(response) if response.outcome is Outcome.INPUT_REQUIRED else None
+        return await self.attack.shown(response) if response.outcome is Outcome.INPUT_REQUIRED else None
 
     async def check(self, example: str | Sequence[str]) -> list[Finding]:
         if isinstance(example, str):
@@ -162,7 +164,10 @@ class _Probe:
     async def form(self, kind: str) -> None:
         second = _made(self.folder, "plain-second-name.txt")
         response = await self.attack.call("ask about another plain name", second)
-        self.record("the form for a plain name", second.name, _form_problems(kind, response, second.name))
+        shown = await self.attack.shown(response)
+        self.record(
+            "the form for a plain name", second.name, _form_problems(kind, response, second.name, shown)
+        )
 
     def record(
         self, how: str, example: str | Sequence[str], found: list[Finding], *, always: bool = False
@@ -205,7 +210,7 @@ async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str)
     first = await attack.ask(victim)
     if attack.failed:
         return
-    baseline = _message(first)
+    baseline = await attack.shown(first)
     # Where the question's text comes from: the gated call's own strings, else (a handle)
     # the strings its setup call staged, which the question quotes back.
     handles = {str(v) for v in victim.saved.values()}
@@ -274,7 +279,7 @@ class _ArgumentProbe(_Probe):
         if subject is None:
             return None
         response = await self.attack.call(f"ask with a hostile {self.argument!r} ({self.kind})", subject)
-        return _message(response) if response.outcome is Outcome.INPUT_REQUIRED else None
+        return await self.attack.shown(response) if response.outcome is Outcome.INPUT_REQUIRED else None
 
     async def form(self, kind: str) -> None:
         plain = f"plain-{self.argument}-value"
@@ -282,24 +287,30 @@ class _ArgumentProbe(_Probe):
         if subject is None:
             return
         response = await self.attack.call(f"ask with another plain {self.argument!r}", subject)
-        self.record("the form for a plain value", plain, _form_problems(kind, response, plain))
+        shown = await self.attack.shown(response)
+        self.record("the form for a plain value", plain, _form_problems(kind, response, plain, shown))
 
 
 _HOSTILE_FILE_TEXT = b"a file with a hostile name\n"
 
 
-def _form_problems(kind: str, response: Response, plain: str) -> list[Finding]:
-    """What is wrong with the form asked about a plain value (nothing, if it did not ask)."""
+def _form_problems(kind: str, response: Response, plain: str, shown: str) -> list[Finding]:
+    """What is wrong with the form asked about a plain value (nothing, if it did not ask).
+
+    A URL-mode question has no form: the page is what the person fills in, out of the client's sight.
+    """
     if response.outcome is not Outcome.INPUT_REQUIRED:
         return []
     found: list[Finding] = []
     for question in response.questions:
+        if question.url is not None:
+            continue
         if kind == "form-secrets":
             found += form_secrets(question.schema)
         elif kind == "form-nesting":
             found += form_nesting(question.schema)
     if kind == "names-target":
-        found += names_target(_message(response), plain)
+        found += names_target(shown, plain)
     return found
 
 
@@ -318,7 +329,3 @@ def _made(folder: Path, name: str) -> Path:
     finally:
         os.close(fd)
     return path
-
-
-def _message(response: Response) -> str:
-    return "\n".join(q.message or "" for q in response.questions)

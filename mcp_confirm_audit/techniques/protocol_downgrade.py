@@ -3,12 +3,13 @@
 An SDK 2.x server asks with MRTR rounds on 2026-07-28 and, where it resolves
 its questions through the SDK, falls back to `elicitation/create` on a legacy
 connection; a server that wrote its checks into the MRTR path alone has none
-on the other. The attack runs over 2026-07-28 first, then over a legacy
-connection (2025-11-25, or the pinned version), on the same subject (a gate
-that holds leaves it as it was): the same call alone, or the same answer (a decline, an accepted "no"). The
-effect is looked for after each. If the first era did nothing, an effect in
-the second is what a client gains by negotiating it, and the finding names
-both eras; an effect in the first is the gate failing there already. An era in
+on the other. The gate is first shown to hold in the era the other families
+judged (the primary's), before the attack proper; then the same subject (a
+gate that holds leaves it as it was) goes over the other era: the same call
+alone, or the same answer (a decline, an accepted "no"). An effect in the
+second era is what a client gains by negotiating it, and the
+finding names both eras; a gate that already acts in the first is the
+consent families' finding there, and this one does not apply. An era in
 which the tool neither asks nor acts says nothing of its gate: inconclusive.
 """
 
@@ -31,35 +32,40 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     answer = params["answer"]
     if answer not in ("none", "decline", "negative"):
         raise ValueError(f"protocol-downgrade: unknown answer {answer!r}")
-    modern = await attack.peer(lambda: attack.peers.in_era("modern"))
-    if modern is None:
+    # The era the other families judged (the primary's) is where the gate is proven to hold first;
+    # the other era is the attack.
+    eras = ("legacy", "modern") if attack.primary.legacy else ("modern", "legacy")
+    base = await attack.peer(lambda: attack.peers.in_era(eras[0]))
+    if base is None:
         return
-    legacy = await attack.peer(lambda: attack.peers.in_era("legacy"))
-    if legacy is None:
+    other = await attack.peer(lambda: attack.peers.in_era(eras[1]))
+    if other is None:
         return
     # The same subject in both eras (a handle minted again on another process): a gate that holds
     # leaves it as it was, so the second era meets exactly what the first did.
     subjects = {}
-    for conn in (modern, legacy):
+    for conn in (base, other):
         subject = await attack.subject_on(conn)
         if subject is None:
             return
         subjects[conn.name] = subject
-    await attack.start_attack()
-    first_era = await _one_era(attack, modern, subjects[modern.name], answer)
+    acted = await _one_era(attack, base, subjects[base.name], answer)
     if attack.failed:
         return
-    if first_era is None:
-        # Nothing happened over 2026-07-28: whatever happens over the legacy connection is the downgrade.
-        what = "acted without asking" if answer == "none" else f"acted on {_said(answer)}"
-        attack.effect_means(
-            Verdict.VULNERABLE,
-            f"over {modern.era} the gate held ({_said(answer)} did nothing), and over {legacy.era} the tool "
-            f"{what}: a client that negotiates {legacy.era} walks around it",
+    if acted is not None:
+        attack.not_applicable(
+            f"over {base.era} the gate already acts on {_said(answer)} ({acted}): the consent families judge "
+            "it there, and there is no holding era to walk around"
         )
-    else:
-        attack.note(f"over {modern.era} the action already took effect: {first_era}")
-    await _one_era(attack, legacy, subjects[legacy.name], answer)
+        return
+    what = "acted without asking" if answer == "none" else f"acted on {_said(answer)}"
+    attack.effect_means(
+        Verdict.VULNERABLE,
+        f"over {base.era} the gate held ({_said(answer)} did nothing), and over {other.era} the tool "
+        f"{what}: a client that negotiates {other.era} walks around it",
+    )
+    await attack.start_attack()
+    await _one_era(attack, other, subjects[other.name], answer)
 
 
 async def _one_era(attack: Attack, conn: Connection, subject: Any, answer: str) -> str | None:

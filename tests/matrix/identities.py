@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from mcp_confirm_audit.profile.environment import TargetEnv
 from mcp_confirm_audit.profile.headers import Header
 
 ALICE_TOKEN = f"alice-{secrets.token_urlsafe(18)}"
@@ -19,8 +20,9 @@ IDENTITY_HEADER = "X-MCP-User"
 BEARER = ("--transport", "http", "--port", "{port}", "--auth", "bearer", "--tokens-env", TOKENS_ENV)
 
 
-def server_env() -> dict[str, str]:
-    return {TOKENS_ENV: f"alice={ALICE_TOKEN},mallory={MALLORY_TOKEN}"}
+def server_env() -> TargetEnv:
+    # The tokens are credentials: a secret value, scrubbed from every text kept, as env: marks them.
+    return TargetEnv({TOKENS_ENV: f"alice={ALICE_TOKEN},mallory={MALLORY_TOKEN}"}, frozenset({TOKENS_ENV}))
 
 
 def as_alice(*, with_mallory: bool = True) -> dict[str, Any]:

@@ -44,6 +44,17 @@ NOT_MRTR = {
     **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
     "MCA-FLAGBYPASS-001": "no argument that claims an approval",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
+    # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
+    **{
+        attack: "not URL-mode elicitation"
+        for attack in (
+            "MCA-URLDATA-001",
+            "MCA-URLPREAUTH-001",
+            "MCA-URLCONSENT-001",
+            "MCA-URLWHO-001",
+            "MCA-URLBOUND-001",
+        )
+    },
     # A person who never answers holds nothing open on an MRTR server (test_eras.py proves the family).
     "MCA-NOANSWER-001": "holds no call open on the server",
 }

@@ -40,7 +40,7 @@ def audit(
         "command": f"py:{LEGACY_SERVER}:build_server",
         "factory_args": factory,
         "tool": "delete_file",
-        "call_timeout": 6.0,
+        "call_timeout": 10.0,
         **({} if both_eras else {"protocol": "2025-11-25"}),
         **settings,
     }

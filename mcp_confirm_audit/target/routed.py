@@ -1,0 +1,138 @@
+"""Several servers on one root, reached as one connection: each call goes to its tool's server.
+
+A profile's `servers:` (profile/servers.py) starts every server on the same root,
+each a process of its own with its own reaper, and `Routed` sends a tools/call to
+the server a step named for its tool, else the first server that lists it, else the
+first server. Everything above the driver (setup, the action, probes, flows) keeps
+calling one connection; the exchange it records names the server's connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..models import Exchange, Phase
+from ..profile.loader import Profile
+from ..profile.servers import Servers
+from .driver import Connection, ToolInfo, connect
+
+
+class Routed(Connection):
+    """One connection per server, as one: `call` picks the server of the tool it calls."""
+
+    def __init__(self, name: str, parts: Mapping[str, Connection], servers: Servers) -> None:
+        self.parts = dict(parts)
+        self.servers = servers
+        # Which server lists each tool, learned from tools/list: a tool no step names goes there.
+        self._owner: dict[str, str] = {}
+        first = self.parts[servers.names[0]]
+        super().__init__(
+            name,
+            first.client,
+            first.call_timeout,
+            first.stderr_path,
+            first.endpoint,
+            refusals=first.refusals,
+            secrets=first.secrets,
+            back=first.back,
+        )
+
+    @property
+    def alive(self) -> bool:
+        return all(part.alive for part in self.parts.values())
+
+    @alive.setter
+    def alive(self, value: bool) -> None:
+        if not value:  # a connection given up on: every server's, so all are replaced together
+            for part in self.parts.values():
+                part.alive = False
+
+    @property
+    def round_trips(self) -> int:
+        return sum(part.round_trips for part in self.parts.values())
+
+    @round_trips.setter
+    def round_trips(self, value: int) -> None:
+        return  # each server's connection counts its own
+
+    @property
+    def listings(self) -> int:
+        return sum(part.listings for part in self.parts.values())
+
+    @listings.setter
+    def listings(self, value: int) -> None:
+        return
+
+    def server_of(self, tool: str) -> str:
+        if tool in self.servers.routes:
+            return self.servers.routes[tool]
+        return self._owner.get(tool, self.servers.names[0])
+
+    async def list_tools(self) -> list[ToolInfo]:
+        """Every server's tools, the first server's first; a name two servers list is the first's."""
+        tools: list[ToolInfo] = []
+        for server in self.servers.names:
+            for tool in await self.parts[server].list_tools():
+                if tool.name not in self._owner:
+                    self._owner[tool.name] = server
+                    tools.append(tool)
+        return tools
+
+    async def call(
+        self,
+        phase: Phase,
+        label: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        state: str | None = None,
+        responses: Mapping[str, Any] | None = None,
+    ) -> Exchange:
+        part = self.parts[self.server_of(tool)]
+        return await part.call(phase, label, tool, arguments, state=state, responses=responses)
+
+    async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
+        return await self.parts[self.server_of(str(params.get("name")))].call_raw(phase, label, params)
+
+
+@asynccontextmanager
+async def connect_servers(
+    profile: Profile,
+    root: Path,
+    logs: Path,
+    name: str,
+    *,
+    ablate: bool = False,
+    elicitation: str = "form+url",
+    protocol: str | None = None,
+) -> AsyncIterator[Connection]:
+    """`driver.connect`, for a profile with `servers:`: every server started on `root`, reached as one."""
+    servers = profile.servers
+    if servers is None or len(servers.commands) < 2:
+        async with connect(
+            profile, root, logs, name, ablate=ablate, elicitation=elicitation, protocol=protocol
+        ) as one:
+            yield one
+        return
+    async with AsyncExitStack() as stack:
+        parts = {}
+        for index, (server, command) in enumerate(servers.commands):
+            # The first server is the profile's command, with whatever the session filled in
+            # ({sink}, a shorter lifetime); the others start as written.
+            command = profile.command if index == 0 else command
+            alone = replace(profile, command=command, servers=None)
+            opened = connect(
+                alone,
+                root,
+                logs,
+                f"{name}-{server}",
+                ablate=ablate,
+                elicitation=elicitation,
+                protocol=protocol,
+            )
+            parts[server] = await stack.enter_async_context(opened)
+        yield Routed(name, parts, servers)

@@ -1,0 +1,80 @@
+"""The posting half of a two-server gate: it posts an invoice a person approved, once.
+
+    python targets/staging/post_server.py --root DIR [--flaw NAME ...]
+
+`post_invoice(invoice_id)` posts only an invoice whose recorded decision is
+`approved` for exactly the content staged now (the digest the approver's CLI
+wrote), and only once (ROOT/posted/ID, made exclusively). `list_posted` shows
+the ledger. Flaws, each removing one defence:
+  posts-unapproved   posts any staged invoice, approved or not
+  posts-twice        never marks an invoice posted: it posts again on every call
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from staging_store import Refused, Store
+
+FLAWS = ("posts-unapproved", "posts-twice")
+
+
+def build_server(root: str | Path, flaws: frozenset[str] = frozenset()) -> MCPServer:
+    store = Store(root)
+    server = MCPServer("mcp-staging-post")
+
+    def post_invoice(invoice_id: Annotated[str, Field(description="The id stage_invoice returned.")]) -> str:
+        try:
+            invoice = store.staged(invoice_id)
+            if "posts-unapproved" not in flaws:  # FLAW posts-unapproved: no decision is read
+                decided = store.decision(invoice_id)
+                if decided is None or decided.get("decision") != "approved":
+                    raise Refused(f"invoice {invoice_id} is not approved; a person approves it first")
+                if decided.get("digest") != store.digest(invoice):
+                    raise Refused(f"invoice {invoice_id} changed after it was approved")
+            if "posts-twice" not in flaws and not store.claim(invoice_id):  # FLAW posts-twice
+                raise Refused(f"invoice {invoice_id} was already posted")
+        except Refused as exc:
+            raise ToolError(str(exc)) from None
+        store.post(invoice)
+        return f"Posted invoice {invoice_id}."
+
+    def list_posted() -> dict[str, Any]:
+        return {"posted": store.posted()}
+
+    server.add_tool(
+        post_invoice,
+        name="post_invoice",
+        description="Post an approved invoice.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False),
+    )
+    server.add_tool(
+        list_posted,
+        name="list_posted",
+        description="Every posted invoice.",
+        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True),
+    )
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--root", required=True, metavar="DIR")
+    parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
+    args = parser.parse_args()
+    build_server(args.root, frozenset(args.flaw)).run(transport="stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The staging half of a two-server gate: it stages invoices, and never posts one.
+
+    python targets/staging/stage_server.py --root DIR
+
+`stage_invoice(vendor, amount_cents)` writes the invoice under ROOT/staged and
+returns its `invoice_id` with `status: pending_approval`; `list_staged` shows them.
+A person approves an invoice with `approve_cli.py ROOT ID` (what they read is
+what is staged); the post server (post_server.py) posts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from staging_store import Store
+
+
+def build_server(root: str | Path) -> MCPServer:
+    store = Store(root)
+    server = MCPServer("mcp-staging-stage")
+
+    def stage_invoice(
+        vendor: Annotated[str, Field(description="Who the invoice pays.")],
+        amount_cents: Annotated[int, Field(ge=1, description="The amount, in cents.")],
+    ) -> dict[str, Any]:
+        invoice = store.stage(vendor, amount_cents)
+        return {**invoice, "status": "pending_approval"}
+
+    def list_staged() -> dict[str, Any]:
+        return {"staged": store.staged_all()}
+
+    server.add_tool(
+        stage_invoice,
+        name="stage_invoice",
+        description="Stage an invoice for posting; a person approves it with the approver's CLI.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+    )
+    server.add_tool(
+        list_staged,
+        name="list_staged",
+        description="Every staged invoice.",
+        annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True),
+    )
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--root", required=True, metavar="DIR")
+    args = parser.parse_args()
+    build_server(args.root).run(transport="stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""A gate across two servers on one root, proven both ways: one stages, a person approves, the other posts.
+
+The profile names both servers (`servers:`) and which one each step goes to
+(`server:`); every call reaches the server of its tool, and the person's CLI
+approval reaches the post server only through the shared root.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
+V = Verdict.VULNERABLE
+
+
+def command(script: str, *options: str) -> str:
+    return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
+
+
+def audit(catalogue: Catalogue, generation: Any, *post_flaws: str) -> AuditRun:
+    flags = [word for flaw in post_flaws for word in ("--flaw", flaw)]
+    approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
+    raw = {
+        "servers": {"stage": command("stage_server.py"), "post": command("post_server.py", *flags)},
+        "tool": "stage_invoice",
+        "args": {"vendor": "acme", "amount_cents": 500},
+        "effect": [{"tool": "list_posted", "server": "post"}],
+        "call_timeout": 10,
+        "confirmation": {
+            "kind": "pending",
+            "pending": {
+                "id_from": "invoice_id",
+                "human": {"command": approve, "decline": f"{approve} --decline"},
+                "execute": {"tool": "post_invoice", "args": {"invoice_id": "{id}"}, "server": "post"},
+            },
+        },
+    }
+    profile = profile_from_mapping(raw, source="two-servers")
+    return run_audit(profile, catalogue=catalogue, generation=generation)
+
+
+def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attack(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    run = audit(catalogue, generation)
+    approve = next(c for c in run.controls if c.name == "approve")
+    # Staged on one server, posted by the other: the post shows through the post server's probe.
+    assert approve.passed, run.controls
+    assert "tool:list_posted.posted[0]" in approve.detail
+    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert {r.family for r in judged} == {"self-approval", "token-replay"}
+    for result in judged:
+        assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result
+
+
+@pytest.mark.parametrize(
+    ("flaw", "caught"),
+    [
+        # The post server reads no decision: the agent posts what nobody approved, and what was declined.
+        ("posts-unapproved", {"MCA-SELFAPPROVE-001": V, "MCA-TOKREUSE-002": V}),
+        # It never marks an invoice posted: one approval posts twice, and a race posts it many times.
+        ("posts-twice", {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V}),
+    ],
+)
+def test_each_flaw_of_the_post_server_is_caught_and_fools_no_other(
+    catalogue: Catalogue, generation: Any, flaw: str, caught: dict[str, Verdict]
+) -> None:
+    run = audit(catalogue, generation, flaw)
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    found = {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
+    assert found == caught, [(r.id, r.verdict, r.reason) for r in run.results if r.id in caught]
