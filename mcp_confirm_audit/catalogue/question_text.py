@@ -93,3 +93,13 @@ def result_as_shown(text: str) -> str:
         return text
     fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{text}{fence}"
+
+
+def terminal_as_shown(text: str) -> str:
+    """What a terminal showed a person, ready for the question checks.
+
+    A terminal renders no markup, so links and emphasis in it are inert (read as code);
+    what acts there, a raw control, an escape sequence, a line break, is still in the text.
+    """
+    fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
+    return f"{fence}{text}{fence}"

@@ -1,218 +1,126 @@
-"""The human's second channel: what the harness does as the person would.
+"""The person on a channel of their own: the steps they take, read from a profile's `human:` list.
 
-Two kinds of step: a `Command` run in the sandbox's root (`{root}`
-substituted), or an `HttpCall` to an approval endpoint on this machine (`{url}`
-the target's own base URL when it is served over HTTP). Both are bounded like
-every round trip, and what they answer is evidence, never trusted to mean
-anything. An HTTP step carries only the headers it names itself: the
-credentials the profile gives the agent's connection are not the person's.
+    human:                                   # a list of steps, in order
+      - read: {from: sink, json: approve_url}
+        save: link
+      - follow: {link: link, method: POST}
+    decline: [...]                           # how they say no, when the profile knows
+
+The old single steps (`{command: ...}`, `{http: {...}}`, and a decline given
+as a command line) read as a list of one. Each kind of step is a module of
+this folder behind `base.Step`; this one only reads the list, checks every
+`{NAME}` is one a step before it saves (or the harness's own), and takes the
+steps in order.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import re
-import shlex
-import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from pathlib import Path
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
 
-import anyio
-import httpx2
+from .base import (
+    HumanFailed,
+    Step,
+    Taken,
+    Where,
+    check_names,
+    parse_step,
+    take_all,
+)
+from .command import Command
+from .http import METHODS, URL_NAMES, HttpCall, base_url, loopback_problem, url_problem
 
-from ..profile import headers as http_headers
-from ..profile.headers import Header
+__all__ = [
+    "METHODS",
+    "URL_NAMES",
+    "Command",
+    "HttpCall",
+    "HumanFailed",
+    "HumanStep",
+    "Person",
+    "Step",
+    "Taken",
+    "Where",
+    "base_url",
+    "check_names",
+    "loopback_problem",
+    "parse_steps",
+    "run",
+    "saved_names",
+    "take_all",
+    "url_problem",
+]
 
-METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
-# What the harness fills in a step; anything else in braces is a typo.
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-URL_NAMES = ("url", "id")
-# Evidence, not content: an endpoint's answer is read this far, and cut to _SAID on one line.
-_KEPT = 4096
-_SAID = 200
-
-
-class HumanFailed(Exception):
-    """The human's own channel (a command, an HTTP call) did not do what it should."""
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A command line the person runs, with `{id}` (and `{root}`)."""
-
-    line: str
-    # Put in after the line is split into words: an id the target chose never adds a word of its own.
-    pending_id: str | None = None
-
-    def with_id(self, pending_id: str) -> Command:
-        return replace(self, pending_id=pending_id)
-
-    def words(self, root: Path) -> list[str]:
-        words = [word.replace("{root}", str(root)) for word in shlex.split(self.line)]
-        return words if self.pending_id is None else [w.replace("{id}", self.pending_id) for w in words]
-
-    def __str__(self) -> str:
-        # For evidence only: what the person typed, as they would read it.
-        return self.line if self.pending_id is None else self.line.replace("{id}", self.pending_id)
-
-
-@dataclass(frozen=True, slots=True)
-class HttpCall:
-    """A request the person's own client sends: `{url}` and `{id}` in the URL, `{id}` in the body."""
-
-    url: str
-    method: str = "POST"
-    json: Mapping[str, Any] | None = None
-    # Never in a repr: they are credentials (see headers.py).
-    headers: tuple[Header, ...] = ()
-
-    def with_id(self, pending_id: str) -> HttpCall:
-        body = None if self.json is None else _filled(self.json, pending_id)
-        # Quoted in the URL: an id the target chose cannot add a path, a query or another host.
-        return replace(self, url=self.url.replace("{id}", quote(pending_id, safe="")), json=body)
-
-
-HumanStep = Command | HttpCall
+HumanStep = Step
+# What the harness itself fills in any step: the root, the target's URL, and what the flow handed out.
+HARNESS_NAMES = ("root", "url", "id", "challenge", "token")
+# Keys of a step whose text is a pattern to match, or read from the environment: never filled.
+_NOT_FILLED = ("pattern", "expect", "headers")
 
 
 @dataclass(frozen=True, slots=True)
-class Where:
-    """What a step is run with: the sandbox root, the bound, and the target's base URL (if it is served)."""
+class Person:
+    """How the person approves (steps in order), and how they decline if the profile says."""
 
-    root: Path
-    timeout: float
-    target_url: str | None = None
+    approve: tuple[Step, ...]
+    decline: tuple[Step, ...] | None = None
 
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.approve + (self.decline or ())
 
-async def run(step: HumanStep, where: Where) -> str:
-    """Take `step` on the person's channel: one line saying what was done and what came back."""
-    if isinstance(step, Command):
-        return await _command(step, where)
-    return await _request(step, where)
+    @property
+    def looking(self) -> tuple[Step, ...]:
+        """The first steps, up to the first that may approve: reads, and commands that only show."""
+        kept: list[Step] = []
+        for step in self.approve:
+            if not (step.kind in ("read",) or getattr(step, "shows", False)):
+                break
+            kept.append(step)
+        return tuple(kept)
 
-
-def base_url(endpoint: object) -> str | None:
-    """`http://host:port` of a connection's endpoint when it is a URL; None over stdio or in-process."""
-    if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
-        return None
-    parts = urlsplit(endpoint)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-def url_problem(url: str) -> str | None:
-    """Why `url` (a profile's template) is no approval URL the harness may call; None if it is."""
-    unknown = sorted(set(_PLACEHOLDER.findall(url)) - set(URL_NAMES))
-    if unknown:
-        return f"names {{{unknown[0]}}}; the harness fills only {{url}} (the target's base URL) and {{id}}"
-    if "{url}" in url:
-        if not url.startswith("{url}") or url.count("{url}") > 1:
-            return "may use {url} only at its start, e.g. '{url}/approvals/{id}'"
-        rest = url[len("{url}") :]
-        return (
-            None
-            if rest[:1] in ("", "/", "?")
-            else "must go on with a path after {url}, e.g. '{url}/approvals/{id}'"
-        )
-    return loopback_problem(url)
+    def saves(self, name: str) -> bool:
+        """Whether approving saves `name` (`evidence`, say) for the agent's confirming call."""
+        return any(name in getattr(getattr(step, "save", None), "names", ()) for step in self.approve)
 
 
-def loopback_problem(url: str) -> str | None:
-    """Why `url` is not on this machine; None if it is. The harness's requests stay on loopback."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        _ = parts.port  # a port that is not a number raises here
-    except ValueError:
-        return f"{url!r} is not a URL"
-    if parts.scheme not in ("http", "https") or not host:
-        return f"{url!r} is not an http:// or https:// URL"
-    if host == "localhost":
-        return None
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        return f"{url!r} is not on loopback (127.0.0.1, ::1, localhost): the harness sends requests to this machine only"
-    return None
+async def run(step: Step, where: Where) -> str:
+    """Take one step on the person's channel: one line saying what was done and what came back."""
+    return (await step.take(where)).said
 
 
-async def _command(step: Command, where: Where) -> str:
-    words, command = step.words(where.root), str(step)
-    if not words:
-        raise HumanFailed("the human's command is empty")
-    try:
-        with anyio.fail_after(where.timeout):
-            done = await anyio.run_process(words, cwd=where.root, check=False, stderr=subprocess.STDOUT)
-    except TimeoutError:
-        raise HumanFailed(
-            f"the human's command did not finish within {where.timeout:g}s: {command}"
-        ) from None
-    except OSError as exc:
-        raise HumanFailed(f"the human's command could not run ({exc}): {command}") from None
-    said = done.stdout.decode(errors="replace").strip()[:300]
-    if done.returncode != 0:
-        raise HumanFailed(f"the human's command exited {done.returncode}: {said}")
-    return f"ran {command!r}: {said}"
+def parse_steps(
+    raw: Any, where: str, fail: Any, source: str, known: Sequence[str] = HARNESS_NAMES
+) -> tuple[Step, ...]:
+    """A `human:` list (or one old-style step), every `{NAME}` checked against what is saved before it."""
+    items = list(raw) if isinstance(raw, list) else [raw]
+    if not items:
+        raise fail(f"{where} must list at least one step")
+    names, steps = list(known), []
+    for number, item in enumerate(items, start=1):
+        at = f"{where}[{number}]" if isinstance(raw, list) else where
+        if isinstance(item, str):
+            item = {"command": item}
+        if not isinstance(item, Mapping):
+            raise fail(f"{at} must be a mapping such as {{command: ...}} or {{read: ...}}, got {item!r}")
+        step = parse_step(item, at, fail, source)
+        check_names(_templates(item), names, at, fail)
+        steps.append(step)
+        names.extend(getattr(getattr(step, "save", None), "names", ()))
+    return tuple(steps)
 
 
-async def _request(step: HttpCall, where: Where) -> str:
-    url = step.url
-    if "{url}" in url:
-        if where.target_url is None:
-            raise HumanFailed(
-                f"the human's URL {url} names {{url}}, but the target is not served over HTTP: give its full URL"
-            )
-        url = url.replace("{url}", where.target_url)
-    if problem := loopback_problem(url):
-        raise HumanFailed(f"the human's URL {problem}")
-    what = f"{step.method} {url}"
-    sent = " ".join(f"({h.redacted})" for h in step.headers)
-    late = f"the approval endpoint did not answer {what} within {where.timeout:g}s"
-    try:
-        # No proxy from the environment (it could take the request off this machine), no redirects
-        # (one could too), and the bound on the whole exchange, not only on each read.
-        with anyio.fail_after(where.timeout):
-            async with (
-                httpx2.AsyncClient(timeout=where.timeout, trust_env=False, follow_redirects=False) as client,
-                client.stream(
-                    step.method, url, json=step.json, headers=http_headers.as_dict(step.headers)
-                ) as answer,
-            ):
-                status, body = answer.status_code, await _head(answer)
-    except (TimeoutError, httpx2.TimeoutException):
-        raise HumanFailed(late) from None
-    except httpx2.HTTPError as exc:
-        why = _one_line(str(exc)) or type(exc).__name__
-        raise HumanFailed(f"the approval endpoint could not be reached ({why}): {what}") from None
-    said = _one_line(http_headers.scrub(body.decode(errors="replace"), step.headers))[:_SAID]
-    if not 200 <= status < 300:
-        raise HumanFailed(f"the approval endpoint answered {what} with HTTP {status}: {said}")
-    return f"{what}{' ' + sent if sent else ''}: HTTP {status} {said}".rstrip()
+def saved_names(steps: Sequence[Step]) -> tuple[str, ...]:
+    return tuple(n for step in steps for n in getattr(getattr(step, "save", None), "names", ()))
 
 
-async def _head(answer: httpx2.Response) -> bytes:
-    """The first bytes of an answer: evidence, so an endless body costs nothing."""
-    kept = b""
-    async for chunk in answer.aiter_bytes():
-        kept += chunk
-        if len(kept) >= _KEPT:
-            break
-    return kept[:_KEPT]
-
-
-def _filled(value: Any, pending_id: str) -> Any:
-    if isinstance(value, str):
-        return value.replace("{id}", pending_id)
-    if isinstance(value, Mapping):
-        return {k: _filled(v, pending_id) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_filled(v, pending_id) for v in value]
-    return value
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _templates(item: Mapping[str, Any]) -> str:
+    """The text of a step the harness fills in: not its patterns, its headers (`${ENV}`) or its saves."""
+    kept = {
+        key: {k: v for k, v in value.items() if k not in _NOT_FILLED} if isinstance(value, Mapping) else value
+        for key, value in item.items()
+        if key != "save"
+    }
+    return json.dumps(kept, default=str)

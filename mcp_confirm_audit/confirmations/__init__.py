@@ -1,11 +1,12 @@
 """How a server asks before it acts: one module per mechanism, behind one protocol.
 
 `mrtr` (an `input_required` result with a question), `token` (a preview call
-returns a token the confirming call echoes), `pending` (the call stages an
-action under an id; another tool, or a human on a channel of their own,
-approves or executes it) and `flag` (an argument the caller sets says it was
-approved). A mechanism is detected from the schemas and the first call's
-result (`detect`), or stated in the profile (`profile/confirmation_keys.py`); `honest` runs its
+returns a token the confirming call echoes, or a challenge a person answers),
+`pending` (the call stages an action under an id; another tool, or a human on a
+channel of their own, approves or executes it), `flag` (an argument the caller
+sets says it was approved) and `waits` (the call waits while a person answers
+elsewhere: a terminal prompt). A mechanism is detected from the schemas and the first call's
+result (`detect`), or stated in the profile (`profile_keys`); `honest` runs its
 controls. Nothing here imports the target or the oracle: a mechanism talks
 through a `Channel`, and what it sees is a `Response`.
 """
@@ -17,19 +18,24 @@ from .base import AgentFlow, Channel, HumanFailed, Mechanism, Preview
 from .flag import Flag
 from .pending import Pending
 from .token import Token
+from .waits import Waits
 
 __all__ = ["AgentFlow", "Channel", "HumanFailed", "Mechanism", "Preview", "as_flow", "mrtr_only"]
 
 
 def as_flow(mechanism: Mechanism | None) -> AgentFlow | None:
     """The mechanism as a flow the harness can drive end to end; None for MRTR (its rounds are the techniques')."""
-    return mechanism if isinstance(mechanism, Token | Pending | Flag) else None
+    return mechanism if isinstance(mechanism, Token | Pending | Flag | Waits) else None
 
 
 # Families that judge any mechanism; every other family drives MRTR rounds.
 ANY_MECHANISM = frozenset(
     {
         "self-approval",
+        "approval-replay",
+        "approval-transplant",
+        "agent-reachable-approval",
+        "approval-expiry",
         "token-forgery",
         "token-replay",
         "token-cross-target",
@@ -45,6 +51,9 @@ ANY_MECHANISM = frozenset(
 # question showed, so a swap between preview and confirm is the same attack (the technique says
 # not_applicable when the action names no file).
 OVER_A_PREVIEW = frozenset({"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging"})
+# Of those, the ones a waits flow gets: what the person is shown while the call waits (a terminal
+# prompt) is judged, and its one call can name a path outside; nothing is handed out to swap against.
+ON_THE_PERSONS_CHANNEL = frozenset({"prompt-forging", "out-of-root"})
 # Of those, the ones that need no preview: a flag flow's one call can still name a path outside.
 WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
 
@@ -58,6 +67,8 @@ def mrtr_only(family: str, mechanism: Mechanism | None) -> str | None:
     if mechanism is None or mechanism.kind == "mrtr" or family in ANY_MECHANISM:
         return None
     if family in OVER_A_PREVIEW and mechanism.kind in ("token", "pending"):
+        return None
+    if family in ON_THE_PERSONS_CHANNEL and mechanism.kind == "waits":
         return None
     if family in WITHOUT_A_PREVIEW and mechanism.kind == "flag":
         return None

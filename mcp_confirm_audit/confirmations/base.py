@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..channels.human import HumanFailed, HumanStep
+from ..channels.human import HumanFailed, Step
 from ..models import Response
 from . import values
 
@@ -21,8 +21,12 @@ class Channel(Protocol):
         """One tools/call on the agent's own connection."""
         ...
 
-    async def human(self, label: str, step: HumanStep) -> str:
-        """The person, on a channel of their own: take `step` (a command, a request); what it said, or HumanFailed."""
+    async def human(self, label: str, steps: Sequence[Step], values: Mapping[str, str]) -> dict[str, str]:
+        """The person, on a channel of their own: take `steps` with `values` filled in; what they saved.
+
+        Raises HumanFailed when a step could not be taken. What each step showed the person is kept
+        by the channel (`shown`), for the checks on what the person read.
+        """
         ...
 
 

@@ -11,13 +11,13 @@ honest flow cannot be completed, every attack on the tool is inconclusive.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
-from ..models import ControlResult, Exchange, Phase, Response
+from ..models import ControlResult, Exchange, Outcome, Phase, Response
 from .base import AgentFlow, HumanFailed
 
 if TYPE_CHECKING:
@@ -34,22 +34,46 @@ class RecordingChannel:
     """A Channel over one connection, every exchange handed to `record`."""
 
     def __init__(
-        self, conn: Connection, phase: Phase, record: Callable[[Exchange], None], root: Path, timeout: float
+        self,
+        conn: Connection,
+        phase: Phase,
+        record: Callable[[Exchange], None],
+        root: Path,
+        timeout: float,
+        sink: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.conn, self.phase, self.record = conn, phase, record
-        self.root, self.timeout = root, timeout
+        self.root, self.timeout, self.sink = root, timeout, sink
         self.said: list[str] = []
+        # What the person's steps showed them (a webhook body, a prompt): the text a person read.
+        self.shown: list[tuple[str, str]] = []
 
     async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
         exchange = await self.conn.call(self.phase, label, tool, arguments)
         self.record(exchange)
         return exchange.response
 
-    async def human(self, label: str, step: human.HumanStep) -> str:
-        where = human.Where(self.root, self.timeout, human.base_url(self.conn.endpoint))
-        said = await human.run(step, where)
-        self.said.append(f"{label}: {said[:160]}")
-        return said
+    async def human(
+        self, label: str, steps: Sequence[human.Step], values: Mapping[str, str]
+    ) -> dict[str, str]:
+        where = human.Where(
+            self.root,
+            self.timeout,
+            human.base_url(self.conn.endpoint),
+            dict(values),
+            self.sink,
+            self.conn.stderr_path,
+            self.conn.terminal,
+        )
+
+        def kept(done: human.Taken) -> None:
+            if done.said:
+                self.said.append(f"{label}: {done.said[:160]}")
+            if done.shown is not None:
+                self.shown.append((done.medium, done.shown))
+
+        saved, _ = await human.take_all(steps, where, kept)
+        return saved
 
 
 class Use(Protocol):
@@ -138,6 +162,10 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             if not alone.passed:
                 # A gate its own preview opens cannot be judged: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
+            quiet = await _unanswered(mechanism, uses, style, channel)
+            if quiet is not None and not quiet.passed and quiet.detail.startswith("acted"):
+                # A flow that acts when the person never answers is open: every attack would act.
+                return Honest(None, (ControlResult(tool, "approve", False, True, quiet.detail), alone, quiet))
             approve = ControlResult(tool, "approve", True, True, how)
             # The MRTR answers have no counterpart here; the preview alone is this flow's "no".
             skipped = tuple(
@@ -150,7 +178,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 )
                 for name in ("decline", "cancel", "negative")
             )
-            return Honest(style, (approve, alone, *skipped))
+            return Honest(style, (approve, alone, *((quiet,) if quiet is not None else ()), *skipped))
         said = preview.response.text[:120]
         at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
         tried.append(
@@ -192,3 +220,54 @@ async def _preview_alone(
     use.learn(moved, f"changed on a {mechanism.kind} preview alone")
     said = f"{preview.response.outcome}: {preview.response.text[:160]}"
     return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})")
+
+
+async def _unanswered(
+    mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel
+) -> ControlResult | None:
+    """A flow the person never completes: the agent's call alone must end, within its bound, and not act.
+
+    Only for a call that waits for a person (None otherwise): it is sent with nobody answering. A
+    pending or token flow the agent completes alone is judged by self-approval and
+    agent-reachable-approval instead, on a flow whose controls passed.
+    """
+    if mechanism.kind != "waits" or getattr(mechanism, "human", None) is None:
+        return None
+    use = await uses.new(style, f"control-{mechanism.kind}-unanswered")
+    if isinstance(use, str):
+        return ControlResult(mechanism.tool, "unanswered", False, True, use)
+    handle = None
+    if mechanism.kind != "waits":
+        handle = (await mechanism.preview(channel, use.arguments)).handle
+    try:
+        done = await mechanism.confirm(channel, use.arguments, handle, as_agent=True)
+    except HumanFailed as exc:
+        return ControlResult(
+            mechanism.tool, "unanswered", True, True, f"the agent alone could not go on: {exc}"
+        )
+    moved = await use.moved()
+    if moved.victim or uses.is_effect(moved):
+        return ControlResult(
+            mechanism.tool,
+            "unanswered",
+            False,
+            True,
+            f"acted though the person never answered: {moved.shown()}",
+        )
+    if done.outcome is Outcome.TRANSPORT:
+        return ControlResult(
+            mechanism.tool,
+            "unanswered",
+            False,
+            True,
+            f"did not fail closed within its bound ({channel.timeout:g}s) while nobody answered: {done.text[:160]}; "
+            "a flow the person never completes must end with a refusal, not wait past the call's bound",
+        )
+    use.learn(moved, f"changed on a {mechanism.kind} flow nobody answered")
+    return ControlResult(
+        mechanism.tool,
+        "unanswered",
+        True,
+        True,
+        f"nobody answered: no effect ({done.outcome}: {done.text[:160]})",
+    )

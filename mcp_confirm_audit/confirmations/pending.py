@@ -1,9 +1,11 @@
 """`pending`: the call stages the action under an id; approving it is someone else's step.
 
 `approve` is a tool call that approves (the agent can make it: no human is
-then involved); `human` is the person on a channel of their own (a command
-the harness runs, or an HTTP call to the server's approval endpoint, with
-`{id}`); `execute` is the later call that acts, when the approval itself does not.
+then involved); `human` is the person on a channel of their own (steps in
+`channels/`: a command, an HTTP call to the approval endpoint, a webhook read
+at the sink, a link followed, a code read off the target's output), with
+`{id}`; `execute` is the later call that acts, when the approval itself does
+not, with `{id}` and whatever the person's steps saved (`{evidence}`).
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..channels import human
-from ..channels.human import HumanStep
+from ..channels.base import PLACEHOLDER
+from ..channels.human import Person
 from ..models import Response
-from ..profile.headers import Header
-from .base import Channel, HumanFailed, Mechanism, Preview
+from .base import Channel, HumanFailed, Preview
 
 # A result field that names the staged action.
 ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|request|change)_?id$", re.I)
@@ -32,16 +33,17 @@ class CallTemplate:
     tool: str
     args: Mapping[str, Any]
 
-    def filled(self, pending_id: str) -> dict[str, Any]:
-        return {k: v.replace("{id}", pending_id) if isinstance(v, str) else v for k, v in self.args.items()}
+    def filled(self, pending_id: str, saved: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The arguments with `{id}` and every name the person's steps saved put in."""
+        known = {**(saved or {}), "id": pending_id}
+        return {
+            k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v) if isinstance(v, str) else v
+            for k, v in self.args.items()
+        }
 
 
-@dataclass(frozen=True, slots=True)
-class Human:
-    """The person's own channel: how they approve, and how they decline, each with `{id}`."""
-
-    approve: HumanStep
-    decline: HumanStep | None = None
+# The person's own channel: how they approve, and how they decline (steps, with `{id}`).
+Human = Person
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,60 +90,37 @@ class Pending:
     ) -> Response:
         if handle is None:
             raise HumanFailed("the staging call returned no pending id")
-        last = await self.approve_only(channel, handle, as_agent=as_agent)
+        last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
-            return await channel.call("execute", self.execute.tool, self.execute.filled(handle))
+            return await channel.call("execute", self.execute.tool, self.execute.filled(handle, saved))
         if last is None:
             raise HumanFailed("approved, but no execute call is known and the approval said nothing")
         return last
 
     async def approve_only(self, channel: Channel, handle: str, *, as_agent: bool = False) -> Response | None:
-        """The approval step alone: the human's command, or the approve tool (what it answered)."""
+        """The approval step alone: the human's steps, or the approve tool (what it answered)."""
+        return (await self.approved(channel, handle, as_agent=as_agent))[0]
+
+    async def approved(
+        self, channel: Channel, handle: str, *, as_agent: bool = False
+    ) -> tuple[Response | None, dict[str, str]]:
+        """The approval step: what the approve tool answered (None for the human), and what the human saved."""
         if self.human is not None and not as_agent:
-            await channel.human(f"the human approves {handle}", self.human.approve.with_id(handle))
-            return None
+            saved = await channel.human(f"the human approves {handle}", self.human.approve, {"id": handle})
+            return None, saved
         if self.approve is not None:
-            return await channel.call("approve", self.approve.tool, self.approve.filled(handle))
+            return await channel.call("approve", self.approve.tool, self.approve.filled(handle)), {}
         if not as_agent:
             raise HumanFailed(
                 "nothing can approve the pending action: name the human's channel in the profile "
                 "(confirmation: {kind: pending, pending: {human: {command: 'approve-cli {id}'}}}, or "
                 "human: {http: {url: '{url}/approvals/{id}'}}) or the approve tool"
             )
-        return None
+        return None, {}
 
     async def decline(self, channel: Channel, handle: str) -> bool:
         """The human says no on their channel; False when the profile gives no way to."""
         if self.human is None or self.human.decline is None:
             return False
-        await channel.human(f"the human declines {handle}", self.human.decline.with_id(handle))
+        await channel.human(f"the human declines {handle}", self.human.decline, {"id": handle})
         return True
-
-
-def human_steps(mechanism: Mechanism | None) -> tuple[HumanStep, ...]:
-    """The steps a profile gives the person: how they approve, and how they decline if it says."""
-    if not isinstance(mechanism, Pending) or mechanism.human is None:
-        return ()
-    said = mechanism.human
-    return (said.approve,) if said.decline is None else (said.approve, said.decline)
-
-
-def human_headers(mechanism: Mechanism | None) -> tuple[Header, ...]:
-    """The headers the person's own requests carry: credentials, never shown."""
-    steps = human_steps(mechanism)
-    return tuple(h for step in steps if isinstance(step, human.HttpCall) for h in step.headers)
-
-
-def target_url_problem(mechanism: Mechanism | None, transport: str, url: str | None) -> str | None:
-    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can."""
-    named = [s for s in human_steps(mechanism) if isinstance(s, human.HttpCall) and "{url}" in s.url]
-    if not named:
-        return None
-    if transport != "http":
-        return (
-            f"confirmation: pending.human names {{url}}, the target's base URL, and this target speaks {transport}; "
-            "serve it over HTTP ({port} in the command) or give the approval endpoint's full loopback URL"
-        )
-    if url is not None and (problem := human.loopback_problem(url)):
-        return f"confirmation: pending.human names {{url}}, the target's base URL, and {problem}"
-    return None

@@ -2,7 +2,10 @@
 
 `preview` is what makes the first call a preview (`{dry_run: true}`); the
 confirming call sends the same arguments with every boolean of the preview
-turned over (`dry_run: false`) and the token in `into`.
+turned over (`dry_run: false`) and the token in `into`. With `human:` the token
+is a challenge the person answers first (`{challenge}`, `{token}` in their
+steps: a sign command, a link followed): what they save as `evidence` goes into
+`into` in its place, and the agent alone has only the challenge.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..channels.human import Person
 from ..models import Response
 from .base import Channel, Preview
 
@@ -26,6 +30,8 @@ class Token:
     token_from: str | None = None  # None: the first result field named like a token
     preview_args: Mapping[str, Any] = field(default_factory=dict)
     source: str = "detected"
+    # The person who answers the challenge, on a channel of their own; None: the token is enough.
+    human: Person | None = None
 
     @property
     def kind(self) -> str:
@@ -34,9 +40,12 @@ class Token:
     def describe(self) -> str:
         preview = ", ".join(f"{k}={v!r}" for k, v in self.preview_args.items()) or "no extra arguments"
         taken = self.token_from or "a field named like a token"
-        return (
+        said = (
             f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
         )
+        if self.human is not None:
+            said += ", once a human answered it on a channel of their own (their evidence in its place)"
+        return said
 
     def for_tool(self, tool: str) -> Token:
         return replace(self, tool=tool)
@@ -62,6 +71,11 @@ class Token:
         tool: str | None = None,
         as_agent: bool = False,
     ) -> Response:
+        if self.human is not None and not as_agent and handle is not None:
+            values = {"id": handle, "challenge": handle, "token": handle}
+            saved = await channel.human("the human answers the challenge", self.human.approve, values)
+            sent = self.confirming(arguments, saved.get("evidence", handle))
+            return await channel.call("confirm with the human's evidence", tool or self.tool, sent)
         return await channel.call(
             "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
         )

@@ -40,14 +40,31 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
     """(field, value) for the field called `name` (dotted: `challenge.nonce`), or the first one matching `pattern`."""
     if name is not None and "." in name:
         return _dotted(response, name)
+    if name is not None and (whole := _object(response, name)) is not None:
+        return name, whole
     for key, value in fields(response).items():
         if (key == name if name else pattern.search(key)) and isinstance(value, str | int):
             return key, str(value)
+
     for match in _IN_TEXT.finditer(response.text):
         key = match.group("key")
         if key == name if name else pattern.search(key):
             return key, match.group("value")
     return None
+
+
+def _object(response: Response, name: str) -> str | None:
+    """A top-level field that is an object (a challenge the person signs), as compact JSON in key order."""
+    data = response.structured
+    if not isinstance(data, Mapping) or name not in data:
+        try:
+            data = json.loads(response.text)
+        except ValueError:
+            return None
+    value = data.get(name) if isinstance(data, Mapping) else None
+    if not isinstance(value, Mapping | list):
+        return None
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 _IN_TEXT = re.compile(r"""["']?(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})""")

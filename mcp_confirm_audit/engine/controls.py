@@ -11,6 +11,7 @@ tool can be judged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -256,8 +257,14 @@ def _watched(run: _Runner) -> str:
 
 
 async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
+    sink = run.observer.sink
     channel = honest.RecordingChannel(
-        run.conn, Phase.SETUP, lambda e: run.evidence.append(describe(e)), run.sandbox.root, timeout
+        run.conn,
+        Phase.SETUP,
+        lambda e: run.evidence.append(describe(e)),
+        run.sandbox.root,
+        timeout,
+        sink.requests if sink is not None else None,
     )
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)
@@ -400,8 +407,19 @@ def _declared_effect(run: _Runner, changed: list[str]) -> bool:
     return any(path.split(".", 1)[0].split("[", 1)[0] in declared for path in changed)
 
 
+# A refusal that says a person (an approver, a terminal) was looked for: the gate asks elsewhere.
+_ASKS_ELSEWHERE = re.compile(r"\b(approver|approval|terminal|tty|operator)\b", re.I)
+
+
 def _did_not_ask(first: Response, run: _Runner, style: str) -> str:
     said = f"did not ask ({first.outcome}: {first.text[:200]})"
+    if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and _ASKS_ELSEWHERE.search(first.text):
+        return (
+            f"{said}; the refusal names an approver: if a person answers elsewhere (a terminal prompt, a "
+            "device, a link), say how in the profile (tty: true with confirmation: {kind: waits, waits: "
+            '{human: [...]}}, or a pending or token flow with human: steps; see "When the person '
+            'approves somewhere else")'
+        )
     if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
         if run.plan.setup or run.plan.template is not None:
             fix = "check args: and setup: in the profile"

@@ -16,22 +16,20 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Tag, field_validator, model_validator
 
 from ..channels import human
+from ..confirmations import profile_keys
 from ..confirmations.base import Mechanism
-from ..confirmations.flag import Flag
-from ..confirmations.mrtr import Mrtr
-from ..confirmations.pending import CallTemplate, Human, Pending
-from ..confirmations.token import Token
-from . import headers as http_headers
 from .contract import Keys, key
 
-KINDS = ("mrtr", "token", "pending", "flag")
+KINDS = ("mrtr", "token", "pending", "flag", "waits")
 _NAME = r"\S"
+# A person's steps (`read`, `command`, `http`, `follow`, `sign`, `terminal`, each with `save`): their shape and
+# their {NAME}s are channels/human.py's (parse_steps), called when the mechanism is built.
+_STEPS = "a list of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
 
 
 class TokenKeys(Keys):
@@ -45,6 +43,12 @@ class TokenKeys(Keys):
         example="confirm_token",
         alias="from",
         pattern=_NAME,
+    )
+    human: list[Any] | None = key(
+        None,
+        "The person's steps that answer the token (e.g. sign the challenge: {sign: {command: ...}}).",
+        accepts=_STEPS,
+        example=[{"sign": {"command": "signer {challenge}"}}],
     )
     into: str = key(
         "confirm_token",
@@ -79,9 +83,6 @@ class CallKeys(Keys):
         example="post",
         pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
     )
-
-    def template(self) -> CallTemplate:
-        return CallTemplate(self.tool, dict(self.args))
 
 
 class HttpStepKeys(Keys):
@@ -137,14 +138,6 @@ class HttpStepKeys(Keys):
             )
         return self
 
-    def step(self, where: str) -> human.HttpCall:
-        sent: tuple[http_headers.Header, ...] = ()
-        if self.headers is not None:
-            # The person's own credentials, read and redacted as the target's are; never the target's own.
-            sent = http_headers.from_mapping(self.headers, source=where, environ=os.environ)
-        body = None if self.body is None else dict(self.body)
-        return human.HttpCall(self.url, self.method.upper(), body, sent)
-
 
 class HumanStepKeys(Keys):
     """One thing the person does on a channel of their own: run a command, or send a request."""
@@ -174,12 +167,6 @@ class HumanStepKeys(Keys):
             )
         return self
 
-    def step(self, where: str) -> human.HumanStep:
-        if self.http is not None:
-            return self.http.step(f"{where}.http")
-        assert self.command is not None
-        return human.Command(self.command)
-
 
 def _decline_form(value: Any) -> str:
     return "command" if isinstance(value, str) else "step"
@@ -208,11 +195,9 @@ class HumanKeys(HumanStepKeys):
             raise ValueError("a command line must say {id} where the pending id goes")
         return decline
 
-    def person(self, where: str) -> Human:
-        decline = self.decline
-        if isinstance(decline, str):
-            decline = HumanStepKeys(command=decline)
-        return Human(self.step(where), decline.step(f"{where}.decline") if decline is not None else None)
+
+def _human_form(value: Any) -> str:
+    return "steps" if isinstance(value, list) else "one"
 
 
 class PendingKeys(Keys):
@@ -231,17 +216,46 @@ class PendingKeys(Keys):
         accepts="a mapping with tool and args",
         example={"tool": "approve", "args": {"action_id": "{id}"}},
     )
-    human: HumanKeys | None = key(
+    human: (
+        Annotated[
+            Annotated[HumanKeys, Tag("one")] | Annotated[list[Any], Tag("steps")],
+            Discriminator(_human_form),
+        ]
+        | None
+    ) = key(
         None,
-        "How the harness plays the person on a channel of their own.",
-        accepts="a mapping with command or http (and decline)",
+        "How the harness plays the person on a channel of their own: one step, or a list of steps.",
+        accepts="a mapping with command or http (and decline), or " + _STEPS,
         example={"command": "approve-cli {id} approved"},
+    )
+    decline: list[Any] | None = key(
+        None,
+        "With a list of human: steps, the steps by which the person declines.",
+        accepts=_STEPS,
+        example=[{"command": "approve-cli {id} declined"}],
     )
     execute: CallKeys | None = key(
         None,
         "The tool that acts once the pending action is approved.",
         accepts="a mapping with tool and args",
         example={"tool": "execute_pending", "args": {"pending_id": "{id}"}},
+    )
+
+
+class WaitsKeys(Keys):
+    """A call that waits while the person answers elsewhere (a terminal prompt)."""
+
+    human: list[Any] = key(
+        ...,
+        "The steps the person takes while the call waits.",
+        accepts=_STEPS,
+        example=[{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "y"}}],
+    )
+    decline: list[Any] | None = key(
+        None,
+        "The steps by which the person declines.",
+        accepts=_STEPS,
+        example=[{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "n"}}],
     )
 
 
@@ -258,13 +272,13 @@ class FlagKeys(Keys):
     value: Any = key(True, "The value that says so.", accepts="any value", example=True)
 
 
-_FOR_KIND = {"token": "token", "pending": "pending", "flag": "flag"}
+_FOR_KIND = {"token": "token", "pending": "pending", "flag": "flag", "waits": "waits"}
 
 
 class ConfirmationKeys(Keys):
     """How the audited tools confirm, when not MRTR or not to be detected."""
 
-    kind: Literal["mrtr", "token", "pending", "flag"] = key(
+    kind: Literal["mrtr", "token", "pending", "flag", "waits"] = key(
         ...,
         "The mechanism.",
         accepts=f"one of {', '.join(KINDS)}",
@@ -291,6 +305,12 @@ class ConfirmationKeys(Keys):
             "execute": {"tool": "execute_pending", "args": {"pending_id": "{id}"}},
         },
     )
+    waits: WaitsKeys | None = key(
+        None,
+        "waits: the person's steps while the call waits.",
+        accepts="a mapping with human (and decline)",
+        example={"human": [{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "y"}}]},
+    )
     flag: FlagKeys | None = key(
         None,
         "flag: the argument that says a person approved.",
@@ -312,26 +332,11 @@ class ConfirmationKeys(Keys):
         return self
 
     def mechanism(self, source: str) -> Mechanism:
-        """The mechanism the profile states, for every tool it audits."""
-        where = f"profile {source}: confirmation.pending.human"
-        if self.kind == "token":
-            token = self.token or TokenKeys()
-            return Token(
-                into=token.into,
-                token_from=token.token_from,
-                preview_args=dict(self.preview or {}),
-                source="profile",
-            )
-        if self.kind == "pending":
-            pending = self.pending or PendingKeys()
-            return Pending(
-                id_from=pending.id_from,
-                approve=pending.approve.template() if pending.approve else None,
-                human=pending.human.person(where) if pending.human else None,
-                execute=pending.execute.template() if pending.execute else None,
-                source="profile",
-            )
-        if self.kind == "flag":
-            assert self.flag is not None
-            return Flag(arg=self.flag.arg, value=self.flag.value, source="profile")
-        return Mrtr(source="profile")
+        """The mechanism the profile states, for every tool it audits.
+
+        Built by confirmations/profile_keys.py, which owns what the person's steps mean (their {NAME}s,
+        what an execute call may name); the shape was checked here.
+        """
+        mechanism = profile_keys.confirmation(self.model_dump(by_alias=True, exclude_unset=True), source)
+        assert mechanism is not None
+        return mechanism

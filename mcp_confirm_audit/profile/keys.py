@@ -302,6 +302,13 @@ class ProfileKeys(Keys):
         accepts=f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)",
         example="process",
     )
+    tty: bool = key(
+        False,
+        "Run the target under a pseudo-terminal the harness answers on as the person (a server that asks on "
+        "its own terminal); without it a target has no controlling terminal.",
+        accepts="true or false",
+        example=True,
+    )
     call_timeout: float = key(
         15.0, "Seconds a round trip may take.", accepts="a positive number of seconds", example=15, gt=0
     )

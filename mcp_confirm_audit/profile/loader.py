@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..confirmations import Mechanism, pending
+from ..confirmations import Mechanism, profile_keys
 from ..errors import UsageError
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
@@ -24,6 +24,7 @@ from .contract import read
 from .environment import TargetEnv
 from .headers import Header
 from .keys import DEFAULT_URL, ProfileKeys
+from .keys import ROOT_FROM as ROOT_FROM
 from .keys import SetupCall as SetupCall
 from .servers import Servers, servers_from
 from .url_mode import UrlPeople
@@ -102,6 +103,9 @@ class Profile:
     # agent-callable tools that change the gate's own rules (profile/confirmation_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
+    # The target runs under a pseudo-terminal the harness answers on as the person
+    # (channels/terminal.py); without it a target has no controlling terminal.
+    tty: bool = False
     # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
     url_elicitation: UrlPeople = field(default_factory=UrlPeople)
     # Several servers on one root, and the server of each tool a step names (servers.py);
@@ -147,7 +151,7 @@ class Profile:
         yield from self.headers
         for principal in self.principals.values():
             yield from principal
-        yield from pending.human_headers(self.confirmation)
+        yield from profile_keys.human_headers(self.confirmation)
         yield from self.url_elicitation.every_header()
 
     def secrets(self) -> tuple[str, ...]:
@@ -327,7 +331,7 @@ def _check_topology(profile: Profile) -> None:
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
     url = profile.command if profile.is_url else None
-    if problem := pending.target_url_problem(profile.confirmation, profile.transport, url):
+    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url):
         raise UsageError(f"{where}: {problem}")
     if (profile.headers or profile.principals) and profile.transport != "http":
         raise UsageError(

@@ -35,6 +35,7 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
 from .. import __version__
+from ..channels.terminal import Pty
 from ..confirmations.elicitation import LEGACY, MODERN
 from ..errors import CredentialsRefused, TargetError, UsageError
 from ..models import Exchange, Outcome, Phase, Question, Response
@@ -177,6 +178,8 @@ class Connection:
         # in-process server); None over stdio, where a process has one connection.
         self.endpoint = endpoint
         self.alive = True
+        # The target's controlling terminal as the person sees it (`tty: true`); None: it has none.
+        self.terminal: Pty | None = None
         self.round_trips = 0
         self.listings = 0
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
@@ -440,6 +443,7 @@ async def connect(
     boundary, to see which of its other layers refuse an attack on their own.
     """
     stderr_path: Path | None = None
+    pty: Pty | None = None
     # Only a target the harness starts as a process is its to watch and kill.
     target: reaper.TargetProcesses | None = None
     async with AsyncExitStack() as stack:
@@ -455,12 +459,23 @@ async def connect(
         elif profile.serves_http:
             assert target is not None
             stderr_path = logs / f"{name}.stderr"
+            pty = _terminal(profile, stack)
             server = await stack.enter_async_context(
-                launch.serve_http(profile, root, _target_env(profile, root, target.token), stderr_path)
+                launch.serve_http(
+                    profile,
+                    root,
+                    _target_env(profile, root, target.token),
+                    stderr_path,
+                    wrap=pty.hosted if pty is not None else None,
+                )
             )
         else:
             assert target is not None
             params = _stdio_params(profile, root, target.token)
+            pty = _terminal(profile, stack)
+            if pty is not None:
+                hosted = pty.hosted([params.command, *params.args])
+                params = params.model_copy(update={"command": hosted[0], "args": hosted[1:]})
             # The target's stderr goes to the sandbox's log folder, not over
             # the test runner's terminal; it is evidence when a target fails.
             stderr_path = logs / f"{name}.stderr"
@@ -470,6 +485,7 @@ async def connect(
         async with _session(
             profile, server, name, stderr_path, endpoint, target, elicitation, protocol=protocol
         ) as connection:
+            connection.terminal = pty
             yield connection
 
 
@@ -584,6 +600,15 @@ async def _session(
             f"{_tail(stderr_path, secrets)}; check it starts by hand, or raise the start timeout "
             "(--mcp-start-timeout, or start_timeout in the profile)"
         )
+
+
+def _terminal(profile: Profile, stack: AsyncExitStack) -> Pty | None:
+    """A pseudo-terminal for a `tty: true` target, closed when the connection is; None otherwise."""
+    if not profile.tty:
+        return None
+    pty = Pty()
+    stack.callback(pty.close)
+    return pty
 
 
 def _target_env(profile: Profile, root: Path, token: str) -> dict[str, str]:

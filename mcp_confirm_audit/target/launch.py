@@ -13,7 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
@@ -41,8 +41,18 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: Path) -> AsyncIterator[str]:
-    """Start the target on a free port; yield its URL once it accepts connections."""
+async def serve_http(
+    profile: Profile,
+    root: Path,
+    env: Mapping[str, str],
+    log: Path,
+    *,
+    wrap: Callable[[list[str]], list[str]] | None = None,
+) -> AsyncIterator[str]:
+    """Start the target on a free port; yield its URL once it accepts connections.
+
+    `wrap` puts the command inside another that starts it (on a terminal of its own, `tty: true`).
+    """
     for attempt in range(_ATTEMPTS):
         port = free_port()
         argv = profile.argv(root, port)
@@ -51,7 +61,7 @@ async def serve_http(profile: Profile, root: Path, env: Mapping[str, str], log: 
             raise TargetError(f"{missing}; install it or give its full path")
         with log.open("w") as out:
             process = subprocess.Popen(
-                argv,
+                wrap(argv) if wrap is not None else argv,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,

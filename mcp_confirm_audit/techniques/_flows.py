@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..channels import human
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.token import Token
+from ..confirmations.waits import Waits
 from ..models import Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -19,19 +20,45 @@ class AttackChannel:
     def __init__(self, attack: Attack, connection: Connection | None = None) -> None:
         self.attack = attack
         self.connection = connection or attack.primary
+        # What the person's steps showed them (a webhook body, a prompt), and what they saved.
+        self.shown: list[tuple[str, str]] = []
+        self.saved: dict[str, str] = {}
 
     async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
         return await self.attack.call(
             label, self.attack.case.victim, arguments=arguments, tool=tool, connection=self.connection
         )
 
-    async def human(self, label: str, step: human.HumanStep) -> str:
+    async def human(
+        self,
+        label: str,
+        steps: Sequence[human.Step],
+        values: Mapping[str, str],
+        *,
+        seen: Sequence[str] = (),
+    ) -> dict[str, str]:
+        """The person's steps; `seen`: what the agent's calls returned, for steps taken as the agent."""
+        observer = self.attack.observer
         where = human.Where(
-            self.attack.sandbox.root, self.connection.call_timeout, human.base_url(self.connection.endpoint)
+            self.attack.sandbox.root,
+            self.connection.call_timeout,
+            human.base_url(self.connection.endpoint),
+            dict(values),
+            observer.sink.requests if observer is not None and observer.sink is not None else None,
+            self.connection.stderr_path,
+            self.connection.terminal,
+            tuple(seen),
         )
-        said = await human.run(step, where)
-        self.attack.note(f"{label} on the human's channel: {said[:160]}")
-        return said
+
+        def kept(done: human.Taken) -> None:
+            if done.said:
+                self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
+            if done.shown is not None:
+                self.shown.append((done.medium, done.shown))
+
+        saved, _ = await human.take_all(steps, where, kept)
+        self.saved.update(saved)
+        return saved
 
 
 def flow_or_not_applicable(attack: Attack, what: str) -> AgentFlow | None:
@@ -66,3 +93,25 @@ async def previewed(
         attack.setup_failed(f"the preview handed out no token or pending id ({said})")
         return None
     return shown
+
+
+async def what_the_person_read(
+    flow: AgentFlow, channel: AttackChannel, preview: Preview, before: int
+) -> tuple[tuple[str, str], ...] | None:
+    """What the person was shown about `preview` on their own channel, (medium, text) each; None if nothing.
+
+    A waits flow showed it while the call waited (its decline steps read the prompt); a pending or token
+    flow shows it when the person's first steps are taken, up to the first that may approve (reads, and
+    commands that only show): a webhook body, a device's card.
+    """
+    person = getattr(flow, "human", None)
+    if isinstance(person, human.Person) and not isinstance(flow, Waits) and preview.handle is not None:
+        looking = person.looking
+        if looking:
+            values = {"id": preview.handle, "challenge": preview.handle, "token": preview.handle}
+            try:
+                await channel.human("the person reads what they are asked", looking, values)
+            except human.HumanFailed as exc:
+                channel.attack.note(f"what the person is shown could not be read: {exc}")
+    shown = tuple(channel.shown[before:])
+    return shown or None

@@ -36,12 +36,13 @@ from ..catalogue.prompt_checks import (
     message_problems,
     names_target,
 )
-from ..catalogue.question_text import result_as_shown
-from ..confirmations import AgentFlow, as_flow
+from ..catalogue.question_text import result_as_shown, terminal_as_shown
+from ..confirmations import AgentFlow, Preview, as_flow
+from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
 from . import technique
-from ._flows import AttackChannel, previewed
+from ._flows import AttackChannel, previewed, what_the_person_read
 from ._generated import search
 from .base import Attack
 
@@ -96,10 +97,22 @@ async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flo
     folder.mkdir()
     probe = _PreviewProbe(attack, folder, kind, flow)
     plain = _made(folder, "plain-name.txt")
-    shown = await previewed(attack, flow, probe.channel, attack.arguments(plain))
+    before = len(probe.channel.shown)
+    if isinstance(flow, Waits):
+        shown: Preview | None = await flow.preview(probe.channel, attack.arguments(plain))
+    else:
+        shown = await previewed(attack, flow, probe.channel, attack.arguments(plain))
     if shown is None:
         return
-    probe.baseline = probe.read(shown.response.text, shown.handle)
+    read = await what_the_person_read(flow, probe.channel, shown, before)
+    if read is None and isinstance(flow, Waits):
+        attack.setup_failed("the person was shown nothing while the call waited (no prompt was read)")
+        return
+    probe.baseline = (
+        probe.person(read, shown.handle)
+        if read is not None
+        else probe.read(shown.response.text, shown.handle)
+    )
     await attack.start_attack()
     try:
         if kind == "names-target":
@@ -192,15 +205,29 @@ class _PreviewProbe(_Probe):
     def read(text: str, handle: str | None) -> str:
         return result_as_shown(text.replace(handle, "{handle}") if handle else text)
 
+    @staticmethod
+    def person(shown: Sequence[tuple[str, str]], handle: str | None) -> str:
+        """What the person was shown on their channel, each piece read as its medium shows it."""
+        pieces = [
+            terminal_as_shown(text) if medium == "terminal" else _PreviewProbe.read(text, handle)
+            for medium, text in shown
+        ]
+        return "\n".join(pieces)
+
     async def ask(self, name: str) -> str | None:
         """The preview's text about a real file called `name`, or None if it previewed nothing."""
         if not valid_path(name):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
         path = _made(self.folder, name)
+        before = len(self.channel.shown)
         shown = await self.flow.preview(self.channel, self.attack.arguments(path))
         if not os.path.lexists(path):
             removed = (Verdict.VULNERABLE, "the file was removed by its preview")
             self.record("acted at the preview", name, [removed], always=True)
+        # What the person reads on their own channel is the question, where they are shown one.
+        read = await what_the_person_read(self.flow, self.channel, shown, before)
+        if read is not None:
+            return self.person(read, shown.handle)
         return None if shown.handle is None else self.read(shown.response.text, shown.handle)
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from ..confirmations import HumanFailed, as_flow
 from ..confirmations.flag import Flag
 from ..confirmations.pending import Pending
+from ..confirmations.token import Token
+from ..confirmations.waits import Waits
 from ..models import Outcome, Verdict
 from . import technique
 from ._flows import AttackChannel
@@ -44,6 +46,8 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.note(f"the agent alone cannot complete the flow: {exc}")
     claims_a_human = bool(_CLAIMS_A_HUMAN.search(shown.response.text))
     human_path = isinstance(flow, Pending) and (flow.human is not None or claims_a_human)
+    # A call that waits for a person (a terminal prompt), or a challenge a person must answer.
+    human_path = human_path or isinstance(flow, Waits) or (isinstance(flow, Token) and flow.human is not None)
     # Without the flag the tool asks the user (or says a human must confirm): the caller's
     # own flag is a way around the person the tool otherwise waits for.
     asks_otherwise = isinstance(flow, Flag) and (

@@ -73,7 +73,8 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         )
     await attack.start_attack()
     for arguments, token in forged:
-        await flow.confirm(channel, arguments, token)
+        # The agent's own token: never handed to a person to sign or follow.
+        await flow.confirm(channel, arguments, token, as_agent=True)
 
 
 def _random_like(token: str) -> str:

@@ -28,8 +28,14 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = flow_or_not_applicable(attack, "token or pending id to replay")
     if flow is None:
         return
-    if flow.kind == "flag":
+    if flow.kind in ("flag", "waits"):
         attack.not_applicable(f"nothing to replay: {flow.describe()}")
+        return
+    if isinstance(flow, Token) and flow.human is not None:
+        # What is redeemed is the person's answer to the challenge, not the token: approval-replay.
+        attack.not_applicable(
+            f"the token is a challenge a person answers; approval-replay replays their answer: {flow.describe()}"
+        )
         return
     channel, victim = AttackChannel(attack), attack.victim
     args = attack.arguments(victim)
@@ -72,12 +78,12 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
         if flow.execute is None:
             attack.not_applicable("the pending flow has no execute call to send twice")
             return
-        try:  # the honest approval, once; then its execute call raced
-            await flow.approve_only(AttackChannel(attack), handle)
+        try:  # the honest approval, once; then its execute call raced, with what the person saved
+            _, saved = await flow.approved(AttackChannel(attack), handle)
         except HumanFailed as exc:
             attack.setup_failed(str(exc))
             return
-        tool, sent = flow.execute.tool, flow.execute.filled(handle)
+        tool, sent = flow.execute.tool, flow.execute.filled(handle, saved)
     elif isinstance(flow, Token):
         tool, sent = flow.tool, flow.confirming(args, handle)
     else:

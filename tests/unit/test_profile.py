@@ -175,4 +175,4 @@ def test_a_human_command_names_a_script_beside_the_profile_with_profile_dir(tmp_
     )
     human = load_profile(path).confirmation.human  # type: ignore[union-attr]
     assert human is not None
-    assert human.approve == Command(f"python {tmp_path.resolve()}/approve.py {{id}}")
+    assert human.approve == (Command(f"python {tmp_path.resolve()}/approve.py {{id}}"),)

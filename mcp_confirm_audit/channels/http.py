@@ -1,0 +1,235 @@
+"""`http:` the person's own client calls the approval endpoint, and `follow:` opens a link they were sent.
+
+    - http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
+             headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}}
+    - follow: {link: approve_url, method: POST}     # a URL saved by an earlier step
+
+Every request goes to this machine only (127.0.0.1, ::1, localhost), with no
+proxy from the environment and no redirect followed (either could take it
+elsewhere), within the step's bound. A request carries only the headers its
+own step names: the credentials the agent's connection is given are not the
+person's. A value put into a URL is quoted, so it adds no path, query or
+host; a followed link is the one value taken whole, and checked like a URL.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import anyio
+import httpx2
+
+from ..profile import headers as http_headers
+from ..profile.headers import Header
+from .base import (
+    KEPT,
+    SAID,
+    Fail,
+    HumanFailed,
+    Save,
+    Taken,
+    Where,
+    one_line,
+    only_keys,
+    parse_save,
+    step_kind,
+)
+
+METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
+URL_NAMES = ("url", "id")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class HttpCall:
+    """A request the person's own client sends: `{url}` and saved values in the URL and in the body."""
+
+    url: str
+    method: str = "POST"
+    json: Mapping[str, Any] | None = None
+    # Never in a repr: they are credentials (see headers.py).
+    headers: tuple[Header, ...] = ()
+    save: Save = field(default_factory=Save)
+    # The URL is one saved value taken whole (`follow:`), not a template.
+    link: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "follow" if self.link else "http"
+
+    def with_id(self, pending_id: str) -> HttpCall:
+        body = None if self.json is None else _filled(self.json, {"id": pending_id})
+        # Quoted in the URL: an id the target chose cannot add a path, a query or another host.
+        return replace(self, url=self.url.replace("{id}", quote(pending_id, safe="")), json=body)
+
+    async def take(self, where: Where) -> Taken:
+        if self.link is not None:
+            url = where.values.get(self.link)
+            if url is None:
+                raise HumanFailed(f"no step before this one saved {self.link!r}, the link to follow")
+            url = url.strip()
+        else:
+            url = where.filled_url(self.url)
+        if problem := loopback_problem(url):
+            raise HumanFailed(f"the human's URL {problem}")
+        body = None if self.json is None else _filled(self.json, where.values)
+        status, text = await _send(self.method, url, body, self.headers, where.timeout)
+        said = one_line(http_headers.scrub(text, self.headers))[:SAID]
+        what = f"{self.method} {url}"
+        if not 200 <= status < 300:
+            raise HumanFailed(f"the approval endpoint answered {what} with HTTP {status}: {said}")
+        sent = " ".join(f"({h.redacted})" for h in self.headers)
+        line = f"{what}{' ' + sent if sent else ''}: HTTP {status} {said}".rstrip()
+        return Taken(line, self.save.values(text, f"the answer to {what}"), shown=text if self.link else None)
+
+
+async def _send(
+    method: str, url: str, body: Any, headers: tuple[Header, ...], timeout: float
+) -> tuple[int, str]:
+    what = f"{method} {url}"
+    try:
+        # No proxy from the environment, no redirects, and the bound on the whole exchange.
+        with anyio.fail_after(timeout):
+            async with (
+                httpx2.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False) as client,
+                client.stream(method, url, json=body, headers=http_headers.as_dict(headers)) as answer,
+            ):
+                status, kept = answer.status_code, await _head(answer)
+    except (TimeoutError, httpx2.TimeoutException):
+        raise HumanFailed(f"the approval endpoint did not answer {what} within {timeout:g}s") from None
+    except httpx2.HTTPError as exc:
+        why = one_line(str(exc)) or type(exc).__name__
+        raise HumanFailed(f"the approval endpoint could not be reached ({why}): {what}") from None
+    return status, kept.decode(errors="replace")
+
+
+async def _head(answer: httpx2.Response) -> bytes:
+    """The first bytes of an answer: evidence, so an endless body costs nothing."""
+    kept = b""
+    async for chunk in answer.aiter_bytes():
+        kept += chunk
+        if len(kept) >= KEPT:
+            break
+    return kept[:KEPT]
+
+
+def base_url(endpoint: object) -> str | None:
+    """`http://host:port` of a connection's endpoint when it is a URL; None over stdio or in-process."""
+    if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
+        return None
+    parts = urlsplit(endpoint)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def url_problem(url: str, names: tuple[str, ...] | None = URL_NAMES) -> str | None:
+    """Why `url` (a profile's template) is no approval URL the harness may call; None if it is.
+
+    `names`: the values it may name; None for a step in a list, whose names are checked there.
+    """
+    unknown = sorted(set(_PLACEHOLDER.findall(url)) - set(names or ()) - {"url"}) if names is not None else []
+    if unknown and names is not None:
+        known = ", ".join("{" + n + "}" for n in names if n != "url")
+        return f"names {{{unknown[0]}}}; the harness fills only {{url}} (the target's base URL) and {known}"
+    if "{url}" in url:
+        if not url.startswith("{url}") or url.count("{url}") > 1:
+            return "may use {url} only at its start, e.g. '{url}/approvals/{id}'"
+        rest = url[len("{url}") :]
+        return (
+            None
+            if rest[:1] in ("", "/", "?")
+            else "must go on with a path after {url}, e.g. '{url}/approvals/{id}'"
+        )
+    if _PLACEHOLDER.match(url):
+        return "must start with {url} or a loopback URL; to open a link a step read, use follow: {link: NAME}"
+    return loopback_problem(_PLACEHOLDER.sub("x", url))
+
+
+def loopback_problem(url: str) -> str | None:
+    """Why `url` is not on this machine; None if it is. The harness's requests stay on loopback."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        return f"{url!r} is not a URL"
+    if parts.scheme not in ("http", "https") or not host:
+        return f"{url!r} is not an http:// or https:// URL"
+    if host == "localhost":
+        return None
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return f"{url!r} is not on loopback (127.0.0.1, ::1, localhost): the harness sends requests to this machine only"
+    return None
+
+
+def _filled(value: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), value)
+    if isinstance(value, Mapping):
+        return {k: _filled(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_filled(v, values) for v in value]
+    return value
+
+
+def parse_http(
+    raw: Mapping[str, Any], where: str, fail: Fail, source: str, names: tuple[str, ...] | None = URL_NAMES
+) -> HttpCall:
+    """`http: {url, method, json, headers}` (the profile's old `pending.human.http` too)."""
+    key = f"{where}.http"
+    call = raw["http"]
+    if not isinstance(call, Mapping):
+        raise fail(f"{key} must be a mapping, got {call!r}")
+    only_keys(call, {"url", "method", "json", "headers"}, key, fail)
+    url = call.get("url")
+    if not isinstance(url, str) or not url:
+        raise fail(f"{key}.url must be the approval endpoint's URL, e.g. '{{url}}/approvals/{{id}}'")
+    if problem := url_problem(url, names):
+        raise fail(f"{key}.url {problem}")
+    method = _method(call.get("method", "POST"), key, fail)
+    body = call.get("json")
+    if body is not None:
+        if not isinstance(body, Mapping):
+            raise fail(f"{key}.json must be a mapping, got {body!r}")
+        body = dict(body)
+    sent: tuple[Header, ...] = ()
+    if (headers := call.get("headers")) is not None:
+        # The person's own credentials, read and redacted as the target's are; never the target's own.
+        sent = http_headers.from_mapping(
+            headers, source=f"profile {source}: confirmation: {key}", environ=os.environ
+        )
+    return HttpCall(url, method, body, sent, parse_save(raw.get("save"), where, fail))
+
+
+@step_kind("http")
+def _http(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> HttpCall:
+    only_keys(raw, {"http"}, where, fail)
+    return parse_http(raw, where, fail, source, names=None)
+
+
+@step_kind("follow")
+def _follow(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> HttpCall:
+    only_keys(raw, {"follow"}, where, fail)
+    said = raw["follow"]
+    if isinstance(said, str):
+        said = {"link": said}
+    if not isinstance(said, Mapping) or not isinstance(said.get("link"), str):
+        raise fail(f"{where}.follow must be {{link: NAME}}: the name an earlier step saved the link under")
+    only_keys(said, {"link", "method"}, f"{where}.follow", fail)
+    method = _method(said.get("method", "GET"), f"{where}.follow", fail)
+    return HttpCall("", method, save=parse_save(raw.get("save"), where, fail), link=said["link"])
+
+
+def _method(method: Any, key: str, fail: Fail) -> str:
+    if not isinstance(method, str) or method.upper() not in METHODS:
+        raise fail(f"{key}.method must be one of {', '.join(METHODS)}, got {method!r}")
+    return method.upper()

@@ -1,0 +1,215 @@
+r"""`read:` what the server sent the person: a request at the sink, the target's output, a file in the root.
+
+    - read: {from: sink, json: links.approve}            # the newest webhook body with that field
+      save: approve_url
+    - read: {from: stderr, pattern: 'pairing code (\d{6})'}
+      save: code
+    - read: {from: "file:outbox/card.txt", pattern: 'card (\w+)', containing: "{id}"}
+
+`from` is `sink` (the bodies the harness's loopback sink received), `stderr`
+or `stdout` (the target's output file; over stdio, stdout is the protocol and
+cannot be read), or `file:PATH` (a file under the root; with `*`, the newest file it matches: a
+message dropped into an outbox). `json` is a dotted
+path into a JSON body or file, `pattern` a regular expression (its first
+group, or the whole match); with both, the pattern is looked for in the
+field. `containing` keeps only what holds that text (`{id}` filled in), so a
+step reads the message about its own action. The newest match wins, and the
+step waits for one within its bound: a message that never comes fails it.
+What the person read (a webhook body, the line, the file) is `Taken.shown`:
+the text the prompt-forging checks judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .base import (
+    SAID,
+    Fail,
+    HumanFailed,
+    Save,
+    Taken,
+    Where,
+    dotted,
+    one_line,
+    only_keys,
+    parse_save,
+    step_kind,
+)
+
+SOURCES = ("sink", "stderr", "stdout")
+_POLL = 0.05  # seconds between looks while a message is awaited
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    source: str  # sink | stderr | stdout | file:PATH
+    pattern: re.Pattern[str] | None = None
+    json_path: str | None = None
+    containing: str | None = None
+    save: Save = field(default_factory=Save)
+
+    @property
+    def kind(self) -> str:
+        return "read"
+
+    async def take(self, where: Where) -> Taken:
+        wanted = where.filled(self.containing) if self.containing else None
+        with anyio.move_on_after(where.timeout):
+            while True:
+                found = self._newest(where, wanted)
+                if found is not None:
+                    value, shown = found
+                    said = f"read {self._what()}: {one_line(value)[:SAID]}"
+                    return Taken(said, self.save.values(value, f"what was read from {self.source}"), shown)
+                if self.source == "seen":
+                    break  # what the agent saw is all there is: nothing more arrives
+                await anyio.sleep(_POLL)
+        seeking = " or ".join(
+            s
+            for s in (
+                f"field {self.json_path!r}" if self.json_path else "",
+                f"/{self.pattern.pattern}/" if self.pattern else "",
+            )
+            if s
+        )
+        holding = f" holding {wanted!r}" if wanted else ""
+        if self.source == "seen":
+            raise HumanFailed(f"nothing {seeking}{holding} is in what the agent's calls returned")
+        raise HumanFailed(
+            f"nothing {seeking or 'at all'}{holding} reached the person on {self.source} within {where.timeout:g}s"
+        )
+
+    def _what(self) -> str:
+        how = self.json_path or (self.pattern.pattern if self.pattern else "")
+        return f"{self.source} ({how})" if how else self.source
+
+    def _newest(self, where: Where, wanted: str | None) -> tuple[str, str] | None:
+        for text, document in reversed(list(self._messages(where))):
+            if wanted and wanted not in text:
+                continue
+            value: str | None = text
+            if self.json_path is not None:
+                value = dotted(document, self.json_path) if document is not None else None
+            if value is not None and self.pattern is not None:
+                hit = self.pattern.search(value)
+                value = None if hit is None else (hit.group(1) if hit.groups() else hit.group(0))
+            if value is not None:
+                return value, text
+        return None
+
+    def _messages(self, where: Where) -> Iterator[tuple[str, Any]]:
+        """Each message the person may have received: its text, and its JSON when it is JSON."""
+        if self.source == "seen":
+            for text in where.seen:
+                yield text, _json(text)
+            return
+        if self.source == "sink":
+            if where.sink is None:
+                raise HumanFailed(
+                    "the person reads the sink, but the run has none: name {sink} in the profile"
+                )
+            for request in where.sink():
+                body = request.get("body")
+                text = body if isinstance(body, str) else json.dumps(body, sort_keys=True)
+                yield text, body if not isinstance(body, str) else _json(body)
+            return
+        for path in self._paths(where):
+            try:
+                text = path.read_text(errors="replace")
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise HumanFailed(f"the person cannot read {self.source}: {exc}") from None
+            yield from self._in(text)
+
+    def _in(self, text: str) -> Iterator[tuple[str, Any]]:
+        if self.json_path is not None:
+            yield text, _json(text)
+            return
+        # The target's output, a log: a line at a time, so the newest line wins.
+        for line in text.splitlines():
+            yield line, _json(line)
+
+    def _paths(self, where: Where) -> list[Path]:
+        """The files to read, oldest first: the output, a file, or every file a pattern (`*`) matches."""
+        if self.source in ("stderr", "stdout"):
+            if where.output is None:
+                raise HumanFailed(
+                    f"the person reads the target's {self.source}, but this target's output is not kept "
+                    "(over stdio, stdout is the protocol: read stderr, or serve the target over HTTP)"
+                )
+            return [where.output]
+        relative, root = self.source.removeprefix("file:"), where.root.resolve()
+        found = (
+            sorted(root.glob(relative), key=_modified)
+            if any(c in relative for c in "*?[")
+            else [root / relative]
+        )
+        paths = [p.resolve() for p in found]
+        if any(not p.is_relative_to(root) for p in paths):
+            raise HumanFailed(f"{self.source} is not under the root")
+        return paths
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+@step_kind("read")
+def _read(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Read:
+    only_keys(raw, {"read"}, where, fail)
+    said = raw["read"]
+    key = f"{where}.read"
+    if not isinstance(said, Mapping):
+        raise fail(
+            f"{key} must be {{from: sink | stderr | stdout | 'file:PATH', pattern: REGEX, json: FIELD}}"
+        )
+    only_keys(said, {"from", "pattern", "json", "containing"}, key, fail)
+    origin = said.get("from")
+    if not isinstance(origin, str) or not (origin in SOURCES or (origin.startswith("file:") and origin[5:])):
+        raise fail(f"{key}.from must be sink, stderr, stdout or 'file:PATH' (under the root), got {origin!r}")
+    if origin.startswith("file:") and (Path(origin[5:]).is_absolute() or ".." in Path(origin[5:]).parts):
+        raise fail(f"{key}.from {origin!r} must name a file under the root (a relative path without '..')")
+    pattern = said.get("pattern")
+    compiled = None
+    if pattern is not None:
+        if not isinstance(pattern, str) or not pattern:
+            raise fail(f"{key}.pattern must be a regular expression, got {pattern!r}")
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise fail(f"{key}.pattern {pattern!r} is not a regular expression: {exc}") from None
+    path = said.get("json")
+    if path is not None and (not isinstance(path, str) or not path):
+        raise fail(f"{key}.json must be a dotted field path, e.g. links.approve")
+    if compiled is None and path is None:
+        raise fail(
+            f"{key} needs pattern: (a regular expression) or json: (a field), to say what the person reads"
+        )
+    containing = said.get("containing")
+    if containing is not None and not isinstance(containing, str):
+        raise fail(f"{key}.containing must be text, e.g. '{{id}}'")
+    save = parse_save(raw.get("save"), where, fail)
+    if not save.names:
+        raise fail(
+            f"{key} saves nothing: add save: NAME, so a later step or the agent's call can use what was read"
+        )
+    return Read(origin, compiled, path, containing, save)

@@ -1,0 +1,168 @@
+r"""`terminal:` the person answers on the target's own terminal.
+
+    tty: true                                      # top level: the target runs under a pseudo-terminal
+    confirmation:
+      kind: waits
+      waits:
+        human: [{terminal: {expect: 'allow\? \[y/N\]', answer: y}}]
+        decline: [{terminal: {expect: 'allow\? \[y/N\]', answer: n}}]
+
+With `tty: true` the harness gives the target a pseudo-terminal of its own as
+its controlling terminal (`/dev/tty`), keeps the other end (`Pty`), and plays
+the person at it: a step waits, within its bound, for its `expect` pattern in
+what the target wrote since the last answer, then types `answer` and Enter.
+Without `tty: true` a target has no controlling terminal at all (it is started
+in a session of its own), so a server that asks there finds nobody, and must
+fail closed. The text up to the prompt is what the person saw (`Taken.shown`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from ..errors import UsageError
+from .base import SAID, Fail, HumanFailed, Taken, Where, one_line, only_keys, step_kind
+
+_POLL = 0.02  # seconds between reads of the terminal while a prompt is awaited
+_KEEP = 64 * 1024  # characters of the terminal's output kept between answers
+# The terminal's own escapes (colours, cursor moves) are not what the person reads as words.
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+class Pty:
+    """A pseudo-terminal: the target's end is its controlling terminal, this end is the person's."""
+
+    def __init__(self) -> None:
+        self.master, self._slave = os.openpty()
+        self.slave_path = os.ttyname(self._slave)
+        os.set_blocking(self.master, False)
+        self._seen = ""
+        self.closed = False
+
+    def hosted(self, argv: Sequence[str]) -> list[str]:
+        """`argv` started on this terminal: a small host makes it the controlling terminal, then execs it."""
+        return [sys.executable, "-m", f"{__package__}.pty_host", self.slave_path, "--", *argv]
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # EIO: nobody holds the other end any more
+                return
+            if not chunk:
+                return
+            self._seen = (self._seen + chunk.decode(errors="replace"))[-_KEEP:]
+
+    async def expect(self, pattern: re.Pattern[str], timeout: float) -> str:
+        with anyio.move_on_after(timeout):
+            while not self.closed:
+                self._drain()
+                hit = pattern.search(self._seen)
+                if hit is not None:
+                    shown, self._seen = self._seen[: hit.end()], self._seen[hit.end() :]
+                    return shown
+                await anyio.sleep(_POLL)
+        said = one_line(_ESCAPES.sub("", self._seen))[-SAID:]
+        raise HumanFailed(
+            f"no prompt /{pattern.pattern}/ on the target's terminal within {timeout:g}s"
+            + (f"; it showed: {said}" if said else "; it showed nothing")
+        )
+
+    def forget(self) -> None:
+        """Set aside what the terminal showed so far: it belonged to a call that is over."""
+        self._drain()
+        self._seen = ""
+
+    def answer(self, text: str) -> None:
+        self._drain()
+        self._seen = ""
+        os.write(self.master, (text + "\n").encode())
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            for fd in (self.master, self._slave):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    expect: re.Pattern[str]
+    answer: str
+
+    @property
+    def kind(self) -> str:
+        return "terminal"
+
+    async def take(self, where: Where) -> Taken:
+        if where.terminal is None:
+            raise HumanFailed(
+                "the person answers on the target's terminal, but it has none: set tty: true in the profile"
+            )
+        shown = await where.terminal.expect(self.expect, where.timeout)
+        typed = where.filled(self.answer)
+        where.terminal.answer(typed)
+        read = _ESCAPES.sub("", shown)
+        # What the person saw is kept raw: an escape sequence in it is what the checks look for.
+        return Taken(
+            f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=shown, medium="terminal"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Not a person's step: a call that waited is over, and what its terminal showed with it."""
+
+    @property
+    def kind(self) -> str:
+        return "terminal"
+
+    async def take(self, where: Where) -> Taken:
+        if where.terminal is not None:
+            where.terminal.forget()
+        return Taken("")
+
+
+@step_kind("terminal")
+def _terminal(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Answer:
+    only_keys(raw, {"terminal"}, where, fail)
+    said = raw["terminal"]
+    key = f"{where}.terminal"
+    if not isinstance(said, Mapping):
+        raise fail(f"{key} must be {{expect: REGEX (the prompt), answer: TEXT (what the person types)}}")
+    only_keys(said, {"expect", "answer"}, key, fail)
+    expect, answer = said.get("expect"), said.get("answer")
+    if not isinstance(expect, str) or not expect:
+        raise fail(f"{key}.expect must be a regular expression for the prompt, e.g. 'allow\\? \\[y/N\\]'")
+    try:
+        compiled = re.compile(expect)
+    except re.error as exc:
+        raise fail(f"{key}.expect {expect!r} is not a regular expression: {exc}") from None
+    if not isinstance(answer, str | int | bool):
+        raise fail(f"{key}.answer must be what the person types, e.g. y")
+    typed = (
+        answer
+        if isinstance(answer, str)
+        else ("y" if answer is True else "n" if answer is False else str(answer))
+    )
+    return Answer(compiled, typed)
+
+
+def tty_key(value: Any, source: str) -> bool:
+    """The profile's `tty:`: run the target under a pseudo-terminal the harness answers on."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise UsageError(f"profile {source}: 'tty' must be true or false, got {value!r}")
+    return value

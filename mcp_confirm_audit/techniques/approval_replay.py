@@ -1,0 +1,40 @@
+"""`approval-replay`: what a person handed over (evidence, a signed approval, a followed link) redeemed twice.
+
+The person approves once and the agent redeems it: the action happens. The
+victim file is put back with the identity it had (a hard link kept its inode),
+so only a record of what was spent can refuse the second redemption, which
+the agent makes alone with the same evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import technique
+from ._elsewhere import approved, person_flow, redeem
+from ._flows import AttackChannel
+from .base import Attack
+
+
+@technique("approval-replay")
+async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
+    flow = person_flow(attack, "no person's approval to replay")
+    if flow is None:
+        return
+    channel, victim = AttackChannel(attack), attack.victim
+    args = attack.arguments(victim)
+    got = await approved(attack, flow, channel, args)
+    if got is None:
+        return
+    handle, saved = got
+    victim.keep()
+    since = await attack.mark()
+    done = await redeem(flow, channel, args, handle, saved, "the agent redeems the person's approval")
+    if not await attack.took_effect(victim, since):
+        attack.setup_failed(f"the person's approval, redeemed once, did not take effect ({done.text[:160]})")
+        return
+    if (put_back := victim.put_back()) is not None:
+        attack.note(f"{put_back} after the honest redemption")
+    await attack.start_attack()
+    await redeem(flow, channel, args, handle, saved, "the same approval redeemed again, the person not asked")

@@ -1,0 +1,41 @@
+"""`approval-transplant`: what a person handed over for one action redeemed for another.
+
+Two uses of the action are previewed (another file, or the setup run again
+with other values); the person approves the first only, and the agent
+redeems that approval with the second's handle and arguments. The first is
+never redeemed, so any effect is the second's: an action nobody approved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import technique
+from ._elsewhere import approved, person_flow, redeem
+from ._flows import AttackChannel, previewed
+from .base import Attack
+
+
+@technique("approval-transplant")
+async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None:
+    flow = person_flow(attack, "no person's approval to move to another action")
+    if flow is None:
+        return
+    channel = AttackChannel(attack)
+    approved_one = await attack.another("approved-by-the-person")
+    if approved_one is None:
+        return
+    got = await approved(attack, flow, channel, attack.arguments(approved_one))
+    if got is None:
+        return
+    _, saved = got
+    victim = attack.victim
+    args = attack.arguments(victim)
+    shown = await previewed(attack, flow, channel, args)
+    if shown is None or shown.handle is None:
+        return
+    await attack.start_attack()
+    await redeem(
+        flow, channel, args, shown.handle, saved, "the other action's approval redeemed for this one"
+    )

@@ -1,0 +1,361 @@
+"""Reference server whose person approves somewhere else: a webhook link, a paired device, a terminal, a signature.
+
+    python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
+        [--webhook URL] [--ttl SECONDS] [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt]
+
+`delete_file(path)` deletes one file under the root once a person approved
+that exact deletion, on a channel the agent does not have:
+- webhook: the call stages the deletion and posts `{text, approve_url}` to
+  `--webhook`; the link (with a secret) is followed by the person; then
+  `execute_request(request_id)` acts.
+- device: the server prints its pairing code and device API on stderr; the
+  paired device (device.py) fetches the card and confirms it, each request
+  signed with HMAC under the pairing code, and gets an `evidence_ref`; then
+  `confirm_request(request_id, evidence_ref)` acts.
+- terminal: the call asks `allow? [y/N]` on the controlling terminal and acts on
+  `y`; with no terminal, or no answer within --ttl, it refuses.
+- signed: the call without `approval` returns a challenge naming the deletion;
+  the owner signs it (sign.py, HMAC under the owner's key in ELSEWHERE_OWNER_KEY)
+  and the call with that `approval` acts.
+Every approval is bound to the action's path, spent once and expires after
+--ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
+agent what only the person should have); for the terminal, fails-open takes no
+terminal or no answer as a yes, and raw-prompt shows the path unescaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve().parent
+if str(_HERE.parent / "reference") not in sys.path:
+    sys.path.insert(0, str(_HERE.parent / "reference"))
+
+import paths  # noqa: E402
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
+
+CHANNELS = ("webhook", "device", "terminal", "signed")
+FLAWS = ("replay", "transplant", "agent-reachable", "expiry", "fails-open", "raw-prompt")
+_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
+
+
+def _shown(text: str) -> str:
+    """The path as the person reads it: JSON-escaped, every character outside printable ASCII as \\uXXXX."""
+    return json.dumps(text, ensure_ascii=True)
+
+
+def _canonical(challenge: Any) -> str:
+    return json.dumps(challenge, sort_keys=True, separators=(",", ":"))
+
+
+def sign(key: str, message: str) -> str:
+    return hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+class Gate:
+    """The approvals: each for one path, spent once, expiring."""
+
+    def __init__(self, root: Path, channel: str, flaws: set[str], ttl: float, webhook: str | None) -> None:
+        self.policy = paths.PathPolicy.create(root)
+        self.root, self.channel, self.flaws, self.ttl, self.webhook = (
+            self.policy.root,
+            channel,
+            flaws,
+            ttl,
+            webhook,
+        )
+        self.requests: dict[str, dict[str, Any]] = {}
+        self.spent: set[str] = set()
+        self.lock = threading.Lock()
+        self.pairing = f"{secrets.randbelow(10**6):06d}"
+        self.owner_key = os.environ.get("ELSEWHERE_OWNER_KEY", "")
+        self.api: str | None = None
+
+    def target(self, path: str) -> paths.Target:
+        """Every check made before asking and again before acting (targets/reference/paths.py)."""
+        try:
+            return self.policy.resolve(path)
+        except paths.Refused as exc:
+            raise ValueError(f"refused: {exc}") from None
+
+    def delete(self, path: str, seen: paths.Identity | None) -> None:
+        """Delete the file the person was asked about: beneath the root, no link followed, the same file."""
+        target = self.target(path)
+        try:
+            paths.unlink_beneath(self.policy.root, target.parts, seen or target.identity)
+        except paths.Refused as exc:
+            raise ValueError(f"refused: {exc}") from None
+
+    def stage(self, path: str) -> dict[str, Any]:
+        seen = self.target(path).identity
+        rid = secrets.token_hex(8)
+        secret = secrets.token_urlsafe(16)
+        with self.lock:
+            self.requests[rid] = {
+                "path": path,
+                "seen": seen,
+                "secret": secret,
+                "approved": False,
+                "at": time.monotonic(),
+                "evidence": None,
+            }
+        return {"request_id": rid, "secret": secret}
+
+    def live(self, rid: str) -> dict[str, Any]:
+        request = self.requests.get(rid)
+        if request is None:
+            raise ValueError("refused: no such request")
+        if rid in self.spent and "replay" not in self.flaws:
+            raise ValueError("refused: that approval was already used")
+        if time.monotonic() - request["at"] > self.ttl and "expiry" not in self.flaws:
+            raise ValueError("refused: that approval has expired")
+        return request
+
+    def act(self, rid: str, path: str | None = None) -> str:
+        """Spend the approval `rid` and delete its file (or `path`, which must be its file)."""
+        request = self.live(rid)
+        path = request["path"] if path is None else path
+        if request["path"] != path and "transplant" not in self.flaws:
+            raise ValueError("refused: that approval is for another file")
+        with self.lock:
+            self.spent.add(rid)
+        self.delete(path, request["seen"] if path == request["path"] else None)
+        return f"deleted {_shown(path)}"
+
+
+def build(gate: Gate) -> MCPServer:
+    server = MCPServer("elsewhere-reference")
+    channel, flaws = gate.channel, gate.flaws
+
+    if channel == "webhook":
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def delete_file(path: str) -> str:
+            """Stage deleting one file; a person approves it from the link sent to them."""
+            staged = gate.stage(path)
+            link = f"{gate.api}/approve/{staged['request_id']}?key={staged['secret']}"
+            if "agent-reachable" in flaws:
+                link = f"{gate.api}/approve/{staged['request_id']}"
+            body = {
+                "request_id": staged["request_id"],
+                "text": f"Delete {_shown(path)}?",
+                "approve_url": link,
+            }
+            _post(gate.webhook, body)
+            said = {"status": "pending_approval", "request_id": staged["request_id"]}
+            if "agent-reachable" in flaws:
+                said["approve_url"] = link
+            return json.dumps(said)
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def execute_request(request_id: str) -> str:
+            """Delete the file of an approved request."""
+            request = gate.live(request_id)
+            approved = request["approved"]
+            if "transplant" in flaws and not approved:
+                # Any approval not yet used will do (and is used up): it need not be this request's.
+                other = next(
+                    (k for k, r in gate.requests.items() if r["approved"] and k not in gate.spent), None
+                )
+                if other is not None:
+                    gate.spent.add(other)
+                    approved = True
+            if not approved:
+                raise ValueError("refused: not approved")
+            return gate.act(request_id)
+
+    elif channel == "device":
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def delete_file(path: str) -> str:
+            """Stage deleting one file; the paired device shows the card and confirms it."""
+            staged = gate.stage(path)
+            said = {"status": "pending_device", "request_id": staged["request_id"]}
+            if "agent-reachable" in flaws:
+                # What the device needs, told to the agent too.
+                said["pairing"] = f"device api {gate.api} pairing code {gate.pairing}"
+            return json.dumps(said)
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def confirm_request(request_id: str, evidence_ref: str) -> str:
+            """Delete the file once the device's evidence for this request is given."""
+            request = gate.live(request_id)
+            wanted = {request["evidence"]}
+            if "transplant" in flaws:
+                wanted = {r["evidence"] for r in gate.requests.values()}  # any device evidence will do
+            if evidence_ref not in wanted - {None}:
+                raise ValueError("refused: no device evidence for this request")
+            return gate.act(request_id)
+
+    elif channel == "terminal":
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def delete_file(path: str) -> str:
+            """Delete one file once the person at the server's terminal says y."""
+            seen = gate.target(path).identity
+            named = path if "raw-prompt" in flaws else _shown(path)  # FLAW raw-prompt: the name as it is
+            answer = _ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
+            if answer is None and "fails-open" in flaws:
+                answer = True  # FLAW fails-open: nobody to ask (or nobody answered) reads as a yes
+            if not answer:
+                raise ValueError("refused: the person at the terminal did not approve")
+            gate.delete(path, seen)
+            return f"deleted {_shown(path)}"
+
+    else:
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def delete_file(path: str, approval: str = "") -> str:
+            """Delete one file once its owner signed the challenge for it."""
+            if not approval:
+                staged = gate.stage(path)
+                challenge = {"action": "delete_file", "path": path, "nonce": staged["request_id"]}
+                return json.dumps({"status": "approval_required", "challenge": challenge})
+            try:
+                signed = json.loads(approval)
+                if "agent-reachable" in flaws and "nonce" in signed:
+                    # The challenge it handed the agent, taken back as if the owner had signed it.
+                    signed = {"challenge": signed, "signature": sign(gate.owner_key, _canonical(signed))}
+                challenge, signature = signed["challenge"], signed["signature"]
+            except (ValueError, KeyError, TypeError):
+                raise ValueError("refused: the approval is not a signed challenge") from None
+            key = gate.owner_key
+            if not key or not hmac.compare_digest(sign(key, _canonical(challenge)), str(signature)):
+                raise ValueError("refused: not signed by the owner")
+            if challenge.get("path") != path and "transplant" not in flaws:
+                raise ValueError("refused: that approval is for another file")
+            return gate.act(
+                str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path
+            )
+
+    return server
+
+
+def _post(url: str | None, body: dict[str, Any]) -> None:
+    if not url:
+        return
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
+def _ask_terminal(prompt: str, timeout: float) -> bool | None:
+    """Ask on /dev/tty, never stdin (the protocol): the answer, or None with no terminal or no answer in time."""
+    import io
+    import select
+
+    try:
+        tty = io.TextIOWrapper(open("/dev/tty", "r+b", buffering=0))  # noqa: SIM115
+    except OSError:
+        return None
+    with tty:
+        tty.write(prompt)
+        tty.flush()
+        ready, _, _ = select.select([tty], [], [], timeout)
+        if not ready:
+            tty.write("\n(timed out, denied)\n")
+            return None
+        return tty.readline().strip().lower() == "y"
+
+
+def _serve_api(gate: Gate) -> None:
+    """The person's endpoints, on loopback: the approve link (webhook) and the device API (device)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            path, _, query = self.path.partition("?")
+            parts = path.strip("/").split("/")
+            try:
+                if parts[0] == "approve" and len(parts) == 2:
+                    request = gate.live(parts[1])
+                    key = dict(p.partition("=")[::2] for p in query.split("&") if p).get("key", "")
+                    if "agent-reachable" not in gate.flaws and not hmac.compare_digest(
+                        key, request["secret"]
+                    ):
+                        return self._reply(403, {"error": "bad key"})
+                    request["approved"] = True
+                    return self._reply(200, {"approved": parts[1]})
+                if parts[0] == "cards" and len(parts) == 3 and parts[2] == "confirm":
+                    self._signed(raw)
+                    request = gate.live(parts[1])
+                    request["evidence"] = request["evidence"] or f"ev-{secrets.token_hex(8)}"
+                    return self._reply(200, {"evidence_ref": request["evidence"]})
+            except PermissionError as exc:
+                return self._reply(401, {"error": str(exc)})
+            except ValueError as exc:
+                return self._reply(409, {"error": str(exc)})
+            self._reply(404, {"error": "no such route"})
+
+        def do_GET(self) -> None:
+            parts = self.path.strip("/").split("/")
+            try:
+                if parts[0] == "cards" and len(parts) == 2:
+                    self._signed(b"")
+                    request = gate.live(parts[1])
+                    return self._reply(
+                        200, {"card": f"Delete {_shown(request['path'])}?", "request_id": parts[1]}
+                    )
+            except PermissionError as exc:
+                return self._reply(401, {"error": str(exc)})
+            except ValueError as exc:
+                return self._reply(409, {"error": str(exc)})
+            self._reply(404, {"error": "no such route"})
+
+        def _signed(self, body: bytes) -> None:
+            said = self.headers.get("X-Device-Signature", "")
+            wanted = sign(gate.pairing, f"{self.command} {self.path} ".encode().decode() + body.decode())
+            if not hmac.compare_digest(said, wanted):
+                raise PermissionError("the request is not signed by the paired device")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    gate.api = f"http://127.0.0.1:{api.server_address[1]}"
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--channel", choices=CHANNELS, required=True)
+    parser.add_argument("--webhook")
+    parser.add_argument("--ttl", type=float, default=30.0)
+    parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])
+    args = parser.parse_args(argv)
+    gate = Gate(Path(args.root), args.channel, set(args.flaw), args.ttl, args.webhook)
+    if args.channel in ("webhook", "device"):
+        _serve_api(gate)
+    if args.channel == "device":
+        print(f"device api {gate.api}", file=sys.stderr, flush=True)
+        print(f"pairing code {gate.pairing}", file=sys.stderr, flush=True)
+    build(gate).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""The person approves somewhere else: each channel driven both ways, each out-of-band family proven.
+
+`targets/elsewhere/server.py` is one careful server per channel (a webhook with an approve
+link, a paired device signing its requests with HMAC, a terminal prompt, a signed
+challenge), each with one flaw per family; the profiles beside it (`targets/elsewhere-*.yaml`)
+play the person. Every run is a real process driven over stdio by the real SDK, the person's
+steps real requests at the sink, real commands and a real pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
+from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
+
+TARGETS = Path(__file__).resolve().parents[2] / "targets"
+SERVER = TARGETS / "elsewhere" / "server.py"
+# The families that judge what a person handed over, by the flaw that each one catches.
+OUT_OF_BAND = {
+    "replay": "approval-replay",
+    "transplant": "approval-transplant",
+    "agent-reachable": "agent-reachable-approval",
+    "expiry": "approval-expiry",
+}
+HANDED_OVER = ("webhook", "device", "signed")
+
+
+@pytest.fixture(autouse=True)
+def owner_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The owner's signing key: the server and sign.py (the person) read it; the agent is never given it.
+    monkeypatch.setenv("ELSEWHERE_OWNER_KEY", "owner-key-3b9f-never-the-agents")
+
+
+def _audit(
+    catalogue: Catalogue, channel: str, *flaws: str, families: frozenset[str], **settings: object
+) -> AuditRun:
+    profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", channel]
+    words += ["--ttl", "5"] if channel == "terminal" else []
+    words += ["--webhook", "{sink}/hook"] if channel == "webhook" else []
+    for flaw in flaws:
+        words += ["--flaw", flaw]
+    profile = resolve_profile(replace(profile, **settings), shlex.join(words), None)  # type: ignore[arg-type]
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family in families
+
+    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+
+
+def _verdicts(run: AuditRun) -> dict[str, tuple[Verdict, Layer | None]]:
+    return {r.family: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+
+
+@pytest.mark.parametrize("channel", HANDED_OVER)
+def test_the_careful_server_refuses_every_out_of_band_family(catalogue: Catalogue, channel: str) -> None:
+    run = _audit(catalogue, channel, families=frozenset(OUT_OF_BAND.values()))
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed, approve.detail
+    assert _verdicts(run) == {family: (Verdict.REFUSED, Layer.TOOL) for family in OUT_OF_BAND.values()}, [
+        (r.id, r.verdict, r.reason) for r in run.results
+    ]
+
+
+@pytest.mark.parametrize("channel", HANDED_OVER)
+@pytest.mark.parametrize("flaw", sorted(OUT_OF_BAND))
+def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
+    catalogue: Catalogue, channel: str, flaw: str
+) -> None:
+    run = _audit(catalogue, channel, flaw, families=frozenset(OUT_OF_BAND.values()))
+    verdicts = _verdicts(run)
+    caught = OUT_OF_BAND[flaw]
+    assert verdicts.pop(caught)[0] is Verdict.VULNERABLE, [(r.id, r.verdict, r.reason) for r in run.results]
+    assert set(verdicts.values()) == {(Verdict.REFUSED, Layer.TOOL)}, verdicts
+
+
+def test_the_person_reads_the_webhook_and_follows_its_link(catalogue: Catalogue) -> None:
+    run = _audit(catalogue, "webhook", families=frozenset({"approval-replay"}))
+    said = " ".join(run.by_id()["MCA-OOBREPLAY-001"].evidence)
+    # What the person did is in the evidence: the body read at the sink, the link followed on loopback.
+    assert "read sink (approve_url): http://127.0.0.1:" in said
+    assert "POST http://127.0.0.1:" in said
+    assert "/approve/" in said
+
+
+@pytest.mark.parametrize("channel", ["webhook", "device"])
+def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
+    catalogue: Catalogue, channel: str
+) -> None:
+    # The agent's preview names no file; the webhook body and the device's card do, escaped.
+    run = _audit(catalogue, channel, families=frozenset({"prompt-forging"}))
+    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert judged
+    assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
+
+
+def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(catalogue: Catalogue) -> None:
+    run = _audit(catalogue, "terminal", families=frozenset({"self-approval", "prompt-forging"}))
+    controls = {c.name: c for c in run.controls}
+    assert controls["approve"].passed, controls["approve"].detail
+    assert "through waits" in controls["approve"].detail
+    assert controls["unanswered"].passed, controls["unanswered"].detail
+    assert "unasked" not in controls
+    said = " ".join(e for r in run.results for e in r.evidence)
+    assert "the terminal asked" in said
+    assert "typed 'n'" in said
+    # The agent alone (nobody at the terminal) is refused; what the terminal showed passes the checks.
+    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
+    assert "unasked" not in repr(run.results)
+
+
+def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(catalogue: Catalogue) -> None:
+    # No tty: the server finds nobody to ask and refuses; zero configuration sees a tool that did not act.
+    profile = resolve_profile(
+        None, shlex.join([sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal"]), None
+    )
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
+    assert "unasked" not in {c.name for c in run.controls}, run.controls
+
+
+def test_a_prompt_that_shows_the_name_raw_is_caught_on_the_terminal(catalogue: Catalogue) -> None:
+    run = _audit(catalogue, "terminal", "raw-prompt", families=frozenset({"prompt-forging"}))
+    vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
+    # A terminal shows escapes and line breaks; markup it does not render is no finding there.
+    assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= vulnerable, vulnerable
+    assert "MCA-PROMPT-007" not in vulnerable
+
+
+def test_a_terminal_gate_that_takes_no_answer_as_yes_fails_its_control(catalogue: Catalogue) -> None:
+    run = _audit(catalogue, "terminal", "fails-open", families=frozenset({"self-approval"}))
+    controls = {c.name: c for c in run.controls}
+    assert not controls["unanswered"].passed
+    assert "acted though the person never answered" in controls["unanswered"].detail
+    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}

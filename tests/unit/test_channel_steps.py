@@ -1,0 +1,203 @@
+"""The person's steps: what each reads or does, what it saves, and one line for each way it fails.
+
+Real subprocesses, a real loopback sink, a real pseudo-terminal with a real process on its other
+end: nothing here is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_confirm_audit.channels.base import HumanFailed, Where, take_all
+from mcp_confirm_audit.channels.human import parse_steps
+from mcp_confirm_audit.channels.terminal import Pty
+from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.oracle.kinds.sink import Sink
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _fail(message: str) -> UsageError:
+    return UsageError(f"profile p.yaml: confirmation: {message}")
+
+
+def _steps(raw: Any) -> Any:
+    return parse_steps(raw, "pending.human", _fail, "p.yaml")
+
+
+def _python(code: str) -> str:
+    return shlex.join([sys.executable, "-c", code])
+
+
+@pytest.mark.anyio
+async def test_a_code_read_off_the_targets_stderr_goes_into_the_next_command_as_one_word(
+    tmp_path: Path,
+) -> None:
+    output = tmp_path / "target.stderr"
+    output.write_text("starting\npairing code 123456\nready\n")
+    steps = _steps(
+        [
+            {"read": {"from": "stderr", "pattern": r"pairing code (\d{6})"}, "save": "code"},
+            {
+                "command": _python("import sys, json; print(json.dumps({'ref': sys.argv[1:]}))")
+                + " {code} {id}",
+                "save": {"evidence": "ref"},
+            },
+        ]
+    )
+    # An id the target chose, with spaces and a flag in it, stays one word.
+    saved, taken = await take_all(steps, Where(tmp_path, 5.0, values={"id": "x --all"}, output=output))
+    assert saved["code"] == "123456"
+    assert json.loads(saved["evidence"]) == ["123456", "x --all"]
+    assert taken[0].shown == "pairing code 123456"
+
+
+@pytest.mark.anyio
+async def test_the_webhook_for_this_action_is_read_at_the_sink_by_its_json_path(tmp_path: Path) -> None:
+    with Sink() as sink:
+        for rid in ("r-1", "r-2"):
+            body = json.dumps({"request_id": rid, "links": {"approve": f"http://127.0.0.1:9/approve/{rid}"}})
+            sent = urllib.request.Request(
+                f"{sink.url}/hook", data=body.encode(), headers={"Content-Type": "application/json"}
+            )
+            with urllib.request.urlopen(sent, timeout=5):
+                pass
+        steps = _steps(
+            [{"read": {"from": "sink", "json": "links.approve", "containing": "{id}"}, "save": "link"}]
+        )
+        saved, taken = await take_all(steps, Where(tmp_path, 5.0, values={"id": "r-1"}, sink=sink.requests))
+    assert saved["link"] == "http://127.0.0.1:9/approve/r-1"
+    assert taken[0].shown is not None
+    assert '"r-1"' in taken[0].shown
+
+
+@pytest.mark.anyio
+async def test_a_message_that_never_comes_fails_the_step_within_its_bound(tmp_path: Path) -> None:
+    steps = _steps([{"read": {"from": "file:outbox/card.txt", "pattern": "card (\\w+)"}, "save": "card"}])
+    with pytest.raises(
+        HumanFailed, match=r"nothing /card \(\\w\+\)/ reached the person on file:outbox/card.txt within 0.2s"
+    ):
+        await take_all(steps, Where(tmp_path, 0.2))
+
+
+@pytest.mark.anyio
+async def test_a_followed_link_must_stay_on_loopback(tmp_path: Path) -> None:
+    steps = _steps(
+        [{"read": {"from": "file:mail.json", "json": "link"}, "save": "link"}, {"follow": {"link": "link"}}]
+    )
+    (tmp_path / "mail.json").write_text(json.dumps({"link": "http://approvals.example.com/ok?id=1"}))
+    with pytest.raises(HumanFailed, match="is not on loopback"):
+        await take_all(steps, Where(tmp_path, 2.0))
+
+
+@pytest.mark.anyio
+async def test_a_signature_is_what_the_sign_command_prints_for_the_challenge(tmp_path: Path) -> None:
+    steps = _steps(
+        [{"sign": {"command": _python("import sys; print('signed:' + sys.argv[1])") + " {challenge}"}}]
+    )
+    saved, _ = await take_all(steps, Where(tmp_path, 5.0, values={"challenge": '{"nonce": "n1"}'}))
+    assert saved == {"evidence": 'signed:{"nonce": "n1"}'}
+
+
+@pytest.mark.anyio
+async def test_the_person_answers_the_prompt_on_the_targets_own_terminal(tmp_path: Path) -> None:
+    # A process whose controlling terminal is the pty asks on /dev/tty, as a terminal approver does.
+    asker = (
+        "import io; t = io.TextIOWrapper(open('/dev/tty', 'r+b', buffering=0)); "
+        "t.write('Delete \"a.txt\"? allow? [y/N] '); t.flush(); print(t.readline().strip())"
+    )
+    pty = Pty()
+    try:
+        process = subprocess.Popen(
+            pty.hosted([sys.executable, "-c", asker]), stdout=subprocess.PIPE, start_new_session=True
+        )
+        steps = _steps([{"terminal": {"expect": r"allow\? \[y/N\] ", "answer": "y"}}])
+        _, taken = await take_all(steps, Where(tmp_path, 10.0, terminal=pty))
+        out, _ = process.communicate(timeout=10)
+    finally:
+        pty.close()
+    assert out.decode().strip() == "y"
+    assert taken[0].medium == "terminal"
+    assert taken[0].shown is not None
+    assert 'Delete "a.txt"? allow? [y/N] ' in taken[0].shown
+
+
+@pytest.mark.anyio
+async def test_without_a_terminal_the_step_says_to_set_tty(tmp_path: Path) -> None:
+    steps = _steps([{"terminal": {"expect": "allow", "answer": "y"}}])
+    with pytest.raises(HumanFailed, match="set tty: true in the profile"):
+        await take_all(steps, Where(tmp_path, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ([{"read": {"from": "stderr", "pattern": "code"}}], "saves nothing: add save: NAME"),
+        (
+            [{"read": {"from": "/etc/passwd", "pattern": "x"}, "save": "x"}],
+            "must be sink, stderr, stdout or 'file:PATH'",
+        ),
+        ([{"read": {"from": "file:../x", "pattern": "x"}, "save": "x"}], "must name a file under the root"),
+        ([{"read": {"from": "sink", "pattern": "("}, "save": "x"}], "is not a regular expression"),
+        ([{"command": "approve {evidence}"}], "names {evidence}, which no step before it saves"),
+        ([{"sign": {"command": "signer --key k"}}], "the command that signs the challenge"),
+        ([{"command": "a", "http": {"url": "{url}/x"}}], "must name one kind of step"),
+        ([{"follow": {"link": "approve_url", "verb": "GET"}}], "unknown key 'verb'"),
+        ([{"http": {"url": "http://10.0.0.1/approve"}}], "is not on loopback"),
+        ([{"terminal": {"expect": "allow"}}], "answer must be what the person types"),
+        ([], "must list at least one step"),
+    ],
+)
+def test_a_step_the_harness_cannot_take_is_one_line_saying_what_to_write(raw: Any, message: str) -> None:
+    with pytest.raises(UsageError, match=r"profile p\.yaml: confirmation: pending\.human") as caught:
+        _steps(raw)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_new_keys_as_a_profile_states_them() -> None:
+    profile = profile_from_mapping(
+        {
+            "command": "srv --root {root}",
+            "tty": True,
+            "confirmation": {
+                "kind": "waits",
+                "waits": {
+                    "human": [{"terminal": {"expect": "allow", "answer": "y"}}],
+                    "decline": [{"terminal": {"expect": "allow", "answer": "n"}}],
+                },
+            },
+        },
+        source="p.yaml",
+    )
+    assert profile.tty is True
+    assert profile.confirmation is not None
+    assert profile.confirmation.kind == "waits"
+    with pytest.raises(UsageError, match="'tty' must be true or false"):
+        profile_from_mapping({"command": "srv {root}", "tty": "yes"}, source="p.yaml")
+    with pytest.raises(UsageError, match=r"pending.execute.args.evidence names \{evidence\}"):
+        profile_from_mapping(
+            {
+                "command": "srv {root}",
+                "confirmation": {
+                    "kind": "pending",
+                    "pending": {
+                        "human": [{"command": "approve {id}"}],
+                        "execute": {"tool": "confirm", "args": {"evidence": "{evidence}"}},
+                    },
+                },
+            },
+            source="p.yaml",
+        )
