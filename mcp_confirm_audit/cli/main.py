@@ -189,6 +189,27 @@ def _catalogue(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+# -- schema --------------------------------------------------------------------
+
+
+def _add_schema(sub: Any) -> None:
+    schema = sub.add_parser(
+        "schema", help="print the JSON Schema of a profile, or write docs/profile.md (--markdown)"
+    )
+    schema.add_argument("what", choices=("profile",), help="the file format: profile (a target profile)")
+    schema.add_argument(
+        "--markdown", action="store_true", help="the key reference as Markdown (docs/profile.md)"
+    )
+    schema.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+
+def _schema(args: argparse.Namespace, rest: list[str]) -> int:
+    from ..profile import docs
+
+    _emit(docs.markdown() if args.markdown else docs.schema_text(), args.output)
+    return 0
+
+
 # -- replay --------------------------------------------------------------------
 
 
@@ -346,6 +367,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "run": (_add_run, _run),
     "init": (_add_init, _init),
     "catalogue": (_add_catalogue, _catalogue),
+    "schema": (_add_schema, _schema),
     "replay": (_add_replay, _replay),
     "baseline": (_add_baseline, _baseline),
     "fleet": (_add_fleet, _fleet),

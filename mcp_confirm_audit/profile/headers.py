@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 from ..errors import UsageError
 
 # RFC 9110 field names are tokens; anything else is a typo, or a value in the wrong place.
-_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+NAME_PATTERN = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
+_NAME = re.compile(NAME_PATTERN)
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # The first word of an Authorization value names its scheme (Bearer, Basic); the scheme is no secret.
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9._~+-]{0,19}) +\S")

@@ -16,36 +16,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..channels import terminal
-from ..confirmations import Mechanism, elicitation, profile_keys
+from ..confirmations import Mechanism, profile_keys
 from ..errors import UsageError
-from ..oracle.effect_spec import parse_effects, parse_ignore
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
-from .environment import TargetEnv, parse_env
+from .contract import read
+from .environment import TargetEnv
 from .headers import Header
+from .keys import DEFAULT_URL, ProfileKeys
+from .keys import ROOT_FROM as ROOT_FROM
+from .keys import SetupCall as SetupCall
 from .servers import Servers, servers_from
-from .url_mode import UrlPeople, url_people
+from .url_mode import UrlPeople
 from .yamlfile import read_yaml
 
-ROOT_FROM = ("arg", "cwd")
-ISOLATION = ("run", "process")
-_SAVE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-@dataclass(frozen=True, slots=True)
-class SetupCall:
-    """A call made before every use of the action; `save` names fields of its result for `{NAME}`."""
-
-    tool: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-    save: Mapping[str, str] = field(default_factory=dict)
-
-
-PATH_STYLES = ("auto", "relative", "absolute")
-DEFAULT_URL = "http://127.0.0.1:{port}/mcp"
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PRINCIPAL = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 # An in-process factory takes its lifetime as a keyword: ttl_flag "ttl_seconds={ttl}".
 _TTL_KEYWORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\{ttl\}$")
 
@@ -116,7 +100,7 @@ class Profile:
     # header): cross-principal sends the victim's value of it with another's credentials.
     identity_header: str | None = None
     # How the audited tool confirms, when not MRTR or not to be detected; and the
-    # agent-callable tools that change the gate's own rules (confirmations/profile_keys.py).
+    # agent-callable tools that change the gate's own rules (profile/confirmation_keys.py).
     confirmation: Mechanism | None = None
     policy_tools: tuple[str, ...] = ()
     # The target runs under a pseudo-terminal the harness answers on as the person
@@ -212,9 +196,6 @@ def beside_interpreter(program: str) -> str:
     return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else program
 
 
-_KNOWN = {f for f in Profile.__dataclass_fields__ if f != "source"}
-
-
 def load_profile(path: Path) -> Profile:
     raw = read_yaml(path, "profile", "pass a YAML file from targets/ or your own")
     if not isinstance(raw, Mapping):
@@ -282,157 +263,15 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
 
 
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
+    """The profile `raw` says, checked against the contract (`keys.ProfileKeys`); one line if it is wrong."""
+    read(ProfileKeys, raw, source)
+    # servers.py checks the servers a step names against servers: and takes every server: out; what is
+    # left is read again, as with one server.
     raw, servers = servers_from(raw, source)
-    unknown = sorted(set(raw) - _KNOWN)
-    if unknown:
-        raise UsageError(
-            f"profile {source}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KNOWN))}"
-        )
-    values: dict[str, Any] = {"source": source, "servers": servers}
-    for key, value in raw.items():
-        values[key] = _checked(source, key, value)
-    profile = Profile(**values)
+    keys = read(ProfileKeys, raw, source)
+    profile = Profile(source=source, servers=servers, **keys.settings(source))
     _check_placeholders(profile)
     return profile
-
-
-def _checked(source: str, key: str, value: Any) -> Any:
-    def fail(expected: str) -> UsageError:
-        return UsageError(f"profile {source}: {key!r} must be {expected}, got {value!r}")
-
-    if key == "confirmation":
-        return profile_keys.confirmation(value, source)
-    if key == "policy_tools":
-        return profile_keys.policy_tools(value, source)
-    if key == "tty":
-        return terminal.tty_key(value, source)
-    if key == "url_elicitation":
-        return url_people(value, source)
-    if key == "protocol":
-        return elicitation.protocol(value, source)
-    if key in ("name", "command"):
-        if not isinstance(value, str) or not value.strip():
-            raise fail("a non-empty string")
-    elif key in ("tool", "path_arg", "version"):
-        if value is not None and not isinstance(value, str):
-            raise fail("a string")
-    elif key == "root_from":
-        if value not in ROOT_FROM:
-            raise fail(f"one of {', '.join(ROOT_FROM)}")
-    elif key == "paths":
-        if value not in PATH_STYLES:
-            raise fail(f"one of {', '.join(PATH_STYLES)}")
-    elif key == "env":
-        return parse_env(value, source=source, environ=os.environ)
-    elif key in ("extra_args", "answer", "negative_answer", "factory_args"):
-        if value is not None and not isinstance(value, Mapping):
-            raise fail("a mapping")
-        if key == "factory_args":
-            return dict(value or {})
-    elif key in ("call_timeout", "start_timeout", "ttl"):
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-            raise fail("a positive number of seconds")
-        return float(value)
-    elif key in ("replicas", "redemptions"):
-        least = 1 if key == "replicas" else 2
-        if not isinstance(value, int) or isinstance(value, bool) or not least <= value <= 64:
-            raise fail(f"a whole number from {least} to 64")
-    elif key == "shared_key_env":
-        if value is not None and (not isinstance(value, str) or not _ENV_NAME.match(value)):
-            raise fail("an environment variable name")
-    elif key == "ttl_flag":
-        if value is not None and (not isinstance(value, str) or "{ttl}" not in value):
-            raise fail("the words that set the lifetime, with {ttl} for the seconds ('--ttl-seconds {ttl}')")
-    elif key == "ablation":
-        if not isinstance(value, bool):
-            raise fail("true or false")
-    elif key == "seed":
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise fail("a whole number (0 or more)")
-    elif key == "url":
-        if not isinstance(value, str) or not value.startswith("http://") or "{port}" not in value:
-            raise fail("an http:// URL with {port} in it")
-    elif key == "root" and value is not None and (not isinstance(value, str) or not value):
-        raise fail("a directory")
-    elif key == "setup":
-        return _setup_calls(source, value)
-    elif key == "args":
-        if not isinstance(value, Mapping):
-            raise fail("a mapping of argument names to values (with {NAME} from setup, {path}, {sink})")
-        return dict(value)
-    elif key == "effect":
-        return parse_effects(value, source)
-    elif key == "ignore":
-        return parse_ignore(value, source)
-    elif key == "files":
-        if not isinstance(value, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-        ):
-            raise fail("a mapping of root-relative file names to their text")
-        for name in value:
-            if Path(name).is_absolute() or ".." in Path(name).parts or not name.strip():
-                raise UsageError(
-                    f"profile {source}: files: {name!r} must be a path inside the root, e.g. config.yaml"
-                )
-        return dict(value)
-    elif key == "isolation" and value not in ISOLATION:
-        raise fail(f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)")
-    elif key == "headers":
-        return http_headers.from_mapping(value, source=f"profile {source}", environ=os.environ)
-    elif key == "principals":
-        return _principals(source, value)
-    elif key == "identity_header":
-        if value is not None and not isinstance(value, str):
-            raise fail("a header name")
-        if value is not None:
-            http_headers.make(value, "-", source=f"profile {source}: identity_header")
-    return value
-
-
-def _setup_calls(source: str, value: Any) -> tuple[SetupCall, ...]:
-    if not isinstance(value, list):
-        raise UsageError(
-            f"profile {source}: 'setup' must be a list of calls, e.g. "
-            "[{tool: create_transfer, args: {amount_cents: 500}, save: {transfer: transfer_id}}]"
-        )
-    calls = []
-    for number, entry in enumerate(value, start=1):
-        where = f"profile {source}: setup call {number}"
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("tool"), str):
-            raise UsageError(f"{where} must be a mapping with 'tool:' naming the tool to call")
-        unknown = sorted(set(entry) - {"tool", "args", "save"})
-        if unknown:
-            raise UsageError(f"{where}: unknown key {unknown[0]!r}; a setup call has tool, args and save")
-        args, save = entry.get("args") or {}, entry.get("save") or {}
-        if not isinstance(args, Mapping):
-            raise UsageError(f"{where}: 'args' must be a mapping of argument names to values")
-        if not isinstance(save, Mapping) or not all(
-            isinstance(k, str) and _SAVE_NAME.match(k) and isinstance(v, str) and v for k, v in save.items()
-        ):
-            raise UsageError(
-                f"{where}: 'save' must map a NAME to a dotted field of the result, e.g. {{transfer: transfer_id}}"
-            )
-        calls.append(SetupCall(entry["tool"], dict(args), dict(save)))
-    return tuple(calls)
-
-
-def _principals(source: str, value: Any) -> dict[str, tuple[Header, ...]]:
-    example = "e.g. 'principals: {mallory: {headers: {Authorization: \"Bearer ${MALLORY_TOKEN}\"}}}'"
-    if not isinstance(value, Mapping) or not value:
-        raise UsageError(f"profile {source}: 'principals' must name other identities, {example}")
-    principals = {}
-    for name, spec in value.items():
-        if not isinstance(name, str) or not _PRINCIPAL.match(name):
-            raise UsageError(f"profile {source}: principal name {name!r} must be a short word, e.g. mallory")
-        if not isinstance(spec, Mapping) or set(spec) != {"headers"}:
-            raise UsageError(
-                f"profile {source}: principal {name!r} takes exactly one key, 'headers', {example}"
-            )
-        where = f"profile {source}: principal {name}"
-        principals[name] = http_headers.from_mapping(spec["headers"], source=where, environ=os.environ)
-        if not principals[name]:
-            raise UsageError(f"{where} has no headers; it would be the same anonymous client")
-    return principals
 
 
 def resolve_profile(profile: Profile | None, target: str | None, root_from: str | None) -> Profile:

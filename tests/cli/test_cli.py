@@ -241,7 +241,7 @@ def test_a_human_channel_off_this_machine_is_a_one_line_usage_error(pytester: py
     run = pytester.run(sys.executable, "-m", "mcp_confirm_audit.cli.main", "run", "--profile", "profile.yaml")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     [line] = [line for line in run.stderr.lines if line.strip()]
-    assert line.startswith("ERROR: profile profile.yaml: confirmation: pending.human.http.url ")
+    assert line.startswith("ERROR: profile profile.yaml: confirmation.pending.human.http: 'url' must be ")
     assert "is not on loopback" in line
 
 

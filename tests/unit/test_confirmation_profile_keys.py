@@ -71,12 +71,15 @@ def test_a_flag() -> None:
             {"kind": "pending", "pending": {"human": {"command": "approve-cli"}}},
             "with {id} where the pending id",
         ),
-        ({"kind": "pending", "pending": {"approve": {"args": {}}}}, "pending.approve.tool must name a tool"),
+        (
+            {"kind": "pending", "pending": {"approve": {"args": {}}}},
+            "pending.approve needs 'tool', the name of a tool",
+        ),
         ({"kind": "flag", "flag": {}}, "flag needs 'arg'"),
     ],
 )
 def test_each_mistake_is_one_line_naming_the_key(confirmation: object, message: str) -> None:
-    with pytest.raises(UsageError, match=r"^profile p\.yaml: confirmation: ") as caught:
+    with pytest.raises(UsageError, match=r"^profile p\.yaml: '?confirmation\b") as caught:
         profile(confirmation=confirmation)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)

@@ -89,9 +89,18 @@ def test_a_profile_reads_headers_principals_and_the_identity_header(
             "sent over HTTP, and this target speaks stdio",
         ),
         (f"command: {HTTP}\nheaders: [Authorization]\n", "'headers' must be a mapping"),
-        (f"command: {HTTP}\nprincipals: {{mallory: {{token: x}}}}\n", "exactly one key, 'headers'"),
-        (f"command: {HTTP}\nprincipals: {{mallory: {{headers: {{}}}}}}\n", "has no headers"),
-        (f"command: {HTTP}\nprincipals: {{'two words': {{headers: {{A: b}}}}}}\n", "must be a short word"),
+        (
+            f"command: {HTTP}\nprincipals: {{mallory: {{token: x}}}}\n",
+            "principals.mallory: unknown key 'token'",
+        ),
+        (
+            f"command: {HTTP}\nprincipals: {{mallory: {{headers: {{}}}}}}\n",
+            "principals.mallory: 'headers' must be a non-empty mapping of header names to strings, got {}",
+        ),
+        (
+            f"command: {HTTP}\nprincipals: {{'two words': {{headers: {{A: b}}}}}}\n",
+            r"must be a mapping of short names \(a word, e.g. mallory\).*the name 'two words' does not fit",
+        ),
         (f"command: {HTTP}\nheaders: {{A: '${{NOT_SET_ANYWHERE}}'}}\n", "NOT_SET_ANYWHERE"),
     ],
 )

@@ -201,16 +201,19 @@ def test_the_command_strings_read_as_before_and_a_decline_may_go_another_way() -
         ({"http": {"url": "{url}.example.com/{id}"}}, "must go on with a path after {url}"),
         ({"http": {"url": "{url}/approvals/{pending}"}}, "names {pending}; the harness fills only"),
         ({"http": {"url": "{url}/approvals"}}, "must say {id}"),
-        ({"http": {"url": "{url}/{id}", "method": "FETCH"}}, "method must be one of POST"),
+        ({"http": {"url": "{url}/{id}", "method": "FETCH"}}, "'method' must be one of POST"),
         ({"http": {"url": "{url}/{id}", "body": {}}}, "pending.human.http: unknown key 'body'"),
         ({"http": {"url": "{url}/{id}", "headers": {"A": "${NOT_SET_ANYWHERE}"}}}, "NOT_SET_ANYWHERE"),
         ({"command": "a {id}", "http": {"url": "{url}/{id}"}}, "takes 'command' or 'http', not both"),
         ({"decline": "d {id}"}, "pending.human needs 'command'"),
-        ({"command": "a {id}", "decline": {"http": {"url": "https://x.test/{id}"}}}, "decline.http.url"),
+        (
+            {"command": "a {id}", "decline": {"http": {"url": "https://x.test/{id}"}}},
+            "decline.http: 'url' must be",
+        ),
     ],
 )
 def test_each_mistake_in_the_http_channel_is_one_line(human: object, message: str) -> None:
-    with pytest.raises(UsageError, match=r"^profile p\.yaml: confirmation: ") as caught:
+    with pytest.raises(UsageError, match=r"^profile p\.yaml: confirmation[.:] ?pending\.human") as caught:
         _pending(human)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)

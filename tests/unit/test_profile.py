@@ -36,11 +36,20 @@ def test_the_root_placeholder_is_substituted(tmp_path: Path) -> None:
         ("command: srv {root}\ncall_timeout: -1\n", "positive number of seconds"),
         # The action's keys: one line each, saying what the key takes.
         ("command: srv {root}\nsetup: {tool: a}\n", "'setup' must be a list of calls"),
-        ("command: srv {root}\nsetup: [{args: {}}]\n", "setup call 1 must be a mapping with 'tool:'"),
-        ("command: srv {root}\nsetup: [{tool: a, keep: x}]\n", "setup call 1: unknown key 'keep'"),
-        ("command: srv {root}\nsetup: [{tool: a, save: {1x: id}}]\n", "'save' must map a NAME"),
+        (
+            "command: srv {root}\nsetup: [{args: {}}]\n",
+            r"setup\[0\] needs 'tool', a tool's name; e.g. tool: ",
+        ),
+        (
+            "command: srv {root}\nsetup: [{tool: a, keep: x}]\n",
+            r"setup\[0\]: unknown key 'keep'; setup\[0\] takes tool, args, save",
+        ),
+        (
+            "command: srv {root}\nsetup: [{tool: a, save: {1x: id}}]\n",
+            "'save' must be a mapping of a NAME to a dotted field",
+        ),
         ("command: srv {root}\nargs: [a]\n", "'args' must be a mapping"),
-        ("command: srv {root}\nfiles: {../x: y}\n", "must be a path inside the root"),
+        ("command: srv {root}\nfiles: {../x: y}\n", "is not a path inside the root"),
         ("command: srv {root}\nisolation: thread\n", "'isolation' must be one of run, process"),
         ("command: srv {root}\neffect: [{printer: true}]\n", "effect"),
         # A placeholder nothing fills would be sent as it is written.

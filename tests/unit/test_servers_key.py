@@ -51,7 +51,7 @@ def test_each_named_tool_goes_to_its_server_and_the_rest_to_the_first() -> None:
             "names a server, but the profile has no servers:",
         ),
         ({"servers": TWO, "command": "x {root}"}, "give servers: or command:, not both"),
-        ({"servers": {}}, "'servers' must name each server's command"),
+        ({"servers": {}}, "'servers' must be a mapping of short names to command lines, got \\{\\}"),
         (
             {
                 "servers": TWO,

@@ -71,9 +71,15 @@ def test_url_elicitation_takes_the_persons_and_another_persons_headers(
 @pytest.mark.parametrize(
     ("value", "says"),
     [
-        ({"someone": {"headers": {"Cookie": "a=b"}}}, "takes person and other_person"),
-        ({"person": {"cookie": "a=b"}}, "exactly one key, 'headers'"),
-        ({"person": {"headers": {}}}, "has no headers"),
+        (
+            {"someone": {"headers": {"Cookie": "a=b"}}},
+            "url_elicitation: unknown key 'someone'; url_elicitation takes person, other_person",
+        ),
+        (
+            {"person": {"cookie": "a=b"}},
+            "url_elicitation.person: unknown key 'cookie'; did you mean 'headers'?|takes headers",
+        ),
+        ({"person": {"headers": {}}}, "url_elicitation.person: 'headers' must be a non-empty mapping"),
         (
             {"person": {"headers": {"Cookie": "a=b"}}, "other_person": {"headers": {"Cookie": "a=b"}}},
             "same one",

@@ -1,0 +1,342 @@
+"""The profile's `confirmation:` and `policy_tools:` keys, as models that build the mechanism.
+
+confirmation:
+  kind: token                         # mrtr | token | pending | flag
+  preview: {dry_run: true}            # token: what makes the first call a preview
+  token: {from: confirm_token, into: confirm_token}
+  # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
+  # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
+  #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
+  # pending: {human: {http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
+  #                          headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}},
+  #                   decline: {http: {url: "{url}/approvals/{id}", json: {decision: declined}}}}}
+  # flag: {arg: human_approved, value: true}
+policy_tools: [set_frame]
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Tag, field_validator, model_validator
+
+from ..channels import human
+from ..confirmations import profile_keys
+from ..confirmations.base import Mechanism
+from .contract import Keys, key
+
+KINDS = ("mrtr", "token", "pending", "flag", "waits")
+_NAME = r"\S"
+# A person's steps (`read`, `command`, `http`, `follow`, `sign`, `terminal`, each with `save`): their shape and
+# their {NAME}s are channels/human.py's (parse_steps), called when the mechanism is built.
+_STEPS = "a list of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
+
+
+class TokenKeys(Keys):
+    """Where a token flow's token comes from and where the confirming call carries it."""
+
+    token_from: str | None = key(
+        None,
+        "The result field (or a dotted path into the result, e.g. challenge.nonce) the preview hands the "
+        "token out in; unset: the first field named like a token.",
+        accepts="a field name or a dotted path",
+        example="confirm_token",
+        alias="from",
+        pattern=_NAME,
+    )
+    human: list[Any] | None = key(
+        None,
+        "The person's steps that answer the token (e.g. sign the challenge: {sign: {command: ...}}).",
+        accepts=_STEPS,
+        example=[{"sign": {"command": "signer {challenge}"}}],
+    )
+    into: str = key(
+        "confirm_token",
+        "The argument of the confirming call that carries the token.",
+        accepts="an argument name",
+        example="confirm_token",
+        pattern=_NAME,
+    )
+
+
+class CallKeys(Keys):
+    """A tool call of a pending flow; string arguments may say {id}, the pending id."""
+
+    tool: str = key(
+        ...,
+        "The tool to call.",
+        accepts="the name of a tool of the target",
+        example="execute_pending",
+        pattern=_NAME,
+    )
+    args: dict[str, Any] = key(
+        {},
+        "Its arguments; {id} in a string is the pending id.",
+        accepts="a mapping of argument names to values",
+        example={"pending_id": "{id}"},
+    )
+
+    server: str | None = key(
+        None,
+        "With servers:, the server this tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+    )
+
+
+class HttpStepKeys(Keys):
+    """A request the person's own client sends to an approval endpoint on this machine."""
+
+    url: str = key(
+        ...,
+        "The approval endpoint: {url} (at its start) is the target's base URL when it is served over HTTP, "
+        "{id} the pending id; any fixed URL must be on loopback.",
+        accepts="a URL with {id}, or starting with {url}",
+        example="{url}/approvals/{id}",
+    )
+    method: str = key(
+        "POST",
+        "The request's method.",
+        accepts=f"one of {', '.join(human.METHODS)}",
+        example="POST",
+    )
+    body: dict[str, Any] | None = key(
+        None,
+        "A JSON body; {id} in a string value is the pending id.",
+        accepts="a mapping",
+        example={"decision": "approved"},
+        alias="json",
+    )
+    headers: dict[str, str] | None = key(
+        None,
+        "The person's own headers, ${NAME} read from the environment; never shown, and never the agent's.",
+        accepts="a mapping of header names to strings",
+        example={"Authorization": "Bearer ${APPROVER_TOKEN}"},
+        secret=True,
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _on_this_machine(cls, url: str) -> str:
+        if problem := human.url_problem(url):
+            raise ValueError(f"the url {problem}")
+        return url
+
+    @field_validator("method")
+    @classmethod
+    def _a_method(cls, method: str) -> str:
+        if method.upper() not in human.METHODS:
+            raise ValueError(f"{method} is no method the harness sends")
+        return method
+
+    @model_validator(mode="after")
+    def _says_the_id(self) -> HttpStepKeys:
+        if "{id}" not in self.url + repr(self.body):
+            raise ValueError(
+                "must say {id} (in its url or json) where the pending id goes, e.g. {url: '{url}/approvals/{id}'}"
+            )
+        return self
+
+
+class HumanStepKeys(Keys):
+    """One thing the person does on a channel of their own: run a command, or send a request."""
+
+    command: str | None = key(
+        None,
+        "A command line the person runs in the sandbox root ({root}); {id} is the pending id.",
+        accepts="a command line with {id} where the pending id goes",
+        example="approve-cli {id} approved",
+        pattern=r"\{id\}",
+    )
+    http: HttpStepKeys | None = key(
+        None,
+        "A request to the approval endpoint.",
+        accepts="a mapping with url (and method, json, headers)",
+        example={"url": "{url}/approvals/{id}", "json": {"decision": "approved"}},
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self) -> HumanStepKeys:
+        if self.command is not None and self.http is not None:
+            raise ValueError("takes 'command' or 'http', not both")
+        if self.command is None and self.http is None:
+            raise ValueError(
+                "needs 'command' (a command line) or 'http' (a request), with {id}, "
+                "e.g. {command: 'approve-cli {id} approved'}"
+            )
+        return self
+
+
+def _decline_form(value: Any) -> str:
+    return "command" if isinstance(value, str) else "step"
+
+
+class HumanKeys(HumanStepKeys):
+    """How the person approves on a channel of their own, and how they decline."""
+
+    decline: (
+        Annotated[
+            Annotated[str, Tag("command")] | Annotated[HumanStepKeys, Tag("step")],
+            Discriminator(_decline_form),
+        ]
+        | None
+    ) = key(
+        None,
+        "How the person declines: a command line, or a step of its own ({command: ...} or {http: ...}).",
+        accepts="a command line with {id}, or a mapping with command or http",
+        example={"http": {"url": "{url}/approvals/{id}", "json": {"decision": "declined"}}},
+    )
+
+    @field_validator("decline")
+    @classmethod
+    def _decline_says_the_id(cls, decline: object) -> object:
+        if isinstance(decline, str) and "{id}" not in decline:
+            raise ValueError("a command line must say {id} where the pending id goes")
+        return decline
+
+
+def _human_form(value: Any) -> str:
+    return "steps" if isinstance(value, list) else "one"
+
+
+class PendingKeys(Keys):
+    """A pending flow: the call stages the action under an id, someone approves it, maybe a tool then acts."""
+
+    id_from: str | None = key(
+        None,
+        "The result field that holds the pending id; unset: the first field named like an action id.",
+        accepts="a field name",
+        example="pending_id",
+        pattern=_NAME,
+    )
+    approve: CallKeys | None = key(
+        None,
+        "The agent-callable tool that approves (a flaw in itself, audited as one).",
+        accepts="a mapping with tool and args",
+        example={"tool": "approve", "args": {"action_id": "{id}"}},
+    )
+    human: (
+        Annotated[
+            Annotated[HumanKeys, Tag("one")] | Annotated[list[Any], Tag("steps")],
+            Discriminator(_human_form),
+        ]
+        | None
+    ) = key(
+        None,
+        "How the harness plays the person on a channel of their own: one step, or a list of steps.",
+        accepts="a mapping with command or http (and decline), or " + _STEPS,
+        example={"command": "approve-cli {id} approved"},
+    )
+    decline: list[Any] | None = key(
+        None,
+        "With a list of human: steps, the steps by which the person declines.",
+        accepts=_STEPS,
+        example=[{"command": "approve-cli {id} declined"}],
+    )
+    execute: CallKeys | None = key(
+        None,
+        "The tool that acts once the pending action is approved.",
+        accepts="a mapping with tool and args",
+        example={"tool": "execute_pending", "args": {"pending_id": "{id}"}},
+    )
+
+
+class WaitsKeys(Keys):
+    """A call that waits while the person answers elsewhere (a terminal prompt)."""
+
+    human: list[Any] = key(
+        ...,
+        "The steps the person takes while the call waits.",
+        accepts=_STEPS,
+        example=[{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "y"}}],
+    )
+    decline: list[Any] | None = key(
+        None,
+        "The steps by which the person declines.",
+        accepts=_STEPS,
+        example=[{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "n"}}],
+    )
+
+
+class FlagKeys(Keys):
+    """The argument the agent sets to say a person approved."""
+
+    arg: str = key(
+        ...,
+        "The argument that says it was approved.",
+        accepts="an argument name",
+        example="human_approved",
+        pattern=_NAME,
+    )
+    value: Any = key(True, "The value that says so.", accepts="any value", example=True)
+
+
+_FOR_KIND = {"token": "token", "pending": "pending", "flag": "flag", "waits": "waits"}
+
+
+class ConfirmationKeys(Keys):
+    """How the audited tools confirm, when not MRTR or not to be detected."""
+
+    kind: Literal["mrtr", "token", "pending", "flag", "waits"] = key(
+        ...,
+        "The mechanism.",
+        accepts=f"one of {', '.join(KINDS)}",
+        example="token",
+    )
+    preview: dict[str, Any] | None = key(
+        None,
+        "token: the arguments that make the first call a preview.",
+        accepts="a mapping of argument names to values",
+        example={"dry_run": True},
+    )
+    token: TokenKeys | None = key(
+        None,
+        "token: where the token comes from and where it goes.",
+        accepts="a mapping with from and into",
+        example={"from": "confirm_token", "into": "confirm_token"},
+    )
+    pending: PendingKeys | None = key(
+        None,
+        "pending: the id, who approves, and what acts.",
+        accepts="a mapping with id_from, approve, human, execute",
+        example={
+            "id_from": "pending_id",
+            "execute": {"tool": "execute_pending", "args": {"pending_id": "{id}"}},
+        },
+    )
+    waits: WaitsKeys | None = key(
+        None,
+        "waits: the person's steps while the call waits.",
+        accepts="a mapping with human (and decline)",
+        example={"human": [{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "y"}}]},
+    )
+    flag: FlagKeys | None = key(
+        None,
+        "flag: the argument that says a person approved.",
+        accepts="a mapping with arg (and value)",
+        example={"arg": "human_approved", "value": True},
+    )
+
+    @model_validator(mode="after")
+    def _keys_of_its_kind(self) -> ConfirmationKeys:
+        for name, kind in (("preview", "token"), *_FOR_KIND.items()):
+            if getattr(self, name) is not None and self.kind != kind:
+                raise ValueError(
+                    f"has '{name}', which is for kind {kind}, and kind is {self.kind}; remove one of them"
+                )
+        if self.kind == "flag" and self.flag is None:
+            raise ValueError(
+                "of kind flag needs 'flag' with 'arg', the argument that says it was approved, e.g. flag: {arg: human_approved}"
+            )
+        return self
+
+    def mechanism(self, source: str) -> Mechanism:
+        """The mechanism the profile states, for every tool it audits.
+
+        Built by confirmations/profile_keys.py, which owns what the person's steps mean (their {NAME}s,
+        what an execute call may name); the shape was checked here.
+        """
+        mechanism = profile_keys.confirmation(self.model_dump(by_alias=True, exclude_unset=True), source)
+        assert mechanism is not None
+        return mechanism

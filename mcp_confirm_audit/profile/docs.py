@@ -1,0 +1,116 @@
+"""The profile contract as a JSON Schema and as `docs/profile.md`, both generated from `keys.ProfileKeys`.
+
+`schemas/profile.schema.json` is what a shipped profile's first line points an
+editor at (`# yaml-language-server: $schema=../schemas/profile.schema.json`);
+tests hold both files equal to what this module writes, so they cannot drift
+from what the loader accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+from .contract import Keys, doc, flow, required
+from .keys import ProfileKeys
+
+SCHEMA_COMMAND = "mcp-confirm-audit schema profile -o schemas/profile.schema.json"
+DOCS_COMMAND = "mcp-confirm-audit schema profile --markdown -o docs/profile.md"
+SCHEMA_LINE = "# yaml-language-server: $schema=../schemas/profile.schema.json"
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class _Generator(GenerateJsonSchema):
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        # pydantic says a key pattern with patternProperties, which lets any other key through with any
+        # value; propertyNames holds every key to the pattern, as the loader does.
+        out = super().dict_schema(schema)
+        patterns = out.pop("patternProperties", None)
+        if patterns:
+            ((pattern, value),) = patterns.items()
+            out["propertyNames"] = {"pattern": pattern}
+            out["additionalProperties"] = value
+        return out
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema every profile is checked against (draft 2020-12)."""
+    body = ProfileKeys.model_json_schema(by_alias=True, schema_generator=_Generator)
+    body["title"] = "mcp-confirm-audit target profile"
+    return {"$schema": _DIALECT, **body}
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _submodels(annotation: Any, address: str) -> Iterator[tuple[str, type[Keys]]]:
+    """The models of keys a field's type holds, each with the address its keys have under the field."""
+    origin = typing.get_origin(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, Keys):
+        yield address, annotation
+    elif origin is typing.Annotated:
+        yield from _submodels(typing.get_args(annotation)[0], address)
+    elif origin in (typing.Union, types.UnionType):
+        for member in typing.get_args(annotation):
+            yield from _submodels(member, address)
+    elif origin is list:
+        yield from _submodels(typing.get_args(annotation)[0], f"{address}[]")
+    elif origin is dict:
+        yield from _submodels(typing.get_args(annotation)[1], f"{address}.NAME")
+
+
+def rows(model: type[Keys] = ProfileKeys, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
+    """(key, accepts, default, what it is) for every key, a group's keys right after the key that holds them."""
+    for name, info in model.model_fields.items():
+        said = doc(info)
+        assert said is not None, f"{model.__name__}.{name} is declared without key()"
+        address = f"{prefix}{info.alias or name}"
+        default = (
+            "required"
+            if required(info)
+            else ("unset" if info.default is None else f"`{flow(info.default, None)}`")
+        )
+        yield address, f"{said.accepts}, e.g. `{flow(said.example, None)}`", default, said.what
+        seen: set[type[Keys]] = set()
+        for inner, sub in _submodels(info.rebuild_annotation(), address):
+            if sub not in seen:
+                seen.add(sub)
+                yield from rows(sub, f"{inner}.")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown() -> str:
+    out = [
+        "# Target profile keys",
+        "",
+        f"Generated from `mcp_confirm_audit/profile/keys.py` by `{DOCS_COMMAND}`; do not edit.",
+        "The same models check every profile the loader reads and write `schemas/profile.schema.json`",
+        f"(`{SCHEMA_COMMAND}`), which a profile names on its first line so that an editor",
+        "completes and checks it:",
+        "",
+        "```yaml",
+        SCHEMA_LINE,
+        "name: my-server",
+        "command: my-server --root {root}",
+        "```",
+        "",
+        "Every key is optional. A wrong value is one line naming the key, what was found and the",
+        "accepted form with an example; an unknown key names the nearest known one. `NAME` stands for a",
+        "name the profile chooses, `[]` for each entry of a list.",
+        "",
+        "| Key | Accepts | Default | What it is |",
+        "| --- | --- | --- | --- |",
+    ]
+    for address, accepts, default, what in rows():
+        out.append(f"| `{address}` | {_cell(accepts)} | {_cell(default)} | {_cell(what)} |")
+    return "\n".join(out) + "\n"

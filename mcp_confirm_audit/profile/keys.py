@@ -1,0 +1,564 @@
+"""The profile's keys, declared once: the loader validates with these models and they build its specs.
+
+`ProfileKeys` is the whole contract. The JSON Schema (`mcp-confirm-audit schema
+profile`, checked in as `schemas/profile.schema.json`) and `docs/profile.md` are
+generated from it (`profile/docs.py`), so neither can drift from what the loader
+accepts. A group of keys is a model of its own, used as the type of its key
+(`confirmation_keys.ConfirmationKeys`, `EffectKeys`, `SetupCallKeys`); where
+a key's meaning belongs to another module (effects, headers, a human's URL), its
+model keeps the shape and calls that module to check and build the value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from ..confirmations import elicitation
+from ..oracle.effect_spec import parse_effects, parse_ignore
+from . import headers as http_headers
+from .confirmation_keys import ConfirmationKeys
+from .contract import Keys, key
+from .environment import parse_env
+from .url_mode import url_people
+
+ROOT_FROM = ("arg", "cwd")
+ISOLATION = ("run", "process")
+PATH_STYLES = ("auto", "relative", "absolute")
+DEFAULT_URL = "http://127.0.0.1:{port}/mcp"
+_SAVE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_PRINCIPAL = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
+_TEXT = r"\S"
+_SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
+
+
+@dataclass(frozen=True, slots=True)
+class SetupCall:
+    """A call made before every use of the action; `save` names fields of its result for `{NAME}`."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    save: Mapping[str, str] = field(default_factory=dict)
+
+
+class SetupCallKeys(Keys):
+    """A call made before every use of the action, in order."""
+
+    tool: str = key(..., "The tool to call.", accepts="a tool's name", example="create_transfer")
+    args: dict[str, Any] | None = key(
+        None,
+        "Its arguments ({NAME} saved by an earlier call, {path}, {sink}).",
+        accepts="a mapping of argument names to values",
+        example={"recipient": "acme", "amount_cents": 500},
+    )
+    save: dict[Annotated[str, Field(pattern=_SAVE_NAME)], Annotated[str, Field(min_length=1)]] | None = key(
+        None,
+        "Fields of its result (structured content, or JSON text) kept as {NAME} for later calls and args.",
+        accepts="a mapping of a NAME to a dotted field of the result",
+        example={"transfer": "transfer_id"},
+    )
+
+    server: str | None = key(
+        None,
+        "With servers:, the server this tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=_SERVER_NAME,
+    )
+
+    def call(self) -> SetupCall:
+        return SetupCall(self.tool, dict(self.args or {}), dict(self.save or {}))
+
+
+class ToolProbeKeys(Keys):
+    """A read-only tool called with arguments."""
+
+    name: str = key(
+        ..., "The read-only tool.", accepts="a tool's name", example="get_robot_state", pattern=_TEXT
+    )
+    args: dict[str, Any] = key(
+        {}, "Its arguments.", accepts="a mapping of argument names to values", example={"arm": 1}
+    )
+
+
+class SqliteKeys(Keys):
+    """A query over an SQLite file under the root."""
+
+    path: str = key(
+        ..., "The database, relative to the root.", accepts="a path inside the root", example="app.db"
+    )
+    query: str = key(
+        ...,
+        "A read-only query; its rows are compared.",
+        accepts="one SELECT statement",
+        example="select * from payments order by id",
+    )
+
+
+def _tool_form(value: Any) -> str:
+    return "name" if isinstance(value, str) else "call"
+
+
+class EffectKeys(Keys):
+    """One way to see that the action happened, beyond the sandbox (which is always watched): one key."""
+
+    unknown_hint: ClassVar[str] = "for anything else, implement pytest_mcp_snapshot in a conftest.py"
+
+    tool: (
+        Annotated[
+            Annotated[str, Tag("name")] | Annotated[ToolProbeKeys, Tag("call")],
+            Discriminator(_tool_form),
+        ]
+        | None
+    ) = key(
+        None,
+        "A read-only tool whose result is compared.",
+        accepts="a tool's name, or {name: TOOL, args: {...}}",
+        example="list_payments",
+    )
+    file: str | None = key(
+        None,
+        "A file under the root, compared by content (CSV by row and cell).",
+        accepts="a path inside the root",
+        example="ledger.json",
+    )
+    sqlite: SqliteKeys | None = key(
+        None,
+        "The rows of a read-only query over an SQLite file under the root.",
+        accepts="a mapping with path and query",
+        example={"path": "app.db", "query": "select * from payments order by id"},
+    )
+    sink: Literal[True] | None = key(
+        None,
+        "Every request the harness's loopback sink at {sink} receives.",
+        accepts="true",
+        example=True,
+    )
+
+    server: str | None = key(
+        None,
+        "With servers:, the server this tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=_SERVER_NAME,
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EffectKeys:
+        kinds = self.model_fields_set - {"server"}
+        if len(kinds) != 1:
+            given = ", ".join(sorted(kinds)) or "none"
+            raise ValueError(
+                f"must have exactly one key, one of tool, file, sqlite, sink (it has {given}); "
+                "e.g. '- file: ledger.json' or '- tool: list_payments'"
+            )
+        return self
+
+
+class EnvValueKeys(Keys):
+    """A variable of the target's environment with a say on whether it is a secret."""
+
+    value: str | int = key(
+        ...,
+        "Its value, ${NAME} read from the harness's environment.",
+        accepts="a string",
+        example="${API_TOKEN}",
+        secret=True,
+    )
+    secret: bool = key(
+        False,
+        "A credential: scrubbed, like every header value, from everything the harness keeps or reports.",
+        accepts="true or false",
+        example=True,
+    )
+
+
+def _env_form(value: Any) -> str:
+    return "marked" if isinstance(value, Mapping) else "text"
+
+
+class PrincipalKeys(Keys):
+    """Another authenticated identity, with all of its own headers."""
+
+    headers: dict[str, str] = key(
+        ...,
+        "Its headers (the profile's are not added), ${NAME} read from the environment; never shown.",
+        accepts="a non-empty mapping of header names to strings",
+        example={"Authorization": "Bearer ${MALLORY_TOKEN}"},
+        secret=True,
+        min_length=1,
+    )
+
+
+class BrowserKeys(Keys):
+    """A person's browser, opening a page the server sent."""
+
+    headers: dict[str, str] = key(
+        ...,
+        "The headers it carries (a session cookie, a bearer token), ${NAME} read from the environment; never shown.",
+        accepts="a non-empty mapping of header names to strings",
+        example={"Cookie": "session=${ALICE_SESSION}"},
+        secret=True,
+        min_length=1,
+    )
+
+
+class UrlElicitationKeys(Keys):
+    """Who opens a URL-mode elicitation's page."""
+
+    person: BrowserKeys | None = key(
+        None,
+        "The person who started the call (unset: their browser carries no headers).",
+        accepts="a mapping with headers",
+        example={"headers": {"Cookie": "session=${ALICE_SESSION}"}},
+    )
+    other_person: BrowserKeys | None = key(
+        None,
+        "Another user of the same server (unset: nobody else is known).",
+        accepts="a mapping with headers",
+        example={"headers": {"Cookie": "session=${BOB_SESSION}"}},
+    )
+
+
+class ProfileKeys(Keys):
+    """A target profile: what to launch and how to talk to it. Every key is optional."""
+
+    # -- the target ----------------------------------------------------------------
+    name: str = key(
+        "target",
+        "The target's name in the reports.",
+        accepts="a non-empty string",
+        example="payments",
+        pattern=_TEXT,
+    )
+    command: str = key(
+        "",
+        "How to start the target: {root} where it takes its directory, {port} to serve Streamable HTTP, "
+        "{profile_dir} the profile's folder; an http(s):// URL for a running server; py:module:factory "
+        "for an in-process one. --mcp-target overrides it.",
+        accepts="a non-empty command line, URL or py:module:factory",
+        example="python {profile_dir}/payments/server.py --root {root}",
+        pattern=_TEXT,
+    )
+    servers: (
+        dict[Annotated[str, Field(pattern=_SERVER_NAME)], Annotated[str, Field(pattern=_TEXT)]] | None
+    ) = key(
+        None,
+        "Several servers started on one root, by name, each its command (instead of command:; the first is "
+        "the default); a step's server: names the server its tool is on.",
+        accepts="a mapping of short names to command lines",
+        example={"stage": "stage-server --root {root}", "post": "post-server --root {root}"},
+        min_length=1,
+    )
+    server: str | None = key(
+        None,
+        "With servers:, the server the audited tool is on (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="stage",
+        pattern=_SERVER_NAME,
+    )
+    version: str | None = key(
+        None,
+        "The target's version as the reports name it, for a server that does not report its own.",
+        accepts="a string (quote a number)",
+        example="0.2.1",
+    )
+    env: dict[
+        str,
+        Annotated[
+            Annotated[str | int, Tag("text")] | Annotated[EnvValueKeys, Tag("marked")],
+            Discriminator(_env_form),
+        ],
+    ] = key(
+        {},
+        "Environment variables for the target, ${NAME} read from the harness's environment; a value "
+        "marked secret is scrubbed from everything kept or reported, the command line included.",
+        accepts="a mapping of names to strings, or to {value: '${TOKEN}', secret: true} for a credential",
+        example={"LOG_LEVEL": "debug", "API_TOKEN": {"value": "${API_TOKEN}", "secret": True}},
+        secret=True,
+    )
+    root_from: Literal["arg", "cwd"] = key(
+        "arg",
+        "arg: the command has {root}; cwd: the server works in its current directory (the root; "
+        "MCP_AUDIT_ROOT says it too).",
+        accepts=f"one of {', '.join(ROOT_FROM)}",
+        example="cwd",
+    )
+    files: dict[str, str] = key(
+        {},
+        "Files written into the root before the target starts ({sink} allowed).",
+        accepts="a mapping of root-relative file names to their text",
+        example={"config.yaml": "webhook_url: {sink}/api\n"},
+    )
+    isolation: Literal["run", "process"] = key(
+        "run",
+        "process: a fresh target process (and root) for every attack, for a target whose world carries over.",
+        accepts=f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)",
+        example="process",
+    )
+    tty: bool = key(
+        False,
+        "Run the target under a pseudo-terminal the harness answers on as the person (a server that asks on "
+        "its own terminal); without it a target has no controlling terminal.",
+        accepts="true or false",
+        example=True,
+    )
+    call_timeout: float = key(
+        15.0, "Seconds a round trip may take.", accepts="a positive number of seconds", example=15, gt=0
+    )
+    start_timeout: float = key(
+        20.0,
+        "Seconds the target may take to start.",
+        accepts="a positive number of seconds",
+        example=20,
+        gt=0,
+    )
+    # -- the action ----------------------------------------------------------------
+    tool: str | None = key(
+        None,
+        "The tool to audit; unset: every tool zero configuration would attack.",
+        accepts="a tool's name",
+        example="delete_file",
+    )
+    path_arg: str | None = key(
+        None,
+        "The argument that names the file the action acts on.",
+        accepts="an argument name",
+        example="path",
+    )
+    paths: Literal["auto", "relative", "absolute"] = key(
+        "auto",
+        "How the target takes paths: relative to its root, absolute, or found by the controls.",
+        accepts=f"one of {', '.join(PATH_STYLES)}",
+        example="relative",
+    )
+    extra_args: dict[str, Any] | None = key(
+        {},
+        "Arguments sent with the path on every call of a file action.",
+        accepts="a mapping of argument names to values",
+        example={"force": False},
+    )
+    setup: list[SetupCallKeys] | None = key(
+        [],
+        "Calls made before every use of the action, in order.",
+        accepts="a list of calls",
+        example=[
+            {"tool": "create_transfer", "args": {"amount_cents": 500}, "save": {"transfer": "transfer_id"}}
+        ],
+    )
+    args: dict[str, Any] | None = key(
+        None,
+        "The action's arguments: {NAME} saved by setup, {path} a case file, {sink} the sink's URL.",
+        accepts="a mapping of argument names to values (with {NAME} from setup, {path}, {sink})",
+        example={"transfer_id": "{transfer}"},
+    )
+    effect: list[EffectKeys] | None = key(
+        [],
+        "How to see that the action happened, beyond the sandbox (which is always watched).",
+        accepts="a list of effects, each one key: tool, file, sqlite or sink",
+        example=[{"tool": "list_payments"}],
+    )
+    ignore: list[Annotated[str, Field(pattern=_TEXT)]] | None = key(
+        [],
+        "Root paths (or globs), probe paths or result fields that are the target's bookkeeping.",
+        accepts="a list of root paths or field names",
+        example=["audit.jsonl", "updated_at"],
+    )
+    answer: dict[str, Any] | None = key(
+        None,
+        "The form answer that approves ({name} and {path} filled in); unset: answered from the form's schema.",
+        accepts="a mapping of form fields to values",
+        example={"confirm": True},
+    )
+    negative_answer: dict[str, Any] | None = key(
+        None,
+        "The form answer that declines.",
+        accepts="a mapping of form fields to values",
+        example={"confirm": False},
+    )
+    seed: int | None = key(
+        None,
+        "The generated hostile names' seed when --mcp-seed gives none (a checked-in review pins it).",
+        accepts="a whole number (0 or more)",
+        example=0,
+        ge=0,
+    )
+    # -- the families that need more of the target ---------------------------------
+    replicas: int = key(
+        1,
+        "Processes of the target started side by side on one root (cross-replica).",
+        accepts="a whole number from 1 to 64",
+        example=2,
+        ge=1,
+        le=64,
+    )
+    shared_key_env: str | None = key(
+        None,
+        "The variable in which every process the harness starts gets one fresh 32-byte request-state key.",
+        accepts="an environment variable name",
+        example="REFERENCE_STATE_KEY",
+        pattern=_ENV_NAME,
+    )
+    redemptions: int = key(
+        8,
+        "Redemptions of one approval sent at once (double-spend).",
+        accepts="a whole number from 2 to 64",
+        example=8,
+        ge=2,
+        le=64,
+    )
+    ttl_flag: str | None = key(
+        None,
+        "How to shorten the confirmation lifetime (expiry): words added to the command, or for an "
+        "in-process factory a keyword.",
+        accepts="the words that set the lifetime, with {ttl} for the seconds ('--ttl-seconds {ttl}')",
+        example="--ttl-seconds {ttl}",
+        pattern=r"\{ttl\}",
+    )
+    ttl: float = key(1.0, "The shortened lifetime.", accepts="a positive number of seconds", example=1, gt=0)
+    # -- other kinds of target -----------------------------------------------------
+    url: str = key(
+        DEFAULT_URL,
+        "Where a command with {port} serves Streamable HTTP.",
+        accepts="an http:// URL with {port} in it",
+        example=DEFAULT_URL,
+        pattern=r"^http://.*\{port\}",
+    )
+    root: str | None = key(
+        None,
+        "The directory a running URL target serves (one made for the audit).",
+        accepts="a directory",
+        example="/srv/audit-root",
+        min_length=1,
+    )
+    factory_args: dict[str, Any] | None = key(
+        {},
+        "Keywords for an in-process factory, after the root.",
+        accepts="a mapping of keywords to values",
+        example={"second_tool": True},
+    )
+    ablation: bool = key(
+        True,
+        "In-process targets: run every attack the SDK's boundary refused again without it.",
+        accepts="true or false",
+        example=False,
+    )
+    # -- identities over HTTP ------------------------------------------------------
+    headers: dict[str, str] = key(
+        {},
+        "Sent on every HTTP request of every connection, ${NAME} read from the environment; never shown.",
+        accepts="a mapping of header names to strings",
+        example={"Authorization": "Bearer ${TOKEN}"},
+        secret=True,
+    )
+    principals: dict[Annotated[str, Field(pattern=_PRINCIPAL)], PrincipalKeys] = key(
+        {},
+        "Other authenticated identities by name, for cross-principal.",
+        accepts="a mapping of short names (a word, e.g. mallory) to {headers: {...}}",
+        example={"mallory": {"headers": {"Authorization": "Bearer ${MALLORY_TOKEN}"}}},
+        secret=True,
+        min_length=1,
+    )
+    identity_header: str | None = key(
+        None,
+        "A header the target takes as the caller's identity (a gateway's principal header).",
+        accepts="a header name",
+        example="X-Principal",
+        pattern=http_headers.NAME_PATTERN,
+    )
+    url_elicitation: UrlElicitationKeys | None = key(
+        None,
+        "Who opens a URL-mode elicitation's page: the person who started the call, and another user.",
+        accepts="a mapping with person and other_person, each {headers: {...}}",
+        example={"person": {"headers": {"Cookie": "session=${ALICE_SESSION}"}}},
+    )
+    # -- confirmations that are not MRTR -------------------------------------------
+    confirmation: ConfirmationKeys | None = key(
+        None,
+        "How the audited tools confirm, when not MRTR or not to be detected.",
+        accepts="a mapping with 'kind' (one of mrtr, token, pending, flag)",
+        example={"kind": "token", "preview": {"dry_run": True}},
+    )
+    protocol: str | None = key(
+        "auto",
+        "The protocol era every connection asks for; auto negotiates (2026-07-28 when the server offers "
+        "it, else the handshake). Quote a date, or YAML reads it as one.",
+        accepts=f"one of {', '.join(elicitation.PROTOCOLS)}",
+        example=elicitation.LEGACY[0],
+        choices=(*elicitation.PROTOCOLS, None),
+    )
+    policy_tools: list[Annotated[str, Field(min_length=1)]] | None = key(
+        None,
+        "The agent-callable tools that change the gate's own rules.",
+        accepts="a list of tool names",
+        example=["set_frame"],
+    )
+
+    @field_validator("protocol")
+    @classmethod
+    def _an_era(cls, protocol: str | None) -> str | None:
+        if protocol is not None and protocol not in elicitation.PROTOCOLS:
+            raise ValueError(f"{protocol} is no era the harness speaks")
+        return protocol
+
+    @field_validator("files")
+    @classmethod
+    def _inside_the_root(cls, files: dict[str, str]) -> dict[str, str]:
+        for name in files:
+            if Path(name).is_absolute() or ".." in Path(name).parts or not name.strip():
+                raise ValueError(f"{name!r} is not a path inside the root")
+        return files
+
+    def settings(self, source: str) -> dict[str, Any]:
+        """The Profile's fields for every key the profile gives: what it does not give keeps the default."""
+        out: dict[str, Any] = {}
+        where = f"profile {source}"
+        for name in self.model_fields_set:
+            value = getattr(self, name)
+            if name == "env":
+                raw_env = {
+                    k: v.model_dump(exclude_unset=True) if isinstance(v, Keys) else v
+                    for k, v in value.items()
+                }
+                value = parse_env(raw_env, source=source, environ=os.environ)
+            elif name in ("servers", "server"):
+                continue  # servers.py reads them (the loader takes them out first)
+            elif name == "url_elicitation":
+                if value is None:
+                    continue
+                value = url_people(value.model_dump(exclude_unset=True), source)
+            elif name == "protocol":
+                value = elicitation.protocol(value, source)
+            elif name in ("extra_args", "factory_args"):
+                value = dict(value or {})
+            elif name in ("call_timeout", "start_timeout", "ttl"):
+                value = float(value)
+            elif name == "setup":
+                value = tuple(call.call() for call in value or ())
+            elif name == "effect":
+                value = parse_effects(
+                    [e.model_dump(by_alias=True, exclude_unset=True) for e in value or ()], source
+                )
+            elif name == "ignore":
+                value = parse_ignore(value, source)
+            elif name == "headers":
+                value = http_headers.from_mapping(value, source=where, environ=os.environ)
+            elif name == "principals":
+                value = {
+                    who: http_headers.from_mapping(
+                        spec.headers, source=f"{where}: principal {who}", environ=os.environ
+                    )
+                    for who, spec in value.items()
+                }
+            elif name == "confirmation":
+                value = value.mechanism(source) if value is not None else None
+            elif name == "policy_tools":
+                value = tuple(value or ())
+            out[name] = value
+        return out
