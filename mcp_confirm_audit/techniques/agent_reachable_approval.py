@@ -33,7 +33,7 @@ from .base import Attack
 
 @technique("agent-reachable-approval")
 async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) -> None:
-    flow = person_flow(attack, "no person's approval for the agent to reach")
+    flow = person_flow(attack, "person's approval for the agent to reach")
     if flow is None or flow.human is None:
         return
     channel, victim = AttackChannel(attack), attack.victim

@@ -24,7 +24,7 @@ _MARGIN = 0.3
 
 @technique("approval-expiry")
 async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
-    flow = person_flow(attack, "no person's approval to redeem late")
+    flow = person_flow(attack, "person's approval to redeem late")
     if flow is None:
         return
     found = await attack.peer(attack.peers.short_lived)

@@ -19,7 +19,7 @@ from .base import Attack
 
 @technique("approval-replay")
 async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
-    flow = person_flow(attack, "no person's approval to replay")
+    flow = person_flow(attack, "person's approval to replay")
     if flow is None:
         return
     channel, victim = AttackChannel(attack), attack.victim

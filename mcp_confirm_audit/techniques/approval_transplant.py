@@ -19,7 +19,7 @@ from .base import Attack
 
 @technique("approval-transplant")
 async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None:
-    flow = person_flow(attack, "no person's approval to move to another action")
+    flow = person_flow(attack, "person's approval to move to another action")
     if flow is None:
         return
     channel = AttackChannel(attack)

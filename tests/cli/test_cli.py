@@ -149,7 +149,7 @@ def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytest
         "flawed.yaml",
         "--",
         "-k",
-        "REPLAY-001",
+        "MCA-REPLAY-001",
         timeout=120,
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
@@ -168,7 +168,7 @@ def test_run_takes_the_servers_command_line_after_the_double_dash(pytester: pyte
         *words,
         "--",
         "-k",
-        "REPLAY-001",
+        "MCA-REPLAY-001",
         timeout=120,
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED

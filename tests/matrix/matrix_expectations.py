@@ -57,4 +57,9 @@ NOT_MRTR = {
     },
     # A person who never answers holds nothing open on an MRTR server (test_eras.py proves the family).
     "MCA-NOANSWER-001": "holds no call open on the server",
+    # The person's approvals elsewhere: an MRTR tool hands the agent none (test_elsewhere.py proves them).
+    **{
+        attack: "has no person's approval"
+        for attack in ("MCA-OOBREPLAY-001", "MCA-OOBMOVE-001", "MCA-OOBSELF-001", "MCA-OOBLATE-001")
+    },
 }

@@ -137,7 +137,7 @@ def test_a_conftest_hook_is_an_effect_probe_the_plugin_calls_around_every_attack
         "--mcp-target",
         shlex.join([sys.executable, str(REFERENCE), "--root", "{root}", "--flaw", "no-ledger"]),
         "-k",
-        "REPLAY-001",
+        "MCA-REPLAY-001",
         "--mcp-report-dir",
         str(report),
         "-p",

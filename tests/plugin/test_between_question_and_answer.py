@@ -42,7 +42,7 @@ def test_a_server_without_an_identity_check_deletes_a_replaced_file_and_a_rewrit
     pytester: pytest.Pytester,
 ) -> None:
     result = pytester.runpytest(
-        "--mcp-target", target("--flaw", "no-identity-check"), "-k", "identity", "-W", "default"
+        "--mcp-target", target("--flaw", "no-identity-check"), "-k", "IDSWAP", "-W", "default"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=1, passed=2, warnings=1)

@@ -131,7 +131,7 @@ def test_the_ini_twin_reads_the_baseline_relative_to_the_ini_file(pytester: pyte
         "--mcp-target",
         target("--flaw", "no-ledger"),
         "-k",
-        "REPLAY-001",
+        "MCA-REPLAY-001",
         "--rootdir",
         str(pytester.path),
         "-c",

@@ -65,7 +65,7 @@ def test_an_in_process_target_reports_which_layers_refuse_each_attack_on_their_o
         "--mcp-target",
         IN_PROCESS,
         "-k",
-        "XTARGET-001 or XTARGET-002 or REPLAY-001",
+        "XTARGET-001 or XTARGET-002 or MCA-REPLAY-001",
         "--mcp-report-dir",
         "out",
     )
