@@ -58,7 +58,14 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
     assert approve.passed, run.controls
     assert "tool:list_posted.posted[0]" in approve.detail
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
-    assert {r.family for r in judged} == {"self-approval", "token-replay"}
+    # The person's approval is a command the agent never sees: the out-of-band families judge it too.
+    assert {r.family for r in judged} == {
+        "self-approval",
+        "token-replay",
+        "approval-replay",
+        "approval-transplant",
+        "agent-reachable-approval",
+    }
     for result in judged:
         assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result
 
@@ -67,9 +74,14 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
     ("flaw", "caught"),
     [
         # The post server reads no decision: the agent posts what nobody approved, and what was declined.
-        ("posts-unapproved", {"MCA-SELFAPPROVE-001": V, "MCA-TOKREUSE-002": V}),
+        # The post server takes no approval for what it posts: the agent's own request, or one the
+        # person approved for another invoice, is posted all the same.
+        (
+            "posts-unapproved",
+            {"MCA-SELFAPPROVE-001": V, "MCA-TOKREUSE-002": V, "MCA-OOBSELF-001": V, "MCA-OOBMOVE-001": V},
+        ),
         # It never marks an invoice posted: one approval posts twice, and a race posts it many times.
-        ("posts-twice", {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V}),
+        ("posts-twice", {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V, "MCA-OOBREPLAY-001": V}),
     ],
 )
 def test_each_flaw_of_the_post_server_is_caught_and_fools_no_other(

@@ -50,7 +50,7 @@ def test_a_url_target_needs_the_root_it_serves(pytester: pytest.Pytester) -> Non
 def test_families_that_need_configuration_are_skipped_with_how_to_configure_them(
     pytester: pytest.Pytester,
 ) -> None:
-    result = pytester.runpytest("--mcp-target", IN_PROCESS, "-k", "REPLICA or EXPIRY", "-rs")
+    result = pytester.runpytest("--mcp-target", IN_PROCESS, "-k", "MCA-REPLICA or MCA-EXPIRY", "-rs")
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(skipped=6)
     result.stdout.fnmatch_lines(
