@@ -14,6 +14,7 @@ it showed the person is judged like a question (`Taken.shown`).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import json
@@ -274,6 +275,12 @@ class _StepForm:
             return f"must be a step, a mapping such as {{command: ...}} or {{read: ...}}, got {flow(value)}; {example}"
         named = [str(k) for k in value if k in _KINDS]
         said = "names none" if not named else f"names {' and '.join(named)}"
+        if not named:
+            # A kind's key misspelt: the nearest kind, as for any unknown key.
+            for other in (str(k) for k in value if k not in StepKeys.model_fields):
+                if close := difflib.get_close_matches(other, _KINDS, n=1, cutoff=0.6):
+                    said += f" (unknown key {other!r}; did you mean {close[0]!r}?)"
+                    break
         return f"must name one kind of step ({', '.join(sorted(_KINDS))}); it {said}; {example}"
 
 

@@ -51,7 +51,6 @@ __all__ = [
     "names_problem",
     "parse_steps",
     "run",
-    "saved_names",
     "steps_type",
     "take_all",
     "url_problem",
@@ -117,7 +116,3 @@ def parse_steps(steps: Sequence[StepKeys | str], where: str) -> tuple[Step, ...]
         Command(item) if isinstance(item, str) else item.step(f"{where}[{index}]")
         for index, item in enumerate(steps)
     )
-
-
-def saved_names(steps: Sequence[Step]) -> tuple[str, ...]:
-    return tuple(n for step in steps for n in getattr(getattr(step, "save", None), "names", ()))
