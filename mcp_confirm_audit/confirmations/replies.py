@@ -150,7 +150,10 @@ def _like(response: Response, learned: Iterable[Signature]) -> Signature | None:
     for sig in learned:
         if sig.said is not mine.said or sig.code != mine.code:
             continue
-        if sig.shape == mine.shape or (_overlap(sig.shape, mine.shape) >= 0.6):
+        if sig.shape == mine.shape or _overlap(sig.shape, mine.shape) >= 0.6:
+            return sig
+        # "unknown job" and "unknown job <a name full of words>": the same guard, the name appended.
+        if len(sig.shape.split()) >= 2 and mine.shape.startswith(sig.shape + " "):
             return sig
     return None
 
