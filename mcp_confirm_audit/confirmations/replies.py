@@ -100,9 +100,13 @@ _VARIABLE = re.compile(
 )
 
 
+_SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
+
+
 def shape(response: Response) -> str:
     """The reply with what varies taken out: two refusals of the same guard have one shape."""
-    text = refusal_text(response)
+    # The SDK's own frame around a tool's exception says nothing about which guard refused.
+    text = _SDK_FRAME.sub("", refusal_text(response))
     words = _VARIABLE.sub(" ", text.lower())
     return " ".join(re.findall(r"[a-z]+", words))[:160]
 
