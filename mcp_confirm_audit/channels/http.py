@@ -2,7 +2,8 @@
 
     - http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
              headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}}
-    - follow: {link: approve_url, method: POST}     # a URL saved by an earlier step
+    - follow: {link: approve_url, method: POST,     # a URL saved by an earlier step
+               headers: {Cookie: "session=${APPROVER_SESSION}"}}
 
 Every request goes to this machine only (127.0.0.1, ::1, localhost), with no
 proxy from the environment and no redirect followed (either could take it
@@ -224,9 +225,17 @@ def _follow(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Http
         said = {"link": said}
     if not isinstance(said, Mapping) or not isinstance(said.get("link"), str):
         raise fail(f"{where}.follow must be {{link: NAME}}: the name an earlier step saved the link under")
-    only_keys(said, {"link", "method"}, f"{where}.follow", fail)
+    only_keys(said, {"link", "method", "headers"}, f"{where}.follow", fail)
     method = _method(said.get("method", "GET"), f"{where}.follow", fail)
-    return HttpCall("", method, save=parse_save(raw.get("save"), where, fail), link=said["link"])
+    sent: tuple[Header, ...] = ()
+    if (headers := said.get("headers")) is not None:
+        # The person's browser session (a cookie, a bearer token): who follows the link.
+        sent = http_headers.from_mapping(
+            headers, source=f"profile {source}: confirmation: {where}.follow", environ=os.environ
+        )
+    return HttpCall(
+        "", method, headers=sent, save=parse_save(raw.get("save"), where, fail), link=said["link"]
+    )
 
 
 def _method(method: Any, key: str, fail: Fail) -> str:
