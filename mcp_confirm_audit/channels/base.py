@@ -18,9 +18,9 @@ import json
 import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import quote
 
 from ..errors import UsageError
@@ -53,6 +53,15 @@ class Terminal(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Place:
+    """One of several servers (`servers:`) as a step reaches it: its base URL, its output, its terminal."""
+
+    target_url: str | None = None
+    output: Path | None = None
+    terminal: Terminal | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Where:
     """What a step is taken with: the root, the bound, the target's base URL, and what it can read."""
 
@@ -68,9 +77,23 @@ class Where:
     terminal: Terminal | None = None
     # What the agent's own calls returned: a `read` from `seen` looks only there (the agent's view).
     seen: tuple[str, ...] = ()
+    # With `servers:`, each server by name; a step that names one (`server: post`) is taken there.
+    servers: Mapping[str, Place] = field(default_factory=dict)
 
     def with_values(self, more: Mapping[str, str]) -> Where:
         return replace(self, values={**self.values, **more})
+
+    def on(self, server: str | None) -> Where:
+        """Where a step that names `server` is taken: that server's URL, output and terminal (None: this)."""
+        if server is None:
+            return self
+        place = self.servers.get(server)
+        if place is None:
+            known = ", ".join(self.servers) or "none: the target is one server"
+            raise HumanFailed(
+                f"the step names server {server!r}, which this run did not start (its servers: {known})"
+            )
+        return replace(self, target_url=place.target_url, output=place.output, terminal=place.terminal)
 
     def filled(self, text: str) -> str:
         """`text` with every `{NAME}` the step knows put in (`{root}` too); an unknown name stays."""
@@ -164,8 +187,9 @@ def one_line(text: str) -> str:
 Fail = Callable[[str], UsageError]
 Parser = Callable[[Mapping[str, Any], str, Fail, str], Step]
 _KINDS: dict[str, Parser] = {}
-# The keys every step may carry besides its kind's own.
-COMMON_KEYS = frozenset({"save"})
+# The keys every step may carry besides its kind's own: what it saves, and (with servers:) its server.
+COMMON_KEYS = frozenset({"save", "server"})
+SERVER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 
 
 def step_kind(name: str) -> Callable[[Parser], Parser]:
@@ -176,6 +200,12 @@ def step_kind(name: str) -> Callable[[Parser], Parser]:
         return parser
 
     return register
+
+
+def server_of(step: Step) -> str | None:
+    """The server a step names (`server: post`); None: the first server, or the only one."""
+    server = getattr(step, "server", None)
+    return server if isinstance(server, str) else None
 
 
 def kinds() -> tuple[str, ...]:
@@ -190,7 +220,18 @@ def parse_step(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> S
     if len(named) != 1:
         said = "names none" if not named else f"names {' and '.join(named)}"
         raise fail(f"{where} must name one kind of step ({', '.join(sorted(_KINDS))}); it {said}")
-    return _KINDS[named[0]](raw, where, fail, source)
+    step = _KINDS[named[0]](raw, where, fail, source)
+    if (server := raw.get("server")) is None:
+        return step
+    if not isinstance(server, str) or not SERVER_NAME.fullmatch(server):
+        raise fail(f"{where}.server must name one of servers: (a short word, e.g. post), got {server!r}")
+    if "server" not in {f.name for f in fields(cast(Any, step))}:
+        raise fail(
+            f"{where}: a {step.kind} step reaches no server of the target; server: names the server an "
+            "http, follow, read or terminal step talks to or reads from"
+        )
+    # The Where the step is taken in is that server's (`Where.on`).
+    return cast(Step, replace(cast(Any, step), server=server))
 
 
 def parse_save(raw: Any, where: str, fail: Fail) -> Save:
@@ -252,7 +293,7 @@ async def take_all(
     saved: dict[str, str] = {}
     taken: list[Taken] = []
     for step in steps:
-        done = await step.take(where.with_values(saved))
+        done = await step.take(where.with_values(saved).on(server_of(step)))
         saved.update(done.values)
         taken.append(done)
         if on_taken is not None:

@@ -59,6 +59,8 @@ class HttpCall:
     save: Save = field(default_factory=Save)
     # The URL is one saved value taken whole (`follow:`), not a template.
     link: str | None = None
+    # With servers:, the server whose base URL `{url}` is (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:

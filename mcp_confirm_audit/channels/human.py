@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import (
+    SERVER_NAME,
     HumanFailed,
     Step,
     Taken,
     Where,
     check_names,
     parse_step,
+    server_of,
     take_all,
 )
 from .command import Command
@@ -34,6 +36,7 @@ from .http import METHODS, URL_NAMES, HttpCall, base_url, loopback_problem, url_
 
 __all__ = [
     "METHODS",
+    "SERVER_NAME",
     "URL_NAMES",
     "Command",
     "HttpCall",
@@ -49,6 +52,7 @@ __all__ = [
     "parse_steps",
     "run",
     "saved_names",
+    "server_of",
     "take_all",
     "url_problem",
 ]

@@ -55,6 +55,8 @@ class Read:
     json_path: str | None = None
     containing: str | None = None
     save: Save = field(default_factory=Save)
+    # With servers:, the server whose output it reads (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:

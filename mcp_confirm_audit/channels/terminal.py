@@ -100,6 +100,8 @@ class Pty:
 class Answer:
     expect: re.Pattern[str]
     answer: str
+    # With servers:, the server whose terminal it answers (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:

@@ -108,7 +108,7 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
             )
         elif said is not None:
             said = _mapping(said, "pending.human", fail)
-            _only(said, {"command", "http", "decline"}, "pending.human", fail)
+            _only(said, {"command", "http", "decline", "server"}, "pending.human", fail)
             one = _human_step(said, "pending.human", fail, source)
             if one is None:
                 raise fail("pending.human needs 'command' (a command line) or 'http' (a request), with {id}")
@@ -117,7 +117,7 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
                 decline = {"command": decline}
             elif decline is not None:
                 decline = _mapping(decline, "pending.human.decline", fail)
-                _only(decline, {"command", "http"}, "pending.human.decline", fail)
+                _only(decline, {"command", "http", "server"}, "pending.human.decline", fail)
             declined_step = _human_step(decline, "pending.human.decline", fail, source) if decline else None
             person = Human((one,), (declined_step,) if declined_step is not None else None)
         id_from = pending.get("id_from")
@@ -154,16 +154,30 @@ def human_headers(mechanism: Mechanism | None) -> tuple[http_headers.Header, ...
     return tuple(h for step in steps if isinstance(step, human.HttpCall) for h in step.headers)
 
 
-def target_url_problem(mechanism: Mechanism | None, transport: str, url: str | None) -> str | None:
-    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can."""
+def target_url_problem(
+    mechanism: Mechanism | None, transport: str, url: str | None, served: Mapping[str, str] | None = None
+) -> str | None:
+    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can.
+
+    `served`: with servers:, how each server is reached ("http", "stdio"); a step that names a
+    server (`server: post`) goes to that one's base URL, any other to the first's (`transport`).
+    """
     named = [s for s in human_steps(mechanism) if isinstance(s, human.HttpCall) and "{url}" in s.url]
+    for step in named:
+        server = human.server_of(step)
+        speaks = (served or {}).get(server, transport) if server is not None else transport
+        if speaks != "http":
+            whose = (
+                f"the base URL of server {server!r}, which speaks {speaks}"
+                if server is not None
+                else f"the target's base URL, and this target speaks {speaks}"
+            )
+            return (
+                f"confirmation: pending.human names {{url}}, {whose}; serve it over HTTP ({{port}} in the "
+                "command) or give the approval endpoint's full loopback URL"
+            )
     if not named:
         return None
-    if transport != "http":
-        return (
-            f"confirmation: pending.human names {{url}}, the target's base URL, and this target speaks {transport}; "
-            "serve it over HTTP ({port} in the command) or give the approval endpoint's full loopback URL"
-        )
     if url is not None and (problem := human.loopback_problem(url)):
         return f"confirmation: pending.human names {{url}}, the target's base URL, and {problem}"
     return None
@@ -212,10 +226,13 @@ def _human_step(said: Mapping[str, Any] | None, where: str, fail: Any, source: s
         return None
     if "command" in said and "http" in said:
         raise fail(f"{where} takes 'command' or 'http', not both")
+    server = said.get("server")
     if "command" in said:
         command = said["command"]
         if not isinstance(command, str) or "{id}" not in command:
             raise fail(f"{where}.command must be a command line with {{id}} where the pending id goes")
+        if server is not None:
+            raise fail(f"{where}: a command runs on this machine, not on a server: server: is for http")
         return human.Command(command)
     if "http" not in said:
         return None
@@ -241,4 +258,6 @@ def _human_step(said: Mapping[str, Any] | None, where: str, fail: Any, source: s
         sent = http_headers.from_mapping(
             raw, source=f"profile {source}: confirmation: {key}", environ=os.environ
         )
-    return human.HttpCall(url, method.upper(), body, sent)
+    if server is not None and not (isinstance(server, str) and human.SERVER_NAME.fullmatch(server)):
+        raise fail(f"{where}.server must name one of servers:, got {server!r}")
+    return human.HttpCall(url, method.upper(), body, sent, server=server)

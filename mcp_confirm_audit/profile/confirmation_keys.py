@@ -29,7 +29,11 @@ KINDS = ("mrtr", "token", "pending", "flag", "waits")
 _NAME = r"\S"
 # A person's steps (`read`, `command`, `http`, `follow`, `sign`, `terminal`, each with `save`): their shape and
 # their {NAME}s are channels/human.py's (parse_steps), called when the mechanism is built.
-_STEPS = "a list of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
+_STEPS = (
+    "a list of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: "
+    "approve_url}, save: link}, {follow: {link: link}}]; with servers:, an http, follow, read or terminal "
+    "step's server: names the server it talks to or reads from (unset: the first)"
+)
 
 
 class TokenKeys(Keys):
@@ -154,6 +158,13 @@ class HumanStepKeys(Keys):
         "A request to the approval endpoint.",
         accepts="a mapping with url (and method, json, headers)",
         example={"url": "{url}/approvals/{id}", "json": {"decision": "approved"}},
+    )
+    server: str | None = key(
+        None,
+        "With servers:, the server an http step's {url} is (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
     )
 
     @model_validator(mode="after")

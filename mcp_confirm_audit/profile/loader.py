@@ -332,7 +332,11 @@ def _check_topology(profile: Profile) -> None:
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
     url = profile.command if profile.is_url else None
-    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url):
+    served = {
+        name: profile.transport if index == 0 else ("http" if "{port}" in command else "stdio")
+        for index, (name, command) in enumerate(profile.servers.commands if profile.servers else ())
+    }
+    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url, served):
         raise UsageError(f"{where}: {problem}")
     # Principals are also who else may take the person's steps (approver-identity): their headers
     # go on the person's own requests, which are HTTP whatever the target speaks.

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.channels.base import HumanFailed, Where, take_all
+from mcp_confirm_audit.channels.base import HumanFailed, Place, Where, take_all
 from mcp_confirm_audit.channels.human import parse_steps
 from mcp_confirm_audit.channels.terminal import Pty
 from mcp_confirm_audit.errors import UsageError
@@ -201,3 +201,23 @@ def test_the_new_keys_as_a_profile_states_them() -> None:
             },
             source="p.yaml",
         )
+
+
+@pytest.mark.anyio
+async def test_a_step_that_names_a_server_reads_that_servers_output_and_no_other(tmp_path: Path) -> None:
+    stage, post = tmp_path / "stage.stderr", tmp_path / "post.stderr"
+    stage.write_text("approval code for inv_1: 424242\n")
+    post.write_text("posted nothing\n")
+    places = {"stage": Place(None, stage), "post": Place("http://127.0.0.1:9", post)}
+    read = {"read": {"from": "stderr", "pattern": r"approval code for inv_1: (\d+)"}, "save": "code"}
+    # The first server's output is the default; a step that names one reads there.
+    where = Where(tmp_path, 0.2, output=post, servers=places)
+    saved, _ = await take_all(_steps([{**read, "server": "stage"}]), where)
+    assert saved == {"code": "424242"}
+    with pytest.raises(HumanFailed, match="nothing /approval code"):
+        await take_all(_steps([{**read, "server": "post"}]), where)
+    with pytest.raises(HumanFailed, match="nothing /approval code"):
+        await take_all(_steps([read]), where)
+    assert where.on("post").target_url == "http://127.0.0.1:9"
+    with pytest.raises(HumanFailed, match="names server 'gone', which this run did not start"):
+        where.on("gone")
