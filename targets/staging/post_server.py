@@ -49,7 +49,7 @@ def build_server(root: str | Path, flaws: frozenset[str] = frozenset()) -> MCPSe
                 if decided.get("digest") != store.digest(invoice):
                     raise Refused(f"invoice {invoice_id} changed after it was approved")
             if "posts-twice" not in flaws and not store.claim(invoice_id):  # FLAW posts-twice
-                raise Refused(f"invoice {invoice_id} was already posted")
+                raise Refused(f"invoice {invoice_id} was already posted: its approval is spent")
         except Refused as exc:
             raise ToolError(str(exc)) from None
         store.post(invoice)
