@@ -17,9 +17,14 @@ import pytest
 from conftest import MATRIX_GENERATION
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.channels.http import HttpCall
+from mcp_confirm_audit.channels.human import Person, parse_steps
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.headers import Header
 from mcp_confirm_audit.profile.loader import Profile, load_profile, resolve_profile
+from mcp_confirm_audit.techniques.approver_identity import _as_another
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 SERVER = TARGETS / "elsewhere" / "server.py"
@@ -75,3 +80,46 @@ def test_without_principals_or_a_person_it_says_why_it_cannot_run(catalogue: Cat
     result = run.by_id()[ID]
     assert result.verdict is Verdict.NOT_APPLICABLE
     assert "principals:" in result.reason
+
+
+def _person(*steps: dict[str, object]) -> Person:
+    def fail(message: str) -> UsageError:
+        return UsageError(message)
+
+    return Person(parse_steps(list(steps), "pending.human", fail, "p.yaml"))
+
+
+MALLORY = (Header("Authorization", "Bearer m"),)
+FOLLOW = {"follow": {"link": "link", "method": "POST"}}
+READ = {"read": {"from": "sink", "json": "approve_url"}, "save": "link"}
+
+
+@pytest.mark.parametrize(
+    ("steps", "says"),
+    [
+        ((READ, {"command": "approve-cli {id}"}), "send no request a principal's headers could go on"),
+        ((READ, FOLLOW), "the person's own requests carry no credentials"),
+        (
+            (READ, {"follow": {"link": "link", "method": "POST", "headers": {"Authorization": "Bearer m"}}}),
+            "its headers are exactly the person's",
+        ),
+    ],
+)
+def test_a_principal_that_cannot_stand_in_for_the_person_says_why(
+    steps: tuple[dict[str, object], ...], says: str
+) -> None:
+    kept, why = _as_another(_person(*steps), MALLORY)
+    assert kept == ()
+    assert why is not None
+    assert says in why
+
+
+def test_every_request_of_the_person_carries_the_principals_headers_and_nothing_else_changes() -> None:
+    alice = {"follow": {"link": "link", "headers": {"Authorization": "Bearer a", "X-Device": "d"}}}
+    person = _person(READ, alice)
+    kept, why = _as_another(person, MALLORY)
+    assert why is None
+    assert kept[0] == person.approve[0]
+    assert isinstance(kept[1], HttpCall)
+    assert kept[1].headers == MALLORY
+    assert kept[1].link == "link"
