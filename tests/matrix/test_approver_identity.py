@@ -18,12 +18,12 @@ from conftest import MATRIX_GENERATION
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.http import HttpCall
-from mcp_confirm_audit.channels.human import Person, parse_steps
+from mcp_confirm_audit.channels.human import Person
+from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.headers import Header
-from mcp_confirm_audit.profile.loader import Profile, load_profile, resolve_profile
+from mcp_confirm_audit.profile.loader import Profile, load_profile, profile_from_mapping, resolve_profile
 from mcp_confirm_audit.techniques.approver_identity import _as_another
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
@@ -83,10 +83,12 @@ def test_without_principals_or_a_person_it_says_why_it_cannot_run(catalogue: Cat
 
 
 def _person(*steps: dict[str, object]) -> Person:
-    def fail(message: str) -> UsageError:
-        return UsageError(message)
-
-    return Person(parse_steps(list(steps), "pending.human", fail, "p.yaml"))
+    """The person's steps as a profile's `pending.human:` list says them, read by the profile's models."""
+    pending = {"kind": "pending", "pending": {"human": list(steps)}}
+    stated = profile_from_mapping({"command": "srv {root}", "confirmation": pending}, source="p.yaml")
+    assert isinstance(stated.confirmation, Pending)
+    assert stated.confirmation.human is not None
+    return stated.confirmation.human
 
 
 MALLORY = (Header("Authorization", "Bearer m"),)
