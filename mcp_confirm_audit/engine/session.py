@@ -665,7 +665,7 @@ class AuditSession:
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = attack.transcript(precondition)
+        transcript = replace(attack.transcript(precondition), signatures=outcome.signatures)
         self._portal.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
