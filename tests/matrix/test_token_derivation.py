@@ -29,8 +29,8 @@ KINDS = TARGETS / "confirm_kinds" / "server.py"
 ARM = TARGETS / "robot_arm" / "server.py"
 V, W, R = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED
 DERIVED = "MCA-TOKMINT-002"
-# Every token flow completes with the agent's calls alone: the human-in-the-loop SHOULD.
-BASELINE = {"MCA-SELFAPPROVE-001": W}
+# Every token flow completes with the agent's calls alone: the gate never involves a person.
+BASELINE = {"MCA-SELFAPPROVE-001": V}
 
 # case -> (flaw, token scheme, what MCA-TOKMINT-002 must be, what its reason must say)
 CASES: dict[str, tuple[str | None, str, Verdict, str]] = {
