@@ -100,9 +100,13 @@ _VARIABLE = re.compile(
 )
 
 
+_SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
+
+
 def shape(response: Response) -> str:
     """The reply with what varies taken out: two refusals of the same guard have one shape."""
-    text = refusal_text(response)
+    # The SDK's own frame around a tool's exception says nothing about which guard refused.
+    text = _SDK_FRAME.sub("", refusal_text(response))
     words = _VARIABLE.sub(" ", text.lower())
     return " ".join(re.findall(r"[a-z]+", words))[:160]
 
@@ -150,7 +154,10 @@ def _like(response: Response, learned: Iterable[Signature]) -> Signature | None:
     for sig in learned:
         if sig.said is not mine.said or sig.code != mine.code:
             continue
-        if sig.shape == mine.shape or (_overlap(sig.shape, mine.shape) >= 0.6):
+        if sig.shape == mine.shape or _overlap(sig.shape, mine.shape) >= 0.6:
+            return sig
+        # "unknown job" and "unknown job <a name full of words>": the same guard, the name appended.
+        if len(sig.shape.split()) >= 2 and mine.shape.startswith(sig.shape + " "):
             return sig
     return None
 

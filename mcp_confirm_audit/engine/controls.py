@@ -662,13 +662,21 @@ async def _no_such_subject(run: _Runner, style: str) -> None:
     run.other.append(replies.signature("no-such-subject", done))
 
 
+_NAMED_LIKE_AN_ID = re.compile(r"(^|_)(id|ref|handle|key|slug|number)$|[a-z](Id|Ref|Number)$", re.I)
+
+
 def _absent(instance: Instance) -> Instance | None:
     """The same use with every handle a setup call saved replaced by one nobody minted."""
     handles = {str(v) for v in instance.saved.values()}
+
+    def names_a_subject(name: str, value: Any) -> bool:
+        # A handle a setup call saved, else an argument named like an id (`job_id`, `orderId`).
+        return str(value) in handles if handles else bool(_NAMED_LIKE_AN_ID.search(name))
+
     changed = {
         k: (f"{v}0000" if isinstance(v, str) else v + 1_000_003)
         for k, v in instance.arguments.items()
-        if str(v) in handles and isinstance(v, str | int) and not isinstance(v, bool)
+        if isinstance(v, str | int) and not isinstance(v, bool) and names_a_subject(k, v)
     }
     if not changed:
         return None

@@ -43,6 +43,7 @@ from ..target import reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
+from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .controls import ControlOutcome, run_controls
@@ -824,6 +825,8 @@ async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSp
             attack.setup_failed(str(exc))
         else:
             await technique(attack, spec.params)
+            # A refusal that offers another way to confirm is followed before the attack is judged.
+            await follow_offer(attack)
     # Bounded on its own: an attack cut short still has its effect looked for.
     with anyio.move_on_after(attack.primary.call_timeout * 2):
         await attack.finish()

@@ -160,3 +160,11 @@ def test_an_attack_whose_pass_is_any_refusal_takes_the_worlds_refusal_too() -> N
 def test_a_structured_refusal_is_not_reported_success() -> None:
     verdict, _, _ = attacked(ok('{"ok": false, "error": "no such file"}'), reported_success=Verdict.WEAK)
     assert verdict is Verdict.REFUSED
+
+
+def test_the_sdks_frame_around_an_exception_does_not_make_two_guards_look_alike() -> None:
+    outside = Response(Outcome.TOOL_ERROR, "Error executing tool delete_file: outside the root")
+    missing = Response(Outcome.TOOL_ERROR, "Error executing tool delete_file: does not exist")
+    assert replies.shape(outside) == "outside the root"
+    learned = Signatures(other=(replies.signature("no-such-subject", missing),))
+    assert replies.who_refused(outside, learned).by == "gate"
