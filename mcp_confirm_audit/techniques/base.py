@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import anyio
@@ -39,6 +40,7 @@ from ..models import (
 )
 from ..oracle.effects import is_ignored, probe_changes
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, diff, identity_of
+from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
 
@@ -75,6 +77,11 @@ class Peers(Protocol):
     @property
     def redemptions(self) -> int:
         """How many redemptions of one approval a race sends at once."""
+        ...
+
+    @property
+    def principals(self) -> Mapping[str, tuple[Header, ...]]:
+        """The other identities the profile names, each its own headers (none: an empty mapping)."""
         ...
 
     async def other(self) -> Connection:
@@ -115,6 +122,7 @@ class NoPeers:
 
     shared_keys = False
     redemptions = 8
+    principals: Mapping[str, tuple[Header, ...]] = MappingProxyType({})
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")
