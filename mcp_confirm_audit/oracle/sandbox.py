@@ -82,6 +82,17 @@ class Case:
         return path
 
 
+# Every sandbox not yet removed: what a last-resort cleanup removes (a run being stopped).
+LIVE: set[Path] = set()
+
+
+def remove_every_sandbox() -> None:
+    """Last resort: remove every sandbox this process made and has not removed (never anything else)."""
+    for base in list(LIVE):
+        shutil.rmtree(base, ignore_errors=True)
+        LIVE.discard(base)
+
+
 class Sandbox:
     """A private temporary directory; the harness deletes nothing else."""
 
@@ -89,6 +100,7 @@ class Sandbox:
         # realpath: on some systems the temp dir itself sits behind a link, and
         # a server that resolves paths must see the same root the harness does.
         self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory())))
+        LIVE.add(self.base)
         self.outside = self.base / "outside"
         self.logs = self.base / "logs"
         if served_root is None:
@@ -156,6 +168,7 @@ class Sandbox:
         if self.cases != self.root:
             shutil.rmtree(self.cases.parent, ignore_errors=True)
         shutil.rmtree(self.base, ignore_errors=True)
+        LIVE.discard(self.base)
 
 
 def _write_new(path: Path, text: str) -> None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -70,6 +73,7 @@ def configure(config: pytest.Config) -> None:
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
     run = _Audit(config, profile, profile_path, generation)
     config.pluginmanager.register(run, "mcp-confirm-audit-run")
+    _stop_cleanly_on_sigterm()
     if not hasattr(config, "workerinput") and not any(
         getattr(config.option, name, False)
         for name in ("help", "markers", "showfixtures", "show_fixtures_per_test")
@@ -77,6 +81,43 @@ def configure(config: pytest.Config) -> None:
         # Start the target now, before pytest prints its session header: one
         # that will not start is then one line on stderr, and exit code 2.
         run.session = run._start()
+
+
+def _stop_cleanly_on_sigterm() -> None:
+    """A run stopped by SIGTERM (`timeout`, a CI runner cancelling) ends as Ctrl-C does.
+
+    By default SIGTERM ends the process at once: no report is written, and the
+    target's processes and sandboxes outlive it. As a KeyboardInterrupt, pytest
+    finishes the session (the reports of what was judged, the processes stopped,
+    the sandboxes removed) and exits with its "interrupted" code. A handler an
+    embedding program installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        # Should the orderly end hang (a call still running in the event loop), the
+        # processes and sandboxes go anyway, and the run ends with pytest's code.
+        threading.Thread(target=_last_resort, name="mcp-audit-sigterm", daemon=True).start()
+        raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+# Seconds the orderly end of a stopped run may take before the last resort.
+_ORDERLY_END = 15.0
+
+
+def _last_resort() -> None:
+    time.sleep(_ORDERLY_END)
+    from ..oracle.sandbox import remove_every_sandbox
+    from ..target.reaper import kill_every_target
+
+    kill_every_target()
+    remove_every_sandbox()
+    os._exit(int(pytest.ExitCode.INTERRUPTED))
 
 
 def _baseline_path(config: pytest.Config) -> Path | None:

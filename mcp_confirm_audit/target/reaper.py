@@ -18,6 +18,7 @@ Linux only: elsewhere /proc does not exist and only the SDK's group kill runs.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
@@ -28,6 +29,8 @@ from pathlib import Path
 import anyio
 
 MARKER_VARIABLE = "MCP_AUDIT_PROCESS"
+# Every marker this process gave a target: what a last-resort cleanup looks for.
+ISSUED: set[str] = set()
 _PROC = Path("/proc")
 
 
@@ -109,6 +112,7 @@ class TargetProcesses:
 
     def __init__(self, token: str) -> None:
         self.token = token
+        ISSUED.add(token)
         self.fired = False
         self._timer: threading.Timer | None = None
 
@@ -135,3 +139,9 @@ class TargetProcesses:
         # Also when the caller is being cancelled (a start-up past its deadline).
         with anyio.CancelScope(shield=True):
             await kill_all(self.find)
+
+
+def kill_every_target() -> None:
+    """Last resort (a run being stopped): SIGKILL every process carrying a marker this process issued."""
+    for token in list(ISSUED):
+        kill_now(functools.partial(marked, token))

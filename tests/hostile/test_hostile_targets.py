@@ -184,3 +184,43 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(
     result = pytester.runpytest("--mcp-target", command, option, "0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{option} must be a positive number of seconds, got 0.0*"])
+
+
+def test_a_run_stopped_by_sigterm_writes_its_report_and_leaves_no_process_or_sandbox(
+    tmp_path: Path, marker: str
+) -> None:
+    # `timeout 600 mcp-confirm-audit run ...`, or a CI runner cancelling the job: SIGTERM mid-audit.
+    import signal
+    import subprocess
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    command = shlex.join(
+        [
+            *(sys.executable, str(HOSTILE_SERVER), "--root", "{root}"),
+            *("--mode", "slow", "--delay", "0.5", "--marker", marker),
+        ]
+    )
+    run = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--mcp-target", command),
+            *("--mcp-report-dir", str(tmp_path / "out"), "-k", "MCA-REPLAY or control"),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert run.stdout is not None
+    seen = []
+    for line in run.stdout:  # until the controls are judged and the attacks begin
+        seen.append(line)
+        if b"controls on delete_file" in line:
+            break
+    assert survivors(marker), b"".join(seen).decode(errors="replace")
+    run.send_signal(signal.SIGTERM)
+    out, _ = run.communicate(timeout=BOUND)
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, out.decode(errors="replace")[-2000:]
+    assert (tmp_path / "out" / "audit.json").is_file()
+    assert survivors(marker) == []
+    assert list(scratch.iterdir()) == []
