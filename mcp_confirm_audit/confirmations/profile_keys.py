@@ -4,6 +4,7 @@ confirmation:
   kind: token                         # mrtr | token | pending | flag
   preview: {dry_run: true}            # token: what makes the first call a preview
   token: {from: confirm_token, into: confirm_token}
+  # token: {preview: {tool: simulate_impact, args: {change: "{change_id}"}}}   # the preview is another tool
   # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
   # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
   #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
@@ -60,18 +61,27 @@ def confirmation(value: Any, source: str) -> Mechanism | None:
     if kind == "token":
         preview = _mapping(value.get("preview") or {}, "preview", fail)
         token = _mapping(value.get("token") or {}, "token", fail)
-        _only(token, {"from", "into", "human"}, "token", fail)
+        _only(token, {"from", "into", "human", "preview"}, "token", fail)
         into = _name(token.get("into", "confirm_token"), "token.into", fail)
         taken = token.get("from")
         signer = None
         if (steps := token.get("human")) is not None:
             signer = human.Person(human.parse_steps(steps, "token.human", fail, source))
+        preview_tool, preview_call = None, None
+        if (made_by := token.get("preview")) is not None:
+            made_by = _mapping(made_by, "token.preview", fail)
+            _only(made_by, {"tool", "args"}, "token.preview", fail)
+            preview_tool = _name(made_by.get("tool"), "token.preview.tool", fail)
+            if (args := made_by.get("args")) is not None:
+                preview_call = dict(_mapping(args, "token.preview.args", fail))
         return Token(
             into=into,
             token_from=_name(taken, "token.from", fail) if taken is not None else None,
             preview_args=dict(preview),
             source="profile",
             human=signer,
+            preview_tool=preview_tool,
+            preview_call=preview_call,
         )
     if kind == "waits":
         waits = _mapping(value.get("waits") or {}, "waits", fail)
