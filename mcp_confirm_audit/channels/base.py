@@ -4,8 +4,9 @@ A person who approves somewhere else does it in steps: read what the server
 sent them (a webhook body, a line on the target's stderr, a file, a terminal
 prompt), act on it (run a command, follow a link, answer the prompt, sign a
 challenge), and hand what they got (a code, a signature, an evidence id) to
-the agent. Each step is a `Step`, one module per kind in this folder,
-registered with `@step_kind`; a step's outputs are saved by name (`save:`)
+the agent. Each step is a `Step`, one module per kind in this folder; its
+keys are a `StepKeys` model there, registered with `@step_kind`, which the
+profile is validated with and which builds the step. A step's outputs are saved by name (`save:`)
 and filled into the later steps and into the agent's confirming call as
 `{NAME}`. Nothing here trusts what a step read: it is evidence, and the text
 it showed the person is judged like a question (`Taken.shown`).
@@ -13,17 +14,22 @@ it showed the person is judged like a question (`Taken.shown`).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import importlib
 import json
+import operator
 import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 from urllib.parse import quote
 
-from ..errors import UsageError
+from pydantic import Discriminator, Field, Tag
+
+from ..profile.contract import Keys, flow, key
 
 # What the harness fills in a step: `{id}`, `{challenge}`, `{root}`, a name saved before.
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -161,19 +167,81 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-Fail = Callable[[str], UsageError]
-Parser = Callable[[Mapping[str, Any], str, Fail, str], Step]
-_KINDS: dict[str, Parser] = {}
-# The keys every step may carry besides its kind's own.
-COMMON_KEYS = frozenset({"save"})
+# -- a step as the profile says it: one model per kind, each in its kind's module -----------
+
+SAVE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# A list entry that is only a string is a command line.
+LINE = "line"
+# Keys of a step whose text is a pattern to match, or read from the environment: never filled.
+NOT_FILLED = ("pattern", "expect", "headers")
 
 
-def step_kind(name: str) -> Callable[[Parser], Parser]:
-    """Register the parser of a step kind: `{NAME: ...}` in a profile's `human:` list is read by it."""
+def _save_form(value: Any) -> str:
+    return "name" if isinstance(value, str) else "fields"
 
-    def register(parser: Parser) -> Parser:
-        _KINDS[name] = parser
-        return parser
+
+class StepKeys(Keys):
+    """What every step carries beside its own kind's key: `save`, the names of what it gives.
+
+    A kind of step is a subclass in its own module, registered with `@step_kind`; its one
+    required key is the kind's name (`read:`, `command:`), and `step()` builds the Step.
+    """
+
+    kind: ClassVar[str] = ""
+
+    save: (
+        Annotated[
+            Annotated[Annotated[str, Field(pattern=SAVE_NAME)], Tag("name")]
+            | Annotated[
+                dict[Annotated[str, Field(pattern=SAVE_NAME)], Annotated[str, Field(min_length=1)]],
+                Field(min_length=1),
+                Tag("fields"),
+            ],
+            Discriminator(_save_form),
+        ]
+        | None
+    ) = key(
+        None,
+        "What the step gives, kept for later steps and the agent's call as {NAME}: NAME for its whole "
+        "value (what a command printed, what a read found), or {NAME: field.path} for fields of its JSON.",
+        accepts="a NAME or {NAME: field.path}",
+        example={"evidence": "evidence_ref"},
+    )
+
+    def saved(self) -> Save:
+        if self.save is None:
+            return Save()
+        if isinstance(self.save, str):
+            return Save(whole=self.save)
+        return Save(fields=dict(self.save))
+
+    def templates(self) -> str:
+        """The text of the step the harness fills in: not its patterns, its headers (`${ENV}`) or its saves."""
+        said = self.model_dump(by_alias=True, exclude_unset=True, exclude={"save"})
+        kept = {
+            name: {k: v for k, v in value.items() if k not in NOT_FILLED}
+            if isinstance(value, Mapping)
+            else value
+            for name, value in said.items()
+        }
+        return json.dumps(kept, default=str)
+
+    def step(self, where: str) -> Step:
+        """The step these keys describe; `where` names it in a line about a value read as it is built."""
+        raise NotImplementedError
+
+
+_KINDS: dict[str, type[StepKeys]] = {}
+_K = TypeVar("_K", bound=type[StepKeys])
+
+
+def step_kind(name: str) -> Callable[[_K], _K]:
+    """Register the keys of a step kind: `{NAME: ...}` in a profile's `human:` list is read by them."""
+
+    def register(model: _K) -> _K:
+        model.kind = name
+        _KINDS[name] = model
+        return model
 
     return register
 
@@ -183,50 +251,63 @@ def kinds() -> tuple[str, ...]:
     return tuple(sorted(_KINDS))
 
 
-def parse_step(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Step:
-    """One step of a `human:` list: exactly one kind's key (`command`, `http`, `read`, ...), and `save`."""
-    _load()
-    named = [k for k in raw if k in _KINDS]
-    if len(named) != 1:
+class _StepForm:
+    """A pydantic discriminator: the kind a step names (its one kind's key); a string is a command line."""
+
+    __name__ = "step_form"  # what pydantic calls it
+
+    def __call__(self, value: Any) -> str | None:
+        if isinstance(value, str):
+            return LINE
+        if isinstance(value, StepKeys):  # serialising
+            return value.kind
+        if isinstance(value, Mapping):
+            named = [k for k in value if k in _KINDS]
+            return named[0] if len(named) == 1 else None
+        return None
+
+    def refusal(self, value: Any) -> str:
+        """Why `value` is no step (read by `contract.one_line`)."""
+        example = (
+            "e.g. {command: 'approve-cli {id}'} or {read: {from: stderr, pattern: 'code (\\d+)'}, save: code}"
+        )
+        if not isinstance(value, Mapping):
+            return f"must be a step, a mapping such as {{command: ...}} or {{read: ...}}, got {flow(value)}; {example}"
+        named = [str(k) for k in value if k in _KINDS]
         said = "names none" if not named else f"names {' and '.join(named)}"
-        raise fail(f"{where} must name one kind of step ({', '.join(sorted(_KINDS))}); it {said}")
-    return _KINDS[named[0]](raw, where, fail, source)
+        if not named:
+            # A kind's key misspelt: the nearest kind, as for any unknown key.
+            for other in (str(k) for k in value if k not in StepKeys.model_fields):
+                if close := difflib.get_close_matches(other, _KINDS, n=1, cutoff=0.6):
+                    said += f" (unknown key {other!r}; did you mean {close[0]!r}?)"
+                    break
+        return f"must name one kind of step ({', '.join(sorted(_KINDS))}); it {said}; {example}"
 
 
-def parse_save(raw: Any, where: str, fail: Fail) -> Save:
-    if raw is None:
-        return Save()
-    if isinstance(raw, str) and _NAME.fullmatch(raw):
-        return Save(whole=raw)
-    if (
-        isinstance(raw, Mapping)
-        and raw
-        and all(
-            isinstance(k, str) and _NAME.fullmatch(k) and isinstance(v, str) and v for k, v in raw.items()
-        )
-    ):
-        return Save(fields=dict(raw))
-    raise fail(f"{where}.save must be a NAME or {{NAME: field.path}}, got {raw!r}")
+def step_union() -> Any:
+    """The type of one step of a `human:` list: every registered kind, chosen by the key it names."""
+    _load()
+    forms: list[Any] = [Annotated[model, Tag(name)] for name, model in sorted(_KINDS.items())]
+    forms.append(Annotated[str, Field(pattern=r"\S"), Tag(LINE)])
+    return Annotated[functools.reduce(operator.or_, forms), Discriminator(_StepForm())]
 
 
-def only_keys(raw: Mapping[str, Any], own: set[str], where: str, fail: Fail) -> None:
-    unknown = sorted(set(raw) - own - COMMON_KEYS)
-    if unknown:
-        raise fail(
-            f"{where}: unknown key {unknown[0]!r}; this step takes {', '.join(sorted(own | COMMON_KEYS))}"
-        )
+def a_regex(pattern: str | None) -> str | None:
+    """`pattern` if it is a regular expression (a validator of a step's pattern key)."""
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+    return pattern
 
 
-def check_names(text: str, known: Sequence[str], where: str, fail: Fail) -> None:
-    """Every `{NAME}` in `text` is one the step will know (saved before it, or the harness's own)."""
+def names_problem(text: str, known: Sequence[str]) -> str | None:
+    """Why `text` names a `{NAME}` the step will not know (saved before it, or the harness's own); None if none."""
     unknown = sorted(set(PLACEHOLDER.findall(text)) - set(known))
-    if unknown:
-        raise fail(
-            f"{where} names {{{unknown[0]}}}, which no step before it saves; known: {', '.join('{' + k + '}' for k in known)}"
-        )
-
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    if not unknown:
+        return None
+    return f"names {{{unknown[0]}}}, which no step before it saves; known: {', '.join('{' + k + '}' for k in known)}"
 
 
 def _load() -> None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..models import Outcome, Response
+from ..models import Response
 
 
 def fields(response: Response) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
     if name is not None and (whole := _object(response, name)) is not None:
         return name, whole
     for key, value in fields(response).items():
-        if (key == name if name else pattern.search(key)) and isinstance(value, str | int):
+        if (key == name if name else pattern.search(key)) and _names_something(value):
             return key, str(value)
 
     for match in _IN_TEXT.finditer(response.text):
@@ -96,35 +96,6 @@ def _dotted(response: Response, name: str) -> tuple[str, str] | None:
     return (name, str(found)) if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
-# What says "no" inside an ordinary result: a false flag, a status naming a refusal, an error.
-_FALSE_FLAGS = ("ok", "success", "sent", "allowed", "approved", "accepted")
-_SAYS_NO = re.compile(r"^\s*(refused|denied|rejected|blocked|error|failed|forbidden|not[_ ]allowed)\b", re.I)
-_STATUS_KEYS = ("status", "decision", "result")
-
-
-def refusal(response: Response) -> str | None:
-    """Why the reply refused, if it did: an error, or a refusal inside an ordinary result; else None.
-
-    `{"ok": false}`, `{"status": "rejected"}`, `{"error": "file type not allowed"}`: a
-    result that says no is a refusal, whatever id or token it also carries.
-    """
-    if response.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
-        return response.text or response.outcome.value
-    if response.outcome is not Outcome.COMPLETE:
-        return None
-    data: Any = response.structured
-    if not isinstance(data, Mapping):
-        try:
-            data = json.loads(response.text)
-        except (ValueError, TypeError):
-            return None
-    if not isinstance(data, Mapping):
-        return None
-    said = response.text[:200]
-    if any(data.get(flag) is False for flag in _FALSE_FLAGS):
-        return said
-    if any(isinstance(data.get(k), str) and _SAYS_NO.match(data[k]) for k in _STATUS_KEYS):
-        return said
-    if data.get("error") not in (None, False, "", {}, []):
-        return said
-    return None
+def _names_something(value: Any) -> bool:
+    """A token, id or handle: never a boolean, and never empty."""
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""

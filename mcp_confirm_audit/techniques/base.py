@@ -564,6 +564,16 @@ class Attack:
     def note(self, text: str) -> None:
         self._notes.append(text)
 
+    def last_reply(self) -> Response | None:
+        """The target's answer to the attack's last request, if the attack proper sent one."""
+        attack = [e for e in self._exchanges if e.phase is Phase.ATTACK]
+        return attack[-1].response if attack else None
+
+    @property
+    def effect_judged(self) -> bool:
+        """Whether the technique said itself what an effect means (`effect_means`)."""
+        return self._effect_verdict is not None
+
     def finding(self, verdict: Verdict, message: str) -> None:
         """Something the target showed the human, judged without looking at the disk."""
         self._findings.append((verdict, message))

@@ -42,7 +42,7 @@ from ..catalogue.prompt_checks import (
 )
 from ..catalogue.question_text import result_as_shown, terminal_as_shown
 from ..confirmations import AgentFlow, Preview, as_flow
-from ..confirmations.values import refusal
+from ..confirmations.replies import refusal, refusal_text
 from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
@@ -171,7 +171,7 @@ class _Probe:
 
     def unasked(self, name: str, response: Response) -> None:
         """`name` got no question (the target refused it first, or answered without asking)."""
-        self.not_asked.append((name, refusal(response) or response.text[:160] or response.outcome.value))
+        self.not_asked.append((name, refusal_text(response)[:160] or response.outcome.value))
 
     def say_not_asked(self) -> None:
         """One note for every name no question was asked about: what was not judged, and why."""

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.channels.base import HumanFailed, Where, take_all
-from mcp_confirm_audit.channels.human import parse_steps
+from mcp_confirm_audit.channels.base import HumanFailed, Step, Where, take_all
 from mcp_confirm_audit.channels.terminal import Pty
+from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.oracle.kinds.sink import Sink
 from mcp_confirm_audit.profile.loader import profile_from_mapping
@@ -29,12 +29,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _fail(message: str) -> UsageError:
-    return UsageError(f"profile p.yaml: confirmation: {message}")
-
-
-def _steps(raw: Any) -> Any:
-    return parse_steps(raw, "pending.human", _fail, "p.yaml")
+def _steps(raw: Any) -> tuple[Step, ...]:
+    """The person's steps as a profile's `pending.human:` list says them, read by the profile's models."""
+    pending = {"kind": "pending", "pending": {"human": raw}}
+    stated = profile_from_mapping({"command": "srv {root}", "confirmation": pending}, source="p.yaml")
+    assert isinstance(stated.confirmation, Pending)
+    assert stated.confirmation.human is not None
+    return stated.confirmation.human.approve
 
 
 def _python(code: str) -> str:
@@ -147,21 +148,21 @@ async def test_without_a_terminal_the_step_says_to_set_tty(tmp_path: Path) -> No
         ([{"read": {"from": "stderr", "pattern": "code"}}], "saves nothing: add save: NAME"),
         (
             [{"read": {"from": "/etc/passwd", "pattern": "x"}, "save": "x"}],
-            "must be sink, stderr, stdout or 'file:PATH'",
+            "'from' must be sink, stderr or stdout, or 'file:PATH'",
         ),
         ([{"read": {"from": "file:../x", "pattern": "x"}, "save": "x"}], "must name a file under the root"),
         ([{"read": {"from": "sink", "pattern": "("}, "save": "x"}], "is not a regular expression"),
         ([{"command": "approve {evidence}"}], "names {evidence}, which no step before it saves"),
-        ([{"sign": {"command": "signer --key k"}}], "the command that signs the challenge"),
+        ([{"sign": {"command": "signer --key k"}}], "'command' must be a command line with {challenge}"),
         ([{"command": "a", "http": {"url": "{url}/x"}}], "must name one kind of step"),
         ([{"follow": {"link": "approve_url", "verb": "GET"}}], "unknown key 'verb'"),
         ([{"http": {"url": "http://10.0.0.1/approve"}}], "is not on loopback"),
-        ([{"terminal": {"expect": "allow"}}], "answer must be what the person types"),
-        ([], "must list at least one step"),
+        ([{"terminal": {"expect": "allow"}}], "terminal needs 'answer', text (or a number"),
+        ([], "a list of one or more of the person's steps"),
     ],
 )
 def test_a_step_the_harness_cannot_take_is_one_line_saying_what_to_write(raw: Any, message: str) -> None:
-    with pytest.raises(UsageError, match=r"profile p\.yaml: confirmation: pending\.human") as caught:
+    with pytest.raises(UsageError, match=r"^profile p\.yaml: confirmation\.pending[.:]") as caught:
         _steps(raw)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)

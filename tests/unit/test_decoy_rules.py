@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from mcp_confirm_audit.confirmations.replies import refusal
 from mcp_confirm_audit.confirmations.token import Token
-from mcp_confirm_audit.confirmations.values import refusal
 from mcp_confirm_audit.engine.action import CaseFile, varied_args
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import Outcome, Response
@@ -127,7 +127,7 @@ def _complete(payload: Any) -> Response:
         _complete({"ok": False, "pending_id": "p1"}),
         _complete({"sent": False}),
         _complete({"decision": "DENIED"}),
-        _complete({"result": "blocked by policy"}),
+        _complete({"result": "blocked"}),
         _complete({"error": {"code": 3}}),
     ],
 )
