@@ -179,8 +179,8 @@ PREVIEW_TOOL = {
         },
     }
 }
-# Every token flow completes with the agent's calls alone: the human-in-the-loop SHOULD.
-BASELINE = {"MCA-SELFAPPROVE-001": W}
+# Every token flow completes with the agent's calls alone: the gate never involves a person.
+BASELINE = {"MCA-SELFAPPROVE-001": V}
 
 
 @pytest.mark.parametrize(
