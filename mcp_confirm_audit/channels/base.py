@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar, cast
 from urllib.parse import quote
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from ..profile.contract import Keys, flow, key
 
@@ -59,6 +59,15 @@ class Terminal(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Place:
+    """One of several servers (`servers:`) as a step reaches it: its base URL, its output, its terminal."""
+
+    target_url: str | None = None
+    output: Path | None = None
+    terminal: Terminal | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Where:
     """What a step is taken with: the root, the bound, the target's base URL, and what it can read."""
 
@@ -74,9 +83,23 @@ class Where:
     terminal: Terminal | None = None
     # What the agent's own calls returned: a `read` from `seen` looks only there (the agent's view).
     seen: tuple[str, ...] = ()
+    # With `servers:`, each server by name; a step that names one (`server: post`) is taken there.
+    servers: Mapping[str, Place] = field(default_factory=dict)
 
     def with_values(self, more: Mapping[str, str]) -> Where:
         return replace(self, values={**self.values, **more})
+
+    def on(self, server: str | None) -> Where:
+        """Where a step that names `server` is taken: that server's URL, output and terminal (None: this)."""
+        if server is None:
+            return self
+        place = self.servers.get(server)
+        if place is None:
+            known = ", ".join(self.servers) or "none: the target is one server"
+            raise HumanFailed(
+                f"the step names server {server!r}, which this run did not start (its servers: {known})"
+            )
+        return replace(self, target_url=place.target_url, output=place.output, terminal=place.terminal)
 
     def filled(self, text: str) -> str:
         """`text` with every `{NAME}` the step knows put in (`{root}` too); an unknown name stays."""
@@ -170,6 +193,7 @@ def one_line(text: str) -> str:
 # -- a step as the profile says it: one model per kind, each in its kind's module -----------
 
 SAVE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 # A list entry that is only a string is a command line.
 LINE = "line"
 # Keys of a step whose text is a pattern to match, or read from the environment: never filled.
@@ -188,6 +212,8 @@ class StepKeys(Keys):
     """
 
     kind: ClassVar[str] = ""
+    # Whether the step talks to or reads from a server of the target (so it may name one: `server:`).
+    reaches_server: ClassVar[bool] = False
 
     save: (
         Annotated[
@@ -208,6 +234,24 @@ class StepKeys(Keys):
         example={"evidence": "evidence_ref"},
     )
 
+    server: str | None = key(
+        None,
+        "With servers:, the server an http, follow, read or terminal step talks to or reads from: whose "
+        "base URL {url} is, whose output a read reads, whose terminal it answers (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=SERVER_NAME,
+    )
+
+    @model_validator(mode="after")
+    def _reaches_its_server(self) -> StepKeys:
+        if self.server is not None and not self.reaches_server:
+            raise ValueError(
+                f"a {self.kind} step reaches no server of the target (it runs on this machine); server: "
+                "names the server an http, follow, read or terminal step talks to or reads from"
+            )
+        return self
+
     def saved(self) -> Save:
         if self.save is None:
             return Save()
@@ -217,7 +261,7 @@ class StepKeys(Keys):
 
     def templates(self) -> str:
         """The text of the step the harness fills in: not its patterns, its headers (`${ENV}`) or its saves."""
-        said = self.model_dump(by_alias=True, exclude_unset=True, exclude={"save"})
+        said = self.model_dump(by_alias=True, exclude_unset=True, exclude={"save", "server"})
         kept = {
             name: {k: v for k, v in value.items() if k not in NOT_FILLED}
             if isinstance(value, Mapping)
@@ -229,6 +273,13 @@ class StepKeys(Keys):
     def step(self, where: str) -> Step:
         """The step these keys describe; `where` names it in a line about a value read as it is built."""
         raise NotImplementedError
+
+    def built(self, where: str) -> Step:
+        """`step()`, taken on the server the keys name (its dataclass has a `server` field: `Where.on`)."""
+        step = self.step(where)
+        if self.server is None:
+            return step
+        return cast(Step, replace(cast(Any, step), server=self.server))
 
 
 _KINDS: dict[str, type[StepKeys]] = {}
@@ -244,6 +295,12 @@ def step_kind(name: str) -> Callable[[_K], _K]:
         return model
 
     return register
+
+
+def server_of(step: Step) -> str | None:
+    """The server a step names (`server: post`); None: the first server, or the only one."""
+    server = getattr(step, "server", None)
+    return server if isinstance(server, str) else None
 
 
 def kinds() -> tuple[str, ...]:
@@ -333,7 +390,7 @@ async def take_all(
     saved: dict[str, str] = {}
     taken: list[Taken] = []
     for step in steps:
-        done = await step.take(where.with_values(saved))
+        done = await step.take(where.with_values(saved).on(server_of(step)))
         saved.update(done.values)
         taken.append(done)
         if on_taken is not None:

@@ -2,7 +2,8 @@
 
     - http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
              headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}}
-    - follow: {link: approve_url, method: POST}     # a URL saved by an earlier step
+    - follow: {link: approve_url, method: POST,     # a URL saved by an earlier step
+               headers: {Cookie: "session=${APPROVER_SESSION}"}}
 
 Every request goes to this machine only (127.0.0.1, ::1, localhost), with no
 proxy from the environment and no redirect followed (either could take it
@@ -48,6 +49,8 @@ class HttpCall:
     save: Save = field(default_factory=Save)
     # The URL is one saved value taken whole (`follow:`), not a template.
     link: str | None = None
+    # With servers:, the server whose base URL `{url}` is (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:
@@ -240,6 +243,8 @@ class HttpStep(StepKeys):
         example={"url": "{url}/approvals/{id}", "json": {"decision": "approved"}},
     )
 
+    reaches_server: ClassVar[bool] = True
+
     def step(self, where: str) -> HttpCall:
         return self.http.call(f"{where}.http", self.saved())
 
@@ -255,6 +260,14 @@ class LinkKeys(Keys):
         min_length=1,
     )
     method: str = key("GET", "The request's method.", accepts=f"one of {', '.join(METHODS)}", example="POST")
+    headers: dict[str, str] | None = key(
+        None,
+        "The person's browser session (a cookie, a bearer token): who follows the link, ${NAME} read from "
+        "the environment; never shown, and never the agent's.",
+        accepts="a mapping of header names to strings",
+        example={"Cookie": "session=${APPROVER_SESSION}"},
+        secret=True,
+    )
 
     @field_validator("method")
     @classmethod
@@ -282,8 +295,11 @@ class FollowStep(StepKeys):
         example={"link": "approve_url", "method": "POST"},
     )
 
+    reaches_server: ClassVar[bool] = True
+
     def step(self, where: str) -> HttpCall:
-        link, method = (
-            (self.follow, "GET") if isinstance(self.follow, str) else (self.follow.link, self.follow.method)
-        )
-        return HttpCall("", method.upper(), save=self.saved(), link=link)
+        said = LinkKeys(link=self.follow) if isinstance(self.follow, str) else self.follow
+        sent: tuple[Header, ...] = ()
+        if said.headers is not None:
+            sent = http_headers.from_mapping(said.headers, source=f"{where}.follow", environ=os.environ)
+        return HttpCall("", said.method.upper(), headers=sent, save=self.saved(), link=said.link)

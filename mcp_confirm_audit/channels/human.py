@@ -29,6 +29,7 @@ from .base import (
     Taken,
     Where,
     names_problem,
+    server_of,
     step_union,
     take_all,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "names_problem",
     "parse_steps",
     "run",
+    "server_of",
     "steps_type",
     "take_all",
     "url_problem",
@@ -113,6 +115,6 @@ def steps_type() -> Any:
 def parse_steps(steps: Sequence[StepKeys | str], where: str) -> tuple[Step, ...]:
     """The steps a validated `human:` list says (a string is a command line); `where` names the list."""
     return tuple(
-        Command(item) if isinstance(item, str) else item.step(f"{where}[{index}]")
+        Command(item) if isinstance(item, str) else item.built(f"{where}[{index}]")
         for index, item in enumerate(steps)
     )

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 from pydantic import field_validator, model_validator
@@ -45,6 +45,8 @@ class Read:
     json_path: str | None = None
     containing: str | None = None
     save: Save = field(default_factory=Save)
+    # With servers:, the server whose output it reads (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:
@@ -239,6 +241,8 @@ class ReadStep(StepKeys):
                 "saves nothing: add save: NAME, so a later step or the agent's call can use what was read"
             )
         return self
+
+    reaches_server: ClassVar[bool] = True
 
     def step(self, where: str) -> Read:
         said = self.read

@@ -24,6 +24,7 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import anyio
 from pydantic import field_validator
@@ -100,6 +101,8 @@ class Pty:
 class Answer:
     expect: re.Pattern[str]
     answer: str
+    # With servers:, the server whose terminal it answers (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:
@@ -164,6 +167,8 @@ class TerminalStep(StepKeys):
         accepts="a mapping with expect and answer",
         example={"expect": "allow\\? \\[y/N\\]", "answer": "y"},
     )
+
+    reaches_server: ClassVar[bool] = True
 
     def step(self, where: str) -> Answer:
         answer = self.terminal.answer

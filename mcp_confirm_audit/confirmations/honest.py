@@ -67,6 +67,7 @@ class RecordingChannel:
             self.sink,
             self.conn.stderr_path,
             self.conn.terminal,
+            servers=self.conn.places(),
         )
 
         def kept(done: human.Taken) -> None:

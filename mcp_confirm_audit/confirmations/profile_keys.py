@@ -22,6 +22,8 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..channels import human
@@ -119,7 +121,7 @@ def _one_step(keys: HumanStepKeys, where: str) -> human.HumanStep:
     if keys.command is not None:
         return human.Command(keys.command)
     assert keys.http is not None
-    return keys.http.call(f"{where}.http")
+    return replace(keys.http.call(f"{where}.http"), server=keys.server)
 
 
 def _call(keys: CallKeys | None) -> CallTemplate | None:
@@ -142,16 +144,30 @@ def human_headers(mechanism: Mechanism | None) -> tuple[http_headers.Header, ...
     return tuple(h for step in steps if isinstance(step, human.HttpCall) for h in step.headers)
 
 
-def target_url_problem(mechanism: Mechanism | None, transport: str, url: str | None) -> str | None:
-    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can."""
+def target_url_problem(
+    mechanism: Mechanism | None, transport: str, url: str | None, served: Mapping[str, str] | None = None
+) -> str | None:
+    """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can.
+
+    `served`: with servers:, how each server is reached ("http", "stdio"); a step that names a
+    server (`server: post`) goes to that one's base URL, any other to the first's (`transport`).
+    """
     named = [s for s in human_steps(mechanism) if isinstance(s, human.HttpCall) and "{url}" in s.url]
+    for step in named:
+        server = human.server_of(step)
+        speaks = (served or {}).get(server, transport) if server is not None else transport
+        if speaks != "http":
+            whose = (
+                f"the base URL of server {server!r}, which speaks {speaks}"
+                if server is not None
+                else f"the target's base URL, and this target speaks {speaks}"
+            )
+            return (
+                f"confirmation: pending.human names {{url}}, {whose}; serve it over HTTP ({{port}} in the "
+                "command) or give the approval endpoint's full loopback URL"
+            )
     if not named:
         return None
-    if transport != "http":
-        return (
-            f"confirmation: pending.human names {{url}}, the target's base URL, and this target speaks {transport}; "
-            "serve it over HTTP ({port} in the command) or give the approval endpoint's full loopback URL"
-        )
     if url is not None and (problem := human.loopback_problem(url)):
         return f"confirmation: pending.human names {{url}}, the target's base URL, and {problem}"
     return None

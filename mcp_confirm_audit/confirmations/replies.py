@@ -181,7 +181,8 @@ def who_refused(response: Response, signatures: Signatures) -> Refusal:
     """Whether a refusal is the gate's, by this target's own controls and the gate's concerns."""
     other = _like(response, signatures.other)
     gate = _like(response, signatures.gate)
-    concern = GATE_CONCERN.search(refusal_text(response))
+    # A snake_case status (`pending_approval`, `approval_required`) names its words too.
+    concern = GATE_CONCERN.search(refusal_text(response).replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")
     if concern is not None and other is None:

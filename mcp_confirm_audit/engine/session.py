@@ -14,7 +14,7 @@ import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -713,6 +713,10 @@ class _Peers:
     @property
     def redemptions(self) -> int:
         return self._profile.redemptions
+
+    @property
+    def principals(self) -> Mapping[str, tuple[Header, ...]]:
+        return self._profile.principals
 
     def _not_started_here(self, what: str) -> None:
         if self._profile.is_url:

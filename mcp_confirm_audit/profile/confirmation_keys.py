@@ -158,11 +158,20 @@ class HumanStepKeys(Keys):
         accepts="a mapping with url (and method, json, headers)",
         example={"url": "{url}/approvals/{id}", "json": {"decision": "approved"}},
     )
+    server: str | None = key(
+        None,
+        "With servers:, the server an http step's {url} is (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+    )
 
     @model_validator(mode="after")
     def _one_way(self) -> HumanStepKeys:
         if self.command is not None and self.http is not None:
             raise ValueError("takes 'command' or 'http', not both")
+        if self.command is not None and self.server is not None:
+            raise ValueError("a command runs on this machine, not on a server: server: is for http")
         if self.command is None and self.http is None:
             raise ValueError(
                 "needs 'command' (a command line) or 'http' (a request), with {id}, "

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..channels.http import HttpCall
 from ..confirmations import Mechanism, profile_keys
 from ..errors import UsageError
 from ..oracle.effects import ProbeSpec
@@ -25,6 +26,7 @@ from .environment import TargetEnv
 from .headers import Header
 from .keys import DEFAULT_URL, ProfileKeys
 from .keys import ROOT_FROM as ROOT_FROM
+from .keys import DriftCall as DriftCall
 from .keys import SetupCall as SetupCall
 from .servers import Servers, servers_from
 from .url_mode import UrlPeople
@@ -55,6 +57,8 @@ class Profile:
     # that it happened beyond the sandbox, which is always watched.
     setup: tuple[SetupCall, ...] = ()
     args: Mapping[str, Any] | None = None
+    # A call of the target's own tools that changes the subject after the question (subject-drift).
+    drift: DriftCall | None = None
     effect: tuple[ProbeSpec, ...] = ()
     # Root paths or result fields that are the target's bookkeeping.
     ignore: tuple[str, ...] = ()
@@ -239,12 +243,14 @@ HARNESS_NAMES = ("path", "sink", "root")
 
 
 def _check_placeholders(profile: Profile) -> None:
-    """Every {NAME} in args: and setup: is saved by an earlier setup call or given by the harness."""
+    """Every {NAME} in args:, setup: and drift: is saved by an earlier setup call or given by the harness."""
     known = set(HARNESS_NAMES)
     for number, step in enumerate(profile.setup, start=1):
         _names_known(profile.source, f"setup call {number} ({step.tool})", step.args, known)
         known |= set(step.save)
     _names_known(profile.source, "args", profile.args or {}, known)
+    if profile.drift is not None:
+        _names_known(profile.source, f"drift ({profile.drift.tool})", profile.drift.args, known)
 
 
 def _names_known(source: str, where: str, template: Any, known: set[str]) -> None:
@@ -331,10 +337,18 @@ def _check_topology(profile: Profile) -> None:
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
     url = profile.command if profile.is_url else None
-    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url):
+    served = {
+        name: profile.transport if index == 0 else ("http" if "{port}" in command else "stdio")
+        for index, (name, command) in enumerate(profile.servers.commands if profile.servers else ())
+    }
+    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url, served):
         raise UsageError(f"{where}: {problem}")
-    if (profile.headers or profile.principals) and profile.transport != "http":
+    # Principals are also who else may take the person's steps (approver-identity): their headers
+    # go on the person's own requests, which are HTTP whatever the target speaks.
+    persons_requests = any(isinstance(s, HttpCall) for s in profile_keys.human_steps(profile.confirmation))
+    if (profile.headers or (profile.principals and not persons_requests)) and profile.transport != "http":
         raise UsageError(
             f"{where}: headers and principals are sent over HTTP, and this target speaks {profile.transport}; "
-            "serve it over Streamable HTTP ({port} in the command) or give its URL"
+            "serve it over Streamable HTTP ({port} in the command) or give its URL (principals also go "
+            "on the person's own requests: an http or follow step of confirmation's human:)"
         )

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import anyio
@@ -39,6 +40,7 @@ from ..models import (
 )
 from ..oracle.effects import is_ignored, probe_changes
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, identity_of
+from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
 
@@ -75,6 +77,11 @@ class Peers(Protocol):
     @property
     def redemptions(self) -> int:
         """How many redemptions of one approval a race sends at once."""
+        ...
+
+    @property
+    def principals(self) -> Mapping[str, tuple[Header, ...]]:
+        """The other identities the profile names, each its own headers (none: an empty mapping)."""
         ...
 
     async def other(self) -> Connection:
@@ -115,6 +122,7 @@ class NoPeers:
 
     shared_keys = False
     redemptions = 8
+    principals: Mapping[str, tuple[Header, ...]] = MappingProxyType({})
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")
@@ -192,6 +200,7 @@ class Attack:
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
         self._effect_verdict: tuple[Verdict, str] | None = None
+        self._drift: tuple[Any, ...] = ()
         # URL-mode questions and the person's visits; while `person_completes`, an accept sent
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
@@ -300,6 +309,12 @@ class Attack:
             overrides=overrides,
         )
         return replace(instance, staged=self.case.victim, keep_at=self.sandbox.keep / self.case.name)
+
+    def filled(self, template: Mapping[str, Any], instance: Instance) -> dict[str, Any]:
+        """`template` with {NAME} saved by this use's setup calls and the harness's own values."""
+        rendered = render(dict(template), {**self._values, **instance.saved})
+        assert isinstance(rendered, dict)
+        return rendered
 
     def file_only(self) -> bool:
         """True for a file action; else the attack is not applicable, saying why."""
@@ -599,6 +614,10 @@ class Attack:
         """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
         self._approvals = Approvals(calls, accepted, taken)
 
+    def drifted(self, values: Sequence[Any]) -> None:
+        """Record what a change after the question brought into the subject; the verdict looks for it in the effects."""
+        self._drift = tuple(values)
+
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
         self._effect_verdict = (verdict, why)
@@ -636,6 +655,7 @@ class Attack:
             era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
             approvals=self._approvals,
             effect_verdict=self._effect_verdict,
+            drift=self._drift,
         )
 
 

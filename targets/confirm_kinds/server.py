@@ -1,12 +1,15 @@
 """Reference server for confirmations that are not MRTR: a token, a pending action, a flag.
 
     python targets/confirm_kinds/server.py --root DIR --mechanism token|pending|flag [--flaw NAME ...]
-        [--transport http --port N [--approver-token-env NAME]]
+        [--token-scheme random|hmac] [--transport http --port N [--approver-token-env NAME]]
 
 `delete_file` (and `truncate_file`, confirmed the same way) act on one file in
 the root once confirmed:
 - token: `dry_run: true` previews and returns a `confirm_token`, bound to the tool
-  and its arguments and spent once; the call that carries it acts.
+  and its arguments and spent once; the call that carries it acts. The token is
+  random, or with `--token-scheme hmac` a nonce and an HMAC under a secret of the
+  process over the tool, the arguments and the nonce (checked by its MAC): two
+  careful schemes in different styles.
 - pending: the call stages the action and returns a `pending_id`; only the human's
   decision (approve_cli.py, writing into `--inbox`; or over HTTP, `POST
   /approvals/{pending_id}` beside `/mcp`, see approvals.py) lets `execute_pending` act.
@@ -80,9 +83,12 @@ def build_server(
     binds: str = "arguments",
     token_preview: str = "argument",
     refuses_types: Collection[str] = (),
+    token_scheme: str = "random",
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    if token_scheme not in gates.SCHEMES or (token_scheme != "random" and mechanism != "token"):
+        raise ValueError(f"--token-scheme must be one of {', '.join(gates.SCHEMES)}, with --mechanism token")
     if binds not in BINDINGS or token_preview not in TOKEN_PREVIEWS:
         raise ValueError(f"--binds is one of {BINDINGS}, --token-preview one of {TOKEN_PREVIEWS}")
     if (binds, token_preview) != ("arguments", "argument") and mechanism != "token":
@@ -168,7 +174,8 @@ def build_server(
 
     flow = _Flow(act, size, previewed, shown, ungated, rules, bound, refused_type)
     if mechanism == "token":
-        _token_tools(server, gates.TokenStore(active), flow, separate_preview=token_preview == "tool")
+        store = gates.TokenStore(active, token_scheme)
+        _token_tools(server, store, flow, separate_preview=token_preview == "tool")
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         store = gates.PendingStore(where)
@@ -394,6 +401,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
     parser.add_argument(
+        "--token-scheme", default="random", choices=gates.SCHEMES, help="token: how tokens are made"
+    )
+    parser.add_argument(
         "--binds", default="arguments", choices=BINDINGS, help="token: what a token is bound to"
     )
     parser.add_argument(
@@ -439,6 +449,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             binds=args.binds,
             token_preview=args.token_preview,
             refuses_types=args.refuses_type,
+            token_scheme=args.token_scheme,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.channels.base import HumanFailed, Step, Where, take_all
+from mcp_confirm_audit.channels.base import HumanFailed, Place, Step, Where, take_all
 from mcp_confirm_audit.channels.terminal import Pty
 from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.errors import UsageError
@@ -202,3 +202,33 @@ def test_the_new_keys_as_a_profile_states_them() -> None:
             },
             source="p.yaml",
         )
+
+
+def _steps_on(raw: Any) -> tuple[Step, ...]:
+    """As `_steps`, with two servers, so a step may name one."""
+    pending = {"kind": "pending", "pending": {"human": raw}}
+    servers = {"stage": "stage {root}", "post": "post {root}"}
+    stated = profile_from_mapping({"servers": servers, "confirmation": pending}, source="p.yaml")
+    assert isinstance(stated.confirmation, Pending)
+    assert stated.confirmation.human is not None
+    return stated.confirmation.human.approve
+
+
+@pytest.mark.anyio
+async def test_a_step_that_names_a_server_reads_that_servers_output_and_no_other(tmp_path: Path) -> None:
+    stage, post = tmp_path / "stage.stderr", tmp_path / "post.stderr"
+    stage.write_text("approval code for inv_1: 424242\n")
+    post.write_text("posted nothing\n")
+    places = {"stage": Place(None, stage), "post": Place("http://127.0.0.1:9", post)}
+    read = {"read": {"from": "stderr", "pattern": r"approval code for inv_1: (\d+)"}, "save": "code"}
+    # The default output here is the post server's; a step that names the stage server reads there.
+    where = Where(tmp_path, 0.2, output=post, servers=places)
+    saved, _ = await take_all(_steps_on([{**read, "server": "stage"}]), where)
+    assert saved == {"code": "424242"}
+    with pytest.raises(HumanFailed, match="nothing /approval code"):
+        await take_all(_steps_on([{**read, "server": "post"}]), where)
+    with pytest.raises(HumanFailed, match="nothing /approval code"):
+        await take_all(_steps_on([read]), where)
+    assert where.on("post").target_url == "http://127.0.0.1:9"
+    with pytest.raises(HumanFailed, match="names server 'gone', which this run did not start"):
+        where.on("gone")
