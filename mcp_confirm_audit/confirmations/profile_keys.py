@@ -4,6 +4,7 @@ confirmation:
   kind: token                         # mrtr | token | pending | flag
   preview: {dry_run: true}            # token: what makes the first call a preview
   token: {from: confirm_token, into: confirm_token}
+  # token: {preview: {tool: simulate_impact, args: {change: "{change_id}"}}}   # the preview is another tool
   # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
   # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
   #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
@@ -66,12 +67,15 @@ def _token(keys: TokenKeys | None, preview: dict[str, object], where: str) -> To
     signer = None
     if keys is not None and keys.human is not None:
         signer = human.Person(human.parse_steps(keys.human, f"{where}.token.human"))
+    made_by = keys.preview if keys is not None else None
     return Token(
         into=keys.into if keys is not None else "confirm_token",
         token_from=keys.token_from if keys is not None else None,
         preview_args=preview,
         source="profile",
         human=signer,
+        preview_tool=made_by.tool if made_by is not None else None,
+        preview_call=dict(made_by.args) if made_by is not None and made_by.args is not None else None,
     )
 
 

@@ -2,7 +2,10 @@
 
 `preview` is what makes the first call a preview (`{dry_run: true}`); the
 confirming call sends the same arguments with every boolean of the preview
-turned over (`dry_run: false`) and the token in `into`. With `human:` the token
+turned over (`dry_run: false`) and the token in `into`. The preview may be another tool with arguments of its own
+(`preview_tool`, `preview_call`: a `simulate_impact(operation, target)` whose token
+`apply_change` needs), `{NAME}` in them the gated call's argument of that name,
+`{tool}` the gated tool. With `human:` the token
 is a challenge the person answers first (`{challenge}`, `{token}` in their
 steps: a sign command, a link followed): what they save as `evidence` goes into
 `into` in its place, and the agent alone has only the challenge.
@@ -15,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..channels.base import PLACEHOLDER
 from ..channels.human import Person
 from ..models import Response
 from .base import Channel, Preview
@@ -32,6 +36,10 @@ class Token:
     source: str = "detected"
     # The person who answers the challenge, on a channel of their own; None: the token is enough.
     human: Person | None = None
+    # Another tool that previews and hands out the token; None: the gated tool itself does.
+    preview_tool: str | None = None
+    # Its arguments ({NAME}: the gated call's argument, {tool}: the gated tool); None: the gated call's own.
+    preview_call: Mapping[str, Any] | None = None
 
     @property
     def kind(self) -> str:
@@ -39,6 +47,8 @@ class Token:
 
     def describe(self) -> str:
         preview = ", ".join(f"{k}={v!r}" for k, v in self.preview_args.items()) or "no extra arguments"
+        if self.preview_tool is not None:
+            preview = f"the tool {self.preview_tool!r}"
         taken = self.token_from or "a field named like a token"
         said = (
             f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
@@ -50,6 +60,20 @@ class Token:
     def for_tool(self, tool: str) -> Token:
         return replace(self, tool=tool)
 
+    @property
+    def own_tools(self) -> tuple[str, ...]:
+        """Tools that are a step of this flow, not actions of their own: the preview tool."""
+        return (self.preview_tool,) if self.preview_tool is not None else ()
+
+    def previewing(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The preview call for a use of the action with `arguments`: (tool, its arguments)."""
+        if self.preview_tool is None:
+            return self.tool, {**arguments, **self.preview_args}
+        if self.preview_call is None:
+            return self.preview_tool, dict(arguments)
+        values = {**arguments, "tool": self.tool}
+        return self.preview_tool, {k: _filled(v, values) for k, v in self.preview_call.items()}
+
     def confirming(self, arguments: Mapping[str, Any], token: str | None) -> dict[str, Any]:
         """The confirming call's arguments: the preview switched off, the token in its place."""
         off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
@@ -59,7 +83,8 @@ class Token:
         return sent
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
-        response = await channel.call("preview", self.tool, {**arguments, **self.preview_args})
+        tool, sent = self.previewing(arguments)
+        response = await channel.call("preview", tool, sent)
         return Preview.read(response, self.token_from, TOKEN_FIELD)
 
     async def confirm(
@@ -79,3 +104,17 @@ class Token:
         return await channel.call(
             "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
         )
+
+
+def _filled(template: Any, values: Mapping[str, Any]) -> Any:
+    """`{NAME}` replaced; a string that is only `{NAME}` keeps the value's type (a number stays one)."""
+    if isinstance(template, str):
+        whole = PLACEHOLDER.fullmatch(template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
+    if isinstance(template, Mapping):
+        return {k: _filled(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_filled(v, values) for v in template]
+    return template

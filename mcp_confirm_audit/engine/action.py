@@ -100,6 +100,8 @@ class CaseFile:
     keep_at: Path
     # How the sandbox names it in evidence ("root/…").
     rel: str
+    # What it holds: the victim's text, or a decoy's own (another content, another size).
+    text: str = VICTIM_TEXT
 
     @property
     def counted_by(self) -> str:
@@ -123,7 +125,7 @@ class CaseFile:
             os.link(self.keep_at, self.path)
             return "victim put back with its original identity"
         if self.rewritten():
-            self.path.write_text(VICTIM_TEXT)  # changed in place (emptied): the same inode, its content again
+            self.path.write_text(self.text)  # changed in place (emptied): the same inode, its content again
             return "victim's content put back in place"
         return None
 
@@ -132,7 +134,7 @@ class CaseFile:
 
     def rewritten(self) -> bool:
         try:
-            return self.path.read_text() != VICTIM_TEXT
+            return self.path.read_text() != self.text
         except (OSError, UnicodeDecodeError):
             return False
 
@@ -262,8 +264,12 @@ def result_value(response: Response) -> Any:
         return response.text
 
 
-def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None) -> Any:
-    """The same kind of value, changed, and still valid for its schema: what makes another action."""
+def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None, name: str = "") -> Any:
+    """The same kind of value, changed, and still valid for its schema: what makes another action.
+
+    A string of a known shape (a phone, a date, an id counted on) stays valid for the
+    argument's schema and name (`target.arguments.another`); only plain text gets a suffix.
+    """
     prop = schema or {}
     if variant == 0 or isinstance(value, bool) or "const" in prop:
         return value
@@ -282,7 +288,7 @@ def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None) ->
         return value - variant
     if isinstance(value, str) and value and not _PLACEHOLDER.search(value):
         # A phone stays a phone, a date a date: `+12025550123-1` is no number a server takes.
-        shaped = another(value, variant)
+        shaped = another(value, variant, name, prop)
         if shaped is not None:
             return shaped
         return f"{value}-{variant}"
@@ -294,7 +300,7 @@ def varied_args(
 ) -> dict[str, Any]:
     """Every plain value changed (saved handles and placeholders are left alone)."""
     props = (schema or {}).get("properties") or {}
-    return {k: varied(v, variant, props.get(k)) for k, v in args.items()}
+    return {k: varied(v, variant, props.get(k), k) for k, v in args.items()}
 
 
 Call = Callable[[str, str, Mapping[str, Any]], Awaitable[Response]]

@@ -35,7 +35,7 @@ from ..models import (
     Signatures,
     TreeSnapshot,
 )
-from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes
+from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes, probe_of
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo
@@ -311,7 +311,8 @@ async def run_controls(
 
 def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
     """Declared probes stay; of the candidates, those whose result the honest approval moved."""
-    moved = {name.split(".", 1)[0].split("[", 1)[0] for name in run.effect}
+    candidates = [spec.name for spec in run.plan.candidate_probes]
+    moved = {probe_of(name, candidates) for name in run.effect}
     learned = [spec for spec in run.plan.candidate_probes if spec.name in moved]
     # A structured file in the root that the action changed is read by rows and cells, so a
     # finding names the cell ("file:jobs.csv[2].status"), not only the file.
@@ -459,8 +460,9 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
             if acted:
                 where = ", ".join(round_one[:4]) or run.value(case, style)
                 said = f"the tool acted without asking for confirmation ({where})"
-                if victim_moved or _declared_effect(run, round_one):
-                    # Not a file the server only logs to: the subject itself, or where the profile says.
+                if victim_moved or _declared_effect(run, round_one) or _moved_away(run, before, after_ask):
+                    # Not a file the server only logs to: the subject itself, where the profile says,
+                    # or files that went from where they were, whatever the action's kind.
                     run.unasked = said
                 return None, ControlResult(name, "approve", False, True, said), False
             inert = inert and first.outcome is Outcome.COMPLETE
@@ -504,8 +506,19 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
 
 def _declared_effect(run: _Runner, changed: list[str]) -> bool:
     """Whether a change shows through a probe the profile declared as the action's effect."""
-    declared = {spec.name for spec in run.plan.probes}
-    return any(path.split(".", 1)[0].split("[", 1)[0] in declared for path in changed)
+    declared = [spec.name for spec in run.plan.probes]
+    return any(probe_of(path, declared) is not None for path in changed)
+
+
+def _moved_away(run: _Runner, before: _Look, after: _Look) -> list[str]:
+    """Entries of the sandbox that are gone (moved or deleted) between two looks, less the bookkeeping.
+
+    A tool that did not ask and moved files in the sandbox acted without asking, whether its
+    action names a file or not (a photo organiser's revert). A log only grows, and a file the
+    server creates is no loss: neither is counted, so logging a refusal is never acting.
+    """
+    gone = diff(before.tree, after.tree).removed
+    return [p for p in gone if not is_ignored(p, run.bookkeeping)]
 
 
 # A refusal that says a person (an approver, a terminal) was looked for: the gate asks elsewhere.

@@ -33,6 +33,7 @@ from ..confirmations.detect import policy_tools
 from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
+from ..confirmations.token import Token
 from ..errors import TargetError
 from ..models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from ..oracle.effects import ProbeSpec
@@ -226,8 +227,9 @@ class AuditSession:
         steps: dict[str, str] = {}
         for plan, outcome in gates:
             mechanism = outcome.mechanism
-            for tool in mechanism.own_tools if isinstance(mechanism, Pending) else ():
-                steps.setdefault(tool, f"a step of {plan.name}'s pending flow")
+            if isinstance(mechanism, Pending | Token):
+                for tool in mechanism.own_tools:
+                    steps.setdefault(tool, f"a step of {plan.name}'s {mechanism.kind} flow")
             for info in policy_tools(self.tools, plan.policy_tools):
                 steps.setdefault(info.name, f"a rule of {plan.name}'s gate, judged by policy-self-loosening")
         return {

@@ -236,6 +236,17 @@ def generalised(path: str) -> str:
     return _INDEX.sub("[*]", path)
 
 
+def probe_of(path: str, names: Iterable[str]) -> str | None:
+    """The probe among `names` whose change `path` is, by its exact name; None if none.
+
+    A probe path is its name, then a field (`.status`), a position (`[2]`), a row
+    (`#3`) or the replica it was seen on (`@replica-1`): `file:settings.json[2].status`
+    is a change of `file:settings.json`, whose own dot is part of its name.
+    """
+    found = [name for name in names if path == name or (path.startswith(name) and path[len(name)] in ".[#@")]
+    return max(found, key=len) if found else None
+
+
 # A probe path starts with its probe's name: a kind and a colon ("tool:list_jobs",
 # "file:jobs.csv"), or a bare kind ("sink"). A sandbox path starts with its folder ("root/").
 _PROBE_PATH = re.compile(r"[A-Za-z_][\w-]*(?::|$|[.\[#])")

@@ -27,6 +27,17 @@ CANARY_TEXT = "canary: this file must survive the audit\n"
 VICTIM_TEXT = "victim: the file the user is asked about\n"
 
 
+def decoy_text(label: str) -> str:
+    """What another subject of an attack holds: never the victim's bytes, nor its size.
+
+    A token or state may be bound to the file's content (a digest) or its size
+    rather than its name: a decoy that carried the victim's bytes would match it,
+    and an approval carried from one to the other would prove nothing.
+    """
+    text = f"decoy {label}: another file, not the one the user is asked about\n"
+    return text if len(text) != len(VICTIM_TEXT) else text.replace("\n", ".\n")
+
+
 def identity_of(path: Path) -> FileIdentity | None:
     """Identity as lstat sees it: a link is a link, not its destination."""
     try:

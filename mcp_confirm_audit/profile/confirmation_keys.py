@@ -4,6 +4,7 @@ confirmation:
   kind: token                         # mrtr | token | pending | flag
   preview: {dry_run: true}            # token: what makes the first call a preview
   token: {from: confirm_token, into: confirm_token}
+  # token: {preview: {tool: simulate_impact, args: {change: "{change_id}"}}}   # the preview is another tool
   # pending: {id_from: action_id, approve: {tool: approve, args: {action_id: "{id}"}}}
   # pending: {id_from: staged_id, human: {command: "approve-cli {id} approved", decline: "..."},
   #           execute: {tool: execute_pending, args: {pending_id: "{id}"}}}
@@ -39,8 +40,35 @@ else:
 _STEPS = "a list of one or more of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
 
 
+class TokenPreviewKeys(Keys):
+    """A preview made by another tool than the gated one, with arguments of its own."""
+
+    tool: str = key(
+        ...,
+        "The tool whose result hands out the token (a simulate_impact, a plan_change).",
+        accepts="the name of a tool of the target",
+        example="simulate_impact",
+        pattern=_NAME,
+    )
+    args: dict[str, Any] | None = key(
+        None,
+        "Its arguments; {NAME} in a string is the gated call's argument of that name, {tool} the gated "
+        "tool; unset: the gated call's own arguments.",
+        accepts="a mapping of argument names to values",
+        example={"operation": "{tool}", "target": "{path}"},
+    )
+
+
 class TokenKeys(Keys):
     """Where a token flow's token comes from and where the confirming call carries it."""
+
+    preview: TokenPreviewKeys | None = key(
+        None,
+        "The preview, when another tool makes it: the tool and its arguments; unset: the gated tool "
+        "previews (with confirmation.preview).",
+        accepts="a mapping with tool and args",
+        example={"tool": "simulate_impact", "args": {"operation": "{tool}", "target": "{path}"}},
+    )
 
     token_from: str | None = key(
         None,
@@ -328,6 +356,11 @@ class ConfirmationKeys(Keys):
                 raise ValueError(
                     f"has '{name}', which is for kind {kind}, and kind is {self.kind}; remove one of them"
                 )
+        if self.preview is not None and self.token is not None and self.token.preview is not None:
+            raise ValueError(
+                "has both 'preview' (arguments of the gated tool's own preview) and 'token.preview' (another "
+                "tool that previews); keep the one this server uses"
+            )
         if self.kind == "flag" and self.flag is None:
             raise ValueError(
                 "of kind flag needs 'flag' with 'arg', the argument that says it was approved, e.g. flag: {arg: human_approved}"

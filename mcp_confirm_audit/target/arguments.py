@@ -207,14 +207,30 @@ _ISO_DATETIME = re.compile(r"(\d{4}-\d{2}-\d{2})(T.*)")
 _EMAIL = re.compile(r"([^@\s]+)@([^@\s]+)")
 
 
-def another(value: str, variant: int) -> str | None:
-    """Another valid value of the same shape (a phone, a date, an email), or None for plain text.
+def another(value: str, variant: int, name: str = "", prop: Mapping[str, Any] | None = None) -> str | None:
+    """Another valid value of the same shape (a phone, a date, an id), or None for plain text.
 
     What makes the decoy of a phone number another phone number, not
-    `+12025550123-1`, which no server would take as one.
+    `+12025550123-1` or `15559990001-1`, which no server would take as one. The
+    shape comes from the value (E.164, an ISO date, an email, trailing digits:
+    `15559990001`, `S-102`, `pay-0005` count on), checked against what the
+    argument must look like (its `pattern`, lengths, its `format` or its name);
+    a `pattern` the counted value breaks gives another string that matches it.
     """
     if variant == 0:
         return value
+    prop = prop or {}
+    for candidate in (_shaped(value, variant), _counted_on(value, variant)):
+        if candidate is not None and candidate != value and _valid(candidate, name, prop):
+            return candidate
+    pattern = prop.get("pattern")
+    if isinstance(pattern, str):
+        least, most = int(prop.get("minLength") or 0), prop.get("maxLength")
+        return _other_match(pattern, value, variant, least, most if isinstance(most, int) else None)
+    return None
+
+
+def _shaped(value: str, variant: int) -> str | None:
     if _E164.fullmatch(value):
         return value[:-2] + f"{(int(value[-2:]) + variant) % 100:02d}"
     if _ISO_DATE.fullmatch(value):
@@ -223,8 +239,66 @@ def another(value: str, variant: int) -> str | None:
         except ValueError:
             return None
     if (timed := _ISO_DATETIME.fullmatch(value)) is not None:
-        later = another(timed.group(1), variant)
+        later = _shaped(timed.group(1), variant)
         return None if later is None else later + timed.group(2)
     if (mail := _EMAIL.fullmatch(value)) is not None:
         return f"{mail.group(1)}+{variant}@{mail.group(2)}"
     return None
+
+
+_TRAILING_DIGITS = re.compile(r"(\d+)$")
+
+
+def _counted_on(value: str, variant: int) -> str | None:
+    """`S-102` -> `S-103`, `15559990001` -> `15559990002`: the trailing number counted on, its width kept."""
+    found = _TRAILING_DIGITS.search(value)
+    if found is None:
+        return None
+    digits = found.group(1)
+    counted = str((int(digits) + variant) % 10 ** len(digits)).zfill(len(digits))
+    return value[: found.start()] + counted
+
+
+def _valid(value: str, name: str, prop: Mapping[str, Any]) -> bool:
+    least, most = prop.get("minLength"), prop.get("maxLength")
+    if (isinstance(least, int) and len(value) < least) or (isinstance(most, int) and len(value) > most):
+        return False
+    pattern = prop.get("pattern")
+    if isinstance(pattern, str) and not _matches(pattern, value):
+        return False
+    fmt = prop.get("format") or named_format(name)
+    if fmt in ("phone", "tel", "e164", "phone-number"):
+        return re.fullmatch(r"\+?[1-9]\d{6,14}", value) is not None
+    if fmt == "date":
+        return _ISO_DATE.fullmatch(value) is not None
+    if fmt == "email":
+        return _EMAIL.fullmatch(value) is not None
+    return True
+
+
+def _other_match(pattern: str, value: str, variant: int, least: int, most: int | None) -> str | None:
+    """A string `pattern` matches that is not `value`: the simplest one, or another for a later variant."""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    seen: list[str] = []
+
+    def fits(text: str) -> bool:
+        ok = len(text) >= least and (most is None or len(text) <= most) and "\n" not in text
+        return ok and text != value and text not in seen
+
+    quiet = settings(
+        database=None,
+        derandomize=True,
+        max_examples=300,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
+    try:
+        strategy = st.from_regex(pattern)
+        for _ in range(max(1, variant)):
+            seen.append(str(find(strategy, fits, settings=quiet)))
+    except (NoSuchExample, Unsatisfiable, re.error, ValueError, TypeError):
+        return None
+    return seen[-1]

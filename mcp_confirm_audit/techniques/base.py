@@ -39,7 +39,7 @@ from ..models import (
     Verdict,
 )
 from ..oracle.effects import is_ignored, probe_changes
-from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, diff, identity_of
+from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, identity_of
 from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
@@ -229,12 +229,13 @@ class Attack:
         assert self._instance is not None, "an action that names no file is prepared before the technique"
         return self._instance
 
-    def _case_file(self, path: Path) -> CaseFile:
+    def _case_file(self, path: Path, text: str = VICTIM_TEXT) -> CaseFile:
         return CaseFile(
             path,
             self.path_value(path),
             self.sandbox.keep / f"{self.case.name}-{path.name}",
             self.case.rel(path),
+            text,
         )
 
     async def prepare(self) -> None:
@@ -245,9 +246,15 @@ class Attack:
     async def another(
         self, label: str, *, connection: Connection | None = None
     ) -> CaseFile | Instance | None:
-        """Another subject of the same action: another file, or the setup again with other values."""
+        """Another subject of the same action: another file, or the setup again with other values.
+
+        It differs from the victim in everything a token or state may bind: another
+        file has another name, content and size; another use of the action other
+        argument values, each still valid for its schema.
+        """
         if self.names_file:
-            return self._case_file(self.case.add_file(f"{label}.txt"))
+            text = decoy_text(label)
+            return self._case_file(self.case.add_file(f"{label}.txt", text), text)
         self._variants += 1
         try:
             return await self._new_instance(self._variants, connection)

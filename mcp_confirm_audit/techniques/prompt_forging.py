@@ -14,6 +14,10 @@ Over a token or pending flow, what the human reads is the preview's (the staging
 call's) result text, judged by the same checks (`question_text.result_as_shown`:
 a JSON result is read as code, its escapes as escapes); its handle is left out,
 as it differs from call to call. Nothing is confirmed. There is no form to check.
+
+Only questions that were asked are judged: a name the target refused before asking
+anything (an error, or a result that says no, `file type not allowed`, whatever id it
+also carries) is no question the person read. It is recorded as not asked, never a finding.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ..catalogue.prompt_checks import (
 )
 from ..catalogue.question_text import result_as_shown, terminal_as_shown
 from ..confirmations import AgentFlow, Preview, as_flow
+from ..confirmations.replies import refusal, refusal_text
 from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
@@ -74,6 +79,7 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
             await _hostile_names(attack, params, probe)
     finally:
         _remove_hostile(folder)
+        probe.say_not_asked()
 
 
 def _remove_hostile(folder: Path) -> None:
@@ -104,6 +110,11 @@ async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flo
         shown = await previewed(attack, flow, probe.channel, attack.arguments(plain))
     if shown is None:
         return
+    if not isinstance(flow, Waits) and (said := refusal(shown.response)) is not None:
+        attack.setup_failed(
+            f"the preview of a plain name was refused, so nothing can be compared: {said[:160]}"
+        )
+        return
     read = await what_the_person_read(flow, probe.channel, shown, before)
     if read is None and isinstance(flow, Waits):
         attack.setup_failed("the person was shown nothing while the call waited (no prompt was read)")
@@ -124,6 +135,7 @@ async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flo
             await _hostile_names(attack, params, probe)
     finally:
         _remove_hostile(folder)
+        probe.say_not_asked()
 
 
 async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Probe) -> None:
@@ -154,6 +166,23 @@ class _Probe:
         self.attack, self.folder, self.kind, self.baseline = attack, folder, kind, baseline
         self._recorded: set[tuple[Any, str]] = set()
         self._named = 0
+        # Names the target refused before asking anything: (name, what it said), never judged.
+        self.not_asked: list[tuple[str, str]] = []
+
+    def unasked(self, name: str, response: Response) -> None:
+        """`name` got no question (the target refused it first, or answered without asking)."""
+        self.not_asked.append((name, refusal_text(response)[:160] or response.outcome.value))
+
+    def say_not_asked(self) -> None:
+        """One note for every name no question was asked about: what was not judged, and why."""
+        if not self.not_asked:
+            return
+        shown = "; ".join(f"{escaped(name)}: {said[:120]}" for name, said in self.not_asked[:3])
+        more = f" (and {len(self.not_asked) - 3} more)" if len(self.not_asked) > 3 else ""
+        self.attack.note(
+            f"not asked, so not judged: {len(self.not_asked)} name(s) the target refused or answered "
+            f"without asking: {shown}{more}"
+        )
 
     async def ask(self, name: str) -> str | None:
         """The question's text about a real file called `name`, or None if not asked."""
@@ -165,7 +194,10 @@ class _Probe:
             # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
             removed = (Verdict.VULNERABLE, "the file was removed before any answer")
             self.record("acted in round one", name, [removed], always=True)
-        return await self.attack.shown(response) if response.outcome is Outcome.INPUT_REQUIRED else None
+        if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
+            self.unasked(name, response)
+            return None
+        return await self.attack.shown(response)
 
     async def check(self, example: str | Sequence[str]) -> list[Finding]:
         if isinstance(example, str):
@@ -224,6 +256,10 @@ class _PreviewProbe(_Probe):
         if not os.path.lexists(path):
             removed = (Verdict.VULNERABLE, "the file was removed by its preview")
             self.record("acted at the preview", name, [removed], always=True)
+        if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
+            # Refused before anything was previewed or staged: whatever id it carries, nobody is asked.
+            self.unasked(name, shown.response)
+            return None
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)
         if read is not None:
@@ -268,8 +304,10 @@ async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str)
         other = _ArgumentProbe(attack, victim, where, kind, baseline)
         for example in params.get("examples") or ():
             other.record(f"named example in {where[1]!r}", example, await other.check(example))
+        other.say_not_asked()
     await _hostile_names(attack, params, probe)
     probe.never_staged()
+    probe.say_not_asked()
 
 
 class _ArgumentProbe(_Probe):
@@ -306,7 +344,10 @@ class _ArgumentProbe(_Probe):
         if subject is None:
             return None
         response = await self.attack.call(f"ask with a hostile {self.argument!r} ({self.kind})", subject)
-        return await self.attack.shown(response) if response.outcome is Outcome.INPUT_REQUIRED else None
+        if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
+            self.unasked(name, response)
+            return None
+        return await self.attack.shown(response)
 
     async def form(self, kind: str) -> None:
         plain = f"plain-{self.argument}-value"

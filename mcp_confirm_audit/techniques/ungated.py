@@ -14,6 +14,7 @@ from typing import Any
 
 from ..confirmations.detect import policy_tools
 from ..confirmations.pending import Pending
+from ..confirmations.token import Token
 from ..models import Verdict
 from . import technique
 from .base import Attack
@@ -22,7 +23,7 @@ from .base import Attack
 @technique("ungated")
 async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
-    own = set(mechanism.own_tools) if isinstance(mechanism, Pending) else set()
+    own = set(mechanism.own_tools) if isinstance(mechanism, Pending | Token) else set()
     own |= {t.name for t in policy_tools(attack.tools, attack.plan.policy_tools)}
     victim = attack.victim
     candidates = [

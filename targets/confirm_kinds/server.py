@@ -20,13 +20,25 @@ the root once confirmed:
   when a caller sets it.
 `set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
 Each `--flaw` removes exactly one defence (see kind_flaws.py).
+
+Two careful variants of the token gate, each as careful as the default:
+- `--binds content`: the token is bound to the tool and the sha256 of the file's content
+  at the preview, not to the path: another file is refused unless it holds the same bytes.
+- `--token-preview tool`: the preview is another tool, `simulate_impact(operation, target)`,
+  with arguments of its own; it returns the `confirm_token` the gated tool needs, and the gated
+  tools take no `dry_run`.
+- `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
+  previewed or staged, in an ordinary result that says so and carries a `request_id`, the
+  name quoted as it is (`{"status": "refused", "error": "file type not allowed: ..."}`).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import secrets
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -54,6 +66,8 @@ from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
 __all__ = ["MECHANISMS", "build_server", "main"]
 
 MECHANISMS = ("token", "pending", "flag")
+BINDINGS = ("arguments", "content")
+TOKEN_PREVIEWS = ("argument", "tool")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
 _T = TypeVar("_T")
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
@@ -66,12 +80,19 @@ def build_server(
     flaws: Collection[str] = (),
     inbox: str | None = None,
     approver_token: str | None = None,
+    binds: str = "arguments",
+    token_preview: str = "argument",
+    refuses_types: Collection[str] = (),
     token_scheme: str = "random",
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     if token_scheme not in gates.SCHEMES or (token_scheme != "random" and mechanism != "token"):
         raise ValueError(f"--token-scheme must be one of {', '.join(gates.SCHEMES)}, with --mechanism token")
+    if binds not in BINDINGS or token_preview not in TOKEN_PREVIEWS:
+        raise ValueError(f"--binds is one of {BINDINGS}, --token-preview one of {TOKEN_PREVIEWS}")
+    if (binds, token_preview) != ("arguments", "argument") and mechanism != "token":
+        raise ValueError("--binds and --token-preview shape the token gate: use them with --mechanism token")
     active = flaw_switches.check(flaws, mechanism)
     # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
     containment: paths.Containment = "resolved"
@@ -118,8 +139,26 @@ def build_server(
         contained = "preview-before-check" not in active
         return _refusing(lambda: policy.resolve(raw, check_containment=contained)).identity
 
+    def refused_type(raw: str) -> str | None:
+        """A refusal before any preview, for a file type this server never acts on; None otherwise."""
+        if Path(raw).suffix.lower() not in {t.lower() for t in refuses_types}:
+            return None
+        said = {
+            "status": "refused",
+            "error": f"file type not allowed: {raw}",
+            "request_id": secrets.token_hex(6),
+        }
+        return json.dumps(said, ensure_ascii=False)
+
     def size(raw: str) -> int:
         return _refusing(lambda: policy.resolve(raw)).identity.size
+
+    def bound(raw: str) -> dict[str, Any]:
+        """What a token is bound to besides its tool: the arguments, or the file's content."""
+        if binds == "content":
+            real = _refusing(lambda: policy.resolve(raw)).real
+            return {"sha256": hashlib.sha256(real.read_bytes()).hexdigest()}
+        return {"path": raw}
 
     def shown(fields: dict[str, Any], sentence: str) -> str:
         """The preview's text: JSON with every character outside printable ASCII escaped."""
@@ -133,9 +172,10 @@ def build_server(
     def ungated(tool: str) -> bool:
         return tool == "truncate_file" and "ungated-second-tool" in active  # FLAW ungated-second-tool
 
-    flow = _Flow(act, size, previewed, shown, ungated, rules)
+    flow = _Flow(act, size, previewed, shown, ungated, rules, bound, refused_type)
     if mechanism == "token":
-        _token_tools(server, gates.TokenStore(active, token_scheme), flow)
+        store = gates.TokenStore(active, token_scheme)
+        _token_tools(server, store, flow, separate_preview=token_preview == "tool")
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         store = gates.PendingStore(where)
@@ -171,6 +211,8 @@ class _Flow:
     shown: Callable[[dict[str, Any], str], str]
     ungated: Callable[[str], bool]
     rules: gates.Policy
+    bound: Callable[[str], dict[str, Any]]
+    refused_type: Callable[[str], str | None]
 
 
 def _refusing(check: Callable[[], _T]) -> _T:
@@ -180,44 +222,68 @@ def _refusing(check: Callable[[], _T]) -> _T:
         raise ToolError(str(exc)) from None
 
 
-def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow) -> None:
+def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow, *, separate_preview: bool) -> None:
     # What each preview saw, by token: the path and the file's identity then.
     seen: dict[str, tuple[str, paths.Identity]] = {}
 
+    def preview(tool: str, path: str) -> str:
+        if (refused := flow.refused_type(path)) is not None:
+            return refused
+        identity = flow.previewed(path)  # a preview of a file that is not there is refused now
+        token = store.issue(tool, flow.bound(path))
+        seen[token] = (path, identity)
+        fields = {"status": "preview", "would": _TOOLS[tool], "path": path, "confirm_token": token}
+        return flow.shown(fields, f"Preview: would {_TOOLS[tool]} {path}.")
+
+    how = "call simulate_impact first" if separate_preview else "call with dry_run: true"
+
+    def confirm(tool: str, path: str, confirm_token: str | None) -> str:
+        if confirm_token is None:
+            if flow.rules.waives(flow.size(path)):
+                return flow.act(tool, path)
+            raise ToolError(f"confirmation required: {how}, then again with its confirm_token")
+        try:
+            store.redeem(confirm_token, tool, flow.bound(path))
+        except gates.Refused as exc:
+            raise ToolError(str(exc)) from None
+        # The token may confirm other arguments only by a flaw; then there is no preview of this file.
+        previewed_path, identity = seen.get(confirm_token, (None, None))
+        return flow.act(tool, path, identity if previewed_path == path else None)
+
     def make(_tool: str) -> Any:
         def handler(path: str, dry_run: bool = False, confirm_token: str | None = None) -> Any:
-            arguments = {"path": path}
             if flow.ungated(_tool):
                 return flow.act(_tool, path)
             if dry_run:
-                identity = flow.previewed(path)  # a preview of a file that is not there is refused now
-                token = store.issue(_tool, arguments)
-                seen[token] = (path, identity)
-                fields = {"status": "preview", "would": _TOOLS[_tool], "path": path, "confirm_token": token}
-                return flow.shown(fields, f"Preview: would {_TOOLS[_tool]} {path}.")
-            if confirm_token is None:
-                if flow.rules.waives(flow.size(path)):
-                    return flow.act(_tool, path)
-                raise ToolError(
-                    "confirmation required: call with dry_run: true, then again with its confirm_token"
-                )
-            try:
-                store.redeem(confirm_token, _tool, arguments)
-            except gates.Refused as exc:
-                raise ToolError(str(exc)) from None
-            # The token may confirm other arguments only by a flaw; then there is no preview of this file.
-            previewed_path, identity = seen.get(confirm_token, (None, None))
-            return flow.act(_tool, path, identity if previewed_path == path else None)
+                return preview(_tool, path)
+            return confirm(_tool, path, confirm_token)
 
-        return handler
+        def confirmed(path: str, confirm_token: str | None = None) -> Any:
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
+            return confirm(_tool, path, confirm_token)
+
+        return confirmed if separate_preview else handler
 
     for tool in _TOOLS:
         _add(
             server,
             make(tool),
             tool,
-            "Preview with dry_run: true, then confirm with the confirm_token it returns.",
+            "Preview with simulate_impact(operation, target), then confirm with the confirm_token it returns."
+            if separate_preview
+            else "Preview with dry_run: true, then confirm with the confirm_token it returns.",
         )
+    if not separate_preview:
+        return
+
+    def simulate_impact(operation: str, target: str) -> str:
+        """What `operation` (delete_file or truncate_file) would do to `target`; returns its confirm_token."""
+        if operation not in _TOOLS:
+            raise ToolError(f"unknown operation {operation!r}: one of {', '.join(_TOOLS)}")
+        return preview(operation, target)
+
+    server.add_tool(simulate_impact, name="simulate_impact", annotations=ToolAnnotations(read_only_hint=True))
 
 
 def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]) -> None:
@@ -227,6 +293,8 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
         def handler(path: str) -> Any:
             if flow.ungated(_tool):
                 return flow.act(_tool, path)
+            if (refused := flow.refused_type(path)) is not None:
+                return refused
             identity = flow.previewed(path)
             if flow.rules.waives(identity.size):
                 return flow.act(_tool, path)
@@ -335,6 +403,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--token-scheme", default="random", choices=gates.SCHEMES, help="token: how tokens are made"
     )
+    parser.add_argument(
+        "--binds", default="arguments", choices=BINDINGS, help="token: what a token is bound to"
+    )
+    parser.add_argument(
+        "--refuses-type",
+        action="append",
+        default=[],
+        metavar="SUFFIX",
+        help="a file type refused before any preview",
+    )
+    parser.add_argument(
+        "--token-preview",
+        default="argument",
+        choices=TOKEN_PREVIEWS,
+        help="token: dry_run, or simulate_impact",
+    )
     names = sorted(flaw_switches.FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     parser.add_argument(
@@ -362,6 +446,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             flaws=args.flaw,
             inbox=args.inbox,
             approver_token=approver_token,
+            binds=args.binds,
+            token_preview=args.token_preview,
+            refuses_types=args.refuses_type,
             token_scheme=args.token_scheme,
         )
     except ValueError as exc:
