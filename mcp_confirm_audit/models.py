@@ -212,6 +212,12 @@ class Transcript:
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
+    # The attack's own case directory ("root/012-MCA-…"), which places name `case/`.
+    case_dir: str | None = None
+    # Set when another tool is judged against the gated action (ungated): where and how the
+    # honest approval's effect showed. Only a change there counts; the same change is the
+    # gated harm itself (vulnerable), another change there is `effect_verdict`'s.
+    gated_places: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
