@@ -93,7 +93,8 @@ def _own_identity(name: str, own: Mapping[str, Any]) -> Any:
     return next((v for k, v in own.items() if IDENTITY_ARG.search(k)), None)
 
 
-_PERMISSIVE = ("*", "all", "any", "allow", "always", "none", "off", "never", "unlimited")
+# The loosest of an enum's values, best first; else its last.
+_PERMISSIVE = ("*", "all", "any", "unlimited", "allow", "auto", "off", "never", "none")
 
 
 def _loosened(name: str, prop: Mapping[str, Any], own: Mapping[str, Any], path: str) -> Any:
@@ -102,8 +103,8 @@ def _loosened(name: str, prop: Mapping[str, Any], own: Mapping[str, Any], path: 
         prop = options[0]
     kind = prop.get("type")
     if isinstance(prop.get("enum"), list) and prop["enum"]:
-        choices = prop["enum"]
-        return next((c for c in choices if str(c).lower() in _PERMISSIVE), choices[-1])
+        choices = {str(c).lower(): c for c in prop["enum"]}
+        return next((choices[w] for w in _PERMISSIVE if w in choices), prop["enum"][-1])
     if kind == "boolean":
         # A switch that requires confirmation goes off; one that allows or skips goes on.
         return not name.lower().startswith(("require", "need", "confirm", "approval"))
