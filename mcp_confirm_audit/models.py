@@ -122,6 +122,49 @@ class Outcome(enum.StrEnum):
     TRANSPORT = "transport"  # timeout, crash, closed pipe, unparseable reply
 
 
+class Said(enum.StrEnum):
+    """The class of one reply, as recorded with its evidence."""
+
+    ASKED = "asked"  # a question, a pending id, a token preview, an ASK payload
+    ACTED = "acted"  # an ordinary result that reports no refusal (whether it acted, the effect says)
+    REFUSED = "refused"  # an error, or a refusal inside an ordinary result
+    STOPPED = "stopped"  # no answer: a timeout, a crash, a closed pipe
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """How this target answered one control: the reply's shape, and the control that taught it."""
+
+    control: str
+    said: Said
+    code: int | None
+    shape: str
+
+    def as_text(self) -> str:
+        return f"{self.control}: {self.said.value}{f' {self.code}' if self.code is not None else ''} {self.shape!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Signatures:
+    """What refusals look like on this target, learned from its own controls.
+
+    `gate`: the replies of a decline, a cancel, an accepted "no", a wrong token
+    or state; `other`: the reply to a subject that does not exist.
+    """
+
+    gate: tuple[Signature, ...] = ()
+    other: tuple[Signature, ...] = ()
+
+    def learned(self) -> bool:
+        return bool(self.gate or self.other)
+
+    def describe(self) -> tuple[str, ...]:
+        return (
+            *(f"gate refusal learned from {s.as_text()}" for s in self.gate),
+            *(f"other failure learned from {s.as_text()}" for s in self.other),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Question:
     """One input request the target asked the human."""
@@ -209,6 +252,8 @@ class Transcript:
     era: str | None = None
     # Concurrent calls over the back channel: the person's accepts against the effects.
     approvals: Approvals | None = None
+    # What this target's refusals look like, learned from its own controls: who refused.
+    signatures: Signatures | None = None
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
@@ -285,6 +330,9 @@ class AttackSpec:
     # other. Set where the attack took the target away first, so a tool that
     # says it acted is misreporting.
     reported_success: Verdict | None = None
+    # `refusal: any` in the catalogue: whoever refuses, a refusal is the pass (the attack asks
+    # whether the target survives, or took the subject away itself); else only the gate's counts.
+    any_refusal: bool = False
     status: str = "active"
     # What the server's author should do about a finding: one per family,
     # which an attack may override; reviewed in the YAML like the rest.

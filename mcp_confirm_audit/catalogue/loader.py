@@ -110,6 +110,9 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
         reported_success = merged.get("reported_success")
         if reported_success not in (None, "weak", "vulnerable"):
             raise fail(f"{attack_id}: reported_success must be weak or vulnerable, got {reported_success!r}")
+        refusal = merged.get("refusal", "gate")
+        if refusal not in ("gate", "any"):
+            raise fail(f"{attack_id}: refusal must be gate or any, got {refusal!r}")
         remedy = merged.get("remedy")
         if not isinstance(remedy, str) or not remedy.strip():
             raise fail(
@@ -144,6 +147,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 refuse_before_asking=bool(merged.get("refuse_before_asking", False)),
                 second_process=bool(merged.get("second_process", False)),
                 reported_success=Verdict(reported_success) if reported_success else None,
+                any_refusal=refusal == "any",
                 status=str(merged.get("status", "active")),
                 remedy=" ".join(remedy.split()),
                 owasp=tuple(owasp),

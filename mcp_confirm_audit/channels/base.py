@@ -4,8 +4,9 @@ A person who approves somewhere else does it in steps: read what the server
 sent them (a webhook body, a line on the target's stderr, a file, a terminal
 prompt), act on it (run a command, follow a link, answer the prompt, sign a
 challenge), and hand what they got (a code, a signature, an evidence id) to
-the agent. Each step is a `Step`, one module per kind in this folder,
-registered with `@step_kind`; a step's outputs are saved by name (`save:`)
+the agent. Each step is a `Step`, one module per kind in this folder; its
+keys are a `StepKeys` model there, registered with `@step_kind`, which the
+profile is validated with and which builds the step. A step's outputs are saved by name (`save:`)
 and filled into the later steps and into the agent's confirming call as
 `{NAME}`. Nothing here trusts what a step read: it is evidence, and the text
 it showed the person is judged like a question (`Taken.shown`).
@@ -13,17 +14,22 @@ it showed the person is judged like a question (`Taken.shown`).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import importlib
 import json
+import operator
 import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar, cast
 from urllib.parse import quote
 
-from ..errors import UsageError
+from pydantic import Discriminator, Field, Tag, model_validator
+
+from ..profile.contract import Keys, flow, key
 
 # What the harness fills in a step: `{id}`, `{challenge}`, `{root}`, a name saved before.
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -53,6 +59,15 @@ class Terminal(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Place:
+    """One of several servers (`servers:`) as a step reaches it: its base URL, its output, its terminal."""
+
+    target_url: str | None = None
+    output: Path | None = None
+    terminal: Terminal | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Where:
     """What a step is taken with: the root, the bound, the target's base URL, and what it can read."""
 
@@ -68,9 +83,23 @@ class Where:
     terminal: Terminal | None = None
     # What the agent's own calls returned: a `read` from `seen` looks only there (the agent's view).
     seen: tuple[str, ...] = ()
+    # With `servers:`, each server by name; a step that names one (`server: post`) is taken there.
+    servers: Mapping[str, Place] = field(default_factory=dict)
 
     def with_values(self, more: Mapping[str, str]) -> Where:
         return replace(self, values={**self.values, **more})
+
+    def on(self, server: str | None) -> Where:
+        """Where a step that names `server` is taken: that server's URL, output and terminal (None: this)."""
+        if server is None:
+            return self
+        place = self.servers.get(server)
+        if place is None:
+            known = ", ".join(self.servers) or "none: the target is one server"
+            raise HumanFailed(
+                f"the step names server {server!r}, which this run did not start (its servers: {known})"
+            )
+        return replace(self, target_url=place.target_url, output=place.output, terminal=place.terminal)
 
     def filled(self, text: str) -> str:
         """`text` with every `{NAME}` the step knows put in (`{root}` too); an unknown name stays."""
@@ -161,21 +190,117 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-Fail = Callable[[str], UsageError]
-Parser = Callable[[Mapping[str, Any], str, Fail, str], Step]
-_KINDS: dict[str, Parser] = {}
-# The keys every step may carry besides its kind's own.
-COMMON_KEYS = frozenset({"save"})
+# -- a step as the profile says it: one model per kind, each in its kind's module -----------
+
+SAVE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
+# A list entry that is only a string is a command line.
+LINE = "line"
+# Keys of a step whose text is a pattern to match, or read from the environment: never filled.
+NOT_FILLED = ("pattern", "expect", "headers")
 
 
-def step_kind(name: str) -> Callable[[Parser], Parser]:
-    """Register the parser of a step kind: `{NAME: ...}` in a profile's `human:` list is read by it."""
+def _save_form(value: Any) -> str:
+    return "name" if isinstance(value, str) else "fields"
 
-    def register(parser: Parser) -> Parser:
-        _KINDS[name] = parser
-        return parser
+
+class StepKeys(Keys):
+    """What every step carries beside its own kind's key: `save`, the names of what it gives.
+
+    A kind of step is a subclass in its own module, registered with `@step_kind`; its one
+    required key is the kind's name (`read:`, `command:`), and `step()` builds the Step.
+    """
+
+    kind: ClassVar[str] = ""
+    # Whether the step talks to or reads from a server of the target (so it may name one: `server:`).
+    reaches_server: ClassVar[bool] = False
+
+    save: (
+        Annotated[
+            Annotated[Annotated[str, Field(pattern=SAVE_NAME)], Tag("name")]
+            | Annotated[
+                dict[Annotated[str, Field(pattern=SAVE_NAME)], Annotated[str, Field(min_length=1)]],
+                Field(min_length=1),
+                Tag("fields"),
+            ],
+            Discriminator(_save_form),
+        ]
+        | None
+    ) = key(
+        None,
+        "What the step gives, kept for later steps and the agent's call as {NAME}: NAME for its whole "
+        "value (what a command printed, what a read found), or {NAME: field.path} for fields of its JSON.",
+        accepts="a NAME or {NAME: field.path}",
+        example={"evidence": "evidence_ref"},
+    )
+
+    server: str | None = key(
+        None,
+        "With servers:, the server an http, follow, read or terminal step talks to or reads from: whose "
+        "base URL {url} is, whose output a read reads, whose terminal it answers (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=SERVER_NAME,
+    )
+
+    @model_validator(mode="after")
+    def _reaches_its_server(self) -> StepKeys:
+        if self.server is not None and not self.reaches_server:
+            raise ValueError(
+                f"a {self.kind} step reaches no server of the target (it runs on this machine); server: "
+                "names the server an http, follow, read or terminal step talks to or reads from"
+            )
+        return self
+
+    def saved(self) -> Save:
+        if self.save is None:
+            return Save()
+        if isinstance(self.save, str):
+            return Save(whole=self.save)
+        return Save(fields=dict(self.save))
+
+    def templates(self) -> str:
+        """The text of the step the harness fills in: not its patterns, its headers (`${ENV}`) or its saves."""
+        said = self.model_dump(by_alias=True, exclude_unset=True, exclude={"save", "server"})
+        kept = {
+            name: {k: v for k, v in value.items() if k not in NOT_FILLED}
+            if isinstance(value, Mapping)
+            else value
+            for name, value in said.items()
+        }
+        return json.dumps(kept, default=str)
+
+    def step(self, where: str) -> Step:
+        """The step these keys describe; `where` names it in a line about a value read as it is built."""
+        raise NotImplementedError
+
+    def built(self, where: str) -> Step:
+        """`step()`, taken on the server the keys name (its dataclass has a `server` field: `Where.on`)."""
+        step = self.step(where)
+        if self.server is None:
+            return step
+        return cast(Step, replace(cast(Any, step), server=self.server))
+
+
+_KINDS: dict[str, type[StepKeys]] = {}
+_K = TypeVar("_K", bound=type[StepKeys])
+
+
+def step_kind(name: str) -> Callable[[_K], _K]:
+    """Register the keys of a step kind: `{NAME: ...}` in a profile's `human:` list is read by them."""
+
+    def register(model: _K) -> _K:
+        model.kind = name
+        _KINDS[name] = model
+        return model
 
     return register
+
+
+def server_of(step: Step) -> str | None:
+    """The server a step names (`server: post`); None: the first server, or the only one."""
+    server = getattr(step, "server", None)
+    return server if isinstance(server, str) else None
 
 
 def kinds() -> tuple[str, ...]:
@@ -183,50 +308,63 @@ def kinds() -> tuple[str, ...]:
     return tuple(sorted(_KINDS))
 
 
-def parse_step(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Step:
-    """One step of a `human:` list: exactly one kind's key (`command`, `http`, `read`, ...), and `save`."""
-    _load()
-    named = [k for k in raw if k in _KINDS]
-    if len(named) != 1:
+class _StepForm:
+    """A pydantic discriminator: the kind a step names (its one kind's key); a string is a command line."""
+
+    __name__ = "step_form"  # what pydantic calls it
+
+    def __call__(self, value: Any) -> str | None:
+        if isinstance(value, str):
+            return LINE
+        if isinstance(value, StepKeys):  # serialising
+            return value.kind
+        if isinstance(value, Mapping):
+            named = [k for k in value if k in _KINDS]
+            return named[0] if len(named) == 1 else None
+        return None
+
+    def refusal(self, value: Any) -> str:
+        """Why `value` is no step (read by `contract.one_line`)."""
+        example = (
+            "e.g. {command: 'approve-cli {id}'} or {read: {from: stderr, pattern: 'code (\\d+)'}, save: code}"
+        )
+        if not isinstance(value, Mapping):
+            return f"must be a step, a mapping such as {{command: ...}} or {{read: ...}}, got {flow(value)}; {example}"
+        named = [str(k) for k in value if k in _KINDS]
         said = "names none" if not named else f"names {' and '.join(named)}"
-        raise fail(f"{where} must name one kind of step ({', '.join(sorted(_KINDS))}); it {said}")
-    return _KINDS[named[0]](raw, where, fail, source)
+        if not named:
+            # A kind's key misspelt: the nearest kind, as for any unknown key.
+            for other in (str(k) for k in value if k not in StepKeys.model_fields):
+                if close := difflib.get_close_matches(other, _KINDS, n=1, cutoff=0.6):
+                    said += f" (unknown key {other!r}; did you mean {close[0]!r}?)"
+                    break
+        return f"must name one kind of step ({', '.join(sorted(_KINDS))}); it {said}; {example}"
 
 
-def parse_save(raw: Any, where: str, fail: Fail) -> Save:
-    if raw is None:
-        return Save()
-    if isinstance(raw, str) and _NAME.fullmatch(raw):
-        return Save(whole=raw)
-    if (
-        isinstance(raw, Mapping)
-        and raw
-        and all(
-            isinstance(k, str) and _NAME.fullmatch(k) and isinstance(v, str) and v for k, v in raw.items()
-        )
-    ):
-        return Save(fields=dict(raw))
-    raise fail(f"{where}.save must be a NAME or {{NAME: field.path}}, got {raw!r}")
+def step_union() -> Any:
+    """The type of one step of a `human:` list: every registered kind, chosen by the key it names."""
+    _load()
+    forms: list[Any] = [Annotated[model, Tag(name)] for name, model in sorted(_KINDS.items())]
+    forms.append(Annotated[str, Field(pattern=r"\S"), Tag(LINE)])
+    return Annotated[functools.reduce(operator.or_, forms), Discriminator(_StepForm())]
 
 
-def only_keys(raw: Mapping[str, Any], own: set[str], where: str, fail: Fail) -> None:
-    unknown = sorted(set(raw) - own - COMMON_KEYS)
-    if unknown:
-        raise fail(
-            f"{where}: unknown key {unknown[0]!r}; this step takes {', '.join(sorted(own | COMMON_KEYS))}"
-        )
+def a_regex(pattern: str | None) -> str | None:
+    """`pattern` if it is a regular expression (a validator of a step's pattern key)."""
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+    return pattern
 
 
-def check_names(text: str, known: Sequence[str], where: str, fail: Fail) -> None:
-    """Every `{NAME}` in `text` is one the step will know (saved before it, or the harness's own)."""
+def names_problem(text: str, known: Sequence[str]) -> str | None:
+    """Why `text` names a `{NAME}` the step will not know (saved before it, or the harness's own); None if none."""
     unknown = sorted(set(PLACEHOLDER.findall(text)) - set(known))
-    if unknown:
-        raise fail(
-            f"{where} names {{{unknown[0]}}}, which no step before it saves; known: {', '.join('{' + k + '}' for k in known)}"
-        )
-
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    if not unknown:
+        return None
+    return f"names {{{unknown[0]}}}, which no step before it saves; known: {', '.join('{' + k + '}' for k in known)}"
 
 
 def _load() -> None:
@@ -252,7 +390,7 @@ async def take_all(
     saved: dict[str, str] = {}
     taken: list[Taken] = []
     for step in steps:
-        done = await step.take(where.with_values(saved))
+        done = await step.take(where.with_values(saved).on(server_of(step)))
         saved.update(done.values)
         taken.append(done)
         if on_taken is not None:

@@ -15,13 +15,14 @@ stderr is evidence only.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
+from pydantic import Discriminator, Field, Tag
 
-from .base import Fail, HumanFailed, Save, Taken, Where, one_line, only_keys, parse_save, step_kind
+from ..profile.contract import Keys, key
+from .base import HumanFailed, Save, StepKeys, Taken, Where, one_line, step_kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,27 +80,64 @@ class Command:
 
 
 @step_kind("command")
-def _command(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Command:
-    only_keys(raw, {"command", "shows"}, where, fail)
-    line, shows = raw["command"], raw.get("shows", False)
-    if not isinstance(line, str) or not line.strip():
-        raise fail(f"{where}.command must be a command line")
-    if not isinstance(shows, bool):
-        raise fail(
-            f"{where}.shows must be true (the command only shows the person what they are asked) or false"
-        )
-    return Command(line, save=parse_save(raw.get("save"), where, fail), shows=shows)
+class CommandStep(StepKeys):
+    """`command:` a command line the person runs in the root."""
+
+    command: str = key(
+        ...,
+        "A command line the person runs in the root ({root}); {id}, {challenge} and names saved before it "
+        "are put into its words.",
+        accepts="a command line",
+        example="approve-cli {id} approved",
+        pattern=r"\S",
+    )
+    shows: bool = key(
+        False,
+        "The command only shows the person what they are asked (a device's card) and approves nothing.",
+        accepts="true or false",
+        example=True,
+    )
+
+    def step(self, where: str) -> Command:
+        return Command(self.command, save=self.saved(), shows=self.shows)
+
+
+class SignKeys(Keys):
+    """The command that signs a challenge."""
+
+    command: str = key(
+        ...,
+        "The command that signs the challenge and prints the approval.",
+        accepts="a command line with {challenge}",
+        example="signer --key {root}/owner.key {challenge}",
+        pattern=r"\{challenge\}",
+    )
+
+
+def _sign_form(value: Any) -> str:
+    return "line" if isinstance(value, str) else "keys"
 
 
 @step_kind("sign")
-def _sign(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Command:
-    only_keys(raw, {"sign"}, where, fail)
-    said = raw["sign"]
-    line = said.get("command") if isinstance(said, Mapping) else said
-    if not isinstance(line, str) or "{challenge}" not in line:
-        raise fail(
-            f"{where}.sign must be {{command: '... {{challenge}} ...'}}: the command that signs the challenge and prints the approval"
-        )
-    save = parse_save(raw.get("save"), where, fail)
-    # A signature nobody keeps approves nothing: its stdout is the evidence unless the step says otherwise.
-    return Command(line, save=save if save.names else Save(whole="evidence"), kind="sign")
+class SignStep(StepKeys):
+    """`sign:` a command that signs the challenge; what it prints is saved as `evidence` unless said."""
+
+    sign: Annotated[
+        Annotated[Annotated[str, Field(pattern=r"\{challenge\}")], Tag("line")]
+        | Annotated[SignKeys, Tag("keys")],
+        Discriminator(_sign_form),
+    ] = key(
+        ...,
+        "The command that signs the challenge and prints the approval.",
+        accepts="{command: ...} (or a command line) with {challenge}",
+        example={"command": "signer --key {root}/owner.key {challenge}"},
+    )
+
+    def saved(self) -> Save:
+        # A signature nobody keeps approves nothing: its stdout is the evidence unless the step says otherwise.
+        save = super().saved()
+        return save if save.names else Save(whole="evidence")
+
+    def step(self, where: str) -> Command:
+        line = self.sign if isinstance(self.sign, str) else self.sign.command
+        return Command(line, save=self.saved(), kind="sign")

@@ -2,7 +2,8 @@
 
     - http: {url: "{url}/approvals/{id}", method: POST, json: {decision: approved},
              headers: {Authorization: "Bearer ${APPROVER_TOKEN}"}}
-    - follow: {link: approve_url, method: POST}     # a URL saved by an earlier step
+    - follow: {link: approve_url, method: POST,     # a URL saved by an earlier step
+               headers: {Cookie: "session=${APPROVER_SESSION}"}}
 
 Every request goes to this machine only (127.0.0.1, ::1, localhost), with no
 proxy from the environment and no redirect followed (either could take it
@@ -19,27 +20,17 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any, ClassVar
 from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx2
+from pydantic import Discriminator, Field, Tag, field_validator
 
 from ..profile import headers as http_headers
+from ..profile.contract import Keys, key
 from ..profile.headers import Header
-from .base import (
-    KEPT,
-    SAID,
-    Fail,
-    HumanFailed,
-    Save,
-    Taken,
-    Where,
-    one_line,
-    only_keys,
-    parse_save,
-    step_kind,
-)
+from .base import KEPT, SAID, HumanFailed, Save, StepKeys, Taken, Where, one_line, step_kind
 
 METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 URL_NAMES = ("url", "id")
@@ -58,6 +49,8 @@ class HttpCall:
     save: Save = field(default_factory=Save)
     # The URL is one saved value taken whole (`follow:`), not a template.
     link: str | None = None
+    # With servers:, the server whose base URL `{url}` is (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:
@@ -181,55 +174,132 @@ def _filled(value: Any, values: Mapping[str, str]) -> Any:
     return value
 
 
-def parse_http(
-    raw: Mapping[str, Any], where: str, fail: Fail, source: str, names: tuple[str, ...] | None = URL_NAMES
-) -> HttpCall:
-    """`http: {url, method, json, headers}` (the profile's old `pending.human.http` too)."""
-    key = f"{where}.http"
-    call = raw["http"]
-    if not isinstance(call, Mapping):
-        raise fail(f"{key} must be a mapping, got {call!r}")
-    only_keys(call, {"url", "method", "json", "headers"}, key, fail)
-    url = call.get("url")
-    if not isinstance(url, str) or not url:
-        raise fail(f"{key}.url must be the approval endpoint's URL, e.g. '{{url}}/approvals/{{id}}'")
-    if problem := url_problem(url, names):
-        raise fail(f"{key}.url {problem}")
-    method = _method(call.get("method", "POST"), key, fail)
-    body = call.get("json")
-    if body is not None:
-        if not isinstance(body, Mapping):
-            raise fail(f"{key}.json must be a mapping, got {body!r}")
-        body = dict(body)
-    sent: tuple[Header, ...] = ()
-    if (headers := call.get("headers")) is not None:
-        # The person's own credentials, read and redacted as the target's are; never the target's own.
-        sent = http_headers.from_mapping(
-            headers, source=f"profile {source}: confirmation: {key}", environ=os.environ
-        )
-    return HttpCall(url, method, body, sent, parse_save(raw.get("save"), where, fail))
+class RequestKeys(Keys):
+    """A request the person's own client sends to an approval endpoint on this machine."""
+
+    # The names the URL may say; None: a step of a list, whose names the list checks.
+    url_names: ClassVar[tuple[str, ...] | None] = None
+
+    url: str = key(
+        ...,
+        "The approval endpoint: {url} (at its start) is the target's base URL when it is served over HTTP; "
+        "{id} and names saved by earlier steps are put in quoted; any fixed URL must be on loopback.",
+        accepts="a URL starting with {url}, or a loopback URL",
+        example="{url}/approvals/{id}",
+    )
+    method: str = key(
+        "POST",
+        "The request's method.",
+        accepts=f"one of {', '.join(METHODS)}",
+        example="POST",
+    )
+    body: dict[str, Any] | None = key(
+        None,
+        "A JSON body; a {NAME} in a string value is filled in ({id}: the pending id).",
+        accepts="a mapping",
+        example={"decision": "approved"},
+        alias="json",
+    )
+    headers: dict[str, str] | None = key(
+        None,
+        "The person's own headers, ${NAME} read from the environment; never shown, and never the agent's.",
+        accepts="a mapping of header names to strings",
+        example={"Authorization": "Bearer ${APPROVER_TOKEN}"},
+        secret=True,
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _on_this_machine(cls, url: str) -> str:
+        if problem := url_problem(url, cls.url_names):
+            raise ValueError(f"the url {problem}")
+        return url
+
+    @field_validator("method")
+    @classmethod
+    def _a_method(cls, method: str) -> str:
+        if method.upper() not in METHODS:
+            raise ValueError(f"{method} is no method the harness sends")
+        return method
+
+    def call(self, where: str, save: Save | None = None) -> HttpCall:
+        """The request; `where` names it if a header's `${NAME}` is not set."""
+        sent: tuple[Header, ...] = ()
+        if self.headers is not None:
+            # The person's own credentials, read and redacted as the target's are; never the target's own.
+            sent = http_headers.from_mapping(self.headers, source=where, environ=os.environ)
+        body = None if self.body is None else dict(self.body)
+        return HttpCall(self.url, self.method.upper(), body, sent, save or Save())
 
 
 @step_kind("http")
-def _http(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> HttpCall:
-    only_keys(raw, {"http"}, where, fail)
-    return parse_http(raw, where, fail, source, names=None)
+class HttpStep(StepKeys):
+    """`http:` a request to the approval endpoint."""
+
+    http: RequestKeys = key(
+        ...,
+        "A request to the approval endpoint.",
+        accepts="a mapping with url (and method, json, headers)",
+        example={"url": "{url}/approvals/{id}", "json": {"decision": "approved"}},
+    )
+
+    reaches_server: ClassVar[bool] = True
+
+    def step(self, where: str) -> HttpCall:
+        return self.http.call(f"{where}.http", self.saved())
+
+
+class LinkKeys(Keys):
+    """A link an earlier step saved, and how to open it."""
+
+    link: str = key(
+        ...,
+        "The name an earlier step saved the link under.",
+        accepts="a NAME saved before",
+        example="approve_url",
+        min_length=1,
+    )
+    method: str = key("GET", "The request's method.", accepts=f"one of {', '.join(METHODS)}", example="POST")
+    headers: dict[str, str] | None = key(
+        None,
+        "The person's browser session (a cookie, a bearer token): who follows the link, ${NAME} read from "
+        "the environment; never shown, and never the agent's.",
+        accepts="a mapping of header names to strings",
+        example={"Cookie": "session=${APPROVER_SESSION}"},
+        secret=True,
+    )
+
+    @field_validator("method")
+    @classmethod
+    def _a_method(cls, method: str) -> str:
+        if method.upper() not in METHODS:
+            raise ValueError(f"{method} is no method the harness sends")
+        return method
+
+
+def _link_form(value: Any) -> str:
+    return "name" if isinstance(value, str) else "keys"
 
 
 @step_kind("follow")
-def _follow(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> HttpCall:
-    only_keys(raw, {"follow"}, where, fail)
-    said = raw["follow"]
-    if isinstance(said, str):
-        said = {"link": said}
-    if not isinstance(said, Mapping) or not isinstance(said.get("link"), str):
-        raise fail(f"{where}.follow must be {{link: NAME}}: the name an earlier step saved the link under")
-    only_keys(said, {"link", "method"}, f"{where}.follow", fail)
-    method = _method(said.get("method", "GET"), f"{where}.follow", fail)
-    return HttpCall("", method, save=parse_save(raw.get("save"), where, fail), link=said["link"])
+class FollowStep(StepKeys):
+    """`follow:` the person opens a link they were sent."""
 
+    follow: Annotated[
+        Annotated[Annotated[str, Field(min_length=1)], Tag("name")] | Annotated[LinkKeys, Tag("keys")],
+        Discriminator(_link_form),
+    ] = key(
+        ...,
+        "Open a link an earlier step saved (checked like a URL: loopback only).",
+        accepts="{link: NAME} (and method), or the NAME alone",
+        example={"link": "approve_url", "method": "POST"},
+    )
 
-def _method(method: Any, key: str, fail: Fail) -> str:
-    if not isinstance(method, str) or method.upper() not in METHODS:
-        raise fail(f"{key}.method must be one of {', '.join(METHODS)}, got {method!r}")
-    return method.upper()
+    reaches_server: ClassVar[bool] = True
+
+    def step(self, where: str) -> HttpCall:
+        said = LinkKeys(link=self.follow) if isinstance(self.follow, str) else self.follow
+        sent: tuple[Header, ...] = ()
+        if said.headers is not None:
+            sent = http_headers.from_mapping(said.headers, source=f"{where}.follow", environ=os.environ)
+        return HttpCall("", said.method.upper(), headers=sent, save=self.saved(), link=said.link)

@@ -6,27 +6,31 @@
       - follow: {link: link, method: POST}
     decline: [...]                           # how they say no, when the profile knows
 
-The old single steps (`{command: ...}`, `{http: {...}}`, and a decline given
-as a command line) read as a list of one. Each kind of step is a module of
-this folder behind `base.Step`; this one only reads the list, checks every
-`{NAME}` is one a step before it saves (or the harness's own), and takes the
-steps in order.
+Each kind of step is a module of this folder behind `base.Step`, its keys a
+`base.StepKeys` model; this one gives the list's type (`steps_type`: the
+union of every kind, and a check that every `{NAME}` is one a step before it
+saves, or the harness's own), builds the steps from the validated list, and
+takes them in order.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AfterValidator, Field
+
+from ..profile.contract import Within
 from .base import (
     HumanFailed,
     Step,
+    StepKeys,
     Taken,
     Where,
-    check_names,
-    parse_step,
+    names_problem,
+    server_of,
+    step_union,
     take_all,
 )
 from .command import Command
@@ -44,11 +48,12 @@ __all__ = [
     "Taken",
     "Where",
     "base_url",
-    "check_names",
     "loopback_problem",
+    "names_problem",
     "parse_steps",
     "run",
-    "saved_names",
+    "server_of",
+    "steps_type",
     "take_all",
     "url_problem",
 ]
@@ -56,8 +61,6 @@ __all__ = [
 HumanStep = Step
 # What the harness itself fills in any step: the root, the target's URL, and what the flow handed out.
 HARNESS_NAMES = ("root", "url", "id", "challenge", "token")
-# Keys of a step whose text is a pattern to match, or read from the environment: never filled.
-_NOT_FILLED = ("pattern", "expect", "headers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,36 +94,27 @@ async def run(step: Step, where: Where) -> str:
     return (await step.take(where)).said
 
 
-def parse_steps(
-    raw: Any, where: str, fail: Any, source: str, known: Sequence[str] = HARNESS_NAMES
-) -> tuple[Step, ...]:
-    """A `human:` list (or one old-style step), every `{NAME}` checked against what is saved before it."""
-    items = list(raw) if isinstance(raw, list) else [raw]
-    if not items:
-        raise fail(f"{where} must list at least one step")
-    names, steps = list(known), []
-    for number, item in enumerate(items, start=1):
-        at = f"{where}[{number}]" if isinstance(raw, list) else where
-        if isinstance(item, str):
-            item = {"command": item}
-        if not isinstance(item, Mapping):
-            raise fail(f"{at} must be a mapping such as {{command: ...}} or {{read: ...}}, got {item!r}")
-        step = parse_step(item, at, fail, source)
-        check_names(_templates(item), names, at, fail)
-        steps.append(step)
-        names.extend(getattr(getattr(step, "save", None), "names", ()))
-    return tuple(steps)
+def _names_known(steps: list[StepKeys | str]) -> list[StepKeys | str]:
+    """Every `{NAME}` of a step is the harness's own or saved by a step before it."""
+    names = list(HARNESS_NAMES)
+    for index, item in enumerate(steps):
+        text = item if isinstance(item, str) else item.templates()
+        if problem := names_problem(text, names):
+            raise Within(problem, index)
+        if not isinstance(item, str):
+            names.extend(item.saved().names)
+    return steps
 
 
-def saved_names(steps: Sequence[Step]) -> tuple[str, ...]:
-    return tuple(n for step in steps for n in getattr(getattr(step, "save", None), "names", ()))
+def steps_type() -> Any:
+    """The type of a profile's `human:` list: at least one step, every `{NAME}` known where it is said."""
+    step = step_union()
+    return Annotated[list[step], Field(min_length=1), AfterValidator(_names_known)]  # type: ignore[valid-type]
 
 
-def _templates(item: Mapping[str, Any]) -> str:
-    """The text of a step the harness fills in: not its patterns, its headers (`${ENV}`) or its saves."""
-    kept = {
-        key: {k: v for k, v in value.items() if k not in _NOT_FILLED} if isinstance(value, Mapping) else value
-        for key, value in item.items()
-        if key != "save"
-    }
-    return json.dumps(kept, default=str)
+def parse_steps(steps: Sequence[StepKeys | str], where: str) -> tuple[Step, ...]:
+    """The steps a validated `human:` list says (a string is a command line); `where` names the list."""
+    return tuple(
+        Command(item) if isinstance(item, str) else item.built(f"{where}[{index}]")
+        for index, item in enumerate(steps)
+    )

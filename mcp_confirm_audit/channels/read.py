@@ -23,26 +23,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
+from pydantic import field_validator, model_validator
 
-from .base import (
-    SAID,
-    Fail,
-    HumanFailed,
-    Save,
-    Taken,
-    Where,
-    dotted,
-    one_line,
-    only_keys,
-    parse_save,
-    step_kind,
-)
+from ..profile.contract import Keys, key
+from .base import SAID, HumanFailed, Save, StepKeys, Taken, Where, a_regex, dotted, one_line, step_kind
 
 SOURCES = ("sink", "stderr", "stdout")
 _POLL = 0.05  # seconds between looks while a message is awaited
@@ -55,6 +45,8 @@ class Read:
     json_path: str | None = None
     containing: str | None = None
     save: Save = field(default_factory=Save)
+    # With servers:, the server whose output it reads (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:
@@ -173,43 +165,86 @@ def _json(text: str) -> Any:
         return None
 
 
+class ReadKeys(Keys):
+    """Where the person reads, and what they look for there."""
+
+    origin: str = key(
+        ...,
+        "Where: sink (the bodies the harness's loopback sink received), stderr or stdout (the target's "
+        "output; over stdio, stdout is the protocol), or file:PATH (a file under the root; with *, the "
+        "newest file it matches).",
+        accepts=f"{', '.join(SOURCES[:-1])} or {SOURCES[-1]}, or 'file:PATH' (a relative path under the root)",
+        example="stderr",
+        alias="from",
+    )
+    pattern: str | None = key(
+        None,
+        "A regular expression: its first group, or the whole match, is the value.",
+        accepts="a regular expression",
+        example="pairing code (\\d{6})",
+        min_length=1,
+    )
+    json_path: str | None = key(
+        None,
+        "A dotted field of a JSON body or file (with pattern, the pattern is looked for in the field).",
+        accepts="a dotted field path",
+        example="links.approve",
+        alias="json",
+        min_length=1,
+    )
+    containing: str | None = key(
+        None,
+        "Only what holds this text ({id} filled in): the message about this action.",
+        accepts="text",
+        example="{id}",
+    )
+
+    @field_validator("origin")
+    @classmethod
+    def _a_source(cls, origin: str) -> str:
+        if origin in SOURCES:
+            return origin
+        path = origin.removeprefix("file:")
+        if path == origin or not path:
+            raise ValueError(f"{origin} is none of {', '.join(SOURCES)} or file:PATH")
+        if Path(path).is_absolute() or ".." in Path(path).parts:
+            raise ValueError(f"{origin} must name a file under the root (a relative path without '..')")
+        return origin
+
+    _pattern = field_validator("pattern")(a_regex)
+
+    @model_validator(mode="after")
+    def _says_what(self) -> ReadKeys:
+        if self.pattern is None and self.json_path is None:
+            raise ValueError(
+                "needs pattern: (a regular expression) or json: (a field), to say what the person reads, "
+                "e.g. {from: stderr, pattern: 'pairing code (\\d{6})'}"
+            )
+        return self
+
+
 @step_kind("read")
-def _read(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Read:
-    only_keys(raw, {"read"}, where, fail)
-    said = raw["read"]
-    key = f"{where}.read"
-    if not isinstance(said, Mapping):
-        raise fail(
-            f"{key} must be {{from: sink | stderr | stdout | 'file:PATH', pattern: REGEX, json: FIELD}}"
-        )
-    only_keys(said, {"from", "pattern", "json", "containing"}, key, fail)
-    origin = said.get("from")
-    if not isinstance(origin, str) or not (origin in SOURCES or (origin.startswith("file:") and origin[5:])):
-        raise fail(f"{key}.from must be sink, stderr, stdout or 'file:PATH' (under the root), got {origin!r}")
-    if origin.startswith("file:") and (Path(origin[5:]).is_absolute() or ".." in Path(origin[5:]).parts):
-        raise fail(f"{key}.from {origin!r} must name a file under the root (a relative path without '..')")
-    pattern = said.get("pattern")
-    compiled = None
-    if pattern is not None:
-        if not isinstance(pattern, str) or not pattern:
-            raise fail(f"{key}.pattern must be a regular expression, got {pattern!r}")
-        try:
-            compiled = re.compile(pattern)
-        except re.error as exc:
-            raise fail(f"{key}.pattern {pattern!r} is not a regular expression: {exc}") from None
-    path = said.get("json")
-    if path is not None and (not isinstance(path, str) or not path):
-        raise fail(f"{key}.json must be a dotted field path, e.g. links.approve")
-    if compiled is None and path is None:
-        raise fail(
-            f"{key} needs pattern: (a regular expression) or json: (a field), to say what the person reads"
-        )
-    containing = said.get("containing")
-    if containing is not None and not isinstance(containing, str):
-        raise fail(f"{key}.containing must be text, e.g. '{{id}}'")
-    save = parse_save(raw.get("save"), where, fail)
-    if not save.names:
-        raise fail(
-            f"{key} saves nothing: add save: NAME, so a later step or the agent's call can use what was read"
-        )
-    return Read(origin, compiled, path, containing, save)
+class ReadStep(StepKeys):
+    """`read:` what the server sent the person, saved for the later steps."""
+
+    read: ReadKeys = key(
+        ...,
+        "What the person reads: a request at the sink, the target's output, or a file in the root.",
+        accepts="a mapping with from, and pattern or json (and containing)",
+        example={"from": "sink", "json": "links.approve", "containing": "{id}"},
+    )
+
+    @model_validator(mode="after")
+    def _saves(self) -> ReadStep:
+        if not self.saved().names:
+            raise ValueError(
+                "saves nothing: add save: NAME, so a later step or the agent's call can use what was read"
+            )
+        return self
+
+    reaches_server: ClassVar[bool] = True
+
+    def step(self, where: str) -> Read:
+        said = self.read
+        compiled = re.compile(said.pattern) if said.pattern is not None else None
+        return Read(said.origin, compiled, said.json_path, said.containing, self.saved())

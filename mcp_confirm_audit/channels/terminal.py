@@ -22,14 +22,15 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 import anyio
+from pydantic import field_validator
 
-from ..errors import UsageError
-from .base import SAID, Fail, HumanFailed, Taken, Where, one_line, only_keys, step_kind
+from ..profile.contract import Keys, key
+from .base import SAID, HumanFailed, StepKeys, Taken, Where, a_regex, one_line, step_kind
 
 _POLL = 0.02  # seconds between reads of the terminal while a prompt is awaited
 _KEEP = 64 * 1024  # characters of the terminal's output kept between answers
@@ -100,6 +101,8 @@ class Pty:
 class Answer:
     expect: re.Pattern[str]
     answer: str
+    # With servers:, the server whose terminal it answers (unset: the first).
+    server: str | None = None
 
     @property
     def kind(self) -> str:
@@ -134,35 +137,44 @@ class Forget:
         return Taken("")
 
 
-@step_kind("terminal")
-def _terminal(raw: Mapping[str, Any], where: str, fail: Fail, source: str) -> Answer:
-    only_keys(raw, {"terminal"}, where, fail)
-    said = raw["terminal"]
-    key = f"{where}.terminal"
-    if not isinstance(said, Mapping):
-        raise fail(f"{key} must be {{expect: REGEX (the prompt), answer: TEXT (what the person types)}}")
-    only_keys(said, {"expect", "answer"}, key, fail)
-    expect, answer = said.get("expect"), said.get("answer")
-    if not isinstance(expect, str) or not expect:
-        raise fail(f"{key}.expect must be a regular expression for the prompt, e.g. 'allow\\? \\[y/N\\]'")
-    try:
-        compiled = re.compile(expect)
-    except re.error as exc:
-        raise fail(f"{key}.expect {expect!r} is not a regular expression: {exc}") from None
-    if not isinstance(answer, str | int | bool):
-        raise fail(f"{key}.answer must be what the person types, e.g. y")
-    typed = (
-        answer
-        if isinstance(answer, str)
-        else ("y" if answer is True else "n" if answer is False else str(answer))
+class PromptKeys(Keys):
+    """The prompt the person waits for on the target's terminal, and what they type."""
+
+    expect: str = key(
+        ...,
+        "A regular expression for the prompt, looked for in what the target wrote since the last answer.",
+        accepts="a regular expression",
+        example="allow\\? \\[y/N\\]",
+        min_length=1,
     )
-    return Answer(compiled, typed)
+    answer: str | int | bool = key(
+        ...,
+        "What the person types, then Enter (true is y, false is n).",
+        accepts="text (or a number, or true / false)",
+        example="y",
+    )
+
+    _expect = field_validator("expect")(a_regex)
 
 
-def tty_key(value: Any, source: str) -> bool:
-    """The profile's `tty:`: run the target under a pseudo-terminal the harness answers on."""
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise UsageError(f"profile {source}: 'tty' must be true or false, got {value!r}")
-    return value
+@step_kind("terminal")
+class TerminalStep(StepKeys):
+    """`terminal:` the person answers a prompt on the target's own terminal (with tty: true)."""
+
+    terminal: PromptKeys = key(
+        ...,
+        "The prompt and the answer.",
+        accepts="a mapping with expect and answer",
+        example={"expect": "allow\\? \\[y/N\\]", "answer": "y"},
+    )
+
+    reaches_server: ClassVar[bool] = True
+
+    def step(self, where: str) -> Answer:
+        answer = self.terminal.answer
+        typed = (
+            answer
+            if isinstance(answer, str)
+            else ("y" if answer is True else "n" if answer is False else str(answer))
+        )
+        return Answer(re.compile(self.terminal.expect), typed)

@@ -36,6 +36,7 @@ ANY_MECHANISM = frozenset(
         "approval-transplant",
         "agent-reachable-approval",
         "approval-expiry",
+        "approver-identity",
         "token-forgery",
         "token-replay",
         "token-cross-target",

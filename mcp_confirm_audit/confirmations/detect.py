@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..models import Outcome, Response
-from . import values
+from ..models import Outcome, Response, Said
+from . import replies, values
 from .base import Mechanism
 from .flag import FLAG_ARG, Flag
 from .mrtr import Mrtr, asks
@@ -220,3 +220,42 @@ def policy_arguments(tool: ToolInfo) -> list[str]:
         if POLICY_ARG.search(name) or (types == "boolean" and GATE_SWITCH.match(name)):
             found.append(str(name))
     return found
+
+
+def offered(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo], current: str) -> Mechanism | None:
+    """Another way to confirm that a reply offers (a dry-run token, a pending id), or None.
+
+    "Declined; call with dry_run, then confirm=<token>" is a second gate beside the
+    one audited (`current`, its kind): the agent can take it without the person.
+    """
+    if replies.said(response) not in (Said.REFUSED, Said.ACTED):
+        return None
+    found = from_response(response, tool, tools) or _named_in(response, tool)
+    if found is None or found.kind in ("mrtr", current):
+        return None
+    return found
+
+
+def _named_in(response: Response, tool: ToolInfo) -> Token | None:
+    """A token flow the reply spells out with the tool's own arguments: a preview flag and a token argument."""
+    props = _props(tool)
+    said = response.text
+    named = {k for k in props if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", said)}
+    preview = _typed(tool, "boolean", PREVIEW_ARG)
+    required = set((tool.input_schema or {}).get("required") or ())
+    strings = [
+        k
+        for k in sorted(named)
+        if k != preview and k not in required and isinstance(props[k], Mapping) and _is_string(props[k])
+    ]
+    into = strings[0] if strings else None
+    if preview is not None and preview in named and into is not None:
+        return Token(tool.name, into=into, preview_args={preview: True}, source="offered")
+    if into is not None and TOKEN_ARG.search(into):
+        return Token(tool.name, into=into, source="offered")
+    return None
+
+
+def _is_string(prop: Mapping[str, Any]) -> bool:
+    kinds = [prop.get("type"), *(x.get("type") for x in prop.get("anyOf", ()) if isinstance(x, Mapping))]
+    return "string" in kinds

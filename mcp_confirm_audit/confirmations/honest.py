@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
-from ..models import ControlResult, Exchange, Outcome, Phase, Response
+from ..models import ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
+from . import replies
 from .base import AgentFlow, HumanFailed
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 class Honest:
     style: str | None
     results: tuple[ControlResult, ...]
+    # The replies of the gate's refusals (the preview alone, a wrong token or id): how it words them.
+    gate: tuple[Signature, ...] = ()
 
 
 class RecordingChannel:
@@ -64,6 +67,7 @@ class RecordingChannel:
             self.sink,
             self.conn.stderr_path,
             self.conn.terminal,
+            servers=self.conn.places(),
         )
 
         def kept(done: human.Taken) -> None:
@@ -180,7 +184,10 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 )
                 for name in ("decline", "cancel", "negative")
             )
-            return Honest(style, (approve, alone, *((quiet,) if quiet is not None else ()), *skipped))
+            gate = await _wrong_handle(mechanism, uses, style, channel, preview.handle)
+            if alone.passed and (said := alone.detail.removeprefix("no effect (")) != alone.detail:
+                gate = (*gate, Signature("preview-alone", *_reply_of(said)))
+            return Honest(style, (approve, alone, *((quiet,) if quiet is not None else ()), *skipped), gate)
         said = preview.response.text[:120]
         at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
         tried.append(
@@ -273,3 +280,41 @@ async def _unanswered(
         True,
         f"nobody answered: no effect ({done.outcome}: {done.text[:160]})",
     )
+
+
+def _reply_of(detail: str) -> tuple[Said, None, str]:
+    """The preview alone's reply, as its control recorded it ("complete: ...")."""
+    outcome, _, text = detail.rstrip(")").partition(": ")
+    try:
+        response = Response(Outcome(outcome), text=text)
+    except ValueError:
+        response = Response(Outcome.COMPLETE, text=detail)
+    return replies.said(response), None, replies.shape(response)
+
+
+async def _wrong_handle(
+    mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel, seen: str | None
+) -> tuple[Signature, ...]:
+    """A confirmation with a token or id the target never handed out: how its gate refuses a forgery."""
+    if seen is None or mechanism.kind not in ("token", "pending"):
+        return ()
+    use = await uses.new(style, f"control-{mechanism.kind}-wrong-handle")
+    if isinstance(use, str):
+        return ()
+    preview = await mechanism.preview(channel, use.arguments)
+    if preview.handle is None:
+        return ()
+    wrong = (
+        str(int(preview.handle) + 1_000_003)
+        if preview.handle.isdigit()
+        else preview.handle[:-1] + ("0" if preview.handle[-1:] != "0" else "1")
+    )
+    try:
+        done = await mechanism.confirm(channel, use.arguments, wrong, as_agent=True)
+    except HumanFailed:
+        return ()
+    moved = await use.moved()
+    if moved.victim or uses.is_effect(moved) or done.outcome is Outcome.TRANSPORT:
+        return ()  # a wrong handle that acts is the forgery families' finding, not a refusal to learn
+    use.learn(moved, f"changed on a {mechanism.kind} confirmation with a wrong handle")
+    return (replies.signature("wrong-handle", done),)

@@ -43,7 +43,7 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
     if name is not None and (whole := _object(response, name)) is not None:
         return name, whole
     for key, value in fields(response).items():
-        if (key == name if name else pattern.search(key)) and isinstance(value, str | int):
+        if (key == name if name else pattern.search(key)) and _names_something(value):
             return key, str(value)
 
     for match in _IN_TEXT.finditer(response.text):
@@ -94,3 +94,8 @@ def _dotted(response: Response, name: str) -> tuple[str, str] | None:
     except (ValueError, KeyError):
         return None
     return (name, str(found)) if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def _names_something(value: Any) -> bool:
+    """A token, id or handle: never a boolean, and never empty."""
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""

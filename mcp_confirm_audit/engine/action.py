@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..confirmations import statecodec
+from ..confirmations import replies, statecodec
 from ..confirmations.values import field_of
 from ..models import Outcome, Response
 from ..oracle.counting import EffectCounter
@@ -326,9 +326,13 @@ async def prepare(
         args = render(varied_args(step.args, variant, schemas.get(step.tool)), saved)
         args.update((overrides or {}).get(number - 1, {}))
         response = await call(f"setup {number}: {step.tool}", step.tool, args)
-        if response.outcome is not Outcome.COMPLETE:
+        # A refusal inside an ordinary result (`{"ok": false}`) is no setup done either.
+        if response.outcome is not Outcome.COMPLETE or (why := replies.refusal(response)) is not None:
+            said = f"{response.outcome}: {response.text[:200]}"
+            if response.outcome is Outcome.COMPLETE:
+                said = f"{why}: {response.text[:200]}"
             raise SetupFailed(
-                f"setup call {number} ({step.tool}) did not succeed ({response.outcome}: {response.text[:200]}); "
+                f"setup call {number} ({step.tool}) did not succeed ({said}); "
                 "fix its args: under setup: in the profile"
             )
         result = result_value(response)
@@ -340,6 +344,12 @@ async def prepare(
                     f"setup call {number} ({step.tool}) returned no field {dotted!r} to save as {name!r} "
                     f"(it returned {json.dumps(result, default=str)[:200]}); fix save: in the profile"
                 ) from None
+            if saved[name] is None or (isinstance(saved[name], str) and not saved[name].strip()):
+                # A null or empty handle names nothing: never sent back as "null" or "".
+                raise SetupFailed(
+                    f"setup call {number} ({step.tool}) returned {dotted!r} empty or null, so there is no "
+                    f"handle to save as {name!r} (it returned {json.dumps(result, default=str)[:200]})"
+                )
     arguments = render(template if setup else varied_args(template, variant, schemas.get(tool)), saved)
     handles = [str(saved[k]) for k in saved if k not in values]
     label = handles[0] if handles else tool

@@ -19,9 +19,22 @@ from typing import Any
 from mcp import types
 
 from .. import confirmations
+from ..channels.human import HumanFailed
 from ..channels.url_flow import Pages, answer_content
-from ..confirmations import Mechanism, answers, detect, elicitation, honest
-from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Question, Response, TreeSnapshot
+from ..confirmations import Mechanism, answers, detect, elicitation, honest, replies
+from ..models import (
+    UNASKED,
+    ControlResult,
+    Exchange,
+    Outcome,
+    Phase,
+    Question,
+    Response,
+    Said,
+    Signature,
+    Signatures,
+    TreeSnapshot,
+)
 from ..oracle.effects import ProbeSpec, disk_places, generalised, is_ignored, probe_changes, probe_places
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
@@ -54,6 +67,8 @@ class ControlOutcome:
     # Round one failed for want of a back channel: the tool asks with elicitation/create
     # (`ctx.elicit`), which a 2026-07-28 connection cannot carry.
     back_channel: bool = False
+    # How this target refuses on its gate and how it fails otherwise, from its own controls.
+    signatures: Signatures = field(default_factory=Signatures)
     # Where and how the honest approval's effect showed (`removed case/victim.txt`,
     # `added tool:list_payments.payments[*]`): what another tool is compared with (ungated).
     places: tuple[str, ...] = ()
@@ -104,6 +119,17 @@ class _Runner:
         self.unasked: str | None = None
         # URL-mode questions: an honest accept is the person's consent, and they complete the page.
         self.pages = pages
+        # The replies of controls the gate refused (a decline, a wrong state) and of a subject that
+        # does not exist: how this target words "refused by the gate" and "failed otherwise".
+        self.gate: list[Signature] = []
+        self.other: list[Signature] = []
+
+    def refusals(self) -> tuple[Signatures, ControlResult | None]:
+        learned = Signatures(tuple(self.gate), tuple(self.other))
+        if not learned.learned():
+            return learned, None
+        detail = "; ".join(learned.describe())
+        return learned, ControlResult(self.plan.name, "refusals", True, True, detail)
 
     async def look(self) -> _Look:
         return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
@@ -270,6 +296,13 @@ async def run_controls(
         for name in ("decline", "cancel", "negative"):
             await run.renew()
             results.append(await _refusal_in_a_fresh_world_if_need_be(run, style, name))
+        await run.renew()
+        await _wrong_state(run, style)
+        await run.renew()
+        await _no_such_subject(run, style)
+    signatures, learned = run.refusals()
+    if learned is not None:
+        results.append(learned)
     notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
     if notes:
         results.append(
@@ -288,6 +321,7 @@ async def run_controls(
         inert,
         isolation=run.isolation,
         back_channel=back_channel,
+        signatures=signatures,
         places=tuple(sorted(run.places)),
     )
 
@@ -329,6 +363,12 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
     run.channel = channel
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)
+    run.gate.extend(done.gate)
+    if done.style is not None:
+        await _no_such_subject_of_flow(run, flow, channel, done.style)
+    signatures, refusals = run.refusals()
+    if refusals is not None:
+        results.append(refusals)
     probes = _effect_probes(run) if done.style is not None else ()
     notes = tuple(f"{name}: {why}" for name, why in run.notes.items())
     if notes:
@@ -345,6 +385,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         notes,
         mechanism=flow,
         isolation=run.isolation,
+        signatures=signatures,
         places=tuple(sorted(run.places)),
     )
 
@@ -583,4 +624,118 @@ async def _answered(
     run.learn(moved, f"changed on a {name} that did not act", case)
     if done.outcome is Outcome.TRANSPORT:
         return ControlResult(tool, name, False, True, f"the target stopped answering: {done.text}")
+    run.gate.append(replies.signature(name, done))
     return ControlResult(tool, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")
+
+
+async def _wrong_state(run: _Runner, style: str) -> None:
+    """An accept that comes back with a state the target never minted: how its gate refuses a forgery."""
+    case = run.sandbox.new_case("control-wrong-state")
+    try:
+        subject = await run.subject(case, style, "wrong-state")
+    except SetupFailed:
+        return
+    first = await run.call("wrong state: ask", subject)
+    if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions or not first.request_state:
+        return
+    responses = {
+        q.key: types.ElicitResult(action="accept", content=run.yes(q, subject)) for q in first.questions
+    }
+    before = await run.look()
+    done = await run.call(
+        "wrong state: accept", subject, state=_forged(first.request_state), responses=responses
+    )
+    moved = run.changed(before, await run.look(), added=True)
+    if any(generalised(p) in run.effect for p in moved) or done.outcome is Outcome.TRANSPORT:
+        return  # a forgery that acts is the forged-state family's finding, not a refusal to learn
+    run.learn(moved, "changed on an accept with a forged state that did not act", case)
+    run.gate.append(replies.signature("wrong-state", done))
+
+
+def _forged(state: str) -> str:
+    """The same state with its middle character changed: no key the target holds seals it."""
+    i = len(state) // 2
+    return state[:i] + ("A" if state[i] != "A" else "B") + state[i + 1 :]
+
+
+async def _no_such_subject(run: _Runner, style: str) -> None:
+    """The action on a subject that does not exist: how this target fails for a reason not its gate's.
+
+    A file that is not there, or a handle no setup minted. Asked, it is
+    accepted, as a person would: the failure comes where the action begins.
+    """
+    case = run.sandbox.new_case("control-no-such-subject")
+    subject = await _absent_subject(run, case, style)
+    if subject is None:
+        return
+    before = await run.look()
+    done = await run.call("no such subject", subject)
+    if done.outcome is Outcome.INPUT_REQUIRED and done.questions:
+        responses = {
+            q.key: types.ElicitResult(action="accept", content=run.yes(q, subject)) for q in done.questions
+        }
+        done = await run.call(
+            "no such subject: accept", subject, state=done.request_state, responses=responses
+        )
+    moved = run.changed(before, await run.look(), added=True)
+    if replies.said(done) is not Said.REFUSED or any(generalised(p) in run.effect for p in moved):
+        return
+    run.learn(moved, "changed on a call about a subject that does not exist", case)
+    run.other.append(replies.signature("no-such-subject", done))
+
+
+_NAMED_LIKE_AN_ID = re.compile(r"(^|_)(id|ref|handle|key|slug|number)$|[a-z](Id|Ref|Number)$", re.I)
+
+
+def _absent(instance: Instance) -> Instance | None:
+    """The same use with every handle a setup call saved replaced by one nobody minted."""
+    handles = {str(v) for v in instance.saved.values()}
+
+    def names_a_subject(name: str, value: Any) -> bool:
+        # A handle a setup call saved, else an argument named like an id (`job_id`, `orderId`).
+        return str(value) in handles if handles else bool(_NAMED_LIKE_AN_ID.search(name))
+
+    changed = {
+        k: (f"{v}0000" if isinstance(v, str) else v + 1_000_003)
+        for k, v in instance.arguments.items()
+        if isinstance(v, str | int) and not isinstance(v, bool) and names_a_subject(k, v)
+    }
+    if not changed:
+        return None
+    return Instance({**instance.arguments, **changed}, instance.label, instance.saved)
+
+
+async def _absent_subject(run: _Runner, case: Case, style: str) -> str | Instance | None:
+    """A subject of the action that does not exist: a file not there, or handles nobody minted."""
+    try:
+        subject = await run.subject(case, style, "no-such-subject")
+    except SetupFailed:
+        return None
+    if isinstance(subject, Instance):
+        return _absent(subject)
+    folder, _, _ = subject.rpartition("/")
+    return f"{folder}/mca-no-such-file.txt" if folder else "mca-no-such-file.txt"
+
+
+async def _no_such_subject_of_flow(
+    run: _Runner, flow: confirmations.AgentFlow, channel: honest.RecordingChannel, style: str
+) -> None:
+    """A token, pending or flag flow on a subject that does not exist: how it fails otherwise."""
+    case = run.sandbox.new_case("control-no-such-subject")
+    subject = await _absent_subject(run, case, style)
+    if subject is None:
+        return
+    before = await run.look()
+    arguments = run.arguments(subject)
+    preview = await flow.preview(channel, arguments)
+    done = preview.response
+    if replies.said(done) is not Said.REFUSED and preview.handle is not None:
+        try:
+            done = await flow.confirm(channel, arguments, preview.handle)
+        except HumanFailed:
+            return
+    moved = run.changed(before, await run.look(), added=True)
+    if replies.said(done) is not Said.REFUSED or any(generalised(p) in run.effect for p in moved):
+        return
+    run.learn(moved, "changed on a call about a subject that does not exist", case)
+    run.other.append(replies.signature("no-such-subject", done))

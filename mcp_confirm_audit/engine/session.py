@@ -14,7 +14,7 @@ import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -43,6 +43,7 @@ from ..target import reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
+from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .controls import ControlOutcome, run_controls
@@ -666,7 +667,7 @@ class AuditSession:
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = attack.transcript(precondition)
+        transcript = replace(attack.transcript(precondition), signatures=outcome.signatures)
         self._portal.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
@@ -711,6 +712,10 @@ class _Peers:
     @property
     def redemptions(self) -> int:
         return self._profile.redemptions
+
+    @property
+    def principals(self) -> Mapping[str, tuple[Header, ...]]:
+        return self._profile.principals
 
     def _not_started_here(self, what: str) -> None:
         if self._profile.is_url:
@@ -825,6 +830,8 @@ async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSp
             attack.setup_failed(str(exc))
         else:
             await technique(attack, spec.params)
+            # A refusal that offers another way to confirm is followed before the attack is judged.
+            await follow_offer(attack)
     # Bounded on its own: an attack cut short still has its effect looked for.
     with anyio.move_on_after(attack.primary.call_timeout * 2):
         await attack.finish()

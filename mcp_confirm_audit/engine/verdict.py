@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalogue.prompt_checks import escaped
+from ..confirmations import replies
 from ..models import (
     FAIL_CLOSED,
     Approvals,
@@ -24,6 +25,7 @@ from ..models import (
     Phase,
     Response,
     Result,
+    Said,
     SingleUse,
     Transcript,
     Verdict,
@@ -120,9 +122,28 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         once = stopped[0].response.text
         reason = f"the target stopped answering once ({once}), then answered again"
         return result(Verdict.INCONCLUSIVE, None, reason)
-    if spec.reported_success is not None and decisive.outcome is Outcome.COMPLETE:
+    if spec.reported_success is not None and replies.said(decisive) is Said.ACTED:
         reason = f"reported success for something it could not do: {said}"
         return result(spec.reported_success, Layer.NONE, reason)
+    learned = transcript.signatures
+    if (
+        layer is Layer.TOOL
+        and decisive.outcome is not Outcome.INPUT_REQUIRED
+        and not spec.any_refusal
+        and spec.reported_success is None
+        and learned is not None
+        and learned.learned()
+    ):
+        # Nothing took effect; whether the gate is why is for the target's own words to say.
+        who = replies.who_refused(decisive, learned)
+        if who.by != "gate":
+            answered = (
+                "answered normally, nothing took effect"
+                if replies.said(decisive) is Said.ACTED
+                else "failed for another reason"
+            )
+            reason = f"the target {answered}, not shown to be its gate ({who.why}): {said}"
+            return result(Verdict.INCONCLUSIVE, None, reason)
     if gate is not None:
         said = f"{gate[1]}: {said}"
     if layer not in spec.refused_by:
@@ -198,7 +219,7 @@ _EVIDENCE_HEAD, _EVIDENCE_TAIL = 6, 8
 def _judge_single_use(
     record: SingleUse, exchanges: tuple[Exchange, ...]
 ) -> tuple[Verdict, Layer | None, str]:
-    """At most one of several redemptions of one approval may act, or say it did."""
+    """At most one of several redemptions of one approval may act: counted from effects, never from replies."""
     racing = [exchanges[i] for i in record.racing]
     replays = [exchanges[i] for i in record.replays]
     stopped = [e for e in [*racing, *replays] if e.response.outcome is Outcome.TRANSPORT]
@@ -207,12 +228,6 @@ def _judge_single_use(
         return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
     if record.taken >= 2:
         return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
-    # A success is a normal result that is not what a spent approval gets.
-    successes = [e for e, r in zip(racing, replays, strict=True) if _succeeded(e.response, r.response)]
-    if len(successes) >= 2:
-        labels = "; ".join(e.label for e in successes[:3])
-        said = f"{len(successes)} redemptions of one approval reported success: {labels}"
-        return Verdict.VULNERABLE, Layer.NONE, said
     # In the order they were sent: the process the approval was minted on first.
     sequential = [exchanges[i] for i in sorted(set(record.replays))]
     where = _layers_by_connection(sequential)
@@ -231,25 +246,8 @@ def _judge_single_use(
     if record.taken == 0 and record.if_none_taken == "inconclusive":
         said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
         return Verdict.INCONCLUSIVE, None, said
-    winner = successes[0] if successes else None
-    # Only accepts lose to the single-use guard: a decline's reply is its own
-    # answer (however the target words it), never a replay's.
-    losers = [(e, r) for e, r in zip(racing, replays, strict=True) if e is not winner and _accepts(e)]
-    other_guard = [(e, r) for e, r in losers if not _same_answer(e.response, r.response)]
-    if other_guard:
-        loser, replay = other_guard[0]
-        return (
-            Verdict.WEAK,
-            layer_of(loser.response),
-            (
-                f"{len(other_guard)} of {len(losers)} losing redemptions were stopped by another guard than a "
-                f"sequential replay on the same process ({loser.response.text!r} against "
-                f"{replay.response.text!r}): the single-use check is not atomic, and only a later check saved "
-                "the target"
-            ),
-        )
     once = "took effect once" if record.taken == 1 else "was honoured once"
-    said = f"the approval {once}; every other redemption refused ({where})"
+    said = f"the approval {once}; no other redemption took effect ({where})"
     return Verdict.REFUSED, layer_of(sequential[0].response), said
 
 
@@ -273,27 +271,6 @@ def _judge_approvals(record: Approvals, attack: list[Exchange]) -> tuple[Verdict
     if record.taken == 0:
         return Verdict.INCONCLUSIVE, None, f"{tally}: nothing took effect, so no approval was spent"
     return Verdict.REFUSED, Layer.TOOL, f"{tally}: every effect had an accepted question of its own"
-
-
-def _accepts(exchange: Exchange) -> bool:
-    """Whether the redemption, as sent, answered every question with "accept"."""
-    answers = exchange.request.get("inputResponses")
-    return (
-        isinstance(answers, Mapping)
-        and bool(answers)
-        and all(
-            isinstance(answer, Mapping) and answer.get("action") == "accept" for answer in answers.values()
-        )
-    )
-
-
-def _succeeded(response: Response, replay: Response) -> bool:
-    return response.outcome is Outcome.COMPLETE and not _same_answer(response, replay)
-
-
-def _same_answer(a: Response, b: Response) -> bool:
-    """Refused by the same guard: the same kind of answer, saying the same thing."""
-    return (a.outcome, a.code, " ".join(a.text.split())) == (b.outcome, b.code, " ".join(b.text.split()))
 
 
 def _layers_by_connection(replays: list[Exchange]) -> str:

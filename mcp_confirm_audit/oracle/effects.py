@@ -312,7 +312,14 @@ def is_ignored(path: str, patterns: Iterable[str]) -> bool:
     Nothing outside the root is ever bookkeeping: a write there is what attacks look for.
     """
     if _PROBE_PATH.match(path):
-        return any(_probe_path_matches(path, pattern) for pattern in patterns)
+        patterns = tuple(patterns)
+        if any(_probe_path_matches(path, pattern) for pattern in patterns):
+            return True
+        # A file read by rows is still that file: a log learned as bookkeeping on disk is
+        # bookkeeping in every row and cell of it too.
+        name = _PROBE_NAME.match(path)
+        inside = name.group(0).removeprefix("file:") if name and path.startswith("file:") else None
+        return inside is not None and any(_root_path_matches(inside, pattern) for pattern in patterns)
     if path != "root" and not path.startswith("root/"):
         return False
     inside = path.removeprefix("root").lstrip("/")

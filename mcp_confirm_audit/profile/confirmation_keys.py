@@ -16,20 +16,27 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Tag, field_validator, model_validator
 
 from ..channels import human
+from ..channels.http import RequestKeys
 from ..confirmations import profile_keys
 from ..confirmations.base import Mechanism
-from .contract import Keys, key
+from .contract import Keys, Within, key
 
 KINDS = ("mrtr", "token", "pending", "flag", "waits")
 _NAME = r"\S"
-# A person's steps (`read`, `command`, `http`, `follow`, `sign`, `terminal`, each with `save`): their shape and
-# their {NAME}s are channels/human.py's (parse_steps), called when the mechanism is built.
-_STEPS = "a list of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
+# A person's steps (`read`, `command`, `http`, `follow`, `sign`, `terminal`, each with `save`): each kind's keys
+# are a model in its module of channels/, and the list's type (every {NAME} known) is channels/human.py's.
+if TYPE_CHECKING:
+    from ..channels.base import StepKeys
+
+    Steps = list[StepKeys | str]
+else:
+    Steps = human.steps_type()
+_STEPS = "a list of one or more of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
 
 
 class TokenKeys(Keys):
@@ -44,7 +51,7 @@ class TokenKeys(Keys):
         alias="from",
         pattern=_NAME,
     )
-    human: list[Any] | None = key(
+    human: Steps | None = key(
         None,
         "The person's steps that answer the token (e.g. sign the challenge: {sign: {command: ...}}).",
         accepts=_STEPS,
@@ -85,8 +92,10 @@ class CallKeys(Keys):
     )
 
 
-class HttpStepKeys(Keys):
+class HttpStepKeys(RequestKeys):
     """A request the person's own client sends to an approval endpoint on this machine."""
+
+    url_names: ClassVar[tuple[str, ...] | None] = human.URL_NAMES
 
     url: str = key(
         ...,
@@ -95,40 +104,6 @@ class HttpStepKeys(Keys):
         accepts="a URL with {id}, or starting with {url}",
         example="{url}/approvals/{id}",
     )
-    method: str = key(
-        "POST",
-        "The request's method.",
-        accepts=f"one of {', '.join(human.METHODS)}",
-        example="POST",
-    )
-    body: dict[str, Any] | None = key(
-        None,
-        "A JSON body; {id} in a string value is the pending id.",
-        accepts="a mapping",
-        example={"decision": "approved"},
-        alias="json",
-    )
-    headers: dict[str, str] | None = key(
-        None,
-        "The person's own headers, ${NAME} read from the environment; never shown, and never the agent's.",
-        accepts="a mapping of header names to strings",
-        example={"Authorization": "Bearer ${APPROVER_TOKEN}"},
-        secret=True,
-    )
-
-    @field_validator("url")
-    @classmethod
-    def _on_this_machine(cls, url: str) -> str:
-        if problem := human.url_problem(url):
-            raise ValueError(f"the url {problem}")
-        return url
-
-    @field_validator("method")
-    @classmethod
-    def _a_method(cls, method: str) -> str:
-        if method.upper() not in human.METHODS:
-            raise ValueError(f"{method} is no method the harness sends")
-        return method
 
     @model_validator(mode="after")
     def _says_the_id(self) -> HttpStepKeys:
@@ -155,11 +130,20 @@ class HumanStepKeys(Keys):
         accepts="a mapping with url (and method, json, headers)",
         example={"url": "{url}/approvals/{id}", "json": {"decision": "approved"}},
     )
+    server: str | None = key(
+        None,
+        "With servers:, the server an http step's {url} is (unset: the first server).",
+        accepts="the name of one of servers:",
+        example="post",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+    )
 
     @model_validator(mode="after")
     def _one_way(self) -> HumanStepKeys:
         if self.command is not None and self.http is not None:
             raise ValueError("takes 'command' or 'http', not both")
+        if self.command is not None and self.server is not None:
+            raise ValueError("a command runs on this machine, not on a server: server: is for http")
         if self.command is None and self.http is None:
             raise ValueError(
                 "needs 'command' (a command line) or 'http' (a request), with {id}, "
@@ -218,7 +202,7 @@ class PendingKeys(Keys):
     )
     human: (
         Annotated[
-            Annotated[HumanKeys, Tag("one")] | Annotated[list[Any], Tag("steps")],
+            Annotated[HumanKeys, Tag("one")] | Annotated[Steps, Tag("steps")],
             Discriminator(_human_form),
         ]
         | None
@@ -228,7 +212,7 @@ class PendingKeys(Keys):
         accepts="a mapping with command or http (and decline), or " + _STEPS,
         example={"command": "approve-cli {id} approved"},
     )
-    decline: list[Any] | None = key(
+    decline: Steps | None = key(
         None,
         "With a list of human: steps, the steps by which the person declines.",
         accepts=_STEPS,
@@ -241,17 +225,36 @@ class PendingKeys(Keys):
         example={"tool": "execute_pending", "args": {"pending_id": "{id}"}},
     )
 
+    @model_validator(mode="after")
+    def _decline_beside_steps(self) -> PendingKeys:
+        if self.decline is not None and not isinstance(self.human, list):
+            raise Within(
+                "goes with a list of human: steps; with the old human: {command: ...}, give human.decline",
+                "decline",
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _execute_names_known(self) -> PendingKeys:
+        # The agent's confirming call may carry what the person's steps saved (an evidence id).
+        steps = self.human if isinstance(self.human, list) else []
+        known = ("id", *(n for step in steps if not isinstance(step, str) for n in step.saved().names))
+        for arg, sent in (self.execute.args if self.execute is not None else {}).items():
+            if isinstance(sent, str) and (problem := human.names_problem(sent, known)):
+                raise Within(problem, "execute", "args", arg)
+        return self
+
 
 class WaitsKeys(Keys):
     """A call that waits while the person answers elsewhere (a terminal prompt)."""
 
-    human: list[Any] = key(
+    human: Steps = key(
         ...,
         "The steps the person takes while the call waits.",
         accepts=_STEPS,
         example=[{"terminal": {"expect": "allow\\? \\[y/N\\]", "answer": "y"}}],
     )
-    decline: list[Any] | None = key(
+    decline: Steps | None = key(
         None,
         "The steps by which the person declines.",
         accepts=_STEPS,
@@ -329,14 +332,14 @@ class ConfirmationKeys(Keys):
             raise ValueError(
                 "of kind flag needs 'flag' with 'arg', the argument that says it was approved, e.g. flag: {arg: human_approved}"
             )
+        if self.kind == "waits" and self.waits is None:
+            raise ValueError(
+                "of kind waits needs 'waits' with 'human', the steps the person takes while the call waits, "
+                "e.g. waits: {human: [{terminal: {expect: 'allow\\? \\[y/N\\]', answer: y}}]}"
+            )
         return self
 
     def mechanism(self, source: str) -> Mechanism:
-        """The mechanism the profile states, for every tool it audits.
-
-        Built by confirmations/profile_keys.py, which owns what the person's steps mean (their {NAME}s,
-        what an execute call may name); the shape was checked here.
-        """
-        mechanism = profile_keys.confirmation(self.model_dump(by_alias=True, exclude_unset=True), source)
-        assert mechanism is not None
-        return mechanism
+        """The mechanism the profile states, for every tool it audits: built from these checked keys by
+        confirmations/profile_keys.py."""
+        return profile_keys.confirmation(self, source)

@@ -11,7 +11,11 @@ it too:
 
 A model of keys is strict (a number is not a string, `yes` is not `true`) and
 knows every key it takes. A new key is a field, and a new group of keys a model
-of its own (e.g. `confirmation_keys`), used as the type of a field.
+of its own (e.g. `confirmation_keys`), used as the type of a field. A check that
+needs more than one key is the model's own (a validator): it raises `Within`
+when it is about one entry (the third step of a list), so the line names that
+entry; a union of forms chosen by a discriminator that finds none says why with
+the discriminator's `refusal(value)`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -98,6 +102,18 @@ class Keys(BaseModel):
 _M = TypeVar("_M", bound=Keys)
 
 
+class Within(ValueError):
+    """A model's own check that is about one of its keys or entries: `at` is its path below the check.
+
+    Raised by a validator (of a model, or of a list), e.g. `Within("names {x}, ...", 2)` for the
+    third entry of a list; the line the user reads names that entry: `human[2] names {x}, ...`.
+    """
+
+    def __init__(self, problem: str, *at: int | str) -> None:
+        super().__init__(problem)
+        self.at = at
+
+
 def read(model: type[_M], raw: Mapping[str, Any], source: str) -> _M:
     """`raw` validated as `model`; a UsageError of one line (the first problem) when it is not."""
     try:
@@ -164,6 +180,7 @@ class _Walk:
     # Every segment of the location was followed, and it ends on a mapping of keys (a model's own check).
     ends_on_model: bool
     address: str  # where the location ends
+    annotation: Any  # the type found there
 
 
 _ABSENT = object()
@@ -240,7 +257,19 @@ def _walk(model: type[Keys], raw: Any, loc: tuple[int | str, ...]) -> _Walk:
             break
         followed += 1
     ends_on_model = followed == len(loc) and _is_model(_bare(annotation))
-    return _Walk(spot, holder, holder_address, ends_on_model, address)
+    return _Walk(spot, holder, holder_address, ends_on_model, address, annotation)
+
+
+def _refusal(annotation: Any, value: Any) -> str | None:
+    """Why no form of a union fits `value`, when its discriminator can say (`refusal`)."""
+    annotation = _bare(annotation)
+    if not _is_tagged_union(annotation):
+        return None
+    for meta in typing.get_args(annotation)[1:]:
+        refusal = getattr(meta.discriminator, "refusal", None) if isinstance(meta, Discriminator) else None
+        if callable(refusal):
+            return str(refusal(value))
+    return None
 
 
 def one_line(exc: ValidationError, model: type[Keys], raw: Any, source: str) -> str:
@@ -251,6 +280,14 @@ def one_line(exc: ValidationError, model: type[Keys], raw: Any, source: str) -> 
     loc, kind = tuple(error["loc"]), error["type"]
     walk = _walk(model, raw, loc)
     head = f"profile {source}: "
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, Within):
+        # A check about one entry: its address, then what is wrong with it.
+        return head + f"{_walk(model, raw, loc + cause.at).address or 'the profile'} {cause}"
+    if kind in ("union_tag_not_found", "union_tag_invalid") and (
+        refusal := _refusal(walk.annotation, error.get("input"))
+    ):
+        return head + f"{walk.address or 'the profile'} {refusal}"
     if kind == "extra_forbidden":
         return head + _unknown(walk.holder, walk.holder_address, loc[-1])
     if kind == "missing":

@@ -67,22 +67,41 @@ def _submodels(annotation: Any, address: str) -> Iterator[tuple[str, type[Keys]]
 
 
 def rows(model: type[Keys] = ProfileKeys, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
-    """(key, accepts, default, what it is) for every key, a group's keys right after the key that holds them."""
+    """(key, accepts, default, what it is) for every key, a group's keys right after the key that holds them.
+
+    A group of keys met again (the steps of every `human:` list, a call's keys) is listed once, where
+    it is first met; a later key says where its keys are listed.
+    """
+    yield from _rows(model, prefix, {}, set())
+
+
+def _rows(
+    model: type[Keys], prefix: str, listed: dict[type[Keys], str], said: set[str]
+) -> Iterator[tuple[str, str, str, str]]:
     for name, info in model.model_fields.items():
-        said = doc(info)
-        assert said is not None, f"{model.__name__}.{name} is declared without key()"
+        doc_ = doc(info)
+        assert doc_ is not None, f"{model.__name__}.{name} is declared without key()"
         address = f"{prefix}{info.alias or name}"
         default = (
             "required"
             if required(info)
             else ("unset" if info.default is None else f"`{flow(info.default, None)}`")
         )
-        yield address, f"{said.accepts}, e.g. `{flow(said.example, None)}`", default, said.what
-        seen: set[type[Keys]] = set()
+        fresh: list[tuple[str, type[Keys]]] = []
+        elsewhere: list[str] = []
         for inner, sub in _submodels(info.rebuild_annotation(), address):
-            if sub not in seen:
-                seen.add(sub)
-                yield from rows(sub, f"{inner}.")
+            if sub not in listed:
+                listed[sub] = inner
+                fresh.append((inner, sub))
+            elif listed[sub] != inner and f"`{listed[sub]}`" not in elsewhere:
+                elsewhere.append(f"`{listed[sub]}`")
+        more = "more of its keys" if fresh else "its keys"
+        what = doc_.what + (f" For {more}, see {', '.join(elsewhere)}." if elsewhere else "")
+        if address not in said:
+            said.add(address)
+            yield address, f"{doc_.accepts}, e.g. `{flow(doc_.example, None)}`", default, what
+        for inner, sub in fresh:
+            yield from _rows(sub, f"{inner}.", listed, said)
 
 
 def _cell(text: str) -> str:

@@ -459,7 +459,8 @@ class ProfileKeys(Keys):
     )
     principals: dict[Annotated[str, Field(pattern=_PRINCIPAL)], PrincipalKeys] = key(
         {},
-        "Other authenticated identities by name, for cross-principal.",
+        "Other authenticated identities by name: for cross-principal (over HTTP), and for approver-identity "
+        "(the first takes the person's steps, its headers on their http and follow requests).",
         accepts="a mapping of short names (a word, e.g. mallory) to {headers: {...}}",
         example={"mallory": {"headers": {"Authorization": "Bearer ${MALLORY_TOKEN}"}}},
         secret=True,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..channels.http import HttpCall
 from ..confirmations import Mechanism, profile_keys
 from ..errors import UsageError
 from ..oracle.effects import ProbeSpec
@@ -332,10 +333,18 @@ def _check_topology(profile: Profile) -> None:
     elif profile.factory_args:
         raise UsageError(f"{where}: factory_args is only for an in-process target (py:module:factory)")
     url = profile.command if profile.is_url else None
-    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url):
+    served = {
+        name: profile.transport if index == 0 else ("http" if "{port}" in command else "stdio")
+        for index, (name, command) in enumerate(profile.servers.commands if profile.servers else ())
+    }
+    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url, served):
         raise UsageError(f"{where}: {problem}")
-    if (profile.headers or profile.principals) and profile.transport != "http":
+    # Principals are also who else may take the person's steps (approver-identity): their headers
+    # go on the person's own requests, which are HTTP whatever the target speaks.
+    persons_requests = any(isinstance(s, HttpCall) for s in profile_keys.human_steps(profile.confirmation))
+    if (profile.headers or (profile.principals and not persons_requests)) and profile.transport != "http":
         raise UsageError(
             f"{where}: headers and principals are sent over HTTP, and this target speaks {profile.transport}; "
-            "serve it over Streamable HTTP ({port} in the command) or give its URL"
+            "serve it over Streamable HTTP ({port} in the command) or give its URL (principals also go "
+            "on the person's own requests: an http or follow step of confirmation's human:)"
         )

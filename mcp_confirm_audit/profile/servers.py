@@ -7,12 +7,15 @@
     setup: [{tool: ..., server: stage}]
     effect: [{tool: list_posted, server: post}]
     confirmation: {kind: pending, pending: {execute: {tool: post_invoice, args: {invoice_id: "{id}"}, server: post}}}
+    # and a person's step: `- read: {from: stderr, pattern: ...}` / `server: stage`, `- http: {url: "{url}/..."}` / `server: post`
 
 Every server is started on the same root, and every call goes to the server of
 its tool: the one a step names for it, else the first server. A tool is on one
 server, so naming it for two is an error, and so is a server no `servers:` names.
-The `server:` keys are taken out here, before the rest of the profile is read:
-each step is otherwise the same as with one server.
+The `server:` keys of calls are taken out here, before the rest of the profile
+is read: each step is otherwise the same as with one server. A person's step
+keeps its `server:` (checked here against `servers:`): it says whose base URL
+`{url}` is, whose output a `read` reads and whose terminal a `terminal` answers.
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ def servers_from(raw: Mapping[str, Any], source: str) -> tuple[dict[str, Any], S
     if value is None:
         for path, _, _ in _named_steps(out):
             raise UsageError(f"{where}: {path} names a server, but the profile has no servers: ({_EXAMPLE})")
+        for path, _ in _persons_steps(out):
+            raise UsageError(f"{where}: {path} names a server, but the profile has no servers: ({_EXAMPLE})")
         return out, None
     if "command" in out:
         raise UsageError(f"{where}: give servers: or command:, not both (the first server is the command)")
@@ -74,6 +79,11 @@ def servers_from(raw: Mapping[str, Any], source: str) -> tuple[dict[str, Any], S
             raise UsageError(
                 f"{where}: tool {tool!r} is named on servers {routes[tool]!r} and {server!r}; a tool is on one server"
             )
+    for path, server in _persons_steps(out):
+        if not isinstance(server, str) or server not in known:
+            raise UsageError(
+                f"{where}: {path} names server {server!r}, which is not one of servers: ({', '.join(known)})"
+            )
     out["command"] = commands[0][1]
     return _without_servers(out), Servers(tuple(commands), routes)
 
@@ -95,6 +105,27 @@ def _named_steps(raw: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
         call = pending.get(key)
         if isinstance(call, Mapping) and "server" in call:
             yield f"confirmation pending.{key}", str(call.get("tool")), call["server"]
+
+
+def _persons_steps(raw: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(where, server) for every step of the person's (`human:`, `decline:`) that names a server."""
+    confirmation = raw.get("confirmation")
+    if not isinstance(confirmation, Mapping):
+        return
+    for kind in ("pending", "token", "waits"):
+        flow = confirmation.get(kind)
+        if not isinstance(flow, Mapping):
+            continue
+        for key in ("human", "decline"):
+            steps = flow.get(key)
+            named: list[tuple[str, Any]] = []
+            if isinstance(steps, Mapping):  # the old one step, with its decline beside it
+                named = [(f"{kind}.{key}", steps), (f"{kind}.{key}.decline", steps.get("decline"))]
+            elif isinstance(steps, list):
+                named = [(f"{kind}.{key}[{number}]", step) for number, step in enumerate(steps, start=1)]
+            for path, step in named:
+                if isinstance(step, Mapping) and "server" in step:
+                    yield f"confirmation {path}", step["server"]
 
 
 def _pending(raw: Mapping[str, Any]) -> Mapping[str, Any]:

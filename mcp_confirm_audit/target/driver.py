@@ -35,6 +35,7 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
 
 from .. import __version__
+from ..channels.base import Place
 from ..channels.terminal import Pty
 from ..confirmations.elicitation import LEGACY, MODERN
 from ..errors import CredentialsRefused, TargetError, UsageError
@@ -191,6 +192,10 @@ class Connection:
     def legacy(self) -> bool:
         """Whether this connection speaks a handshake era (questions are elicitation/create requests)."""
         return self.back is not None
+
+    def places(self) -> dict[str, Place]:
+        """Each server of this connection by name, for a person's step that names one: none for one server."""
+        return {}
 
     async def list_tools(self) -> list[ToolInfo]:
         refused = self.refusals.count

@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..channels.base import Place
+from ..channels.http import base_url
 from ..models import Exchange, Phase
 from ..profile.loader import Profile
 from ..profile.servers import Servers
@@ -40,6 +42,14 @@ class Routed(Connection):
             secrets=first.secrets,
             back=first.back,
         )
+        self.terminal = first.terminal
+
+    def places(self) -> dict[str, Place]:
+        """Each server's base URL, output and terminal, for a person's step that names it (`server: post`)."""
+        return {
+            name: Place(base_url(part.endpoint), part.stderr_path, part.terminal)
+            for name, part in self.parts.items()
+        }
 
     @property
     def alive(self) -> bool:

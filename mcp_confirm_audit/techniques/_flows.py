@@ -48,6 +48,7 @@ class AttackChannel:
             self.connection.stderr_path,
             self.connection.terminal,
             tuple(seen),
+            self.connection.places(),
         )
 
         def kept(done: human.Taken) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import anyio
@@ -39,6 +40,7 @@ from ..models import (
 )
 from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, diff, identity_of
+from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
 
@@ -75,6 +77,11 @@ class Peers(Protocol):
     @property
     def redemptions(self) -> int:
         """How many redemptions of one approval a race sends at once."""
+        ...
+
+    @property
+    def principals(self) -> Mapping[str, tuple[Header, ...]]:
+        """The other identities the profile names, each its own headers (none: an empty mapping)."""
         ...
 
     async def other(self) -> Connection:
@@ -115,6 +122,7 @@ class NoPeers:
 
     shared_keys = False
     redemptions = 8
+    principals: Mapping[str, tuple[Header, ...]] = MappingProxyType({})
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")
@@ -584,6 +592,16 @@ class Attack:
 
     def note(self, text: str) -> None:
         self._notes.append(text)
+
+    def last_reply(self) -> Response | None:
+        """The target's answer to the attack's last request, if the attack proper sent one."""
+        attack = [e for e in self._exchanges if e.phase is Phase.ATTACK]
+        return attack[-1].response if attack else None
+
+    @property
+    def effect_judged(self) -> bool:
+        """Whether the technique said itself what an effect means (`effect_means`)."""
+        return self._effect_verdict is not None
 
     def finding(self, verdict: Verdict, message: str) -> None:
         """Something the target showed the human, judged without looking at the disk."""

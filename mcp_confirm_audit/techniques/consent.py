@@ -13,6 +13,7 @@ from typing import Any
 from mcp import types
 
 from ..confirmations import answers
+from ..models import Verdict
 from . import technique
 from .base import Attack
 
@@ -48,6 +49,14 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
             return
         content = {**attack.yes(question, victim), field[0]: _VIOLATIONS[answer][field[1]]}
         responses = {question.key: types.ElicitResult(action="accept", content=content)}
+        if answer == "integer-one" and field[1] == "boolean":
+            # 1 for true is the yes itself in the boolean's own type family (pydantic's lax mode takes
+            # it): a client able to send it could send true. A SHOULD (validate strictly), not a bypass.
+            attack.effect_means(
+                Verdict.WEAK,
+                "the integer 1 was taken for true: the person's yes in a lax form, which any client that can "
+                "send 1 could send as true; validate the answer strictly",
+            )
     elif answer == "missing-field":
         field = answers.yes_no_field(question.schema, *attack.names(victim))
         content = attack.yes(question, victim)

@@ -1,11 +1,11 @@
 """`self-approval`: the whole flow completes, and acts, with no question sent to the client.
 
 Only what the agent's own connection can do is used (a preview and its token,
-an approve tool, its own flag): never the human's channel. An effect is weak
-(the human in the loop is a SHOULD); it is vulnerable when the same action
-asks a human on a path the caller could avoid (the profile names the human's
-channel, the server's own answer says a person is waited for, or without its
-flag the tool asks the user).
+an approve tool, its own flag): never the human's channel. An effect is
+vulnerable: the gate never involves a person. The reason says more when the
+same action asks a human on a path the caller could avoid (the profile names
+the human's channel, the server's own answer says a person is waited for, or
+without its flag the tool asks the user).
 """
 
 from __future__ import annotations
@@ -67,5 +67,7 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
         )
     else:
         attack.effect_means(
-            Verdict.WEAK, f"the whole {flow.kind} flow completed and acted with no question sent to a human"
+            Verdict.VULNERABLE,
+            f"the gate never involves a person: the whole {flow.kind} flow completed and acted with the agent's "
+            "own calls, no question sent to a human",
         )

@@ -1,28 +1,31 @@
 """`token-forgery`: a token the harness made without the preview confirms the action.
 
 The preview is made for a decoy, so the token's shape is known; then, for the
-victim, no preview at all: a random token of that shape, or the common
-constructions from the arguments (sha256, sha1, md5 of the JSON, sorted-keys
-JSON, compact JSON, joined values, with and without the tool's name, cut to the
-token's length). A construction that reproduces the decoy's own token is sent
-for the victim; its effect says whether it was accepted.
+victim, no preview at all: a random token of that shape (`mode: random`), or
+(`mode: derived`) a token made from the victim's arguments. For that, the
+decoy is previewed twice: the same token both times means the token is a
+function of the call (deterministic: `weak`, the two previews and the token are
+the evidence). The common constructions (`confirmations.derivations`) are
+searched for one that makes the decoy's token; the one found is used to forge
+the victim's, for a use nobody previewed. Only the effect of that forged
+redemption makes it `vulnerable`, and the reason names the construction.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import string
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..confirmations import derivations
+from ..confirmations.base import Preview
 from ..confirmations.token import Token
+from ..models import Verdict
 from . import technique
 from ._flows import AttackChannel, token_or_not_applicable
 from .base import Attack
-
-Construction = tuple[str, Callable[[Mapping[str, Any]], str]]
 
 
 @technique("token-forgery")
@@ -34,47 +37,102 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
     decoy = await attack.another("decoy")
     if decoy is None:
         return
-    shown = await flow.preview(channel, attack.arguments(decoy))
+    decoy_args = attack.arguments(decoy)
+    shown = await flow.preview(channel, decoy_args)
     if shown.handle is None:
         attack.setup_failed(f"the preview returned no token ({shown.response.text[:160]})")
         return
     observed = shown.handle
-    victims = [attack.victim]
-    if attack.arguments(decoy) == attack.arguments(attack.victim):
+    forger = attack.victim  # the use the forged token is for
+    if decoy_args == attack.arguments(forger):
         # A construction that reproduces the decoy's token would then be the victim's real one.
         attack.setup_failed("no second use of the action with other arguments could be made")
         return
-    if attack.victim.previewed_by_controls:
-        # The victim's arguments are the controls' own: a token made from them alone may be spent
-        # already. A use of the action nobody previewed shows what a forger would reach.
+    if forger.previewed_by_controls:
+        # The victim's arguments are the controls' own: the token of their preview may still be
+        # issued, so a token made from them proves nothing. A use nobody previewed shows what a
+        # forger would reach.
         fresh = await attack.another("forged")
-        if fresh is not None and attack.arguments(fresh) not in [
-            attack.arguments(decoy),
-            *map(attack.arguments, victims),
-        ]:
-            victims.append(fresh)
-    forged: list[tuple[dict[str, Any], str]] = []
+        if fresh is None or attack.arguments(fresh) in [decoy_args, attack.arguments(forger)]:
+            attack.setup_failed("no use of the action that nobody previewed could be made")
+            return
+        forger = fresh
+    uses = [attack.arguments(forger)]
     if params["mode"] == "random":
-        forged = [(attack.arguments(v), _random_like(observed)) for v in victims]
+        forged = [(arguments, _random_like(observed)) for arguments in uses]
         attack.note(f"a random token of the observed shape ({len(observed)} characters)")
     else:
-        decoy_args = attack.arguments(decoy)
-        made = [
-            (name, build)
-            for name, build in _constructions(flow, len(observed))
-            if build(decoy_args) == observed
-        ]
-        name, build = made[0] if made else next(iter(_constructions(flow, len(observed))))
-        forged = [(attack.arguments(v), build(attack.arguments(v))) for v in victims]
-        attack.note(
-            f"the decoy's token is {name} of its arguments"
-            if made
-            else f"no common construction reproduced the decoy's token; sent {name} of the victim's arguments"
-        )
+        forged = await _derived(attack, flow, channel, decoy_args, shown, uses)
     await attack.start_attack()
     for arguments, token in forged:
         # The agent's own token: never handed to a person to sign or follow.
         await flow.confirm(channel, arguments, token, as_agent=True)
+
+
+async def _derived(
+    attack: Attack,
+    flow: Token,
+    channel: AttackChannel,
+    decoy_args: dict[str, Any],
+    shown: Preview,
+    uses: Sequence[dict[str, Any]],
+) -> list[tuple[dict[str, Any], str]]:
+    """The decoy previewed again (the same token: deterministic), and the tokens forged for `uses`."""
+    observed = shown.handle or ""
+    again = await flow.preview(channel, decoy_args)
+    found = derivations.matching(flow.tool, decoy_args, observed)
+    forged, used = _forge(flow.tool, uses, found, len(observed))
+    names = " or ".join(d.name for d in used)
+    if found:
+        attack.note(f"the decoy's token is {names} of its arguments")
+        attack.effect_means(
+            Verdict.VULNERABLE,
+            f"a token forged as {names} of arguments nobody previewed confirmed the action",
+        )
+    else:
+        tried = len(derivations.candidates(len(observed)))
+        attack.note(
+            f"none of {tried} common derivations reproduced the decoy's token; "
+            f"sent {names} of the victim's arguments"
+        )
+    if again.handle == observed:
+        attack.finding(Verdict.WEAK, _deterministic(decoy_args, shown, found[:1]))
+    return forged
+
+
+def _forge(
+    tool: str,
+    uses: Sequence[dict[str, Any]],
+    found: Sequence[derivations.Derivation],
+    length: int,
+) -> tuple[list[tuple[dict[str, Any], str]], list[derivations.Derivation]]:
+    """Each use's distinct forged tokens (by every derivation found, else a best guess), and by which."""
+    tried = found or derivations.candidates(length)[:1]
+    forged: list[tuple[dict[str, Any], str]] = []
+    used: list[derivations.Derivation] = []
+    for arguments in uses:
+        for derivation in tried:
+            made = (arguments, derivation.make(tool, arguments))
+            if made not in forged:
+                forged.append(made)
+                if derivation not in used:
+                    used.append(derivation)
+    return forged, used
+
+
+def _deterministic(
+    arguments: Mapping[str, Any], preview: Preview, found: Sequence[derivations.Derivation]
+) -> str:
+    """The evidence that the token is a function of the call: two previews, one token."""
+    said = (
+        f"the token is deterministic: two previews of the same arguments "
+        f"{json.dumps(dict(arguments), ensure_ascii=True, sort_keys=True, default=str)} "
+        f"both returned {preview.field or 'the token'} {json.dumps(preview.handle)}"
+    )
+    if not found:
+        return f"{said}; no common derivation reproduces it (keyed, or a construction not tried)"
+    # Whether a token forged that way acted is the effect's to say, not this line's.
+    return f"{said}; {found[0].name} of them reproduces it"
 
 
 def _random_like(token: str) -> str:
@@ -82,31 +140,3 @@ def _random_like(token: str) -> str:
         string.hexdigits[:16] if all(c in string.hexdigits[:16] for c in token) else string.ascii_letters
     )
     return "".join(secrets.choice(alphabet) for _ in token)
-
-
-def _constructions(flow: Token, length: int) -> Iterator[Construction]:
-    def texts(args: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-        for label, data in (
-            ("the arguments", dict(args)),
-            ("the arguments and preview", {**args, **flow.preview_args}),
-        ):
-            yield f"sorted-keys JSON of {label}", json.dumps(data, sort_keys=True)
-            yield f"JSON of {label}", json.dumps(data)
-            yield f"compact sorted JSON of {label}", json.dumps(data, sort_keys=True, separators=(",", ":"))
-        for sep in ("", ":", "|"):
-            yield f"values joined by {sep!r}", sep.join(str(v) for v in args.values())
-
-    def build(algorithm: str, index: int, with_tool: bool) -> Callable[[Mapping[str, Any]], str]:
-        def make(args: Mapping[str, Any]) -> str:
-            text = list(texts(args))[index][1]
-            text = f"{flow.tool}:{text}" if with_tool else text
-            return hashlib.new(algorithm, text.encode()).hexdigest()[:length]
-
-        return make
-
-    labels = [label for label, _ in texts({"": ""})]
-    for algorithm in ("sha256", "sha1", "md5"):
-        for with_tool in (False, True):
-            for index, label in enumerate(labels):
-                prefix = "the tool name and " if with_tool else ""
-                yield f"{algorithm} of {prefix}{label} (first {length})", build(algorithm, index, with_tool)

@@ -1,14 +1,17 @@
 """The three gates of the confirm-kinds server: a token store, a pending store, a policy.
 
 Each keeps what the careful server needs (a token bound to one action and
-spent once; a pending action only a human's decision in the inbox releases,
+spent once, random or, with the `hmac` scheme, a nonce and an HMAC under this
+process's secret over the tool, the arguments and the nonce; a pending action only a human's decision in the inbox releases,
 written by approve_cli.py or by the approval route over HTTP;
 a policy the agent cannot loosen), and each flaw switch removes one check.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -28,22 +31,54 @@ def predictable(arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(dict(arguments), sort_keys=True).encode()).hexdigest()[:16]
 
 
+def pipe_joined(arguments: Mapping[str, Any]) -> str:
+    """FLAW pipe-joined-token: sha1 of the values joined by '|' (sorted by name), URL-safe base64, cut."""
+    text = "|".join(str(arguments[name]) for name in sorted(arguments))
+    return base64.urlsafe_b64encode(hashlib.sha1(text.encode()).digest()).decode()[:20]
+
+
+def _mac(secret: bytes, tool: str, arguments: Mapping[str, Any], nonce: str = "") -> str:
+    """An HMAC under the server's secret over the tool, its arguments and a nonce: no caller can make it."""
+    text = json.dumps({"tool": tool, "arguments": dict(arguments), "nonce": nonce}, sort_keys=True)
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+SCHEMES = ("random", "hmac")
+
+
 @dataclass
 class TokenStore:
     flaws: frozenset[str]
+    scheme: str = "random"
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     issued: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     spent: set[str] = field(default_factory=set)
     # Sync tools run in worker threads: checking and spending must be one step, or a race
     # of redemptions all pass the check (the harness's token-replay race finds exactly that).
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def derived(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """The token a derived-token flaw makes of this call; None on a careful store."""
+        if "predictable-token" in self.flaws or "predictable-issued-token" in self.flaws:
+            return predictable(arguments)
+        if "pipe-joined-token" in self.flaws:
+            return pipe_joined(arguments)
+        if "deterministic-keyed-token" in self.flaws:
+            # FLAW deterministic-keyed-token: keyed, so nobody can compute it, but no nonce: the
+            # same call always gets the same token.
+            return _mac(self.secret, tool, arguments)
+        return None
+
     def issue(self, tool: str, arguments: Mapping[str, Any]) -> str:
-        if "predictable-token" in self.flaws:
-            token = predictable(arguments)
+        token = self.derived(tool, arguments)
+        if token is not None:
             # The same action previewed again gets the same token, armed once more: without this,
             # an action done once (one payment, one move) could never be confirmed again.
             with self._lock:
                 self.spent.discard(token)
+        elif self.scheme == "hmac":
+            nonce = secrets.token_hex(4)
+            token = nonce + _mac(self.secret, tool, arguments, nonce)
         else:
             token = secrets.token_hex(8)
         self.issued[token] = (tool, dict(arguments))
@@ -56,8 +91,16 @@ class TokenStore:
 
     def _redeem(self, token: str, tool: str, arguments: Mapping[str, Any]) -> None:
         known = self.issued.get(token)
-        if known is None and "predictable-token" in self.flaws and token == predictable(arguments):
-            known = (tool, dict(arguments))  # FLAW predictable-token: recomputed, never looked up
+        recomputed = "predictable-issued-token" not in self.flaws  # it is looked up like a random one
+        if known is None and recomputed and token == self.derived(tool, arguments):
+            # FLAW predictable-token, pipe-joined-token: recomputed from the call, never looked up.
+            known = (tool, dict(arguments))
+        if (
+            known is None
+            and self.scheme == "hmac"
+            and hmac.compare_digest(token[8:], _mac(self.secret, tool, arguments, token[:8]))
+        ):
+            known = (tool, dict(arguments))  # verified by its MAC alone, as a stateless server does
         if known is None:
             raise Refused("unknown confirm_token: preview the action first (dry_run: true)")
         if token in self.spent:

@@ -6,6 +6,9 @@ from collections.abc import Collection
 
 FLAWS: dict[str, str] = {
     "predictable-token": "the token is a truncated sha256 of the arguments: computable without the preview",
+    "predictable-issued-token": "the token is predictable-token's sha256, but only tokens a preview issued are accepted",
+    "pipe-joined-token": "the token is sha1 of the '|'-joined argument values, URL-safe base64, cut: computable",
+    "deterministic-keyed-token": "the token is an HMAC under the server's secret with no nonce: the same call, the same token",
     "reusable-token": "a token is never spent: it confirms the same action again and again",
     "token-not-bound-to-args": "a token confirms any arguments, not the ones it was previewed for",
     "agent-approval": "an approve tool the agent itself can call stands in for the human's channel",
@@ -30,6 +33,9 @@ FLAWS: dict[str, str] = {
 _PREVIEWED = ("token", "pending")
 MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "predictable-token": ("token",),
+    "predictable-issued-token": ("token",),
+    "pipe-joined-token": ("token",),
+    "deterministic-keyed-token": ("token",),
     "reusable-token": ("token",),
     "token-not-bound-to-args": ("token",),
     "agent-approval": ("pending",),
@@ -54,6 +60,10 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "no-containment": (*_PREVIEWED, "flag"),
 }
 _EXCLUSIVE = (
+    # Each makes the token of the call in its own way.
+    frozenset(
+        {"predictable-token", "predictable-issued-token", "pipe-joined-token", "deterministic-keyed-token"}
+    ),
     # no-recheck drops the identity comparison along with every other check at confirm time.
     frozenset({"no-recheck", "no-identity-check"}),
     frozenset({"no-containment", "lexical-containment"}),

@@ -1,12 +1,15 @@
 """Reference server for confirmations that are not MRTR: a token, a pending action, a flag.
 
     python targets/confirm_kinds/server.py --root DIR --mechanism token|pending|flag [--flaw NAME ...]
-        [--transport http --port N [--approver-token-env NAME]]
+        [--token-scheme random|hmac] [--transport http --port N [--approver-token-env NAME]]
 
 `delete_file` (and `truncate_file`, confirmed the same way) act on one file in
 the root once confirmed:
 - token: `dry_run: true` previews and returns a `confirm_token`, bound to the tool
-  and its arguments and spent once; the call that carries it acts.
+  and its arguments and spent once; the call that carries it acts. The token is
+  random, or with `--token-scheme hmac` a nonce and an HMAC under a secret of the
+  process over the tool, the arguments and the nonce (checked by its MAC): two
+  careful schemes in different styles.
 - pending: the call stages the action and returns a `pending_id`; only the human's
   decision (approve_cli.py, writing into `--inbox`; or over HTTP, `POST
   /approvals/{pending_id}` beside `/mcp`, see approvals.py) lets `execute_pending` act.
@@ -15,7 +18,7 @@ the root once confirmed:
   again and acts only on the file the preview saw (its identity), beneath the root.
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
   when a caller sets it, `reversible: true` asks all the same, and `scope: directory`
-  (the file's whole directory) is refused: it is not offered over MCP.
+  (the file's whole directory) is refused: each file is confirmed on its own.
 `set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
 Each `--flaw` removes exactly one defence (see kind_flaws.py).
 """
@@ -66,9 +69,12 @@ def build_server(
     flaws: Collection[str] = (),
     inbox: str | None = None,
     approver_token: str | None = None,
+    token_scheme: str = "random",
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    if token_scheme not in gates.SCHEMES or (token_scheme != "random" and mechanism != "token"):
+        raise ValueError(f"--token-scheme must be one of {', '.join(gates.SCHEMES)}, with --mechanism token")
     active = flaw_switches.check(flaws, mechanism)
     # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
     containment: paths.Containment = "resolved"
@@ -132,7 +138,7 @@ def build_server(
 
     flow = _Flow(act, size, previewed, shown, ungated, rules)
     if mechanism == "token":
-        _token_tools(server, gates.TokenStore(active), flow)
+        _token_tools(server, gates.TokenStore(active, token_scheme), flow)
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         store = gates.PendingStore(where)
@@ -280,7 +286,9 @@ def _flag_tools(
             if scope == "directory":
                 if "scope-acts-unasked" in active:
                     return _whole_directory(policy, _tool, path)  # FLAW scope-acts-unasked
-                raise ToolError("scope 'directory' is not offered over MCP: name each file")
+                raise ToolError(
+                    "scope 'directory' is not allowed over MCP: each file is confirmed on its own"
+                )
             if reversible and "reversible-flag" in active:
                 return str(act(_tool, path))  # FLAW reversible-flag: "it can be undone", so nobody is asked
             if "agent-fallback-without-elicitation" in active and not _asks_forms(ctx):
@@ -360,6 +368,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
+    parser.add_argument(
+        "--token-scheme", default="random", choices=gates.SCHEMES, help="token: how tokens are made"
+    )
     names = sorted(flaw_switches.FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     parser.add_argument(
@@ -387,6 +398,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             flaws=args.flaw,
             inbox=args.inbox,
             approver_token=approver_token,
+            token_scheme=args.token_scheme,
         )
     except ValueError as exc:
         parser.error(str(exc))

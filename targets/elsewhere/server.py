@@ -1,7 +1,8 @@
 """Reference server whose person approves somewhere else: a webhook link, a paired device, a terminal, a signature.
 
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
-        [--webhook URL] [--ttl SECONDS] [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt]
+        [--webhook URL] [--ttl SECONDS] [--approver NAME]
+        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|any-approver]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -21,6 +22,10 @@ Every approval is bound to the action's path, spent once and expires after
 --ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
 agent what only the person should have); for the terminal, fails-open takes no
 terminal or no answer as a yes, and raw-prompt shows the path unescaped.
+With `--approver NAME` (webhook) the approval system has users, each a bearer
+token (ELSEWHERE_USERS: "alice:TOKEN,mallory:TOKEN"): the webhook goes to NAME,
+and the link counts only when NAME follows it; any-approver takes it from any
+user the system knows (who approves is never checked).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
-FLAWS = ("replay", "transplant", "agent-reachable", "expiry", "fails-open", "raw-prompt")
+FLAWS = ("replay", "transplant", "agent-reachable", "expiry", "fails-open", "raw-prompt", "any-approver")
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
 
@@ -68,7 +73,15 @@ def sign(key: str, message: str) -> str:
 class Gate:
     """The approvals: each for one path, spent once, expiring."""
 
-    def __init__(self, root: Path, channel: str, flaws: set[str], ttl: float, webhook: str | None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        channel: str,
+        flaws: set[str],
+        ttl: float,
+        webhook: str | None,
+        approver: str | None = None,
+    ) -> None:
         self.policy = paths.PathPolicy.create(root)
         self.root, self.channel, self.flaws, self.ttl, self.webhook = (
             self.policy.root,
@@ -83,6 +96,21 @@ class Gate:
         self.pairing = f"{secrets.randbelow(10**6):06d}"
         self.owner_key = os.environ.get("ELSEWHERE_OWNER_KEY", "")
         self.api: str | None = None
+        # Who approves (the webhook goes to them), and every user of the approval system by token.
+        self.approver = approver
+        self.users = _users(os.environ.get("ELSEWHERE_USERS", "")) if approver else {}
+
+    def who_approves(self, authorization: str | None) -> str | None:
+        """Why the link's follower may not approve (None: they may): they must be the approver."""
+        if self.approver is None:
+            return None
+        token = (authorization or "").removeprefix("Bearer ")
+        user = next((u for u, t in self.users.items() if t and hmac.compare_digest(t, token)), None)
+        if user is None:
+            return "sign in to approve"
+        if user != self.approver and "any-approver" not in self.flaws:  # FLAW any-approver
+            return f"{user} is not the approver of this request"
+        return None
 
     def target(self, path: str) -> paths.Target:
         """Every check made before asking and again before acting (targets/reference/paths.py)."""
@@ -154,6 +182,8 @@ def build(gate: Gate) -> MCPServer:
                 "text": f"Delete {_shown(path)}?",
                 "approve_url": link,
             }
+            if gate.approver:
+                body["to"] = gate.approver
             _post(gate.webhook, body)
             said = {"status": "pending_approval", "request_id": staged["request_id"]}
             if "agent-reachable" in flaws:
@@ -244,6 +274,12 @@ def build(gate: Gate) -> MCPServer:
     return server
 
 
+def _users(said: str) -> dict[str, str]:
+    """ELSEWHERE_USERS, "alice:TOKEN,mallory:TOKEN": each user of the approval system and their token."""
+    pairs = (item.partition(":") for item in said.split(",") if item.strip())
+    return {name.strip(): token.strip() for name, _, token in pairs if name.strip() and token.strip()}
+
+
 def _post(url: str | None, body: dict[str, Any]) -> None:
     if not url:
         return
@@ -298,6 +334,8 @@ def _serve_api(gate: Gate) -> None:
                         key, request["secret"]
                     ):
                         return self._reply(403, {"error": "bad key"})
+                    if (refused := gate.who_approves(self.headers.get("Authorization"))) is not None:
+                        return self._reply(403, {"error": refused})
                     request["approved"] = True
                     return self._reply(200, {"approved": parts[1]})
                 if parts[0] == "cards" and len(parts) == 3 and parts[2] == "confirm":
@@ -346,9 +384,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--channel", choices=CHANNELS, required=True)
     parser.add_argument("--webhook")
     parser.add_argument("--ttl", type=float, default=30.0)
+    parser.add_argument("--approver", help="webhook: the user the approval is sent to (ELSEWHERE_USERS)")
     parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])
     args = parser.parse_args(argv)
-    gate = Gate(Path(args.root), args.channel, set(args.flaw), args.ttl, args.webhook)
+    gate = Gate(Path(args.root), args.channel, set(args.flaw), args.ttl, args.webhook, args.approver)
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":

@@ -54,6 +54,9 @@ MECHANISMS = ("token", "pending")
 ARM_FLAWS = frozenset(
     {
         "predictable-token",
+        "predictable-issued-token",
+        "pipe-joined-token",
+        "deterministic-keyed-token",
         "reusable-token",
         "token-not-bound-to-args",
         "agent-approval",

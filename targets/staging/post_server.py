@@ -1,11 +1,14 @@
 """The posting half of a two-server gate: it posts an invoice a person approved, once.
 
-    python targets/staging/post_server.py --root DIR [--flaw NAME ...]
+    python targets/staging/post_server.py --root DIR [--flaw NAME ...] [--transport http --port N]
 
 `post_invoice(invoice_id)` posts only an invoice whose recorded decision is
 `approved` for exactly the content staged now (the digest the approver's CLI
 wrote), and only once (ROOT/posted/ID, made exclusively). `list_posted` shows
-the ledger. Flaws, each removing one defence:
+the ledger. Over HTTP it also serves the person's approval route beside /mcp,
+`POST /approvals/ID {"code": CODE, "decision": "approved" | "declined"}`: the
+decision counts only with the code the stage server printed for ID (--codes),
+which the agent never sees. Flaws, each removing one defence:
   posts-unapproved   posts any staged invoice, approved or not
   posts-twice        never marks an invoice posted: it posts again on every call
 """
@@ -18,12 +21,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
+from serving import serve_http
 from staging_store import Refused, Store
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 FLAWS = ("posts-unapproved", "posts-twice")
 
@@ -42,7 +49,7 @@ def build_server(root: str | Path, flaws: frozenset[str] = frozenset()) -> MCPSe
                 if decided.get("digest") != store.digest(invoice):
                     raise Refused(f"invoice {invoice_id} changed after it was approved")
             if "posts-twice" not in flaws and not store.claim(invoice_id):  # FLAW posts-twice
-                raise Refused(f"invoice {invoice_id} was already posted")
+                raise Refused(f"invoice {invoice_id} was already posted: its approval is spent")
         except Refused as exc:
             raise ToolError(str(exc)) from None
         store.post(invoice)
@@ -57,6 +64,26 @@ def build_server(root: str | Path, flaws: frozenset[str] = frozenset()) -> MCPSe
         description="Post an approved invoice.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False),
     )
+
+    @server.custom_route("/approvals/{invoice_id}", methods=["POST"])
+    async def decide(request: Request) -> Response:
+        invoice_id = request.path_params["invoice_id"]
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        said = body if isinstance(body, dict) else {}
+        decision, code = said.get("decision", "approved"), said.get("code")
+        if decision not in ("approved", "declined") or not isinstance(code, str):
+            return JSONResponse({"error": 'give {"code": CODE, "decision": "approved"}'}, status_code=400)
+        if not store.code_matches(invoice_id, code):
+            return JSONResponse({"error": "wrong approval code for that invoice"}, status_code=403)
+        try:
+            store.decide(invoice_id, decision)
+        except Refused as exc:
+            return JSONResponse({"error": str(exc)}, status_code=404)
+        return JSONResponse({"invoice_id": invoice_id, "decision": decision})
+
     server.add_tool(
         list_posted,
         name="list_posted",
@@ -72,8 +99,14 @@ def main() -> None:
     )
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
     args = parser.parse_args()
-    build_server(args.root, frozenset(args.flaw)).run(transport="stdio")
+    server = build_server(args.root, frozenset(args.flaw))
+    if args.transport == "http":
+        serve_http(server, args.port, log_level="warning")
+    else:
+        server.run(transport="stdio")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """The staging half of a two-server gate: it stages invoices, and never posts one.
 
-    python targets/staging/stage_server.py --root DIR
+    python targets/staging/stage_server.py --root DIR [--codes]
 
 `stage_invoice(vendor, amount_cents)` writes the invoice under ROOT/staged and
 returns its `invoice_id` with `status: pending_approval`; `list_staged` shows them.
 A person approves an invoice with `approve_cli.py ROOT ID` (what they read is
-what is staged); the post server (post_server.py) posts it.
+what is staged); the post server (post_server.py) posts it. With `--codes` the
+stage server prints an approval code for each staged invoice on its console
+(stderr: `approval code for inv_...: 123456`), never in a result: the person reads
+it there and gives it to the post server's approval route.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pydantic import Field
 from staging_store import Store
 
 
-def build_server(root: str | Path) -> MCPServer:
+def build_server(root: str | Path, codes: bool = False) -> MCPServer:
     store = Store(root)
     server = MCPServer("mcp-staging-stage")
 
@@ -32,6 +35,9 @@ def build_server(root: str | Path) -> MCPServer:
         amount_cents: Annotated[int, Field(ge=1, description="The amount, in cents.")],
     ) -> dict[str, Any]:
         invoice = store.stage(vendor, amount_cents)
+        if codes:
+            code = store.new_code(invoice["invoice_id"])
+            print(f"approval code for {invoice['invoice_id']}: {code}", file=sys.stderr, flush=True)
         return {**invoice, "status": "pending_approval"}
 
     def list_staged() -> dict[str, Any]:
@@ -57,8 +63,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--root", required=True, metavar="DIR")
+    parser.add_argument("--codes", action="store_true", help="print an approval code per invoice on stderr")
     args = parser.parse_args()
-    build_server(args.root).run(transport="stdio")
+    build_server(args.root, codes=args.codes).run(transport="stdio")
 
 
 if __name__ == "__main__":

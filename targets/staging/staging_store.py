@@ -2,6 +2,7 @@
 
     ROOT/staged/ID.json     an invoice the stage server staged (vendor, amount)
     ROOT/approvals/ID.json  the person's decision, with the digest of what they read
+    ROOT/codes/ID           the approval code the stage server showed its operator (--codes)
     ROOT/posted/ID          made once, exclusively, when the post server posts ID
     ROOT/ledger.jsonl       one line per posted invoice (what list_posted shows)
 
@@ -12,6 +13,7 @@ approval reaches the post server only through the root.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -31,7 +33,7 @@ class Refused(Exception):
 class Store:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
-        for folder in ("staged", "approvals", "posted"):
+        for folder in ("staged", "approvals", "posted", "codes"):
             (self.root / folder).mkdir(exist_ok=True)
 
     def stage(self, vendor: str, amount_cents: int) -> dict[str, Any]:
@@ -65,6 +67,16 @@ class Store:
         invoice = self.staged(invoice_id)
         record = {"invoice_id": invoice_id, "decision": decision, "digest": self.digest(invoice)}
         (self.root / "approvals" / f"{invoice_id}.json").write_text(json.dumps(record))
+
+    def new_code(self, invoice_id: str) -> str:
+        """A fresh approval code for ID, kept under the root for the post server's approval route."""
+        code = f"{secrets.randbelow(10**6):06d}"
+        (self.root / "codes" / invoice_id).write_text(code)
+        return code
+
+    def code_matches(self, invoice_id: str, code: str) -> bool:
+        path = self.root / "codes" / invoice_id
+        return path.is_file() and hmac.compare_digest(path.read_text().encode(), code.encode())
 
     def decision(self, invoice_id: str) -> dict[str, Any] | None:
         path = self.root / "approvals" / f"{invoice_id}.json"

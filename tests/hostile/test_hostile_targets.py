@@ -55,8 +55,9 @@ def audit(pytester: pytest.Pytester, mode: str, marker: str, *args: str) -> pyte
         command,
         "--mcp-call-timeout",
         "1",
+        # Long enough for a loaded machine to start Python and the SDK; only "silent" waits it out.
         "--mcp-start-timeout",
-        "3",
+        "10",
         "-W",
         "default",
         *args,
@@ -71,7 +72,7 @@ def output_of(result: pytest.RunResult) -> str:
 @pytest.mark.parametrize(
     ("mode", "says"),
     [
-        ("silent", "did not answer server/discover within 3s (stderr: hostile-server: reading stdin"),
+        ("silent", "did not answer server/discover within 10s (stderr: hostile-server: reading stdin"),
         (
             "exit-at-start",
             "did not start: MCPError: Connection closed (stderr: hostile-server: refusing to start)",

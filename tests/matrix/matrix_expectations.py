@@ -60,6 +60,12 @@ NOT_MRTR = {
     # The person's approvals elsewhere: an MRTR tool hands the agent none (test_elsewhere.py proves them).
     **{
         attack: "has no person's approval"
-        for attack in ("MCA-OOBREPLAY-001", "MCA-OOBMOVE-001", "MCA-OOBSELF-001", "MCA-OOBLATE-001")
+        for attack in (
+            "MCA-OOBREPLAY-001",
+            "MCA-OOBMOVE-001",
+            "MCA-OOBSELF-001",
+            "MCA-OOBLATE-001",
+            "MCA-OOBWHO-001",
+        )
     },
 }

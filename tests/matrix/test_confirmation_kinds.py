@@ -77,8 +77,8 @@ HUMAN_CHANNEL = {
     }
 }
 
-# Every token flow completes with the agent's calls alone: the human-in-the-loop SHOULD.
-TOKEN_BASELINE = {"MCA-SELFAPPROVE-001": W}
+# Every token flow completes with the agent's calls alone: a gate that never involves a person.
+TOKEN_BASELINE = {"MCA-SELFAPPROVE-001": V}
 # (mechanism, flaw or "careful", profile settings) -> what must be found (anything else must be refused
 # or not applicable)
 CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] = {

@@ -71,7 +71,7 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
         "consent",
         {"MCA-CONSENT-003": V, "MCA-CONSENT-004": V, "MCA-CONSENT-007": V, "MCA-CONSENT-010": V},
     ),
-    "truthy-strings": ("consent", {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": V}),
+    "truthy-strings": ("consent", {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": W}),
     "any-answer-key": ("consent", {"MCA-CONSENT-008": V}),
     "duck-typed-answers": ("consent", {"MCA-CONSENT-009": V}),
     "no-containment": ("out-of-root", {"MCA-ROOT-001": V, "MCA-ROOT-002": V, "MCA-ROOT-008": V}),

@@ -95,7 +95,7 @@ def test_the_state_families_do_not_apply_to_a_legacy_question_each_saying_why(ca
 FLAW_CAUGHT_BY = {
     "decline-as-accept": {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V},
     "accept-means-yes": {"MCA-CONSENT-003": V, "MCA-CONSENT-007": V, "MCA-CONSENT-010": V},
-    "truthy-strings": {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": V},
+    "truthy-strings": {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": W},
     "unsanitised-question": {"MCA-PROMPT-001": V},
     "question-without-name": {"MCA-PROMPT-001": V},
     "asks-for-secret": {"MCA-PROMPT-010": V},

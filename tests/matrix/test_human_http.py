@@ -13,7 +13,7 @@ import shlex
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import pytest
 from conftest import MATRIX_GENERATION
@@ -59,7 +59,9 @@ def approver_token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCA_TEST_APPROVER_TOKEN", APPROVER_TOKEN)
 
 
-def _audit_served_pending_server(catalogue: Catalogue, **settings: object) -> AuditRun:
+def _audit_served_pending_server(
+    catalogue: Catalogue, families: Collection[str] = FAMILIES, **settings: object
+) -> AuditRun:
     """The server as a process the harness starts on a free loopback port, reached over Streamable HTTP."""
     words = [sys.executable, str(KINDS_SERVER), "--root", "{root}", "--mechanism", "pending"]
     words += ["--transport", "http", "--port", "{port}", "--approver-token-env", "MCA_TEST_APPROVER_TOKEN"]
@@ -67,7 +69,7 @@ def _audit_served_pending_server(catalogue: Catalogue, **settings: object) -> Au
     profile = resolve_profile(profile_from_mapping(raw, source="test"), None, None)
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in FAMILIES
+        return spec.family in families
 
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
@@ -114,6 +116,25 @@ def test_the_agents_own_credentials_do_not_approve(catalogue: Catalogue) -> None
     assert not approve.passed
     assert "HTTP 401" in approve.detail, approve.detail
     assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+
+
+def test_another_identity_on_the_approval_route_approves_nothing(
+    catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # approver-identity on a careful server of another style (its route takes one approver's token, over
+    # HTTP): mallory, another identity the target authenticates, calls the person's route with her own.
+    monkeypatch.setenv("MCA_TEST_MALLORY_TOKEN", "mallory-0d4e-not-the-approver")
+    run = _audit_served_pending_server(
+        catalogue,
+        families={"approver-identity"},
+        principals={"mallory": {"headers": {"Authorization": "Bearer ${MCA_TEST_MALLORY_TOKEN}"}}},
+        **_pending_over(_decision("approved")),
+    )
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    result = run.by_id()["MCA-OOBWHO-001"]
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (result.reason, result.evidence)
+    assert "turned principal mallory away" in " ".join(result.evidence)
+    assert "HTTP 401" in " ".join(result.evidence)
 
 
 class _Answers500(http.server.BaseHTTPRequestHandler):

@@ -13,7 +13,6 @@ KNOWN_FINDINGS = {
     # It reads the confirm box by truthiness: `(answer.content or {}).get("confirmed")`.
     "MCA-CONSENT-004",
     "MCA-CONSENT-005",
-    "MCA-CONSENT-006",
     # Its re-check after the answer is exists() and is_file() on the resolved path, so
     # another file renamed onto the name is deleted in its place ...
     "MCA-IDSWAP-001",
@@ -31,6 +30,8 @@ KNOWN_FINDINGS = {
     "MCA-DOWNGRADE-002",
 }
 KNOWN_WEAK = {
+    # The same truthiness takes the integer 1 for true: a lax yes, which a client could send as true.
+    "MCA-CONSENT-006",
     # The file rewritten in place after the question is still deleted.
     "MCA-IDSWAP-002",
     # Markdown and HTML in a name reach the question unescaped.

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.profile.loader import load_profile, profile_from_mapping
 
 STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
 V = Verdict.VULNERABLE
@@ -91,3 +93,68 @@ def test_each_flaw_of_the_post_server_is_caught_and_fools_no_other(
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     found = {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
     assert found == caught, [(r.id, r.verdict, r.reason) for r in run.results if r.id in caught]
+
+
+# The person's steps on the servers they name (targets/staging-approval-route.yaml): the approval code
+# read on the stage server's console, given to the post server's approval route over HTTP.
+ROUTE = STAGING.parent / "staging-approval-route.yaml"
+PERSONS = frozenset({"self-approval", "approval-replay", "approval-transplant", "agent-reachable-approval"})
+
+
+def audit_route(catalogue: Catalogue, generation: Any, *post_flaws: str, read_on: str = "stage") -> AuditRun:
+    profile = load_profile(ROUTE)
+    assert profile.servers is not None
+    flags = " ".join(f"--flaw {flaw}" for flaw in post_flaws)
+    commands = tuple(
+        (name, f"{cmd} {flags}" if name == "post" else cmd) for name, cmd in profile.servers.commands
+    )
+    person = profile.confirmation.human if isinstance(profile.confirmation, Pending) else None
+    assert person is not None
+    first, *rest = person.approve
+    approve = (replace(first, server=read_on), *rest)
+    profile = replace(
+        profile,
+        servers=replace(profile.servers, commands=commands),
+        confirmation=replace(profile.confirmation, human=replace(person, approve=approve)),
+        call_timeout=5.0,
+    )
+    return run_audit(
+        profile, catalogue=catalogue, select=lambda s: s.family in PERSONS, generation=generation
+    )
+
+
+def test_each_person_step_goes_to_the_server_it_names_and_the_careful_pair_refuses(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    run = audit_route(catalogue, generation)
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed, run.controls
+    said = " ".join(e for r in run.results for e in r.evidence)
+    # The code read on the stage server's console, the decision sent to the post server's route.
+    assert "read stderr (approval code for inv_" in said
+    assert "/approvals/inv_" in said
+    assert "HTTP 200" in said
+    judged = {r.family: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert judged == dict.fromkeys(PERSONS, (Verdict.REFUSED, Layer.TOOL)), [
+        (r.id, r.verdict, r.reason) for r in run.results
+    ]
+
+
+def test_the_same_read_on_the_other_server_finds_no_code_and_judges_nothing(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    # The post server never prints a code: a step that names it reads there, and the honest flow fails.
+    run = audit_route(catalogue, generation, read_on="post")
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert not approve.passed
+    assert "reached the person on stderr" in approve.detail, approve.detail
+    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+
+
+def test_a_post_server_that_posts_twice_is_caught_through_its_approval_route(
+    catalogue: Catalogue, generation: Any
+) -> None:
+    run = audit_route(catalogue, generation, "posts-twice")
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    found = {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
+    assert found == {"MCA-OOBREPLAY-001": V}, [(r.id, r.verdict, r.reason) for r in run.results]

@@ -48,7 +48,7 @@ def free_port() -> int:
         return port
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"process exited with {proc.returncode}"

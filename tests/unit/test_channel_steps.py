@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.channels.base import HumanFailed, Where, take_all
-from mcp_confirm_audit.channels.human import parse_steps
+from mcp_confirm_audit.channels.base import HumanFailed, Place, Step, Where, take_all
 from mcp_confirm_audit.channels.terminal import Pty
+from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.oracle.kinds.sink import Sink
 from mcp_confirm_audit.profile.loader import profile_from_mapping
@@ -29,12 +29,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _fail(message: str) -> UsageError:
-    return UsageError(f"profile p.yaml: confirmation: {message}")
-
-
-def _steps(raw: Any) -> Any:
-    return parse_steps(raw, "pending.human", _fail, "p.yaml")
+def _steps(raw: Any) -> tuple[Step, ...]:
+    """The person's steps as a profile's `pending.human:` list says them, read by the profile's models."""
+    pending = {"kind": "pending", "pending": {"human": raw}}
+    stated = profile_from_mapping({"command": "srv {root}", "confirmation": pending}, source="p.yaml")
+    assert isinstance(stated.confirmation, Pending)
+    assert stated.confirmation.human is not None
+    return stated.confirmation.human.approve
 
 
 def _python(code: str) -> str:
@@ -147,21 +148,21 @@ async def test_without_a_terminal_the_step_says_to_set_tty(tmp_path: Path) -> No
         ([{"read": {"from": "stderr", "pattern": "code"}}], "saves nothing: add save: NAME"),
         (
             [{"read": {"from": "/etc/passwd", "pattern": "x"}, "save": "x"}],
-            "must be sink, stderr, stdout or 'file:PATH'",
+            "'from' must be sink, stderr or stdout, or 'file:PATH'",
         ),
         ([{"read": {"from": "file:../x", "pattern": "x"}, "save": "x"}], "must name a file under the root"),
         ([{"read": {"from": "sink", "pattern": "("}, "save": "x"}], "is not a regular expression"),
         ([{"command": "approve {evidence}"}], "names {evidence}, which no step before it saves"),
-        ([{"sign": {"command": "signer --key k"}}], "the command that signs the challenge"),
+        ([{"sign": {"command": "signer --key k"}}], "'command' must be a command line with {challenge}"),
         ([{"command": "a", "http": {"url": "{url}/x"}}], "must name one kind of step"),
         ([{"follow": {"link": "approve_url", "verb": "GET"}}], "unknown key 'verb'"),
         ([{"http": {"url": "http://10.0.0.1/approve"}}], "is not on loopback"),
-        ([{"terminal": {"expect": "allow"}}], "answer must be what the person types"),
-        ([], "must list at least one step"),
+        ([{"terminal": {"expect": "allow"}}], "terminal needs 'answer', text (or a number"),
+        ([], "a list of one or more of the person's steps"),
     ],
 )
 def test_a_step_the_harness_cannot_take_is_one_line_saying_what_to_write(raw: Any, message: str) -> None:
-    with pytest.raises(UsageError, match=r"profile p\.yaml: confirmation: pending\.human") as caught:
+    with pytest.raises(UsageError, match=r"^profile p\.yaml: confirmation\.pending[.:]") as caught:
         _steps(raw)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
@@ -201,3 +202,33 @@ def test_the_new_keys_as_a_profile_states_them() -> None:
             },
             source="p.yaml",
         )
+
+
+def _steps_on(raw: Any) -> tuple[Step, ...]:
+    """As `_steps`, with two servers, so a step may name one."""
+    pending = {"kind": "pending", "pending": {"human": raw}}
+    servers = {"stage": "stage {root}", "post": "post {root}"}
+    stated = profile_from_mapping({"servers": servers, "confirmation": pending}, source="p.yaml")
+    assert isinstance(stated.confirmation, Pending)
+    assert stated.confirmation.human is not None
+    return stated.confirmation.human.approve
+
+
+@pytest.mark.anyio
+async def test_a_step_that_names_a_server_reads_that_servers_output_and_no_other(tmp_path: Path) -> None:
+    stage, post = tmp_path / "stage.stderr", tmp_path / "post.stderr"
+    stage.write_text("approval code for inv_1: 424242\n")
+    post.write_text("posted nothing\n")
+    places = {"stage": Place(None, stage), "post": Place("http://127.0.0.1:9", post)}
+    read = {"read": {"from": "stderr", "pattern": r"approval code for inv_1: (\d+)"}, "save": "code"}
+    # The default output here is the post server's; a step that names the stage server reads there.
+    where = Where(tmp_path, 0.2, output=post, servers=places)
+    saved, _ = await take_all(_steps_on([{**read, "server": "stage"}]), where)
+    assert saved == {"code": "424242"}
+    with pytest.raises(HumanFailed, match="nothing /approval code"):
+        await take_all(_steps_on([{**read, "server": "post"}]), where)
+    with pytest.raises(HumanFailed, match="nothing /approval code"):
+        await take_all(_steps_on([read]), where)
+    assert where.on("post").target_url == "http://127.0.0.1:9"
+    with pytest.raises(HumanFailed, match="names server 'gone', which this run did not start"):
+        where.on("gone")

@@ -115,3 +115,11 @@ def test_changes_say_how_and_places_name_the_case_and_wildcard_positions() -> No
         "changed root/ledger.json",
         "removed case/victim.txt",
     ]
+
+
+def test_a_log_learned_as_bookkeeping_on_disk_is_bookkeeping_in_every_row_of_it() -> None:
+    # Seen on a real server: its audit log was named "ignored as bookkeeping", and its new
+    # rows, read by the file probe, still counted as the effect.
+    assert is_ignored("file:audit.jsonl[4]", ["root/audit.jsonl"])
+    assert is_ignored("file:logs/audit.csv[2].status", ["logs"])
+    assert not is_ignored("file:jobs.csv[2].status", ["root/audit.jsonl"])

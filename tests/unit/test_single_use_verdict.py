@@ -1,4 +1,4 @@
-"""Several redemptions of one approval: at most one may act or say it did, judged from the record alone."""
+"""Several redemptions of one approval: at most one may act, counted from effects, judged from the record alone."""
 
 from __future__ import annotations
 
@@ -88,19 +88,26 @@ def test_an_effect_of_the_sequential_replay_counts_too() -> None:
     assert result.verdict is Verdict.VULNERABLE
 
 
-def test_two_redemptions_reporting_success_are_vulnerable_even_with_one_effect() -> None:
-    # A decline and an accept of one approval, both honoured.
+def test_two_redemptions_that_say_they_acted_are_not_two_effects() -> None:
+    # Replies say who refused, never whether something happened: one effect is one action.
     result = judge(SPEC, record([(KEPT, "a"), (DELETED, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
-    assert result.verdict is Verdict.VULNERABLE
-    assert "2 redemptions of one approval reported success" in result.reason
+    assert result.verdict is Verdict.REFUSED
+    assert "took effect once" in result.reason
 
 
-def test_losers_stopped_by_another_guard_than_the_ledger_are_weak_with_both_texts() -> None:
+def test_losers_worded_unlike_the_replay_are_not_weak_when_the_effect_shows_one_action() -> None:
+    # An atomic execution slot and an optimistic version check word their refusals apart;
+    # the effect, exactly one, is what says the approval was single-use.
     result = judge(SPEC, record([(DELETED, "a"), (GONE, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
-    assert (result.verdict, result.layer) == (Verdict.WEAK, Layer.TOOL)
-    assert "does not exist" in result.reason
-    assert "already used or unknown" in result.reason
-    assert "1 of 2 losing redemptions" in result.reason
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
+def test_eight_replies_saying_refused_in_an_ordinary_result_and_no_effect_are_never_successes() -> None:
+    refused = Response(Outcome.COMPLETE, '{"status": "refused", "reason": "token already used"}')
+    t = record([(refused, "a")] * 8, {"a": refused}, taken_racing=0)
+    result = judge(SPEC, t)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "reported success" not in result.reason
 
 
 def test_a_decline_that_wins_the_race_honestly_is_refused_when_the_attack_allows_it() -> None:
@@ -123,18 +130,9 @@ def test_a_decline_worded_unlike_the_replay_refusal_is_not_a_loser_stopped_by_an
     assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
 
 
-def test_an_accept_that_lost_to_a_decline_and_was_stopped_by_another_guard_is_still_weak() -> None:
-    racing = [(OPERATOR_DECLINED, "a"), (CONSUMED, "a"), (GONE, "a")]
-    t = record(racing, {"a": CONSUMED}, taken_racing=0, if_none_taken="refused", declined=0)
-    result = judge(SPEC, t)
-    assert result.verdict is Verdict.WEAK
-    assert "1 of 2 losing redemptions" in result.reason  # the decline is not counted among them
-    assert "does not exist" in result.reason
-
-
-def test_a_decline_and_an_accept_both_reported_as_done_are_still_vulnerable() -> None:
-    racing = [(KEPT, "a"), (DELETED, "a"), (SPENT, "a")]
-    t = record(racing, {"a": SPENT}, taken_racing=1, if_none_taken="refused", declined=0)
+def test_a_second_effect_after_a_decline_won_is_vulnerable() -> None:
+    racing = [(KEPT, "a"), (DELETED, "a"), (DELETED, "a")]
+    t = record(racing, {"a": SPENT}, taken_racing=2, if_none_taken="refused", declined=0)
     assert judge(SPEC, t).verdict is Verdict.VULNERABLE
 
 

@@ -1,0 +1,194 @@
+"""What a reply says became of a call, and who refused it: read from the target's own words.
+
+A reply never says *whether* something happened (the effect probes and the
+sandbox do); it says *who* refused. Two things make that hard on servers
+written by other people. A refusal often comes inside an ordinary result
+(`{"status": "refused"}`, `{"ok": false}`, a `null` token), so "no error" is not
+"acted". And not every refusal is the gate's: "row 2 already has this
+application" is the world, not the confirmation. So the controls record how
+this target refuses on its gate (a decline, a wrong token or state) and how it
+fails otherwise (a subject that does not exist); an attack's refusal is the
+gate's only when it looks like the former or names the gate's concern.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..models import Outcome, Response, Said, Signature, Signatures
+
+# Fields whose false says the call did not go through.
+_FALSE_MEANS_NO = (
+    "ok",
+    "success",
+    "succeeded",
+    "sent",
+    "allowed",
+    "approved",
+    "accepted",
+    "executed",
+    "done",
+)
+# Fields whose word says what became of the call.
+_VERDICT_FIELDS = ("status", "decision", "result", "outcome", "state", "verdict")
+_REFUSAL_WORD = re.compile(
+    r"^\s*(refus\w*|den(y|ied)\w*|reject\w*|block\w*|error\w*|fail\w*|forbidden|not[_ -]allowed|"
+    r"disallowed|declin\w*|cancel\w*|abort\w*|invalid|unauthori[sz]ed|expired)\s*$",
+    re.I,
+)
+
+
+def payload(response: Response) -> Mapping[str, Any] | None:
+    """The result as an object: its structuredContent, else its text when that is a JSON object."""
+    if isinstance(response.structured, Mapping):
+        return response.structured
+    try:
+        data = json.loads(response.text)
+    except ValueError:
+        return None
+    return data if isinstance(data, Mapping) else None
+
+
+def refusal(response: Response) -> str | None:
+    """Why this reply is a refusal ("isError", "ok: false", "status: denied"), or None.
+
+    Only the result's own top level counts: a listing whose rows carry `status:
+    failed` is not a refusal of the call.
+    """
+    if response.outcome is Outcome.TOOL_ERROR:
+        return "isError"
+    if response.outcome is Outcome.RPC_ERROR:
+        return f"JSON-RPC error {response.code}"
+    if response.outcome is not Outcome.COMPLETE:
+        return None
+    data = payload(response)
+    if data is None:
+        return None
+    for key in _FALSE_MEANS_NO:
+        if data.get(key) is False:
+            return f"{key}: false"
+    for key in _VERDICT_FIELDS:
+        value = data.get(key)
+        if isinstance(value, str) and _REFUSAL_WORD.match(value):
+            return f"{key}: {value}"
+    error = data.get("error")
+    if error not in (None, False, "", {}, []):
+        return "error: " + (error if isinstance(error, str) else json.dumps(error, default=str))[:80]
+    return None
+
+
+def said(response: Response) -> Said:
+    if response.outcome is Outcome.TRANSPORT:
+        return Said.STOPPED
+    if response.outcome is Outcome.INPUT_REQUIRED:
+        return Said.ASKED
+    return Said.REFUSED if refusal(response) is not None else Said.ACTED
+
+
+# What varies between two refusals of the same guard: names, numbers, ids, quoted values.
+_VARIABLE = re.compile(
+    r"""(?x)
+    "[^"]*" | '[^']*' | `[^`]*`          # anything quoted
+    | (?:[\w.~-]*/)+[\w.~-]*             # a path
+    | [\w.+-]+@[\w.-]+                   # an address
+    | \b[0-9a-f]{8,}\b | \b\w*\d\w*\b    # a hex id, any word with a digit in it
+    """,
+)
+
+
+_SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
+
+
+def shape(response: Response) -> str:
+    """The reply with what varies taken out: two refusals of the same guard have one shape."""
+    # The SDK's own frame around a tool's exception says nothing about which guard refused.
+    text = _SDK_FRAME.sub("", refusal_text(response))
+    words = _VARIABLE.sub(" ", text.lower())
+    return " ".join(re.findall(r"[a-z]+", words))[:160]
+
+
+def refusal_text(response: Response) -> str:
+    """The words of a refusal: a structured one's reason or message, else the whole text."""
+    data = payload(response) if response.outcome is Outcome.COMPLETE else None
+    if data is not None:
+        words = [
+            str(data[k])
+            for k in ("error", "reason", "message", "detail", "status", "decision", "result")
+            if isinstance(data.get(k), str)
+        ]
+        if words:
+            return " ".join(words)
+    return response.text
+
+
+# A refusal that names what a confirmation gate guards: the person's answer, the approval and
+# its token or state, its lifetime and single use, the path's containment, the identity.
+GATE_CONCERN = re.compile(
+    r"""(?x)\b(
+    confirm\w* | approv\w* | consent\w* | declin\w* | cancel\w* | reject\w* | refus\w* | den(y|ied)
+    | permission | forbidden | not\ (allowed|permitted|authori[sz]ed) | unauthori[sz]ed | disallowed
+    | token | nonce | state | signature | signed | hmac | challenge | tamper\w* | forged | invalid
+    | expir\w* | stale | replay\w* | already\ (used|spent|redeemed|consumed|confirmed|executed)
+    | (single|one)[- ]use | reused | spent | consumed
+    | outside | escap\w* | traversal | beneath | contain\w* | root | sandbox | symlink\w* | link\w*
+    | absolute | relative | allowed\ (paths?|director\w*) | nul | null\ byte
+    | changed | modified | differ\w* | mismatch\w* | no\ longer | replaced | swapped | moved
+    | principal | identity | owner | caller | another\ (user|agent|client|session) | audience | bound
+    | polic\w* | limit | threshold | human | person | user | operator | review\w* | pending
+    | answer\w* | elicit\w* | question\w* | form | schema
+    )\b""",
+    re.I,
+)
+
+
+def signature(control: str, response: Response) -> Signature:
+    return Signature(control, said(response), response.code, shape(response))
+
+
+def _like(response: Response, learned: Iterable[Signature]) -> Signature | None:
+    mine = signature("", response)
+    for sig in learned:
+        if sig.said is not mine.said or sig.code != mine.code:
+            continue
+        if sig.shape == mine.shape or _overlap(sig.shape, mine.shape) >= 0.6:
+            return sig
+        # "unknown job" and "unknown job <a name full of words>": the same guard, the name appended.
+        if len(sig.shape.split()) >= 2 and mine.shape.startswith(sig.shape + " "):
+            return sig
+    return None
+
+
+def _overlap(a: str, b: str) -> float:
+    left, right = set(a.split()), set(b.split())
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Who an attack's last refusal came from: `gate`, `other` (the world), or `unexplained`."""
+
+    by: str
+    why: str
+
+
+def who_refused(response: Response, signatures: Signatures) -> Refusal:
+    """Whether a refusal is the gate's, by this target's own controls and the gate's concerns."""
+    other = _like(response, signatures.other)
+    gate = _like(response, signatures.gate)
+    # A snake_case status (`pending_approval`, `approval_required`) names its words too.
+    concern = GATE_CONCERN.search(refusal_text(response).replace("_", " "))
+    if gate is not None and (other is None or gate.shape == shape(response)):
+        return Refusal("gate", f"worded as this target's {gate.control} control was")
+    if concern is not None and other is None:
+        return Refusal("gate", f"names the gate's concern ({concern.group(0).lower()!r})")
+    if other is not None:
+        return Refusal(
+            "other", f"worded as this target's {other.control} control was (a failure of the world)"
+        )
+    return Refusal("unexplained", "worded as none of this target's controls and naming no concern of a gate")

@@ -1,0 +1,98 @@
+"""`approver-identity`: an approval given by another identity must not count for the person asked.
+
+The person's steps are taken as another of the profile's `principals:` would
+take them: every request of theirs (`http:`, `follow:`) carries that
+principal's headers, all of its own, in place of the person's (the rest of
+each step is the same: the same link, the same body). Then the agent redeems, as after the
+person's own approval. A careful approval system checks who approves against
+whom it asked, and the action does not happen; an effect is an action
+approved by someone who was never asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..channels.http import HttpCall
+from ..channels.human import Person, Step
+from ..confirmations import HumanFailed
+from ..confirmations.pending import Pending
+from ..confirmations.token import Token
+from ..profile.headers import Header, as_dict
+from . import technique
+from ._elsewhere import redeem
+from ._flows import AttackChannel, flow_or_not_applicable, previewed
+from .base import Attack
+
+
+@technique("approver-identity")
+async def approver_identity(attack: Attack, params: Mapping[str, Any]) -> None:
+    flow = flow_or_not_applicable(attack, "person's approval to give as another identity")
+    if flow is None:
+        return
+    person = getattr(flow, "human", None)
+    if not isinstance(flow, Pending | Token) or not isinstance(person, Person):
+        attack.not_applicable(
+            f"nothing is approved by a person on a channel of their own ({flow.describe()}), so no other "
+            "identity can approve in their place; a pending or token flow whose profile gives the person's "
+            "human: steps is"
+        )
+        return
+    principals = attack.peers.principals
+    if not principals:
+        attack.not_applicable(
+            "needs another identity of the approval system: add it to the profile as principals: "
+            "{mallory: {headers: {Authorization: 'Bearer ${MALLORY_TOKEN}'}}} (the person's own being the "
+            "headers: of their http or follow steps)"
+        )
+        return
+    name, theirs = next(iter(principals.items()))
+    steps, why = _as_another(person, theirs)
+    if why is not None:
+        attack.not_applicable(f"principal {name!r} cannot take the person's steps: {why}")
+        return
+    channel, victim = AttackChannel(attack), attack.victim
+    args = attack.arguments(victim)
+    await attack.start_attack()
+    shown = await previewed(attack, flow, channel, args)
+    if shown is None or shown.handle is None:
+        return
+    handle = shown.handle
+    saved: dict[str, str] = {}
+    try:
+        saved = await channel.human(
+            f"principal {name} approves in the person's place",
+            steps,
+            {"id": handle, "challenge": handle, "token": handle},
+        )
+    except HumanFailed as exc:
+        attack.note(f"the approval system turned principal {name} away: {exc}")
+    if isinstance(flow, Pending) and flow.execute is None:
+        return  # the approval acts by itself: any effect is the other identity's approval acting
+    await redeem(flow, channel, args, handle, saved, f"the agent redeems the approval {name} gave")
+
+
+def _as_another(person: Person, theirs: tuple[Header, ...]) -> tuple[tuple[Step, ...], str | None]:
+    """The person's steps with every request sent as the other identity; or why they cannot be."""
+    requests = [step for step in person.approve if isinstance(step, HttpCall)]
+    if not requests:
+        return (), (
+            "the person's steps send no request a principal's headers could go on (a command, a "
+            "terminal or a signature approves as whoever runs it)"
+        )
+    if not any(step.headers for step in requests):
+        return (), (
+            "the person's own requests carry no credentials, so nothing tells the approval system who "
+            "approves: give their http or follow steps headers: (their session or token)"
+        )
+    if all(as_dict(theirs) == as_dict(step.headers) for step in requests):
+        return (
+            (),
+            "its headers are exactly the person's, so it is the person: give it a credential of its own",
+        )
+    steps = tuple(
+        replace(step, headers=theirs) if isinstance(step, HttpCall) else step for step in person.approve
+    )
+    return steps, None

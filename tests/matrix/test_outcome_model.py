@@ -1,0 +1,101 @@
+"""Verdicts from effects, and refusals learned from the target: a server that answers in ordinary results.
+
+The outcomes reference server never raises: a refusal is `{"ok": false,
+"status": "refused"}`. What happened is read from its board file; who refused,
+from the refusals its own controls showed. Each case reproduces a cause seen on
+a real server, and a careful variant shows the rule does not fire on it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Collection
+from pathlib import Path
+
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.loader import Profile
+
+SERVER = Path(__file__).resolve().parents[2] / "targets" / "outcomes" / "server.py"
+V, R, INC = Verdict.VULNERABLE, Verdict.REFUSED, Verdict.INCONCLUSIVE
+FAMILIES = frozenset({"consent", "replay", "double-spend", "self-approval", "forged-state"})
+
+
+def audit(catalogue: Catalogue, *options: str, families: Collection[str] = FAMILIES) -> AuditRun:
+    command = shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+    return run_audit(
+        Profile(command=command, call_timeout=10.0),
+        catalogue=catalogue,
+        select=lambda spec: spec.family in families,
+        generation=MATRIX_GENERATION,
+    )
+
+
+def findings(run: AuditRun) -> dict[str, Verdict]:
+    return {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
+
+
+def test_refusals_inside_ordinary_results_are_refusals_of_the_gate_and_nothing_is_found(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue)
+    assert all(c.passed for c in run.controls), run.controls
+    assert findings(run) == {}
+    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert judged
+    assert {(r.verdict, r.layer) for r in judged} <= {(R, Layer.TOOL), (R, Layer.SDK_BOUNDARY)}, [
+        (r.id, r.verdict, r.reason) for r in judged
+    ]
+    # The refusals the harness went by are this target's own, and named in the report.
+    learned = next(c for c in run.controls if c.name == "refusals")
+    assert "gate refusal learned from decline" in learned.detail
+    assert "other failure learned from no-such-subject" in learned.detail
+    # Its log changes on every call: bookkeeping, though the board is read by rows too.
+    assert any("root/audit.jsonl" in c.detail for c in run.controls if c.name == "bookkeeping")
+
+
+def test_a_decline_that_acts_is_vulnerable_though_its_reply_says_refused(catalogue: Catalogue) -> None:
+    run = audit(catalogue, "--flaw", "decline-acts", families={"consent"})
+    found = findings(run)
+    assert found == {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}, found
+    reply = run.by_id()["MCA-CONSENT-001"]
+    assert "the user did not approve (decline)" in "\n".join(reply.evidence)  # its reply said refused
+    assert "root/board.json" in reply.reason
+
+
+def test_a_replayed_approval_is_counted_by_its_effect_whatever_the_replies_say(catalogue: Catalogue) -> None:
+    found = findings(audit(catalogue, "--flaw", "no-ledger", families={"replay"}))
+    assert {k for k, v in found.items() if v is V} >= {"MCA-REPLAY-001", "MCA-REPLAY-002"}, found
+
+
+def test_a_refusal_that_offers_an_agent_only_token_is_followed_to_the_bypass(catalogue: Catalogue) -> None:
+    run = audit(catalogue, "--offer", "agent-token", families={"consent"})
+    declined = run.by_id()["MCA-CONSENT-001"]
+    assert declined.verdict is V, declined.reason
+    assert "offered another way to confirm" in declined.reason
+    assert any("followed as the agent alone" in line for line in declined.evidence)
+
+
+def test_an_offered_token_path_that_still_asks_the_person_is_no_finding(catalogue: Catalogue) -> None:
+    run = audit(catalogue, "--offer", "asks", families={"consent"})
+    assert findings(run) == {}
+    declined = run.by_id()["MCA-CONSENT-001"]
+    assert (declined.verdict, declined.layer) == (R, Layer.TOOL)
+    assert any("followed as the agent alone" in line for line in declined.evidence)
+
+
+def test_a_refusal_of_the_world_is_inconclusive_and_quoted_never_the_gate_holding(
+    catalogue: Catalogue,
+) -> None:
+    # Its replay meets "J1 has that status already" before any ledger looks: nothing shows the gate held.
+    run = audit(catalogue, "--world-guard", families={"replay"})
+    replay = run.by_id()["MCA-REPLAY-001"]
+    assert replay.verdict is INC, replay.reason
+    assert replay.reason.startswith("the target failed for another reason")
+    assert "has that status already" in replay.reason
+    # The honest flow carried its world over from one control to the next: isolated, and said why.
+    assert any(c.name == "isolation" for c in run.controls)

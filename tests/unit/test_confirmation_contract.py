@@ -1,0 +1,210 @@
+"""Every check of `confirmation:` and of the person's steps is the models': no hand check is left.
+
+For each former hand check, the line the loader prints is asserted whole, and the model refuses the
+same value on its own (`ConfirmationKeys.model_validate`, no loader, no builder); where the check
+is one of shape (a type, an unknown key, a missing key) the generated JSON Schema refuses it too.
+Then the builders are shown to take the models as they are: every kind of step, built.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema
+import pydantic
+import pytest
+
+from mcp_confirm_audit.channels.base import Save, kinds
+from mcp_confirm_audit.channels.command import Command
+from mcp_confirm_audit.channels.http import HttpCall
+from mcp_confirm_audit.channels.read import Read
+from mcp_confirm_audit.channels.terminal import Answer
+from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.profile import docs
+from mcp_confirm_audit.profile.confirmation_keys import ConfirmationKeys
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+HEAD = "profile p.yaml: "
+
+
+def _line(confirmation: dict[str, Any]) -> str:
+    with pytest.raises(UsageError) as caught:
+        profile_from_mapping({"command": "srv {root}", "confirmation": confirmation}, source="p.yaml")
+    return str(caught.value)
+
+
+def _steps(steps: list[Any]) -> dict[str, Any]:
+    return {"kind": "pending", "pending": {"human": steps}}
+
+
+@pytest.fixture(scope="module")
+def schema() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(docs.schema())
+
+
+# (the confirmation, the whole line the user reads after `profile p.yaml: `)
+SHAPE = {
+    "a wrong type in a kind": (
+        {"kind": "flag", "flag": {"arg": 5}},
+        "confirmation.flag: 'arg' must be an argument name, got 5; e.g. arg: human_approved",
+    ),
+    "a wrong type in a step": (
+        _steps([{"command": "approve {id}", "shows": "yes"}]),
+        "confirmation.pending.human[0]: 'shows' must be true or false, got 'yes'; e.g. shows: true",
+    ),
+    "a step that is no mapping": (
+        _steps([3]),
+        "confirmation.pending.human[0] must be a step, a mapping such as {command: ...} or {read: ...}, "
+        "got 3; e.g. {command: 'approve-cli {id}'} or {read: {from: stderr, pattern: 'code (\\d+)'}, save: code}",
+    ),
+    "an unknown key in a kind": (
+        {"kind": "pending", "pending": {"id_frm": "pending_id"}},
+        "confirmation.pending: unknown key 'id_frm'; did you mean 'id_from'? "
+        "confirmation.pending takes id_from, approve, human, decline, execute",
+    ),
+    "an unknown key in a step": (
+        {"kind": "waits", "waits": {"human": [{"terminal": {"expect": "allow", "answr": "y"}}]}},
+        "confirmation.waits.human[0].terminal: unknown key 'answr'; did you mean 'answer'? "
+        "confirmation.waits.human[0].terminal takes expect, answer",
+    ),
+    "a kind of step misspelt": (
+        _steps([{"comand": "approve {id}"}]),
+        "confirmation.pending.human[0] must name one kind of step (command, follow, http, read, sign, "
+        "terminal); it names none (unknown key 'comand'; did you mean 'command'?); e.g. "
+        "{command: 'approve-cli {id}'} or {read: {from: stderr, pattern: 'code (\\d+)'}, save: code}",
+    ),
+    "two kinds in one step": (
+        _steps([{"command": "a {id}", "follow": "link"}]),
+        "confirmation.pending.human[0] must name one kind of step (command, follow, http, read, sign, "
+        "terminal); it names command and follow; e.g. "
+        "{command: 'approve-cli {id}'} or {read: {from: stderr, pattern: 'code (\\d+)'}, save: code}",
+    ),
+    "a missing key in a kind": (
+        {"kind": "flag", "flag": {"value": True}},
+        "confirmation.flag needs 'arg', an argument name; e.g. arg: human_approved",
+    ),
+    "a missing key in a step": (
+        _steps([{"read": {"pattern": "code (\\d+)"}, "save": "code"}]),
+        "confirmation.pending.human[0].read needs 'from', sink, stderr or stdout, or 'file:PATH' "
+        "(a relative path under the root); e.g. from: stderr",
+    ),
+    "a missing list of steps": (
+        {"kind": "waits", "waits": {"decline": [{"terminal": {"expect": "allow", "answer": "n"}}]}},
+        "confirmation.waits needs 'human', a list of one or more of the person's steps, e.g. "
+        "[{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, "
+        "{follow: {link: link}}]; e.g. human: [{terminal: {expect: 'allow\\? \\[y/N\\]', answer: y}}]",
+    ),
+}
+
+# Checks the JSON Schema cannot say (a regular expression, a loopback URL, names saved before).
+MEANING = {
+    "a kind without its keys": (
+        {"kind": "waits"},
+        "confirmation of kind waits needs 'waits' with 'human', the steps the person takes while the "
+        "call waits, e.g. waits: {human: [{terminal: {expect: 'allow\\? \\[y/N\\]', answer: y}}]}",
+    ),
+    "a name no step before saves": (
+        {
+            "kind": "token",
+            "token": {"human": [{"sign": "s {challenge}"}, {"command": "x {evidence} {nope}"}]},
+        },
+        "confirmation.token.human[1] names {nope}, which no step before it saves; "
+        "known: {root}, {url}, {id}, {challenge}, {token}, {evidence}",
+    ),
+    "an execute argument no step saves": (
+        {
+            "kind": "pending",
+            "pending": {
+                "human": [{"command": "approve {id}"}],
+                "execute": {"tool": "confirm", "args": {"evidence": "{evidence}"}},
+            },
+        },
+        "confirmation.pending.execute.args.evidence names {evidence}, which no step before it saves; known: {id}",
+    ),
+    "a decline list beside the old single step": (
+        {"kind": "pending", "pending": {"human": {"command": "a {id}"}, "decline": [{"command": "d {id}"}]}},
+        "confirmation.pending.decline goes with a list of human: steps; with the old human: {command: ...}, "
+        "give human.decline",
+    ),
+    "a read that saves nothing": (
+        _steps([{"read": {"from": "stderr", "pattern": "code"}}]),
+        "confirmation.pending.human[0] saves nothing: add save: NAME, so a later step or the agent's call "
+        "can use what was read",
+    ),
+    "a pattern that is no regular expression": (
+        _steps([{"terminal": {"expect": "(", "answer": "y"}}]),
+        "confirmation.pending.human[0].terminal: 'expect' must be a regular expression, got ( ('(' is not "
+        "a regular expression: missing ), unterminated subpattern at position 0); e.g. expect: allow\\? \\[y/N\\]",
+    ),
+    "a URL off this machine": (
+        _steps([{"http": {"url": "http://10.0.0.1/approve"}}]),
+        "confirmation.pending.human[0].http: 'url' must be a URL starting with {url}, or a loopback URL, got "
+        "http://10.0.0.1/approve (the url 'http://10.0.0.1/approve' is not on loopback (127.0.0.1, ::1, "
+        "localhost): the harness sends requests to this machine only); e.g. url: '{url}/approvals/{id}'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("confirmation", "line"), SHAPE.values(), ids=SHAPE.keys())
+def test_a_wrong_shape_is_refused_by_the_model_the_loader_and_the_schema_alike(
+    confirmation: dict[str, Any], line: str, schema: jsonschema.Draft202012Validator
+) -> None:
+    assert _line(confirmation) == HEAD + line
+    with pytest.raises(pydantic.ValidationError):
+        ConfirmationKeys.model_validate(confirmation)
+    assert not schema.is_valid({"confirmation": confirmation})
+
+
+@pytest.mark.parametrize(("confirmation", "line"), MEANING.values(), ids=MEANING.keys())
+def test_a_check_beyond_the_shape_is_the_models_own(confirmation: dict[str, Any], line: str) -> None:
+    assert _line(confirmation) == HEAD + line
+    with pytest.raises(pydantic.ValidationError):
+        ConfirmationKeys.model_validate(confirmation)
+
+
+def test_every_kind_of_step_is_built_from_its_model_as_the_profile_says_it() -> None:
+    said = _steps(
+        [
+            {"read": {"from": "stderr", "pattern": "code (\\d+)", "containing": "{id}"}, "save": "code"},
+            {"command": "device card {code} {id}", "shows": True},
+            {"sign": "signer {challenge}"},
+            {"http": {"url": "{url}/approvals/{id}", "method": "put", "json": {"code": "{code}"}}},
+            {"read": {"from": "sink", "json": "links.approve"}, "save": {"link": "links.approve"}},
+            {"follow": "link"},
+            {"follow": {"link": "link", "method": "POST"}, "save": "done"},
+            {"terminal": {"expect": "allow\\?", "answer": True}},
+            "approve-cli {id} {done} {evidence}",
+        ]
+    )
+    stated = ConfirmationKeys.model_validate(said).mechanism("p.yaml")
+    assert isinstance(stated, Pending)
+    assert stated.human is not None
+    assert stated.human.approve == (
+        Read("stderr", re.compile("code (\\d+)"), None, "{id}", Save(whole="code")),
+        Command("device card {code} {id}", shows=True),
+        Command("signer {challenge}", save=Save(whole="evidence"), kind="sign"),
+        HttpCall("{url}/approvals/{id}", "PUT", {"code": "{code}"}),
+        Read("sink", None, "links.approve", None, Save(fields={"link": "links.approve"})),
+        HttpCall("", "GET", link="link"),
+        HttpCall("", "POST", save=Save(whole="done"), link="link"),
+        Answer(re.compile("allow\\?"), "y"),
+        Command("approve-cli {id} {done} {evidence}"),
+    )
+
+
+def test_every_kind_of_step_found_in_the_folder_is_in_the_schema_and_the_key_table() -> None:
+    # A new kind is a module of channels/ with its model: nothing else lists it.
+    assert set(kinds()) == {"command", "follow", "http", "read", "sign", "terminal"}
+    listed = {row[0] for row in docs.rows()}
+    steps = "confirmation.token.human[]"
+    assert {f"{steps}.{kind}" for kind in kinds()} | {f"{steps}.save"} <= listed
+    # Listed once: the other lists of steps point there rather than repeat every key.
+    assert not any(address.startswith("confirmation.waits.human[]") for address in listed)
+    waits = next(row for row in docs.rows() if row[0] == "confirmation.waits.human")
+    assert f"see `{steps}`" in waits[3]
+    definitions = docs.schema()["$defs"]
+    assert {"CommandStep", "FollowStep", "HttpStep", "ReadStep", "SignStep", "TerminalStep"} <= set(
+        definitions
+    )

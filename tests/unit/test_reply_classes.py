@@ -1,0 +1,170 @@
+"""What a reply says became of a call, and whose refusal it is: one test per classification rule.
+
+Replies say who refused, never whether something happened; these tests are
+about the first half. Each refusal shape here was seen on a real server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from verdict_records import attack_spec
+
+from mcp_confirm_audit.confirmations import replies, values
+from mcp_confirm_audit.confirmations.token import TOKEN_FIELD
+from mcp_confirm_audit.engine.verdict import judge
+from mcp_confirm_audit.models import (
+    Exchange,
+    FileIdentity,
+    Layer,
+    Outcome,
+    Phase,
+    Precondition,
+    Response,
+    Said,
+    Signatures,
+    Transcript,
+    TreeSnapshot,
+    Verdict,
+)
+
+
+def ok(text: str) -> Response:
+    return Response(Outcome.COMPLETE, text)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"status": "refused"}',
+        '{"ok": false, "reason": "not confirmed"}',
+        '{"sent": false}',
+        '{"success": false}',
+        '{"allowed": false}',
+        '{"approved": false}',
+        '{"decision": "DENIED"}',
+        '{"result": "rejected"}',
+        '{"status": "blocked"}',
+        '{"status": "error"}',
+        '{"status": "failed"}',
+        '{"error": "token does not match"}',
+    ],
+)
+def test_a_refusal_inside_an_ordinary_result_is_a_refusal(reply: str) -> None:
+    assert replies.said(ok(reply)) is Said.REFUSED
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"status": "deleted", "path": "a.txt"}',
+        '{"ok": true}',
+        '{"error": null, "sent": true}',
+        '{"rows": [{"status": "failed"}]}',  # a listing's rows, not the call's own outcome
+        "Deleted a.txt",
+    ],
+)
+def test_an_ordinary_result_that_reports_no_refusal_is_not_one(reply: str) -> None:
+    assert replies.said(ok(reply)) is Said.ACTED
+
+
+def test_an_error_a_question_and_silence_are_classed_by_their_shape() -> None:
+    assert replies.said(Response(Outcome.TOOL_ERROR, "x")) is Said.REFUSED
+    assert replies.said(Response(Outcome.RPC_ERROR, "x", -32602)) is Said.REFUSED
+    assert replies.said(Response(Outcome.INPUT_REQUIRED)) is Said.ASKED
+    assert replies.said(Response(Outcome.TRANSPORT, "timeout")) is Said.STOPPED
+
+
+@pytest.mark.parametrize("reply", ['{"token": null}', '{"token": ""}', '{"token": "   "}', '{"token": true}'])
+def test_a_null_or_empty_value_is_never_taken_as_a_token(reply: str) -> None:
+    assert values.find(ok(reply), None, TOKEN_FIELD) is None
+
+
+def test_two_refusals_of_one_guard_have_one_shape_whatever_they_name() -> None:
+    a = Response(Outcome.TOOL_ERROR, "Row 2 already has this application (id 7f3a9c01)")
+    b = Response(Outcome.TOOL_ERROR, "Row 14 already has this application (id 00c1d2e3f4)")
+    assert replies.shape(a) == replies.shape(b)
+
+
+LEARNED = Signatures(
+    gate=(replies.signature("decline", Response(Outcome.TOOL_ERROR, "Operator said no to job 12.")),),
+    other=(replies.signature("no-such-subject", Response(Outcome.TOOL_ERROR, "Row 99 not in sheet")),),
+)
+
+
+def test_a_refusal_worded_as_the_decline_was_is_the_gates() -> None:
+    who = replies.who_refused(Response(Outcome.TOOL_ERROR, "Operator said no to job 31."), LEARNED)
+    assert who.by == "gate"
+    assert "decline" in who.why
+
+
+def test_a_refusal_worded_as_the_missing_subject_was_is_the_worlds() -> None:
+    who = replies.who_refused(Response(Outcome.TOOL_ERROR, "Row 4 not in sheet"), LEARNED)
+    assert who.by == "other"
+
+
+def test_a_refusal_that_names_the_gates_concern_is_the_gates() -> None:
+    who = replies.who_refused(Response(Outcome.TOOL_ERROR, "the token has expired"), LEARNED)
+    assert who.by == "gate"
+
+
+def test_a_refusal_like_no_control_and_naming_no_concern_is_unexplained() -> None:
+    who = replies.who_refused(Response(Outcome.TOOL_ERROR, "Row 2 already has this application"), LEARNED)
+    assert who.by == "unexplained"
+
+
+TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
+
+
+def attacked(reply: Response, **spec: Any) -> tuple[Verdict, Layer | None, str]:
+    exchanges = (
+        Exchange(Phase.SETUP, "ask", "primary", {"name": "t"}, Response(Outcome.INPUT_REQUIRED)),
+        Exchange(Phase.ATTACK, "attack", "primary", {"name": "t"}, reply),
+    )
+    transcript = Transcript(
+        "MCA-TEST-001", "t", Precondition(True), exchanges, TREE, TREE, signatures=LEARNED
+    )
+    result = judge(attack_spec("replay", **spec), transcript)
+    return result.verdict, result.layer, result.reason
+
+
+def test_an_attack_refused_for_a_reason_of_the_world_is_inconclusive_and_quotes_the_reply() -> None:
+    verdict, layer, reason = attacked(Response(Outcome.TOOL_ERROR, "Row 4 not in sheet"))
+    assert (verdict, layer) == (Verdict.INCONCLUSIVE, None)
+    assert reason.startswith("the target failed for another reason")
+    assert "Row 4 not in sheet" in reason
+
+
+def test_an_unexplained_failure_is_never_counted_as_the_gate_holding() -> None:
+    verdict, _, reason = attacked(Response(Outcome.TOOL_ERROR, "Row 2 already has this application"))
+    assert verdict is Verdict.INCONCLUSIVE
+    assert "already has this application" in reason
+
+
+def test_an_attack_refused_as_the_decline_was_is_refused_by_the_tool() -> None:
+    verdict, layer, _ = attacked(Response(Outcome.TOOL_ERROR, "Operator said no to job 5."))
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
+def test_a_structured_refusal_of_the_gate_is_refused_not_success() -> None:
+    verdict, layer, _ = attacked(ok('{"status": "refused", "reason": "confirmation token reused"}'))
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
+def test_an_attack_whose_pass_is_any_refusal_takes_the_worlds_refusal_too() -> None:
+    verdict, _, _ = attacked(Response(Outcome.TOOL_ERROR, "Row 4 not in sheet"), any_refusal=True)
+    assert verdict is Verdict.REFUSED
+
+
+def test_a_structured_refusal_is_not_reported_success() -> None:
+    verdict, _, _ = attacked(ok('{"ok": false, "error": "no such file"}'), reported_success=Verdict.WEAK)
+    assert verdict is Verdict.REFUSED
+
+
+def test_the_sdks_frame_around_an_exception_does_not_make_two_guards_look_alike() -> None:
+    outside = Response(Outcome.TOOL_ERROR, "Error executing tool delete_file: outside the root")
+    missing = Response(Outcome.TOOL_ERROR, "Error executing tool delete_file: does not exist")
+    assert replies.shape(outside) == "outside the root"
+    learned = Signatures(other=(replies.signature("no-such-subject", missing),))
+    assert replies.who_refused(outside, learned).by == "gate"
