@@ -133,6 +133,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         and spec.reported_success is None
         and learned is not None
         and learned.learned()
+        # Judged at the gate, another tool's reply says nothing: where its effect showed does.
+        and gate is None
     ):
         # Nothing took effect; whether the gate is why is for the target's own words to say.
         who = replies.who_refused(decisive, learned)

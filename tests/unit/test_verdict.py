@@ -316,3 +316,16 @@ def test_without_gated_places_any_effect_counts_as_before() -> None:
     result = judge(attack_spec("ungated"), plain)
     assert result.verdict is Verdict.WEAK
     assert result.reason.startswith(WEAK_WHY[1])
+
+
+def test_another_tools_normal_reply_is_no_unexplained_failure_when_judged_at_the_gate() -> None:
+    # The target's signatures are learned from the gated tool; another tool's "Staged." says
+    # nothing about the gate. Where its effect showed decides: nowhere the gated one shows.
+    from mcp_confirm_audit.models import Said, Signature, Signatures
+
+    learned = Signatures(gate=(Signature("decline", Said.REFUSED, None, "declined"),))
+    judged = at_the_gate(
+        ("removed case/victim.txt",), observed_before=LEDGER, observed_after=LEDGER, signatures=learned
+    )
+    result = judge(attack_spec("ungated"), judged)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
