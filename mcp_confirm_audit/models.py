@@ -257,6 +257,9 @@ class Transcript:
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
+    # The values a change made through the target's own tools brought into the subject after the
+    # question (subject-drift): an effect on an entry holding one acted on more than was shown.
+    drift: tuple[Any, ...] = ()
     # The attack's own case directory ("root/012-MCA-…"), which places name `case/`.
     case_dir: str | None = None
     # Set when another tool is judged against the gated action (ungated): where and how the

@@ -347,3 +347,47 @@ def _root_path_matches(inside: str, pattern: str) -> bool:
     if not pattern:
         return False
     return inside == pattern or inside.startswith(f"{pattern}/") or fnmatch.fnmatchcase(inside, pattern)
+
+
+def holding(value: Any, marks: Sequence[Any], bookkeeping: Iterable[str] = ()) -> list[tuple[Any, str]]:
+    """Every mapping in `value` with a field equal to one of `marks`: (the mark, the entry as JSON).
+
+    An entry is compared whole, less its bookkeeping fields (bare field names among
+    `bookkeeping`), so an entry that moved in a list is the same entry, and one
+    whose other fields changed is another.
+    """
+    wanted = [_canonical(mark) for mark in marks]
+    skip = {p for p in bookkeeping if _BARE.fullmatch(p)}
+    found: list[tuple[Any, str]] = []
+    pending: list[Any] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            fields = {k: v for k, v in item.items() if str(k) not in skip}
+            scalars = {_canonical(v) for v in fields.values() if not isinstance(v, Mapping | list | tuple)}
+            found.extend(
+                (mark, _canonical(fields)) for mark, key in zip(marks, wanted, strict=True) if key in scalars
+            )
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return sorted(found, key=lambda pair: (_canonical(pair[0]), pair[1]))
+
+
+def drift_touched(
+    before: Mapping[str, Any], after: Mapping[str, Any], marks: Sequence[Any], bookkeeping: Iterable[str] = ()
+) -> tuple[list[str], bool]:
+    """(where an entry holding a mark was removed, changed or made, by probe; whether any probe shows a mark)."""
+    patterns = tuple(bookkeeping)
+    touched: list[str] = []
+    shown = False
+    for name in sorted(set(before) & set(after)):
+        was, now = before[name], after[name]
+        if _unobserved(was) or _unobserved(now):
+            continue
+        held_before, held_after = holding(was, marks, patterns), holding(now, marks, patterns)
+        shown = shown or bool(held_before or held_after)
+        for mark in marks:
+            if [e for m, e in held_before if m == mark] != [e for m, e in held_after if m == mark]:
+                touched.append(f"{name}: the entry holding {json.dumps(mark, ensure_ascii=True)}")
+    return touched, shown

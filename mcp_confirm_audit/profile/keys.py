@@ -76,6 +76,32 @@ class SetupCallKeys(Keys):
         return SetupCall(self.tool, dict(self.args or {}), dict(self.save or {}))
 
 
+@dataclass(frozen=True, slots=True)
+class DriftCall:
+    """A call of the target's own tools that changes the action's subject (subject-drift makes it)."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+class DriftKeys(Keys):
+    """A call that changes the subject of the action between the question and the answer."""
+
+    tool: str = key(
+        ..., "The tool that changes the subject.", accepts="a tool's name", example="move_link", pattern=_TEXT
+    )
+    args: dict[str, Any] | None = key(
+        None,
+        "Its arguments ({NAME} saved by setup, {root}, {sink}); a value the action's own arguments do not "
+        "hold is what the person was not shown.",
+        accepts="a mapping of argument names to values",
+        example={"link_id": "{loose}", "collection_id": "{collection}"},
+    )
+
+    def call(self) -> DriftCall:
+        return DriftCall(self.tool, dict(self.args or {}))
+
+
 class ToolProbeKeys(Keys):
     """A read-only tool called with arguments."""
 
@@ -358,6 +384,13 @@ class ProfileKeys(Keys):
         accepts="a mapping of argument names to values (with {NAME} from setup, {path}, {sink})",
         example={"transfer_id": "{transfer}"},
     )
+    drift: DriftKeys | None = key(
+        None,
+        "A call of the target's own tools that changes the action's subject after the question (moves an "
+        "item into it, edits a recipient), for subject-drift.",
+        accepts="a mapping with tool and args",
+        example={"tool": "move_link", "args": {"link_id": "{loose}", "collection_id": "{collection}"}},
+    )
     effect: list[EffectKeys] | None = key(
         [],
         "How to see that the action happened, beyond the sandbox (which is always watched).",
@@ -543,6 +576,8 @@ class ProfileKeys(Keys):
                 value = float(value)
             elif name == "setup":
                 value = tuple(call.call() for call in value or ())
+            elif name == "drift":
+                value = value.call() if value is not None else None
             elif name == "effect":
                 value = parse_effects(
                     [e.model_dump(by_alias=True, exclude_unset=True) for e in value or ()], source

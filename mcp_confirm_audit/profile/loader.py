@@ -26,6 +26,7 @@ from .environment import TargetEnv
 from .headers import Header
 from .keys import DEFAULT_URL, ProfileKeys
 from .keys import ROOT_FROM as ROOT_FROM
+from .keys import DriftCall as DriftCall
 from .keys import SetupCall as SetupCall
 from .servers import Servers, servers_from
 from .url_mode import UrlPeople
@@ -56,6 +57,8 @@ class Profile:
     # that it happened beyond the sandbox, which is always watched.
     setup: tuple[SetupCall, ...] = ()
     args: Mapping[str, Any] | None = None
+    # A call of the target's own tools that changes the subject after the question (subject-drift).
+    drift: DriftCall | None = None
     effect: tuple[ProbeSpec, ...] = ()
     # Root paths or result fields that are the target's bookkeeping.
     ignore: tuple[str, ...] = ()
@@ -241,12 +244,14 @@ HARNESS_NAMES = ("path", "sink", "root")
 
 
 def _check_placeholders(profile: Profile) -> None:
-    """Every {NAME} in args: and setup: is saved by an earlier setup call or given by the harness."""
+    """Every {NAME} in args:, setup: and drift: is saved by an earlier setup call or given by the harness."""
     known = set(HARNESS_NAMES)
     for number, step in enumerate(profile.setup, start=1):
         _names_known(profile.source, f"setup call {number} ({step.tool})", step.args, known)
         known |= set(step.save)
     _names_known(profile.source, "args", profile.args or {}, known)
+    if profile.drift is not None:
+        _names_known(profile.source, f"drift ({profile.drift.tool})", profile.drift.args, known)
 
 
 def _names_known(source: str, where: str, template: Any, known: set[str]) -> None:

@@ -23,7 +23,7 @@ from ..confirmations.token import Token
 from ..errors import TargetError, UsageError
 from ..models import Outcome, Phase, Response
 from ..oracle.effects import ProbeSpec
-from ..profile.loader import Profile, SetupCall
+from ..profile.loader import DriftCall, Profile, SetupCall
 from .arguments import value_for
 from .driver import Connection, ToolInfo
 
@@ -67,6 +67,8 @@ class ToolPlan:
     # Agent-callable tools that change the gate's rules, as the profile names them
     # (None: found from the tools' schemas; (): none, the family is off).
     policy_tools: tuple[str, ...] | None = None
+    # The call that changes the subject after the question, as the profile declares it (subject-drift).
+    drift: DriftCall | None = None
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -116,6 +118,11 @@ def plan_tools(
         candidates = [by_name[profile.tool]]
     else:
         candidates = [t for t in tools if t.read_only is not True]
+    if profile.drift is not None and profile.drift.tool not in by_name:
+        raise UsageError(
+            f"{profile.source}: drift tool {profile.drift.tool!r} is not offered by the target; "
+            f"it offers: {', '.join(sorted(by_name)) or 'no tools'}"
+        )
     for step in profile.setup:
         if step.tool not in by_name:
             raise UsageError(
@@ -183,6 +190,7 @@ def _plan(
         notes,
         _mechanism(tool, profile, template),
         profile.policy_tools,
+        profile.drift,
     )
 
 

@@ -201,6 +201,7 @@ class Attack:
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
         self._effect_verdict: tuple[Verdict, str] | None = None
+        self._drift: tuple[Any, ...] = ()
         # URL-mode questions and the person's visits; while `person_completes`, an accept sent
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
@@ -305,6 +306,12 @@ class Attack:
             overrides=overrides,
         )
         return replace(instance, staged=self.case.victim, keep_at=self.sandbox.keep / self.case.name)
+
+    def filled(self, template: Mapping[str, Any], instance: Instance) -> dict[str, Any]:
+        """`template` with {NAME} saved by this use's setup calls and the harness's own values."""
+        rendered = render(dict(template), {**self._values, **instance.saved})
+        assert isinstance(rendered, dict)
+        return rendered
 
     def file_only(self) -> bool:
         """True for a file action; else the attack is not applicable, saying why."""
@@ -628,6 +635,10 @@ class Attack:
         """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
         self._approvals = Approvals(calls, accepted, taken)
 
+    def drifted(self, values: Sequence[Any]) -> None:
+        """Record what a change after the question brought into the subject; the verdict looks for it in the effects."""
+        self._drift = tuple(values)
+
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
         self._effect_verdict = (verdict, why)
@@ -667,6 +678,7 @@ class Attack:
             effect_verdict=self._effect_verdict,
             case_dir=self.case.rel(self.case.directory),
             gated_places=self.gated_places if self._at_the_gate else None,
+            drift=self._drift,
         )
 
 

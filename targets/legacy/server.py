@@ -1,6 +1,7 @@
 """Legacy reference server: deletes one file inside a root after asking over the back channel.
 
     python targets/legacy/server.py --root DIR [--flaw NAME ...] [--answer-timeout S] [--mrtr-only-checks]
+                                    [--style NAME]
 
 The way most servers on PyPI ask today: in the middle of `tools/call` the tool
 sends `elicitation/create` (the session's `elicit_form`, what `ctx.elicit`
@@ -16,6 +17,11 @@ elicitation, and never asks for a secret. Each `--flaw` removes one defence.
 connection it asks with an MRTR round (a form, a state), and on a legacy one
 it asks over the back channel; with the flaw `asks-only-in-mrtr` the legacy
 path acts without asking, which is what `protocol-downgrade` finds.
+
+`--style` writes the same careful server another way (legacy_styles.py: an
+enum or type-the-name form, refusals in other words, returned as isError
+results instead of raised, a log file in the root); the styles are held to
+zero findings like the plain one.
 
 It runs on the mcp 2.3 SDK (the harness's) speaking the handshake era, or on
 an `mcp<2` interpreter (`FastMCP`, same tool), for the test that audits a real
@@ -36,12 +42,15 @@ from typing import Any
 
 import anyio
 
-_REFERENCE = str(Path(__file__).resolve().parent.parent / "reference")
-if _REFERENCE not in sys.path:
-    sys.path.insert(0, _REFERENCE)
+_HERE = Path(__file__).resolve().parent
+for _dir in (str(_HERE.parent / "reference"), str(_HERE)):
+    if _dir not in sys.path:
+        sys.path.insert(0, _dir)
 
+import legacy_styles  # noqa: E402
 import paths  # noqa: E402
 import prompt  # noqa: E402
+from legacy_styles import Style  # noqa: E402
 
 FLAWS: dict[str, str] = {
     "decline-as-accept": "decline and cancel proceed as if the person accepted",
@@ -116,11 +125,43 @@ def _declares_form(ctx: Any) -> bool:
 class Gate:
     """The tool's checks, shared by both eras."""
 
-    def __init__(self, root: str, active: frozenset[str], answer_timeout: float) -> None:
+    def __init__(
+        self,
+        root: str,
+        active: frozenset[str],
+        answer_timeout: float,
+        style: Style = legacy_styles.STYLES["plain"],
+    ) -> None:
         self.policy = _policy(root, active)
         self.active = active
         self.answer_timeout = answer_timeout
         self.approved: dict[str, float] = {}
+        self.style = style
+
+    def question(self, raw: str) -> str:
+        if self.style.form is None or "question-without-name" in self.active:
+            return _question(raw, self.active)
+        sanitiser: prompt.Sanitiser = "none" if "unsanitised-question" in self.active else "careful"
+        return prompt.question(prompt.shown_name(raw, sanitiser=sanitiser), self.style.form)
+
+    def schema(self) -> dict[str, Any]:
+        if self.style.form is None:
+            return _schema(self.active)
+        return legacy_styles.schema(self.style, ask_secret="asks-for-secret" in self.active)
+
+    def refusal(self, action: str, content: Any, raw: str) -> str | None:
+        """None if the answer says yes; else what the call says instead (the person's no, or a bad answer)."""
+        if self.style.form is None or action != "accept" or "accept-means-yes" in self.active:
+            return (
+                None if _says_yes(action, content, self.active) else self.style.say("declined", action=action)
+            )
+        return legacy_styles.reading(
+            self.style,
+            content,
+            Path(raw).name,
+            ask_secret="asks-for-secret" in self.active,
+            truthy="truthy-strings" in self.active,
+        )
 
     def check(self, raw: str) -> paths.Target:
         try:
@@ -135,12 +176,12 @@ class Gate:
         now = self.check(raw)
         expected = None if "no-identity-check" in self.active else shown.identity
         if expected is not None and now.identity != expected:
-            raise _Refused("the file changed after the question; nothing was deleted, ask again")
+            raise _Refused(self.style.say("changed"))
         try:
             paths.unlink_beneath(self.policy.root, now.parts, expected)
         except paths.Refused as exc:
             raise _Refused(str(exc)) from None
-        return f"deleted {now.rel}"
+        return self.style.say("deleted", rel=now.rel)
 
     def cached(self, raw: str) -> bool:
         # FLAW approval-cache: one accept stands for every call on the path for a minute.
@@ -150,11 +191,9 @@ class Gate:
         """The person's answer over the back channel, within the server's own timeout."""
         session, related = ctx.request_context.session, ctx.request_id
         if not _declares_form(ctx) and "elicits-without-capability" not in self.active:
-            raise _Refused(
-                "this client cannot ask a person (it declared no form elicitation); nothing was deleted"
-            )
-        message = _question(raw, self.active)
-        schema = _schema(self.active)
+            raise _Refused(self.style.say("no-capability"))
+        message = self.question(raw)
+        schema = self.schema()
         # What ctx.elicit sends: `elicit_form` on mcp 2.x and late 1.x, `elicit` before.
         send = getattr(session, "elicit_form", None) or session.elicit
         if "waits-forever" in self.active:
@@ -166,17 +205,18 @@ class Gate:
             except TimeoutError:
                 if "timeout-proceeds" in self.active:
                     return "accept", {"confirm": True}  # FLAW timeout-proceeds: silence is consent
-                raise _Refused(
-                    f"no answer within {self.answer_timeout:g}s: the question has expired; nothing was deleted"
-                ) from None
+                raise _Refused(self.style.say("expired", seconds=self.answer_timeout)) from None
         return result.action, result.content
 
     async def delete(self, ctx: Any, path: str) -> str:
         shown = self.check(path)
         if not self.cached(path):
             action, content = await self.ask_back_channel(ctx, path)
-            if not _says_yes(action, content, self.active):
-                return f"not deleted: the person answered {action}"
+            said = self.refusal(action, content, path)
+            if said is not None:
+                if self.style.declines == "refusal":
+                    raise _Refused(said)
+                return said
             self.approved[path] = time.monotonic()
         return self.act(path, shown)
 
@@ -187,24 +227,38 @@ def build_server(
     flaws: Sequence[str] = (),
     answer_timeout: float = 5.0,
     mrtr_only_checks: bool = False,
+    style: str = "plain",
 ) -> Any:
     active = frozenset(flaws)
+    if style not in legacy_styles.STYLES:
+        raise ValueError(f"unknown style {style!r}; valid: {', '.join(legacy_styles.STYLES)}")
     unknown = sorted(active - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
     if "asks-only-in-mrtr" in active and not mrtr_only_checks:
         raise ValueError("asks-only-in-mrtr needs --mrtr-only-checks")
-    gate = Gate(str(root), active, answer_timeout)
+    gate = Gate(str(root), active, answer_timeout, legacy_styles.STYLES[style])
     server, context_type, tool_error = _sdk()
+
+    def refused(path: str, exc: _Refused) -> Any:
+        legacy_styles.record(gate.style, gate.policy.root, "delete_file", {"path": path}, f"refused: {exc}")
+        if gate.style.refuses == "result":
+            from mcp import types
+
+            text = {"type": "text", "text": str(exc)}
+            return types.CallToolResult.model_validate({"content": [text], "isError": True})
+        raise tool_error(str(exc)) from None
 
     if not mrtr_only_checks:
 
-        async def delete_file(path: str, ctx: Any) -> str:
+        async def delete_file(path: str, ctx: Any) -> Any:
             """Delete one file inside the server's root, after asking the person."""
             try:
-                return await gate.delete(ctx, path)
+                said = await gate.delete(ctx, path)
             except _Refused as exc:
-                raise tool_error(str(exc)) from None
+                return refused(path, exc)
+            legacy_styles.record(gate.style, gate.policy.root, "delete_file", {"path": path}, said)
+            return said
 
         delete_file.__annotations__["ctx"] = context_type
         server.tool(annotations=_destructive())(delete_file)
@@ -224,7 +278,7 @@ def build_server(
                 return gate.act(path, gate.check(path))
             return await gate.delete(ctx, path)
         except _Refused as exc:
-            raise tool_error(str(exc)) from None
+            return refused(path, exc)
 
     delete_file_both.__name__ = "delete_file"
     delete_file_both.__annotations__["ctx"] = context_type
@@ -238,15 +292,11 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
     if state is None:
         shown = gate.check(path)
         if not _declares_form(ctx) and "elicits-without-capability" not in gate.active:
-            raise _Refused(
-                "this client cannot ask a person (it declared no form elicitation); nothing was deleted"
-            )
+            raise _Refused(gate.style.say("no-capability"))
         nonce = secrets.token_hex(16)
         pending[nonce] = shown
         question = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(
-                message=_question(path, gate.active), requested_schema=_schema(gate.active)
-            )
+            params=types.ElicitRequestFormParams(message=gate.question(path), requested_schema=gate.schema())
         )
         return types.InputRequiredResult(
             input_requests={"confirm": question}, request_state=json.dumps({"n": nonce, "p": path})
@@ -261,8 +311,11 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
     answer = (ctx.input_responses or {}).get("confirm")
     action = getattr(answer, "action", None)
     content = getattr(answer, "content", None)
-    if not _says_yes(str(action), content, gate.active):
-        return f"not deleted: the person answered {action}"
+    said = gate.refusal(str(action), content, path)
+    if said is not None:
+        if gate.style.declines == "refusal":
+            raise _Refused(said)
+        return said
     return gate.act(path, shown)
 
 
@@ -302,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument("--answer-timeout", type=float, default=5.0, help="seconds to wait for the person")
     parser.add_argument("--mrtr-only-checks", action="store_true", help="speak both eras (see the docstring)")
+    parser.add_argument("--style", default="plain", choices=sorted(legacy_styles.STYLES))
     args = parser.parse_args(argv)
     try:
         server = build_server(
@@ -309,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             flaws=args.flaw,
             answer_timeout=args.answer_timeout,
             mrtr_only_checks=args.mrtr_only_checks,
+            style=args.style,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

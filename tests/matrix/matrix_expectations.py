@@ -57,6 +57,9 @@ NOT_MRTR = {
     },
     # A person who never answers holds nothing open on an MRTR server (test_eras.py proves the family).
     "MCA-NOANSWER-001": "holds no call open on the server",
+    # A change to the subject after the question needs a drift: call, and a file action has the swaps
+    # instead (tests/matrix/test_subject_drift.py proves the family).
+    "MCA-DRIFT-001": "no drift call",
     # The person's approvals elsewhere: an MRTR tool hands the agent none (test_elsewhere.py proves them).
     **{
         attack: "has no person's approval"

@@ -118,7 +118,8 @@ def _options(flaw: str) -> list[str]:
 # Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py; and the
 # families of confirmations that are not MRTR: proven in test_confirmation_kinds.py; the families of a
 # server that asks over the back channel, or in two eras: proven in test_eras.py; URL-mode elicitation's
-# families need a page to open: proven in test_url_mode.py.
+# families need a page to open: proven in test_url_mode.py; subject-drift needs an action that names
+# no file and a drift: call: proven in test_subject_drift.py.
 URL_MODE = ("url-user-data", "url-preauthenticated", "url-consent", "url-identity", "url-abandoned")
 CONFIGURED_ELSEWHERE = (
     "cross-replica",
@@ -126,6 +127,7 @@ CONFIGURED_ELSEWHERE = (
     "cross-principal",
     "unanswered",
     "protocol-downgrade",
+    "subject-drift",
     *sorted(ANY_MECHANISM),
     *URL_MODE,
 )

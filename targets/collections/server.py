@@ -1,0 +1,225 @@
+"""Collections reference server: an action that names no file, whose subject can drift.
+
+    python targets/collections/server.py --root DIR [--on-drift act-on-shown|ask-again] [--flaw NAME]
+
+Links live in collections, kept in this process's memory and seen only through
+the read-only `list_links`. `delete_collection(collection_id)` asks the person
+first, naming the collection and every link it will delete, in either era: over
+2026-07-28 with an MRTR round (a form, a state), over a legacy connection with
+`elicitation/create` while the call waits (what `ctx.elicit` sends).
+
+Between the question and the answer, the target's own `move_link` can move
+another link into the collection. The careful server acts on what was shown:
+with `--on-drift act-on-shown` (the default) it deletes only the links the
+question named and keeps the collection with what was moved in since; with
+`--on-drift ask-again` it asks again about the collection as it is now. The flaw
+`deletes-current-members` deletes whatever the collection holds at the answer,
+links the person never saw included; `subject-drift` finds it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import secrets
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from mcp import types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+SERVER_NAME = "mcp-collections-reference"
+FLAWS = {
+    "deletes-current-members": "deletes every link the collection holds at the answer, not the ones shown"
+}
+OnDrift = Literal["act-on-shown", "ask-again"]
+
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+_EDITS = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+_DELETES = types.ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Delete them", "description": "Tick to delete"}},
+    "required": ["confirm"],
+}
+
+CollectionId = Annotated[str, Field(description="A collection's id, as create_collection returned it.")]
+LinkId = Annotated[str, Field(description="A link's id, as add_link or create_collection returned it.")]
+
+
+@dataclass
+class Store:
+    """Links by id, each in one collection or none; the collections' titles."""
+
+    titles: dict[str, str] = field(default_factory=dict)
+    links: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def members(self, collection: str) -> frozenset[str]:
+        return frozenset(k for k, v in self.links.items() if v["collection"] == collection)
+
+    def add(self, url: str, collection: str | None) -> str:
+        link = f"l{next(self.ids)}"
+        self.links[link] = {"id": link, "url": url, "collection": collection}
+        return link
+
+
+class Gate:
+    """The question about a collection and the answer's reading, shared by both eras."""
+
+    def __init__(self, store: Store, active: frozenset[str], on_drift: OnDrift) -> None:
+        self.store, self.active, self.on_drift = store, active, on_drift
+        self.pending: dict[str, tuple[str, frozenset[str]]] = {}
+
+    def subject(self, collection: str) -> frozenset[str]:
+        if collection not in self.store.titles:
+            raise ToolError(f"no collection {collection!r}")
+        return self.store.members(collection)
+
+    def question(self, collection: str, shown: frozenset[str]) -> str:
+        urls = ", ".join(json.dumps(self.store.links[k]["url"]) for k in sorted(shown)) or "no links"
+        title = json.dumps(self.store.titles[collection])
+        return f"Delete the collection {title} ({collection}) and its {len(shown)} links: {urls}?"
+
+    def drifted(self, collection: str, shown: frozenset[str]) -> bool:
+        """Whether the collection holds links the question did not name, and the server asks again then."""
+        return self.on_drift == "ask-again" and self.store.members(collection) != shown
+
+    def act(self, collection: str, shown: frozenset[str]) -> str:
+        now = self.store.members(collection)
+        # FLAW deletes-current-members: what was moved in after the question goes too.
+        gone = now if "deletes-current-members" in self.active else now & shown
+        for link in gone:
+            del self.store.links[link]
+        kept = now - gone
+        if kept:
+            return (
+                f"deleted the {len(gone)} links shown; kept the collection {collection}: "
+                f"{len(kept)} links moved in after the question were not shown ({', '.join(sorted(kept))})"
+            )
+        del self.store.titles[collection]
+        return f"deleted the collection {collection} and its {len(gone)} links"
+
+
+def _says_yes(action: Any, content: Any) -> bool:
+    return str(action) == "accept" and isinstance(content, dict) and content.get("confirm") is True
+
+
+def _modern(ctx: Context) -> bool:
+    return str(getattr(ctx, "protocol_version", None)) == "2026-07-28"
+
+
+async def _legacy(gate: Gate, ctx: Context, collection: str) -> str:
+    """Over a legacy connection: ask with elicitation/create while the call waits, as often as it must."""
+    session = ctx.request_context.session
+    shown = gate.subject(collection)
+    while True:
+        message = gate.question(collection, shown)
+        result = await session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
+        if not _says_yes(result.action, result.content):
+            return f"not deleted: the person answered {result.action}"
+        if not gate.drifted(collection, shown):
+            return gate.act(collection, shown)
+        shown = gate.subject(collection)  # the collection changed after the question: ask again
+
+
+def _mrtr(gate: Gate, ctx: Context, collection: str) -> str | types.InputRequiredResult:
+    """Over 2026-07-28: round one asks with a form and a state; round two reads the answer."""
+
+    def ask(shown: frozenset[str]) -> types.InputRequiredResult:
+        nonce = secrets.token_hex(16)
+        gate.pending[nonce] = (collection, shown)
+        question = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=gate.question(collection, shown), requested_schema=_SCHEMA
+            )
+        )
+        return types.InputRequiredResult(input_requests={"confirm": question}, request_state=nonce)
+
+    if ctx.request_state is None:
+        return ask(gate.subject(collection))
+    held = gate.pending.pop(str(ctx.request_state), None)
+    if held is None or held[0] != collection:
+        raise ToolError("that confirmation is unknown, used, or for another collection; ask again")
+    answer = (ctx.input_responses or {}).get("confirm")
+    if not _says_yes(getattr(answer, "action", None), getattr(answer, "content", None)):
+        return f"not deleted: the person answered {getattr(answer, 'action', None)}"
+    shown = held[1]
+    if gate.drifted(collection, shown):
+        return ask(gate.subject(collection))
+    return gate.act(collection, shown)
+
+
+def build_server(
+    root: str | Path, *, flaws: Collection[str] = (), on_drift: OnDrift = "act-on-shown"
+) -> MCPServer:
+    """The server, for `mcp.Client(server)` in-process or `.run()`; `root` is unused (all in memory)."""
+    active = frozenset(flaws)
+    if unknown := sorted(active - FLAWS.keys()):
+        raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
+    if on_drift not in get_args(OnDrift):
+        raise ValueError(f"bad --on-drift {on_drift!r}: use {' or '.join(get_args(OnDrift))}")
+    store = Store()
+    gate = Gate(store, active, on_drift)
+    server = MCPServer(SERVER_NAME)
+
+    def create_collection(
+        title: Annotated[str, Field(description="The collection's title.")],
+    ) -> dict[str, Any]:
+        collection = f"c{next(store.ids)}"
+        store.titles[collection] = title
+        links = [store.add(f"https://example.org/{collection}/{n}", collection) for n in (1, 2)]
+        return {"collection_id": collection, "links": links}
+
+    def add_link(url: Annotated[str, Field(description="The link's URL.")]) -> dict[str, Any]:
+        return {"link_id": store.add(url, None)}
+
+    def move_link(link_id: LinkId, collection_id: CollectionId) -> dict[str, Any]:
+        if link_id not in store.links or collection_id not in store.titles:
+            raise ToolError("no such link or collection")
+        store.links[link_id]["collection"] = collection_id
+        return store.links[link_id]
+
+    def list_links() -> dict[str, Any]:
+        return {"links": [dict(v) for _, v in sorted(store.links.items())]}
+
+    async def delete_collection(collection_id: CollectionId, ctx: Context) -> str | types.InputRequiredResult:
+        if _modern(ctx):
+            return _mrtr(gate, ctx, collection_id)
+        return await _legacy(gate, ctx, collection_id)
+
+    add = server.add_tool
+    add(
+        create_collection, description="Make a collection with two links; returns its id.", annotations=_EDITS
+    )
+    add(add_link, description="Add a link to no collection; returns its id.", annotations=_EDITS)
+    add(move_link, description="Move a link into a collection.", annotations=_EDITS)
+    add(list_links, description="Every link and the collection it is in.", annotations=_READ_ONLY)
+    add(
+        delete_collection,
+        description="Delete a collection and its links. Asks the person first, naming every link.",
+        annotations=_DELETES,
+    )
+    return server
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", required=True, metavar="DIR", help="unused: everything is in memory")
+    parser.add_argument("--on-drift", default="act-on-shown", choices=get_args(OnDrift))
+    parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
+    args = parser.parse_args(argv)
+    try:
+        server = build_server(args.root, flaws=args.flaw, on_drift=args.on_drift)
+    except ValueError as exc:
+        parser.error(str(exc))
+    server.run(transport="stdio")
+
+
+if __name__ == "__main__":
+    main()
