@@ -260,6 +260,12 @@ class Transcript:
     # The values a change made through the target's own tools brought into the subject after the
     # question (subject-drift): an effect on an entry holding one acted on more than was shown.
     drift: tuple[Any, ...] = ()
+    # The attack's own case directory ("root/012-MCA-…"), which places name `case/`.
+    case_dir: str | None = None
+    # Set when another tool is judged against the gated action (ungated): where and how the
+    # honest approval's effect showed. Only a change there counts; the same change is the
+    # gated harm itself (vulnerable), another change there is `effect_verdict`'s.
+    gated_places: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ TOKEN_ARG = re.compile(r"(^|_)token$|^confirm(ation)?_?(code|id|key|token)$|^non
 PREVIEW_ARG = re.compile(r"^(dry_?run|preview|simulate|plan_?only|what_?if)$", re.I)
 APPROVE_TOOL = re.compile(r"approve|authori[sz]e|confirm|accept|grant|allow", re.I)
 EXECUTE_TOOL = re.compile(r"execute|run_pending|apply|commit|perform|finali[sz]e|complete|carry_out", re.I)
-POLICY_TOOL = re.compile(r"polic|limit|allow_?list|white_?list|threshold|budget|frame|quota|rules?\b", re.I)
 _ID_ARG = re.compile(r"(^|_)(id|ref|ticket)$|Id$", re.I)
 
 
@@ -179,15 +178,48 @@ def _id_tool(tools: Sequence[ToolInfo], name: re.Pattern[str], gated: str) -> Ca
     return None
 
 
-def policy_tools(tools: Sequence[ToolInfo], stated: Sequence[str] = ()) -> list[ToolInfo]:
-    """Agent-callable tools that change the gate's rules: the profile's, or named for it."""
-    if stated:
+def policy_tools(tools: Sequence[ToolInfo], stated: Sequence[str] | None = None) -> list[ToolInfo]:
+    """Agent-callable tools that change the gate's rules: the profile's (an empty list: none), or by schema.
+
+    By schema only: a tool not declared read-only whose input takes a rule the
+    gate checks (`policy_arguments`). Words in a description never make one (an
+    emergency stop "overrides every rule of motion" and sets none of them).
+    """
+    if stated is not None:
         return [t for t in tools if t.name in stated]
-    return [
-        t
-        for t in tools
-        if t.read_only is not True and (POLICY_TOOL.search(t.name) or POLICY_TOOL.search(t.description))
-    ]
+    return [t for t in tools if t.read_only is not True and policy_arguments(t)]
+
+
+# An argument that sets a rule the gate checks: a limit, a threshold, an allow-list, a category, a frame.
+POLICY_ARG = re.compile(
+    r"(^|_)(limits?|max|maximum|threshold|cap|ceiling|budget|quota|frame|allow\w*|white_?list|"
+    r"block_?list|deny_?list|black_?list|categor(y|ies)|auto_?approve\w*)(_|$)|"
+    r"^max[A-Z]|[a-z](Limit|Threshold|Allowlist|Categories)$",
+    re.I,
+)
+# A switch of the gate itself: `require_confirmation`, `auto_approve`, `skip_approval`.
+GATE_SWITCH = re.compile(
+    r"^(requires?|needs?|skip|bypass)_?(confirm\w*|approval\w*)$|^(confirm\w*|approval)_?(required|needed)$",
+    re.I,
+)
+# An argument that names who the rules are for: kept as the action's own, never a wildcard.
+IDENTITY_ARG = re.compile(
+    r"^(agent|principal|user|owner|account|tenant|caller|client|operator|actor|member|customer|who)"
+    r"(_?(id|name|key))?$|[a-z](Agent|Principal|User|Owner|Account|Operator)(Id)?$",
+    re.I,
+)
+
+
+def policy_arguments(tool: ToolInfo) -> list[str]:
+    """The arguments of `tool` that set the gate's limits, thresholds, allow-lists or categories."""
+    found = []
+    for name, prop in _props(tool).items():
+        types = prop.get("type") if isinstance(prop, Mapping) else None
+        if IDENTITY_ARG.search(name):
+            continue
+        if POLICY_ARG.search(name) or (types == "boolean" and GATE_SWITCH.match(name)):
+            found.append(str(name))
+    return found
 
 
 def offered(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo], current: str) -> Mechanism | None:

@@ -119,6 +119,8 @@ class Moved:
     seen: tuple[str, ...]
     # The use names a file, and it is gone or changed.
     victim: bool = False
+    # `effect` as places, with how each changed (`removed case/victim.txt`): see oracle.effects.
+    places: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.victim or bool(self.effect)

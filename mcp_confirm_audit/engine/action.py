@@ -215,7 +215,9 @@ class Instance:
         return bool(self.arguments) and all(name in properties for name in self.arguments)
 
     def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
-        return {**arguments_for(tool, None), **self.arguments}
+        # The action's own values where the tool takes them; what it does not take is not sent.
+        properties = (tool.input_schema or {}).get("properties") or {}
+        return {**arguments_for(tool, None), **{k: v for k, v in self.arguments.items() if k in properties}}
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
         # No path: the first string argument the action takes carries the length instead.

@@ -35,7 +35,15 @@ from ..models import (
     Signatures,
     TreeSnapshot,
 )
-from ..oracle.effects import ProbeSpec, generalised, is_ignored, probe_changes, probe_of
+from ..oracle.effects import (
+    ProbeSpec,
+    disk_places,
+    generalised,
+    is_ignored,
+    probe_changes,
+    probe_of,
+    probe_places,
+)
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo
@@ -69,6 +77,9 @@ class ControlOutcome:
     back_channel: bool = False
     # How this target refuses on its gate and how it fails otherwise, from its own controls.
     signatures: Signatures = field(default_factory=Signatures)
+    # Where and how the honest approval's effect showed (`removed case/victim.txt`,
+    # `added tool:list_payments.payments[*]`): what another tool is compared with (ungated).
+    places: tuple[str, ...] = ()
 
     @property
     def approve_ok(self) -> bool:
@@ -109,6 +120,8 @@ class _Runner:
         self.notes: dict[str, str] = {}
         # The generalised names of the action's own effect: never bookkeeping.
         self.effect: set[str] = set()
+        # The same effect as places, with how it changed (oracle.effects.disk_places, probe_places).
+        self.places: set[str] = set()
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
         # The tool acted on the first call, asking nobody: a finding, not only a failed control.
         self.unasked: str | None = None
@@ -140,6 +153,17 @@ class _Runner:
         paths = [*disk.removed, *disk.changed, *(disk.added if added else ())]
         counted, _ = probe_changes(before.probes, after.probes, self.bookkeeping)
         return [p for p in paths if not is_ignored(p, self.bookkeeping)] + counted
+
+    def placed(self, before: _Look, after: _Look, case: Case) -> list[str]:
+        """What changed between two looks as places (`how where`), bookkeeping left out."""
+        disk = diff(before.tree, after.tree)
+        removed = [p for p in disk.removed if not is_ignored(p, self.bookkeeping)]
+        changed = [p for p in disk.changed if not is_ignored(p, self.bookkeeping)]
+        own = case.rel(case.directory)
+        return [
+            *disk_places(removed, changed, own),
+            *probe_places(before.probes, after.probes, self.bookkeeping),
+        ]
 
     def learn(self, paths: list[str], why: str, case: Case | None) -> None:
         """Changes seen where the action did not happen: the target's bookkeeping."""
@@ -306,6 +330,7 @@ async def run_controls(
         isolation=run.isolation,
         back_channel=back_channel,
         signatures=signatures,
+        places=tuple(sorted(run.places)),
     )
 
 
@@ -370,6 +395,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         mechanism=flow,
         isolation=run.isolation,
         signatures=signatures,
+        places=tuple(sorted(run.places)),
     )
 
 
@@ -386,9 +412,10 @@ class _Use:
         now = await self._run.look()
         effect = self._run.changed(self._last, now)
         seen = self._run.changed(self._last, now, added=True)
+        places = self._run.placed(self._last, now, self._case)
         self._last = now
         victim = self._style != "value" and identity_of(self._case.victim) != self._victim
-        return honest.Moved(tuple(effect), tuple(seen), victim)
+        return honest.Moved(tuple(effect), tuple(seen), victim, tuple(places))
 
     def learn(self, moved: honest.Moved, why: str) -> None:
         self._run.learn(list(moved.seen), why, self._case)
@@ -429,6 +456,7 @@ class _Uses:
 
     def effect(self, moved: honest.Moved) -> None:
         self._run.effect.update(generalised(p) for p in moved.effect)
+        self._run.places.update(moved.places)
 
 
 async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
@@ -481,6 +509,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         if style != "value":
             if identity_of(case.victim) != before_victim:
                 run.effect.update(generalised(p) for p in effect)
+                run.places.update(run.placed(after_ask, after, case))
                 said = f"asked, accepted, acted ({style} paths)"
                 return style, ControlResult(name, "approve", True, True, said), False
             elsewhere = [p for p in effect if not p.startswith(case.rel(case.directory))]
@@ -491,6 +520,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
             continue
         if effect:
             run.effect.update(generalised(p) for p in effect)
+            run.places.update(run.placed(after_ask, after, case))
             shown = ", ".join(effect[:4])
             return (
                 style,

@@ -662,6 +662,7 @@ class AuditSession:
             bookkeeping=outcome.bookkeeping,
             values=self.values,
             pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
+            gated_places=outcome.places,
         )
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)

@@ -138,7 +138,12 @@ def changes(name: str, before: Any, after: Any) -> list[str]:
     its own stack, so a result nested deeper than Python's recursion limit is
     compared like any other.
     """
-    out: list[str] = []
+    return [where for where, _ in changes_by_kind(name, before, after)]
+
+
+def changes_by_kind(name: str, before: Any, after: Any) -> list[tuple[str, str]]:
+    """`changes`, each with how it changed: `added` (new there), `removed` (gone), `changed`."""
+    out: list[tuple[str, str]] = []
     pending: list[tuple[str, Any, Any]] = [(name, before, after)]
     while pending:
         where, a, b = pending.pop()
@@ -148,8 +153,57 @@ def changes(name: str, before: Any, after: Any) -> list[str]:
         elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
             pending.extend(reversed([(f"{where}[{i}]", x, y) for i, x, y in _aligned(a, b)]))
         elif not _same(a, b):
-            out.append(where)
+            out.append((where, "added" if a is _ABSENT else "removed" if b is _ABSENT else "changed"))
     return out
+
+
+def probe_places(
+    before: Mapping[str, Any], after: Mapping[str, Any], bookkeeping: Iterable[str]
+) -> list[str]:
+    """The changes that count between two observations, as places: `how where` (see `places`).
+
+    `where` has its list positions wildcarded and the connection it was seen on
+    left out: a row added to the ledger is one place, whichever row and replica.
+    """
+    patterns = tuple(bookkeeping)
+    out: set[str] = set()
+    for name in sorted(set(before) & set(after)):
+        was, now = before[name], after[name]
+        if _unobserved(was) or _unobserved(now):
+            continue
+        for path, how in changes_by_kind(name, was, now):
+            bare = _PLACE.sub("", path)
+            if not is_ignored(bare, patterns):
+                out.add(f"{how} {generalised(bare)}")
+    return sorted(out)
+
+
+def disk_places(removed: Iterable[str], changed: Iterable[str], case_dir: str | None) -> list[str]:
+    """Sandbox changes as places: the case's own directory is `case/`, whichever case it was.
+
+    So the control's victim and an attack's victim are the same place
+    (`removed case/victim.txt`), and a file the target keeps in its root is itself.
+    """
+
+    def where(path: str) -> str:
+        if case_dir and (path == case_dir or path.startswith(f"{case_dir}/")):
+            return "case" + path[len(case_dir) :]
+        return generalised(path)
+
+    return sorted({*(f"removed {where(p)}" for p in removed), *(f"changed {where(p)}" for p in changed)})
+
+
+def where_of(place: str) -> str:
+    """A place without how it changed: what two tools touching the same thing share."""
+    return place.split(" ", 1)[-1]
+
+
+def at_the_gate(places: Iterable[str], gated: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(places of the gated kind: the same change at the same place, other changes at a gated place)."""
+    own = set(gated)
+    wheres = {where_of(p) for p in own}
+    found = sorted(set(places))
+    return [p for p in found if p in own], [p for p in found if p not in own and where_of(p) in wheres]
 
 
 # Fields that name a row or an entry: lists of mappings that all carry one are aligned by it.

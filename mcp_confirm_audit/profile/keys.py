@@ -529,7 +529,8 @@ class ProfileKeys(Keys):
     )
     policy_tools: list[Annotated[str, Field(min_length=1)]] | None = key(
         None,
-        "The agent-callable tools that change the gate's own rules.",
+        "The agent-callable tools that change the gate's own rules (unset: those whose input schema takes "
+        "a limit, threshold, allow-list or category; an empty list turns policy-self-loosening off).",
         accepts="a list of tool names",
         example=["set_frame"],
     )
@@ -595,6 +596,6 @@ class ProfileKeys(Keys):
             elif name == "confirmation":
                 value = value.mechanism(source) if value is not None else None
             elif name == "policy_tools":
-                value = tuple(value or ())
+                value = tuple(value) if value is not None else None
             out[name] = value
         return out

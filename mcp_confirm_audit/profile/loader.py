@@ -106,7 +106,8 @@ class Profile:
     # How the audited tool confirms, when not MRTR or not to be detected; and the
     # agent-callable tools that change the gate's own rules (profile/confirmation_keys.py).
     confirmation: Mechanism | None = None
-    policy_tools: tuple[str, ...] = ()
+    # None: found from the tools' schemas; () turns policy-self-loosening off.
+    policy_tools: tuple[str, ...] | None = None
     # The target runs under a pseudo-terminal the harness answers on as the person
     # (channels/terminal.py); without it a target has no controlling terminal.
     tty: bool = False

@@ -64,8 +64,9 @@ class ToolPlan:
 
     # How it confirms, when the profile or the schema says; else the controls find out.
     mechanism: Mechanism | None = None
-    # Agent-callable tools that change the gate's rules, as the profile names them.
-    policy_tools: tuple[str, ...] = ()
+    # Agent-callable tools that change the gate's rules, as the profile names them
+    # (None: found from the tools' schemas; (): none, the family is off).
+    policy_tools: tuple[str, ...] | None = None
     # The call that changes the subject after the question, as the profile declares it (subject-drift).
     drift: DriftCall | None = None
 

@@ -38,7 +38,7 @@ from ..models import (
     TreeSnapshot,
     Verdict,
 )
-from ..oracle.effects import is_ignored, probe_changes
+from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, identity_of
 from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
@@ -166,6 +166,7 @@ class Attack:
         bookkeeping: Sequence[str] = (),
         values: Mapping[str, Any] | None = None,
         pages: Pages | None = None,
+        gated_places: Sequence[str] = (),
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -207,6 +208,9 @@ class Attack:
         self.person_completes = True
         # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
         self.waited = 0.0
+        # Where and how the honest approval's effect showed, as the controls saw it.
+        self.gated_places = tuple(gated_places)
+        self._at_the_gate = False
 
     # -- what the user is asked about -------------------------------------
 
@@ -533,6 +537,30 @@ class Attack:
             return now is None or now != since.tree.entries.get(self.case.rel(path), now)
         return bool(self.changes(since, await self.mark()))
 
+    def judged_at_the_gate(self, verdict: Verdict, why: str) -> bool:
+        """Count only changes where the gated action's effect shows; its own kind of change is vulnerable.
+
+        Another change there means `verdict` (and `why`); a change anywhere else
+        is no effect of this attack. False (and judged as any attack) when the
+        controls saw no place, so nothing is ever left out unseen.
+        """
+        self.effect_means(verdict, why)
+        self._at_the_gate = bool(self.gated_places)
+        return self._at_the_gate
+
+    def at_the_gate(self, before: Mark, after: Mark) -> tuple[list[str], list[str]]:
+        """(changes of the gated action's own kind and place, other changes at its places) between two marks."""
+        places = [
+            *disk_places(*self._disk(before, after), self.case.rel(self.case.directory)),
+            *probe_places(before.probes, after.probes, self.bookkeeping),
+        ]
+        return at_the_gate(places, self.gated_places)
+
+    def _disk(self, before: Mark, after: Mark) -> tuple[list[str], list[str]]:
+        disk = diff(before.tree, after.tree)
+        keep = [p for p in (*disk.removed, *disk.changed) if not is_ignored(p, self.bookkeeping)]
+        return [p for p in disk.removed if p in keep], [p for p in disk.changed if p in keep]
+
     def changes(self, before: Mark, after: Mark) -> list[str]:
         """What counts as an effect between two marks, by the verdict's own rules (bookkeeping left out)."""
         counted, _ = probe_changes(before.probes, after.probes, self.bookkeeping)
@@ -655,6 +683,8 @@ class Attack:
             era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
             approvals=self._approvals,
             effect_verdict=self._effect_verdict,
+            case_dir=self.case.rel(self.case.directory),
+            gated_places=self.gated_places if self._at_the_gate else None,
             drift=self._drift,
         )
 

@@ -1,31 +1,46 @@
 """`policy-self-loosening`: an agent-callable tool changes the gate's rules, then the action acts unasked.
 
-On a process of its own (a loosened policy must not leak into other attacks):
-each policy tool is called with a loosening value for every argument (a huge
-limit, an allowlist of everything, a switch turned towards "allow"), then the
-gated action is called plainly, with no preview, token, flag or answer.
+The policy tools are those whose input schema takes a rule the gate checks (a
+limit, threshold, allow-list, category, frame, or a switch of the gate), or the
+profile's `policy_tools:` (an empty list turns the family off). On a process of
+its own (a loosened policy must not leak into other attacks), each is called,
+as setup, with a loosening value for those arguments: a huge limit, an
+allow-list of everything the action names, a switch turned towards "allow".
+Arguments that name who the rules are for (agent, principal, user, account)
+keep the action's own value, never a wildcard or another identity. Then the
+attack proper is the gated action alone, called plainly, with no preview, token,
+flag or answer: only its effect counts, never the policy tool's own change.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..confirmations.detect import policy_tools
+from ..confirmations.detect import IDENTITY_ARG, policy_arguments, policy_tools
+from ..target.arguments import value_for
 from ..target.driver import ToolInfo
 from . import technique
 from .base import Attack
 
-_LOOSE_WHEN_TRUE = re.compile(r"allow|auto|skip|disable|bypass|off|trust|permit|open", re.I)
+_NONE = (
+    "no agent-callable tool changes the gate's rules: none takes a limit, threshold, allow-list or "
+    "category in its input schema (name them with policy_tools:)"
+)
 
 
 @technique("policy-self-loosening")
 async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> None:
-    tools = [t for t in policy_tools(attack.tools, attack.plan.policy_tools) if t.name != attack.plan.name]
+    stated = attack.plan.policy_tools
+    if stated is not None and not stated:
+        attack.not_applicable(
+            "turned off by the profile: policy_tools: [] names no tool that changes the gate's rules"
+        )
+        return
+    tools = [t for t in policy_tools(attack.tools, stated) if t.name != attack.plan.name]
     if not tools:
         attack.not_applicable(
-            "no agent-callable tool changes the gate's rules (name them with policy_tools:)"
+            _NONE if stated is None else f"the target offers none of policy_tools: {list(stated)}"
         )
         return
     conn = await attack.peer(attack.peers.other)
@@ -34,29 +49,77 @@ async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> No
     victim = await attack.subject_on(conn)  # a handle is minted again on that process
     if victim is None:
         return
-    await attack.start_attack()
+    own = attack.arguments(victim)
     for tool in tools:
         await attack.call(
-            f"loosen {tool.name}",
+            f"setup: loosen {tool.name}",
             victim,
-            arguments=_loosening(tool, attack.path_value(victim)),
+            arguments=loosening(tool, own, attack.path_value(victim)),
             tool=tool.name,
             connection=conn,
         )
+    await attack.start_attack()
     await attack.call("the gated action, plainly", victim, connection=conn)
 
 
-def _loosening(tool: ToolInfo, path: str) -> dict[str, Any]:
-    props = (tool.input_schema or {}).get("properties") or {}
+def loosening(tool: ToolInfo, own: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """Arguments for a policy tool that loosen its rules for this action, and only name its own identity."""
+    schema = tool.input_schema or {}
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    rules = set(policy_arguments(tool))
     values: dict[str, Any] = {}
     for name, prop in props.items():
-        kind = prop.get("type") if isinstance(prop, Mapping) else None
-        if kind in ("integer", "number"):
-            values[name] = 10**9
-        elif kind == "boolean":
-            values[name] = bool(_LOOSE_WHEN_TRUE.search(name))
-        elif kind == "array":
-            values[name] = ["*", path]
-        elif kind == "string":
-            values[name] = "*"
+        prop = prop if isinstance(prop, Mapping) else {}
+        if IDENTITY_ARG.search(name):
+            identity = _own_identity(name, own)
+            if identity is not None:
+                values[name] = identity
+            elif name in required:
+                values[name] = value_for(name, prop)  # the harness's own value, never a wildcard
+        elif name in rules:
+            values[name] = _loosened(name, prop, own, path)
+        elif name in own:
+            values[name] = own[name]
+        elif name in required:
+            values[name] = value_for(name, prop)
     return values
+
+
+def _own_identity(name: str, own: Mapping[str, Any]) -> Any:
+    """The action's own value for `name`, or for the one identity argument it takes."""
+    if name in own:
+        return own[name]
+    return next((v for k, v in own.items() if IDENTITY_ARG.search(k)), None)
+
+
+# The loosest of an enum's values, best first; else its last.
+_PERMISSIVE = ("*", "all", "any", "unlimited", "allow", "auto", "off", "never", "none")
+
+
+def _loosened(name: str, prop: Mapping[str, Any], own: Mapping[str, Any], path: str) -> Any:
+    options = [o for o in prop.get("anyOf") or () if isinstance(o, Mapping) and o.get("type") != "null"]
+    if options:
+        prop = options[0]
+    kind = prop.get("type")
+    if isinstance(prop.get("enum"), list) and prop["enum"]:
+        choices = {str(c).lower(): c for c in prop["enum"]}
+        return next((choices[w] for w in _PERMISSIVE if w in choices), prop["enum"][-1])
+    if kind == "boolean":
+        # A switch that requires confirmation goes off; one that allows or skips goes on.
+        return not name.lower().startswith(("require", "need", "confirm", "approval"))
+    if kind in ("integer", "number"):
+        most = prop.get("maximum")
+        return most if isinstance(most, int | float) else 10**9
+    if kind == "array":
+        given = prop.get("items")
+        items: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        if isinstance(items.get("enum"), list) and items["enum"]:
+            return list(items["enum"])
+        if items.get("type") in ("integer", "number"):
+            return [10**9]
+        named = [v for v in own.values() if isinstance(v, str)]
+        return list(dict.fromkeys(["*", path, *named]))
+    if kind == "object":
+        return value_for(name, prop)
+    return "*"

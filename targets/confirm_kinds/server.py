@@ -17,7 +17,8 @@ the root once confirmed:
   answers JSON with every character outside printable ASCII escaped; acting checks it
   again and acts only on the file the preview saw (its identity), beneath the root.
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
-  when a caller sets it.
+  when a caller sets it, `reversible: true` asks all the same, and `scope: directory`
+  (the file's whole directory) is refused: each file is confirmed on its own.
 `set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
 Each `--flaw` removes exactly one defence (see kind_flaws.py).
 
@@ -39,11 +40,12 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 _HERE = Path(__file__).resolve().parent
 for _path in (str(_HERE), str(_HERE.parent / "reference")):
@@ -62,6 +64,7 @@ from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.server.request_state import RequestStateSecurity  # noqa: E402
 from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
+from pydantic import Field  # noqa: E402
 
 __all__ = ["MECHANISMS", "build_server", "main"]
 
@@ -339,9 +342,23 @@ def _flag_tools(
     scheme = states.SealedState(nonces)
 
     def make(_tool: str, _asks: confirm.ConfirmTool) -> Any:
-        async def handler(path: str, ctx: Context, human_approved: bool = False) -> str | InputRequiredResult:
+        async def handler(
+            path: str,
+            ctx: Context,
+            human_approved: bool = False,
+            reversible: Reversible = False,
+            scope: Scope = "file",
+        ) -> str | InputRequiredResult:
             if ungated(_tool) or rules.waives(size(path)):
                 return str(act(_tool, path))
+            if scope == "directory":
+                if "scope-acts-unasked" in active:
+                    return _whole_directory(policy, _tool, path)  # FLAW scope-acts-unasked
+                raise ToolError(
+                    "scope 'directory' is not allowed over MCP: each file is confirmed on its own"
+                )
+            if reversible and "reversible-flag" in active:
+                return str(act(_tool, path))  # FLAW reversible-flag: "it can be undone", so nobody is asked
             if "agent-fallback-without-elicitation" in active and not _asks_forms(ctx):
                 # FLAW agent-fallback-without-elicitation: no question for this client, so a pending
                 # id it can confirm itself.
@@ -375,6 +392,25 @@ def _flag_tools(
     for tool, effect in _TOOLS.items():
         asks = confirm.ConfirmTool(tool, effect, "path", policy, scheme, "boolean", frozenset())  # type: ignore[arg-type]
         _add(server, make(tool, asks), tool, "Asks the user to confirm first.")
+
+
+Reversible = Annotated[bool, Field(description="The caller says the action can be undone.")]
+Scope = Annotated[Literal["file", "directory"], Field(description="The file alone, or its whole directory.")]
+
+
+def _whole_directory(policy: paths.PathPolicy, tool: str, raw: str) -> str:
+    """Every file beside `raw` (its directory inside the root), deleted or emptied at once."""
+    target = _refusing(lambda: policy.resolve(raw))
+    directory = target.real.parent
+    if directory == policy.root:
+        raise ToolError("the root itself is never acted on as a directory")
+    if tool == "delete_file":
+        shutil.rmtree(directory)
+        return f"Deleted the directory of {raw}."
+    for entry in directory.iterdir():
+        if entry.is_file() and not entry.is_symlink():
+            entry.write_bytes(b"")
+    return f"Emptied every file beside {raw}."
 
 
 def _asks_forms(ctx: Context) -> bool:

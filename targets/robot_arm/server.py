@@ -16,7 +16,10 @@ every move made, and the moves waiting for approval:
 The gates and the flaw switches are the confirm-kinds server's (each `--flaw`
 removes exactly one defence; see targets/confirm_kinds/kind_flaws.py), on an
 action that is not a file: the same flaws must be found through a read-only
-tool as through the disk.
+tool as through the disk. Two switches are the arm's own (ARM_ONLY_FLAWS):
+`emergency-stop-tool` adds a tool beside the careful gate (not a flaw of the gate:
+nothing may be found because of it), `loosening-own-operator` lets each operator
+loosen its own rules.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ ARM_FLAWS = frozenset(
         "ungated-second-tool",
     }
 )
+# The arm's own switches (not the confirm-kinds server's): what each adds or removes.
+ARM_ONLY_FLAWS: dict[str, str] = {
+    "emergency-stop-tool": "an emergency_stop tool beside the careful gate: it stops the arm, recorded in "
+    "arm_status, and changes no rule of the gate (nothing may be found because of it)",
+    "loosening-own-operator": "moves name their operator, and set_policy loosens the rules of the operator it "
+    "names (its own): '*' is a name like any other, not every operator",
+}
 _TOOLS = ("move_joint", "jog_joint")
 Joint = Annotated[Literal["base", "shoulder", "elbow", "wrist"], Field(description="Which joint turns.")]
 Degrees = Annotated[int, Field(ge=1, le=45, description="How far it turns, in degrees.")]
@@ -75,6 +85,8 @@ class Arm:
         default_factory=lambda: dict.fromkeys(("base", "shoulder", "elbow", "wrist"), 0)
     )
     moves: list[dict[str, Any]] = field(default_factory=list)
+    # Emergency stops, when the arm has the tool (emergency-stop-tool).
+    stops: list[dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def move(self, tool: str, joint: str, degrees: int) -> dict[str, Any]:
@@ -90,11 +102,16 @@ def build_server(
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
-    active = flaw_switches.check(flaws, mechanism)
+    own = frozenset(flaws) & ARM_ONLY_FLAWS.keys()
+    active = flaw_switches.check(set(flaws) - own, mechanism)
     if about_files := sorted(active - ARM_FLAWS):
         raise ValueError(f"flaw(s) {about_files} are about files; the arm has {', '.join(sorted(ARM_FLAWS))}")
-    arm = Arm()
-    rules = gates.Policy(active)
+    if "loosening-own-operator" in own and mechanism != "token":
+        raise ValueError("loosening-own-operator is a flaw of the token mechanism")
+    arm = Arm(stops=[] if "emergency-stop-tool" in own else None)
+    rules: gates.Policy | _PerOperator = gates.Policy(active)
+    if "loosening-own-operator" in own:
+        rules = _PerOperator()
     server = MCPServer(f"robot-arm-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
 
     def ungated(tool: str) -> bool:
@@ -102,9 +119,10 @@ def build_server(
 
     waiting: dict[str, dict[str, Any]] = {}
     if mechanism == "token":
-        _token_tools(server, gates.TokenStore(active), rules, arm, ungated)
+        _token_tools(server, gates.TokenStore(active), rules, arm, ungated, "loosening-own-operator" in own)
     else:
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
+        assert isinstance(rules, gates.Policy)  # loosening-own-operator is the token mechanism's alone
         _pending_tools(server, gates.PendingStore(where), rules, arm, ungated, active, waiting)
 
     def set_policy(auto_approve_under_degrees: int) -> str:
@@ -114,24 +132,73 @@ def build_server(
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
 
-    server.add_tool(set_policy, name="set_policy", annotations=ToolAnnotations(read_only_hint=False))
+    def set_operator_policy(operator: Operator, auto_approve_under_degrees: int) -> str:
+        """Set, for one operator, the move size under which the arm moves without confirmation."""
+        assert isinstance(rules, _PerOperator)
+        return rules.set_for(operator, auto_approve_under_degrees)  # FLAW loosening-own-operator
+
+    loosen_own = "loosening-own-operator" in own
+    server.add_tool(
+        set_operator_policy if loosen_own else set_policy,
+        name="set_policy",
+        annotations=ToolAnnotations(read_only_hint=False),
+    )
+
+    def emergency_stop(reason: Annotated[str, Field(description="Why the arm is stopped.")]) -> str:
+        """Safety policy: stop the arm at once, whatever the limits and rules of motion would allow."""
+        assert arm.stops is not None
+        arm.stops.append({"stop": len(arm.stops) + 1, "reason": reason})
+        return "Emergency stop: the arm is halted (new moves are still confirmed as usual)."
+
+    if arm.stops is not None:
+        server.add_tool(
+            emergency_stop, name="emergency_stop", annotations=ToolAnnotations(read_only_hint=False)
+        )
 
     def arm_status() -> dict[str, Any]:
         """The joints, every move made, and the moves waiting for approval."""
-        return {"joints": dict(arm.joints), "moves": list(arm.moves), "waiting": list(waiting.values())}
+        status = {"joints": dict(arm.joints), "moves": list(arm.moves), "waiting": list(waiting.values())}
+        return status if arm.stops is None else {**status, "stops": list(arm.stops)}
 
     server.add_tool(arm_status, name="arm_status", annotations=ToolAnnotations(read_only_hint=True))
     return server
 
 
+@dataclass
+class _PerOperator:
+    """FLAW loosening-own-operator: each operator's own threshold, which that operator may raise."""
+
+    under: dict[str, int] = field(default_factory=dict)
+
+    def set(self, auto_approve_under_degrees: int) -> str:
+        raise gates.Refused("name the operator whose policy this is")
+
+    def set_for(self, operator: str, auto_approve_under_degrees: int) -> str:
+        self.under[operator] = auto_approve_under_degrees
+        return f"auto_approve_under_degrees is now {auto_approve_under_degrees} for {operator}"
+
+    def waives(self, degrees: int, operator: str = "") -> bool:
+        return degrees < self.under.get(operator, 0)
+
+
+Operator = Annotated[str, Field(description="Who moves the arm (the operator's name).")]
+
+
 def _token_tools(
-    server: MCPServer, store: gates.TokenStore, rules: gates.Policy, arm: Arm, ungated: Any
+    server: MCPServer,
+    store: gates.TokenStore,
+    rules: gates.Policy | _PerOperator,
+    arm: Arm,
+    ungated: Any,
+    per_operator: bool = False,
 ) -> None:
     def make(_tool: str) -> Any:
-        def handler(
-            joint: Joint, degrees: Degrees, dry_run: bool = False, confirm_token: str | None = None
+        def core(
+            joint: str, degrees: int, dry_run: bool, confirm_token: str | None, operator: str | None
         ) -> dict[str, Any]:
-            arguments = {"joint": joint, "degrees": degrees}
+            arguments: dict[str, Any] = {"joint": joint, "degrees": degrees}
+            if operator is not None:
+                arguments["operator"] = operator
             if ungated(_tool):
                 return arm.move(_tool, joint, degrees)
             if dry_run:
@@ -143,7 +210,12 @@ def _token_tools(
                     "confirm_token": token,
                 }
             if confirm_token is None:
-                if rules.waives(degrees):
+                waived = (
+                    rules.waives(degrees, operator or "")
+                    if isinstance(rules, _PerOperator)
+                    else rules.waives(degrees)
+                )
+                if waived:
                     return arm.move(_tool, joint, degrees)
                 raise ToolError(
                     "confirmation required: call with dry_run: true, then again with its confirm_token"
@@ -154,7 +226,21 @@ def _token_tools(
                 raise ToolError(str(exc)) from None
             return arm.move(_tool, joint, degrees)
 
-        return handler
+        def handler(
+            joint: Joint, degrees: Degrees, dry_run: bool = False, confirm_token: str | None = None
+        ) -> dict[str, Any]:
+            return core(joint, degrees, dry_run, confirm_token, None)
+
+        def by_operator(
+            joint: Joint,
+            degrees: Degrees,
+            operator: Operator,
+            dry_run: bool = False,
+            confirm_token: str | None = None,
+        ) -> dict[str, Any]:
+            return core(joint, degrees, dry_run, confirm_token, operator)
+
+        return by_operator if per_operator else handler
 
     for tool in _TOOLS:
         _add(
@@ -219,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
-    names = sorted(ARM_FLAWS)
+    names = sorted(ARM_FLAWS | ARM_ONLY_FLAWS.keys())
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     args = parser.parse_args(argv)
     try:

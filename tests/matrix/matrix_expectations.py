@@ -42,7 +42,7 @@ NOT_MRTR = {
     **{f"MCA-TOKMINT-00{n}": "confirms with mrtr" for n in (1, 2)},
     **{f"MCA-TOKREUSE-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
     **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
-    "MCA-FLAGBYPASS-001": "no argument that claims an approval",
+    "MCA-FLAGBYPASS-001": "no boolean or enum argument",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
     **{

@@ -97,6 +97,7 @@ CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] 
         {**TOKEN_BASELINE, "MCA-TOKOTHER-001": V},
     ),
     "loosening-policy-tool": ("token", "loosening-policy-tool", {}, {**TOKEN_BASELINE, "MCA-POLICY-001": V}),
+    # truncate_file empties the file delete_file deletes: the same place, another change (weak).
     "ungated-second-tool": ("token", "ungated-second-tool", {}, {**TOKEN_BASELINE, "MCA-UNGATED-001": W}),
     "pending careful, a human's channel": ("pending", None, HUMAN_CHANNEL, {}),
     # The server waits for "your approval"; its own approve tool gives it.
@@ -140,6 +141,9 @@ def test_each_flaw_is_caught_by_its_family_and_each_careful_variant_refused(
 
 # The arm has no flag mechanism: its flag flaws are the file server's alone.
 ARM_CASES = sorted(name for name, (mechanism, *_) in CASES.items() if mechanism in ("token", "pending"))
+# On the arm, jog_joint turns the very joint move_joint turns and logs the same move: the gated
+# change itself, at the same place, done around the gate (vulnerable, not weak).
+ARM_VERDICTS = {"ungated-second-tool": {"MCA-UNGATED-001": V}}
 
 
 @pytest.mark.parametrize("case", ARM_CASES)
@@ -160,6 +164,8 @@ def test_the_same_flaws_are_caught_when_the_confirmed_action_names_no_file(
 
 def _caught_by_its_family_and_refused_elsewhere(catalogue: Catalogue, case: str, server: Path) -> AuditRun:
     mechanism, flaw, settings, expected = CASES[case]
+    if server == ARM_SERVER:
+        expected = {**expected, **ARM_VERDICTS.get(case, {})}
     run = audit(catalogue, mechanism, *([flaw] if flaw else []), server=server, **settings)
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     for result in run.results:
@@ -246,7 +252,10 @@ def test_a_profile_confirmation_overrides_detection(catalogue: Catalogue) -> Non
     self_approved = run.by_id()["MCA-SELFAPPROVE-001"]
     assert self_approved.verdict is V, self_approved.evidence
     assert "where without it the tool asks a human" in self_approved.reason
-    assert run.by_id()["MCA-FLAGBYPASS-001"].verdict is Verdict.NOT_APPLICABLE
+    # The stated flag is self-approval's; the tool's other switches (reversible, scope) still ask.
+    bypass = run.by_id()["MCA-FLAGBYPASS-001"]
+    assert (bypass.verdict, bypass.layer) == (R, Layer.TOOL), bypass.evidence
+    assert "human_approved" not in " ".join(bypass.evidence), bypass.evidence
     # MRTR families do not apply to a tool stated to confirm another way, and say so.
     # MRTR families do not apply to a tool stated to confirm another way, and say so.
     assert _stated_flag(catalogue, stated, "self-attested-flag").verdict is Verdict.NOT_APPLICABLE

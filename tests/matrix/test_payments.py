@@ -58,7 +58,8 @@ def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
     return audit
 
 
-def assert_careful(run: AuditRun) -> None:
+def assert_careful(run: AuditRun, *, switches: Sequence[str] = (), others: bool = False) -> None:
+    """`switches`: the gated tool's boolean and enum arguments; `others`: it has a tool not read-only beside it."""
     assert all(c.passed for c in run.controls), run.controls
     for result in run.results:
         if result.family in FILE_FAMILIES:
@@ -67,10 +68,18 @@ def assert_careful(run: AuditRun) -> None:
         elif result.family in NOT_CONFIGURED:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
+        elif result.family == "flag-bypass" and switches:
+            # The job tracker's status enum: every value tried, and each one asked.
+            assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.evidence
+            assert all(f'"{name}": ' in " ".join(result.evidence) for name in switches), result.evidence
         elif result.id in NOT_MRTR:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
-        elif result.family == "ungated":
+        elif result.family == "ungated" and not others:
             assert (result.verdict, "no other tool") == (Verdict.NOT_APPLICABLE, "no other tool"), result
+        elif result.family == "ungated":
+            # The handle shape's create_transfer stages a draft: nothing moves where a payment shows.
+            assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.evidence
+            assert result.reason.startswith("nothing moved where the gated action's effect shows"), result
         elif result.id == "MCA-XTARGET-004" and result.verdict is Verdict.NOT_APPLICABLE:
             assert "no other tool" in result.reason  # a server with one tool
         elif result.id == "MCA-FORGE-020":
@@ -132,7 +141,7 @@ def test_the_handle_shape_is_audited_through_its_setup_call_with_the_shipped_pro
     profile = load_profile(TARGETS / "payments-handle.yaml")
     run = run_audit(profile, catalogue=catalogue, generation=generation)
     assert {r.tool for r in run.results} == {"execute_transfer"}
-    assert_careful(run)
+    assert_careful(run, others=True)
     replay = run.by_id()["MCA-REPLAY-001"]
     assert any("setup 1: create_transfer" in line for line in replay.evidence), replay.evidence
 
@@ -183,7 +192,7 @@ def test_a_job_tracker_whose_only_effect_is_a_csv_cell_is_audited_with_no_profil
     assert "root/jobs.csv" in approve.detail
     bookkeeping = next(c for c in run.controls if c.name == "bookkeeping")
     assert "root/jobs.log" in bookkeeping.detail
-    assert_careful(run)
+    assert_careful(run, switches=("status",))
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from mcp_confirm_audit.confirmations.detect import (
     approval_argument,
     from_response,
     from_schemas,
+    policy_arguments,
     policy_tools,
 )
 from mcp_confirm_audit.confirmations.flag import Flag
@@ -73,15 +74,30 @@ def test_a_plain_answer_says_nothing() -> None:
     assert from_response(Response(Outcome.COMPLETE, text="Deleted a.txt"), DELETE, [DELETE]) is None
 
 
-def test_policy_tools_by_name_or_description_or_as_the_profile_names_them() -> None:
+def test_policy_tools_are_read_from_their_input_schema_never_from_words() -> None:
     tools = [
-        tool("set_spending_limit", amount="integer"),
-        tool("configure", description="Edit the allowlist of recipients"),
-        tool("get_limits", read_only=True),
-        tool("set_frame"),
+        tool("set_spending_limit", limit_cents="integer"),
+        tool("configure", allowed_recipients="array"),
+        tool("set_gate", require_confirmation="boolean"),
+        tool("set_frame", frame="object"),
+        tool("set_policy", auto_approve_under_bytes="integer", agent_id="string"),
+        # Named and described like a rule, but takes none: an emergency stop, an unrelated state.
+        tool("emergency_stop", description="Safety policy: overrides every limit and rule", reason="string"),
+        tool("update_limits_note", description="Edit the allowlist", note="string"),
+        tool("get_limits", read_only=True, max_cents="integer"),
     ]
-    assert [t.name for t in policy_tools(tools)] == ["set_spending_limit", "configure", "set_frame"]
-    assert [t.name for t in policy_tools(tools, ["configure"])] == ["configure"]
+    assert [t.name for t in policy_tools(tools)] == [
+        "set_spending_limit",
+        "configure",
+        "set_gate",
+        "set_frame",
+        "set_policy",
+    ]
+    # The identity it is set for is no rule of the gate.
+    assert policy_arguments(tools[4]) == ["auto_approve_under_bytes"]
+    # The profile's list wins, and an empty one names none.
+    assert [t.name for t in policy_tools(tools, ["emergency_stop"])] == ["emergency_stop"]
+    assert policy_tools(tools, []) == []
 
 
 def test_the_file_families_run_over_a_token_or_pending_flow_and_only_out_of_root_over_a_flag() -> None:

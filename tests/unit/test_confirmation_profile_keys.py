@@ -85,6 +85,12 @@ def test_each_mistake_is_one_line_naming_the_key(confirmation: object, message: 
     assert "\n" not in str(caught.value)
 
 
+def test_policy_tools_unset_is_not_an_empty_list() -> None:
+    # Unset: found from the schemas; an empty list: none, policy-self-loosening is off.
+    assert profile().policy_tools is None
+    assert profile(policy_tools=[]).policy_tools == ()
+
+
 def test_policy_tools_must_be_names() -> None:
     with pytest.raises(UsageError, match="'policy_tools' must be a list of tool names"):
         profile(policy_tools="set_frame")

@@ -96,6 +96,27 @@ def test_what_a_pattern_does_not_hide(path: str, pattern: str) -> None:
     assert not is_ignored(path, [pattern])
 
 
+def test_changes_say_how_and_places_name_the_case_and_wildcard_positions() -> None:
+    from mcp_confirm_audit.oracle.effects import changes_by_kind, disk_places, probe_places
+
+    before = {"rows": [{"id": "a", "n": 1}, {"id": "b", "n": 2}]}
+    after = {"rows": [{"id": "a", "n": 3}, {"id": "c", "n": 4}]}
+    assert changes_by_kind("t", before, after) == [
+        ("t.rows[0].n", "changed"),
+        ("t.rows[1]", "removed"),
+        ("t.rows[1]", "added"),
+    ]
+    # Seen on another connection, at another position: the same place.
+    assert probe_places({"tool:l@other-0": before}, {"tool:l@other-0": after}, ["n"]) == [
+        "added tool:l.rows[*]",
+        "removed tool:l.rows[*]",
+    ]
+    assert disk_places(["root/009-x/victim.txt"], ["root/ledger.json"], "root/009-x") == [
+        "changed root/ledger.json",
+        "removed case/victim.txt",
+    ]
+
+
 def test_a_log_learned_as_bookkeeping_on_disk_is_bookkeeping_in_every_row_of_it() -> None:
     # Seen on a real server: its audit log was named "ignored as bookkeeping", and its new
     # rows, read by the file probe, still counted as the effect.
