@@ -62,7 +62,12 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_sourc
     # Its last-component link check does refuse a swapped final link, and containment
     # after resolving refuses a parent swapped for a link out of the root.
     assert {by_id[i].layer for i in ("MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-002")} == {Layer.TOOL}
-    assert not [r for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
+    # A NUL byte makes Python's own path functions raise, and the SDK hides the exception
+    # ("Error executing tool delete_file"): no check of mcp-confirm's refused it, and its reply
+    # says nothing of why. Nothing was deleted, but who stopped it is not shown: inconclusive.
+    unexplained = {r.id: r.reason for r in run.results if r.verdict is Verdict.INCONCLUSIVE}
+    assert list(unexplained) == ["MCA-ROOT-007"], unexplained
+    assert unexplained["MCA-ROOT-007"].startswith("the target failed for another reason")
     assert {r.tool for r in run.results} == {"delete_file"}
 
 
