@@ -180,7 +180,12 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                     name,
                     True,
                     False,
-                    f"a {mechanism.kind} flow has no {name}: the preview alone was checked",
+                    (
+                        f"a waits flow's {name} is its preview, the call while the person says no "
+                        "(their decline: steps): checked as preview-alone"
+                        if mechanism.kind == "waits"
+                        else f"a {mechanism.kind} flow has no {name}: the preview alone was checked"
+                    ),
                 )
                 for name in ("decline", "cancel", "negative")
             )

@@ -26,6 +26,10 @@ async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None
     approved_one = await attack.another("approved-by-the-person")
     if approved_one is None:
         return
+    if attack.arguments(approved_one) == attack.arguments(attack.victim):
+        # The same call twice is one action: its approval redeemed again is replay's to judge.
+        attack.setup_failed("no second use of the action with other arguments could be made")
+        return
     got = await approved(attack, flow, channel, attack.arguments(approved_one))
     if got is None:
         return

@@ -78,6 +78,21 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
 async def _over_a_flow(attack: Attack, flow: AgentFlow, value: str) -> None:
     channel, args = AttackChannel(attack), attack.arguments(value)
     handle = None
+    if flow.kind == "waits":
+        # The call waits while the person answers: no preview the harness could say no in, since
+        # a "no" of its own would be credited to the target. The person says yes, as a trusting
+        # one would; a prompt that never came is a refusal before asking.
+        try:
+            await flow.confirm(channel, args, None)
+        except HumanFailed as exc:
+            attack.note(f"no question reached the person ({exc}): refused before asking")
+            return
+        attack.finding(
+            Verdict.WEAK,
+            "the person was asked about a path that must never be allowed: refused only after they "
+            "could have approved it",
+        )
+        return
     if flow.kind != "flag":
         shown = await flow.preview(channel, args)
         if shown.handle is None:
