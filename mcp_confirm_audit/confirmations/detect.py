@@ -239,7 +239,7 @@ def offered(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo], curre
 def _named_in(response: Response, tool: ToolInfo) -> Token | None:
     """A token flow the reply spells out with the tool's own arguments: a preview flag and a token argument."""
     props = _props(tool)
-    said = response.text
+    said = response.text[:4096]
     named = {k for k in props if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", said)}
     preview = _typed(tool, "boolean", PREVIEW_ARG)
     required = set((tool.input_schema or {}).get("required") or ())

@@ -100,13 +100,17 @@ _VARIABLE = re.compile(
 )
 
 
+# How much of a reply its shape and its concern are read from.
+_READ = 600
 _SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
 
 
 def shape(response: Response) -> str:
     """The reply with what varies taken out: two refusals of the same guard have one shape."""
     # The SDK's own frame around a tool's exception says nothing about which guard refused.
-    text = _SDK_FRAME.sub("", refusal_text(response))
+    # Only the head is read: the shape keeps 160 characters, and a reply that echoes a
+    # 64 KiB argument must not cost the patterns below quadratic time.
+    text = _SDK_FRAME.sub("", refusal_text(response)[:_READ])
     words = _VARIABLE.sub(" ", text.lower())
     return " ".join(re.findall(r"[a-z]+", words))[:160]
 
@@ -182,7 +186,7 @@ def who_refused(response: Response, signatures: Signatures) -> Refusal:
     other = _like(response, signatures.other)
     gate = _like(response, signatures.gate)
     # A snake_case status (`pending_approval`, `approval_required`) names its words too.
-    concern = GATE_CONCERN.search(refusal_text(response).replace("_", " "))
+    concern = GATE_CONCERN.search(refusal_text(response)[: _READ * 4].replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")
     if concern is not None and other is None:

@@ -46,7 +46,8 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
         if (key == name if name else pattern.search(key)) and _names_something(value):
             return key, str(value)
 
-    for match in _IN_TEXT.finditer(response.text):
+    # The head only: a reply that echoes a 64 KiB argument must not cost this pattern quadratic time.
+    for match in _IN_TEXT.finditer(response.text[:4096]):
         key = match.group("key")
         if match.group("value").lower() in _NOTHING:
             continue  # `"token": null` names no token: "null" is never sent back as one

@@ -168,3 +168,10 @@ def test_the_sdks_frame_around_an_exception_does_not_make_two_guards_look_alike(
     assert replies.shape(outside) == "outside the root"
     learned = Signatures(other=(replies.signature("no-such-subject", missing),))
     assert replies.who_refused(outside, learned).by == "gate"
+
+
+def test_a_reply_that_echoes_a_huge_argument_is_read_in_linear_time() -> None:
+    # A 64 KiB path echoed back made the shape's patterns quadratic: minutes per attack.
+    echoed = Response(Outcome.TOOL_ERROR, "cannot inspect " + "x" * 65536)
+    assert replies.shape(echoed).startswith("cannot inspect")
+    assert values.find(echoed, None, TOKEN_FIELD) is None
