@@ -21,8 +21,13 @@ V = Verdict.VULNERABLE
 # A race the harness wins or loses: either way the flaw is found, with evidence.
 V_OR_W = frozenset({V, Verdict.WEAK})
 REPLICA_ATTACKS = [f"MCA-REPLICA-00{n}" for n in range(1, 6)]
-# Sequential across replicas: certain. All replicas at once: a race.
-REPLICAS_FOOLED = {**dict.fromkeys(REPLICA_ATTACKS[:4], V), "MCA-REPLICA-005": V_OR_W}
+# Sequential across replicas: certain. All replicas at once: a race, counted by its effects only, so
+# a replica that loses the file to the other before it acts shows one effect, and no finding of its own
+# (the sequential attacks above are what catch the flaw with certainty).
+REPLICAS_FOOLED = {
+    **dict.fromkeys(REPLICA_ATTACKS[:4], V),
+    "MCA-REPLICA-005": V_OR_W | {Verdict.REFUSED},
+}
 KEY_ENV = "REFERENCE_STATE_KEY"
 # Two replicas behind one balancer: the same key, given by the harness to both.
 SHARED_KEYS = {"replicas": 2, "shared_key_env": KEY_ENV}

@@ -56,7 +56,7 @@ def test_a_flaw_fails_its_attacks_with_evidence_and_writes_the_report(pytester: 
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     assert {r["family"] for r in report["results"]} == {"replay"}
     assert {r["verdict"] for r in report["results"]} == {"vulnerable"}
-    assert [c["name"] for c in report["controls"]] == ["approve", "cancel", "decline", "negative"]
+    assert [c["name"] for c in report["controls"]] == ["approve", "cancel", "decline", "negative", "refusals"]
     assert set(report["results"][0]) >= {
         "id",
         "family",
