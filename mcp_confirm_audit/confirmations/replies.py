@@ -102,6 +102,7 @@ _VARIABLE = re.compile(
 
 # How much of a reply its shape and its concern are read from.
 _READ = 600
+_CONCERN_READ = 1 << 17
 _SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
 
 
@@ -186,7 +187,9 @@ def who_refused(response: Response, signatures: Signatures) -> Refusal:
     other = _like(response, signatures.other)
     gate = _like(response, signatures.gate)
     # A snake_case status (`pending_approval`, `approval_required`) names its words too.
-    concern = GATE_CONCERN.search(refusal_text(response)[: _READ * 4].replace("_", " "))
+    # The whole reply (this pattern is linear): "'<a 3000-character path>' is outside the root"
+    # says its concern at the end.
+    concern = GATE_CONCERN.search(refusal_text(response)[:_CONCERN_READ].replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")
     if concern is not None and other is None:

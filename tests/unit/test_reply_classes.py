@@ -175,3 +175,9 @@ def test_a_reply_that_echoes_a_huge_argument_is_read_in_linear_time() -> None:
     echoed = Response(Outcome.TOOL_ERROR, "cannot inspect " + "x" * 65536)
     assert replies.shape(echoed).startswith("cannot inspect")
     assert values.find(echoed, None, TOKEN_FIELD) is None
+
+
+def test_a_concern_named_after_a_long_echoed_path_is_still_the_gates() -> None:
+    climb = "./" * 1500 + "../outside/canary.txt"
+    said = Response(Outcome.TOOL_ERROR, f"Error executing tool delete_file: '{climb}' is outside the root")
+    assert replies.who_refused(said, LEARNED).by == "gate"
