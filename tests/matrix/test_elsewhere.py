@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import MATRIX_GENERATION
 
+from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
@@ -41,7 +42,12 @@ def owner_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _audit(
-    catalogue: Catalogue, channel: str, *flaws: str, families: frozenset[str], **settings: object
+    catalogue: Catalogue,
+    channel: str,
+    *flaws: str,
+    families: frozenset[str],
+    generation: Generation = MATRIX_GENERATION,
+    **settings: object,
 ) -> AuditRun:
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
     words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", channel]
@@ -54,7 +60,12 @@ def _audit(
     def select(spec: AttackSpec) -> bool:
         return spec.family in families
 
-    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+    return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
+
+
+# A careful channel shows no name raw: a few generated names beside the fixed hostile ones say so, and
+# every name costs the person's steps (a device's two signed requests, each a process of its own).
+FEW_NAMES = Generation(examples=3, seed=CI_SEED)
 
 
 def _verdicts(run: AuditRun) -> dict[str, tuple[Verdict, Layer | None]]:
@@ -97,14 +108,16 @@ def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
     catalogue: Catalogue, channel: str
 ) -> None:
     # The agent's preview names no file; the webhook body and the device's card do, escaped.
-    run = _audit(catalogue, channel, families=frozenset({"prompt-forging"}))
+    run = _audit(catalogue, channel, families=frozenset({"prompt-forging"}), generation=FEW_NAMES)
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
     assert judged
     assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
 
 
 def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(catalogue: Catalogue) -> None:
-    run = _audit(catalogue, "terminal", families=frozenset({"self-approval", "prompt-forging"}))
+    run = _audit(
+        catalogue, "terminal", families=frozenset({"self-approval", "prompt-forging"}), generation=FEW_NAMES
+    )
     controls = {c.name: c for c in run.controls}
     assert controls["approve"].passed, controls["approve"].detail
     assert "through waits" in controls["approve"].detail
