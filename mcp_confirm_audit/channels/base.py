@@ -33,6 +33,22 @@ from ..profile.contract import Keys, flow, key
 
 # What the harness fills in a step: `{id}`, `{challenge}`, `{root}`, a name saved before.
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def filled(template: Any, values: Mapping[str, Any]) -> Any:
+    """`{NAME}` replaced throughout; a string that is only `{NAME}` keeps the value's type (a number stays one)."""
+    if isinstance(template, str):
+        whole = PLACEHOLDER.fullmatch(template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
+    if isinstance(template, Mapping):
+        return {k: filled(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [filled(v, values) for v in template]
+    return template
+
+
 # Evidence, not content: what a step kept of an answer or a file, and the line it is cut to.
 KEPT = 4096
 SAID = 200

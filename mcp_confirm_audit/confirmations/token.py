@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..channels.base import PLACEHOLDER
+from ..channels.base import filled
 from ..channels.human import Person
 from ..models import Response
 from .base import Channel, Preview
@@ -72,7 +72,7 @@ class Token:
         if self.preview_call is None:
             return self.preview_tool, dict(arguments)
         values = {**arguments, "tool": self.tool}
-        return self.preview_tool, {k: _filled(v, values) for k, v in self.preview_call.items()}
+        return self.preview_tool, {k: filled(v, values) for k, v in self.preview_call.items()}
 
     def confirming(self, arguments: Mapping[str, Any], token: str | None) -> dict[str, Any]:
         """The confirming call's arguments: the preview switched off, the token in its place."""
@@ -104,17 +104,3 @@ class Token:
         return await channel.call(
             "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
         )
-
-
-def _filled(template: Any, values: Mapping[str, Any]) -> Any:
-    """`{NAME}` replaced; a string that is only `{NAME}` keeps the value's type (a number stays one)."""
-    if isinstance(template, str):
-        whole = PLACEHOLDER.fullmatch(template)
-        if whole and whole.group(1) in values:
-            return values[whole.group(1)]
-        return PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
-    if isinstance(template, Mapping):
-        return {k: _filled(v, values) for k, v in template.items()}
-    if isinstance(template, list):
-        return [_filled(v, values) for v in template]
-    return template

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..channels.base import filled
 from ..confirmations import replies, statecodec
 from ..confirmations.values import field_of
 from ..models import Outcome, Response
@@ -244,16 +245,7 @@ class SetupFailed(Exception):
 
 def render(template: Any, values: Mapping[str, Any]) -> Any:
     """The template with `{NAME}` replaced; a value that is only `{NAME}` keeps the saved value's type."""
-    if isinstance(template, str):
-        whole = _PLACEHOLDER.fullmatch(template)
-        if whole and whole.group(1) in values:
-            return values[whole.group(1)]
-        return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
-    if isinstance(template, Mapping):
-        return {k: render(v, values) for k, v in template.items()}
-    if isinstance(template, list):
-        return [render(v, values) for v in template]
-    return template
+    return filled(template, values)
 
 
 def result_value(response: Response) -> Any:
