@@ -21,13 +21,11 @@ V = Verdict.VULNERABLE
 # A race the harness wins or loses: either way the flaw is found, with evidence.
 V_OR_W = frozenset({V, Verdict.WEAK})
 REPLICA_ATTACKS = [f"MCA-REPLICA-00{n}" for n in range(1, 6)]
-# Sequential across replicas: certain. All replicas at once: a race, counted by its effects only, so
-# a replica that loses the file to the other before it acts shows one effect, and no finding of its own
-# (the sequential attacks above are what catch the flaw with certainty).
-REPLICAS_FOOLED = {
-    **dict.fromkeys(REPLICA_ATTACKS[:4], V),
-    "MCA-REPLICA-005": V_OR_W | {Verdict.REFUSED},
-}
+# Sequential across replicas: certain. All replicas at once: a race, counted by its effects only.
+REPLICAS_FOOLED = {**dict.fromkeys(REPLICA_ATTACKS[:4], V), "MCA-REPLICA-005": V_OR_W}
+# A ledger per process still spends on each replica's first try: in the race, a replica that loses
+# the file to the other before it acts shows one effect, so only the sequential attacks are certain.
+SEQUENTIAL_FOOLED = dict.fromkeys(REPLICA_ATTACKS[:4], V)
 KEY_ENV = "REFERENCE_STATE_KEY"
 # Two replicas behind one balancer: the same key, given by the harness to both.
 SHARED_KEYS = {"replicas": 2, "shared_key_env": KEY_ENV}
@@ -51,7 +49,7 @@ DEEP_FLAWS: dict[
         ["--shared-key-env", KEY_ENV, *SQLITE],
         SHARED_KEYS,
         ("cross-replica",),
-        REPLICAS_FOOLED,
+        SEQUENTIAL_FOOLED,
     ),
     "no-expiry": ([], SHORT_LIFETIME, ("expiry",), {"MCA-EXPIRY-001": V}),
 }
