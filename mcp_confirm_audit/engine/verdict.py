@@ -202,15 +202,16 @@ def effect_of(transcript: Transcript) -> Effect:
         return Effect()
     disk = diff(transcript.before, transcript.after)
     patterns = transcript.bookkeeping
-    keep = [p for p in (*disk.removed, *disk.changed) if not is_ignored(p, patterns)]
+    # Added entries are filtered too: the evidence must not list a log the profile called bookkeeping.
+    keep = [p for p in (*disk.removed, *disk.changed, *disk.added) if not is_ignored(p, patterns)]
     observed, ignored = probe_changes(
         transcript.observed_before or {}, transcript.observed_after or {}, patterns
     )
-    skipped = [p for p in (*disk.removed, *disk.changed) if p not in keep]
+    skipped = [p for p in (*disk.removed, *disk.changed, *disk.added) if p not in keep]
     return Effect(
         removed=tuple(p for p in disk.removed if p in keep),
         changed=tuple(p for p in disk.changed if p in keep),
-        added=disk.added,
+        added=tuple(p for p in disk.added if p in keep),
         observed=tuple(observed),
         ignored=tuple(sorted({*skipped, *ignored})),
     )

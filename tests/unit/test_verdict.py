@@ -329,3 +329,12 @@ def test_another_tools_normal_reply_is_no_unexplained_failure_when_judged_at_the
     )
     result = judge(attack_spec("ungated"), judged)
     assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
+
+
+def test_a_file_the_profile_calls_bookkeeping_is_not_listed_as_added_but_as_ignored() -> None:
+    # A gateway's own queue folder grows on every call: named in `ignore:`, the evidence must say
+    # it was left out, not list it beside what the attack added.
+    queued = TreeSnapshot({**TREE.entries, "root/.queue/42.json": FILE, "root/stray.txt": FILE})
+    judged = judge(SPEC, transcript(exchange(TOOL_ERROR), after=queued, bookkeeping=(".queue/**",)))
+    assert "disk added: root/stray.txt" in judged.evidence
+    assert "ignored as bookkeeping: root/.queue/42.json" in judged.evidence
