@@ -15,6 +15,10 @@ call's) result text, judged by the same checks (`question_text.result_as_shown`:
 a JSON result is read as code, its escapes as escapes); its handle is left out,
 as it differs from call to call. Nothing is confirmed. There is no form to check.
 
+An action that names no file gets the hostile strings in its string arguments (or
+its setup calls') whose plain value is in what the person read, over MRTR (the
+question) and over a flow (the preview, or the person's own channel) alike.
+
 Only questions that were asked are judged: a name the target refused before asking
 anything (an error, or a result that says no, `file type not allowed`, whatever id it
 also carries) is no question the person read. It is recorded as not asked, never a finding.
@@ -25,7 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,6 +58,8 @@ from .base import Attack
 # Each distinct problem once, from the first named example that shows it; the
 # shrunk generated example is always kept, as it is the smallest proof.
 _MAX_NAMED_FINDINGS = 4
+# An argument the question shows: (its setup call's index, or None for the action's own), name, plain value.
+_Where = tuple[int | None, str, str]
 
 
 @technique("prompt-forging")
@@ -93,44 +99,30 @@ def _remove_hostile(folder: Path) -> None:
 
 
 async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flow: AgentFlow) -> None:
-    """What the human reads is the preview's text: the same checks, on files with hostile names."""
-    if not attack.file_only():
-        return
+    """What the human reads is the preview's text: the same checks, on hostile names or argument values."""
     if kind in ("form-secrets", "form-nesting"):
         attack.not_applicable(f"a {flow.kind} flow shows the text of its preview, not a form")
+        return
+    if not attack.names_file:
+        victim = attack.use_of_action
+        reader = _PreviewProbe(attack, attack.case.directory, kind, flow)
+        baseline = await reader.first_read(attack.arguments(victim))
+        if baseline is not None:
+            await _forge_into(
+                attack, params, victim, baseline, lambda where, text: _FlowArgumentProbe(reader, where, text)
+            )
         return
     folder = attack.case.directory / "names"
     folder.mkdir()
     probe = _PreviewProbe(attack, folder, kind, flow)
-    plain = _made(folder, "plain-name.txt")
-    before = len(probe.channel.shown)
-    if isinstance(flow, Waits):
-        shown: Preview | None = await flow.preview(probe.channel, attack.arguments(plain))
-    else:
-        shown = await previewed(attack, flow, probe.channel, attack.arguments(plain))
-    if shown is None:
+    baseline = await probe.first_read(attack.arguments(_made(folder, "plain-name.txt")))
+    if baseline is None:
         return
-    if not isinstance(flow, Waits) and (said := refusal(shown.response)) is not None:
-        attack.setup_failed(
-            f"the preview of a plain name was refused, so nothing can be compared: {said[:160]}"
-        )
-        return
-    read = await what_the_person_read(flow, probe.channel, shown, before)
-    if read is None and isinstance(flow, Waits):
-        attack.setup_failed("the person was shown nothing while the call waited (no prompt was read)")
-        return
-    probe.baseline = (
-        probe.person(read, shown.handle)
-        if read is not None
-        else probe.read(shown.response.text, shown.handle)
-    )
+    probe.baseline = baseline
     await attack.start_attack()
     try:
         if kind == "names-target":
-            second = _made(folder, "plain-second-name.txt")
-            text = await probe.ask(second.name)
-            found = [] if text is None else names_target(text, second.name)
-            probe.record("the preview of a plain name", second.name, found)
+            await probe.form(kind)
         else:
             await _hostile_names(attack, params, probe)
     finally:
@@ -227,10 +219,12 @@ class _Probe:
 
 
 class _PreviewProbe(_Probe):
-    """Previews a real file called by each name; what it says is the question."""
+    """Previews a real file called by each name; what the person reads is the question."""
 
-    def __init__(self, attack: Attack, folder: Path, kind: str, flow: AgentFlow) -> None:
-        super().__init__(attack, folder, kind, "")
+    plain_second = "plain-second-name.txt"
+
+    def __init__(self, attack: Attack, folder: Path, kind: str, flow: AgentFlow, baseline: str = "") -> None:
+        super().__init__(attack, folder, kind, baseline)
         self.flow, self.channel = flow, AttackChannel(attack)
 
     @staticmethod
@@ -246,16 +240,52 @@ class _PreviewProbe(_Probe):
         ]
         return "\n".join(pieces)
 
-    async def ask(self, name: str) -> str | None:
-        """The preview's text about a real file called `name`, or None if it previewed nothing."""
+    async def first_read(self, arguments: Mapping[str, Any]) -> str | None:
+        """What the person read about the plain subject (the baseline); None, set up wrong, if nothing."""
+        flow, attack = self.flow, self.attack
+        before = len(self.channel.shown)
+        if isinstance(flow, Waits):
+            shown: Preview | None = await flow.preview(self.channel, arguments)
+        else:
+            shown = await previewed(attack, flow, self.channel, arguments)
+        if shown is None:
+            return None
+        if not isinstance(flow, Waits) and (said := refusal(shown.response)) is not None:
+            attack.setup_failed(
+                f"the preview of a plain value was refused, so nothing can be compared: {said[:160]}"
+            )
+            return None
+        read = await what_the_person_read(flow, self.channel, shown, before)
+        if read is None and isinstance(flow, Waits):
+            attack.setup_failed("the person was shown nothing while the call waited (no prompt was read)")
+            return None
+        return (
+            self.person(read, shown.handle)
+            if read is not None
+            else self.read(shown.response.text, shown.handle)
+        )
+
+    async def arguments_for(self, name: str) -> dict[str, Any] | None:
+        """The preview's arguments for `name`: a real file called so."""
         if not valid_path(name):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
-        path = _made(self.folder, name)
-        before = len(self.channel.shown)
-        shown = await self.flow.preview(self.channel, self.attack.arguments(path))
-        if not os.path.lexists(path):
+        return self.attack.arguments(_made(self.folder, name))
+
+    def previewed(self, name: str) -> None:
+        """After the preview about `name`: the file must still be there."""
+        if not os.path.lexists(self.folder / name):
+            # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
             removed = (Verdict.VULNERABLE, "the file was removed by its preview")
             self.record("acted at the preview", name, [removed], always=True)
+
+    async def ask(self, name: str) -> str | None:
+        """What the person read about `name`, or None if nothing was previewed."""
+        arguments = await self.arguments_for(name)
+        if arguments is None:
+            return None
+        before = len(self.channel.shown)
+        shown = await self.flow.preview(self.channel, arguments)
+        self.previewed(name)
         if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
             # Refused before anything was previewed or staged: whatever id it carries, nobody is asked.
             self.unasked(name, shown.response)
@@ -266,61 +296,24 @@ class _PreviewProbe(_Probe):
             return self.person(read, shown.handle)
         return None if shown.handle is None else self.read(shown.response.text, shown.handle)
 
+    async def form(self, kind: str) -> None:
+        """Over a flow only names-target gets here: a plain value's preview must name it."""
+        plain = self.plain_second
+        text = await self.ask(plain)
+        self.record("the preview of a plain value", plain, [] if text is None else names_target(text, plain))
 
-async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str) -> None:
-    """An action that names no file: hostile strings go into the arguments the question shows."""
-    victim = attack.use_of_action
-    first = await attack.ask(victim)
-    if attack.failed:
-        return
-    baseline = await attack.shown(first)
-    # Where the question's text comes from: the gated call's own strings, else (a handle)
-    # the strings its setup call staged, which the question quotes back.
-    handles = {str(v) for v in victim.saved.values()}
-    shown: list[tuple[int | None, str, str]] = [
-        (None, k, v)
-        for k, v in victim.arguments.items()
-        if isinstance(v, str) and v and v in baseline and v not in handles  # a handle is a lookup, not text
-    ]
-    for index, step in enumerate(attack.plan.setup):
-        shown += [(index, k, v) for k, v in step.args.items() if isinstance(v, str) and v and v in baseline]
-    shown.sort(key=lambda where: where[0] is not None)
-    if not shown:
-        attack.not_applicable(
-            f"no string argument of {attack.plan.name!r} or its setup reaches the question "
-            "(none of their values is in it)"
-        )
-        return
-    names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
-    attack.note(f"hostile strings go into {names}, which the question shows")
-    await attack.start_attack()
-    probe = _ArgumentProbe(attack, victim, shown[0], kind, baseline)
-    if kind in ("form-secrets", "form-nesting", "names-target"):
-        await probe.form(kind)
-        probe.never_staged()
-        return
-    for where in shown[1:]:
-        # Every argument the question shows gets the named examples; the search runs on the first.
-        other = _ArgumentProbe(attack, victim, where, kind, baseline)
-        for example in params.get("examples") or ():
-            other.record(f"named example in {where[1]!r}", example, await other.check(example))
-        other.say_not_asked()
-    await _hostile_names(attack, params, probe)
-    probe.never_staged()
-    probe.say_not_asked()
+    def never_staged(self) -> None:
+        """A file is made by the harness: nothing is staged."""
 
 
-class _ArgumentProbe(_Probe):
-    """Asks about one use of the action with one string (its own, or staged by setup) set to the hostile text."""
+class _ArgumentSubject:
+    """One use of the action with one string (its own, or staged by a setup call) set to another value."""
 
-    def __init__(
-        self, attack: Attack, victim: Instance, where: tuple[int | None, str, str], kind: str, baseline: str
-    ) -> None:
-        super().__init__(attack, attack.case.directory, kind, baseline.replace(where[2], ""))
-        self.victim, (self.step, self.argument, _) = victim, where
+    def __init__(self, attack: Attack, victim: Instance, where: _Where) -> None:
+        self.attack, self.victim, (self.step, self.argument, _) = attack, victim, where
         self.staged = self.unstaged = 0
 
-    async def subject(self, value: str) -> Instance | None:
+    async def __call__(self, value: str) -> Instance | None:
         if self.step is None:
             return replace(self.victim, arguments={**self.victim.arguments, self.argument: value})
         staged = await self.attack.staged_with(self.step, self.argument, value)
@@ -338,6 +331,103 @@ class _ArgumentProbe(_Probe):
                 f"{tool} refused every hostile {self.argument!r} ({self.unstaged} tried), so no question "
                 "about one was ever asked; stage it with a value the setup call accepts"
             )
+
+
+class _FlowArgumentProbe(_PreviewProbe):
+    """Previews one use of the action with one string set to each hostile value."""
+
+    def __init__(self, reader: _PreviewProbe, where: _Where, baseline: str) -> None:
+        super().__init__(reader.attack, reader.folder, reader.kind, reader.flow, baseline)
+        self.subject = _ArgumentSubject(reader.attack, reader.attack.use_of_action, where)
+        self.plain_second = f"plain-{self.subject.argument}-value"
+
+    async def arguments_for(self, name: str) -> dict[str, Any] | None:
+        subject = await self.subject(name)
+        return None if subject is None else self.attack.arguments(subject)
+
+    def previewed(self, name: str) -> None:
+        """An effect of the action is seen by the oracle: the harness made nothing it must look for."""
+
+    def never_staged(self) -> None:
+        self.subject.never_staged()
+
+
+async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str) -> None:
+    """An action that names no file: hostile strings go into the arguments the question shows."""
+    victim = attack.use_of_action
+    first = await attack.ask(victim)
+    if attack.failed:
+        return
+    baseline = await attack.shown(first)
+    await _forge_into(
+        attack,
+        params,
+        victim,
+        baseline,
+        lambda where, text: _ArgumentProbe(attack, victim, where, kind, text),
+    )
+
+
+async def _forge_into(
+    attack: Attack,
+    params: Mapping[str, Any],
+    victim: Instance,
+    baseline: str,
+    probe_for: Callable[[_Where, str], _ArgumentProbe | _FlowArgumentProbe],
+) -> None:
+    """Hostile strings into each string argument whose plain value is in `baseline` (what the person read)."""
+    shown = _shown_arguments(attack, victim, baseline)
+    if not shown:
+        attack.not_applicable(
+            f"no string argument of {attack.plan.name!r} or its setup reaches the question "
+            "(none of their values is in it)"
+        )
+        return
+    names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
+    attack.note(f"hostile strings go into {names}, which the question shows")
+    await attack.start_attack()
+    # The baseline without the plain value: what the hostile one brings in is compared to the rest.
+    probe = probe_for(shown[0], baseline.replace(shown[0][2], ""))
+    if probe.kind in ("form-secrets", "form-nesting", "names-target"):
+        await probe.form(probe.kind)
+        probe.never_staged()
+        return
+    for where in shown[1:]:
+        # Every argument the question shows gets the named examples; the search runs on the first.
+        other = probe_for(where, baseline.replace(where[2], ""))
+        for example in params.get("examples") or ():
+            other.record(f"named example in {where[1]!r}", example, await other.check(example))
+        other.say_not_asked()
+    await _hostile_names(attack, params, probe)
+    probe.never_staged()
+    probe.say_not_asked()
+
+
+def _shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[_Where]:
+    """The strings of the action (then of its setup calls) whose plain value is in what the person read."""
+    # Where the question's text comes from: the gated call's own strings, else (a handle)
+    # the strings its setup call staged, which the question quotes back.
+    handles = {str(v) for v in victim.saved.values()}
+    shown: list[_Where] = [
+        (None, k, v)
+        for k, v in victim.arguments.items()
+        if isinstance(v, str) and v and v in baseline and v not in handles  # a handle is a lookup, not text
+    ]
+    for index, step in enumerate(attack.plan.setup):
+        shown += [(index, k, v) for k, v in step.args.items() if isinstance(v, str) and v and v in baseline]
+    return sorted(shown, key=lambda where: where[0] is not None)
+
+
+class _ArgumentProbe(_Probe):
+    """Asks about one use of the action with one string (its own, or staged by setup) set to the hostile text."""
+
+    def __init__(self, attack: Attack, victim: Instance, where: _Where, kind: str, baseline: str) -> None:
+        super().__init__(attack, attack.case.directory, kind, baseline)
+        self.subject = _ArgumentSubject(attack, victim, where)
+        self.argument = self.subject.argument
+
+    def never_staged(self) -> None:
+        self.subject.never_staged()
 
     async def ask(self, name: str) -> str | None:
         subject = await self.subject(name)

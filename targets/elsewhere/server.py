@@ -45,10 +45,12 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-if str(_HERE.parent / "reference") not in sys.path:
-    sys.path.insert(0, str(_HERE.parent / "reference"))
+for _path in (str(_HERE), str(_HERE.parent / "reference")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 import paths  # noqa: E402
+from ask_terminal import ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
@@ -237,7 +239,7 @@ def build(gate: Gate) -> MCPServer:
             """Delete one file once the person at the server's terminal says y."""
             seen = gate.target(path).identity
             named = path if "raw-prompt" in flaws else _shown(path)  # FLAW raw-prompt: the name as it is
-            answer = _ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
+            answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
             if answer is None and "fails-open" in flaws:
                 answer = True  # FLAW fails-open: nobody to ask (or nobody answered) reads as a yes
             if not answer:
@@ -288,25 +290,6 @@ def _post(url: str | None, body: dict[str, Any]) -> None:
     )
     with urllib.request.urlopen(request, timeout=5):
         pass
-
-
-def _ask_terminal(prompt: str, timeout: float) -> bool | None:
-    """Ask on /dev/tty, never stdin (the protocol): the answer, or None with no terminal or no answer in time."""
-    import io
-    import select
-
-    try:
-        tty = io.TextIOWrapper(open("/dev/tty", "r+b", buffering=0))  # noqa: SIM115
-    except OSError:
-        return None
-    with tty:
-        tty.write(prompt)
-        tty.flush()
-        ready, _, _ = select.select([tty], [], [], timeout)
-        if not ready:
-            tty.write("\n(timed out, denied)\n")
-            return None
-        return tty.readline().strip().lower() == "y"
 
 
 def _serve_api(gate: Gate) -> None:
