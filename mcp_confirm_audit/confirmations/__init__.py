@@ -50,7 +50,8 @@ ANY_MECHANISM = frozenset(
 
 # File families that also run over a token or pending flow: what the preview showed is what the
 # question showed, so a swap between preview and confirm is the same attack (the technique says
-# not_applicable when the action names no file).
+# not_applicable when the action names no file, but prompt-forging, whose strings go into the arguments
+# the person reads).
 OVER_A_PREVIEW = frozenset({"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging"})
 # Of those, the ones a waits flow gets: what the person is shown while the call waits (a terminal
 # prompt) is judged, and its one call can name a path outside; nothing is handed out to swap against.

@@ -30,7 +30,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +50,14 @@ from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
 from . import technique
-from ._flows import AttackChannel, previewed, what_the_person_read
+from ._arguments import ArgumentSubject, Where, shown_arguments
+from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
 # shrunk generated example is always kept, as it is the smallest proof.
 _MAX_NAMED_FINDINGS = 4
-# An argument the question shows: (its setup call's index, or None for the action's own), name, plain value.
-_Where = tuple[int | None, str, str]
 
 
 @technique("prompt-forging")
@@ -242,28 +240,32 @@ class _PreviewProbe(_Probe):
 
     async def first_read(self, arguments: Mapping[str, Any]) -> str | None:
         """What the person read about the plain subject (the baseline); None, set up wrong, if nothing."""
-        flow, attack = self.flow, self.attack
-        before = len(self.channel.shown)
-        if isinstance(flow, Waits):
-            shown: Preview | None = await flow.preview(self.channel, arguments)
-        else:
-            shown = await previewed(attack, flow, self.channel, arguments)
-        if shown is None:
-            return None
-        if not isinstance(flow, Waits) and (said := refusal(shown.response)) is not None:
-            attack.setup_failed(
-                f"the preview of a plain value was refused, so nothing can be compared: {said[:160]}"
+        shown, text = await self._preview(arguments)
+        asks_elsewhere = isinstance(self.flow, Waits)
+        if not asks_elsewhere and shown.handle is None:
+            what = shown.response.text[:200] or shown.response.outcome.value
+            self.attack.setup_failed(f"the preview handed out no token or pending id ({what})")
+        elif not asks_elsewhere and (refused := refusal(shown.response)) is not None:
+            self.attack.setup_failed(
+                f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
             )
-            return None
-        read = await what_the_person_read(flow, self.channel, shown, before)
-        if read is None and isinstance(flow, Waits):
-            attack.setup_failed("the person was shown nothing while the call waited (no prompt was read)")
-            return None
-        return (
-            self.person(read, shown.handle)
-            if read is not None
-            else self.read(shown.response.text, shown.handle)
-        )
+        elif text is None:
+            self.attack.setup_failed(
+                "the person was shown nothing while the call waited (no prompt was read)"
+            )
+        return None if self.attack.failed else text
+
+    async def _preview(self, arguments: Mapping[str, Any]) -> tuple[Preview, str | None]:
+        """The preview of `arguments`, and what the person read of it (None: nothing was previewed)."""
+        before = len(self.channel.shown)
+        shown = await self.flow.preview(self.channel, arguments)
+        if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
+            return shown, None  # refused before anything was previewed or staged, whatever id it carries
+        # What the person reads on their own channel is the question, where they are shown one.
+        read = await what_the_person_read(self.flow, self.channel, shown, before)
+        if read is not None:
+            return shown, self.person(read, shown.handle)
+        return shown, None if shown.handle is None else self.read(shown.response.text, shown.handle)
 
     async def arguments_for(self, name: str) -> dict[str, Any] | None:
         """The preview's arguments for `name`: a real file called so."""
@@ -271,7 +273,7 @@ class _PreviewProbe(_Probe):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
         return self.attack.arguments(_made(self.folder, name))
 
-    def previewed(self, name: str) -> None:
+    def after_preview(self, name: str) -> None:
         """After the preview about `name`: the file must still be there."""
         if not os.path.lexists(self.folder / name):
             # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
@@ -279,22 +281,15 @@ class _PreviewProbe(_Probe):
             self.record("acted at the preview", name, [removed], always=True)
 
     async def ask(self, name: str) -> str | None:
-        """What the person read about `name`, or None if nothing was previewed."""
+        """What the person read about `name`, or None if nothing was previewed (not asked, not judged)."""
         arguments = await self.arguments_for(name)
         if arguments is None:
             return None
-        before = len(self.channel.shown)
-        shown = await self.flow.preview(self.channel, arguments)
-        self.previewed(name)
+        shown, text = await self._preview(arguments)
+        self.after_preview(name)
         if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
-            # Refused before anything was previewed or staged: whatever id it carries, nobody is asked.
             self.unasked(name, shown.response)
-            return None
-        # What the person reads on their own channel is the question, where they are shown one.
-        read = await what_the_person_read(self.flow, self.channel, shown, before)
-        if read is not None:
-            return self.person(read, shown.handle)
-        return None if shown.handle is None else self.read(shown.response.text, shown.handle)
+        return text
 
     async def form(self, kind: str) -> None:
         """Over a flow only names-target gets here: a plain value's preview must name it."""
@@ -306,46 +301,19 @@ class _PreviewProbe(_Probe):
         """A file is made by the harness: nothing is staged."""
 
 
-class _ArgumentSubject:
-    """One use of the action with one string (its own, or staged by a setup call) set to another value."""
-
-    def __init__(self, attack: Attack, victim: Instance, where: _Where) -> None:
-        self.attack, self.victim, (self.step, self.argument, _) = attack, victim, where
-        self.staged = self.unstaged = 0
-
-    async def __call__(self, value: str) -> Instance | None:
-        if self.step is None:
-            return replace(self.victim, arguments={**self.victim.arguments, self.argument: value})
-        staged = await self.attack.staged_with(self.step, self.argument, value)
-        if staged is None:
-            self.unstaged += 1
-        else:
-            self.staged += 1
-        return staged
-
-    def never_staged(self) -> None:
-        """No hostile value ever got past the setup call: nothing about the question was tested."""
-        if self.step is not None and self.unstaged and not self.staged:
-            tool = self.attack.plan.setup[self.step].tool
-            self.attack.setup_failed(
-                f"{tool} refused every hostile {self.argument!r} ({self.unstaged} tried), so no question "
-                "about one was ever asked; stage it with a value the setup call accepts"
-            )
-
-
 class _FlowArgumentProbe(_PreviewProbe):
     """Previews one use of the action with one string set to each hostile value."""
 
-    def __init__(self, reader: _PreviewProbe, where: _Where, baseline: str) -> None:
+    def __init__(self, reader: _PreviewProbe, where: Where, baseline: str) -> None:
         super().__init__(reader.attack, reader.folder, reader.kind, reader.flow, baseline)
-        self.subject = _ArgumentSubject(reader.attack, reader.attack.use_of_action, where)
+        self.subject = ArgumentSubject(reader.attack, reader.attack.use_of_action, where)
         self.plain_second = f"plain-{self.subject.argument}-value"
 
     async def arguments_for(self, name: str) -> dict[str, Any] | None:
         subject = await self.subject(name)
         return None if subject is None else self.attack.arguments(subject)
 
-    def previewed(self, name: str) -> None:
+    def after_preview(self, name: str) -> None:
         """An effect of the action is seen by the oracle: the harness made nothing it must look for."""
 
     def never_staged(self) -> None:
@@ -373,10 +341,10 @@ async def _forge_into(
     params: Mapping[str, Any],
     victim: Instance,
     baseline: str,
-    probe_for: Callable[[_Where, str], _ArgumentProbe | _FlowArgumentProbe],
+    probe_for: Callable[[Where, str], _ArgumentProbe | _FlowArgumentProbe],
 ) -> None:
     """Hostile strings into each string argument whose plain value is in `baseline` (what the person read)."""
-    shown = _shown_arguments(attack, victim, baseline)
+    shown = shown_arguments(attack, victim, baseline)
     if not shown:
         attack.not_applicable(
             f"no string argument of {attack.plan.name!r} or its setup reaches the question "
@@ -403,27 +371,12 @@ async def _forge_into(
     probe.say_not_asked()
 
 
-def _shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[_Where]:
-    """The strings of the action (then of its setup calls) whose plain value is in what the person read."""
-    # Where the question's text comes from: the gated call's own strings, else (a handle)
-    # the strings its setup call staged, which the question quotes back.
-    handles = {str(v) for v in victim.saved.values()}
-    shown: list[_Where] = [
-        (None, k, v)
-        for k, v in victim.arguments.items()
-        if isinstance(v, str) and v and v in baseline and v not in handles  # a handle is a lookup, not text
-    ]
-    for index, step in enumerate(attack.plan.setup):
-        shown += [(index, k, v) for k, v in step.args.items() if isinstance(v, str) and v and v in baseline]
-    return sorted(shown, key=lambda where: where[0] is not None)
-
-
 class _ArgumentProbe(_Probe):
     """Asks about one use of the action with one string (its own, or staged by setup) set to the hostile text."""
 
-    def __init__(self, attack: Attack, victim: Instance, where: _Where, kind: str, baseline: str) -> None:
+    def __init__(self, attack: Attack, victim: Instance, where: Where, kind: str, baseline: str) -> None:
         super().__init__(attack, attack.case.directory, kind, baseline)
-        self.subject = _ArgumentSubject(attack, victim, where)
+        self.subject = ArgumentSubject(attack, victim, where)
         self.argument = self.subject.argument
 
     def never_staged(self) -> None:

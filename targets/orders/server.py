@@ -1,7 +1,7 @@
 """Reference server whose confirmed action names no file and is asked over a flow: an order desk.
 
     python targets/orders/server.py --root DIR --mechanism token|pending|terminal
-        [--style json|code-points] [--flaw raw-order-id] [--ttl SECONDS] [--inbox DIR]
+        [--style json|code-points] [--flaw raw-order-id] [--refuses CHARS] [--ttl SECONDS] [--inbox DIR]
 
 `cancel_order(order_id)` cancels an order of the shop the desk fronts. The
 desk takes the reference as the shop gives it (it keeps no orders of its own),
@@ -23,7 +23,9 @@ What the person reads names the order, in one of two careful styles:
 - `code-points`: plain sentences; a reference with anything but letters, digits,
   space and `._/-` is written as the list of its code points (`\\u{5b}\\u{43}...`),
   so nothing in it is rendered, and it is still read exactly.
-`--flaw raw-order-id` puts the reference into the sentence as it is.
+`--flaw raw-order-id` puts the reference into the sentence as it is. With `--refuses CHARS` (token,
+pending) a reference holding any of CHARS is refused before anything is previewed or staged, in an
+ordinary result that quotes it as it is and carries a `request_id`: nobody was asked about it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import secrets
 import sys
 import threading
 from collections.abc import Collection, Sequence
@@ -62,8 +65,15 @@ _PLAIN = re.compile(r"[A-Za-z0-9 ._/-]+")
 class Shown:
     """How the desk writes an order reference into what the person reads."""
 
-    def __init__(self, style: str, raw: bool) -> None:
-        self.style, self.raw = style, raw
+    def __init__(self, style: str, raw: bool, refuses: str = "") -> None:
+        self.style, self.raw, self.refuses = style, raw, refuses
+
+    def refused(self, order_id: str) -> str | None:
+        """The refusal of a reference this desk never takes, before any preview; None if it takes it."""
+        if not any(ch in self.refuses for ch in order_id):
+            return None
+        said = {"status": "refused", "error": f"not an order reference: {order_id}"}
+        return json.dumps({**said, "request_id": secrets.token_hex(6)}, ensure_ascii=False)
 
     def reference(self, order_id: str) -> str:
         if self.raw:
@@ -104,12 +114,15 @@ def build_server(
     flaws: Collection[str] = (),
     inbox: str | None = None,
     ttl: float = 30.0,
+    refuses: str = "",
 ) -> MCPServer:
     if mechanism not in MECHANISMS or style not in STYLES:
         raise ValueError(f"--mechanism is one of {MECHANISMS}, --style one of {STYLES}")
     if unknown := sorted(set(flaws) - FLAWS.keys()):
         raise ValueError(f"unknown flaw(s) {unknown}: the desk has {', '.join(FLAWS)}")
-    shown = Shown(style, "raw-order-id" in flaws)
+    if refuses and mechanism == "terminal":
+        raise ValueError("--refuses shapes a preview: use it with --mechanism token or pending")
+    shown = Shown(style, "raw-order-id" in flaws, refuses)
     desk = Desk()
     server = MCPServer(f"order-desk-{mechanism}")
     if mechanism == "token":
@@ -138,9 +151,15 @@ def build_server(
     return server
 
 
+# The tools return Any, not str: the SDK would wrap a str in structuredContent {"result": ...}, and a
+# refusal written as JSON text is read from the text only when no structured content stands first.
+
+
 def _token_tool(server: MCPServer, store: gates.TokenStore, desk: Desk, shown: Shown) -> None:
-    def cancel_order(order_id: OrderId, dry_run: bool = False, confirm_token: str | None = None) -> str:
+    def cancel_order(order_id: OrderId, dry_run: bool = False, confirm_token: str | None = None) -> Any:
         """Cancel one order. Preview with dry_run: true, then confirm with the confirm_token it returns."""
+        if (refused := shown.refused(order_id)) is not None:
+            return refused
         if dry_run:
             token = store.issue("cancel_order", {"order_id": order_id})
             fields = {"status": "preview", "would": "cancel", "order_id": order_id, "confirm_token": token}
@@ -159,8 +178,10 @@ def _token_tool(server: MCPServer, store: gates.TokenStore, desk: Desk, shown: S
 
 
 def _pending_tools(server: MCPServer, store: gates.PendingStore, desk: Desk, shown: Shown) -> None:
-    def cancel_order(order_id: OrderId) -> str:
+    def cancel_order(order_id: OrderId) -> Any:
         """Stage cancelling one order; a human approves it, then execute_pending cancels."""
+        if (refused := shown.refused(order_id)) is not None:
+            return refused
         pending_id = store.stage("cancel_order", order_id)
         fields = {
             "status": "pending_approval",
@@ -193,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
     parser.add_argument("--ttl", type=float, default=30.0, help="terminal: seconds to wait for an answer")
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
+    parser.add_argument(
+        "--refuses", default="", metavar="CHARS", help="refuse references holding any of these"
+    )
     args = parser.parse_args(argv)
     try:
         server = build_server(
@@ -202,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             flaws=args.flaw,
             inbox=args.inbox,
             ttl=args.ttl,
+            refuses=args.refuses,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -48,20 +48,27 @@ FEW_NAMES = Generation(examples=3, seed=CI_SEED)
 NO_FORM = {"MCA-PROMPT-010", "MCA-PROMPT-011"}
 
 
-def audit(catalogue: Catalogue, mechanism: str, style: str = "json", *flaws: str) -> AuditRun:
-    """prompt-forging on cancel_order; the terminal over stdio under a pty, the others in-process."""
+def audit(
+    catalogue: Catalogue,
+    mechanism: str,
+    style: str = "json",
+    *flaws: str,
+    refuses: str = "",
+    only: str | None = None,
+) -> AuditRun:
+    """prompt-forging (or the attack `only`) on cancel_order; the terminal over stdio under a pty."""
     if mechanism == "terminal":
         words = [sys.executable, str(DESK), "--root", "{root}", "--mechanism", mechanism, "--style", style]
         words += ["--ttl", "5", *(w for flaw in flaws for w in ("--flaw", flaw))]
         target: dict[str, object] = {"command": shlex.join(words), **TERMINAL}
     else:
-        factory = {"mechanism": mechanism, "style": style, "flaws": list(flaws)}
+        factory = {"mechanism": mechanism, "style": style, "flaws": list(flaws), "refuses": refuses}
         target = {"command": f"py:{DESK}:build_server", "factory_args": factory}
         target.update(HUMAN_CHANNEL if mechanism == "pending" else {})
     profile = profile_from_mapping({**target, "tool": "cancel_order", "call_timeout": 10.0}, source="test")
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family == "prompt-forging"
+        return spec.id == only if only else spec.family == "prompt-forging"
 
     generation = FEW_NAMES if mechanism == "terminal" else MATRIX_GENERATION
     return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
@@ -107,3 +114,24 @@ def test_the_careful_desk_in_each_style_shows_every_reference_inertly(
         # Every reference was previewed and read: refused because nothing it showed was wrong.
         assert not any("not asked, so not judged" in line for line in result.evidence), result.evidence
         assert any("hostile strings go into 'order_id'" in line for line in result.evidence), result.evidence
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "flaws", "expected"),
+    [("token", (), R), ("pending", (), R), ("pending", ("raw-order-id",), V)],
+)
+def test_a_reference_refused_before_anything_was_previewed_is_not_judged(
+    catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...], expected: Verdict
+) -> None:
+    # The desk refuses a reference with a right-to-left override in an ordinary result that quotes it
+    # raw and carries a request_id: nobody read a question about it, so it is noted and never judged.
+    run = audit(catalogue, mechanism, "json", *flaws, refuses="\u202e", only="MCA-PROMPT-002")
+    result = run.by_id()["MCA-PROMPT-002"]
+    assert result.verdict is expected, (result.reason, result.evidence)
+    assert "invoice\\u202efdp.exe" not in result.reason
+    notes = [line for line in result.evidence if "not asked, so not judged" in line]
+    assert notes, result.evidence
+    assert "not an order reference" in notes[0]
+    if expected is V:
+        # The references it did preview still reach the question raw.
+        assert "bidi control" in result.reason
