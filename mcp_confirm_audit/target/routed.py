@@ -41,6 +41,7 @@ class Routed(Connection):
             refusals=first.refusals,
             secrets=first.secrets,
             back=first.back,
+            answer_deadline=first.answer_deadline,
         )
         self.terminal = first.terminal
 
@@ -101,9 +102,12 @@ class Routed(Connection):
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
+        unanswered: bool = False,
     ) -> Exchange:
         part = self.parts[self.server_of(tool)]
-        return await part.call(phase, label, tool, arguments, state=state, responses=responses)
+        return await part.call(
+            phase, label, tool, arguments, state=state, responses=responses, unanswered=unanswered
+        )
 
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         return await self.parts[self.server_of(str(params.get("name")))].call_raw(phase, label, params)
