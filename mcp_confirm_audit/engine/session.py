@@ -825,12 +825,12 @@ class _Peers:
 
 
 def _waited_out(profile: Profile, spec: AttackSpec) -> float:
-    """What an attack's budget adds to its round trips: a lifetime it waits out, a deadline nobody answers."""
-    if spec.technique == "expiry":
-        return profile.ttl
-    if spec.technique == "unanswered":
-        return profile.answer_deadline or 0.0
-    return 0.0
+    """What an attack's budget adds to its round trips: a lifetime it waits out, and a round nobody answers.
+
+    A round nobody answers (the unanswered family; a waits flow's call taken by the agent alone)
+    may take the target's own deadline for its person, when the profile declares one.
+    """
+    return (profile.ttl if spec.technique == "expiry" else 0.0) + (profile.answer_deadline or 0.0)
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:
