@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ..channels.base import Place
 from ..channels.http import base_url
 from ..models import Exchange, Phase
@@ -111,6 +113,12 @@ class Routed(Connection):
 
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         return await self.parts[self.server_of(str(params.get("name")))].call_raw(phase, label, params)
+
+    async def settle(self) -> None:
+        """Every server's parked calls, settled at once (each server has a back channel of its own)."""
+        async with anyio.create_task_group() as settling:
+            for part in self.parts.values():
+                settling.start_soon(part.settle)
 
 
 @asynccontextmanager
