@@ -17,8 +17,10 @@ __all__ = ["AgentFlow", "Channel", "HumanFailed", "Mechanism", "Preview"]
 class Channel(Protocol):
     """Where a mechanism's calls go, recorded by whoever runs it (the controls, an attack)."""
 
-    async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
-        """One tools/call on the agent's own connection."""
+    async def call(
+        self, label: str, tool: str, arguments: Mapping[str, Any], *, unanswered: bool = False
+    ) -> Response:
+        """One tools/call on the agent's own connection; `unanswered`: nobody answers while it waits."""
         ...
 
     async def human(self, label: str, steps: Sequence[Step], values: Mapping[str, str]) -> dict[str, str]:

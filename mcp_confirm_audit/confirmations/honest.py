@@ -51,8 +51,10 @@ class RecordingChannel:
         # What the person's steps showed them (a webhook body, a prompt): the text a person read.
         self.shown: list[tuple[str, str]] = []
 
-    async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
-        exchange = await self.conn.call(self.phase, label, tool, arguments)
+    async def call(
+        self, label: str, tool: str, arguments: Mapping[str, Any], *, unanswered: bool = False
+    ) -> Response:
+        exchange = await self.conn.call(self.phase, label, tool, arguments, unanswered=unanswered)
         self.record(exchange)
         return exchange.response
 
@@ -269,13 +271,20 @@ async def _unanswered(
             f"acted though the person never answered: {moved.shown()}",
         )
     if done.outcome is Outcome.TRANSPORT:
+        bound = channel.conn.unanswered_timeout
+        declared = channel.conn.answer_deadline
+        why = (
+            f"its declared answer_deadline of {declared:g}s, then a round trip"
+            if declared is not None
+            else "a round trip; a server that waits longer on purpose: set answer_deadline in the profile"
+        )
         return ControlResult(
             mechanism.tool,
             "unanswered",
             False,
             True,
-            f"did not fail closed within its bound ({channel.timeout:g}s) while nobody answered: {done.text[:160]}; "
-            "a flow the person never completes must end with a refusal, not wait past the call's bound",
+            f"did not fail closed within its bound ({bound:g}s: {why}) while nobody answered: {done.text[:160]}; "
+            "a flow the person never completes must end with a refusal, not wait past its bound",
         )
     use.learn(moved, f"changed on a {mechanism.kind} flow nobody answered")
     return ControlResult(

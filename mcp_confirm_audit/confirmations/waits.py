@@ -94,7 +94,8 @@ class Waits:
         async with anyio.create_task_group() as group:
             if steps:
                 group.start_soon(person)
-            response = await channel.call(label, tool or self.tool, arguments)
+            # Nobody answering: the call may take the target's own deadline for its person.
+            response = await channel.call(label, tool or self.tool, arguments, unanswered=not steps)
             # The call is over: a person still waiting for a prompt was never asked.
             group.cancel_scope.cancel()
         # What its terminal showed belonged to it (a prompt nobody answered is not the next call's).

@@ -665,7 +665,7 @@ class AuditSession:
             gated_places=outcome.places,
         )
         technique = self.catalogue.techniques[spec.technique]
-        budget = self.profile.call_timeout * 8 + (self.profile.ttl if spec.technique == "expiry" else 0)
+        budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
@@ -822,6 +822,15 @@ class _Peers:
         if (era == "legacy") != conn.legacy:
             raise Unavailable(f"the target does not speak the {era} era (it negotiated {conn.era})")
         return conn
+
+
+def _waited_out(profile: Profile, spec: AttackSpec) -> float:
+    """What an attack's budget adds to its round trips: a lifetime it waits out, and a round nobody answers.
+
+    A round nobody answers (the unanswered family; a waits flow's call taken by the agent alone)
+    may take the target's own deadline for its person, when the profile declares one.
+    """
+    return (profile.ttl if spec.technique == "expiry" else 0.0) + (profile.answer_deadline or 0.0)
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

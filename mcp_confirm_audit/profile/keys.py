@@ -338,6 +338,15 @@ class ProfileKeys(Keys):
     call_timeout: float = key(
         15.0, "Seconds a round trip may take.", accepts="a positive number of seconds", example=15, gt=0
     )
+    answer_deadline: float | None = key(
+        None,
+        "Seconds the target itself waits for its person's answer before it gives up (its own approval "
+        "deadline), when that is longer than a round trip: a round nobody answers (unanswered, and the "
+        "control of a flow that waits) may then take this long plus call_timeout. Unset: call_timeout.",
+        accepts="a positive number of seconds",
+        example=120,
+        gt=0,
+    )
     start_timeout: float = key(
         20.0,
         "Seconds the target may take to start.",
@@ -574,6 +583,8 @@ class ProfileKeys(Keys):
                 value = dict(value or {})
             elif name in ("call_timeout", "start_timeout", "ttl"):
                 value = float(value)
+            elif name == "answer_deadline":
+                value = float(value) if value is not None else None
             elif name == "setup":
                 value = tuple(call.call() for call in value or ())
             elif name == "drift":

@@ -70,6 +70,9 @@ class Profile:
     answer: Mapping[str, Any] | None = None
     negative_answer: Mapping[str, Any] | None = None
     call_timeout: float = 15.0
+    # Seconds the target itself waits for its person before it gives up, when longer than a
+    # round trip: a round nobody answers may take this plus call_timeout. None: call_timeout.
+    answer_deadline: float | None = None
     start_timeout: float = 20.0
     # A command with {port} serves Streamable HTTP: the harness starts it on a
     # free loopback port and connects to `url` with the same port.

@@ -14,18 +14,27 @@ server is really waiting: the real window between question and answer.
 Over stdio a question carries nothing that names the call it belongs to, so
 concurrent calls on one connection take questions in the order they were
 sent (each question goes to the oldest call not already waiting).
+
+A call the harness lets go of (its round timed out, the attack's budget ran
+out, or the attack ended with it parked) is settled: its question is answered
+"cancel", it is taken out of the queue questions are routed by, and it is given
+the call timeout to end before its client side is cancelled and awaited. So no
+question can go to a call nobody waits for, no round waits on a call that will
+never send again, and a call that would not end is not left behind: its
+connection is retired before the next attack (`settle` says so).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
 from pydantic import ValidationError
 
@@ -37,6 +46,10 @@ HANDLE = "harness-parked-call:"
 KEY = "elicitation/create#"
 # What the person says when a parked call is abandoned (the attack ended without answering).
 _ABANDON = types.ElicitResult(action="cancel")
+# Seconds a call cancelled on the harness's side has to unwind: no server is waited for here.
+_UNWIND = 1.0
+# What a round hears of a call that ended without a result of its own (cancelled by the harness).
+ENDED_WITHOUT_RESULT = "the call ended without a result: the harness cancelled it"
 
 
 @dataclass
@@ -49,12 +62,21 @@ class _Asked:
 
 @dataclass
 class _Call:
+    number: int
     handle: str
-    # What the call does next: a question, or its end (a Response).
-    events: Any
-    receive: Any
+    # What the call does next: a question, or its end (a Response); closed when it ends.
+    events: MemoryObjectSendStream[Any]
+    receive: MemoryObjectReceiveStream[Any]
     asked: _Asked | None = None
-    done: bool = False
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    # The call's own task: cancelled when the harness lets go of a call that does not end.
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    # Let go of by the harness: no question is routed to it any more.
+    settled: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.ended.is_set()
 
 
 class BackChannel:
@@ -66,8 +88,8 @@ class BackChannel:
         self._numbers = itertools.count(1)
         self._keys = itertools.count(1)
         self._calls: dict[str, _Call] = {}
-        # Calls in flight that are not waiting on a question: the next question is theirs.
-        self._running: deque[_Call] = deque()
+        # Calls in flight that are not waiting on a question, oldest first: the next question is theirs.
+        self._running: list[_Call] = []
         # Every question the server sent when no call of the harness was in flight.
         self.stray: list[types.ElicitRequestParams] = []
 
@@ -78,10 +100,14 @@ class BackChannel:
         if not self._running:
             self.stray.append(params)
             return types.ElicitResult(action="decline")
-        call = self._running.popleft()
+        call = self._running.pop(0)
         asked = _Asked(f"{KEY}{next(self._keys)}", params)
         call.asked = asked
-        await call.events.send(asked)
+        try:
+            call.events.send_nowait(asked)
+        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # Nobody reads this call any more: the person cancels rather than leave the server waiting.
+            return _ABANDON
         await asked.answered.wait()
         reply = asked.reply
         if isinstance(reply, types.ElicitResult | types.ErrorData):
@@ -93,19 +119,27 @@ class BackChannel:
     def start(self, send: Any) -> _Call:
         """A tools/call in the background: `send()` returns its Response when the call ends."""
         events, receive = anyio.create_memory_object_stream[Any](8)
-        call = _Call(f"{HANDLE}{next(self._numbers)}", events, receive)
+        number = next(self._numbers)
+        call = _Call(number, f"{HANDLE}{number}", events, receive)
         self._calls[call.handle] = call
         self._running.append(call)
 
         async def run() -> None:
+            response = Response(Outcome.TRANSPORT, text=ENDED_WITHOUT_RESULT)
             try:
-                response = await send()
+                with call.scope:
+                    response = await send()
             finally:
-                call.done = True
-                if call in self._running:
-                    self._running.remove(call)
-            with call.events:
-                await call.events.send(response)
+                # Ended however it ended: no question is routed to it, and a callback still
+                # holding its question is released (the server stopped waiting, or the call was cancelled).
+                self._let_go(call)
+                call.ended.set()
+                # Nobody may wait for this call's end any more: then it is not sent.
+                with (
+                    call.events,
+                    suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError),
+                ):
+                    call.events.send_nowait(response)
 
         assert self.tasks is not None, "the connection opens the task group before any call"
         self.tasks.start_soon(run)
@@ -125,12 +159,17 @@ class BackChannel:
         # No answer under the question's key: the client had nothing to reply with.
         asked.reply = _typed(responses.get(asked.key))
         call.asked = None
-        self._running.append(call)
+        if not call.done and not call.settled:
+            # Its next question, if it asks again, is its own; a call that ended asks nothing more.
+            self._queue(call)
         asked.answered.set()
 
     async def next_event(self, call: _Call) -> Response:
         """What the call does next: asks again (round one again) or ends."""
-        event = await call.receive.receive()
+        try:
+            event = await call.receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            event = Response(Outcome.TRANSPORT, text=ENDED_WITHOUT_RESULT)
         if isinstance(event, _Asked):
             return asked_response(call.handle, event)
         self._calls.pop(call.handle, None)
@@ -138,19 +177,33 @@ class BackChannel:
         response: Response = event
         return response
 
-    async def abandon(self, wait: float) -> None:
-        """Every call still waiting on a question is cancelled by the person, and given `wait` seconds to end."""
+    def drop(self, call: _Call) -> None:
+        """The round waiting on `call` was cut short: nobody waits for it now, so it is cancelled at once."""
+        self._let_go(call)
+        call.scope.cancel()
+
+    async def abandon(self, wait: float) -> bool:
+        """Every call not ended is cancelled by the person and given `wait` seconds to end; False if one would not.
+
+        A call that outlives its `wait` is cancelled on the harness's side, and that is
+        awaited: none is left running. False says the server may still send for it.
+        """
         left = [call for call in self._calls.values() if not call.done]
         for call in left:
-            if call.asked is not None:
-                self.answer(call, {call.asked.key: _ABANDON})
+            self._let_go(call)
         with anyio.move_on_after(wait):
             for call in left:
-                while not call.done:
-                    await anyio.sleep(0.02)
+                await call.ended.wait()
+        stuck = [call for call in left if not call.done]
+        for call in stuck:
+            call.scope.cancel()
+        with anyio.move_on_after(_UNWIND):
+            for call in stuck:
+                await call.ended.wait()
         for call in left:
             self._calls.pop(call.handle, None)
             call.receive.close()
+        return not stuck
 
     def close(self) -> None:
         """The connection is closing: every stream of a call still open is closed with it."""
@@ -158,6 +211,22 @@ class BackChannel:
             call.events.close()
             call.receive.close()
         self._calls.clear()
+        self._running.clear()
+
+    def _queue(self, call: _Call) -> None:
+        """Back in line for a question, in the order the calls were sent."""
+        self._running.append(call)
+        self._running.sort(key=lambda c: c.number)
+
+    def _let_go(self, call: _Call) -> None:
+        """No question goes to `call` any more; one it holds is answered as the person cancelling."""
+        call.settled = True
+        if call in self._running:
+            self._running.remove(call)
+        asked, call.asked = call.asked, None
+        if asked is not None and not asked.answered.is_set():
+            asked.reply = _ABANDON
+            asked.answered.set()
 
 
 def asked_response(handle: str, asked: _Asked) -> Response:

@@ -167,10 +167,13 @@ class Connection:
         refusals: Refusals | None = None,
         secrets: Sequence[str] = (),
         back: BackChannel | None = None,
+        answer_deadline: float | None = None,
     ) -> None:
         self.name = name
         self.client = client
         self.call_timeout = call_timeout
+        # The target's own deadline for its person (`answer_deadline`), when it waits longer than a round trip.
+        self.answer_deadline = answer_deadline
         self.stderr_path = stderr_path
         self.refusals = refusals or Refusals()
         # Header values to mask in any text of the target's this connection keeps.
@@ -187,6 +190,11 @@ class Connection:
         session = getattr(client, "_session", None)
         self.era = str(getattr(session, "protocol_version", None) or MODERN)
         self.back = back if self.era != MODERN else None
+
+    @property
+    def unanswered_timeout(self) -> float:
+        """The bound of a round nobody answers: the target's own deadline for its person, then a round trip."""
+        return self.call_timeout + (self.answer_deadline or 0.0)
 
     @property
     def legacy(self) -> bool:
@@ -238,11 +246,19 @@ class Connection:
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
+        unanswered: bool = False,
     ) -> Exchange:
-        """A typed tools/call through the SDK session, recorded."""
+        """A typed tools/call through the SDK session, recorded.
+
+        `unanswered`: nobody will answer while it waits, so it may take the target's own
+        deadline for its person (`unanswered_timeout`) rather than a round trip's.
+        """
         request = _request_record(tool, arguments, state, responses)
+        timeout = self.unanswered_timeout if unanswered else self.call_timeout
         if self.back is not None:
-            return await self._legacy_call(phase, label, request, tool, arguments, state, responses)
+            return await self._legacy_call(
+                phase, label, request, tool, arguments, state, responses, timeout=timeout
+            )
 
         async def send() -> Response:
             result = await self.client.session.call_tool(
@@ -254,7 +270,7 @@ class Connection:
             )
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
-        return await self._exchange(phase, label, request, send)
+        return await self._exchange(phase, label, request, send, timeout=timeout)
 
     async def _legacy_call(
         self,
@@ -265,6 +281,8 @@ class Connection:
         arguments: Mapping[str, Any],
         state: str | None,
         responses: Mapping[str, Any] | None,
+        *,
+        timeout: float | None = None,
     ) -> Exchange:
         """A call on a handshake-era connection: started and parked at its question, or resumed with an answer."""
         back = self.back
@@ -274,9 +292,9 @@ class Connection:
 
             async def resume() -> Response:
                 back.answer(parked, responses)
-                return await back.next_event(parked)
+                return await _awaited(back, parked)
 
-            return await self._exchange(phase, label, request, resume)
+            return await self._exchange(phase, label, request, resume, timeout=timeout)
         if state is not None and state.startswith(HANDLE):
             # Nothing reached the target: a legacy question is answered once, as the reply to it.
             said = (
@@ -290,15 +308,19 @@ class Connection:
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
         async def started() -> Response:
-            call = back.start(lambda: self._outcome(send))
-            return await back.next_event(call)
+            return await _awaited(back, back.start(lambda: self._outcome(send)))
 
-        return await self._exchange(phase, label, request, started)
+        return await self._exchange(phase, label, request, started, timeout=timeout)
 
     async def settle(self) -> None:
-        """Every call parked at a question is cancelled by the person, and given a call timeout to end."""
-        if self.back is not None and self.alive:
-            await self.back.abandon(self.call_timeout)
+        """Every call not ended is cancelled by the person, and given a call timeout to end.
+
+        Bounded whatever the target does: a call that did not end is cancelled on the
+        harness's side and awaited. Its server may still send for it, so the connection is
+        then retired (not alive): nothing it says later can reach the next attack's calls.
+        """
+        if self.back is not None and not await self.back.abandon(self.call_timeout):
+            self.alive = False
 
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         """A tools/call with hand-written params, for what the typed API cannot express."""
@@ -328,32 +350,34 @@ class Connection:
 
         return await self._exchange(phase, label, request, send)
 
-    async def _exchange(self, phase: Phase, label: str, request: Mapping[str, Any], send: Any) -> Exchange:
+    async def _exchange(
+        self, phase: Phase, label: str, request: Mapping[str, Any], send: Any, *, timeout: float | None = None
+    ) -> Exchange:
         started = time.perf_counter()
         if not self.alive:
             response = Response(Outcome.TRANSPORT, text="connection already lost earlier in this attack")
         else:
-            response = await self._guarded(send)
+            response = await self._guarded(send, self.call_timeout if timeout is None else timeout)
             self.round_trips += 1
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
-    async def _guarded(self, send: Any) -> Response:
+    async def _guarded(self, send: Any, timeout: float) -> Response:
         refused = self.refusals.count
-        response = await self._sent(send)
+        response = await self._sent(send, timeout)
         if self.refusals.count > refused and response.outcome in (Outcome.RPC_ERROR, Outcome.TRANSPORT):
             # Not the target's answer to the attack: it never let the request in. Never a refusal.
             return Response(Outcome.TRANSPORT, text=self.refusals.line)
         return response
 
-    async def _sent(self, send: Any) -> Response:
+    async def _sent(self, send: Any, timeout: float) -> Response:
         try:
-            with anyio.fail_after(self.call_timeout):
+            with anyio.fail_after(timeout):
                 response: Response = await self._outcome(send)
                 return response
         except TimeoutError:
             self.alive = False
-            waited = f"no answer within {self.call_timeout:g}s"
+            waited = f"no answer within {timeout:g}s"
             return Response(Outcome.TRANSPORT, text=f"{waited}{self._stderr_hint()}")
 
     async def _outcome(self, send: Any) -> Response:
@@ -379,6 +403,15 @@ class Connection:
     def _stderr_hint(self) -> str:
         tail = stderr_tail(self.stderr_path, secrets=self.secrets)
         return f"; target stderr: {tail}" if tail else ""
+
+
+async def _awaited(back: BackChannel, call: Any) -> Response:
+    """What a legacy call does next; a round cut short (its timeout, the attack's budget) lets go of the call."""
+    try:
+        return await back.next_event(call)
+    except anyio.get_cancelled_exc_class():
+        back.drop(call)
+        raise
 
 
 def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[str] = ()) -> str:
@@ -548,7 +581,8 @@ async def _session(
         handshake=protocol if protocol in LEGACY else None,
         elicitation_callback=back.elicit,
         client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
-        read_timeout_seconds=profile.call_timeout + 5,
+        # The SDK's own backstop, past the harness's bound of any round (a round nobody answers is the longest).
+        read_timeout_seconds=profile.call_timeout + (profile.answer_deadline or 0.0) + 5,
         cache=None,
     )
     started = False
@@ -590,6 +624,7 @@ async def _session(
                     refusals=refusals,
                     secrets=secrets,
                     back=back,
+                    answer_deadline=profile.answer_deadline,
                 )
                 yield connection
                 if target is not None and connection.alive:

@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ..channels.base import Place
 from ..channels.http import base_url
 from ..models import Exchange, Phase
@@ -41,6 +43,7 @@ class Routed(Connection):
             refusals=first.refusals,
             secrets=first.secrets,
             back=first.back,
+            answer_deadline=first.answer_deadline,
         )
         self.terminal = first.terminal
 
@@ -101,12 +104,21 @@ class Routed(Connection):
         *,
         state: str | None = None,
         responses: Mapping[str, Any] | None = None,
+        unanswered: bool = False,
     ) -> Exchange:
         part = self.parts[self.server_of(tool)]
-        return await part.call(phase, label, tool, arguments, state=state, responses=responses)
+        return await part.call(
+            phase, label, tool, arguments, state=state, responses=responses, unanswered=unanswered
+        )
 
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         return await self.parts[self.server_of(str(params.get("name")))].call_raw(phase, label, params)
+
+    async def settle(self) -> None:
+        """Every server's parked calls, settled at once (each server has a back channel of its own)."""
+        async with anyio.create_task_group() as settling:
+            for part in self.parts.values():
+                settling.start_soon(part.settle)
 
 
 @asynccontextmanager

@@ -24,9 +24,16 @@ class AttackChannel:
         self.shown: list[tuple[str, str]] = []
         self.saved: dict[str, str] = {}
 
-    async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
+    async def call(
+        self, label: str, tool: str, arguments: Mapping[str, Any], *, unanswered: bool = False
+    ) -> Response:
         return await self.attack.call(
-            label, self.attack.case.victim, arguments=arguments, tool=tool, connection=self.connection
+            label,
+            self.attack.case.victim,
+            arguments=arguments,
+            tool=tool,
+            connection=self.connection,
+            unanswered=unanswered,
         )
 
     async def human(

@@ -399,7 +399,9 @@ class Attack:
         arguments: Mapping[str, Any] | None = None,
         tool: str | None = None,
         connection: Connection | None = None,
+        unanswered: bool = False,
     ) -> Response:
+        """One round; `unanswered`: nobody answers while it waits (bounded by the target's own deadline)."""
         exchange = await self.exchange(
             label,
             path,
@@ -408,6 +410,7 @@ class Attack:
             arguments=arguments,
             tool=tool,
             connection=connection,
+            unanswered=unanswered,
         )
         return exchange.response
 
@@ -421,6 +424,7 @@ class Attack:
         arguments: Mapping[str, Any] | None = None,
         tool: str | None = None,
         connection: Connection | None = None,
+        unanswered: bool = False,
     ) -> Exchange:
         """`call`, returning the recorded exchange itself."""
         conn = connection or self.primary
@@ -429,7 +433,13 @@ class Attack:
         if self.pages is not None and self.person_completes:
             await self.pages.before_answer(state, responses)
         exchange = await conn.call(
-            self._phase, label, tool or self.plan.name, args, state=state, responses=responses
+            self._phase,
+            label,
+            tool or self.plan.name,
+            args,
+            state=state,
+            responses=responses,
+            unanswered=unanswered,
         )
         self._record(exchange)
         return exchange
@@ -580,11 +590,13 @@ class Attack:
     async def settle(self) -> None:
         """After the transcript: a call still parked at a legacy question is cancelled by the person.
 
-        It is given its time to end before the next attack starts. What a cancel does is the
-        consent family's to judge; here the attack that left the question open is already judged.
+        It is given its time to end before the next attack starts, every connection at once
+        (so the whole settles within one call timeout). What a cancel does is the consent
+        family's to judge; here the attack that left the question open is already judged.
         """
-        for conn in self._used:
-            await conn.settle()
+        async with anyio.create_task_group() as settling:
+            for conn in self._used:
+                settling.start_soon(conn.settle)
 
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""

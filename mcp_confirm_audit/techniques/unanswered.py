@@ -5,7 +5,9 @@ does when no answer comes is its own choice: stop waiting and fail closed
 (refused), act as if no answer were a yes (vulnerable: the effect), or wait as
 long as the connection lasts (weak: a question nobody answered holds the
 action open for whoever answers it later). The harness waits one call
-timeout; the verdict reads what came back. An MRTR question holds nothing open
+timeout, after the server's own deadline for its person when the profile
+gives one (`answer_deadline`: a server that waits two minutes for its person
+on purpose); the verdict reads what came back. An MRTR question holds nothing open
 on the server (expiry judges its state's lifetime), so there it does not apply.
 """
 
@@ -32,14 +34,22 @@ async def unanswered(attack: Attack, params: Mapping[str, Any]) -> None:
     if attack.failed:
         return
     await attack.start_attack()
+    bound = attack.primary.unanswered_timeout
     waited = await attack.call(
-        f"no answer: the harness waits {attack.primary.call_timeout:g}s for the server to give up",
+        f"no answer: the harness waits {bound:g}s for the server to give up",
         victim,
         state=first.request_state,
+        unanswered=True,
     )
     if waited.outcome is Outcome.TRANSPORT:
+        declared = attack.primary.answer_deadline
+        beyond = (
+            f" (its declared answer_deadline of {declared:g}s, then a round trip)"
+            if declared is not None
+            else " (a server that waits longer on purpose: set answer_deadline in the profile)"
+        )
         attack.finding(
             Verdict.WEAK,
-            f"the server still waited for the person after {attack.primary.call_timeout:g}s: a question nobody "
+            f"the server still waited for the person after {bound:g}s{beyond}: a question nobody "
             "answers holds the action open (give the wait a deadline of its own)",
         )

@@ -47,11 +47,12 @@ def _audit(
     *flaws: str,
     families: frozenset[str],
     generation: Generation = MATRIX_GENERATION,
+    ttl: float = 5,
     **settings: object,
 ) -> AuditRun:
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
     words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", channel]
-    words += ["--ttl", "5"] if channel == "terminal" else []
+    words += ["--ttl", f"{ttl:g}"] if channel == "terminal" else []
     words += ["--webhook", "{sink}/hook"] if channel == "webhook" else []
     for flaw in flaws:
         words += ["--flaw", flaw]
@@ -155,3 +156,41 @@ def test_a_terminal_gate_that_takes_no_answer_as_yes_fails_its_control(catalogue
     assert not controls["unanswered"].passed
     assert "acted though the person never answered" in controls["unanswered"].detail
     assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+
+
+# A terminal that waits longer for its person than a round trip takes, on purpose (--ttl).
+SLOW_PERSON = {"call_timeout": 6.0, "ttl": 10.0}
+
+
+def _unanswered_control(catalogue: Catalogue, ttl: float, **settings: object) -> tuple[bool, str]:
+    run = _audit(
+        catalogue,
+        "terminal",
+        families=frozenset(),  # the controls alone: they run before any attack, and none is selected
+        ttl=ttl,
+        call_timeout=SLOW_PERSON["call_timeout"],
+        **settings,
+    )
+    controls = {c.name: c for c in run.controls}
+    return controls["unanswered"].passed, controls["unanswered"].detail
+
+
+def test_a_gate_that_waits_longer_than_a_round_trip_passes_its_unanswered_control_once_its_deadline_is_declared(
+    catalogue: Catalogue,
+) -> None:
+    # Nobody answers; it refuses after 10 s. Declared, the harness waits that long and sees it fail closed.
+    passed, detail = _unanswered_control(catalogue, SLOW_PERSON["ttl"], answer_deadline=SLOW_PERSON["ttl"])
+    assert passed, detail
+    # Undeclared, its bound is one call timeout (6 s): the control fails and names the key that says more.
+    passed, detail = _unanswered_control(catalogue, SLOW_PERSON["ttl"])
+    assert not passed
+    assert "did not fail closed within its bound (6s" in detail
+    assert "set answer_deadline" in detail
+
+
+def test_a_gate_that_waits_far_past_its_declared_deadline_still_fails_its_unanswered_control(
+    catalogue: Catalogue,
+) -> None:
+    passed, detail = _unanswered_control(catalogue, 600, answer_deadline=SLOW_PERSON["ttl"])
+    assert not passed
+    assert "within its bound (16s: its declared answer_deadline of 10s" in detail

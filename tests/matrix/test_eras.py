@@ -14,17 +14,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import MATRIX_GENERATION
+from mcp import types
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations.elicitation import STATE_FAMILIES
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
+from mcp_confirm_audit.models import AttackSpec, Layer, Outcome, Phase, Result, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.target.driver import connect
 
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
 V, W, R, NA = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.NOT_APPLICABLE
+ACCEPT = types.ElicitResult(action="accept", content={"confirm": True})
 
 
 def audit(
@@ -204,3 +208,103 @@ def test_zero_configuration_finds_elicitation_on_the_legacy_server_over_stdio(ca
     assert results["MCA-CONSENT-001"].verdict is V
     assert results["MCA-CONSENT-003"].verdict is R
     assert results["MCA-CONSENT-003"].layer is Layer.TOOL
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_an_answer_given_after_the_server_stopped_waiting_leaves_the_next_question_to_its_own_call(
+    tmp_path: Path,
+) -> None:
+    # On a slow machine a person's answer can come after the server's own deadline lapsed. The
+    # late answer hears that refusal, and the next call is asked and answered as its own: the
+    # harness waits for the server's end (an event), so no load makes this pass or fail.
+    (tmp_path / "first.txt").write_text("asked about, never deleted")
+    (tmp_path / "second.txt").write_text("deleted once its own question is answered")
+    raw = {
+        "command": f"py:{LEGACY_SERVER}:build_server",
+        "factory_args": {"answer_timeout": 0.2},
+        "call_timeout": 10.0,
+        "protocol": "2025-11-25",
+    }
+    profile = profile_from_mapping(raw, source="test")
+    with anyio.fail_after(60):  # a hang is the defect; the rounds themselves are bounded by call_timeout
+        async with connect(profile, tmp_path, tmp_path, "primary") as conn:
+            assert conn.back is not None
+            asked = (await conn.call(Phase.ATTACK, "ask", "delete_file", {"path": "first.txt"})).response
+            assert asked.outcome is Outcome.INPUT_REQUIRED
+            parked = conn.back.parked(asked.request_state)
+            assert parked is not None
+            await parked.ended.wait()  # the server's own deadline lapsed: it refused
+            late = await conn.call(
+                Phase.ATTACK,
+                "late",
+                "delete_file",
+                {"path": "first.txt"},
+                state=asked.request_state,
+                responses={asked.questions[0].key: ACCEPT},
+            )
+            assert late.response.outcome is Outcome.TOOL_ERROR
+            assert "expired" in late.response.text
+
+            second = (await conn.call(Phase.ATTACK, "ask", "delete_file", {"path": "second.txt"})).response
+            assert second.outcome is Outcome.INPUT_REQUIRED
+            assert "second.txt" in (second.questions[0].message or "")
+            done = await conn.call(
+                Phase.ATTACK,
+                "answer",
+                "delete_file",
+                {"path": "second.txt"},
+                state=second.request_state,
+                responses={second.questions[0].key: ACCEPT},
+            )
+            assert done.response.outcome is Outcome.COMPLETE, done.response.text
+            await conn.settle()
+            assert conn.alive
+    assert (tmp_path / "first.txt").exists()
+    assert not (tmp_path / "second.txt").exists()
+
+
+# A server that waits longer for its person than a round trip, on purpose, and says so.
+LONG_WAIT = {"call_timeout": 5.0, "answer_timeout": 9.0}
+
+
+def _waits_long(catalogue: Catalogue, *flaws: str, **settings: object) -> Result:
+    factory = {"flaws": list(flaws), "answer_timeout": LONG_WAIT["answer_timeout"]}
+    raw = {
+        "command": f"py:{LEGACY_SERVER}:build_server",
+        "factory_args": factory,
+        "tool": "delete_file",
+        "call_timeout": LONG_WAIT["call_timeout"],
+        "protocol": "2025-11-25",
+        **settings,
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "unanswered",
+        generation=MATRIX_GENERATION,
+    )
+    return run.by_id()["MCA-NOANSWER-001"]
+
+
+def test_a_server_that_waits_longer_than_a_round_trip_for_its_person_is_judged_by_its_declared_deadline(
+    catalogue: Catalogue,
+) -> None:
+    # It waits 9 s, then refuses: with answer_deadline the harness waits that long, and sees it fail closed.
+    declared = _waits_long(catalogue, answer_deadline=LONG_WAIT["answer_timeout"])
+    assert declared.verdict is R, declared.reason
+    assert "expired" in declared.reason
+    # Undeclared, the round's bound is one call timeout: still waiting then is what the family reports.
+    undeclared = _waits_long(catalogue)
+    assert undeclared.verdict is W
+    assert "set answer_deadline" in undeclared.reason
+
+
+def test_a_server_that_waits_forever_is_still_caught_with_a_declared_deadline(catalogue: Catalogue) -> None:
+    forever = _waits_long(catalogue, "waits-forever", answer_deadline=LONG_WAIT["answer_timeout"])
+    assert forever.verdict is W
+    assert "its declared answer_deadline of 9s" in forever.reason
