@@ -11,6 +11,7 @@ the approver is an argument the agent fills (approver-substitution).
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -35,7 +36,12 @@ def owner_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIGNOFF_OWNER_SEED", "owner-seed-5e1f-never-the-agents")
 
 
-def audit(catalogue: Catalogue, families: Collection[str], **factory_args: Any) -> AuditRun:
+def audit(
+    catalogue: Catalogue,
+    families: Collection[str],
+    approver: dict[str, Any] | None = None,
+    **factory_args: Any,
+) -> AuditRun:
     owner_signs = shlex.join([sys.executable, str(DESK / "wallet.py"), "--seed-env", "SIGNOFF_OWNER_SEED"])
     raw: dict[str, Any] = {
         "command": f"py:{DESK / 'server.py'}:build_server",
@@ -58,6 +64,7 @@ def audit(catalogue: Catalogue, families: Collection[str], **factory_args: Any) 
             },
         },
         "call_timeout": 10.0,
+        **({"approver": approver} if approver is not None else {}),
     }
     profile = profile_from_mapping(raw, source="test")
     return run_audit(
@@ -98,3 +105,60 @@ def test_a_second_open_answered_with_the_first_payment_is_no_transplant(catalogu
     # The setup ran twice and came back with one payment: the guard had something to hold.
     opened = [line for line in transplant.evidence if "open_payment" in line]
     assert len(opened) >= 2, transplant.evidence
+
+
+# -- approver-substitution: the agent names itself where the tool takes its approver ------------------
+
+APPROVER = "MCA-APPROVER-001"
+# Where a fooled desk could show it: every family that redeems an approval on this token flow.
+REDEEMING = frozenset({"approver-substitution", "self-approval", "approval-replay", "approval-transplant"})
+
+
+def the_agent_as_approver() -> dict[str, Any]:
+    """The agent's own wallet: an identity of its own, and the command that signs as it."""
+    wallet = [sys.executable, str(DESK / "wallet.py"), "--seed", "the-agents-own-seed"]
+    own = subprocess.run([*wallet, "--identity"], capture_output=True, text=True, check=True, timeout=30)
+    signs = shlex.join(wallet) + " {challenge}"
+    return {"agent": own.stdout.strip(), "steps": [{"sign": {"command": signs}}]}
+
+
+def findings(run: AuditRun) -> dict[str, Verdict]:
+    return {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
+
+
+def test_a_desk_that_checks_the_approval_against_the_owner_the_call_names_pays_for_the_agents_own_signature(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue, REDEEMING, approver=the_agent_as_approver(), owner_argument="trusted")
+    assert findings(run) == {APPROVER: V}, [(r.id, r.verdict, r.reason) for r in run.results]
+    result = judged(run, APPROVER)
+    assert "the agent put its own identity in 'owner'" in result.reason, result.reason
+    assert "root/ledger.json" in result.reason
+    # The owner's wallet was never used: the agent's own signed.
+    assert not any("SIGNOFF_OWNER_SEED" in line for line in result.evidence), result.evidence
+    assert any("the-agents-own-seed" in line for line in result.evidence), result.evidence
+
+
+@pytest.mark.parametrize("owner_argument", ["ignored", "refused"])
+def test_a_desk_that_binds_the_approver_to_its_own_owner_is_no_finding(
+    catalogue: Catalogue, owner_argument: str
+) -> None:
+    run = audit(catalogue, REDEEMING, approver=the_agent_as_approver(), owner_argument=owner_argument)
+    assert findings(run) == {}
+    result = judged(run, APPROVER)
+    assert (result.verdict, result.layer) == (R, Layer.TOOL), result.reason
+    said = "not signed by the owner" if owner_argument == "ignored" else "come from its configured owner"
+    assert said in result.reason, result.reason
+
+
+def test_with_no_profile_the_owner_argument_is_found_by_its_words_and_a_made_up_approver_pays_nothing(
+    catalogue: Catalogue,
+) -> None:
+    # `owner` of a tool that asks the owner to sign: found without configuration. The agent, with no
+    # wallet of its own named, sends back the challenge it got: the flawed desk still wants a signature.
+    run = audit(catalogue, {"approver-substitution"}, owner_argument="trusted")
+    result = judged(run, APPROVER)
+    assert (result.verdict, result.layer) == (R, Layer.TOOL), result.reason
+    assert any(
+        "'owner': 'mca-agent-" in line or '"owner": "mca-agent-' in line for line in result.evidence
+    ), result.evidence

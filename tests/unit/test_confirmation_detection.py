@@ -7,6 +7,7 @@ import json
 from mcp_confirm_audit.confirmations import OVER_A_PREVIEW, mrtr_only
 from mcp_confirm_audit.confirmations.detect import (
     approval_argument,
+    approver_argument,
     from_response,
     from_schemas,
     policy_arguments,
@@ -120,3 +121,28 @@ def test_a_token_named_by_a_dotted_path_is_read_from_inside_the_result_and_only_
     assert values.find(challenge, "challenge.nonce", TOKEN_FIELD) == ("challenge.nonce", "3295d4455a0d")
     # A path that is not there is not answered with some other field's value.
     assert values.find(challenge, "challenge.token", TOKEN_FIELD) is None
+
+
+def test_an_argument_naming_who_approves_is_found_by_a_small_rule_and_an_owner_only_where_words_say_so() -> (
+    None
+):
+    named = {
+        "approver": "approver",
+        "signer_address": "signer_address",
+        "reviewed_by": "reviewed_by",
+        "authorizerId": "authorizerId",
+        "approverKey": "approverKey",
+    }
+    for argument, found in named.items():
+        assert approver_argument(tool("pay", payment_id="string", **{argument: "string"})) == found, argument
+    # An owner is an approver only where the tool (or the argument) speaks of approving or signing.
+    signing = tool(
+        "evaluate_payment", description="retry with approval_token once the user signs", owner="string"
+    )
+    assert approver_argument(signing) == "owner"
+    assert approver_argument(tool("chown", path="string", owner="string")) is None
+    # Names that only look alike: who is paid, who the rules are for, a flag.
+    assert approver_argument(tool("pay", payee="string", user="string", human_approved="boolean")) is None
+    # The profile names it, or says it is not there.
+    assert approver_argument(tool("chown", path="string", owner="string"), "owner") == "owner"
+    assert approver_argument(signing, "signer") is None
