@@ -60,13 +60,12 @@ async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> Non
     if info is None:
         return
     flow = as_flow(from_response(first, info, attack.tools)) if first.outcome is Outcome.COMPLETE else None
-    how = "fell back to"
-    if flow is None:
-        # A refusal worded as a way in: "call with dry_run=true, then again with confirm=<token>".
-        flow = as_flow(offered(first, info, attack.tools, "mrtr"))
-        how = "answered with an offer of"
+    # Else a refusal worded as a way in: "call with dry_run=true, then again with confirm=<token>".
+    was_offered = flow is None
+    flow = flow or as_flow(offered(first, info, attack.tools, "mrtr"))
     if flow is None:
         return
+    how = "answered with an offer of" if was_offered else "fell back to"
     attack.note(f"to a client declaring {what} the tool {how} another way to confirm: {flow.describe()}")
     attack.effect_means(
         Verdict.VULNERABLE,
@@ -75,7 +74,7 @@ async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> Non
     )
     channel = AttackChannel(attack, conn)
     shown = await flow.preview(channel, attack.arguments(victim))
-    if shown.handle is None and flow.kind in ("token", "pending"):
+    if shown.handle is None and was_offered and flow.kind in ("token", "pending"):
         attack.note(f"the {flow.kind} flow offered gave no token or id to confirm with")
         return
     try:
