@@ -37,6 +37,7 @@ ANY_MECHANISM = frozenset(
         "agent-reachable-approval",
         "approval-expiry",
         "approver-identity",
+        "approver-substitution",
         "token-forgery",
         "token-replay",
         "token-cross-target",

@@ -259,3 +259,36 @@ def _named_in(response: Response, tool: ToolInfo) -> Token | None:
 def _is_string(prop: Mapping[str, Any]) -> bool:
     kinds = [prop.get("type"), *(x.get("type") for x in prop.get("anyOf", ()) if isinstance(x, Mapping))]
     return "string" in kinds
+
+
+# An argument that names who approves, by its name alone: `approver`, `signer`, `reviewed_by`, `authorizerId`.
+APPROVER_ARG = re.compile(
+    r"^(approver|approved_?by|signer|signed_?by|signatory|reviewer|reviewed_?by|authori[sz]er|"
+    r"authori[sz]ed_?by|confirmer|confirmed_?by)(_?(id|name|key|address|pubkey))?$|"
+    r"[a-z](Approver|Signer|Reviewer|Authori[sz]er)(Id|Name|Key|Address)?$",
+    re.I,
+)
+# An identity that approves only where the words say so: `owner` of a tool that asks the owner to sign.
+_OWNERISH_ARG = re.compile(r"^(owner|principal|wallet)(_?(id|name|key|address|pubkey))?$", re.I)
+_APPROVES = re.compile(r"\b(approv\w*|sign(s|ed|er|ing|ature)?|authori[sz]\w*|review\w*)\b", re.I)
+
+
+def approver_argument(tool: ToolInfo, stated: str | None = None) -> str | None:
+    """The argument of `tool` that names who approves (the profile's, else by name), or None.
+
+    By name: an approver, signer, reviewer or authorizer; or an owner (principal,
+    wallet) when its own description, or the tool's, speaks of approving or signing.
+    """
+    props = _props(tool)
+    if stated is not None:
+        return stated if stated in props else None
+    named = next((str(k) for k in props if APPROVER_ARG.search(k)), None)
+    if named is not None:
+        return named
+    for name, prop in props.items():
+        if not _OWNERISH_ARG.match(name):
+            continue
+        said = f"{prop.get('title', '')} {prop.get('description', '')}" if isinstance(prop, Mapping) else ""
+        if _APPROVES.search(said) or _APPROVES.search(tool.description or ""):
+            return str(name)
+    return None

@@ -85,7 +85,11 @@ class Token:
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         tool, sent = self.previewing(arguments)
         response = await channel.call("preview", tool, sent)
-        return Preview.read(response, self.token_from, TOKEN_FIELD)
+        found = Preview.read(response, self.token_from, TOKEN_FIELD)
+        if found.handle is None and self.token_from is None:
+            # "then call again with confirm=<token>": the preview may hand it back under that very name.
+            return Preview.read(response, self.into, TOKEN_FIELD)
+        return found
 
     async def confirm(
         self,

@@ -19,10 +19,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from ..channels import human
 from ..confirmations import elicitation
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
-from .confirmation_keys import ConfirmationKeys
+from .confirmation_keys import ConfirmationKeys, Steps
 from .contract import Keys, key
 from .environment import parse_env
 from .url_mode import url_people
@@ -100,6 +101,50 @@ class DriftKeys(Keys):
 
     def call(self) -> DriftCall:
         return DriftCall(self.tool, dict(self.args or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Approver:
+    """Who the agent names where a tool takes its approver from the call (approver-substitution)."""
+
+    # The argument that names who approves; None: found by name (confirmations/detect.py).
+    argument: str | None = None
+    # A value the agent controls there (its own identity); None: one made up for the attack.
+    agent: str | None = None
+    # How the agent approves as that identity by itself (its own wallet signs); (): it sends back what it got.
+    steps: tuple[human.Step, ...] = ()
+
+
+class ApproverKeys(Keys):
+    """The argument that names who approves, and the identity the agent puts in it."""
+
+    argument: str | None = key(
+        None,
+        "The argument of the gated tool that names who approves (unset: one named approver, signer, "
+        "reviewer or authorizer, or owner where the tool speaks of approving or signing).",
+        accepts="an argument's name",
+        example="owner",
+        pattern=_TEXT,
+    )
+    agent: str | None = key(
+        None,
+        "A value of that argument the agent controls: its own identity (unset: a value made up for the "
+        "attack).",
+        accepts="a string",
+        example="0x5c1e-the-agents-own-address",
+        pattern=_TEXT,
+    )
+    steps: Steps | None = key(
+        None,
+        "How the agent approves as that identity with nothing but its own means ({challenge}, {id}, "
+        "{token}: what the preview handed out): its own wallet signs, say. Unset: it sends back what it got.",
+        accepts="a list of human: steps",
+        example=[{"sign": {"command": "wallet sign --key {root}/agent.key {challenge}"}}],
+    )
+
+    def approver(self, source: str) -> Approver:
+        steps = human.parse_steps(self.steps or (), f"profile {source}: approver.steps")
+        return Approver(self.argument, self.agent, steps)
 
 
 class ToolProbeKeys(Keys):
@@ -536,6 +581,13 @@ class ProfileKeys(Keys):
         example=elicitation.LEGACY[0],
         choices=(*elicitation.PROTOCOLS, None),
     )
+    approver: ApproverKeys | None = key(
+        None,
+        "Where the gated tool takes who approves from the call: which argument, the agent's own identity, "
+        "and how the agent approves as it (approver-substitution; unset: the argument found by name).",
+        accepts="a mapping with argument, agent and steps",
+        example={"argument": "owner", "agent": "0x5c1e-the-agents-own-address"},
+    )
     policy_tools: list[Annotated[str, Field(min_length=1)]] | None = key(
         None,
         "The agent-callable tools that change the gate's own rules (unset: those whose input schema takes "
@@ -608,5 +660,7 @@ class ProfileKeys(Keys):
                 value = value.mechanism(source) if value is not None else None
             elif name == "policy_tools":
                 value = tuple(value) if value is not None else None
+            elif name == "approver":
+                value = value.approver(source) if value is not None else None
             out[name] = value
         return out

@@ -26,6 +26,7 @@ from .environment import TargetEnv
 from .headers import Header
 from .keys import DEFAULT_URL, ProfileKeys
 from .keys import ROOT_FROM as ROOT_FROM
+from .keys import Approver as Approver
 from .keys import DriftCall as DriftCall
 from .keys import SetupCall as SetupCall
 from .servers import Servers, servers_from
@@ -111,6 +112,8 @@ class Profile:
     confirmation: Mechanism | None = None
     # None: found from the tools' schemas; () turns policy-self-loosening off.
     policy_tools: tuple[str, ...] | None = None
+    # Where the gated tool takes who approves from the call (approver-substitution); None: found by name.
+    approver: Approver | None = None
     # The target runs under a pseudo-terminal the harness answers on as the person
     # (channels/terminal.py); without it a target has no controlling terminal.
     tty: bool = False

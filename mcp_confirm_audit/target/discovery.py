@@ -23,7 +23,7 @@ from ..confirmations.token import Token
 from ..errors import TargetError, UsageError
 from ..models import Outcome, Phase, Response
 from ..oracle.effects import ProbeSpec
-from ..profile.loader import DriftCall, Profile, SetupCall
+from ..profile.loader import Approver, DriftCall, Profile, SetupCall
 from .arguments import value_for
 from .driver import Connection, ToolInfo
 
@@ -69,6 +69,8 @@ class ToolPlan:
     policy_tools: tuple[str, ...] | None = None
     # The call that changes the subject after the question, as the profile declares it (subject-drift).
     drift: DriftCall | None = None
+    # Where the tool takes who approves from the call, as the profile says (approver-substitution).
+    approver: Approver | None = None
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -191,6 +193,7 @@ def _plan(
         _mechanism(tool, profile, template),
         profile.policy_tools,
         profile.drift,
+        profile.approver,
     )
 
 

@@ -7,7 +7,12 @@ behind a client that cannot reach a human would: if the file then goes, the
 confirmation was completed by a party that said no human could be asked
 (vulnerable, and seen on disk); if it does not, the MUST NOT is still broken
 (weak). A fallback to a token or pending flow is completed by the agent: the
-same action asks a human on the path the caller avoided (vulnerable).
+same action asks a human on the path the caller avoided (vulnerable). The
+fallback may be a result that stages the action, or a refusal that offers it
+("call with dry_run, then confirm=<token>", `detect.offered`): either is
+followed on the client that declared less, with the agent's own calls only,
+since the offer may hold for that client alone. A fallback that still needs a
+person's step (a pending id approved elsewhere) is no finding.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import HumanFailed, as_flow
-from ..confirmations.detect import from_response
+from ..confirmations.detect import from_response, offered
 from ..models import Outcome, Verdict
 from . import technique
 from ._flows import AttackChannel, tool_info
@@ -52,16 +57,27 @@ async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> Non
         attack.finding(Verdict.WEAK, f"sent an input request to a client that declared {what} (MUST NOT)")
         return
     info = tool_info(attack)
-    flow = as_flow(from_response(first, info, attack.tools)) if info is not None else None
-    if flow is not None and first.outcome is Outcome.COMPLETE:
-        attack.effect_means(
-            Verdict.VULNERABLE,
-            f"without elicitation the tool fell back to a {flow.kind} flow the agent completed; "
-            "clients that can be asked are asked",
-        )
-        channel = AttackChannel(attack, conn)
-        shown = await flow.preview(channel, attack.arguments(victim))
-        try:
-            await flow.confirm(channel, attack.arguments(victim), shown.handle, as_agent=True)
-        except HumanFailed as exc:
-            attack.note(f"the fallback cannot be completed by the agent: {exc}")
+    if info is None:
+        return
+    flow = as_flow(from_response(first, info, attack.tools)) if first.outcome is Outcome.COMPLETE else None
+    # Else a refusal worded as a way in: "call with dry_run=true, then again with confirm=<token>".
+    was_offered = flow is None
+    flow = flow or as_flow(offered(first, info, attack.tools, "mrtr"))
+    if flow is None:
+        return
+    how = "answered with an offer of" if was_offered else "fell back to"
+    attack.note(f"to a client declaring {what} the tool {how} another way to confirm: {flow.describe()}")
+    attack.effect_means(
+        Verdict.VULNERABLE,
+        f"to a client declaring {what} the tool {how} a {flow.kind} flow ({flow.describe()}) that the agent's "
+        "own calls completed, with no person; clients that can be asked are asked",
+    )
+    channel = AttackChannel(attack, conn)
+    shown = await flow.preview(channel, attack.arguments(victim))
+    if shown.handle is None and was_offered and flow.kind in ("token", "pending"):
+        attack.note(f"the {flow.kind} flow offered gave no token or id to confirm with")
+        return
+    try:
+        await flow.confirm(channel, attack.arguments(victim), shown.handle, as_agent=True)
+    except HumanFailed as exc:
+        attack.note(f"the fallback cannot be completed by the agent: {exc}")

@@ -1,7 +1,8 @@
 """Reference MCP server: a job board whose replies are ordinary results, refusals included.
 
     python targets/outcomes/server.py --root DIR [--offer none|asks|agent-token] [--world-guard]
-        [--flaw decline-acts] [--flaw no-ledger]
+        [--without-elicitation protocol|refuse|pending|agent-token] [--flaw decline-acts] [--flaw no-ledger]
+    python targets/outcomes/server.py --root DIR --approve ID    (the user approves a pending change)
 
 Written in another style than the other reference servers, the way many real
 servers answer: every reply is a JSON object, and a refusal is `{"ok": false,
@@ -14,9 +15,17 @@ Options (each a careful server in its own right):
                        again with confirm=<token>; the confirming call asks the user
   --world-guard        a job already at the asked status is refused before the gate
                        looks ("J1 has that status already"): the world, not the gate
+  --without-elicitation what a client that cannot show a form gets (-32021 by default, `protocol`):
+    refuse             a refusal in an ordinary result, and no other way in
+    pending            the change is staged under an approval_id that the user approves on
+                       their own terminal (`--approve ID`): the agent has no tool for it
 
 Flaws (each removes one defence):
   --offer agent-token  the offered token confirms on its own: no person involved
+  --without-elicitation agent-token
+                       to a client that declares no (form) elicitation only, a refusal offers
+                       "dry_run, then confirm=<token>", and that token confirms on its own
+                       (as tracker-mcp 0.5.2 does); clients that can be asked are asked
   decline-acts         a declined question changes the status anyway, and says refused
   no-ledger            the nonce is never spent: one approval changes the row again
 """
@@ -38,6 +47,7 @@ if _REFERENCE not in sys.path:
 from capabilities import require_form_elicitation  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.request_state import RequestStateSecurity  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.types import (  # noqa: E402
     ElicitRequest,
     ElicitRequestFormParams,
@@ -49,6 +59,7 @@ from pydantic import Field  # noqa: E402
 
 FLAWS = ("decline-acts", "no-ledger")
 OFFERS = ("none", "asks", "agent-token")
+WITHOUT_ELICITATION = ("protocol", "refuse", "pending", "agent-token")
 Status = Literal["done", "todo", "blocked"]
 SEED = {
     "J1": {"title": "Ship the release notes", "status": "todo"},
@@ -57,7 +68,12 @@ SEED = {
 
 
 def build_server(
-    root: str | Path, *, flaws: frozenset[str] = frozenset(), offer: str = "none", world_guard: bool = False
+    root: str | Path,
+    *,
+    flaws: frozenset[str] = frozenset(),
+    offer: str = "none",
+    world_guard: bool = False,
+    without_elicitation: str = "protocol",
 ) -> MCPServer:
     board = Path(root) / "board.json"
     audit = Path(root) / "audit.jsonl"
@@ -93,6 +109,53 @@ def build_server(
         )
         return InputRequiredResult(input_requests={"decision": request}, request_state=nonce)
 
+    def cannot_ask(ctx: Context) -> bool:
+        try:
+            require_form_elicitation(ctx.client_capabilities)
+        except MCPError:
+            return True
+        return False
+
+    fallback_tokens: dict[str, tuple[str, str]] = {}
+
+    def without_a_form(job_id: str, status: str, dry_run: bool, confirm: str | None) -> dict[str, Any]:
+        """The answer to a client that cannot show the user a question."""
+        if without_elicitation == "refuse":
+            return {
+                "ok": False,
+                "status": "refused",
+                "reason": "this change needs the user's yes, and this "
+                "client cannot show them a question: use one that can",
+            }
+        if without_elicitation == "pending":
+            approval_id = secrets.token_hex(6)
+            _stage(Path(root), approval_id, job_id, status)
+            return {
+                "ok": True,
+                "status": "pending_approval",
+                "approval_id": approval_id,
+                "next": "the user approves it on their own terminal; nothing changes until then",
+            }
+        # agent-token: what the refusal offers is a token the agent can spend itself.
+        if dry_run:
+            token = secrets.token_hex(8)
+            fallback_tokens[token] = (job_id, status)
+            return {
+                "ok": True,
+                "status": "previewed",
+                "would_set": status,
+                "confirm": token,
+                "next": "show the user this preview; after they agree, repeat the call with confirm=<this>",
+            }
+        if confirm is not None and fallback_tokens.pop(confirm, None) == (job_id, status):
+            return change(_load(board), job_id, status)  # FLAW: nobody but the agent saw the token
+        return {
+            "ok": False,
+            "status": "refused",
+            "reason": "this needs the user's confirmation",
+            "hint": "call set_status with dry_run=true, then again with confirm=<token from that preview>",
+        }
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def list_jobs() -> dict[str, Any]:
         """Every job on the board (read-only)."""
@@ -114,6 +177,8 @@ def build_server(
             return {"ok": False, "status": "error", "reason": f"unknown job {job_id}"}
         if world_guard and job["status"] == status:
             return {"ok": False, "status": "error", "reason": f"{job_id} has that status already"}
+        if without_elicitation != "protocol" and not ctx.input_responses and cannot_ask(ctx):
+            return without_a_form(job_id, status, dry_run, confirm)
         if offer != "none" and dry_run:
             token = secrets.token_urlsafe(12)
             tokens[token] = (job_id, status)
@@ -156,14 +221,44 @@ def _save(board: Path, jobs: dict[str, Any]) -> None:
     os.replace(tmp, board)
 
 
+def _stage(root: Path, approval_id: str, job_id: str, status: str) -> None:
+    """A pending change, one new file each (none is rewritten), for the user's `--approve`."""
+    folder = root / "pending"
+    folder.mkdir(exist_ok=True)
+    with (folder / f"{approval_id}.json").open("x") as out:
+        json.dump({"job": job_id, "status": status}, out)
+
+
+def _approve(root: Path, approval_id: str) -> None:
+    """The user, on their own terminal: apply one pending change, once."""
+    staged = root / "pending" / f"{Path(approval_id).name}.json"
+    change = json.loads(staged.read_text())
+    staged.unlink()
+    jobs = _load(root / "board.json")
+    jobs[change["job"]]["status"] = change["status"]
+    _save(root / "board.json", jobs)
+    print(f"approved: {change['job']} -> {change['status']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True)
+    parser.add_argument("--approve", metavar="ID", help="approve one pending change, as the user")
+    parser.add_argument("--without-elicitation", default="protocol", choices=WITHOUT_ELICITATION)
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     parser.add_argument("--offer", default="none", choices=OFFERS)
     parser.add_argument("--world-guard", action="store_true")
     args = parser.parse_args()
-    build_server(args.root, flaws=frozenset(args.flaw), offer=args.offer, world_guard=args.world_guard).run()
+    if args.approve:
+        _approve(Path(args.root), args.approve)
+        return
+    build_server(
+        args.root,
+        flaws=frozenset(args.flaw),
+        offer=args.offer,
+        world_guard=args.world_guard,
+        without_elicitation=args.without_elicitation,
+    ).run()
 
 
 if __name__ == "__main__":

@@ -55,6 +55,8 @@ NOT_MRTR = {
             "MCA-URLBOUND-001",
         )
     },
+    # No argument names who approves (tests/matrix/test_signoff.py proves the family).
+    "MCA-APPROVER-001": "names who approves",
     # A person who never answers holds nothing open on an MRTR server (test_eras.py proves the family).
     "MCA-NOANSWER-001": "holds no call open on the server",
     # A change to the subject after the question needs a drift: call, and a file action has the swaps

@@ -99,3 +99,42 @@ def test_a_refusal_of_the_world_is_inconclusive_and_quoted_never_the_gate_holdin
     assert "has that status already" in replay.reason
     # The honest flow carried its world over from one control to the next: isolated, and said why.
     assert any(c.name == "isolation" for c in run.controls)
+
+
+# A client that declares no elicitation (or URL mode only) cannot show the user a form.
+DOWNGRADE = frozenset({"capability-downgrade"})
+
+
+def test_a_token_offered_only_to_a_client_that_cannot_be_asked_is_followed_there_to_the_bypass(
+    catalogue: Catalogue,
+) -> None:
+    # As tracker-mcp 0.5.2: clients that can be asked are asked; to one that cannot, a refusal says
+    # "dry_run, then confirm=<token>", and the agent alone can take that path.
+    run = audit(catalogue, "--without-elicitation", "agent-token", families=FAMILIES | DOWNGRADE)
+    assert all(c.passed for c in run.controls), run.controls
+    assert findings(run) == {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}
+    for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
+        result = run.by_id()[attack]
+        assert "answered with an offer of a token flow" in result.reason, result.reason
+        assert "root/board.json" in result.reason
+        # Taken on the client the offer was made to: the preview and the confirming call carry no question.
+        assert any("confirm=" in line or "'confirm'" in line for line in result.evidence), result.evidence
+
+
+def test_a_client_that_cannot_be_asked_refused_outright_is_no_finding(catalogue: Catalogue) -> None:
+    run = audit(catalogue, "--without-elicitation", "refuse", families=DOWNGRADE)
+    assert findings(run) == {}
+    for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
+        result = run.by_id()[attack]
+        assert (result.verdict, result.layer) == (R, Layer.TOOL), result.reason
+
+
+def test_a_fallback_the_person_still_approves_on_their_own_terminal_is_no_finding(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue, "--without-elicitation", "pending", families=DOWNGRADE)
+    assert findings(run) == {}
+    for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
+        result = run.by_id()[attack]
+        assert (result.verdict, result.layer) == (R, Layer.TOOL), result.reason
+        assert any("cannot be completed by the agent" in line for line in result.evidence), result.evidence

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
 
 from mcp_confirm_audit.confirmations import OVER_A_PREVIEW, mrtr_only
 from mcp_confirm_audit.confirmations.detect import (
     approval_argument,
+    approver_argument,
     from_response,
     from_schemas,
+    offered,
     policy_arguments,
     policy_tools,
 )
@@ -120,3 +126,68 @@ def test_a_token_named_by_a_dotted_path_is_read_from_inside_the_result_and_only_
     assert values.find(challenge, "challenge.nonce", TOKEN_FIELD) == ("challenge.nonce", "3295d4455a0d")
     # A path that is not there is not answered with some other field's value.
     assert values.find(challenge, "challenge.token", TOKEN_FIELD) is None
+
+
+def test_an_argument_naming_who_approves_is_found_by_a_small_rule_and_an_owner_only_where_words_say_so() -> (
+    None
+):
+    named = {
+        "approver": "approver",
+        "signer_address": "signer_address",
+        "reviewed_by": "reviewed_by",
+        "authorizerId": "authorizerId",
+        "approverKey": "approverKey",
+    }
+    for argument, found in named.items():
+        assert approver_argument(tool("pay", payment_id="string", **{argument: "string"})) == found, argument
+    # An owner is an approver only where the tool (or the argument) speaks of approving or signing.
+    signing = tool(
+        "evaluate_payment", description="retry with approval_token once the user signs", owner="string"
+    )
+    assert approver_argument(signing) == "owner"
+    assert approver_argument(tool("chown", path="string", owner="string")) is None
+    # Names that only look alike: who is paid, who the rules are for, a flag.
+    assert approver_argument(tool("pay", payee="string", user="string", human_approved="boolean")) is None
+    # The profile names it, or says it is not there.
+    assert approver_argument(tool("chown", path="string", owner="string"), "owner") == "owner"
+    assert approver_argument(signing, "signer") is None
+
+
+class _Replies:
+    """A channel that answers each call with the next reply, and keeps what was sent."""
+
+    def __init__(self, *replies: Response) -> None:
+        self.replies = list(replies)
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def call(self, label: str, tool: str, arguments: Mapping[str, Any]) -> Response:
+        self.sent.append((tool, dict(arguments)))
+        return self.replies.pop(0)
+
+    async def human(self, label: str, steps: Sequence[Any], values: Mapping[str, str]) -> dict[str, str]:
+        raise AssertionError("no person is asked")
+
+
+def test_a_refusal_that_spells_out_dry_run_then_confirm_is_a_token_read_back_from_its_own_field() -> None:
+    # tracker-mcp 0.5.2, to a client without elicitation: the refusal names the way in, and the
+    # preview hands the token back under the argument's own name (`confirm`), not a `*_token` field.
+    write = tool("set_status", row="integer", status="string", dry_run="boolean", confirm="string")
+    refusal = Response(
+        Outcome.TOOL_ERROR,
+        text="Not written: this needs the user's confirmation. Call the tool with dry_run=true, show the user "
+        "the changes, and after they agree repeat the call with confirm=<token from that preview>.",
+    )
+    flow = offered(refusal, write, [write], "mrtr")
+    assert isinstance(flow, Token)
+    assert (flow.into, dict(flow.preview_args)) == ("confirm", {"dry_run": True})
+    channel = _Replies(
+        result(dry_run=True, version="v7", confirm="c0ffee12", next="repeat with confirm=<this>")
+    )
+    shown = anyio.run(flow.preview, channel, {"row": 12, "status": "Interview"})
+    assert (shown.field, shown.handle) == ("confirm", "c0ffee12")
+    assert channel.sent == [("set_status", {"row": 12, "status": "Interview", "dry_run": True})]
+    # A refusal that names no way in offers nothing.
+    assert (
+        offered(Response(Outcome.TOOL_ERROR, text="The user did not confirm."), write, [write], "mrtr")
+        is None
+    )
