@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import Outcome, Response, Said, Signature, Signatures
+from ..target.arguments import FILLER
 
 # Fields whose false says the call did not go through.
 _FALSE_MEANS_NO = (
@@ -189,7 +190,10 @@ def who_refused(response: Response, signatures: Signatures) -> Refusal:
     # A snake_case status (`pending_approval`, `approval_required`) names its words too.
     # The whole reply (this pattern is linear): "'<a 3000-character path>' is outside the root"
     # says its concern at the end.
-    concern = GATE_CONCERN.search(refusal_text(response)[:_CONCERN_READ].replace("_", " "))
+    # The harness's own filler, echoed back ("There is a column «mcp-confirm-audit» already"),
+    # names no concern of the target's: its "confirm" is ours.
+    read = refusal_text(response)[:_CONCERN_READ].replace(FILLER, " ")
+    concern = GATE_CONCERN.search(read.replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")
     if concern is not None and other is None:

@@ -840,9 +840,14 @@ async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSp
         except SetupFailed as exc:
             attack.setup_failed(str(exc))
         else:
-            await technique(attack, spec.params)
-            # A refusal that offers another way to confirm is followed before the attack is judged.
-            await follow_offer(attack)
+            try:
+                await technique(attack, spec.params)
+                # A refusal that offers another way to confirm is followed before the attack is judged.
+                await follow_offer(attack)
+            except TargetError as exc:
+                # Another process (or client) of the target the attack needed would not start: the
+                # target's doing, not the harness's, and the attack cannot be judged without it.
+                attack.setup_failed(f"another process or client of the target could not be opened: {exc}")
     # Bounded on its own: an attack cut short still has its effect looked for.
     with anyio.move_on_after(attack.primary.call_timeout * 2):
         await attack.finish()

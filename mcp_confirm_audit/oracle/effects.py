@@ -200,10 +200,26 @@ def where_of(place: str) -> str:
 
 def at_the_gate(places: Iterable[str], gated: Iterable[str]) -> tuple[list[str], list[str]]:
     """(places of the gated kind: the same change at the same place, other changes at a gated place)."""
-    own = set(gated)
+    own, found = set(gated), set(places)
+    # A file read by rows and cells is compared by them: "changed root/library.json" says only that the
+    # file is where both wrote, and a saved link is not a deleted collection.
+    by_rows = {where_of(p) for p in own | found if p.startswith(_HOW) and where_of(p).startswith("file:")}
+    own = {p for p in own if not _read_by_rows(p, by_rows)}
     wheres = {where_of(p) for p in own}
-    found = sorted(set(places))
-    return [p for p in found if p in own], [p for p in found if p not in own and where_of(p) in wheres]
+    kept = sorted(p for p in found if not _read_by_rows(p, by_rows))
+    return [p for p in kept if p in own], [p for p in kept if p not in own and where_of(p) in wheres]
+
+
+_HOW = ("added ", "removed ", "changed ")
+
+
+def _read_by_rows(place: str, by_rows: set[str]) -> bool:
+    """Whether `place` is a whole file in the root (`changed root/x.json`) whose rows a probe reads."""
+    how, _, where = place.partition(" ")
+    if how != "changed" or not where.startswith("root/"):
+        return False
+    name = "file:" + where[len("root/") :]
+    return any(w == name or w.startswith((f"{name}.", f"{name}[")) for w in by_rows)
 
 
 # Fields that name a row or an entry: lists of mappings that all carry one are aligned by it.

@@ -409,7 +409,8 @@ class _Audit:
         if not self.results and not self.controls:
             return
         if self.scope and len(self.results) < self.scope["selected"]:
-            self.scope["stopped_early"] = _stopped_by(self.config, session)
+            missing = self.scope["selected"] - len(self.results)
+            self.scope["stopped_early"] = _stopped_by(self.config, session, missing)
         # Every credential the profile holds is scrubbed from what is reported, the
         # target's command line included (a server that takes its token as `--token T`).
         self.report = scrub_all(
@@ -485,13 +486,18 @@ def _selection(config: pytest.Config) -> str:
     return " ".join(said) or "a selection"
 
 
-def _stopped_by(config: pytest.Config, session: pytest.Session) -> str:
+def _stopped_by(config: pytest.Config, session: pytest.Session, missing: int) -> str:
     maxfail = config.getoption("maxfail", 0)
     if maxfail == 1:
         return "-x"
     if maxfail:
         return f"--maxfail {maxfail}"
-    return str(session.shouldstop or session.shouldfail or "interrupted")
+    if said := session.shouldstop or session.shouldfail:
+        return str(said)
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    # Nothing stopped the run: the attacks without a result ended in a harness error (shown as ERROR).
+    return f"{missing} attack(s) ended in a harness error"
 
 
 def _nodeid(parent: pytest.Collector, name: str) -> str:

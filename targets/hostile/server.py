@@ -38,6 +38,7 @@ MODES: dict[str, str] = {
     "enormous-response": "pads every completed tools/call result to 20 MB of text",
     "slow": "sleeps --delay seconds before every tools/call (below the harness's timeout)",
     "ignore-sigterm": "ignores SIGTERM and keeps running after its stdin closes",
+    "once-per-root": "serves the careful flow, but a second process on the same root exits at start",
     "spawn-children": "starts children that outlive it: in its group, in new sessions, one without env",
 }
 
@@ -147,6 +148,15 @@ def _careful_reference() -> Any:
     return module
 
 
+def _first_on(root: Path) -> bool:
+    """Whether this is the first process on the root (a lock file beside it, never in it)."""
+    try:
+        (root.parent / f".{root.name}.hostile-lock").touch(exist_ok=False)
+    except FileExistsError:
+        return False
+    return True
+
+
 def _serve(root: str, mode: str, delay: float, marker: str) -> None:
     server = _careful_reference().build_server(root)
     server.middleware.insert(0, Misbehaviour(mode, delay))
@@ -175,6 +185,9 @@ def main(argv: list[str] | None = None) -> None:
         _silent()
     elif args.mode == "exit-at-start":
         _say("refusing to start")
+        sys.exit(3)
+    elif args.mode == "once-per-root" and not _first_on(Path(args.root)):
+        _say("another process already serves this root")
         sys.exit(3)
     else:
         _serve(args.root, args.mode, args.delay, args.marker)

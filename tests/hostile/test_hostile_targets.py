@@ -134,6 +134,28 @@ def test_a_target_that_misbehaves_around_a_working_flow_is_still_judged_and_leav
     assert survivors(marker) == []
 
 
+def test_a_second_process_that_will_not_start_leaves_its_attacks_inconclusive_and_nothing_interrupted(
+    pytester: pytest.Pytester, marker: str
+) -> None:
+    # FORGE-006 needs a state minted by another process on the same root; this target refuses one.
+    result = audit(
+        pytester,
+        "once-per-root",
+        marker,
+        *("-k", "MCA-FORGE-006 or MCA-REPLAY-001", "--mcp-report-dir", "out", "--mcp-start-timeout", "60"),
+    )
+    assert "harness error" not in output_of(result)
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    verdicts = {r["id"]: (r["verdict"], r["reason"]) for r in report["results"]}
+    verdict, reason = verdicts["MCA-FORGE-006"]
+    assert verdict == "inconclusive"
+    assert "could not be opened" in reason
+    assert "another process already serves this root" in reason
+    assert verdicts["MCA-REPLAY-001"][0] == "refused"
+    assert report["scope"]["stopped_early"] is None
+    assert survivors(marker) == []
+
+
 def test_an_input_that_hangs_the_target_twice_is_a_weak_robustness_finding_with_its_stderr(
     pytester: pytest.Pytester, marker: str
 ) -> None:

@@ -114,6 +114,15 @@ def test_a_refusal_like_no_control_and_naming_no_concern_is_unexplained() -> Non
     assert who.by == "unexplained"
 
 
+def test_the_harness_filler_echoed_in_a_refusal_names_no_concern() -> None:
+    # A spreadsheet server refused a replayed add_column because the column was already there,
+    # echoing the header it was given: the harness's filler, whose "confirm" is not the gate's word.
+    echoed = Response(Outcome.TOOL_ERROR, "There is a column «mcp-confirm-audit» already.")
+    assert replies.who_refused(echoed, LEARNED).by == "unexplained"
+    named = Response(Outcome.TOOL_ERROR, "Column «mcp-confirm-audit» needs your confirmation first.")
+    assert replies.who_refused(named, LEARNED).by == "gate"
+
+
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
 
 
