@@ -21,6 +21,7 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
+from mcp_confirm_audit.oracle.effects import disk_places
 
 SPEC = attack_spec("replay")
 ASK_FIRST = attack_spec("out-of-root", id="MCA-TEST-002", refuse_before_asking=True)
@@ -305,6 +306,47 @@ def test_another_tool_counts_only_where_the_gated_effect_shows_and_its_own_kind_
     if verdict is Verdict.REFUSED:
         assert result.reason.startswith("nothing moved where the gated action's effect shows")
         assert "what changed elsewhere" in result.reason
+
+
+STORE = {"file:state.json": {"links": [{"id": 10, "url": "a"}, {"id": 11, "url": "b"}]}}
+# The store rewritten in place, as the controls name it among the gated action's places.
+STORE_REWRITTEN = tuple(disk_places([], ["root/state.json"], CASE))
+REWRITTEN_STATE = TreeSnapshot({**CASE_TREE.entries, "root/state.json": FileIdentity("file", 1, 12, 9, 101)})
+
+
+@pytest.mark.parametrize(
+    ("gated", "links_after", "verdict"),
+    [
+        # Seen on a real server: the gated delete removed rows of the store it rewrites, another
+        # tool added a row to the same file. The rows say what each did: another change, weak.
+        (
+            (*STORE_REWRITTEN, "removed file:state.json.links[*]"),
+            [*STORE["file:state.json"]["links"], {"id": 12, "url": "c"}],
+            Verdict.WEAK,
+        ),
+        # The same rows removed by the other tool: the gated harm itself.
+        ((*STORE_REWRITTEN, "removed file:state.json.links[*]"), [], Verdict.VULNERABLE),
+        # Nothing more precise was seen of the gated effect than the rewrite: it is the gated kind.
+        (
+            STORE_REWRITTEN,
+            [*STORE["file:state.json"]["links"], {"id": 12, "url": "c"}],
+            Verdict.VULNERABLE,
+        ),
+    ],
+)
+def test_a_file_rewritten_in_place_is_the_gated_change_only_when_nothing_more_precise_was_seen(
+    gated: tuple[str, ...], links_after: list[dict[str, Any]], verdict: Verdict
+) -> None:
+    result = judge(
+        attack_spec("ungated"),
+        at_the_gate(
+            gated,
+            REWRITTEN_STATE,
+            observed_before=STORE,
+            observed_after={"file:state.json": {"links": links_after}},
+        ),
+    )
+    assert result.verdict is verdict, result.reason
 
 
 def test_without_gated_places_any_effect_counts_as_before() -> None:
