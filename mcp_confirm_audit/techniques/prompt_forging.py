@@ -293,6 +293,9 @@ async def _forge_arguments(attack: Attack, params: Mapping[str, Any], kind: str)
         return
     names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
     attack.note(f"hostile strings go into {names}, which the question shows")
+    if any(i is not None for i, _, _ in shown):
+        # Staging a hostile value runs the setup calls again after the snapshot: what they change is ours.
+        attack.stages_at_the_gate()
     await attack.start_attack()
     probe = _ArgumentProbe(attack, victim, shown[0], kind, baseline)
     if kind in ("form-secrets", "form-nesting", "names-target"):

@@ -349,6 +349,35 @@ def test_a_file_rewritten_in_place_is_the_gated_change_only_when_nothing_more_pr
     assert result.verdict is verdict, result.reason
 
 
+@pytest.mark.parametrize(
+    ("links_after", "verdict"),
+    [
+        # Seen on a real server: prompt-forging staged hostile collection names through the action's
+        # setup call after its snapshot; the rows that call added are the harness's, not an effect.
+        ([*STORE["file:state.json"]["links"], {"id": 12, "url": "c"}], None),
+        # Round one deleting the rows the approval deletes is still the action acting unasked.
+        ([], Verdict.VULNERABLE),
+    ],
+)
+def test_what_the_attacks_own_setup_calls_change_at_the_gate_is_no_effect_of_it(
+    links_after: list[dict[str, Any]], verdict: Verdict | None
+) -> None:
+    result = judge(
+        attack_spec("prompt-forging"),
+        at_the_gate(
+            (*STORE_REWRITTEN, "removed file:state.json.links[*]"),
+            REWRITTEN_STATE,
+            observed_before=STORE,
+            observed_after={"file:state.json": {"links": links_after}},
+            staged_at_the_gate=True,
+        ),
+    )
+    if verdict is None:
+        assert result.verdict not in (Verdict.VULNERABLE, Verdict.WEAK), result.reason
+    else:
+        assert result.verdict is verdict, result.reason
+
+
 def test_without_gated_places_any_effect_counts_as_before() -> None:
     # Controls that saw no place leave nothing out unseen: judged as any attack.
     changed = TreeSnapshot({**CASE_TREE.entries, "root/state.json": FileIdentity("file", 1, 12, 9, 101)})
