@@ -85,3 +85,14 @@ def test_an_entry_is_the_same_wherever_it_sits_in_the_list_and_bookkeeping_field
     assert drift_touched(before, after, ("l3",), ("seen",)) == ([], True)
     assert drift_touched(before, after, ("l3",)) == (['p: the entry holding "l3"'], True)
     assert holding({"a": [{"x": 1}, {"y": True}]}, (1,)) == [(1, '{"x": 1}')]
+
+
+def test_what_a_drift_call_brings_in_is_read_from_a_list_argument_too() -> None:
+    # Seen on a real server: its drift call moves links by a list (`organise_links(link_ids=[103])`);
+    # the id inside the list is what the person never saw, so the family has something to look for.
+    from mcp_confirm_audit.techniques.subject_drift import _scalars
+
+    shown = _scalars({"collection": "Doomed"})
+    drift = _scalars({"link_ids": [103], "collection": "Doomed"})
+    assert [v for v in drift if v not in shown] == [103]
+    assert _scalars({"flags": [True], "ids": ("a", "a", 2)}) == ["a", 2]
