@@ -266,6 +266,10 @@ class Transcript:
     # honest approval's effect showed. Only a change there counts; the same change is the
     # gated harm itself (vulnerable), another change there is `effect_verdict`'s.
     gated_places: tuple[str, ...] | None = None
+    # Set with gated_places when the attack itself ran the action's setup calls after the snapshot
+    # (prompt-forging staging a hostile value): only the gated kind of change counts, and another
+    # change where the gated effect shows is the setup call's, no effect of the attack.
+    staged_at_the_gate: bool = False
 
 
 @dataclass(frozen=True, slots=True)

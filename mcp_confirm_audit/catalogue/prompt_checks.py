@@ -103,30 +103,47 @@ _LINKS = (
 )
 
 
-def _links(message: str) -> tuple[list[str], ...]:
+def _links(message: str) -> tuple[list[tuple[int, str]], ...]:
+    """Each kind's links in the question: where each starts, and its text."""
     view = markup_view(message)
-    return tuple([message[m.start() : m.end()] for m in pattern.finditer(view)] for _, pattern in _LINKS)
+    return tuple(
+        [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)] for _, pattern in _LINKS
+    )
 
 
 @lru_cache(maxsize=64)
-def _template_links(baseline: str) -> tuple[frozenset[str], ...]:
-    # One baseline serves every name an attack asks about.
-    return tuple(frozenset(found) for found in _links(baseline))
+def _template_links(baseline: str) -> tuple[tuple[frozenset[str], frozenset[int]], ...]:
+    # One baseline serves every name an attack asks about: each kind's link texts and starts.
+    return tuple(
+        (frozenset(text for _, text in found), frozenset(start for start, _ in found))
+        for found in _links(baseline)
+    )
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many characters two questions share from their start: the template's text before the name."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def clickable(message: str, baseline: str) -> list[Finding]:
     """A link (in plain text, markdown or HTML) that the name put into the question.
 
     Text in a code span and backslash-escaped punctuation are literal in markdown:
-    a bracket shown that way opens no link.
+    a bracket shown that way opens no link. A link the template opens itself, before
+    the name (`s3://bucket/{name}`), is the template's even where the name lengthens it:
+    the question about a plain name opens the same kind of link at the same place.
     """
     findings: list[Finding] = []
-    for (kind, _), found, template in zip(_LINKS, _links(message), _template_links(baseline), strict=True):
-        for match in found:
-            if match not in template:
-                findings.append(
-                    (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")
-                )
+    same = _shared_start(message, baseline)
+    for (kind, _), found, (texts, starts) in zip(
+        _LINKS, _links(message), _template_links(baseline), strict=True
+    ):
+        for start, match in found:
+            if match in texts or (start < same and start in starts):
+                continue
+            findings.append(
+                (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")
+            )
     return findings[:2]
 
 

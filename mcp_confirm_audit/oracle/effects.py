@@ -178,11 +178,16 @@ def probe_places(
     return sorted(out)
 
 
+# How a file changed in place is named among places: it says where, not what changed in it.
+REWRITTEN = "rewritten"
+
+
 def disk_places(removed: Iterable[str], changed: Iterable[str], case_dir: str | None) -> list[str]:
     """Sandbox changes as places: the case's own directory is `case/`, whichever case it was.
 
     So the control's victim and an attack's victim are the same place
-    (`removed case/victim.txt`), and a file the target keeps in its root is itself.
+    (`removed case/victim.txt`), and a file the target keeps in its root is itself
+    (`rewritten root/ledger.json` when it changed in place).
     """
 
     def where(path: str) -> str:
@@ -190,7 +195,7 @@ def disk_places(removed: Iterable[str], changed: Iterable[str], case_dir: str | 
             return "case" + path[len(case_dir) :]
         return generalised(path)
 
-    return sorted({*(f"removed {where(p)}" for p in removed), *(f"changed {where(p)}" for p in changed)})
+    return sorted({*(f"removed {where(p)}" for p in removed), *(f"{REWRITTEN} {where(p)}" for p in changed)})
 
 
 def where_of(place: str) -> str:
@@ -199,27 +204,19 @@ def where_of(place: str) -> str:
 
 
 def at_the_gate(places: Iterable[str], gated: Iterable[str]) -> tuple[list[str], list[str]]:
-    """(places of the gated kind: the same change at the same place, other changes at a gated place)."""
-    own, found = set(gated), set(places)
-    # A file read by rows and cells is compared by them: "changed root/library.json" says only that the
-    # file is where both wrote, and a saved link is not a deleted collection.
-    by_rows = {where_of(p) for p in own | found if p.startswith(_HOW) and where_of(p).startswith("file:")}
-    own = {p for p in own if not _read_by_rows(p, by_rows)}
+    """(places of the gated kind: the same change at the same place, other changes at a gated place).
+
+    A file rewritten in place is the same change only when nothing more precise was seen of the
+    gated effect: when its rows, a probe's fields or a removed file say what the gated action did,
+    they decide, and another rewrite of that file (a row added where the gated one removed rows)
+    is another change at the same place.
+    """
+    own = set(gated)
     wheres = {where_of(p) for p in own}
-    kept = sorted(p for p in found if not _read_by_rows(p, by_rows))
-    return [p for p in kept if p in own], [p for p in kept if p not in own and where_of(p) in wheres]
-
-
-_HOW = ("added ", "removed ", "changed ")
-
-
-def _read_by_rows(place: str, by_rows: set[str]) -> bool:
-    """Whether `place` is a whole file in the root (`changed root/x.json`) whose rows a probe reads."""
-    how, _, where = place.partition(" ")
-    if how != "changed" or not where.startswith("root/"):
-        return False
-    name = "file:" + where[len("root/") :]
-    return any(w == name or w.startswith((f"{name}.", f"{name}[")) for w in by_rows)
+    precise = any(not p.startswith(f"{REWRITTEN} ") for p in own)
+    kind = {p for p in own if not (precise and p.startswith(f"{REWRITTEN} "))}
+    found = sorted(set(places))
+    return [p for p in found if p in kind], [p for p in found if p not in kind and where_of(p) in wheres]
 
 
 # Fields that name a row or an entry: lists of mappings that all carry one are aligned by it.

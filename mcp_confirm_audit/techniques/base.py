@@ -211,6 +211,7 @@ class Attack:
         # Where and how the honest approval's effect showed, as the controls saw it.
         self.gated_places = tuple(gated_places)
         self._at_the_gate = False
+        self._staged_at_the_gate = False
 
     # -- what the user is asked about -------------------------------------
 
@@ -558,6 +559,17 @@ class Attack:
         self._at_the_gate = bool(self.gated_places)
         return self._at_the_gate
 
+    def stages_at_the_gate(self) -> bool:
+        """The attack runs the action's setup calls after its snapshot: only the gated kind of change counts.
+
+        What those calls change where the gated effect shows (a collection created, a draft staged)
+        is the harness's own doing; the action acting is still vulnerable. False (judged as any
+        attack) when the controls saw no place.
+        """
+        self._at_the_gate = bool(self.gated_places)
+        self._staged_at_the_gate = self._at_the_gate
+        return self._at_the_gate
+
     def at_the_gate(self, before: Mark, after: Mark) -> tuple[list[str], list[str]]:
         """(changes of the gated action's own kind and place, other changes at its places) between two marks."""
         places = [
@@ -697,6 +709,7 @@ class Attack:
             effect_verdict=self._effect_verdict,
             case_dir=self.case.rel(self.case.directory),
             gated_places=self.gated_places if self._at_the_gate else None,
+            staged_at_the_gate=self._staged_at_the_gate,
             drift=self._drift,
         )
 

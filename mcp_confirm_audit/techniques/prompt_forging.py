@@ -353,6 +353,9 @@ async def _forge_into(
         return
     names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
     attack.note(f"hostile strings go into {names}, which the question shows")
+    if any(i is not None for i, _, _ in shown):
+        # Staging a hostile value runs the setup calls again after the snapshot: what they change is ours.
+        attack.stages_at_the_gate()
     await attack.start_attack()
     # The baseline without the plain value: what the hostile one brings in is compared to the rest.
     probe = probe_for(shown[0], baseline.replace(shown[0][2], ""))

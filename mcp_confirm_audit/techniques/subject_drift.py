@@ -79,11 +79,12 @@ async def subject_drift(attack: Attack, params: Mapping[str, Any]) -> None:
 
 
 def _scalars(arguments: Mapping[str, Any]) -> list[Any]:
-    """The plain values of a call's arguments, in order, once each."""
+    """The plain values of a call's arguments, in order, once each: a list's items too (`link_ids: [7]`)."""
     out: list[Any] = []
     for value in arguments.values():
-        if isinstance(value, str | int | float) and not isinstance(value, bool) and value not in out:
-            out.append(value)
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, str | int | float) and not isinstance(item, bool) and item not in out:
+                out.append(item)
     return out
 
 

@@ -124,7 +124,7 @@ def test_loosening_for_this_agents_own_identity_is_caught_and_no_wildcard_is_wri
         # jog_joint turns the joint move_joint turns, and logs the same move: the gated change.
         (ARM, "move_joint", "ungated-second-tool", V, "with the gated action's own effect"),
         # truncate_file empties the file delete_file deletes: the same place, another change.
-        (KINDS, "delete_file", "ungated-second-tool", W, "changed case/victim.txt"),
+        (KINDS, "delete_file", "ungated-second-tool", W, "rewritten case/victim.txt"),
         (ARM, "move_joint", None, R, "nothing moved where the gated action's effect shows"),
         (KINDS, "delete_file", None, R, "nothing moved where the gated action's effect shows"),
     ],

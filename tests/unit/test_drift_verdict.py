@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from test_verdict import DONE, OK, TREE, exchange
 from verdict_records import attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
-from mcp_confirm_audit.models import Layer, Transcript, Verdict
+from mcp_confirm_audit.models import FileIdentity, Layer, Transcript, TreeSnapshot, Verdict
 from mcp_confirm_audit.oracle.effects import drift_touched, holding
 
 DRIFT = attack_spec("subject-drift")
@@ -85,3 +86,44 @@ def test_an_entry_is_the_same_wherever_it_sits_in_the_list_and_bookkeeping_field
     assert drift_touched(before, after, ("l3",), ("seen",)) == ([], True)
     assert drift_touched(before, after, ("l3",)) == (['p: the entry holding "l3"'], True)
     assert holding({"a": [{"x": 1}, {"y": True}]}, (1,)) == [(1, '{"x": 1}')]
+
+
+def test_what_a_drift_call_brings_in_is_read_from_a_list_argument_too() -> None:
+    # Seen on a real server: its drift call moves links by a list (`organise_links(link_ids=[103])`);
+    # the id inside the list is what the person never saw, so the family has something to look for.
+    from mcp_confirm_audit.techniques.subject_drift import _scalars
+
+    shown = _scalars({"collection": "Doomed"})
+    drift = _scalars({"link_ids": [103], "collection": "Doomed"})
+    assert [v for v in drift if v not in shown] == [103]
+    assert _scalars({"flags": [True], "ids": ("a", "a", 2)}) == ["a", 2]
+
+
+STORE_BEFORE = TreeSnapshot({**TREE.entries, "root/links.json": FileIdentity("file", 1, 20, 5, 100)})
+STORE_AFTER = TreeSnapshot({**TREE.entries, "root/links.json": FileIdentity("file", 1, 20, 3, 101)})
+
+
+@pytest.mark.parametrize(
+    ("links_after", "verdict"),
+    [
+        # Seen on a real server: its store is a file the action rewrites. The rewrite is the action
+        # working; the probe that reads the store says whether the link moved in went too.
+        ([link("l3")], Verdict.REFUSED),
+        ([], Verdict.VULNERABLE),
+    ],
+)
+def test_a_store_on_disk_rewritten_by_the_action_is_judged_by_what_its_probe_shows(
+    links_after: list[dict[str, Any]], verdict: Verdict
+) -> None:
+    on_disk = Transcript(
+        "MCA-TEST-001",
+        "delete_collection",
+        OK,
+        (exchange(DONE),),
+        STORE_BEFORE,
+        STORE_AFTER,
+        observed_before=DRIFTED,
+        observed_after={"tool:list_links": {"links": links_after}},
+        drift=("l3",),
+    )
+    assert judge(DRIFT, on_disk).verdict is verdict

@@ -112,8 +112,8 @@ def test_changes_say_how_and_places_name_the_case_and_wildcard_positions() -> No
         "removed tool:l.rows[*]",
     ]
     assert disk_places(["root/009-x/victim.txt"], ["root/ledger.json"], "root/009-x") == [
-        "changed root/ledger.json",
         "removed case/victim.txt",
+        "rewritten root/ledger.json",
     ]
 
 

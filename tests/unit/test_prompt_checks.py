@@ -199,6 +199,26 @@ def test_links_the_template_itself_carries_are_not_the_names() -> None:
     assert clickable(template.format("x"), template.format("plain")) == []
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["<https:evil.example>", "a" * 200 + "-real-name.txt", "a\u2028b.txt"],
+)
+def test_a_link_the_template_opens_before_the_name_is_the_templates_though_the_name_lengthens_it(
+    name: str,
+) -> None:
+    # Seen on a real server: the question quoted a command, `aws s3 rm s3://case/names/{name}`; the
+    # scheme URL is the template's, and a name that ends it early or runs it long adds no link.
+    template = "The CLI command 'aws s3 rm s3://case/names/{}' requires explicit consent."
+    found = clickable(template.format(name), template.format("plain-name.txt"))
+    assert [m for _, m in found if m.startswith("a scheme URL")] == []
+
+
+def test_a_name_that_closes_a_bracket_the_template_opened_makes_a_link_of_its_own() -> None:
+    template = "Delete [{}? This cannot be undone."
+    found = clickable(template.format("x](https:evil.example)"), template.format("plain-name.txt"))
+    assert [m.split(" from ")[0] for _, m in found] == ["a markdown link"]
+
+
 def test_two_names_rendered_alike_are_weak_and_distinct_renders_are_fine() -> None:
     assert collisions([("a\u200bb", ask("a b")), ("a b", ask("a b"))])[0][0] is W
     assert "\\u200b" in collisions([("a\u200bb", ask("a b")), ("a b", ask("a b"))])[0][1]

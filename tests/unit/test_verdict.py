@@ -22,6 +22,7 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
+from mcp_confirm_audit.oracle.effects import disk_places
 
 SPEC = attack_spec("replay")
 ASK_FIRST = attack_spec("out-of-root", id="MCA-TEST-002", refuse_before_asking=True)
@@ -334,7 +335,7 @@ def test_a_file_read_by_rows_is_compared_by_its_rows_not_as_a_whole(
     # The honest approval removed a collection and its links from library.json; the file as a whole
     # changed too. That the whole file changed again says only that both tools wrote to it.
     gated = (
-        "changed root/library.json",
+        "rewritten root/library.json",
         "removed file:library.json.collections[*]",
         "removed file:library.json.links[*]",
     )
@@ -345,6 +346,76 @@ def test_a_file_read_by_rows_is_compared_by_its_rows_not_as_a_whole(
     )
     result = judge(attack_spec("ungated"), transcript)
     assert result.verdict is verdict, result.reason
+
+
+STORE = {"file:state.json": {"links": [{"id": 10, "url": "a"}, {"id": 11, "url": "b"}]}}
+# The store rewritten in place, as the controls name it among the gated action's places.
+STORE_REWRITTEN = tuple(disk_places([], ["root/state.json"], CASE))
+REWRITTEN_STATE = TreeSnapshot({**CASE_TREE.entries, "root/state.json": FileIdentity("file", 1, 12, 9, 101)})
+
+
+@pytest.mark.parametrize(
+    ("gated", "links_after", "verdict"),
+    [
+        # Seen on a real server: the gated delete removed rows of the store it rewrites, another
+        # tool added a row to the same file. The rows say what each did: another change, weak.
+        (
+            (*STORE_REWRITTEN, "removed file:state.json.links[*]"),
+            [*STORE["file:state.json"]["links"], {"id": 12, "url": "c"}],
+            Verdict.WEAK,
+        ),
+        # The same rows removed by the other tool: the gated harm itself.
+        ((*STORE_REWRITTEN, "removed file:state.json.links[*]"), [], Verdict.VULNERABLE),
+        # Nothing more precise was seen of the gated effect than the rewrite: it is the gated kind.
+        (
+            STORE_REWRITTEN,
+            [*STORE["file:state.json"]["links"], {"id": 12, "url": "c"}],
+            Verdict.VULNERABLE,
+        ),
+    ],
+)
+def test_a_file_rewritten_in_place_is_the_gated_change_only_when_nothing_more_precise_was_seen(
+    gated: tuple[str, ...], links_after: list[dict[str, Any]], verdict: Verdict
+) -> None:
+    result = judge(
+        attack_spec("ungated"),
+        at_the_gate(
+            gated,
+            REWRITTEN_STATE,
+            observed_before=STORE,
+            observed_after={"file:state.json": {"links": links_after}},
+        ),
+    )
+    assert result.verdict is verdict, result.reason
+
+
+@pytest.mark.parametrize(
+    ("links_after", "verdict"),
+    [
+        # Seen on a real server: prompt-forging staged hostile collection names through the action's
+        # setup call after its snapshot; the rows that call added are the harness's, not an effect.
+        ([*STORE["file:state.json"]["links"], {"id": 12, "url": "c"}], None),
+        # Round one deleting the rows the approval deletes is still the action acting unasked.
+        ([], Verdict.VULNERABLE),
+    ],
+)
+def test_what_the_attacks_own_setup_calls_change_at_the_gate_is_no_effect_of_it(
+    links_after: list[dict[str, Any]], verdict: Verdict | None
+) -> None:
+    result = judge(
+        attack_spec("prompt-forging"),
+        at_the_gate(
+            (*STORE_REWRITTEN, "removed file:state.json.links[*]"),
+            REWRITTEN_STATE,
+            observed_before=STORE,
+            observed_after={"file:state.json": {"links": links_after}},
+            staged_at_the_gate=True,
+        ),
+    )
+    if verdict is None:
+        assert result.verdict not in (Verdict.VULNERABLE, Verdict.WEAK), result.reason
+    else:
+        assert result.verdict is verdict, result.reason
 
 
 def test_without_gated_places_any_effect_counts_as_before() -> None:
