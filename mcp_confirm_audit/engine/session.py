@@ -34,7 +34,7 @@ from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
-from ..errors import TargetError
+from ..errors import TargetError, UsageError
 from ..models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
@@ -44,6 +44,7 @@ from ..target import reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
+from ..target.zygote import Zygote, split_command
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
@@ -139,6 +140,8 @@ class AuditSession:
         self._warm: deque[Future[_World]] = deque()
         self._untouched = False
         self._retiring: list[threading.Thread] = []
+        self._zygote: Zygote | None = None
+        self._zygote_lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
         # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
         # they ask over a back channel (`protocol: auto` found it from what they did).
@@ -415,6 +418,10 @@ class AuditSession:
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
+        if self._zygote is not None:
+            # After every process forked from it was closed: it kills whatever of them is left.
+            self._zygote.close()
+            self._zygote = None
         if self.sandbox is not None:
             # Last: a descendant that scrubbed its environment still works in the sandbox.
             sandbox = self.sandbox
@@ -475,16 +482,38 @@ class AuditSession:
         with self._lock:
             label = f"{name}-{self.stats.processes_started}"
             self.stats.processes_started += 1
+        started = profile or self._started
         opener = connect_servers(
-            profile or self._started,
+            started,
             sandbox.root,
             sandbox.logs,
             label,
             ablate=name.startswith(ABLATED),
             elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
             protocol=era_of(name, self.profile.protocol),
+            zygote=self._zygote_for(started, sandbox),
         )
         return self._enter(opener, None)
+
+    def _zygote_for(self, started: Profile, sandbox: Sandbox) -> Zygote | None:
+        """`zygote:`: the one parent every process of the target is forked from, started the first time."""
+        if not self.profile.zygote:
+            return None
+        with self._zygote_lock:
+            if self._zygote is None:
+                if started.is_url or started.is_in_process or started.serves_http or started.tty or started.servers:
+                    raise UsageError(
+                        "zygote: forks a Python target started over stdio; this one is not (a URL, py:, "
+                        "{port}, tty: or servers:): remove zygote: from the profile"
+                    )
+                interpreter, _ = split_command(started.argv(sandbox.root))
+                self._zygote = Zygote(
+                    interpreter,
+                    self.profile.zygote,
+                    {**os.environ, **started.env},
+                    self.profile.start_timeout,
+                )
+            return self._zygote
 
     def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
         assert self._portal is not None
