@@ -92,6 +92,9 @@ class _World:
 # database, a model, the network) overlaps this many attacks; one that burns CPU is bounded by
 # the cores whatever the number.
 _WARM_WORLDS = 6
+# Forked from a zygote, a start costs little CPU and mostly waits (the server's own start-up):
+# more of them overlap, and the cores are still free for the attacks.
+_WARM_FORKED = 16
 
 
 @dataclass
@@ -141,6 +144,8 @@ class AuditSession:
         self._untouched = False
         self._retiring: list[threading.Thread] = []
         self._zygote: Zygote | None = None
+        # How many attacks will run, when it is known (`expect`); None: no bound on the worlds ahead.
+        self._attacks_expected: int | None = None
         self._zygote_lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
         # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
@@ -196,6 +201,8 @@ class AuditSession:
             ]
             if self.profile.tool is None:
                 self._drop_inert()
+            if specs:
+                self.expect(len(specs) * len(self.plans))
         except BaseException:
             self.close()
             raise
@@ -318,7 +325,7 @@ class AuditSession:
         )
         retiring.start()
         self._retiring.append(retiring)
-        while len(self._warm) < _WARM_WORLDS:
+        while len(self._warm) < max(1, self._worlds_ahead()):
             self._warm.append(self._warm_world())
         try:
             world = self._warm.popleft().result()
@@ -330,7 +337,20 @@ class AuditSession:
             self._enter_world(world.sandbox)
             with self._lock:
                 self._live["primary"] = world.primary
-        self._warm.append(self._warm_world())
+        # This world's attack is not run yet: one fewer than that remain after it.
+        if len(self._warm) < self._worlds_ahead() - 1:
+            self._warm.append(self._warm_world())
+
+    def _worlds_ahead(self) -> int:
+        """How many worlds to have starting: never more than the attacks still to run would use."""
+        ahead = _WARM_FORKED if self.profile.zygote else _WARM_WORLDS
+        if self._attacks_expected is not None:
+            ahead = min(ahead, self._attacks_expected - self.stats.attacks_run)
+        return ahead
+
+    def expect(self, attacks: int) -> None:
+        """How many attacks this session will run (when known): worlds are not started for nothing."""
+        self._attacks_expected = attacks
 
     def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
         """Close a used world: its clients before their processes, then its sandbox."""
@@ -501,7 +521,13 @@ class AuditSession:
             return None
         with self._zygote_lock:
             if self._zygote is None:
-                if started.is_url or started.is_in_process or started.serves_http or started.tty or started.servers:
+                if (
+                    started.is_url
+                    or started.is_in_process
+                    or started.serves_http
+                    or started.tty
+                    or started.servers
+                ):
                     raise UsageError(
                         "zygote: forks a Python target started over stdio; this one is not (a URL, py:, "
                         "{port}, tty: or servers:): remove zygote: from the profile"
@@ -699,7 +725,8 @@ class AuditSession:
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
         transcript = replace(attack.transcript(precondition), signatures=outcome.signatures)
-        self._portal.call(attack.settle)
+        if attack.may_be_parked:
+            self._portal.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         with self._lock:
