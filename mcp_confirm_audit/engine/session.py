@@ -34,7 +34,7 @@ from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
-from ..errors import TargetError
+from ..errors import TargetError, UsageError
 from ..models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
 from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
@@ -44,6 +44,7 @@ from ..target import reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
+from ..target.zygote import Zygote, split_command
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
@@ -91,6 +92,9 @@ class _World:
 # database, a model, the network) overlaps this many attacks; one that burns CPU is bounded by
 # the cores whatever the number.
 _WARM_WORLDS = 6
+# Forked from a zygote, a start costs little CPU and mostly waits (the server's own start-up):
+# more of them overlap, and the cores are still free for the attacks.
+_WARM_FORKED = 16
 
 
 @dataclass
@@ -139,6 +143,10 @@ class AuditSession:
         self._warm: deque[Future[_World]] = deque()
         self._untouched = False
         self._retiring: list[threading.Thread] = []
+        self._zygote: Zygote | None = None
+        # How many attacks will run, when it is known (`expect`); None: no bound on the worlds ahead.
+        self._attacks_expected: int | None = None
+        self._zygote_lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
         # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
         # they ask over a back channel (`protocol: auto` found it from what they did).
@@ -193,6 +201,8 @@ class AuditSession:
             ]
             if self.profile.tool is None:
                 self._drop_inert()
+            if specs:
+                self.expect(len(specs) * len(self.plans))
         except BaseException:
             self.close()
             raise
@@ -315,7 +325,7 @@ class AuditSession:
         )
         retiring.start()
         self._retiring.append(retiring)
-        while len(self._warm) < _WARM_WORLDS:
+        while len(self._warm) < max(1, self._worlds_ahead()):
             self._warm.append(self._warm_world())
         try:
             world = self._warm.popleft().result()
@@ -327,7 +337,20 @@ class AuditSession:
             self._enter_world(world.sandbox)
             with self._lock:
                 self._live["primary"] = world.primary
-        self._warm.append(self._warm_world())
+        # This world's attack is not run yet: one fewer than that remain after it.
+        if len(self._warm) < self._worlds_ahead() - 1:
+            self._warm.append(self._warm_world())
+
+    def _worlds_ahead(self) -> int:
+        """How many worlds to have starting: never more than the attacks still to run would use."""
+        ahead = _WARM_FORKED if self.profile.zygote else _WARM_WORLDS
+        if self._attacks_expected is not None:
+            ahead = min(ahead, self._attacks_expected - self.stats.attacks_run)
+        return ahead
+
+    def expect(self, attacks: int) -> None:
+        """How many attacks this session will run (when known): worlds are not started for nothing."""
+        self._attacks_expected = attacks
 
     def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
         """Close a used world: its clients before their processes, then its sandbox."""
@@ -415,6 +438,10 @@ class AuditSession:
         if self._portal_cm is not None:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
+        if self._zygote is not None:
+            # After every process forked from it was closed: it kills whatever of them is left.
+            self._zygote.close()
+            self._zygote = None
         if self.sandbox is not None:
             # Last: a descendant that scrubbed its environment still works in the sandbox.
             sandbox = self.sandbox
@@ -475,16 +502,44 @@ class AuditSession:
         with self._lock:
             label = f"{name}-{self.stats.processes_started}"
             self.stats.processes_started += 1
+        started = profile or self._started
         opener = connect_servers(
-            profile or self._started,
+            started,
             sandbox.root,
             sandbox.logs,
             label,
             ablate=name.startswith(ABLATED),
             elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
             protocol=era_of(name, self.profile.protocol),
+            zygote=self._zygote_for(started, sandbox),
         )
         return self._enter(opener, None)
+
+    def _zygote_for(self, started: Profile, sandbox: Sandbox) -> Zygote | None:
+        """`zygote:`: the one parent every process of the target is forked from, started the first time."""
+        if not self.profile.zygote:
+            return None
+        with self._zygote_lock:
+            if self._zygote is None:
+                if (
+                    started.is_url
+                    or started.is_in_process
+                    or started.serves_http
+                    or started.tty
+                    or started.servers
+                ):
+                    raise UsageError(
+                        "zygote: forks a Python target started over stdio; this one is not (a URL, py:, "
+                        "{port}, tty: or servers:): remove zygote: from the profile"
+                    )
+                interpreter, _ = split_command(started.argv(sandbox.root))
+                self._zygote = Zygote(
+                    interpreter,
+                    self.profile.zygote,
+                    {**os.environ, **started.env},
+                    self.profile.start_timeout,
+                )
+            return self._zygote
 
     def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
         assert self._portal is not None
@@ -670,7 +725,8 @@ class AuditSession:
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
         transcript = replace(attack.transcript(precondition), signatures=outcome.signatures)
-        self._portal.call(attack.settle)
+        if attack.may_be_parked:
+            self._portal.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         with self._lock:

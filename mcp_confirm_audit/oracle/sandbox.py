@@ -18,6 +18,8 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not
 from pathlib import Path
 
 from ..models import Effect, FileIdentity, TreeSnapshot
@@ -60,8 +62,12 @@ def snapshot(base: Path, watched: dict[str, Path] | None = None) -> TreeSnapshot
 def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
     old, new = before.entries, after.entries
     removed = tuple(sorted(old.keys() - new.keys()))
-    # A refreshed snapshot keeps the very object for an unchanged entry: `is` settles most.
-    changed = tuple(sorted(p for p, was in old.items() if (now := new.get(p, was)) is not was and now != was))
+    # A refreshed snapshot keeps the very object for an unchanged entry: `is` settles most, and
+    # is asked of every entry without a Python loop (the tree holds every case of the run).
+    names = list(old)
+    now = list(map(new.get, names))
+    moved = compress(zip(names, old.values(), now, strict=True), map(is_not, old.values(), now))
+    changed = tuple(sorted(p for p, was, is_ in moved if is_ is not None and is_ != was))
     added = tuple(sorted(new.keys() - old.keys()))
     return Effect(removed=removed, changed=changed, added=added)
 

@@ -95,6 +95,9 @@ class TreeScanner:
         self._last_started = 0
         self._marked: set[str] = set()
         self._pinned: tuple[str, ...] = ()
+        # Every known entry below a pinned directory: kept as entries come, so a refresh does not
+        # look through the whole tree for them (the tree grows with every case).
+        self._pinned_names: set[str] = set()
         self._watcher: Watcher | None = None
         if notify:
             try:
@@ -113,7 +116,11 @@ class TreeScanner:
 
     def pin(self, names: Iterable[str]) -> None:
         """Directories whose whole subtree is lstat'ed at every snapshot, events or not."""
-        self._pinned = tuple(f"{name}/" for name in names)
+        names = tuple(names)
+        self._pinned = pinned = tuple(f"{name}/" for name in names)
+        # An entry is only known with its directory: a directory not known yet (a new case) has none.
+        known = any(name in self._last for name in names)
+        self._pinned_names = {name for name in self._last if name.startswith(pinned)} if known else set()
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -132,7 +139,7 @@ class TreeScanner:
         pinned = self._pinned
         names = changed | set(self.watched)
         if pinned:
-            names.update(name for name in entries if name.startswith(pinned))
+            names.update(self._pinned_names)
         to_list: list[str] = []
         # Parents before children: a gone or replaced directory takes its subtree with it.
         for name in sorted(names, key=lambda name: name.count("/")):
@@ -154,9 +161,13 @@ class TreeScanner:
             if old is not None and old.kind == "dir":
                 _drop(entries, name, keep_self=True)  # replaced: nothing known below it holds
             entries[name] = ident = identity_from_stat(st, path)
+            if pinned and name.startswith(pinned):
+                self._pinned_names.add(name)
             if ident.kind == "dir":
                 to_list.append(name)
         self._list(to_list, entries, paths, {})
+        if pinned:
+            self._pinned_names = {name for name in self._pinned_names if name in entries}
         # Events do not keep directory mtimes: a fallback after this lists every directory.
         self._last, self._dir_mtimes, self._last_started = entries, {}, 0
         self._marked.clear()
@@ -197,6 +208,8 @@ class TreeScanner:
                     to_list.append(name)
         to_list.extend(name for name in self._marked if name in entries and name not in to_list)
         self._list(to_list, entries, paths, dir_mtimes)
+        pinned = self._pinned
+        self._pinned_names = {name for name in entries if name.startswith(pinned)} if pinned else set()
         self._last, self._paths, self._dir_mtimes = entries, {**self.watched, **paths}, dir_mtimes
         self._last_started = started
         self._marked.clear()
@@ -223,6 +236,7 @@ class TreeScanner:
     ) -> None:
         # An explicit stack: a hostile target may build a deep tree. Links are
         # recorded, never followed.
+        pinned = self._pinned
         while pending:
             name = pending.pop()
             # Watched before it is listed: a change after the listing is an event.
@@ -242,6 +256,8 @@ class TreeScanner:
                         continue
                     entries[child] = identity_from_stat(st, entry.path)
                     paths[child] = entry.path
+                    if pinned and child.startswith(pinned):
+                        self._pinned_names.add(child)
                     if stat.S_ISDIR(st.st_mode):
                         dir_mtimes[child] = st.st_mtime_ns
                         pending.append(child)

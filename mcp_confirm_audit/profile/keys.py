@@ -373,6 +373,15 @@ class ProfileKeys(Keys):
         accepts=f"one of {', '.join(ISOLATION)} (process: a fresh target for every attack)",
         example="process",
     )
+    zygote: list[str] = key(
+        [],
+        "Python targets over stdio: these modules are imported once, in a parent process on the target's "
+        "interpreter, and each process of the target is forked from it (a fresh one per world, still "
+        "started, watched and stopped as any other); for `python SCRIPT ...` or `python -m MODULE ...` "
+        "commands whose imports cost most of a start. The parent must start no threads while importing.",
+        accepts="a list of module names the target imports (e.g. the MCP SDK)",
+        example=["mcp.server.mcpserver", "pydantic"],
+    )
     tty: bool = key(
         False,
         "Run the target under a pseudo-terminal the harness answers on as the person (a server that asks on "
@@ -603,6 +612,14 @@ class ProfileKeys(Keys):
             raise ValueError(f"{protocol} is no era the harness speaks")
         return protocol
 
+    @field_validator("zygote")
+    @classmethod
+    def _module_names(cls, modules: list[str]) -> list[str]:
+        for module in modules:
+            if not all(part.isidentifier() for part in module.split(".")):
+                raise ValueError(f"{module!r} is not a module name (dotted identifiers, e.g. mcp.server)")
+        return modules
+
     @field_validator("files")
     @classmethod
     def _inside_the_root(cls, files: dict[str, str]) -> dict[str, str]:
@@ -658,6 +675,8 @@ class ProfileKeys(Keys):
                 }
             elif name == "confirmation":
                 value = value.mechanism(source) if value is not None else None
+            elif name == "zygote":
+                value = tuple(value)
             elif name == "policy_tools":
                 value = tuple(value) if value is not None else None
             elif name == "approver":

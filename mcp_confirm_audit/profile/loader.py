@@ -68,6 +68,8 @@ class Profile:
     # "process": a fresh target process (and root) for every attack, for a
     # target whose world carries over from one attack to the next.
     isolation: str = "run"
+    # Modules a zygote imports once; every process of the target is forked from it (target/zygote.py).
+    zygote: tuple[str, ...] = ()
     answer: Mapping[str, Any] | None = None
     negative_answer: Mapping[str, Any] | None = None
     call_timeout: float = 15.0

@@ -281,6 +281,8 @@ class _Audit:
         if self.session is not None and not hasattr(self.config, "workerinput"):
             self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
         attacks = [item for item in session.items if isinstance(item, AttackItem)]
+        if self.session is not None and not hasattr(self.config, "workerinput"):
+            self.session.expect(len(attacks))
         self.scope = {
             "attacks": self.collected_attacks,
             "selected": len(attacks),

@@ -45,6 +45,7 @@ from ..profile.headers import Header
 from ..profile.loader import Profile
 from . import launch, reaper
 from .back_channel import HANDLE, BackChannel
+from .zygote import Zygote
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
 
@@ -474,11 +475,13 @@ async def connect(
     ablate: bool = False,
     elicitation: str = "form+url",
     protocol: str | None = None,
+    zygote: Zygote | None = None,
 ) -> AsyncIterator[Connection]:
     """Start (or reach) the target and open a session with it, in `protocol`'s era (the profile's by default).
 
     `ablate` builds an in-process target without the SDK's request-state
     boundary, to see which of its other layers refuse an attack on their own.
+    `zygote`: a stdio target's process is forked from it (the launcher starts its relay).
     """
     stderr_path: Path | None = None
     pty: Pty | None = None
@@ -510,6 +513,9 @@ async def connect(
         else:
             assert target is not None
             params = _stdio_params(profile, root, target.token)
+            if zygote is not None:
+                relayed = zygote.relayed([params.command, *params.args])
+                params = params.model_copy(update={"command": relayed[0], "args": relayed[1:]})
             pty = _terminal(profile, stack)
             if pty is not None:
                 hosted = pty.hosted([params.command, *params.args])

@@ -23,6 +23,7 @@ from ..models import Exchange, Phase
 from ..profile.loader import Profile
 from ..profile.servers import Servers
 from .driver import Connection, ToolInfo, connect
+from .zygote import Zygote
 
 
 class Routed(Connection):
@@ -131,12 +132,20 @@ async def connect_servers(
     ablate: bool = False,
     elicitation: str = "form+url",
     protocol: str | None = None,
+    zygote: Zygote | None = None,
 ) -> AsyncIterator[Connection]:
     """`driver.connect`, for a profile with `servers:`: every server started on `root`, reached as one."""
     servers = profile.servers
     if servers is None or len(servers.commands) < 2:
         async with connect(
-            profile, root, logs, name, ablate=ablate, elicitation=elicitation, protocol=protocol
+            profile,
+            root,
+            logs,
+            name,
+            ablate=ablate,
+            elicitation=elicitation,
+            protocol=protocol,
+            zygote=zygote,
         ) as one:
             yield one
         return

@@ -172,6 +172,7 @@ class Attack:
         self.plan = plan
         self.style = style
         self.sandbox = sandbox
+        self._root_slash = f"{os.path.abspath(sandbox.root)}/"
         self.case = case
         self.primary = primary
         self._open_other = open_other
@@ -342,6 +343,10 @@ class Attack:
             return path
         if self.style == "absolute":
             return str(path)
+        text = str(path)
+        # Most paths are plain children of the root: cut the root off (what relpath gives them).
+        if text.startswith(self._root_slash) and "/.." not in text:
+            return text[len(self._root_slash) :]
         return os.path.relpath(path, self.sandbox.root)
 
     def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
@@ -598,6 +603,11 @@ class Attack:
     async def finish(self) -> None:
         """The attack's end: what the probes see now (the sandbox is snapshot with the transcript)."""
         self._observed_after = await self.observe() if self._before is not None else None
+
+    @property
+    def may_be_parked(self) -> bool:
+        """Whether `settle` has anything to do: only a legacy connection parks a call at its question."""
+        return any(conn.legacy for conn in self._used)
 
     async def settle(self) -> None:
         """After the transcript: a call still parked at a legacy question is cancelled by the person.

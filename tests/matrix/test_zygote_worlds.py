@@ -1,0 +1,44 @@
+"""`isolation: process` with `zygote:`: every attack's process forked, none used twice, none left."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mcp_confirm_audit.catalogue.generation import Generation
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditSession
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.target import reaper
+
+REFERENCE = Path(__file__).parents[2] / "targets" / "reference" / "server.py"
+
+
+def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_is_left(
+    catalogue: Catalogue, generation: Generation
+) -> None:
+    profile = Profile(
+        command=f"{sys.executable} {REFERENCE} --root {{root}}",
+        tool="delete_file",
+        isolation="process",
+        zygote=("mcp.server.mcpserver",),
+        call_timeout=10.0,
+        start_timeout=60.0,
+    )
+    specs = [spec for spec in catalogue.active if spec.family == "replay"]
+    session = AuditSession(profile, catalogue, generation)
+    session.start(specs)
+    try:
+        session.controls("delete_file")
+        runs = [session.run(spec, "delete_file") for spec in specs]
+        zygote = session._zygote
+    finally:
+        session.close()
+    assert zygote is not None
+    assert {(r.verdict, r.layer) for r, _ in runs} == {(Verdict.REFUSED, Layer.TOOL)}
+    used = [{e.connection for e in transcript.exchanges} for _, transcript in runs]
+    assert all(used), used
+    assert all(a.isdisjoint(b) for i, a in enumerate(used) for b in used[i + 1 :]), used
+    assert reaper.marked(zygote.token) == []
+    assert not zygote.directory.exists()
