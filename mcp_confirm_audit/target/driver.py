@@ -358,14 +358,14 @@ class Connection:
         if not self.alive:
             response = Response(Outcome.TRANSPORT, text="connection already lost earlier in this attack")
         else:
-            response = await self._guarded(send, self.call_timeout if timeout is None else timeout)
+            response = await self._guarded(send, timeout)
             self.round_trips += 1
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
-    async def _guarded(self, send: Any, timeout: float) -> Response:
+    async def _guarded(self, send: Any, timeout: float | None = None) -> Response:
         refused = self.refusals.count
-        response = await self._sent(send, timeout)
+        response = await self._sent(send, self.call_timeout if timeout is None else timeout)
         if self.refusals.count > refused and response.outcome in (Outcome.RPC_ERROR, Outcome.TRANSPORT):
             # Not the target's answer to the attack: it never let the request in. Never a refusal.
             return Response(Outcome.TRANSPORT, text=self.refusals.line)
