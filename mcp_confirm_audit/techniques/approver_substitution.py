@@ -13,7 +13,6 @@ ignores the argument (the agent's approval does not verify) or refuses it.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,7 +44,11 @@ async def approver_substitution(attack: Attack, params: Mapping[str, Any]) -> No
             attack.not_applicable(_NONE)
         return
     # Its own identity, or one nobody else holds: either way the agent's to fill.
-    value = stated.agent if stated is not None and stated.agent else f"mca-agent-{secrets.token_hex(4)}"
+    value = (
+        stated.agent
+        if stated is not None and stated.agent
+        else f"mca-agent-{attack.generation.seed_for(attack.spec.id) % 16**8:08x}"
+    )
     whose = "its own identity" if stated is not None and stated.agent else "a value it made up"
     victim = attack.victim
     args = {**attack.arguments(victim), argument: value}
