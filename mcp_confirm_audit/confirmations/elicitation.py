@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..models import Outcome, Response
+from .replies import refusal
 
 MODERN = "2026-07-28"
 LEGACY = ("2025-11-25", "2025-06-18")
@@ -100,11 +101,13 @@ def needs_back_channel(response: Response) -> bool:
     """A call that failed on a 2026-07-28 connection because the tool asks over a back channel.
 
     The SDK raises NoBackChannelError (-32600) for `ctx.elicit()` there; a
-    framework that catches it says so in a tool error.
+    framework that catches it says so in a tool error, and a tool that catches it
+    itself in an ordinary result that refuses (`"approved": false` quoting the
+    SDK's "no back-channel for server-initiated requests").
     """
-    if response.outcome not in (Outcome.RPC_ERROR, Outcome.TOOL_ERROR):
+    if response.outcome not in (Outcome.RPC_ERROR, Outcome.TOOL_ERROR) and refusal(response) is None:
         return False
-    text = response.text.lower()
+    text = response.text.lower().replace("back-channel", "back channel")
     return "back channel" in text or "backchannel" in text or (response.code == -32600 and "elicit" in text)
 
 
