@@ -85,14 +85,7 @@ class Token:
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         tool, sent = self.previewing(arguments)
         response = await channel.call("preview", tool, sent)
-        shown = Preview.read(response, self.token_from, TOKEN_FIELD)
-        if shown.handle is None and self.token_from is None:
-            # "Repeat the call with confirm=<token from that preview>": the value the tool takes back
-            # in an argument is the one its preview hands out under the same name.
-            same_name = Preview.read(response, self.into, TOKEN_FIELD)
-            if same_name.handle is not None:
-                return same_name
-        return shown
+        return Preview.read(response, self.token_from, TOKEN_FIELD)
 
     async def confirm(
         self,
