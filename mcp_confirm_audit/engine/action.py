@@ -27,7 +27,7 @@ from ..oracle.counting import EffectCounter
 from ..oracle.restorer import Restorer
 from ..oracle.sandbox import VICTIM_TEXT, identity_of
 from ..profile.loader import SetupCall
-from ..target.arguments import another
+from ..target.arguments import another, takes
 from ..target.discovery import arguments_for, path_argument
 from ..target.driver import ToolInfo
 
@@ -216,9 +216,11 @@ class Instance:
         return bool(self.arguments) and all(name in properties for name in self.arguments)
 
     def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
-        # The action's own values where the tool takes them; what it does not take is not sent.
+        # The action's own values where the tool takes them, as its schema types them (a collection's
+        # id is no collection's name); what it does not take is not sent.
         properties = (tool.input_schema or {}).get("properties") or {}
-        return {**arguments_for(tool, None), **{k: v for k, v in self.arguments.items() if k in properties}}
+        own = {k: v for k, v in self.arguments.items() if k in properties and takes(properties[k], v)}
+        return {**arguments_for(tool, None), **own}
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
         # No path: the first string argument the action takes carries the length instead.

@@ -115,6 +115,32 @@ def value_for(name: str, prop: Mapping[str, Any], listed: Mapping[str, Any] | No
     return _text(name, prop)
 
 
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (Mapping,),
+}
+
+
+def takes(prop: Mapping[str, Any], value: Any) -> bool:
+    """Whether a schema property's type admits `value` at all (its type, or one of a union's)."""
+    options = [o for o in (prop.get("anyOf") or prop.get("oneOf") or ()) if isinstance(o, Mapping)]
+    if options:
+        return any(takes(o, value) for o in options)
+    kind = prop.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if None in kinds:
+        return True  # no type said: anything goes
+    if value is None:
+        return "null" in kinds
+    if isinstance(value, bool):
+        return "boolean" in kinds
+    return any(isinstance(value, _JSON_TYPES.get(str(k), ())) for k in kinds)
+
+
 def _items_fit(values: list[Any], prop: Mapping[str, Any]) -> bool:
     least, most = prop.get("minItems"), prop.get("maxItems")
     if (isinstance(least, int) and len(values) < least) or (isinstance(most, int) and len(values) > most):

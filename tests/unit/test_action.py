@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from mcp_confirm_audit.confirmations.values import field_of
-from mcp_confirm_audit.engine.action import render, varied_args
+from mcp_confirm_audit.engine.action import Instance, render, varied_args
 from mcp_confirm_audit.target.discovery import filler
+from mcp_confirm_audit.target.driver import ToolInfo
 
 
 @pytest.mark.parametrize(
@@ -98,3 +99,34 @@ def test_arguments_the_profile_fills_from_a_setup_call_are_not_taken_for_a_token
         "args": {"change_id": "{id}", "confirmation_token": "{token}"},
     }
     assert plan_tools([apply, preview], profile_from_mapping(stated, source="t"))[0].mechanism is None
+
+
+def test_another_tool_gets_the_actions_value_only_where_its_schema_takes_that_type() -> None:
+    # A bookmark server's delete_collection takes a collection's id (an int); its save_link takes a
+    # collection's name (a string). Sending 101 there is refused by validation and tests nothing.
+    use = Instance(arguments={"collection": 101, "note": "kept"}, label="delete_collection")
+    save_link = ToolInfo(
+        "save_link",
+        "",
+        {
+            "properties": {
+                "collection": {"type": "string"},
+                "url": {"type": "string"},
+                "note": {"type": "string"},
+            },
+            "required": ["collection", "url"],
+        },
+        read_only=None,
+        destructive=None,
+    )
+    sent = use.plain_arguments(save_link)
+    assert isinstance(sent["collection"], str)
+    assert sent["note"] == "kept"
+    by_id = ToolInfo(
+        "archive",
+        "",
+        {"properties": {"collection": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}},
+        None,
+        None,
+    )
+    assert use.plain_arguments(by_id)["collection"] == 101
