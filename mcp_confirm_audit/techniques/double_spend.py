@@ -60,7 +60,7 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
     if attack.failed:
         return
     await attack.start_attack()
-    accepted = 0
+    accepted = declined = 0
     with victim.counter(attack.since_start) as restorer:
         if decline_first:
             await attack.call(
@@ -69,6 +69,18 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
                 state=first.request_state,
                 responses=attack.reply(first, "decline"),
             )
+            # What one accepted call changes is learned from one honest call of its own, alone,
+            # after the decline: a wake that sends three packets is one effect, not three.
+            declined = await restorer.counted()
+            honest = await attack.call("one more call, alone, to learn what one effect is", victim)
+            if honest.outcome is Outcome.INPUT_REQUIRED and honest.questions:
+                accepted += 1
+                await attack.call(
+                    "the person accepts that call",
+                    victim,
+                    state=honest.request_state,
+                    responses=attack.accept(honest, victim),
+                )
         else:
             accepted += 1
             await attack.call(
@@ -79,7 +91,8 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
             )
         # One honest effect may change several items (a collection and the links in it): what
         # the first accepted call changed is what one effect is counted as.
-        one = max(await restorer.counted(), 1) if not decline_first else 1
+        counted = await restorer.counted()
+        one = max(counted - declined if decline_first else counted, 1)
         others = connections[1:]
 
         async def another(number: int, conn: Any) -> None:
