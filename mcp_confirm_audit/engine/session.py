@@ -520,6 +520,11 @@ class AuditSession:
         if not self.profile.zygote:
             return None
         with self._zygote_lock:
+            if self._zygote is not None and not self._zygote.running:
+                # Gone (killed by a process of the target, say): the worlds after it need another.
+                self._zygote.close()
+                self._zygote = None
+                self.stats.notes.append("the target's zygote exited; it was started again")
             if self._zygote is None:
                 if (
                     started.is_url

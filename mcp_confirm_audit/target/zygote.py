@@ -122,5 +122,10 @@ class Zygote:
         shutil.rmtree(self.directory, ignore_errors=True)
 
     @property
+    def running(self) -> bool:
+        """Whether the zygote is still there to fork from (a target's child may have killed it)."""
+        return self._process is not None and self._process.poll() is None
+
+    @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None

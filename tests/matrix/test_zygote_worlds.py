@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -42,3 +44,37 @@ def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_
     assert all(a.isdisjoint(b) for i, a in enumerate(used) for b in used[i + 1 :]), used
     assert reaper.marked(zygote.token) == []
     assert not zygote.directory.exists()
+
+
+def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
+    catalogue: Catalogue, generation: Generation
+) -> None:
+    profile = Profile(
+        command=f"{sys.executable} {REFERENCE} --root {{root}}",
+        tool="delete_file",
+        isolation="process",
+        zygote=("mcp.server.mcpserver",),
+        call_timeout=10.0,
+        start_timeout=60.0,
+    )
+    spec = next(spec for spec in catalogue.active if spec.family == "replay")
+    session = AuditSession(profile, catalogue, generation)
+    session.start([spec])
+    try:
+        session.controls("delete_file")
+        first = session._zygote
+        assert first is not None
+        assert first.pid is not None
+        os.kill(first.pid, signal.SIGKILL)
+        first._process.wait()  # type: ignore[union-attr]
+        # Worlds already started from it still serve; the next start needs a zygote again.
+        results = [session.run(spec, "delete_file")[0] for _ in range(8)]
+        again = session._zygote
+    finally:
+        session.close()
+    assert {(r.verdict, r.layer) for r in results} == {(Verdict.REFUSED, Layer.TOOL)}
+    assert again is not None
+    assert again is not first
+    assert "the target's zygote exited; it was started again" in session.stats.notes
+    assert reaper.marked(first.token) == []
+    assert reaper.marked(again.token) == []

@@ -136,6 +136,21 @@ def test_closing_the_zygote_leaves_no_process_it_forked(tmp_path: Path) -> None:
     assert not zygote.directory.exists()
 
 
+def test_a_zygote_that_was_killed_says_it_is_not_running(tmp_path: Path) -> None:
+    zygote = Zygote(sys.executable, [], dict(os.environ), timeout=30)
+    try:
+        assert zygote.running
+        assert zygote.pid is not None
+        os.kill(zygote.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while zygote.running and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not zygote.running
+    finally:
+        zygote.close()
+    assert reaper.marked(zygote.token) == []
+
+
 def test_a_module_the_target_cannot_import_is_a_clear_start_failure() -> None:
     from mcp_confirm_audit.errors import TargetError
 
