@@ -200,9 +200,10 @@ class BackChannel:
         with anyio.move_on_after(_UNWIND):
             for call in stuck:
                 await call.ended.wait()
-        for call in left:
-            self._calls.pop(call.handle, None)
+        # The attack is over: no round resumes any of its calls (a handle it held is answered once).
+        for call in self._calls.values():
             call.receive.close()
+        self._calls.clear()
         return not stuck
 
     def close(self) -> None:
