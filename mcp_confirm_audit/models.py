@@ -270,6 +270,22 @@ class Transcript:
     # (prompt-forging staging a hostile value): only the gated kind of change counts, and another
     # change where the gated effect shows is the setup call's, no effect of the attack.
     staged_at_the_gate: bool = False
+    # Set by a family that judges what the person read (prompt-forging): how many hostile values
+    # reached a question. None of them did: nothing was judged, whatever the target then said.
+    asked: Asked | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The hostile values an attack on the question sent: those that reached one, and those that did not.
+
+    `said` keeps the first few of the latter with what the target answered instead (an error, a
+    result that says no, a result without a question), so a verdict can quote it.
+    """
+
+    reached: int = 0
+    withheld: int = 0
+    said: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,14 +44,31 @@ _REFUSAL_WORD = re.compile(
 
 
 def payload(response: Response) -> Mapping[str, Any] | None:
-    """The result as an object: its structuredContent, else its text when that is a JSON object."""
-    if isinstance(response.structured, Mapping):
-        return response.structured
-    try:
-        data = json.loads(response.text)
-    except ValueError:
-        return None
-    return data if isinstance(data, Mapping) else None
+    """The result as an object: its structuredContent, else its text when that is a JSON object.
+
+    The Python SDK wraps what a tool typed `-> str` returns as `{"result": "<its text>"}`. That
+    wrapper is the tool's text, not an object of its own: a JSON object written in it is read as
+    that object (a refusal returned as JSON text is a refusal), and plain words are read as the
+    result's text is.
+    """
+    structured = response.structured
+    if isinstance(structured, Mapping) and not _wrapped_text(structured):
+        return structured
+    # The wrapper's string first; the text then (a dict typed `{"result": "denied"}` is in its text).
+    texts = (structured["result"], response.text) if isinstance(structured, Mapping) else (response.text,)
+    for text in texts:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, Mapping):
+            return data
+    return None
+
+
+def _wrapped_text(structured: Mapping[str, Any]) -> bool:
+    """Whether structured content is the SDK's wrapper around a `str` result: one `result` string."""
+    return len(structured) == 1 and isinstance(structured.get("result"), str)
 
 
 def refusal(response: Response) -> str | None:

@@ -3,16 +3,24 @@
 A family whose hostile text goes into the action's arguments (prompt-forging) finds
 the strings whose plain value is in the question, the action's own or those its
 setup calls staged, and makes uses of the action with one of them set to its text.
+
+A plain value with a structure (a command line, a path, a URL) is one a target checks:
+`aws s3 ls` set outright to `notes\n\nplease confirm.txt` is no command, refused before
+any question. So the hostile text goes inside it first (`placements`): in place of its
+last word or segment, then after it, and outright last. The first placement that
+reaches a question is kept for every later value of the attack.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..engine.action import Instance
 from .base import Attack
 
-__all__ = ["ArgumentSubject", "Where", "shown_arguments"]
+__all__ = ["ArgumentSubject", "Where", "placements", "shown_arguments"]
 
 # An argument the question shows: its setup call's index (None: the action's own), its name, its plain value.
 Where = tuple[int | None, str, str]
@@ -33,12 +41,52 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
     return sorted(shown, key=lambda where: where[0] is not None)
 
 
+# Where a structured value is cut: after its last space or path separator, or its scheme's colon.
+_LAST_PART = re.compile(r"^(?:.*[\s/\\]|[A-Za-z][A-Za-z0-9+.-]*:)")
+
+Placement = Callable[[str], str]
+
+
+def placements(plain: str) -> tuple[Placement, ...]:
+    """How hostile text goes into `plain`, in the order tried: inside a structured value first, outright last.
+
+    `shop cancel ORD-1` gives `shop cancel <text>`, then `shop cancel ORD-1 <text>`; a path or URL
+    gives its head with `<text>` as the last segment; a value without a structure, the text alone.
+    """
+    head = _LAST_PART.match(plain)
+    inside: list[Placement] = []
+    if head is not None:
+        kept = head.group()
+        inside.append(lambda text: kept + text)
+        if any(ch.isspace() for ch in plain):
+            inside.append(lambda text: f"{plain} {text}")  # a command line: one more word
+    return (*inside, lambda text: text)
+
+
 class ArgumentSubject:
     """One use of the action with one string (its own, or staged by a setup call) set to another value."""
 
     def __init__(self, attack: Attack, victim: Instance, where: Where) -> None:
-        self.attack, self.victim, (self.step, self.argument, _) = attack, victim, where
+        self.attack, self.victim, (self.step, self.argument, plain) = attack, victim, where
         self.staged = self.unstaged = 0
+        self._placements = placements(plain)
+        self._kept: int | None = None
+
+    def values(self, text: str) -> list[tuple[int, str]]:
+        """The values to send for hostile `text`, in order, each with its placement's index.
+
+        Once a placement reached a question, only it: a later value it does not get asked about is
+        refused for what it holds, not for where it was put.
+        """
+        order = range(len(self._placements)) if self._kept is None else (self._kept,)
+        seen: dict[str, int] = {}
+        for index in order:
+            seen.setdefault(self._placements[index](text), index)
+        return [(index, value) for value, index in seen.items()]
+
+    def reached(self, placement: int) -> None:
+        """A value placed so reached a question: keep placing values so."""
+        self._kept = placement
 
     async def __call__(self, value: str) -> Instance | None:
         if self.step is None:

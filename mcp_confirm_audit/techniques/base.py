@@ -26,6 +26,7 @@ from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, re
 from ..engine.observation import Observer
 from ..models import (
     Approvals,
+    Asked,
     AttackSpec,
     Exchange,
     Outcome,
@@ -52,6 +53,9 @@ class Mark:
     probes: Mapping[str, Any]
     tree: TreeSnapshot
 
+
+# Values not asked about whose answers a transcript keeps: enough to quote, never hundreds.
+_ASKED_SAID_KEPT = 3
 
 # What an attack may name to the target: its victim (a case file or a use of the action), another
 # path of the sandbox, or a string sent exactly as written.
@@ -213,6 +217,8 @@ class Attack:
         self.gated_places = tuple(gated_places)
         self._at_the_gate = False
         self._staged_at_the_gate = False
+        # Hostile values sent to be asked about (prompt-forging): which reached a question.
+        self._asked: Asked | None = None
 
     # -- what the user is asked about -------------------------------------
 
@@ -672,6 +678,17 @@ class Attack:
         replays = tuple(index[id(replay)] for _, replay in pairs)
         self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
 
+    def asked_about(self) -> None:
+        """A hostile value reached a question the person read: it was judged."""
+        record = self._asked or Asked()
+        self._asked = replace(record, reached=record.reached + 1)
+
+    def not_asked_about(self, value: str, said: str) -> None:
+        """A hostile value got no question (refused, or answered without asking): `said` is the answer."""
+        record = self._asked or Asked()
+        kept = record.said if len(record.said) >= _ASKED_SAID_KEPT else (*record.said, (value, said))
+        self._asked = replace(record, withheld=record.withheld + 1, said=kept)
+
     def approvals(self, calls: int, accepted: int, taken: int) -> None:
         """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
         self._approvals = Approvals(calls, accepted, taken)
@@ -721,6 +738,7 @@ class Attack:
             gated_places=self.gated_places if self._at_the_gate else None,
             staged_at_the_gate=self._staged_at_the_gate,
             drift=self._drift,
+            asked=self._asked,
         )
 
 

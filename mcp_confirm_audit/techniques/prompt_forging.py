@@ -21,7 +21,12 @@ question) and over a flow (the preview, or the person's own channel) alike.
 
 Only questions that were asked are judged: a name the target refused before asking
 anything (an error, or a result that says no, `file type not allowed`, whatever id it
-also carries) is no question the person read. It is recorded as not asked, never a finding.
+also carries) is no question the person read. It is recorded as not asked, never a finding,
+and the transcript counts both (`Attack.asked_about`, `Attack.not_asked_about`): an attack
+none of whose values reached a question judged nothing, and the verdict says so.
+
+A structured plain value (a command line, a path) gets the hostile text inside it, so the
+target still takes it (`_arguments.placements`).
 """
 
 from __future__ import annotations
@@ -152,16 +157,44 @@ async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Prob
 
 
 class _Probe:
+    plain_second = "plain-second-name.txt"
+
     def __init__(self, attack: Attack, folder: Path, kind: str, baseline: str) -> None:
         self.attack, self.folder, self.kind, self.baseline = attack, folder, kind, baseline
         self._recorded: set[tuple[Any, str]] = set()
         self._named = 0
         # Names the target refused before asking anything: (name, what it said), never judged.
         self.not_asked: list[tuple[str, str]] = []
+        # The answer to the last request sent: the form of a question is read from it.
+        self.last: Response | None = None
 
-    def unasked(self, name: str, response: Response) -> None:
-        """`name` got no question (the target refused it first, or answered without asking)."""
-        self.not_asked.append((name, refusal_text(response)[:160] or response.outcome.value))
+    def placements(self, name: str) -> list[tuple[int, str]]:
+        """The values sent for `name`, in order until one is asked about: a file's name is itself."""
+        return [(0, name)]
+
+    def reached(self, placement: int) -> None:
+        """A value placed so reached a question (a file's name has one placement)."""
+
+    async def ask(self, name: str) -> str | None:
+        """What the person read about `name` (its first placement asked about), or None: not asked."""
+        answers: list[str] = []
+        for placement, value in self.placements(name):
+            text, said = await self.ask_once(value)
+            if text is not None:
+                self.reached(placement)
+                self.attack.asked_about()
+                return text
+            answers.append(said)
+        # What the target said to the first placement, the one most like the value it takes.
+        said = answers[0] if answers else "nothing was sent"
+        self.not_asked.append((name, said))
+        self.attack.not_asked_about(name, said)
+        return None
+
+    @staticmethod
+    def said(response: Response) -> str:
+        """What a target answered instead of asking, as a note quotes it."""
+        return refusal_text(response)[:160] or response.outcome.value
 
     def say_not_asked(self) -> None:
         """One note for every name no question was asked about: what was not judged, and why."""
@@ -174,20 +207,19 @@ class _Probe:
             f"without asking: {shown}{more}"
         )
 
-    async def ask(self, name: str) -> str | None:
-        """The question's text about a real file called `name`, or None if not asked."""
+    async def ask_once(self, name: str) -> tuple[str | None, str]:
+        """The question's text about a real file called `name`; else None and what the target said."""
         if not valid_path(name):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
         path = _made(self.folder, name)
-        response = await self.attack.call(f"ask about a name ({self.kind})", path)
+        self.last = response = await self.attack.call(f"ask about a name ({self.kind})", path)
         if not os.path.lexists(path):
             # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
             removed = (Verdict.VULNERABLE, "the file was removed before any answer")
             self.record("acted in round one", name, [removed], always=True)
         if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
-            self.unasked(name, response)
-            return None
-        return await self.attack.shown(response)
+            return None, self.said(response)
+        return await self.attack.shown(response), ""
 
     async def check(self, example: str | Sequence[str]) -> list[Finding]:
         if isinstance(example, str):
@@ -197,12 +229,12 @@ class _Probe:
         return collisions(rendered)
 
     async def form(self, kind: str) -> None:
-        second = _made(self.folder, "plain-second-name.txt")
-        response = await self.attack.call("ask about another plain name", second)
-        shown = await self.attack.shown(response)
-        self.record(
-            "the form for a plain name", second.name, _form_problems(kind, response, second.name, shown)
-        )
+        """The form (and, for names-target, the question) about another plain value, if it was asked."""
+        plain = self.plain_second
+        shown = await self.ask(plain)
+        if shown is None or self.last is None:
+            return
+        self.record("the form for a plain value", plain, _form_problems(kind, self.last, plain, shown))
 
     def record(
         self, how: str, example: str | Sequence[str], found: list[Finding], *, always: bool = False
@@ -218,8 +250,6 @@ class _Probe:
 
 class _PreviewProbe(_Probe):
     """Previews a real file called by each name; what the person reads is the question."""
-
-    plain_second = "plain-second-name.txt"
 
     def __init__(self, attack: Attack, folder: Path, kind: str, flow: AgentFlow, baseline: str = "") -> None:
         super().__init__(attack, folder, kind, baseline)
@@ -280,16 +310,14 @@ class _PreviewProbe(_Probe):
             removed = (Verdict.VULNERABLE, "the file was removed by its preview")
             self.record("acted at the preview", name, [removed], always=True)
 
-    async def ask(self, name: str) -> str | None:
-        """What the person read about `name`, or None if nothing was previewed (not asked, not judged)."""
+    async def ask_once(self, name: str) -> tuple[str | None, str]:
+        """What the person read about `name`; else None (nothing was previewed) and what the target said."""
         arguments = await self.arguments_for(name)
         if arguments is None:
-            return None
+            return None, "its setup call refused it, so nothing was previewed"
         shown, text = await self._preview(arguments)
         self.after_preview(name)
-        if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
-            self.unasked(name, shown.response)
-        return text
+        return text, "" if text is not None else self.said(shown.response)
 
     async def form(self, kind: str) -> None:
         """Over a flow only names-target gets here: a plain value's preview must name it."""
@@ -308,6 +336,12 @@ class _FlowArgumentProbe(_PreviewProbe):
         super().__init__(reader.attack, reader.folder, reader.kind, reader.flow, baseline)
         self.subject = ArgumentSubject(reader.attack, reader.attack.use_of_action, where)
         self.plain_second = f"plain-{self.subject.argument}-value"
+
+    def placements(self, name: str) -> list[tuple[int, str]]:
+        return self.subject.values(name)
+
+    def reached(self, placement: int) -> None:
+        self.subject.reached(placement)
 
     async def arguments_for(self, name: str) -> dict[str, Any] | None:
         subject = await self.subject(name)
@@ -381,28 +415,26 @@ class _ArgumentProbe(_Probe):
         super().__init__(attack, attack.case.directory, kind, baseline)
         self.subject = ArgumentSubject(attack, victim, where)
         self.argument = self.subject.argument
+        self.plain_second = f"plain-{self.argument}-value"
+
+    def placements(self, name: str) -> list[tuple[int, str]]:
+        return self.subject.values(name)
+
+    def reached(self, placement: int) -> None:
+        self.subject.reached(placement)
 
     def never_staged(self) -> None:
         self.subject.never_staged()
 
-    async def ask(self, name: str) -> str | None:
+    async def ask_once(self, name: str) -> tuple[str | None, str]:
         subject = await self.subject(name)
         if subject is None:
-            return None
-        response = await self.attack.call(f"ask with a hostile {self.argument!r} ({self.kind})", subject)
+            return None, "its setup call refused it, so nothing was asked"
+        label = f"ask with a hostile {self.argument!r} ({self.kind})"
+        self.last = response = await self.attack.call(label, subject)
         if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
-            self.unasked(name, response)
-            return None
-        return await self.attack.shown(response)
-
-    async def form(self, kind: str) -> None:
-        plain = f"plain-{self.argument}-value"
-        subject = await self.subject(plain)
-        if subject is None:
-            return
-        response = await self.attack.call(f"ask with another plain {self.argument!r}", subject)
-        shown = await self.attack.shown(response)
-        self.record("the form for a plain value", plain, _form_problems(kind, response, plain, shown))
+            return None, self.said(response)
+        return await self.attack.shown(response), ""
 
 
 _HOSTILE_FILE_TEXT = b"a file with a hostile name\n"

@@ -1,7 +1,8 @@
 """Reference server whose confirmed action names no file and is asked over a flow: an order desk.
 
-    python targets/orders/server.py --root DIR --mechanism token|pending|terminal
+    python targets/orders/server.py --root DIR --mechanism token|pending|terminal|ask
         [--style json|code-points] [--flaw raw-order-id] [--refuses CHARS] [--ttl SECONDS] [--inbox DIR]
+        [--command] [--returns text|str|object]
 
 `cancel_order(order_id)` cancels an order of the shop the desk fronts. The
 desk takes the reference as the shop gives it (it keeps no orders of its own),
@@ -15,17 +16,26 @@ question shows it. The effect is seen only through the read-only
   `--inbox`) lets `execute_pending` cancel.
 - terminal: the call asks `Approve cancelling order ...? allow? [y/N]` on the
   server's terminal and cancels on `y`; with no terminal or no answer in --ttl, it refuses.
+- ask: the call asks the person itself, over MRTR or `elicitation/create` (shop_command.py).
 The gates are the confirm-kinds server's (targets/confirm_kinds/gates.py).
+
+`--command` (token, ask) makes the tool `shop(command)`, a command line that must read
+`shop cancel <order reference>`; anything else is refused before anything is asked, in an
+ordinary result, as a CLI wrapper refuses what its parser does not know (shop_command.py).
 
 What the person reads names the order, in one of two careful styles:
 - `json` (the default): the preview is a JSON document, every character outside
-  printable ASCII escaped; the terminal quotes the reference as a JSON string.
+  printable ASCII escaped; a sentence (the terminal's, the question's) quotes the reference
+  as an HTML-safe JSON string (`<>&[]` and `:/` escaped too).
 - `code-points`: plain sentences; a reference with anything but letters, digits,
   space and `._/-` is written as the list of its code points (`\\u{5b}\\u{43}...`),
   so nothing in it is rendered, and it is still read exactly.
 `--flaw raw-order-id` puts the reference into the sentence as it is. With `--refuses CHARS` (token,
-pending) a reference holding any of CHARS is refused before anything is previewed or staged, in an
-ordinary result that quotes it as it is and carries a `request_id`: nobody was asked about it.
+pending, ask) a reference holding any of CHARS is refused before anything is previewed, staged or
+asked, in an ordinary result that quotes it as it is and carries a `request_id`: nobody was asked about it.
+`--returns` says how that refusal comes back: `text` (the default) a JSON document as the result's
+text, `object` the same as a dict (structured content), `str` as JSON text from a tool typed `-> str`,
+which the SDK wraps as structured content `{"result": "<the JSON text>"}`.
 """
 
 from __future__ import annotations
@@ -41,45 +51,69 @@ from pathlib import Path
 from typing import Annotated, Any
 
 _HERE = Path(__file__).resolve().parent
-for _path in (str(_HERE.parent / "confirm_kinds"), str(_HERE.parent / "elsewhere")):
+for _path in (str(_HERE), str(_HERE.parent / "confirm_kinds"), str(_HERE.parent / "elsewhere")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
 import gates  # noqa: E402
 from ask_terminal import ask_terminal  # noqa: E402
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 from pydantic import Field  # noqa: E402
+from shop_command import ShopCommand, ask_then, not_a_command, order_of  # noqa: E402
 
 __all__ = ["FLAWS", "MECHANISMS", "STYLES", "build_server", "main"]
 
-MECHANISMS = ("token", "pending", "terminal")
+MECHANISMS = ("token", "pending", "terminal", "ask")
 STYLES = ("json", "code-points")
+RETURNS = ("text", "object", "str")
 FLAWS = {"raw-order-id": "the order reference goes into the question's sentence as it is"}
 OrderId = Annotated[str, Field(description="The shop's order reference.", examples=["ORD-1042"])]
 _CANCELS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 _PLAIN = re.compile(r"[A-Za-z0-9 ._/-]+")
+_MARKUP_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "[": "\\u005b", "]": "\\u005d"})
 
 
 class Shown:
-    """How the desk writes an order reference into what the person reads."""
+    """How the desk writes an order reference (or a shop command) into what the person reads."""
 
-    def __init__(self, style: str, raw: bool, refuses: str = "") -> None:
-        self.style, self.raw, self.refuses = style, raw, refuses
+    def __init__(
+        self, style: str, raw: bool, refuses: str = "", *, command: bool = False, returns: str = "text"
+    ) -> None:
+        self.style, self.raw, self.refuses, self.command, self.returns = style, raw, refuses, command, returns
+        # The tool, its argument, and what the person is told it does.
+        self.tool, self.argument = ("shop", "command") if command else ("cancel_order", "order_id")
+        self.doing = "run" if command else "cancel order"
 
-    def refused(self, order_id: str) -> str | None:
-        """The refusal of a reference this desk never takes, before any preview; None if it takes it."""
-        if not any(ch in self.refuses for ch in order_id):
+    def refused(self, value: str) -> Any:
+        """The refusal of a value this desk never takes, before anything is asked; None if it takes it."""
+        if self.command and order_of(value) is None:
+            return self.result(not_a_command(value))
+        if not any(ch in self.refuses for ch in value):
             return None
-        said = {"status": "refused", "error": f"not an order reference: {order_id}"}
-        return json.dumps({**said, "request_id": secrets.token_hex(6)}, ensure_ascii=False)
+        said = {"status": "refused", "error": f"not an order reference: {value}"}
+        return self.result(json.dumps({**said, "request_id": secrets.token_hex(6)}, ensure_ascii=False))
+
+    def result(self, text: str) -> Any:
+        """A JSON document as the tool returns it: as text, or as the object (`--returns object`)."""
+        return json.loads(text) if self.returns == "object" else text
+
+    def order(self, value: str) -> str:
+        return (order_of(value) or value) if self.command else value
+
+    def add(self, server: MCPServer, tool: Any) -> None:
+        """The tool, typed `-> str` with `--returns str` (the SDK then wraps its text as structured content)."""
+        if self.returns == "str":
+            tool.__annotations__["return"] = "str"
+        server.add_tool(tool, name=self.tool, annotations=_CANCELS)
 
     def reference(self, order_id: str) -> str:
         if self.raw:
             return order_id  # FLAW raw-order-id
         if self.style == "json":
-            return json.dumps(order_id, ensure_ascii=True)
+            # As HTML-safe JSON encoders do: no markup, link or URL survives into a sentence.
+            return json.dumps(order_id, ensure_ascii=True).translate(_MARKUP_SAFE).replace(":/", ":\\/")
         if _PLAIN.fullmatch(order_id):
             return order_id
         return "(code points) " + "".join(f"\\u{{{ord(ch):x}}}" for ch in order_id)
@@ -88,7 +122,7 @@ class Shown:
         """The preview's text: a JSON document (json), or sentences and its fields, one a line."""
         if self.style == "json" and not self.raw:
             return json.dumps(fields, ensure_ascii=True)
-        rest = (f"{k}: {v}" for k, v in fields.items() if k != "order_id")
+        rest = (f"{k}: {v}" for k, v in fields.items() if k != self.argument)
         return "\n".join([sentence, *rest])
 
 
@@ -115,14 +149,20 @@ def build_server(
     inbox: str | None = None,
     ttl: float = 30.0,
     refuses: str = "",
+    command: bool = False,
+    returns: str = "text",
 ) -> MCPServer:
-    if mechanism not in MECHANISMS or style not in STYLES:
-        raise ValueError(f"--mechanism is one of {MECHANISMS}, --style one of {STYLES}")
+    if mechanism not in MECHANISMS or style not in STYLES or returns not in RETURNS:
+        raise ValueError(f"--mechanism is one of {MECHANISMS}, --style one of {STYLES}, --returns {RETURNS}")
     if unknown := sorted(set(flaws) - FLAWS.keys()):
         raise ValueError(f"unknown flaw(s) {unknown}: the desk has {', '.join(FLAWS)}")
     if refuses and mechanism == "terminal":
-        raise ValueError("--refuses shapes a preview: use it with --mechanism token or pending")
-    shown = Shown(style, "raw-order-id" in flaws, refuses)
+        raise ValueError("--refuses shapes what is asked: use it with --mechanism token, pending or ask")
+    if command and mechanism not in ("token", "ask"):
+        raise ValueError("--command is a tool of the token and ask desks: use --mechanism token or ask")
+    if returns == "str" and mechanism not in ("token", "pending"):
+        raise ValueError("--returns str types a preview's tool: use it with --mechanism token or pending")
+    shown = Shown(style, "raw-order-id" in flaws, refuses, command=command, returns=returns)
     desk = Desk()
     server = MCPServer(f"order-desk-{mechanism}")
     if mechanism == "token":
@@ -130,6 +170,8 @@ def build_server(
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         _pending_tools(server, gates.PendingStore(where), desk, shown)
+    elif mechanism == "ask":
+        _asking_tool(server, desk, shown)
     else:
 
         def cancel_order(order_id: OrderId) -> dict[str, Any]:
@@ -151,30 +193,58 @@ def build_server(
     return server
 
 
-# The tools return Any, not str: the SDK would wrap a str in structuredContent {"result": ...}, and a
-# refusal written as JSON text is read from the text only when no structured content stands first.
+# The tools return Any: typed `-> str` (`--returns str`), the SDK wraps their text in structured
+# content {"result": ...}, which a harness must read as that text (a refusal in it stays a refusal).
 
 
 def _token_tool(server: MCPServer, store: gates.TokenStore, desk: Desk, shown: Shown) -> None:
-    def cancel_order(order_id: OrderId, dry_run: bool = False, confirm_token: str | None = None) -> Any:
-        """Cancel one order. Preview with dry_run: true, then confirm with the confirm_token it returns."""
-        if (refused := shown.refused(order_id)) is not None:
+    def confirmed(value: str, dry_run: bool, confirm_token: str | None) -> Any:
+        if (refused := shown.refused(value)) is not None:
             return refused
+        bound = {shown.argument: value}
         if dry_run:
-            token = store.issue("cancel_order", {"order_id": order_id})
-            fields = {"status": "preview", "would": "cancel", "order_id": order_id, "confirm_token": token}
-            return shown.preview(fields, f"Preview: would cancel order {shown.reference(order_id)}.")
+            token = store.issue(shown.tool, bound)
+            fields = {"status": "preview", "would": "cancel", **bound, "confirm_token": token}
+            return shown.preview(fields, f"Preview: would {shown.doing} {shown.reference(value)}.")
         if confirm_token is None:
             raise ToolError(
                 "confirmation required: call with dry_run: true, then again with its confirm_token"
             )
         try:
-            store.redeem(confirm_token, "cancel_order", {"order_id": order_id})
+            store.redeem(confirm_token, shown.tool, bound)
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
-        return json.dumps(desk.cancel(order_id))
+        return json.dumps(desk.cancel(shown.order(value)))
 
-    server.add_tool(cancel_order, name="cancel_order", annotations=_CANCELS)
+    def cancel_order(order_id: OrderId, dry_run: bool = False, confirm_token: str | None = None) -> Any:
+        """Cancel one order. Preview with dry_run: true, then confirm with the confirm_token it returns."""
+        return confirmed(order_id, dry_run, confirm_token)
+
+    def shop(command: ShopCommand, dry_run: bool = False, confirm_token: str | None = None) -> Any:
+        """Run a shop command. Preview with dry_run: true, then confirm with the confirm_token it returns."""
+        return confirmed(command, dry_run, confirm_token)
+
+    shown.add(server, shop if shown.command else cancel_order)
+
+
+def _asking_tool(server: MCPServer, desk: Desk, shown: Shown) -> None:
+    ask = ask_then({})
+
+    async def asked(value: str, ctx: Context) -> Any:
+        if (refused := shown.refused(value)) is not None:
+            return refused
+        question = f"Approve: {shown.doing} {shown.reference(value)}?"
+        return await ask(value, question, ctx, lambda: json.dumps(desk.cancel(shown.order(value))))
+
+    async def cancel_order(order_id: OrderId, ctx: Context) -> Any:
+        """Cancel one order; asks the person first."""
+        return await asked(order_id, ctx)
+
+    async def shop(command: ShopCommand, ctx: Context) -> Any:
+        """Run a shop command (`shop cancel <order reference>`); asks the person first."""
+        return await asked(command, ctx)
+
+    shown.add(server, shop if shown.command else cancel_order)
 
 
 def _pending_tools(server: MCPServer, store: gates.PendingStore, desk: Desk, shown: Shown) -> None:
@@ -200,7 +270,7 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, desk: Desk, sho
             raise ToolError(str(exc)) from None
         return json.dumps(desk.cancel(order_id))
 
-    server.add_tool(cancel_order, name="cancel_order", annotations=_CANCELS)
+    shown.add(server, cancel_order)
     server.add_tool(execute_pending, name="execute_pending", annotations=_CANCELS)
 
 
@@ -217,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--refuses", default="", metavar="CHARS", help="refuse references holding any of these"
     )
+    parser.add_argument("--command", action="store_true", help="token, ask: the tool is shop(command)")
+    parser.add_argument("--returns", default="text", choices=RETURNS, help="how a refusal is returned")
     args = parser.parse_args(argv)
     try:
         server = build_server(
@@ -227,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             inbox=args.inbox,
             ttl=args.ttl,
             refuses=args.refuses,
+            command=args.command,
+            returns=args.returns,
         )
     except ValueError as exc:
         parser.error(str(exc))

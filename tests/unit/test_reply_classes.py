@@ -6,6 +6,7 @@ about the first half. Each refusal shape here was seen on a real server.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -67,6 +68,60 @@ def test_a_refusal_inside_an_ordinary_result_is_a_refusal(reply: str) -> None:
 )
 def test_an_ordinary_result_that_reports_no_refusal_is_not_one(reply: str) -> None:
     assert replies.said(ok(reply)) is Said.ACTED
+
+
+def wrapped(text: str) -> Response:
+    """What the Python SDK sends for a tool typed `-> str`: the text, and `{"result": text}` beside it."""
+    return Response(Outcome.COMPLETE, text, structured={"result": text})
+
+
+REFUSED_AS_JSON_TEXT = '{"status": "refused", "error": "not an order reference", "request_id": "9f2c"}'
+
+
+@pytest.mark.parametrize(
+    ("reply", "said", "refusal", "words"),
+    [
+        # A refusal returned as JSON text inside the wrapper is that object: a refusal, in its own words.
+        (wrapped(REFUSED_AS_JSON_TEXT), Said.REFUSED, "status: refused", "not an order reference refused"),
+        (wrapped('{"ok": false, "reason": "not confirmed"}'), Said.REFUSED, "ok: false", "not confirmed"),
+        (wrapped('{"error": "token does not match"}'), Said.REFUSED, "error: token does not match", None),
+        # The same object returned as an object is read the same.
+        (
+            Response(Outcome.COMPLETE, REFUSED_AS_JSON_TEXT, structured=json.loads(REFUSED_AS_JSON_TEXT)),
+            Said.REFUSED,
+            "status: refused",
+            "not an order reference refused",
+        ),
+        # Plain words in the wrapper are the result's text: no object, no field that says no.
+        (wrapped("rejected"), Said.ACTED, None, "rejected"),
+        (wrapped("Cancelled order ORD-1042"), Said.ACTED, None, "Cancelled order ORD-1042"),
+        # An object in the wrapper that says nothing of a refusal is an ordinary result.
+        (wrapped('{"status": "preview", "confirm_token": "t-1"}'), Said.ACTED, None, None),
+        # JSON that is not an object (a list, a string) is text.
+        (wrapped('["refused"]'), Said.ACTED, None, None),
+        # A tool typed `-> dict` returning `{"result": "denied"}`: its text holds the object, read as such.
+        (
+            Response(Outcome.COMPLETE, '{"result": "denied"}', structured={"result": "denied"}),
+            Said.REFUSED,
+            "result: denied",
+            "denied",
+        ),
+        # More than a lone `result` string is an object of the tool's own, read as it is.
+        (
+            Response(Outcome.COMPLETE, "{}", structured={"result": "rejected", "id": "r1"}),
+            Said.REFUSED,
+            "result: rejected",
+            "rejected",
+        ),
+    ],
+)
+def test_the_sdks_wrapper_around_a_text_result_is_read_as_that_text(
+    reply: Response, said: Said, refusal: str | None, words: str | None
+) -> None:
+    assert replies.said(reply) is said
+    assert replies.refusal(reply) == refusal
+    if words is not None:
+        assert replies.refusal_text(reply) == words
 
 
 def test_an_error_a_question_and_silence_are_classed_by_their_shape() -> None:

@@ -10,6 +10,7 @@ from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import (
+    Asked,
     AttackSpec,
     Exchange,
     FileIdentity,
@@ -449,3 +450,46 @@ def test_a_file_the_profile_calls_bookkeeping_is_not_listed_as_added_but_as_igno
     judged = judge(SPEC, transcript(exchange(TOOL_ERROR), after=queued, bookkeeping=(".queue/**",)))
     assert "disk added: root/stray.txt" in judged.evidence
     assert "ignored as bookkeeping: root/.queue/42.json" in judged.evidence
+
+
+# prompt-forging: `refusal: any`, but a refusal counts only when some hostile value reached a question.
+FORGING = attack_spec("prompt-forging", any_refusal=True)
+NOT_A_COMMAND = Response(Outcome.COMPLETE, '{"status": "refused", "error": "not an AWS command"}')
+HOSTILE = "notes\n\nplease confirm.txt"
+
+
+@pytest.mark.parametrize(
+    ("asked", "findings", "verdict"),
+    [
+        # Every hostile value refused before a question: nothing the person would read was judged.
+        (Asked(withheld=5, said=((HOSTILE, "not an AWS command"),)), (), Verdict.INCONCLUSIVE),
+        (Asked(), (), Verdict.INCONCLUSIVE),
+        # Some were asked and none showed a problem: the refusal of the rest stands.
+        (Asked(reached=1, withheld=4, said=((HOSTILE, "not an AWS command"),)), (), Verdict.REFUSED),
+        (Asked(reached=5), (), Verdict.REFUSED),
+        # A finding (a file removed in round one) outranks what was or was not asked.
+        (
+            Asked(withheld=5),
+            ((Verdict.VULNERABLE, "the file was removed before any answer"),),
+            Verdict.VULNERABLE,
+        ),
+        # A family that records nothing about asking is judged as before.
+        (None, (), Verdict.REFUSED),
+    ],
+)
+def test_an_attack_on_the_question_is_refused_only_when_a_hostile_value_reached_one(
+    asked: Asked | None, findings: tuple[tuple[Verdict, str], ...], verdict: Verdict
+) -> None:
+    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), asked=asked, findings=findings))
+    assert result.verdict is verdict, result.reason
+
+
+def test_nothing_asked_says_so_and_quotes_what_the_target_said_escaped() -> None:
+    asked = Asked(withheld=3, said=((HOSTILE, "not an AWS command: notes\n\nplease"),))
+    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), asked=asked))
+    assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, None)
+    assert result.reason.startswith("no hostile value reached a question")
+    assert "all 3" in result.reason
+    assert '"notes\\n\\nplease confirm.txt"' in result.reason
+    assert "not an AWS command: notes\\n\\nplease" in result.reason
+    assert "\n" not in result.reason
