@@ -102,7 +102,10 @@ class ArgumentSubject:
         """No hostile value ever got past the setup call: nothing about the question was tested."""
         if self.step is not None and self.unstaged and not self.staged:
             tool = self.attack.plan.setup[self.step].tool
+            last = self.attack.staging_failed
+            said = f" (the last failure: {last[:200]})" if last else ""
             self.attack.setup_failed(
-                f"{tool} refused every hostile {self.argument!r} ({self.unstaged} tried), so no question "
-                "about one was ever asked; stage it with a value the setup call accepts"
+                f"no use of the action with a hostile {self.argument!r} in {tool} could be set up "
+                f"({self.unstaged} tried){said}, so no question about one was ever asked; stage it with "
+                "values the setup calls accept"
             )

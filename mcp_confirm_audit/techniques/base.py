@@ -219,6 +219,8 @@ class Attack:
         self._staged_at_the_gate = False
         # Hostile values sent to be asked about (prompt-forging): which reached a question.
         self._asked: Asked | None = None
+        # What the last setup that could not be made said (`staged_with`), for the attack's reason.
+        self.staging_failed = ""
 
     # -- what the user is asked about -------------------------------------
 
@@ -289,6 +291,9 @@ class Attack:
         try:
             return await self._new_instance(0, None, {step: {argument: value}})
         except SetupFailed as exc:
+            # Which setup call said no is in its words: the value goes into one call, but a later
+            # one (a duplicate the world kept) may be the one that refused.
+            self.staging_failed = str(exc)
             self.note(f"staging a value failed: {exc}")
             return None
 
