@@ -62,6 +62,7 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
     await attack.start_attack()
     accepted = declined = 0
     with victim.counter(attack.since_start) as restorer:
+        accepting, which = first, "the first call"
         if decline_first:
             await attack.call(
                 "the person declines the first call",
@@ -72,22 +73,15 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
             # What one accepted call changes is learned from one honest call of its own, alone,
             # after the decline: a wake that sends three packets is one effect, not three.
             declined = await restorer.counted()
-            honest = await attack.call("one more call, alone, to learn what one effect is", victim)
-            if honest.outcome is Outcome.INPUT_REQUIRED and honest.questions:
-                accepted += 1
-                await attack.call(
-                    "the person accepts that call",
-                    victim,
-                    state=honest.request_state,
-                    responses=attack.accept(honest, victim),
-                )
-        else:
+            accepting = await attack.call("one more call, alone, to learn what one effect is", victim)
+            which = "that call"
+        if accepting.outcome is Outcome.INPUT_REQUIRED and accepting.questions:
             accepted += 1
             await attack.call(
-                "the person accepts the first call",
+                f"the person accepts {which}",
                 victim,
-                state=first.request_state,
-                responses=attack.accept(first, victim),
+                state=accepting.request_state,
+                responses=attack.accept(accepting, victim),
             )
         # One honest effect may change several items (a collection and the links in it): what
         # the first accepted call changed is what one effect is counted as.
