@@ -308,3 +308,38 @@ def test_a_server_that_waits_forever_is_still_caught_with_a_declared_deadline(ca
     forever = _waits_long(catalogue, "waits-forever", answer_deadline=LONG_WAIT["answer_timeout"])
     assert forever.verdict is W
     assert "its declared answer_deadline of 9s" in forever.reason
+
+
+WAKE_SERVER = LEGACY_SERVER.with_name("wake.py")
+
+
+@pytest.mark.parametrize(
+    ("flaws", "expected"),
+    [
+        # Careful: every call asks, and each accepted one sends its three packets. Three rows
+        # are one effect: seven approvals are seven wakes, not twenty-one.
+        ((), {"MCA-DSPEND-001": R, "MCA-DSPEND-002": R}),
+        # One accept stands for the calls after it: they wake the machine unasked.
+        (("approval-cache",), {"MCA-DSPEND-001": V, "MCA-DSPEND-002": V}),
+    ],
+)
+def test_an_approval_that_leaves_three_marks_is_counted_as_one_effect_even_after_a_decline(
+    catalogue: Catalogue, flaws: tuple[str, ...], expected: dict[str, Verdict]
+) -> None:
+    raw = {
+        "command": f"py:{WAKE_SERVER}:build_server",
+        "factory_args": {"flaws": list(flaws)},
+        "tool": "wake",
+        "args": {"host": "study-pc"},
+        "effect": [{"file": "packets.jsonl"}],
+        "call_timeout": 10.0,
+        "protocol": "2025-11-25",
+    }
+    profile = profile_from_mapping(raw, source="test")
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family == "double-spend"
+
+    run = run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    assert {r.id: r.verdict for r in run.results} == expected, [(r.id, r.reason) for r in run.results]
