@@ -27,7 +27,8 @@ from typing import Any
 _SPEC = importlib.util.spec_from_file_location(
     "mca_legacy_reference_server", Path(__file__).resolve().with_name("server.py")
 )
-assert _SPEC is not None and _SPEC.loader is not None
+assert _SPEC is not None
+assert _SPEC.loader is not None
 _legacy = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(_legacy)
 _declares_form, _destructive, _sdk = _legacy._declares_form, _legacy._destructive, _legacy._sdk
