@@ -31,14 +31,40 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
     # Where the question's text comes from: the gated call's own strings, else (a handle)
     # the strings its setup call staged, which the question quotes back.
     handles = {str(v) for v in victim.saved.values()}
+    schemas = {t.name: t.input_schema for t in attack.tools}
+    own = schemas.get(attack.plan.name, {})
     shown: list[Where] = [
         (None, k, v)
         for k, v in victim.arguments.items()
-        if isinstance(v, str) and v and v in baseline and v not in handles  # a handle is a lookup, not text
+        if isinstance(v, str)
+        and v
+        and v in baseline
+        and v not in handles  # a handle is a lookup, not text
+        and _free_text(own, k)
     ]
     for index, step in enumerate(attack.plan.setup):
-        shown += [(index, k, v) for k, v in step.args.items() if isinstance(v, str) and v and v in baseline]
+        schema = schemas.get(step.tool, {})
+        shown += [
+            (index, k, v)
+            for k, v in step.args.items()
+            if isinstance(v, str) and v and v in baseline and _free_text(schema, k)
+        ]
     return sorted(shown, key=lambda where: where[0] is not None)
+
+
+def _free_text(schema: object, name: str) -> bool:
+    """Whether the schema lets `name` hold any text: a value from a fixed list (an enum, a const) never
+    holds hostile text, so a question showing it says nothing about how the person reads one."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    declared = properties.get(name) if isinstance(properties, dict) else None
+    if not isinstance(declared, dict):
+        return True
+    choices = [declared, *(declared.get("anyOf") or ()), *(declared.get("oneOf") or ())]
+    fixed = [c for c in choices if isinstance(c, dict) and ("enum" in c or "const" in c)]
+    alternatives = [c for c in choices[1:] if isinstance(c, dict)]
+    return not (
+        "enum" in declared or "const" in declared or (alternatives and len(fixed) == len(alternatives))
+    )
 
 
 # Where a structured value is cut: after its last space or path separator, or its scheme's colon.

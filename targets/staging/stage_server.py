@@ -14,6 +14,7 @@ it there and gives it to the post server's approval route.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,7 +39,10 @@ def build_server(root: str | Path, codes: bool = False) -> MCPServer:
         if codes:
             code = store.new_code(invoice["invoice_id"])
             print(f"approval code for {invoice['invoice_id']}: {code}", file=sys.stderr, flush=True)
-        return {**invoice, "status": "pending_approval"}
+        # The vendor as the approver's CLI shows it to the person: JSON-escaped, every character
+        # outside printable ASCII as its code point, so nothing in it renders as a line or a mark.
+        shown = json.dumps(invoice["vendor"])[1:-1]
+        return {**invoice, "vendor": shown, "status": "pending_approval"}
 
     def list_staged() -> dict[str, Any]:
         return {"staged": store.staged_all()}

@@ -58,8 +58,11 @@ def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
     return audit
 
 
-def assert_careful(run: AuditRun, *, switches: Sequence[str] = (), others: bool = False) -> None:
-    """`switches`: the gated tool's boolean and enum arguments; `others`: it has a tool not read-only beside it."""
+def assert_careful(
+    run: AuditRun, *, switches: Sequence[str] = (), others: bool = False, shows_only_lookups: bool = False
+) -> None:
+    """`switches`: the gated tool's boolean and enum arguments; `others`: it has a tool not read-only beside it;
+    `shows_only_lookups`: the only free text its question shows from the arguments is an id that must exist."""
     assert all(c.passed for c in run.controls), run.controls
     for result in run.results:
         if result.family in FILE_FAMILIES:
@@ -68,6 +71,12 @@ def assert_careful(run: AuditRun, *, switches: Sequence[str] = (), others: bool 
         elif result.family in NOT_CONFIGURED:
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
+        elif result.family == "prompt-forging" and shows_only_lookups:
+            # A hostile job id names no job: refused before any question, so nothing the person
+            # reads was tested. That is inconclusive, quoting the refusal, never a pass.
+            assert result.verdict is Verdict.INCONCLUSIVE, result
+            assert result.reason.startswith("no hostile value reached a question"), result.reason
+            assert "no job" in result.reason, result.reason
         elif result.family == "flag-bypass" and switches:
             # The job tracker's status enum: every value tried, and each one asked.
             assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.evidence
@@ -192,7 +201,7 @@ def test_a_job_tracker_whose_only_effect_is_a_csv_cell_is_audited_with_no_profil
     assert "root/jobs.csv" in approve.detail
     bookkeeping = next(c for c in run.controls if c.name == "bookkeeping")
     assert "root/jobs.log" in bookkeeping.detail
-    assert_careful(run, switches=("status",))
+    assert_careful(run, switches=("status",), shows_only_lookups=True)
 
 
 @pytest.mark.parametrize(

@@ -60,13 +60,15 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
     assert approve.passed, run.controls
     assert "tool:list_posted.posted[0]" in approve.detail
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
-    # The person's approval is a command the agent never sees: the out-of-band families judge it too.
+    # The person's approval is a command the agent never sees: the out-of-band families judge it too,
+    # and prompt-forging the vendor the staged invoice shows (escaped, as the approver's CLI shows it).
     assert {r.family for r in judged} == {
         "self-approval",
         "token-replay",
         "approval-replay",
         "approval-transplant",
         "agent-reachable-approval",
+        "prompt-forging",
     }
     for result in judged:
         assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result
