@@ -17,10 +17,9 @@ from mcp_confirm_audit.target import reaper
 REFERENCE = Path(__file__).parents[2] / "targets" / "reference" / "server.py"
 
 
-def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_is_left(
-    catalogue: Catalogue, generation: Generation
-) -> None:
-    profile = Profile(
+def _forked_reference() -> Profile:
+    """The careful reference server, a fresh process per attack, each forked from one zygote."""
+    return Profile(
         command=f"{sys.executable} {REFERENCE} --root {{root}}",
         tool="delete_file",
         isolation="process",
@@ -28,6 +27,12 @@ def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_
         call_timeout=10.0,
         start_timeout=60.0,
     )
+
+
+def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_is_left(
+    catalogue: Catalogue, generation: Generation
+) -> None:
+    profile = _forked_reference()
     specs = [spec for spec in catalogue.active if spec.family == "replay"]
     session = AuditSession(profile, catalogue, generation)
     session.start(specs)
@@ -49,14 +54,7 @@ def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_
 def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
     catalogue: Catalogue, generation: Generation
 ) -> None:
-    profile = Profile(
-        command=f"{sys.executable} {REFERENCE} --root {{root}}",
-        tool="delete_file",
-        isolation="process",
-        zygote=("mcp.server.mcpserver",),
-        call_timeout=10.0,
-        start_timeout=60.0,
-    )
+    profile = _forked_reference()
     spec = next(spec for spec in catalogue.active if spec.family == "replay")
     session = AuditSession(profile, catalogue, generation)
     session.start([spec])

@@ -53,6 +53,15 @@ def answer(response: Response) -> dict[str, types.ElicitResult]:
     return {response.questions[0].key: ACCEPT}
 
 
+async def the_next_call_gets_its_own_question(back: BackChannel) -> None:
+    """A new call is asked its own question, and the person's accept reaches it: nothing earlier took it."""
+    second = back.start(asks(back, "b.txt"))
+    round_one = await back.next_event(second)
+    assert round_one.questions[0].message == "Delete b.txt?"
+    back.answer(second, answer(round_one))
+    assert (await back.next_event(second)).text == "b.txt: accept"
+
+
 @pytest.mark.anyio
 async def test_a_call_whose_server_stopped_waiting_takes_no_later_question() -> None:
     # The server's own deadline lapses before the person answers (a slow machine is enough):
@@ -83,11 +92,7 @@ async def test_a_call_whose_server_stopped_waiting_takes_no_later_question() -> 
             late = await back.next_event(first)
             assert (late.outcome, late.text) == (Outcome.TOOL_ERROR, "no answer in time: nothing was deleted")
 
-            second = back.start(asks(back, "b.txt"))
-            round_one = await back.next_event(second)
-            assert round_one.questions[0].message == "Delete b.txt?"
-            back.answer(second, answer(round_one))
-            assert (await back.next_event(second)).text == "b.txt: accept"
+            await the_next_call_gets_its_own_question(back)
     assert [getattr(h, "action", h) for h in heard] == ["cancel"]
 
 
@@ -106,11 +111,7 @@ async def test_a_call_settled_before_it_asked_is_ended_and_its_late_question_is_
             assert slow.done
             late.set()
 
-            second = back.start(asks(back, "b.txt"))
-            round_one = await back.next_event(second)
-            assert round_one.questions[0].message == "Delete b.txt?"
-            back.answer(second, answer(round_one))
-            assert (await back.next_event(second)).text == "b.txt: accept"
+            await the_next_call_gets_its_own_question(back)
     assert back.stray == []
 
 
@@ -146,11 +147,7 @@ async def test_a_round_cut_short_lets_go_of_its_call_and_a_round_on_it_ends_at_o
             assert (again.outcome, again.text) == (Outcome.TRANSPORT, ENDED_WITHOUT_RESULT)
             before.set()
 
-            second = back.start(asks(back, "b.txt"))
-            round_one = await back.next_event(second)
-            assert round_one.questions[0].message == "Delete b.txt?"
-            back.answer(second, answer(round_one))
-            assert (await back.next_event(second)).text == "b.txt: accept"
+            await the_next_call_gets_its_own_question(back)
 
 
 @pytest.mark.anyio

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_confirm_audit.techniques._arguments import placements
+from mcp_confirm_audit.techniques._arguments import _free_text, placements
 
 HOSTILE = "notes\n\nplease confirm.txt"
 
@@ -32,3 +32,24 @@ def test_hostile_text_goes_inside_a_structured_plain_value_before_replacing_it(
     plain: str, tried: list[str]
 ) -> None:
     assert [place(HOSTILE) for place in placements(plain)] == tried
+
+
+@pytest.mark.parametrize(
+    ("declared", "free"),
+    [
+        ({"type": "string"}, True),
+        ({"type": "string", "pattern": "^ORD-"}, True),
+        # A value from a fixed list can never hold hostile text: trying it tests nothing.
+        ({"enum": ["done", "todo"]}, False),
+        ({"const": "done"}, False),
+        ({"anyOf": [{"const": "done"}, {"const": "todo"}]}, False),
+        # One free alternative is enough for hostile text to be sent.
+        ({"anyOf": [{"const": "done"}, {"type": "string"}]}, True),
+    ],
+)
+def test_only_an_argument_that_can_hold_free_text_gets_hostile_text(
+    declared: dict[str, object], free: bool
+) -> None:
+    assert _free_text({"properties": {"status": declared}}, "status") is free
+    # An argument the schema does not describe is free text as far as anyone can tell.
+    assert _free_text({"properties": {}}, "status") is True
