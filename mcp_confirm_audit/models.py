@@ -341,6 +341,9 @@ class AttackSpec:
     technique: str
     params: Mapping[str, Any] = field(default_factory=dict)
     refs: tuple[str, ...] = ()
+    # Cited instead of `refs` on a connection of the older eras (2025-06-18, 2025-11-25), where the
+    # server asks over the back channel and the rule is that era's own; empty: `refs` hold in every era.
+    legacy_refs: tuple[str, ...] = ()
     refused_by: tuple[Layer, ...] = (Layer.SDK_BOUNDARY, Layer.PROTOCOL, Layer.TOOL)
     # When true, a refusal that came only after the user was asked is weak:
     # the user should never be asked about something that could never be allowed.

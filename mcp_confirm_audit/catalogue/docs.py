@@ -56,6 +56,10 @@ def markdown(catalogue: Catalogue, directory: Path | None = None) -> str:
         out.append("")
         refs = dict.fromkeys(ref for s in specs for ref in s.refs)
         out += [f"- {ref}" for ref in refs]
+        legacy = dict.fromkeys(ref for s in specs for ref in s.legacy_refs)
+        if legacy:
+            out += ["", "On a 2025-06-18 or 2025-11-25 connection (elicitation/create), that era's own:", ""]
+            out += [f"- {ref}" for ref in legacy]
         derived = dict.fromkeys(s.derived for s in specs if s.level == "DERIVED" and s.derived)
         out += [f"\nDERIVED (no sentence states it literally): {text}" for text in derived]
         remedies = dict.fromkeys(s.remedy for s in specs)

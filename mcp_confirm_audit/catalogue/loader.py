@@ -143,6 +143,7 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
                 technique=str(technique),
                 params=dict(merged.get("params") or {}),
                 refs=tuple(str(r) for r in merged.get("refs") or ()),
+                legacy_refs=tuple(str(r) for r in merged.get("legacy_refs") or ()),
                 refused_by=refused_by,
                 refuse_before_asking=bool(merged.get("refuse_before_asking", False)),
                 second_process=bool(merged.get("second_process", False)),

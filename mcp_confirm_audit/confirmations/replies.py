@@ -49,11 +49,13 @@ def payload(response: Response) -> Mapping[str, Any] | None:
     The Python SDK wraps what a tool typed `-> str` returns as `{"result": "<its text>"}`. That
     wrapper is the tool's text, not an object of its own: a JSON object written in it is read as
     that object (a refusal returned as JSON text is a refusal), and plain words are read as the
-    result's text is.
+    result's text is. One call's outcome may also come as the only element of a list (a tool
+    typed `-> list[dict]`, wrapped `{"result": [...]}`, or JSON text `[{...}]`) or of a lone
+    `results` list: that element is the object, read the same way.
     """
     structured = response.structured
     if isinstance(structured, Mapping) and not _wrapped_text(structured):
-        return structured
+        return _the_object(structured)
     # The wrapper's string first; the text then (a dict typed `{"result": "denied"}` is in its text).
     texts = (structured["result"], response.text) if isinstance(structured, Mapping) else (response.text,)
     for text in texts:
@@ -61,14 +63,37 @@ def payload(response: Response) -> Mapping[str, Any] | None:
             data = json.loads(text)
         except ValueError:
             continue
-        if isinstance(data, Mapping):
-            return data
+        if (found := _the_object(data)) is not None:
+            return found
     return None
 
 
 def _wrapped_text(structured: Mapping[str, Any]) -> bool:
     """Whether structured content is the SDK's wrapper around a `str` result: one `result` string."""
     return len(structured) == 1 and isinstance(structured.get("result"), str)
+
+
+# Lone keys under which a result holds its outcome: the SDK's wrapper, and a list of one call's results.
+_RESULT_KEYS = ("result", "results")
+
+
+def _the_object(data: Any) -> Mapping[str, Any] | None:
+    """The one object `data` is: itself, the only element of a list, or what a lone result key holds.
+
+    A list of several, or of anything but an object, is no object: a listing's rows are not
+    the call's own outcome.
+    """
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    if not isinstance(data, Mapping):
+        return None
+    if len(data) == 1 and next(iter(data)) in _RESULT_KEYS:
+        inner = next(iter(data.values()))
+        if isinstance(inner, Mapping) or (
+            isinstance(inner, list) and len(inner) == 1 and isinstance(inner[0], Mapping)
+        ):
+            return _the_object(inner)
+    return data
 
 
 def refusal(response: Response) -> str | None:
@@ -200,8 +225,31 @@ class Refusal:
     why: str
 
 
+# How SDKs say a call's arguments failed the tool's input schema, before any code of the tool ran:
+# pydantic's title for the arguments' model (the Python SDK: "1 validation error for
+# delete_fileArguments"; FastMCP: "... for call[delete_file]"), and a JSON Schema check's words
+# (the Python SDK's low-level server: "Input validation error: ..."; the TypeScript SDK: "Invalid
+# arguments for tool ..."). Such a reply names the argument, and the argument may be an approval:
+# that is the SDK refusing a malformed call, never the gate judging it.
+_INVALID_ARGUMENTS = re.compile(
+    r"\b\d+ validation errors? for (\w+Arguments\b|call\[)|\binput validation error\b|\binvalid arguments for tool\b",
+    re.I,
+)
+
+
+def invalid_arguments(response: Response) -> bool:
+    """Whether this refusal is the SDK's: the call's arguments did not match the tool's input schema."""
+    if response.outcome not in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
+        return False
+    return _INVALID_ARGUMENTS.search(response.text[:_READ]) is not None
+
+
 def who_refused(response: Response, signatures: Signatures) -> Refusal:
     """Whether a refusal is the gate's, by this target's own controls and the gate's concerns."""
+    if invalid_arguments(response):
+        # Checked first: the controls may have met the same wording, and the argument it names
+        # ("approval_token Field required") would otherwise read as the gate's concern.
+        return Refusal("other", "the SDK refused the call's arguments before the tool ran: input validation")
     other = _like(response, signatures.other)
     gate = _like(response, signatures.gate)
     # A snake_case status (`pending_approval`, `approval_required`) names its words too.

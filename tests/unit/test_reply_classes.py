@@ -7,9 +7,13 @@ about the first half. Each refusal shape here was seen on a real server.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
 from verdict_records import attack_spec
 
 from mcp_confirm_audit.confirmations import replies, values
@@ -29,6 +33,7 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
+from mcp_confirm_audit.target.driver import response_from_result
 
 
 def ok(text: str) -> Response:
@@ -245,3 +250,133 @@ def test_a_concern_named_after_a_long_echoed_path_is_still_the_gates() -> None:
     climb = "./" * 1500 + "../outside/canary.txt"
     said = Response(Outcome.TOOL_ERROR, f"Error executing tool delete_file: '{climb}' is outside the root")
     assert replies.who_refused(said, LEARNED).by == "gate"
+
+
+# -- the SDK refusing a malformed call is not the gate -----------------------------------------
+
+
+def approval_server() -> MCPServer:
+    """A gated payment as servers on the real SDK declare it: an approval token and a self-attested flag."""
+    server = MCPServer("approvals")
+
+    @server.tool()
+    def pay(amount: int, approval_token: str | None = None, human_approved: bool = False) -> str:
+        return "paid" if approval_token == "signed-by-the-owner" else "approval required"
+
+    @server.tool()
+    def redeem(approval_token: str) -> str:
+        return "redeemed"
+
+    return server
+
+
+async def replies_of_the_real_sdk(calls: list[tuple[str, dict[str, Any]]]) -> list[Response]:
+    async with Client(approval_server()) as client:
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
+    return [response_from_result(r.model_dump(by_alias=True, mode="json")) for r in results]
+
+
+# What the real SDK (mcp 2.3) answers when the call's arguments do not match the tool's schema,
+# each naming an approval-like argument. A JSON string is pre-parsed into an object for a
+# `str | None` argument (seen on boundra-mcp: the agent's token, a challenge's compact JSON).
+MALFORMED = [
+    ("pay", {"amount": 5, "approval_token": '{"intent": "pay", "nonce": "n1"}'}),
+    ("pay", {"amount": 5, "human_approved": "maybe"}),
+    ("redeem", {}),
+]
+
+# The same refusals in the words of FastMCP 3 and of the SDK's low-level server (JSON Schema),
+# recorded from those packages.
+OTHER_SDKS = [
+    "1 validation error for call[pay]\napproval_token\n  Input should be a valid string [type=string_type, "
+    "input_value={'intent': 'pay'}, input_type=dict]",
+    "1 validation error for call[redeem]\napproval_token\n  Missing required argument [type=missing_argument, "
+    "input_value={}, input_type=dict]",
+    "Input validation error: 'approval_token' is a required property",
+    "MCP error -32602: Input validation error: Invalid arguments for tool pay: human_approved: Expected boolean",
+]
+
+
+def test_the_real_sdks_argument_validation_naming_an_approval_is_not_the_gates_refusal() -> None:
+    said = anyio.run(replies_of_the_real_sdk, MALFORMED)
+    assert all(r.outcome is Outcome.TOOL_ERROR for r in said), said
+    for reply in said:
+        # Each names the approval argument: read as a concern, it was the gate's before.
+        assert replies.GATE_CONCERN.search(reply.text.replace("_", " ")), reply.text
+        who = replies.who_refused(reply, LEARNED)
+        assert who.by == "other", (reply.text, who)
+        assert "input validation" in who.why
+    for text in OTHER_SDKS:
+        assert replies.who_refused(Response(Outcome.TOOL_ERROR, text), LEARNED).by == "other", text
+
+
+@pytest.mark.parametrize("learned", [LEARNED, None])
+def test_an_attack_that_only_met_the_sdks_argument_validation_is_inconclusive_never_refused_by_the_tool(
+    learned: Signatures | None,
+) -> None:
+    [malformed] = anyio.run(replies_of_the_real_sdk, MALFORMED[:1])
+    exchanges = (
+        Exchange(Phase.SETUP, "ask", "primary", {"name": "pay"}, Response(Outcome.INPUT_REQUIRED)),
+        Exchange(Phase.ATTACK, "the agent's own token", "primary", {"name": "pay"}, malformed),
+    )
+    transcript = Transcript("MCA-TEST-001", "pay", Precondition(True), exchanges, TREE, TREE)
+    # With the target's refusals learned, and without: the SDK's refusal is never the gate's.
+    result = judge(attack_spec("self-approval"), replace(transcript, signatures=learned))
+    assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, None), result.reason
+    assert "refused the call's arguments" in result.reason
+    assert "approval_token" in result.reason  # quoted
+    # A refusal of the gate's own, in the same run, is still the tool's.
+    gate = Response(
+        Outcome.TOOL_ERROR, "Error executing tool pay: the approval token is not signed by the owner"
+    )
+    refused = judge(
+        attack_spec("self-approval"),
+        replace(
+            transcript, exchanges=(*exchanges[:1], replace(exchanges[1], response=gate)), signatures=learned
+        ),
+    )
+    assert (refused.verdict, refused.layer) == (Verdict.REFUSED, Layer.TOOL), refused.reason
+
+
+# -- one call's refusal inside a list ------------------------------------------------------------
+
+ONE_REFUSAL = {"status": "refused", "error": "the approval is not the owner's"}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # A tool typed `-> list[dict]` on the Python SDK: one text block per item, `{"result": [...]}` beside.
+        Response(Outcome.COMPLETE, json.dumps(ONE_REFUSAL), structured={"result": [ONE_REFUSAL]}),
+        # FastMCP: the list as JSON text, and the same wrapper.
+        Response(Outcome.COMPLETE, json.dumps([ONE_REFUSAL]), structured={"result": [ONE_REFUSAL]}),
+        # Untyped: the list as text only, or inside the wrapper's string.
+        ok(json.dumps([ONE_REFUSAL])),
+        wrapped(json.dumps([ONE_REFUSAL])),
+        # One call's results under a lone `results` key, as an object or as text.
+        Response(
+            Outcome.COMPLETE, "{}", structured={"results": [{"ok": False, "reason": "not the owner's"}]}
+        ),
+        ok(json.dumps({"results": [{"ok": False, "reason": "not the owner's"}]})),
+        wrapped(json.dumps({"result": [ONE_REFUSAL]})),
+    ],
+)
+def test_one_calls_refusal_inside_a_one_element_list_is_a_refusal_in_its_own_words(reply: Response) -> None:
+    assert replies.said(reply) is Said.REFUSED, replies.payload(reply)
+    assert "owner's" in replies.refusal_text(reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # Several results, or a listing's rows: not the call's own outcome.
+        ok(json.dumps([ONE_REFUSAL, {"status": "done"}])),
+        Response(Outcome.COMPLETE, "{}", structured={"result": [ONE_REFUSAL, {"status": "done"}]}),
+        ok(json.dumps({"rows": [ONE_REFUSAL]})),
+        ok(json.dumps({"results": [ONE_REFUSAL], "count": 1, "page": 1})),
+        # One result that went through.
+        Response(Outcome.COMPLETE, "{}", structured={"result": [{"status": "paid", "id": "p1"}]}),
+    ],
+)
+def test_a_list_that_is_not_one_calls_refusal_is_no_refusal(reply: Response) -> None:
+    assert replies.said(reply) is Said.ACTED

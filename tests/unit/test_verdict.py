@@ -493,3 +493,102 @@ def test_nothing_asked_says_so_and_quotes_what_the_target_said_escaped() -> None
     assert '"notes\\n\\nplease confirm.txt"' in result.reason
     assert "not an AWS command: notes\\n\\nplease" in result.reason
     assert "\n" not in result.reason
+
+
+# -- ungated: nothing moving says something only when another tool's call ran --------------------
+
+
+def other_tool(name: str, response: Response) -> Exchange:
+    return Exchange(Phase.ATTACK, f"{name}, plainly", "primary", {"name": name, "arguments": {}}, response)
+
+
+# Seen on linkwarden-mcp: every other tool was sent the action's own integer where it takes a name.
+REFUSED_ON_ITS_ARGUMENTS = Response(
+    Outcome.TOOL_ERROR,
+    "Error executing tool save_link: 1 validation error for save_linkArguments\ncollection\n"
+    "  Input should be a valid string [type=string_type, input_value=101, input_type=int]",
+)
+# The world's refusal: the harness's filler names no collection of the target's.
+UNKNOWN = Response(Outcome.TOOL_ERROR, "Unknown collection 'mcp-confirm-audit'")
+
+
+@pytest.mark.parametrize(
+    "replies",
+    [
+        [REFUSED_ON_ITS_ARGUMENTS],
+        [REFUSED_ON_ITS_ARGUMENTS, UNKNOWN],
+        [UNKNOWN, Response(Outcome.COMPLETE, '[{"ok": false, "error": "no such id 0"}]')],
+        [HUNG],
+    ],
+)
+def test_another_tool_whose_calls_never_ran_is_inconclusive_not_the_gate_holding(
+    replies: list[Response],
+) -> None:
+    calls = tuple(other_tool(f"tool_{i}", r) for i, r in enumerate(replies))
+    judged = replace(at_the_gate(("removed case/victim.txt",)), exchanges=calls)
+    result = judge(attack_spec("ungated"), judged)
+    assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, None), result.reason
+    assert result.reason.startswith("nothing moved where the gated action's effect shows")
+    assert f"none of the {len(replies)} calls to other tools ran" in result.reason
+    assert "tool_0 said " in result.reason  # what the target said, quoted
+
+
+@pytest.mark.parametrize(
+    "ran",
+    [
+        DONE,  # it acted, and nothing moved where the gated effect shows
+        Response(Outcome.INPUT_REQUIRED, "asked the user", request_state="s"),  # it is gated too
+        Response(Outcome.TOOL_ERROR, "confirmation required: call with dry_run first"),  # its gate said no
+    ],
+)
+def test_another_tool_that_ran_and_moved_nothing_at_the_gate_is_refused(ran: Response) -> None:
+    calls = (other_tool("save_link", REFUSED_ON_ITS_ARGUMENTS), other_tool("truncate", ran))
+    judged = replace(at_the_gate(("removed case/victim.txt",)), exchanges=calls)
+    result = judge(attack_spec("ungated"), judged)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
+    # The layer and the words are the call that ran, not the one refused on its arguments.
+    assert "validation error" not in result.reason, result.reason
+
+
+# -- the era's own requirement --------------------------------------------------------------------
+
+MRTR_RULE = "MRTR: servers MUST NOT send input requests the client has not declared; they MUST return -32021"
+ELIC_RULE = (
+    "ELIC (2025-11-25): servers MUST NOT send elicitation requests with modes the client does not support"
+)
+
+
+@pytest.mark.parametrize(
+    ("era", "cited"),
+    [
+        ("2026-07-28", MRTR_RULE),
+        ("2025-11-25", ELIC_RULE),
+        ("2025-06-18", ELIC_RULE),
+        # Both eras driven (protocol-downgrade): the modern rule is the one that still holds.
+        ("2026-07-28, 2025-11-25", MRTR_RULE),
+        (None, MRTR_RULE),
+    ],
+)
+def test_a_result_cites_the_requirement_of_the_era_its_connection_negotiated(
+    era: str | None, cited: str
+) -> None:
+    spec = attack_spec(
+        "capability-downgrade", refs=(MRTR_RULE, "CWE-863"), legacy_refs=(ELIC_RULE, "CWE-863")
+    )
+    result = judge(spec, transcript(exchange(DONE), after=WITHOUT_VICTIM, era=era))
+    assert result.verdict is Verdict.VULNERABLE
+    assert result.refs == (cited, "CWE-863")
+    assert result.era == era
+    # An entry with one rule for every era cites it in each.
+    assert judge(SPEC, transcript(exchange(DONE), era=era)).refs == SPEC.refs
+
+
+def test_the_catalogues_capability_downgrade_cites_the_elicitation_rule_on_legacy_connections() -> None:
+    from mcp_confirm_audit.catalogue.loader import load_catalogue
+
+    [spec] = [s for s in load_catalogue().attacks if s.id == "MCA-DOWNGRADE-001"]
+    legacy = judge(spec, transcript(exchange(DONE), after=WITHOUT_VICTIM, era="2025-11-25"))
+    assert any("elicitation requests with modes" in ref for ref in legacy.refs), legacy.refs
+    assert not any("-32021" in ref for ref in legacy.refs), legacy.refs
+    modern = judge(spec, transcript(exchange(DONE), after=WITHOUT_VICTIM, era="2026-07-28"))
+    assert any("-32021" in ref for ref in modern.refs), modern.refs
