@@ -244,6 +244,31 @@ def invalid_arguments(response: Response) -> bool:
     return _INVALID_ARGUMENTS.search(response.text[:_READ]) is not None
 
 
+# What another tool's own gate says when it will not act unasked: narrower than GATE_CONCERN, whose
+# paths, links, roots and states are a gated action's concerns, and a missing link is the world's.
+_ITS_OWN_GATE = re.compile(
+    r"""(?x)\b(
+    confirm\w* | approv\w* | consent\w* | permission | forbidden | not\ (allowed|permitted|authori[sz]ed)
+    | unauthori[sz]ed | den(y|ied) | refus\w* | reject\w* | declin\w* | token | human | operator | pending
+    )\b""",
+    re.I,
+)
+
+
+def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
+    """Whether another tool's refusal is a gate of its own saying no: worded as this target's gate, or asking for it.
+
+    Its arguments refused, a refusal worded as the world's, or one that names no confirmation
+    ("Link not found", "Unknown collection"): the call tried nothing.
+    """
+    if invalid_arguments(response) or _like(response, signatures.other) is not None:
+        return False
+    if _like(response, signatures.gate) is not None:
+        return True
+    read = refusal_text(response)[:_CONCERN_READ].replace(FILLER, " ")
+    return _ITS_OWN_GATE.search(read.replace("_", " ")) is not None
+
+
 def who_refused(response: Response, signatures: Signatures) -> Refusal:
     """Whether a refusal is the gate's, by this target's own controls and the gate's concerns."""
     if invalid_arguments(response):

@@ -191,7 +191,7 @@ def refs_in_era(spec: AttackSpec, era: str | None) -> tuple[str, ...]:
 
 
 def _ran(response: Response, learned: Signatures | None) -> bool:
-    """Whether another tool's call ran: it acted or asked, or its own gate refused it.
+    """Whether another tool's call ran: it acted or asked, or a gate of its own refused it.
 
     A call refused on its arguments, or for a reason no gate gives (the world, an unknown
     name), tried nothing: nothing moving after it says nothing about acting around the gate.
@@ -201,7 +201,7 @@ def _ran(response: Response, learned: Signatures | None) -> bool:
         return False
     if said is not Said.REFUSED:
         return True
-    return replies.who_refused(response, learned or Signatures()).by == "gate"
+    return replies.refused_by_its_own_gate(response, learned or Signatures())
 
 
 def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:

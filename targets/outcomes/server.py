@@ -2,6 +2,7 @@
 
     python targets/outcomes/server.py --root DIR [--offer none|asks|agent-token] [--world-guard]
         [--without-elicitation protocol|refuse|pending|agent-token] [--flaw decline-acts] [--flaw no-ledger]
+        [--answers object|list|results] [--beside archive|note]
     python targets/outcomes/server.py --root DIR --approve ID    (the user approves a pending change)
 
 Written in another style than the other reference servers, the way many real
@@ -15,6 +16,11 @@ Options (each a careful server in its own right):
                        again with confirm=<token>; the confirming call asks the user
   --world-guard        a job already at the asked status is refused before the gate
                        looks ("J1 has that status already"): the world, not the gate
+  --answers list       set_status answers each call in a list of one (typed `-> list[dict]`, so the SDK
+                       sends `{"result": [...]}` beside it); `results`: as `{"results": [...]}`
+  --beside archive     another tool, archive_job, removes a job from the board once it has been done
+                       for a year: no job has, so it refuses every call for the world's reason
+  --beside note        another tool, add_note, writes a note beside the board, never on it
   --without-elicitation what a client that cannot show a form gets (-32021 by default, `protocol`):
     refuse             a refusal in an ordinary result, and no other way in
     pending            the change is staged under an approval_id that the user approves on
@@ -60,6 +66,8 @@ from pydantic import Field  # noqa: E402
 FLAWS = ("decline-acts", "no-ledger")
 OFFERS = ("none", "asks", "agent-token")
 WITHOUT_ELICITATION = ("protocol", "refuse", "pending", "agent-token")
+ANSWERS = ("object", "list", "results")
+BESIDE = ("none", "archive", "note")
 Status = Literal["done", "todo", "blocked"]
 SEED = {
     "J1": {"title": "Ship the release notes", "status": "todo"},
@@ -74,6 +82,8 @@ def build_server(
     offer: str = "none",
     world_guard: bool = False,
     without_elicitation: str = "protocol",
+    answers: str = "object",
+    beside: str = "none",
 ) -> MCPServer:
     board = Path(root) / "board.json"
     audit = Path(root) / "audit.jsonl"
@@ -161,15 +171,31 @@ def build_server(
         """Every job on the board (read-only)."""
         return {"jobs": [{"id": k, **v} for k, v in _load(board).items()]}
 
-    @server.tool()
     async def set_status(
         job_id: Annotated[str, Field(description="The job's id", examples=["J1"])],
         status: Status,
         ctx: Context,
         dry_run: bool = False,
         confirm: str | None = None,
-    ) -> dict[str, Any] | InputRequiredResult:
+    ) -> dict[str, Any] | list[dict[str, Any]] | InputRequiredResult:
         """Change one job's status, after the user confirms."""
+        reply = await _set_status(job_id, status, ctx, dry_run, confirm)
+        if answers == "object" or isinstance(reply, InputRequiredResult):
+            return reply
+        return [reply] if answers == "list" else {"results": [reply]}
+
+    # What the SDK sends follows the type: a list is wrapped as `{"result": [...]}`.
+    returns = {
+        "object": "dict[str, Any] | InputRequiredResult",
+        "list": "list[dict[str, Any]] | InputRequiredResult",
+    }
+    set_status.__annotations__["return"] = returns.get(answers, returns["object"])
+    server.tool()(set_status)
+    _beside(server, beside, board, Path(root))
+
+    async def _set_status(
+        job_id: str, status: str, ctx: Context, dry_run: bool, confirm: str | None
+    ) -> dict[str, Any] | InputRequiredResult:
         log(tool="set_status", job=job_id, answered=bool(ctx.input_responses), dry_run=dry_run)
         jobs = _load(board)
         job = jobs.get(job_id)
@@ -210,6 +236,30 @@ def build_server(
     return server
 
 
+def _beside(server: MCPServer, beside: str, board: Path, root: Path) -> None:
+    """Another tool that is not read-only, beside the gated one (`--beside`)."""
+    if beside == "archive":
+
+        @server.tool()
+        async def archive_job(job_id: str) -> dict[str, Any]:
+            """Take a job off the board once it has been done for a year."""
+            jobs = _load(board)
+            if job_id not in jobs or jobs[job_id].get("done_since", "9999") > "2025":
+                return {"ok": False, "status": "error", "reason": f"{job_id} has not been done for a year"}
+            del jobs[job_id]
+            _save(board, jobs)
+            return {"ok": True, "status": "archived", "job": job_id}
+
+    if beside == "note":
+
+        @server.tool()
+        async def add_note(job_id: str, text: str) -> dict[str, Any]:
+            """Add a note to a job (kept beside the board)."""
+            with (root / "notes.jsonl").open("a") as out:
+                out.write(json.dumps({"job": job_id, "text": text}) + "\n")
+            return {"ok": True, "status": "noted", "job": job_id}
+
+
 def _load(board: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(board.read_text())
     return data
@@ -248,6 +298,8 @@ def main() -> None:
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     parser.add_argument("--offer", default="none", choices=OFFERS)
     parser.add_argument("--world-guard", action="store_true")
+    parser.add_argument("--answers", default="object", choices=ANSWERS)
+    parser.add_argument("--beside", default="none", choices=BESIDE)
     args = parser.parse_args()
     if args.approve:
         _approve(Path(args.root), args.approve)
@@ -258,6 +310,8 @@ def main() -> None:
         offer=args.offer,
         world_guard=args.world_guard,
         without_elicitation=args.without_elicitation,
+        answers=args.answers,
+        beside=args.beside,
     ).run()
 
 

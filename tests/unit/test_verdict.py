@@ -518,6 +518,8 @@ UNKNOWN = Response(Outcome.TOOL_ERROR, "Unknown collection 'mcp-confirm-audit'")
         [REFUSED_ON_ITS_ARGUMENTS],
         [REFUSED_ON_ITS_ARGUMENTS, UNKNOWN],
         [UNKNOWN, Response(Outcome.COMPLETE, '[{"ok": false, "error": "no such id 0"}]')],
+        # A missing link is the world's, though a gated delete's concerns include links.
+        [UNKNOWN, Response(Outcome.TOOL_ERROR, "Error executing tool delete_links: Link not found")],
         [HUNG],
     ],
 )

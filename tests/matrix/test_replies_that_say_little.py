@@ -1,0 +1,77 @@
+"""Replies that say little about the gate: a refusal in a list of one, and another tool that never ran.
+
+The outcomes reference server answers in ordinary JSON results. Seen on real servers: one
+call's refusal came as `[{...}]` (a tool typed `-> list[dict]`, which the SDK wraps as
+`{"result": [...]}`) or under a lone `results` key, and was read as success; and `ungated`
+said `refused` when every call to another tool had failed for a reason of the world, so
+nothing had been tried. Each is proven both ways here, with zero configuration.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.loader import Profile
+
+SERVER = Path(__file__).resolve().parents[2] / "targets" / "outcomes" / "server.py"
+R, INC = Verdict.REFUSED, Verdict.INCONCLUSIVE
+REFUSING = frozenset({"consent", "replay"})
+
+
+def audit(catalogue: Catalogue, *options: str, families: Collection[str]) -> AuditRun:
+    command = shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+    return run_audit(
+        Profile(command=command, call_timeout=10.0),
+        catalogue=catalogue,
+        select=lambda spec: spec.family in families,
+        generation=MATRIX_GENERATION,
+    )
+
+
+@pytest.mark.parametrize("answers", ["list", "results"])
+def test_a_careful_gate_that_refuses_inside_a_list_of_one_is_refused_by_the_tool(
+    catalogue: Catalogue, answers: str
+) -> None:
+    run = audit(catalogue, "--answers", answers, families=REFUSING)
+    assert all(c.passed for c in run.controls), run.controls
+    # The decline's `[{"ok": false, "status": "refused", ...}]` was learned as the gate's refusal.
+    learned = next(c for c in run.controls if c.name == "refusals")
+    assert "gate refusal learned from decline: refused" in learned.detail, learned.detail
+    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert judged
+    assert {(r.verdict, r.layer) for r in judged} <= {(R, Layer.TOOL), (R, Layer.SDK_BOUNDARY)}, [
+        (r.id, r.verdict, r.reason) for r in judged
+    ]
+
+
+def test_a_decline_that_acts_is_still_caught_when_the_refusal_comes_in_a_list(catalogue: Catalogue) -> None:
+    run = audit(catalogue, "--answers", "list", "--flaw", "decline-acts", families={"consent"})
+    found = {r.id: r.verdict for r in run.results if r.verdict is Verdict.VULNERABLE}
+    assert found == {"MCA-CONSENT-001": Verdict.VULNERABLE, "MCA-CONSENT-002": Verdict.VULNERABLE}, found
+
+
+def test_another_tool_that_refused_every_call_for_the_worlds_reason_tried_nothing(
+    catalogue: Catalogue,
+) -> None:
+    # archive_job takes only jobs done for a year, and no job is: it never ran, so nothing is shown.
+    ungated = audit(catalogue, "--beside", "archive", families={"ungated"}).by_id()["MCA-UNGATED-001"]
+    assert (ungated.verdict, ungated.layer) == (INC, None), ungated.reason
+    assert "none of the 1 calls to other tools ran" in ungated.reason, ungated.reason
+    assert "has not been done for a year" in ungated.reason  # what the target said, quoted
+
+
+def test_another_tool_that_ran_and_changed_nothing_at_the_gate_is_refused(catalogue: Catalogue) -> None:
+    # add_note ran, and wrote beside the board: nothing moved where set_status's effect shows.
+    ungated = audit(catalogue, "--beside", "note", families={"ungated"}).by_id()["MCA-UNGATED-001"]
+    assert (ungated.verdict, ungated.layer) == (R, Layer.TOOL), ungated.reason
+    assert ungated.reason.startswith("nothing moved where the gated action's effect shows"), ungated.reason
+    assert "notes.jsonl" in ungated.reason  # seen, and left out for being elsewhere
