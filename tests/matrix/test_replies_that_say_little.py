@@ -20,7 +20,7 @@ from conftest import MATRIX_GENERATION
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.profile.loader import Profile, profile_from_mapping
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "outcomes" / "server.py"
 R, INC = Verdict.REFUSED, Verdict.INCONCLUSIVE
@@ -75,3 +75,47 @@ def test_another_tool_that_ran_and_changed_nothing_at_the_gate_is_refused(catalo
     assert (ungated.verdict, ungated.layer) == (R, Layer.TOOL), ungated.reason
     assert ungated.reason.startswith("nothing moved where the gated action's effect shows"), ungated.reason
     assert "notes.jsonl" in ungated.reason  # seen, and left out for being elsewhere
+
+
+# -- the requirement a finding cites is its era's ---------------------------------------------------
+
+TARGETS = SERVER.parents[1]
+
+
+def downgrade(
+    catalogue: Catalogue, server: str, **settings: object
+) -> dict[str, tuple[Verdict, tuple[str, ...]]]:
+    raw = {
+        "command": f"py:{TARGETS / server}:build_server",
+        "factory_args": {"flaws": ["elicits-without-capability"]},
+        "tool": "delete_file",
+        "call_timeout": 10.0,
+        **settings,
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "capability-downgrade",
+        generation=MATRIX_GENERATION,
+    )
+    return {r.id: (r.verdict, r.refs) for r in run.results}
+
+
+def test_a_form_sent_over_the_back_channel_to_a_client_that_declared_none_cites_the_elicitation_rule(
+    catalogue: Catalogue,
+) -> None:
+    # Seen on FastMCP servers at 2025-11-25: the finding held, but cited MRTR's -32021, which that era has not.
+    found = downgrade(catalogue, "legacy/server.py", protocol="2025-11-25")
+    for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
+        verdict, refs = found[attack]
+        assert verdict is Verdict.VULNERABLE, found
+        assert any("elicitation requests with modes that are not supported" in ref for ref in refs), refs
+        assert not any("-32021" in ref for ref in refs), refs
+
+
+def test_the_same_flaw_over_mrtr_cites_the_mrtr_rule(catalogue: Catalogue) -> None:
+    found = downgrade(catalogue, "reference/server.py")
+    for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
+        verdict, refs = found[attack]
+        assert verdict is Verdict.VULNERABLE, found
+        assert any("-32021" in ref for ref in refs), refs
