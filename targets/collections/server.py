@@ -1,6 +1,7 @@
 """Collections reference server: an action that names no file, whose subject can drift.
 
     python targets/collections/server.py --root DIR [--on-drift act-on-shown|ask-again] [--flaw NAME]
+        [--choices-in tool|argument]
 
 Links live in collections, kept in this process's memory and seen only through
 the read-only `list_links`. `delete_collection(collection_id)` asks the person
@@ -15,6 +16,13 @@ question named and keeps the collection with what was moved in since; with
 `--on-drift ask-again` it asks again about the collection as it is now. The flaw
 `deletes-current-members` deletes whatever the collection holds at the answer,
 links the person never saw included; `subject-drift` finds it.
+
+`on_links` says what becomes of the links, as linkwarden-mcp's does: a plain string whose
+choices only the descriptions list. The careful server still asks, naming what will
+happen (`cancel` asks nothing and changes nothing). With `--choices-in argument` the
+choices are listed in the argument's own description instead of the tool's. The flaw
+`on-links-skips-question` takes the caller's `on_links` as the person's answer and acts
+without asking (linkwarden-mcp 0.1.6 does); `flag-bypass` finds it.
 """
 
 from __future__ import annotations
@@ -35,9 +43,12 @@ from pydantic import Field
 
 SERVER_NAME = "mcp-collections-reference"
 FLAWS = {
-    "deletes-current-members": "deletes every link the collection holds at the answer, not the ones shown"
+    "deletes-current-members": "deletes every link the collection holds at the answer, not the ones shown",
+    "on-links-skips-question": "acts on the caller's on_links without asking the person",
 }
 OnDrift = Literal["act-on-shown", "ask-again"]
+ChoicesIn = Literal["tool", "argument"]
+ON_LINKS = ("delete", "keep", "cancel")
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 _EDITS = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
@@ -81,17 +92,28 @@ class Gate:
             raise ToolError(f"no collection {collection!r}")
         return self.store.members(collection)
 
-    def question(self, collection: str, shown: frozenset[str]) -> str:
+    def question(self, collection: str, shown: frozenset[str], on_links: str = "delete") -> str:
         urls = ", ".join(json.dumps(self.store.links[k]["url"]) for k in sorted(shown)) or "no links"
         title = json.dumps(self.store.titles[collection])
+        if on_links == "keep":
+            return (
+                f"Delete the collection {title} ({collection}) and keep its {len(shown)} links loose: {urls}?"
+            )
         return f"Delete the collection {title} ({collection}) and its {len(shown)} links: {urls}?"
 
     def drifted(self, collection: str, shown: frozenset[str]) -> bool:
         """Whether the collection holds links the question did not name, and the server asks again then."""
         return self.on_drift == "ask-again" and self.store.members(collection) != shown
 
-    def act(self, collection: str, shown: frozenset[str]) -> str:
+    def act(self, collection: str, shown: frozenset[str], on_links: str = "delete") -> str:
         now = self.store.members(collection)
+        if on_links == "keep":
+            for link in now & shown:
+                self.store.links[link]["collection"] = None
+            if now - shown:
+                return f"kept the collection {collection}: links moved in after the question were not shown"
+            del self.store.titles[collection]
+            return f"deleted the collection {collection}; its {len(shown)} links are loose now"
         # FLAW deletes-current-members: what was moved in after the question goes too.
         gone = now if "deletes-current-members" in self.active else now & shown
         for link in gone:
@@ -114,21 +136,21 @@ def _modern(ctx: Context) -> bool:
     return str(getattr(ctx, "protocol_version", None)) == "2026-07-28"
 
 
-async def _legacy(gate: Gate, ctx: Context, collection: str) -> str:
+async def _legacy(gate: Gate, ctx: Context, collection: str, on_links: str) -> str:
     """Over a legacy connection: ask with elicitation/create while the call waits, as often as it must."""
     session = ctx.request_context.session
     shown = gate.subject(collection)
     while True:
-        message = gate.question(collection, shown)
+        message = gate.question(collection, shown, on_links)
         result = await session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
         if not _says_yes(result.action, result.content):
             return f"not deleted: the person answered {result.action}"
         if not gate.drifted(collection, shown):
-            return gate.act(collection, shown)
+            return gate.act(collection, shown, on_links)
         shown = gate.subject(collection)  # the collection changed after the question: ask again
 
 
-def _mrtr(gate: Gate, ctx: Context, collection: str) -> str | types.InputRequiredResult:
+def _mrtr(gate: Gate, ctx: Context, collection: str, on_links: str) -> str | types.InputRequiredResult:
     """Over 2026-07-28: round one asks with a form and a state; round two reads the answer."""
 
     def ask(shown: frozenset[str]) -> types.InputRequiredResult:
@@ -136,7 +158,7 @@ def _mrtr(gate: Gate, ctx: Context, collection: str) -> str | types.InputRequire
         gate.pending[nonce] = (collection, shown)
         question = types.ElicitRequest(
             params=types.ElicitRequestFormParams(
-                message=gate.question(collection, shown), requested_schema=_SCHEMA
+                message=gate.question(collection, shown, on_links), requested_schema=_SCHEMA
             )
         )
         return types.InputRequiredResult(input_requests={"confirm": question}, request_state=nonce)
@@ -152,11 +174,15 @@ def _mrtr(gate: Gate, ctx: Context, collection: str) -> str | types.InputRequire
     shown = held[1]
     if gate.drifted(collection, shown):
         return ask(gate.subject(collection))
-    return gate.act(collection, shown)
+    return gate.act(collection, shown, on_links)
 
 
 def build_server(
-    root: str | Path, *, flaws: Collection[str] = (), on_drift: OnDrift = "act-on-shown"
+    root: str | Path,
+    *,
+    flaws: Collection[str] = (),
+    on_drift: OnDrift = "act-on-shown",
+    choices_in: ChoicesIn = "tool",
 ) -> MCPServer:
     """The server, for `mcp.Client(server)` in-process or `.run()`; `root` is unused (all in memory)."""
     active = frozenset(flaws)
@@ -188,10 +214,22 @@ def build_server(
     def list_links() -> dict[str, Any]:
         return {"links": [dict(v) for _, v in sorted(store.links.items())]}
 
-    async def delete_collection(collection_id: CollectionId, ctx: Context) -> str | types.InputRequiredResult:
+    listed = " (one of 'delete', 'keep' or 'cancel')" if choices_in == "argument" else ""
+    on_links_field = Field(default=None, description=f"What becomes of the collection's links{listed}.")
+
+    async def delete_collection(
+        collection_id: CollectionId, ctx: Context, on_links: str | None = on_links_field
+    ) -> str | types.InputRequiredResult:
+        choice = (on_links or "delete").strip().lower()
+        if choice not in ON_LINKS:
+            raise ToolError(f"on_links is one of {', '.join(ON_LINKS)}")
+        if choice == "cancel":
+            return json.dumps({"status": "cancelled", "deleted": False, "collection": collection_id})
+        if on_links is not None and "on-links-skips-question" in active:
+            return gate.act(collection_id, gate.subject(collection_id), choice)  # FLAW: the caller's word
         if _modern(ctx):
-            return _mrtr(gate, ctx, collection_id)
-        return await _legacy(gate, ctx, collection_id)
+            return _mrtr(gate, ctx, collection_id, choice)
+        return await _legacy(gate, ctx, collection_id, choice)
 
     add = server.add_tool
     add(
@@ -202,7 +240,14 @@ def build_server(
     add(list_links, description="Every link and the collection it is in.", annotations=_READ_ONLY)
     add(
         delete_collection,
-        description="Delete a collection and its links. Asks the person first, naming every link.",
+        description=(
+            "Delete a collection and its links. Asks the person first, naming every link."
+            + (
+                ""
+                if choices_in == "argument"
+                else " Say what becomes of them with on_links='delete'|'keep'|'cancel'."
+            )
+        ),
         annotations=_DELETES,
     )
     return server
@@ -213,9 +258,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", required=True, metavar="DIR", help="unused: everything is in memory")
     parser.add_argument("--on-drift", default="act-on-shown", choices=get_args(OnDrift))
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
+    parser.add_argument("--choices-in", default="tool", choices=get_args(ChoicesIn))
     args = parser.parse_args(argv)
     try:
-        server = build_server(args.root, flaws=args.flaw, on_drift=args.on_drift)
+        server = build_server(args.root, flaws=args.flaw, on_drift=args.on_drift, choices_in=args.choices_in)
     except ValueError as exc:
         parser.error(str(exc))
     server.run(transport="stdio")

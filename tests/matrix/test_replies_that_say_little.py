@@ -119,3 +119,59 @@ def test_the_same_flaw_over_mrtr_cites_the_mrtr_rule(catalogue: Catalogue) -> No
         verdict, refs = found[attack]
         assert verdict is Verdict.VULNERABLE, found
         assert any("-32021" in ref for ref in refs), refs
+
+
+# -- flag-bypass: a plain string whose choices only the descriptions list --------------------------
+
+COLLECTIONS = TARGETS / "collections" / "server.py"
+FLAGBYPASS = "MCA-FLAGBYPASS-001"
+
+
+def flag_bypass(catalogue: Catalogue, *flaws: str, choices_in: str = "tool", **settings: object) -> AuditRun:
+    raw = {
+        "command": f"py:{COLLECTIONS}:build_server",
+        "factory_args": {"flaws": list(flaws), "choices_in": choices_in},
+        "tool": "delete_collection",
+        "setup": [
+            {"tool": "create_collection", "args": {"title": "reading"}, "save": {"c": "collection_id"}}
+        ],
+        "args": {"collection_id": "{c}"},
+        "effect": [{"tool": "list_links"}],
+        "call_timeout": 10.0,
+        **settings,
+    }
+    return run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "flag-bypass",
+        generation=MATRIX_GENERATION,
+    )
+
+
+def test_a_string_choice_the_tools_description_lists_that_skips_the_person_is_a_flag_bypass(
+    catalogue: Catalogue,
+) -> None:
+    # As linkwarden-mcp 0.1.6 over 2025-11-25: on_links='delete' is taken as the person's answer.
+    run = flag_bypass(catalogue, "on-links-skips-question", protocol="2025-11-25")
+    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
+    bypass = run.by_id()[FLAGBYPASS]
+    assert bypass.verdict is Verdict.VULNERABLE, (bypass.reason, bypass.evidence)
+    assert "note: on_links: 'delete', set by the caller, made the tool act without asking" in bypass.evidence
+
+
+@pytest.mark.parametrize(
+    ("choices_in", "settings"),
+    [
+        ("tool", {"protocol": "2025-11-25"}),  # listed in the tool's description, asked over the back channel
+        ("argument", {}),  # listed in the argument's own description, asked with an MRTR round
+    ],
+)
+def test_a_careful_server_asks_about_every_choice_of_that_string(
+    catalogue: Catalogue, choices_in: str, settings: dict[str, object]
+) -> None:
+    run = flag_bypass(catalogue, choices_in=choices_in, **settings)
+    bypass = run.by_id()[FLAGBYPASS]
+    assert (bypass.verdict, bypass.layer) == (Verdict.REFUSED, Layer.TOOL), (bypass.reason, bypass.evidence)
+    sent = " ".join(line for line in bypass.evidence if "-> delete_collection(" in line)
+    assert all(f'"on_links": "{choice}"' in sent for choice in ("delete", "keep", "cancel")), sent
+    assert not bypass.effect.observed, bypass.effect
