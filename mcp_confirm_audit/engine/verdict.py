@@ -204,10 +204,14 @@ def _ran(response: Response, learned: Signatures | None) -> bool:
     return replies.refused_by_its_own_gate(response, learned or Signatures())
 
 
+# How much of each reply a reason quotes: the evidence keeps them whole.
+_QUOTED = 200
+
+
 def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
     """Why no other tool's call counts, quoting what the target said to the first few."""
     quoted = "; ".join(
-        f"{e.request.get('name')} said {literal(e.response.text or e.response.outcome.value)}"
+        f"{e.request.get('name')} said {literal((e.response.text or e.response.outcome.value)[:_QUOTED])}"
         for e in attack[:3]
     )
     more = f" (and {len(attack) - 3} more)" if len(attack) > 3 else ""
