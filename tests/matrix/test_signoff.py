@@ -155,10 +155,14 @@ def test_with_no_profile_the_owner_argument_is_found_by_its_words_and_a_made_up_
     catalogue: Catalogue,
 ) -> None:
     # `owner` of a tool that asks the owner to sign: found without configuration. The agent, with no
-    # wallet of its own named, sends back the challenge it got: the flawed desk still wants a signature.
+    # wallet of its own named, sends back the challenge it got, as JSON text: the SDK parses it into an
+    # object for the `str | None` approval and refuses the call before the desk looks (as on
+    # boundra-mcp). Nothing was tried, so nothing is shown: inconclusive, never the desk holding.
     run = audit(catalogue, {"approver-substitution"}, owner_argument="trusted")
     result = judged(run, APPROVER)
-    assert (result.verdict, result.layer) == (R, Layer.TOOL), result.reason
+    assert (result.verdict, result.layer) == (INC, None), result.reason
+    assert "the SDK refused the call's arguments" in result.reason, result.reason
+    assert not result.effect.observed, result.effect
     assert any(
         "'owner': 'mca-agent-" in line or '"owner": "mca-agent-' in line for line in result.evidence
     ), result.evidence
