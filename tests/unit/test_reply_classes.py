@@ -359,6 +359,8 @@ ONE_REFUSAL = {"status": "refused", "error": "the approval is not the owner's"}
         ),
         ok(json.dumps({"results": [{"ok": False, "reason": "not the owner's"}]})),
         wrapped(json.dumps({"result": [ONE_REFUSAL]})),
+        # A tool typed `-> dict | list[dict]`: the SDK wraps even the object as `{"result": {...}}`.
+        Response(Outcome.COMPLETE, "{}", structured={"result": ONE_REFUSAL}),
     ],
 )
 def test_one_calls_refusal_inside_a_one_element_list_is_a_refusal_in_its_own_words(reply: Response) -> None:
