@@ -35,6 +35,7 @@ from ..models import (
     Signatures,
     TreeSnapshot,
 )
+from ..oracle.counting import count_items
 from ..oracle.effects import (
     ProbeSpec,
     disk_places,
@@ -44,7 +45,6 @@ from ..oracle.effects import (
     probe_of,
     probe_places,
 )
-from ..oracle.counting import count_items
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo

@@ -385,10 +385,14 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
             f"{counted.taken} (the victim put back each time)"
         )
     if (record := transcript.single_use) is not None:
-        lines.append(
-            f"effects: {record.taken_racing} during the race, {record.taken} in all "
-            "(the victim put back each time)"
+        # A case file is put back after every effect; a use of an action that names no file is not
+        # (a payment stays made): its effects are counted from the probes.
+        how = (
+            "the victim put back each time"
+            if record.counted_by == "restorer"
+            else "each effect stays, counted"
         )
+        lines.append(f"effects: {record.taken_racing} during the race, {record.taken} in all ({how})")
     lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
     return tuple(lines)
 

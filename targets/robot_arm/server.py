@@ -328,7 +328,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
-    parser.add_argument("--pose-file", metavar="NAME", help="also keep the pose as text in this file under the root")
+    parser.add_argument(
+        "--pose-file", metavar="NAME", help="also keep the pose as text in this file under the root"
+    )
     names = sorted(ARM_FLAWS | ARM_ONLY_FLAWS.keys())
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     args = parser.parse_args(argv)

@@ -186,7 +186,10 @@ def test_a_race_is_counted_in_moves_not_in_the_lines_one_move_rewrites(
         return spec.id == "MCA-TOKREUSE-003"
 
     run = run_audit(
-        profile_from_mapping(raw, source="test"), catalogue=catalogue, select=raced, generation=MATRIX_GENERATION
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=raced,
+        generation=MATRIX_GENERATION,
     )
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     result = run.by_id()["MCA-TOKREUSE-003"]
@@ -194,6 +197,8 @@ def test_a_race_is_counted_in_moves_not_in_the_lines_one_move_rewrites(
     if verdict is R:
         assert result.layer is Layer.TOOL, result.evidence
         assert any("one honest effect changed 2 items" in line for line in result.evidence), result.evidence
+        # Nothing of an arm's move is put back: each stays, and the evidence says so.
+        assert "effects: 1 during the race, 1 in all (each effect stays, counted)" in result.evidence
 
 
 def _caught_by_its_family_and_refused_elsewhere(catalogue: Catalogue, case: str, server: Path) -> AuditRun:
