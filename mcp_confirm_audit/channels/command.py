@@ -72,10 +72,13 @@ class Command:
         said = one_line(" ".join(part for part in (out, err) if part))[:300]
         if done.returncode != 0:
             raise HumanFailed(f"the human's command exited {done.returncode}: {said}")
+        # What a command line the person runs prints, they read on their terminal: no markup is
+        # rendered there (a link is text), but what acts on a terminal (escapes, line breaks) does.
         return Taken(
             f"ran {shown!r}: {said}",
             self.save.values(out, f"what {shown!r} printed"),
             out if self.shows else None,
+            medium="terminal",
         )
 
 
@@ -93,7 +96,8 @@ class CommandStep(StepKeys):
     )
     shows: bool = key(
         False,
-        "The command only shows the person what they are asked (a device's card) and approves nothing.",
+        "The command only shows the person what they are asked (a device's card) and approves nothing; "
+        "what it prints is read as a terminal shows it.",
         accepts="true or false",
         example=True,
     )

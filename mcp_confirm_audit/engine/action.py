@@ -71,8 +71,8 @@ class Victim(Protocol):
         """Whether it is still there but not as it was written (a truncated file)."""
         ...
 
-    def counter(self, since_start: SinceStart) -> Restorer | EffectCounter:
-        """What counts the effects of a race on it."""
+    def counter(self, since_start: SinceStart, unit: int = 1) -> Restorer | EffectCounter:
+        """What counts the effects of a race on it; `unit`: the items one honest effect changed."""
         ...
 
     def acted_on_by(self, tool: ToolInfo) -> bool:
@@ -139,7 +139,8 @@ class CaseFile:
         except (OSError, UnicodeDecodeError):
             return False
 
-    def counter(self, since_start: SinceStart) -> Restorer | EffectCounter:
+    def counter(self, since_start: SinceStart, unit: int = 1) -> Restorer | EffectCounter:
+        # The victim is put back after every effect: each put-back is one effect, whatever its size.
         return Restorer(self.path, self.keep_at)
 
     def acted_on_by(self, tool: ToolInfo) -> bool:
@@ -208,8 +209,8 @@ class Instance:
     def rewritten(self) -> bool:
         return False
 
-    def counter(self, since_start: SinceStart) -> Restorer | EffectCounter:
-        return EffectCounter(since_start)
+    def counter(self, since_start: SinceStart, unit: int = 1) -> Restorer | EffectCounter:
+        return EffectCounter(since_start, unit)
 
     def acted_on_by(self, tool: ToolInfo) -> bool:
         properties = (tool.input_schema or {}).get("properties") or {}

@@ -35,6 +35,7 @@ from ..models import (
     Signatures,
     TreeSnapshot,
 )
+from ..oracle.counting import count_items
 from ..oracle.effects import (
     ProbeSpec,
     disk_places,
@@ -80,6 +81,9 @@ class ControlOutcome:
     # Where and how the honest approval's effect showed (`removed case/victim.txt`,
     # `added tool:list_payments.payments[*]`): what another tool is compared with (ungated).
     places: tuple[str, ...] = ()
+    # How many items that one honest effect changed (`oracle.counting.count_items`): the unit a race
+    # on an action that names no file is counted in (one apply rewriting six lines is one effect).
+    items_per_effect: int = 1
 
     @property
     def approve_ok(self) -> bool:
@@ -122,6 +126,8 @@ class _Runner:
         self.effect: set[str] = set()
         # The same effect as places, with how it changed (oracle.effects.disk_places, probe_places).
         self.places: set[str] = set()
+        # How many items the honest approval's effect changed, counted as a race counts them.
+        self.items_per_effect = 1
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
         # The tool acted on the first call, asking nobody: a finding, not only a failed control.
         self.unasked: str | None = None
@@ -331,6 +337,7 @@ async def run_controls(
         back_channel=back_channel,
         signatures=signatures,
         places=tuple(sorted(run.places)),
+        items_per_effect=run.items_per_effect,
     )
 
 
@@ -396,6 +403,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         isolation=run.isolation,
         signatures=signatures,
         places=tuple(sorted(run.places)),
+        items_per_effect=run.items_per_effect,
     )
 
 
@@ -457,6 +465,7 @@ class _Uses:
     def effect(self, moved: honest.Moved) -> None:
         self._run.effect.update(generalised(p) for p in moved.effect)
         self._run.places.update(moved.places)
+        self._run.items_per_effect = max(count_items(moved.effect), 1)
 
 
 async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
@@ -521,6 +530,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         if effect:
             run.effect.update(generalised(p) for p in effect)
             run.places.update(run.placed(after_ask, after, case))
+            run.items_per_effect = max(count_items(effect), 1)
             shown = ", ".join(effect[:4])
             return (
                 style,

@@ -723,6 +723,7 @@ class AuditSession:
             values=self.values,
             pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
             gated_places=outcome.places,
+            items_per_effect=outcome.items_per_effect,
         )
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)

@@ -42,12 +42,16 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
         and v not in handles  # a handle is a lookup, not text
         and _free_text(own, k)
     ]
+    # A setup value the action's own arguments also hold (a frame set for `ops-bot`, then a payment by
+    # `ops-bot`) is in the question as the action's own: staged hostile, it makes another thing the
+    # action never names, and its absence from the question says nothing about how one is shown.
+    own_values = {v for v in victim.arguments.values() if isinstance(v, str)}
     for index, step in enumerate(attack.plan.setup):
         schema = schemas.get(step.tool, {})
         shown += [
             (index, k, v)
             for k, v in step.args.items()
-            if isinstance(v, str) and v and v in baseline and _free_text(schema, k)
+            if isinstance(v, str) and v and v in baseline and v not in own_values and _free_text(schema, k)
         ]
     return sorted(shown, key=lambda where: where[0] is not None)
 

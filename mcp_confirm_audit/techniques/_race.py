@@ -48,7 +48,7 @@ async def redeem_together(
         racing.append((exchange, conn))
 
     await attack.start_attack()
-    with victim.counter(attack.since_start) as restorer:
+    with victim.counter(attack.since_start, attack.items_per_effect) as restorer:
         async with anyio.create_task_group() as group:
             for number, (conn, responses) in enumerate(zip(redeem_on, answers, strict=True), start=1):
                 group.start_soon(redeem, number, conn, responses)

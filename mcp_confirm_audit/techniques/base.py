@@ -171,6 +171,7 @@ class Attack:
         values: Mapping[str, Any] | None = None,
         pages: Pages | None = None,
         gated_places: Sequence[str] = (),
+        items_per_effect: int = 1,
     ) -> None:
         self.spec = spec
         self.plan = plan
@@ -215,6 +216,8 @@ class Attack:
         self.waited = 0.0
         # Where and how the honest approval's effect showed, as the controls saw it.
         self.gated_places = tuple(gated_places)
+        # How many items one honest effect changed (the approve control's): a race's unit.
+        self.items_per_effect = items_per_effect
         self._at_the_gate = False
         self._staged_at_the_gate = False
         # Hostile values sent to be asked about (prompt-forging): which reached a question.
@@ -678,6 +681,11 @@ class Attack:
 
         `pairs`: each racing redemption with the sequential replay on its process.
         """
+        if counted_by == "probes" and self.items_per_effect > 1:
+            self.note(
+                f"one honest effect changed {self.items_per_effect} items (the approve control's): "
+                "the effects are counted in that unit"
+            )
         index = {id(e): i for i, e in enumerate(self._exchanges)}
         racing = tuple(index[id(redemption)] for redemption, _ in pairs)
         replays = tuple(index[id(replay)] for _, replay in pairs)

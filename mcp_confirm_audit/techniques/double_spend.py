@@ -61,7 +61,7 @@ async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, dec
         return
     await attack.start_attack()
     accepted = declined = 0
-    with victim.counter(attack.since_start) as restorer:
+    with victim.counter(attack.since_start, attack.items_per_effect) as restorer:
         accepting, which = first, "the first call"
         if decline_first:
             await attack.call(

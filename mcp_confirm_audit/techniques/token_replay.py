@@ -106,7 +106,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
         )
 
     await attack.start_attack()
-    with victim.counter(attack.since_start) as restorer:
+    with victim.counter(attack.since_start, attack.items_per_effect) as restorer:
         async with anyio.create_task_group() as group:
             for number, conn in enumerate(conns, start=1):
                 group.start_soon(redeem, number, conn)

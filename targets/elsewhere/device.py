@@ -1,6 +1,6 @@
 """The paired device: `device.py card|confirm API CODE REQUEST_ID`, each request signed with the pairing code.
 
-`card` shows the card the person reads (one JSON line, `{"card": ...}`) and
+`card` shows the card the person reads (its text, as the device's screen shows it) and
 approves nothing; `confirm` confirms it and prints `{"evidence_ref": ...}`.
 """
 
@@ -24,7 +24,7 @@ def _call(api: str, code: str, method: str, path: str) -> dict[str, object]:
 def main(argv: list[str]) -> int:
     what, api, code, request_id = argv
     if what == "card":
-        print(json.dumps({"card": _call(api, code, "GET", f"/cards/{request_id}")["card"]}))
+        print(_call(api, code, "GET", f"/cards/{request_id}")["card"])
     else:
         print(json.dumps(_call(api, code, "POST", f"/cards/{request_id}/confirm")))
     return 0

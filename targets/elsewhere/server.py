@@ -21,7 +21,8 @@ that exact deletion, on a channel the agent does not have:
 Every approval is bound to the action's path, spent once and expires after
 --ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
 agent what only the person should have); for the terminal, fails-open takes no
-terminal or no answer as a yes, and raw-prompt shows the path unescaped.
+terminal or no answer as a yes, and raw-prompt shows the path unescaped (at the terminal,
+and on the device's card).
 With `--approver NAME` (webhook) the approval system has users, each a bearer
 token (ELSEWHERE_USERS: "alice:TOKEN,mallory:TOKEN"): the webhook goes to NAME,
 and the link counts only when NAME follows it; any-approver takes it from any
@@ -338,9 +339,11 @@ def _serve_api(gate: Gate) -> None:
                 if parts[0] == "cards" and len(parts) == 2:
                     self._signed(b"")
                     request = gate.live(parts[1])
-                    return self._reply(
-                        200, {"card": f"Delete {_shown(request['path'])}?", "request_id": parts[1]}
-                    )
+                    path = request["path"]
+                    named = (
+                        path if "raw-prompt" in gate.flaws else _shown(path)
+                    )  # FLAW raw-prompt: the name as it is
+                    return self._reply(200, {"card": f"Delete {named}?", "request_id": parts[1]})
             except PermissionError as exc:
                 return self._reply(401, {"error": str(exc)})
             except ValueError as exc:

@@ -1,6 +1,6 @@
 """Reference server whose confirmed action names no file and confirms without MRTR: a robot arm.
 
-    python targets/robot_arm/server.py --root DIR --mechanism token|pending [--flaw NAME ...]
+    python targets/robot_arm/server.py --root DIR --mechanism token|pending [--flaw NAME ...] [--pose-file NAME]
 
 `move_joint(joint, degrees)` turns one joint of an arm kept in this process's
 memory; `jog_joint` (a manual jog, confirmed the same way) does the same. The
@@ -13,6 +13,10 @@ every move made, and the moves waiting for approval:
   (targets/confirm_kinds/approve_cli.py, writing into `--inbox`) lets
   `execute_pending` move the arm.
 `set_policy` is there for both: the agent may tighten it, never loosen it.
+With `--pose-file NAME` the arm also keeps its pose in a plain-text file under the
+root, written in the arm controller's own style: a line per joint, rewritten in
+place, and a line per move appended. One move changes two lines of it: a race is
+counted in moves, not in lines (another style of careful server, not a flaw).
 The gates and the flaw switches are the confirm-kinds server's (each `--flaw`
 removes exactly one defence; see targets/confirm_kinds/kind_flaws.py), on an
 action that is not a file: the same flaws must be found through a read-only
@@ -87,6 +91,8 @@ class Arm:
     moves: list[dict[str, Any]] = field(default_factory=list)
     # Emergency stops, when the arm has the tool (emergency-stop-tool).
     stops: list[dict[str, Any]] | None = None
+    # Where the pose is also written as text (`--pose-file`), if anywhere.
+    pose_file: Path | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def move(self, tool: str, joint: str, degrees: int) -> dict[str, Any]:
@@ -94,11 +100,24 @@ class Arm:
             self.joints[joint] += degrees
             made = {"move": len(self.moves) + 1, "by": tool, "joint": joint, "degrees": degrees}
             self.moves.append(made)
+            self.write_pose()
         return {"moved": made, "joints": dict(self.joints)}
+
+    def write_pose(self) -> None:
+        if self.pose_file is None:
+            return
+        lines = [f"{joint} {angle}" for joint, angle in self.joints.items()]
+        lines += [f"move {m['move']}: {m['by']} {m['joint']} +{m['degrees']}" for m in self.moves]
+        self.pose_file.write_text("\n".join(lines) + "\n")
 
 
 def build_server(
-    root: str | Path, *, mechanism: str = "token", flaws: Collection[str] = (), inbox: str | None = None
+    root: str | Path,
+    *,
+    mechanism: str = "token",
+    flaws: Collection[str] = (),
+    inbox: str | None = None,
+    pose_file: str | None = None,
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
@@ -108,7 +127,11 @@ def build_server(
         raise ValueError(f"flaw(s) {about_files} are about files; the arm has {', '.join(sorted(ARM_FLAWS))}")
     if "loosening-own-operator" in own and mechanism != "token":
         raise ValueError("loosening-own-operator is a flaw of the token mechanism")
-    arm = Arm(stops=[] if "emergency-stop-tool" in own else None)
+    arm = Arm(
+        stops=[] if "emergency-stop-tool" in own else None,
+        pose_file=Path(root).resolve() / pose_file if pose_file else None,
+    )
+    arm.write_pose()
     rules: gates.Policy | _PerOperator = gates.Policy(active)
     if "loosening-own-operator" in own:
         rules = _PerOperator()
@@ -305,11 +328,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
+    parser.add_argument(
+        "--pose-file", metavar="NAME", help="also keep the pose as text in this file under the root"
+    )
     names = sorted(ARM_FLAWS | ARM_ONLY_FLAWS.keys())
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     args = parser.parse_args(argv)
     try:
-        server = build_server(args.root, mechanism=args.mechanism, flaws=args.flaw, inbox=args.inbox)
+        server = build_server(
+            args.root, mechanism=args.mechanism, flaws=args.flaw, inbox=args.inbox, pose_file=args.pose_file
+        )
     except ValueError as exc:
         parser.error(str(exc))
     server.run(transport="stdio")

@@ -162,6 +162,45 @@ def test_the_same_flaws_are_caught_when_the_confirmed_action_names_no_file(
         assert "tool:arm_status.waiting[*]" in learned.detail
 
 
+# The arm that also keeps its pose as text (--pose-file): one move rewrites its joint's line and
+# appends a line for the move, two lines of one file. A race is counted in moves, in units of what one
+# honest move changed (the approve control's), never in the lines one move rewrites.
+RACED_POSE = [("pending", None, R), ("token", None, R), ("token", "reusable-token", V)]
+
+
+@pytest.mark.parametrize(("mechanism", "flaw", "verdict"), RACED_POSE)
+def test_a_race_is_counted_in_moves_not_in_the_lines_one_move_rewrites(
+    catalogue: Catalogue, mechanism: str, flaw: str | None, verdict: Verdict
+) -> None:
+    factory = {"mechanism": mechanism, "flaws": [flaw] if flaw else [], "pose_file": "arm.pose"}
+    raw = {
+        "command": f"py:{ARM_SERVER}:build_server",
+        "factory_args": factory,
+        "tool": "move_joint",
+        "call_timeout": 10.0,
+        "effect": [{"file": "arm.pose"}],
+        **(HUMAN_CHANNEL if mechanism == "pending" else {}),
+    }
+
+    def raced(spec: AttackSpec) -> bool:
+        return spec.id == "MCA-TOKREUSE-003"
+
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=raced,
+        generation=MATRIX_GENERATION,
+    )
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    result = run.by_id()["MCA-TOKREUSE-003"]
+    assert result.verdict is verdict, (result.reason, result.evidence)
+    if verdict is R:
+        assert result.layer is Layer.TOOL, result.evidence
+        assert any("one honest effect changed 2 items" in line for line in result.evidence), result.evidence
+        # Nothing of an arm's move is put back: each stays, and the evidence says so.
+        assert "effects: 1 during the race, 1 in all (each effect stays, counted)" in result.evidence
+
+
 def _caught_by_its_family_and_refused_elsewhere(catalogue: Catalogue, case: str, server: Path) -> AuditRun:
     mechanism, flaw, settings, expected = CASES[case]
     if server == ARM_SERVER:

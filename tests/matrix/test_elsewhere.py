@@ -150,6 +150,19 @@ def test_a_prompt_that_shows_the_name_raw_is_caught_on_the_terminal(catalogue: C
     assert "MCA-PROMPT-007" not in vulnerable
 
 
+def test_a_card_that_shows_the_name_raw_is_caught_and_its_markup_is_text_on_the_persons_terminal(
+    catalogue: Catalogue,
+) -> None:
+    # The device's card is what a command the person runs prints (shows: true): escapes and line
+    # breaks act there; a markdown or HTML link is shown as text, never clickable, so no finding.
+    run = _audit(
+        catalogue, "device", "raw-prompt", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= set(found), found
+    assert "MCA-PROMPT-007" not in found, run.by_id()["MCA-PROMPT-007"].reason
+
+
 def test_a_terminal_gate_that_takes_no_answer_as_yes_fails_its_control(catalogue: Catalogue) -> None:
     run = _audit(catalogue, "terminal", "fails-open", families=frozenset({"self-approval"}))
     controls = {c.name: c for c in run.controls}

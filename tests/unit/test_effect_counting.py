@@ -28,3 +28,26 @@ def test_two_new_rows_are_two_effects() -> None:
 
 def test_a_new_row_beside_changed_ones_is_counted_with_them_once() -> None:
     assert _count(["tool:list.items[3]", "tool:list.items[0].seen", "tool:list.items[1].seen"]) == 2
+
+
+def _count_in(unit: int, changes: list[str]) -> int:
+    async def since_start() -> list[str]:
+        return changes
+
+    return anyio.run(EffectCounter(since_start, unit).counted)
+
+
+# One terraform apply rewrites six lines of a state file read as text: one effect, not six.
+ONE_APPLY = [f"file:infra/terraform.tfstate[{i}]" for i in (3, 4, 5, 6, 10, 16)] + ["root/site/legacy.txt"]
+
+
+def test_a_race_is_counted_in_units_of_what_one_honest_effect_changed() -> None:
+    assert _count(ONE_APPLY) == 6
+    assert _count_in(6, ONE_APPLY) == 1
+
+
+def test_two_effects_of_two_items_each_are_two_in_that_unit() -> None:
+    # A wake sends three packets: two wakes are six rows, two effects.
+    assert _count_in(3, [f"file:wol.log[{i}]" for i in range(6)]) == 2
+    # Anything more than one effect's worth is more than one effect.
+    assert _count_in(2, ["file:arm.pose[0]", "file:arm.pose[5]", "file:arm.pose[6]"]) == 2

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
+from mcp_confirm_audit.engine.action import Instance
+from mcp_confirm_audit.profile.keys import SetupCall
 from mcp_confirm_audit.target.driver import ToolInfo
+from mcp_confirm_audit.techniques._arguments import shown_arguments
 from mcp_confirm_audit.techniques.flag_bypass import switches
 from mcp_confirm_audit.techniques.policy_self_loosening import loosening
 
@@ -65,4 +69,25 @@ def test_every_boolean_and_enum_value_but_the_actions_own_is_tried() -> None:
         ("scope", "file"),
         ("mode", True),
         ("mode", False),
+    ]
+
+
+def test_a_setup_value_the_actions_own_arguments_hold_is_shown_as_the_actions_not_staged() -> None:
+    # almega-mcp: set_frame(agent_id="ops-bot") before pay(agent_id="ops-bot", merchant=...). The preview
+    # shows "ops-bot" because pay names it; a hostile agent_id staged into set_frame makes a frame for
+    # another agent that this payment never names, so it can never be in the question: absent, it is
+    # no sign of a truncated name (a false "the end of the name is not in the question" before).
+    frame = ToolInfo("set_frame", "", {"properties": {"agent_id": {"type": "string"}}}, False, None)
+    pay = ToolInfo("pay", "", {"properties": {"agent_id": {}, "merchant": {}, "category": {}}}, False, None)
+    setup = (SetupCall("set_frame", {"agent_id": "ops-bot", "label": "payments"}),)
+    attack = SimpleNamespace(tools=(frame, pay), plan=SimpleNamespace(name="pay", setup=setup))
+    use = Instance({"agent_id": "ops-bot", "merchant": "acme-api", "category": "api"}, "pay")
+    baseline = '{"agent_id": "ops-bot", "summary": "pay acme-api", "category": "api", "frame": "payments"}'
+    shown = shown_arguments(attack, use, baseline)  # type: ignore[arg-type]
+    # The action's own strings, then only the setup value it does not hold itself (the frame's label).
+    assert shown == [
+        (None, "agent_id", "ops-bot"),
+        (None, "merchant", "acme-api"),
+        (None, "category", "api"),
+        (0, "label", "payments"),
     ]
