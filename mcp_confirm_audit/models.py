@@ -75,6 +75,11 @@ class TreeSnapshot:
     """Every entry below the sandbox, keyed by its path relative to the sandbox."""
 
     entries: Mapping[str, FileIdentity]
+    # Snapshots refreshed one from another share `history`, the names each refresh looked at
+    # again (added, replaced or dropped); this one has seen its first `generation` steps. A diff
+    # between two of one history looks only at the names of the steps between them.
+    history: list[frozenset[str]] | None = field(default=None, compare=False, repr=False)
+    generation: int = field(default=0, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,10 +35,13 @@ def escaped(text: str) -> str:
     """
     # Every exchange of every attack is written this way, so printable ASCII is copied as it is
     # and only what needs an escape is looked at character by character.
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # nothing to escape, the common case: no pattern is run
     return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
 
 
-_NEEDS_ESCAPE = re.compile(r'[^\x20-\x7e]|["\\]')
+# Anything outside printable ASCII, and the quote and backslash inside it.
+_NEEDS_ESCAPE = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -55,9 +58,10 @@ def _escape(match: re.Match[str]) -> str:
 
 def smuggled(message: str, baseline: str) -> list[Finding]:
     """Line breaks, bidi, invisible, escape and other control characters the name brought in."""
-    dangerous = dangerous_pattern()
-    found = Counter(dangerous.findall(message))
-    known = Counter(dangerous.findall(baseline))
+    found = Counter(dangerous_pattern().findall(message))
+    if not found:
+        return []
+    known = _dangerous_in(baseline)
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
     return [
         (Verdict.VULNERABLE, f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question")
@@ -65,14 +69,29 @@ def smuggled(message: str, baseline: str) -> list[Finding]:
     ]
 
 
+# One baseline serves every name an attack asks about: what it holds is worked out once.
+@lru_cache(maxsize=64)
+def _dangerous_in(baseline: str) -> Counter[str]:
+    return Counter(dangerous_pattern().findall(baseline))
+
+
+@lru_cache(maxsize=64)
+def _template_lines(baseline: str) -> frozenset[str]:
+    strip = invisible_edges()
+    return frozenset(line.strip(strip) for line in _BREAK.split(baseline))
+
+
 def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
     """Text after a line break in the name must not begin a line of the question."""
+    segments = _BREAK.split(name)[1:]
+    if not segments:
+        return []  # no line break in the name: no line of the question can be its doing
     strip = invisible_edges()
-    template = {line.strip(strip) for line in _BREAK.split(baseline)}
+    template = _template_lines(baseline)
     lines = [line.strip(strip) for line in _BREAK.split(message)]
     fresh = [line for line in lines if line and line not in template]
     findings: list[Finding] = []
-    for segment in _BREAK.split(name)[1:]:
+    for segment in segments:
         start = segment.strip(strip)[:24]
         # A line the template itself starts that way ("Permanently delete...") is its own.
         if any(line.startswith(start) for line in template):
@@ -101,13 +120,17 @@ _LINKS = (
     ("an autolink", re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^\s<>]*>")),
     ("an HTML link", re.compile(r"(?i)<\s*(?:a|img|area|form|iframe)\b[^<>]*")),
 )
+# Text every match of each kind holds: a question without it has no such link, and the
+# pattern (the scheme URL's, tried at every word) is not run over it.
+_LINK_MARKS = ("://", "](", "<", "<")
 
 
 def _links(message: str) -> tuple[list[tuple[int, str]], ...]:
     """Each kind's links in the question: where each starts, and its text."""
     view = markup_view(message)
     return tuple(
-        [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)] for _, pattern in _LINKS
+        [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)] if mark in view else []
+        for (_, pattern), mark in zip(_LINKS, _LINK_MARKS, strict=True)
     )
 
 
@@ -122,7 +145,15 @@ def _template_links(baseline: str) -> tuple[tuple[frozenset[str], frozenset[int]
 
 def _shared_start(a: str, b: str) -> int:
     """How many characters two questions share from their start: the template's text before the name."""
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    # Halving on slices compared in C: every name asked about is checked, character loops add up.
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def clickable(message: str, baseline: str) -> list[Finding]:

@@ -69,6 +69,8 @@ def markup_view(message: str) -> str:
 
     The same length as `message`, so a link found in it is quoted from the message.
     """
+    if "\\" not in message and "`" not in message:
+        return message  # no escape and no code span: nothing is literal
     view = list(message)
     for match in _PUNCTUATION_ESCAPE.finditer(message):
         view[match.start() : match.end()] = _INERT * 2

@@ -30,7 +30,7 @@ from ..channels.url_flow import Pages
 from ..confirmations import mrtr_only
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
-from ..confirmations.elicitation import MODERN, Elicitation, legacy_version
+from ..confirmations.elicitation import LEGACY, MODERN, Elicitation, legacy_version
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
@@ -151,6 +151,10 @@ class AuditSession:
         # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
         # they ask over a back channel (`protocol: auto` found it from what they did).
         self._legacy_tools: set[str] = set()
+        # Each process is named with a number, in the order they start; a name in `_unnumbered`
+        # (a process started ahead of need) is used as it is.
+        self._numbered = 0
+        self._unnumbered: set[str] = set()
         # The era each family of connections (by name prefix) negotiated.
         self._eras: dict[str, str] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
@@ -368,8 +372,8 @@ class AuditSession:
         They start while the primary starts or runs controls and attacks, so the
         attack that needs one does not wait for a whole process start-up: a
         second process of the target, and (over stdio, where a client's declared
-        capabilities are fixed for its process) the clients that declare no
-        elicitation or only URL mode.
+        capabilities and its era are fixed for its process) the clients that declare no
+        elicitation or only URL mode, and the process of the other era.
         """
         specs = list(specs)
         wanted = []
@@ -378,6 +382,19 @@ class AuditSession:
             wanted.append("other")
         if any(spec.technique == "capability-downgrade" for spec in specs) and not self.profile.is_url:
             wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
+        if (
+            any(spec.technique == "protocol-downgrade" for spec in specs)
+            and self.profile.transport == "stdio"
+            and self.profile.isolation != "process"
+        ):
+            # protocol-downgrade's other era is another process over stdio (`_Peers.in_era`): the
+            # legacy one, unless the primary is pinned to a legacy era (then the modern one).
+            pinned_legacy = self.profile.protocol in LEGACY
+            era_process = f"{MODERN_ERA if pinned_legacy else LEGACY_ERA}primary"
+            wanted.append(era_process)
+            # Its name carries no number: the processes' numbers still say in which order the
+            # attacks came to need them, as they did when this one started only when needed.
+            self._unnumbered.add(era_process)
         for name in wanted:
             if name not in self._live and name not in self._pending:
                 self._start_in_background(name)
@@ -500,7 +517,12 @@ class AuditSession:
     def _open_process(self, name: str, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
         """A new process of the target on `sandbox`, and the harness's connection to it."""
         with self._lock:
-            label = f"{name}-{self.stats.processes_started}"
+            if name in self._unnumbered:
+                label = name  # started ahead of need: the others keep the numbers they had without it
+                self._unnumbered.discard(name)
+            else:
+                label = f"{name}-{self._numbered}"
+                self._numbered += 1
             self.stats.processes_started += 1
         started = profile or self._started
         opener = connect_servers(

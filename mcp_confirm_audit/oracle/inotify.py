@@ -82,31 +82,36 @@ class Watcher:
     def drain(self) -> Changes:
         changes = Changes()
         assert self._fd is not None
+        # A file written gets three events (created, modified, closed): each entry is named once.
+        named: set[tuple[str, bytes]] = set()
         while True:
             try:
                 data = os.read(self._fd, 65536)
             except BlockingIOError:
-                return changes
+                break
             except OSError as exc:
                 if exc.errno == errno.EINTR:
                     continue
                 raise
-            offset = 0
-            while offset < len(data):
-                wd, mask, _, size = _HEADER.unpack_from(data, offset)
+            offset, end, names, unpack = 0, len(data), self._names, _HEADER.unpack_from
+            while offset < end:
+                wd, mask, _, size = unpack(data, offset)
                 start = offset + _HEADER.size
                 offset = start + size
                 if mask & IN_Q_OVERFLOW:
                     changes.overflowed = True
                     continue
-                directory = self._names.get(wd)
+                directory = names.get(wd)
                 if directory is None:
                     continue
                 if mask & IN_IGNORED:  # the directory is gone, and its watch with it
-                    del self._names[wd]
+                    del names[wd]
                     continue
-                entry = data[start:offset].rstrip(b"\0")
-                changes.entries.add(f"{directory}/{os.fsdecode(entry)}" if entry else directory)
+                named.add((directory, data[start:offset].rstrip(b"\0")))
+        changes.entries = {
+            f"{directory}/{os.fsdecode(entry)}" if entry else directory for directory, entry in named
+        }
+        return changes
 
     def close(self) -> None:
         if self._fd is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_not
@@ -60,6 +61,10 @@ def snapshot(base: Path, watched: dict[str, Path] | None = None) -> TreeSnapshot
 
 
 def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
+    history = before.history
+    if history is not None and history is after.history and before.generation <= after.generation:
+        # Refreshed one from the other: only a name a step between them looked at can differ.
+        return _diff_of(before.entries, after.entries, history[before.generation : after.generation])
     old, new = before.entries, after.entries
     removed = tuple(sorted(old.keys() - new.keys()))
     # A refreshed snapshot keeps the very object for an unchanged entry: `is` settles most, and
@@ -69,6 +74,26 @@ def diff(before: TreeSnapshot, after: TreeSnapshot) -> Effect:
     moved = compress(zip(names, old.values(), now, strict=True), map(is_not, old.values(), now))
     changed = tuple(sorted(p for p, was, is_ in moved if is_ is not None and is_ != was))
     added = tuple(sorted(new.keys() - old.keys()))
+    return Effect(removed=removed, changed=changed, added=added)
+
+
+def _diff_of(
+    old: Mapping[str, FileIdentity], new: Mapping[str, FileIdentity], steps: list[frozenset[str]]
+) -> Effect:
+    """`diff` where every entry not named in `steps` is the very same object in both."""
+    names = frozenset().union(*steps)
+    removed = tuple(sorted(p for p in names if p in old and p not in new))
+    added = tuple(sorted(p for p in names if p in new and p not in old))
+    changed = tuple(
+        sorted(
+            p
+            for p in names
+            if (was := old.get(p)) is not None
+            and (is_ := new.get(p)) is not None
+            and is_ is not was
+            and is_ != was
+        )
+    )
     return Effect(removed=removed, changed=changed, added=added)
 
 

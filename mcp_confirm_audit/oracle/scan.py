@@ -25,6 +25,11 @@ entry:
   is listed again), or the harness marked it (it wrote there itself);
 - a directory seen for the first time is walked whole.
 
+A refresh from events also says which names it looked at again (added, replaced
+or dropped): the snapshots it makes share that history, and `sandbox.diff`
+between two of them looks at those names only, not at every entry of a tree that
+holds every case of the run. A full look starts a new history.
+
 What the fallback cannot see is an entry added to a directory whose mtime the
 target then set back into the past. An added entry is never an effect, and
 everything the harness itself creates is marked, so a victim or a canary is
@@ -98,6 +103,9 @@ class TreeScanner:
         # Every known entry below a pinned directory: kept as entries come, so a refresh does not
         # look through the whole tree for them (the tree grows with every case).
         self._pinned_names: set[str] = set()
+        # The names each refresh from events looked at again, shared by the snapshots it made
+        # (`TreeSnapshot.history`); a full look starts another.
+        self._history: list[frozenset[str]] = []
         self._watcher: Watcher | None = None
         if notify:
             try:
@@ -141,37 +149,43 @@ class TreeScanner:
         if pinned:
             names.update(self._pinned_names)
         to_list: list[str] = []
+        # Every name whose entry this refresh adds, replaces or drops: the step `diff` looks at.
+        touched: set[str] = set()
         # Parents before children: a gone or replaced directory takes its subtree with it.
         for name in sorted(names, key=lambda name: name.count("/")):
             parent, _, base = name.rpartition("/")
             if name not in self.watched:
                 if parent not in entries or entries[parent].kind != "dir":
-                    _drop(entries, name)  # its directory is gone or became a link
+                    _drop(entries, name, touched=touched)  # its directory is gone or became a link
                     continue
-                paths.setdefault(name, os.path.join(paths[parent], base))
+                if name not in paths:
+                    paths[name] = f"{paths[parent]}/{base}"
             path = paths[name]
             old = entries.get(name)
             try:
                 st = os.lstat(path)
             except OSError:
-                _drop(entries, name)
+                _drop(entries, name, touched=touched)
                 continue
             if old is not None and _unchanged(old, st):
                 continue
             if old is not None and old.kind == "dir":
-                _drop(entries, name, keep_self=True)  # replaced: nothing known below it holds
+                _drop(entries, name, keep_self=True, touched=touched)  # replaced: nothing below it holds
             entries[name] = ident = identity_from_stat(st, path)
+            touched.add(name)
             if pinned and name.startswith(pinned):
                 self._pinned_names.add(name)
             if ident.kind == "dir":
                 to_list.append(name)
-        self._list(to_list, entries, paths, {})
+        self._list(to_list, entries, paths, {}, touched)
         if pinned:
             self._pinned_names = {name for name in self._pinned_names if name in entries}
         # Events do not keep directory mtimes: a fallback after this lists every directory.
         self._last, self._dir_mtimes, self._last_started = entries, {}, 0
         self._marked.clear()
-        return TreeSnapshot(entries)  # shared with `_last`, which is copied before any change
+        self._history.append(frozenset(touched))
+        # Shared with `_last`, which is copied before any change.
+        return TreeSnapshot(entries, self._history, len(self._history))
 
     def _look_at_everything(self) -> TreeSnapshot:
         started = time.time_ns()
@@ -213,7 +227,9 @@ class TreeScanner:
         self._last, self._paths, self._dir_mtimes = entries, {**self.watched, **paths}, dir_mtimes
         self._last_started = started
         self._marked.clear()
-        return TreeSnapshot(entries)
+        # Not refreshed from events: what changed is not known by name, so a new history starts here.
+        self._history = []
+        return TreeSnapshot(entries, self._history, 0)
 
     def _watch(self, name: str, path: str) -> None:
         if self._watcher is None:
@@ -233,6 +249,7 @@ class TreeScanner:
         entries: dict[str, FileIdentity],
         paths: dict[str, str],
         dir_mtimes: dict[str, int],
+        touched: set[str] | None = None,
     ) -> None:
         # An explicit stack: a hostile target may build a deep tree. Links are
         # recorded, never followed.
@@ -255,6 +272,8 @@ class TreeScanner:
                     except OSError:
                         continue
                     entries[child] = identity_from_stat(st, entry.path)
+                    if touched is not None:
+                        touched.add(child)
                     paths[child] = entry.path
                     if pinned and child.startswith(pinned):
                         self._pinned_names.add(child)
@@ -263,12 +282,16 @@ class TreeScanner:
                         pending.append(child)
 
 
-def _drop(entries: dict[str, FileIdentity], name: str, *, keep_self: bool = False) -> None:
-    """Forget `name` and everything below it."""
+def _drop(
+    entries: dict[str, FileIdentity], name: str, *, keep_self: bool = False, touched: set[str] | None = None
+) -> None:
+    """Forget `name` and everything below it (each name forgotten goes in `touched`)."""
     known = entries.get(name)
     if known is not None and known.kind == "dir":  # only a directory has anything below it
         below = f"{name}/"
         for gone in [entry for entry in entries if entry.startswith(below)]:
             del entries[gone]
-    if not keep_self:
-        entries.pop(name, None)
+            if touched is not None:
+                touched.add(gone)
+    if not keep_self and entries.pop(name, None) is not None and touched is not None:
+        touched.add(name)

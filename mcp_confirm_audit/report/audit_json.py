@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import __version__
 from ..engine.baseline import ACCEPTED, DRIFT, STALE
+from . import jsontext
 from .document import AuditReport, headline
 
 SCHEMA_VERSION = 1
@@ -44,7 +45,7 @@ class AuditJson:
                 for r in report.results
             ],
         }
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        return jsontext.dumps(document) + "\n"
 
 
 def _summary(report: AuditReport) -> dict[str, Any]:

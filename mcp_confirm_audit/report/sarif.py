@@ -10,7 +10,6 @@ then not marked as successful: inconclusive is never a pass.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
@@ -19,6 +18,7 @@ from typing import Any
 from .. import __version__
 from ..engine.baseline import ACCEPTED, STALE
 from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
+from . import jsontext
 from .document import AuditReport, headline, rerun_command
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -85,7 +85,7 @@ class Sarif:
             "properties": {"target": dict(report.target), "judged": headline(report)},
         }
         document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        return jsontext.dumps(document) + "\n"
 
 
 def _server_name(report: AuditReport) -> str:

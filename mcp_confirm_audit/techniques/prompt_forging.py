@@ -92,13 +92,15 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
 
 
 def _remove_hostile(folder: Path) -> None:
-    for entry in folder.iterdir():
-        if entry.name == "plain-name.txt":
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
+    # os.scandir: a few hundred names a run, each looked at once.
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name == "plain-name.txt":
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
 
 
 async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flow: AgentFlow) -> None:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_confirm_audit.models import TreeSnapshot
 from mcp_confirm_audit.oracle import inotify
 from mcp_confirm_audit.oracle.sandbox import WATCHED_DIRS, Sandbox, diff, snapshot
 from mcp_confirm_audit.oracle.scan import TreeScanner
@@ -111,6 +112,78 @@ def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
     finally:
         scanner.close()
         box.remove()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(OPERATIONS),
+            st.sampled_from(PATHS),
+            st.sampled_from(PATHS),
+            st.integers(min_value=0, max_value=3),
+        ),
+        max_size=25,
+    )
+)
+def test_a_diff_that_looks_only_at_the_names_refreshes_touched_finds_what_a_full_diff_finds(
+    steps: list[tuple[str, str, str, int]],
+) -> None:
+    # Refreshed snapshots name what each refresh looked at again; between any two of them, a diff
+    # over those names alone must find every entry a diff over the whole tree finds.
+    box = Sandbox()
+    scanner = TreeScanner({top: box.base / top for top in WATCHED_DIRS})
+    try:
+        taken = [scanner.snapshot()]
+        for operation, first, second, size in steps:
+            if operation == "age-then-snapshot":
+                _age(box.base)
+            if operation in ("snapshot", "age-then-snapshot"):
+                taken.append(scanner.snapshot())
+            else:
+                _apply(box.base, operation, first, second, size)
+        taken.append(scanner.snapshot())
+        assert all(later.history is taken[0].history for later in taken)  # never fell back on the way
+        for index, earlier in enumerate(taken):
+            for later in taken[index:]:
+                whole = diff(TreeSnapshot(earlier.entries), TreeSnapshot(later.entries))
+                assert diff(earlier, later) == whole
+    finally:
+        scanner.close()
+        box.remove()
+
+
+def test_what_only_a_listing_or_a_dropped_directory_shows_is_in_the_names_a_refresh_touched(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "root" / "kept" / "inside").mkdir(parents=True)
+    (tmp_path / "root" / "kept" / "inside" / "canary.txt").write_text("canary")
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    before = scanner.snapshot()
+    # Made before its directory is watched: no event names it, only the listing finds it.
+    (tmp_path / "root" / "new" / "deeper").mkdir(parents=True)
+    # Moved out of the tree whole: no event names what it held.
+    os.replace(tmp_path / "root" / "kept", tmp_path / "moved-away")
+    after = scanner.snapshot()
+    assert after.history is before.history
+    effect = diff(before, after)
+    assert effect == diff(TreeSnapshot(before.entries), TreeSnapshot(after.entries))
+    assert effect.added == ("root/new", "root/new/deeper")
+    assert effect.removed == ("root/kept", "root/kept/inside", "root/kept/inside/canary.txt")
+    scanner.close()
+
+
+def test_snapshots_of_two_histories_are_diffed_whole(tmp_path: Path) -> None:
+    (tmp_path / "root" / "a").mkdir(parents=True)
+    (tmp_path / "root" / "a" / "canary.txt").write_text("canary")
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    before = scanner.snapshot()
+    (tmp_path / "root" / "a" / "canary.txt").unlink()
+    # Another scanner's snapshot shares no history with `before`: every entry is compared.
+    after = TreeScanner({"root": tmp_path / "root"}, notify=False).snapshot()
+    assert after.history is not before.history
+    assert diff(before, after).removed == ("root/a/canary.txt",)
+    scanner.close()
 
 
 def test_a_victim_removed_after_the_sandbox_snapshot_is_an_effect_on_an_old_large_tree() -> None:

@@ -1,0 +1,102 @@
+"""`json.dumps(document, indent=2, ensure_ascii=False)`, byte for byte, without its generators.
+
+The standard library indents only in its pure-Python encoder, one generator per
+nesting level for every value; a report holds every exchange of every attack, and
+writing it was a visible part of an audit's time. Here each value is written by
+one recursive function into one list, and every string through the standard
+library's own C escaper, so the text is exactly what `json.dumps` writes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_escape = json.encoder.encode_basestring  # ensure_ascii=False: the C escaper where there is one
+_INDENT = "  "
+_INFINITY = float("inf")
+
+
+def dumps(document: Any) -> str:
+    """The same text as `json.dumps(document, indent=2, ensure_ascii=False)`."""
+    out: list[str] = []
+    _write(document, out, "\n")
+    return "".join(out)
+
+
+def _scalar(value: Any) -> str | None:
+    """A value that is no container, written as `json.dumps` writes it; None for a container."""
+    if isinstance(value, str):
+        return _escape(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, list | tuple | dict):
+        return None
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value in (_INFINITY, -_INFINITY):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return _escape(key)
+    if isinstance(key, float):
+        return _escape(_float(key))
+    if key is True or key is False or key is None:
+        return _escape(_scalar(key) or "")
+    if isinstance(key, int):
+        return _escape(int.__repr__(key))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _write(value: Any, out: list[str], newline: str) -> None:
+    # `newline` is the line break and indentation of the level `value` sits at.
+    text = _scalar(value)
+    if text is not None:
+        out.append(text)
+        return
+    inner = newline + _INDENT
+    if isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        out.append("{")
+        separator = inner
+        for key, item in value.items():
+            out.append(separator)
+            out.append(_key(key))
+            out.append(": ")
+            _write(item, out, inner)
+            separator = "," + inner
+        out.append(newline)
+        out.append("}")
+        return
+    if not value:
+        out.append("[]")
+        return
+    if all(type(item) is str for item in value):
+        # Evidence, most of a report: lines of text, escaped and joined in one go.
+        out.append(f"[{inner}{(',' + inner).join(map(_escape, value))}{newline}]")
+        return
+    out.append("[")
+    separator = inner
+    for item in value:
+        out.append(separator)
+        _write(item, out, inner)
+        separator = "," + inner
+    out.append(newline)
+    out.append("]")
