@@ -458,27 +458,31 @@ def touched_items(
                 lists.setdefault(key, []).extend(entries)
     own = {_canonical(v) for k, v in arguments.items() if _names(v) and (isinstance(v, str) or _refers(k))}
     found: dict[str, list[Any]] = {}
-    for hop in (0, 1):
-        named: set[str] = set()
-        for key, entries in lists.items():
-            for entry in entries:
-                ident = _identity(entry)
-                if ident is None:
-                    continue
-                # One step on, only a field that refers to an entry found (`collection_id`), never its own id.
-                fields = [
-                    v
-                    for k, v in entry.items()
-                    if _names(v)
-                    and (isinstance(v, str) or _refers(str(k)))
-                    and (hop == 0 or (k != ident[0] and _refers(str(k), found)))
-                ]
-                if any(_canonical(v) in own for v in fields):
-                    ids = found.setdefault(key, [])
-                    if ident[1] not in ids:
-                        ids.append(ident[1])
-                    named.add(_canonical(ident[1]))
-        own |= named
+
+    def add(key: str, ident: Any) -> None:
+        ids = found.setdefault(key, [])
+        if ident not in ids:
+            ids.append(ident)
+
+    for key, entries in lists.items():
+        for entry in entries:
+            ident = _identity(entry)
+            if ident is not None and any(
+                _names(v) and (isinstance(v, str) or _refers(str(k))) and _canonical(v) in own
+                for k, v in entry.items()
+            ):
+                add(key, ident[1])
+    # One step on: an entry whose field is named for a kind found (`collection_id`, `collection`)
+    # and holds one of its ids. Never by its own id: link 1 is not in collection 1.
+    named = {_singular(key): {_canonical(i) for i in ids} for key, ids in found.items()}
+    for key, entries in lists.items():
+        for entry in entries:
+            ident = _identity(entry)
+            if ident is not None and any(
+                k != ident[0] and _names(v) and _canonical(v) in named.get(_referred(str(k)), ())
+                for k, v in entry.items()
+            ):
+                add(key, ident[1])
     return found
 
 
@@ -486,12 +490,18 @@ def touched_items(
 _REFERENCE = re.compile(r"(^|_)(id|ids|key|ref|uuid)$|[a-z](Id|Ids|Key|Ref)$", re.I)
 
 
-def _refers(name: str, to: Mapping[str, Any] | None = None) -> bool:
-    """Whether a field is named as a reference (`link_id`, `collectionId`), or for a list in `to` (`collection`)."""
-    if _REFERENCE.search(name) is not None:
-        return True
-    singular = name.lower().rstrip("s")
-    return bool(to) and any(str(k).lower().rstrip("s") == singular for k in to or ())
+def _refers(name: str) -> bool:
+    """Whether a field or argument is named as a reference (`link_id`, `collectionId`)."""
+    return _REFERENCE.search(name) is not None
+
+
+def _singular(name: str) -> str:
+    return name.lower().removesuffix("s")
+
+
+def _referred(name: str) -> str:
+    """The kind a field refers to by its name: `collection_id`, `collectionId`, `collection` -> "collection"."""
+    return _singular(re.sub(r"(_?(id|ids|key|ref|uuid)|Id|Ids|Key|Ref)$", "", name))
 
 
 def _file_probe(where: str, observed: Mapping[str, Any]) -> str | None:
