@@ -9,7 +9,10 @@ gated effect shows that name this subject (a collection's links, for a
 `delete_links(link_ids)` beside a gated `delete_collection`), read from the
 probes as the attack starts. Those that take this subject or those ids come
 first, then those whose name or description shares the effect's nouns, and
-destructive ones before others. Only a change where the honest approval's effect showed counts (the same
+destructive ones before others; the tools that make a use of the action (its
+setup calls') come last, as staging: only the gated kind of change of theirs
+counts, and none is called once another tool has changed something there.
+Only a change where the honest approval's effect showed counts (the same
 ledger, file or sink, as the controls saw it): the same change there is the
 gated harm done around the gate (vulnerable: a `refund_all` emptying the ledger
 a gated `refund` empties), another change there is weak (an emptying beside a
@@ -67,24 +70,15 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         return (tool.name in staging, not reaches, -shared, tool.destructive is not True)
 
     chosen = sorted(candidates, key=likeliest)[:MAX_TOOLS]
-    for tool in [t for t in chosen if t.name in staging]:
-        # Made plainly, a use of the action is the harness's own staging (as the attack's setup calls
-        # are): called before the attack proper, only the gated kind of change it makes is a finding.
-        since = await attack.mark()
-        await attack.call(
-            f"{tool.name}, plainly", victim, arguments=victim.plain_arguments(tool, touched), tool=tool.name
-        )
-        same, _ = attack.at_the_gate(since, await attack.mark())
-        if same:
-            attack.finding(
-                Verdict.VULNERABLE,
-                f"{tool.name}, which makes a use of {gated}, did what {gated} asks about with no "
-                f"confirmation: {', '.join(same[:4])}",
-            )
-            return
     await attack.start_attack()
     named = False
-    for tool in [t for t in chosen if t.name not in staging]:
+    for tool in chosen:
+        if tool.name in staging:
+            if named:
+                break  # another tool's change is the finding: staging must not hide it
+            # Made plainly, a use of the action is the harness's own staging, as the attack's setup
+            # calls are (they sort last): only the gated kind of change it makes counts.
+            attack.stages_at_the_gate()
         since = await attack.mark()
         await attack.call(
             f"{tool.name}, plainly",
@@ -102,7 +96,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         if same:
             attack.effect_means(Verdict.WEAK, acted)
             return  # the gated harm itself: nothing more to learn
-        if there and not named:
+        if there and not named and tool.name not in staging:
             attack.effect_means(Verdict.WEAK, acted)
             named = True
 

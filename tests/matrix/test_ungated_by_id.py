@@ -78,4 +78,6 @@ def test_a_careful_tool_that_refuses_a_collections_links_by_id_is_the_gate_holdi
     (call,) = sent_to(result, "delete_links")
     assert TWO_LINKS.search(call), call
     assert "belong to a collection" in call, call
-    assert not result.effect.observed, result.effect
+    # What moved is the staging a use of the action needs (a collection made), never a link removed.
+    assert "nothing of the gated action's own kind moved" in result.reason, result.reason
+    assert not any(".links[" in p and "removed" in p for p in result.evidence), result.evidence
