@@ -44,15 +44,15 @@ LINKS = {
         ]
     }
 }
-# As linkwarden-mcp keeps them (read by rows from its JSON file): links refer to the collection by number.
+# As Linkwarden keeps them (read by rows from a JSON file): a link names its collection by `collectionId`.
 LINKWARDEN = {
     "file:linkwarden.json": {
         "next_id": 12,
         "collections": [{"id": 1, "name": "Reading"}, {"id": 2, "name": "Other", "position": 1}],
         "links": [
-            {"id": 10, "collection_id": 1},
-            {"id": 11, "collection_id": 1},
-            {"id": 1, "collection_id": 2, "pinned": 1},
+            {"id": 10, "collectionId": 1},
+            {"id": 11, "collectionId": 1},
+            {"id": 1, "collectionId": 2, "pinned": 1},
         ],
     }
 }
