@@ -330,5 +330,7 @@ async def _wrong_handle(
     moved = await use.moved()
     if moved.victim or uses.is_effect(moved) or done.outcome is Outcome.TRANSPORT:
         return ()  # a wrong handle that acts is the forgery families' finding, not a refusal to learn
+    if replies.invalid_arguments(done):
+        return ()  # the SDK refused the handle's type: no word of the gate's
     use.learn(moved, f"changed on a {mechanism.kind} confirmation with a wrong handle")
     return (replies.signature("wrong-handle", done),)

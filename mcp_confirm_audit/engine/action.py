@@ -27,7 +27,7 @@ from ..oracle.counting import EffectCounter
 from ..oracle.restorer import Restorer
 from ..oracle.sandbox import VICTIM_TEXT, identity_of
 from ..profile.loader import SetupCall
-from ..target.arguments import another, takes
+from ..target.arguments import another, ids_for, takes
 from ..target.discovery import arguments_for, path_argument
 from ..target.driver import ToolInfo
 
@@ -79,8 +79,18 @@ class Victim(Protocol):
         """Whether `tool` could act on this subject: it names a file, or takes every argument the action does."""
         ...
 
-    def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
-        """Arguments for `tool` naming this subject, the rest harmless."""
+    def plain_arguments(
+        self, tool: ToolInfo, touched: Mapping[str, list[Any]] | None = None
+    ) -> dict[str, Any]:
+        """Arguments for `tool` naming this subject, the rest harmless.
+
+        `touched`: the ids of the entries the action's effect would touch, by the list they are in
+        (`oracle.effects.touched_items`): an argument taking such ids gets them (`target.arguments.ids_for`).
+        """
+        ...
+
+    def own_values(self) -> Mapping[str, Any]:
+        """The values that name this subject, by the argument that takes them."""
         ...
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
@@ -146,8 +156,15 @@ class CaseFile:
     def acted_on_by(self, tool: ToolInfo) -> bool:
         return path_argument(tool) is not None
 
-    def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
-        return arguments_for(tool, self.value)
+    def plain_arguments(
+        self, tool: ToolInfo, touched: Mapping[str, list[Any]] | None = None
+    ) -> dict[str, Any]:
+        args = arguments_for(tool, self.value)
+        properties = (tool.input_schema or {}).get("properties") or {}
+        return {**args, **ids_for(properties, touched or {}, skip={path_argument(tool) or ""})}
+
+    def own_values(self) -> Mapping[str, Any]:
+        return {"path": self.value}
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
         # Inside the case directory, so only its length is hostile.
@@ -216,12 +233,18 @@ class Instance:
         properties = (tool.input_schema or {}).get("properties") or {}
         return bool(self.arguments) and all(name in properties for name in self.arguments)
 
-    def plain_arguments(self, tool: ToolInfo) -> dict[str, Any]:
+    def plain_arguments(
+        self, tool: ToolInfo, touched: Mapping[str, list[Any]] | None = None
+    ) -> dict[str, Any]:
         # The action's own values where the tool takes them, as its schema types them (a collection's
-        # id is no collection's name); what it does not take is not sent.
+        # id is no collection's name); what it does not take is not sent. An argument that takes ids
+        # of what the action touches (a collection's links) gets those, never an empty list.
         properties = (tool.input_schema or {}).get("properties") or {}
         own = {k: v for k, v in self.arguments.items() if k in properties and takes(properties[k], v)}
-        return {**arguments_for(tool, None), **own}
+        return {**arguments_for(tool, None), **ids_for(properties, touched or {}, skip=own), **own}
+
+    def own_values(self) -> Mapping[str, Any]:
+        return self.arguments
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
         # No path: the first string argument the action takes carries the length instead.

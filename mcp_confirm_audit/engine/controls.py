@@ -145,6 +145,11 @@ class _Runner:
         detail = "; ".join(learned.describe())
         return learned, ControlResult(self.plan.name, "refusals", True, True, detail)
 
+    def gate_said(self, control: str, done: Response) -> None:
+        """Learn how the gate refused a control, unless the SDK refused its arguments: that is never the gate."""
+        if not replies.invalid_arguments(done):
+            self.gate.append(replies.signature(control, done))
+
     async def look(self) -> _Look:
         return _Look(self.sandbox.snapshot(), await self.observer.observe([self.conn]))
 
@@ -379,7 +384,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
     run.channel = channel
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)
-    run.gate.extend(done.gate)
+    run.gate.extend(done.gate)  # honest.run leaves out the SDK's refusals of arguments too
     if done.style is not None:
         await _no_such_subject_of_flow(run, flow, channel, done.style)
     signatures, refusals = run.refusals()
@@ -655,7 +660,7 @@ async def _answered(
     run.learn(moved, f"changed on a {name} that did not act", case)
     if done.outcome is Outcome.TRANSPORT:
         return ControlResult(tool, name, False, True, f"the target stopped answering: {done.text}")
-    run.gate.append(replies.signature(name, done))
+    run.gate_said(name, done)
     return ControlResult(tool, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")
 
 
@@ -680,7 +685,7 @@ async def _wrong_state(run: _Runner, style: str) -> None:
     if any(generalised(p) in run.effect for p in moved) or done.outcome is Outcome.TRANSPORT:
         return  # a forgery that acts is the forged-state family's finding, not a refusal to learn
     run.learn(moved, "changed on an accept with a forged state that did not act", case)
-    run.gate.append(replies.signature("wrong-state", done))
+    run.gate_said("wrong-state", done)
 
 
 def _forged(state: str) -> str:

@@ -415,3 +415,134 @@ def drift_touched(
             if [e for m, e in held_before if m == mark] != [e for m, e in held_after if m == mark]:
                 touched.append(f"{name}: the entry holding {json.dumps(mark, ensure_ascii=True)}")
     return touched, shown
+
+
+# -- the items an action's effect touched, by their ids: pure ------------------------------------
+
+# A path's steps: `.field`, `[*]` (every entry of a list) or `[3]`.
+_STEP = re.compile(r"\.([^.\[]+)|\[(\*|\d+)\]")
+# How deep the entries of a whole structured file are looked for.
+_ITEM_DEPTH = 3
+
+
+def touched_items(
+    observed: Mapping[str, Any], gated: Iterable[str], arguments: Mapping[str, Any]
+) -> dict[str, list[Any]]:
+    """The ids of the entries where the gated effect shows that name the action's subject, by list name.
+
+    Where: each list a gated place removed or changed entries of (`removed
+    tool:list_links.links[*]`), or, for a structured file only known as rewritten,
+    every list of entries it holds. Which: an entry naming one of the action's own
+    `arguments` (a collection whose id or title it is), then an entry referring to
+    one of those by a field named for it (the collection's links, by `collection`
+    or `collection_id`). What each is called by: its identifying field (`id`,
+    `uuid`, `key`). Only equal values name, and a number only in a field named as
+    a reference: an amount of 1 names no row 1.
+    """
+    lists: dict[str, list[Any]] = {}
+    for place in gated:
+        how, _, where = place.partition(" ")
+        name = probe_of(where, observed) if how != REWRITTEN else _file_probe(where, observed)
+        if name is None or _unobserved(observed[name]):
+            continue
+        if how == REWRITTEN:
+            _lists_in(observed[name], name.rsplit("/", 1)[-1], lists, 0)
+            continue
+        steps = _STEP.findall(where[len(name) :])
+        last = max((i for i, (_, pos) in enumerate(steps) if pos == "*"), default=None)
+        if last is None:
+            continue
+        key = next((f for f, _ in reversed(steps[:last]) if f), name)
+        for entries in _walked(observed[name], steps[:last]):
+            if isinstance(entries, list):
+                lists.setdefault(key, []).extend(entries)
+    own = {_canonical(v) for k, v in arguments.items() if _names(v) and (isinstance(v, str) or _refers(k))}
+    found: dict[str, list[Any]] = {}
+
+    def add(key: str, ident: Any) -> None:
+        ids = found.setdefault(key, [])
+        if ident not in ids:
+            ids.append(ident)
+
+    for key, entries in lists.items():
+        for entry in entries:
+            ident = _identity(entry)
+            if ident is not None and any(
+                _names(v) and (isinstance(v, str) or _refers(str(k))) and _canonical(v) in own
+                for k, v in entry.items()
+            ):
+                add(key, ident[1])
+    # One step on: an entry whose field is named for a kind found (`collection_id`, `collection`)
+    # and holds one of its ids. Never by its own id: link 1 is not in collection 1.
+    named = {_singular(key): {_canonical(i) for i in ids} for key, ids in found.items()}
+    for key, entries in lists.items():
+        for entry in entries:
+            ident = _identity(entry)
+            if ident is not None and any(
+                k != ident[0] and _names(v) and _canonical(v) in named.get(_referred(str(k)), ())
+                for k, v in entry.items()
+            ):
+                add(key, ident[1])
+    return found
+
+
+# A field or argument named as a reference to something else's id.
+_REFERENCE = re.compile(r"(^|_)(id|ids|key|ref|uuid)$|[a-z](Id|Ids|Key|Ref)$", re.I)
+
+
+def _refers(name: str) -> bool:
+    """Whether a field or argument is named as a reference (`link_id`, `collectionId`)."""
+    return _REFERENCE.search(name) is not None
+
+
+def _singular(name: str) -> str:
+    return name.lower().removesuffix("s")
+
+
+def _referred(name: str) -> str:
+    """The kind a field refers to by its name: `collection_id`, `collectionId`, `collection` -> "collection"."""
+    return _singular(re.sub(r"(_?(id|ids|key|ref|uuid)|Id|Ids|Key|Ref)$", "", name))
+
+
+def _file_probe(where: str, observed: Mapping[str, Any]) -> str | None:
+    name = f"file:{where.removeprefix('root/')}"
+    return name if name in observed else None
+
+
+def _walked(value: Any, steps: Sequence[tuple[str, str]]) -> list[Any]:
+    nodes = [value]
+    for field_name, pos in steps:
+        out: list[Any] = []
+        for node in nodes:
+            if field_name and isinstance(node, Mapping) and field_name in node:
+                out.append(node[field_name])
+            elif pos == "*" and isinstance(node, list):
+                out.extend(node)
+            elif pos.isdigit() and isinstance(node, list) and int(pos) < len(node):
+                out.append(node[int(pos)])
+        nodes = out
+    return nodes
+
+
+def _lists_in(value: Any, key: str, lists: dict[str, list[Any]], depth: int) -> None:
+    if depth > _ITEM_DEPTH:
+        return
+    if isinstance(value, list) and any(isinstance(v, Mapping) for v in value):
+        lists.setdefault(key, []).extend(value)
+    elif isinstance(value, Mapping):
+        for inner_key, inner in value.items():
+            _lists_in(inner, str(inner_key), lists, depth + 1)
+
+
+def _identity(entry: Any) -> tuple[str, Any] | None:
+    if not isinstance(entry, Mapping):
+        return None
+    key = next((k for k in _IDENTIFYING if k in entry and _names(entry[k])), None)
+    return None if key is None else (key, entry[key])
+
+
+def _names(value: Any) -> bool:
+    """A value that can name something: a non-empty string or a number, never a boolean."""
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, str) and bool(value.strip())) or isinstance(value, int)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 FILLER = "mcp-confirm-audit"
@@ -328,3 +328,52 @@ def _other_match(pattern: str, value: str, variant: int, least: int, most: int |
     except (NoSuchExample, Unsatisfiable, re.error, ValueError, TypeError):
         return None
     return seen[-1]
+
+
+# An argument that takes ids of things (`link_ids`, `linkIds`, `ids`) or one id (`link_id`).
+_ID_ARGUMENT = (
+    re.compile(r"^(?:(?P<stem>.+)_)?(ids?|uuids?)$", re.I),
+    re.compile(r"^(?P<stem>.+)_(keys?)$", re.I),
+    re.compile(r"^(?P<stem>.*[a-z])(Ids?|Keys?|Uuids?)$"),
+)
+
+
+def ids_for(
+    properties: Mapping[str, Any], touched: Mapping[str, list[Any]], skip: Collection[str] = ()
+) -> dict[str, Any]:
+    """Id arguments filled with the ids of the entries the action touched, by what the argument is of.
+
+    `link_ids` takes the ids listed under `links` (a list, all of them), `link_id`
+    one of them; a bare `ids` only when one kind of entry was touched. Each id
+    must fit the argument's type (a list of integers takes no "l4"). `skip`: the
+    arguments the action's own values fill already.
+    """
+    out: dict[str, Any] = {}
+    for name, prop in properties.items():
+        found = next((m for pattern in _ID_ARGUMENT if (m := pattern.match(name)) is not None), None)
+        if name in skip or found is None or not isinstance(prop, Mapping):
+            continue
+        stem = (found.group("stem") or "").lower()
+        kinds = [k for k in touched if stem and str(k).lower().rstrip("s") == stem.rstrip("s")]
+        if not stem and len(touched) == 1:
+            kinds = list(touched)
+        ids = [i for k in kinds for i in touched[k]]
+        array = _array_of(prop)
+        if array is not None:
+            fit = [i for i in ids if takes(array, i)]
+            if fit:
+                out[name] = fit
+        elif fit := [i for i in ids if takes(prop, i) and not isinstance(i, list)]:
+            out[name] = fit[0]
+    return out
+
+
+def _array_of(prop: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The item schema of an array argument (of a union's array option too); None if it takes no list."""
+    options = [o for o in (prop.get("anyOf") or prop.get("oneOf") or ()) if isinstance(o, Mapping)]
+    for option in (prop, *options):
+        kind = option.get("type")
+        if kind == "array" or (isinstance(kind, list) and "array" in kind):
+            items = option.get("items")
+            return items if isinstance(items, Mapping) else {}
+    return None

@@ -4,7 +4,15 @@ Every other tool not declared read-only (never the gated tool's own approve or
 execute steps, nor a tool that changes the gate's rules: that would loosen the
 gate for every later attack) is called once, plainly: with the victim's
 path or the action's own values where it takes them, harmless values for the
-rest. Only a change where the honest approval's effect showed counts (the same
+rest; an argument taking ids of things gets the ids of the entries where the
+gated effect shows that name this subject (a collection's links, for a
+`delete_links(link_ids)` beside a gated `delete_collection`), read from the
+probes as the attack starts. Those that take this subject or those ids come
+first, then those whose name or description shares the effect's nouns, and
+destructive ones before others; the tools that make a use of the action (its
+setup calls') come last, as staging: only the gated kind of change of theirs
+counts, and none is called once another tool has changed something there.
+Only a change where the honest approval's effect showed counts (the same
 ledger, file or sink, as the controls saw it): the same change there is the
 gated harm done around the gate (vulnerable: a `refund_all` emptying the ledger
 a gated `refund` empties), another change there is weak (an emptying beside a
@@ -14,6 +22,7 @@ finding of this family. Judged from the probes and the sandbox, never from repli
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +30,8 @@ from ..confirmations.detect import policy_tools
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..models import Verdict
+from ..oracle.effects import touched_items, where_of
+from ..target.driver import ToolInfo
 from . import technique
 from .base import Attack
 
@@ -41,21 +52,38 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         for t in attack.tools
         if t.name != attack.plan.name and t.name not in own and t.read_only is not True
     ]
-    # Those that take this subject first: the likeliest to reach it.
-    others = sorted(candidates, key=lambda t: not victim.acted_on_by(t))[:MAX_TOOLS]
-    if not others:
+    if not candidates:
         attack.not_applicable("no other tool of the target that is not read-only")
         return
     gated = attack.plan.name
     attack.judged_at_the_gate(Verdict.WEAK, f"another tool acted with no confirmation while {gated} is gated")
+    # What the honest approval would touch of this subject, by id, as the probes show it now.
+    touched = touched_items(await attack.observe(), attack.gated_places, victim.own_values())
+    nouns = _nouns(gated, attack.gated_places, touched)
+    # How a use of the action is made (the profile's setup, or the tool that mints its handle).
+    staging = {step.tool for step in attack.plan.setup}
+
+    def likeliest(tool: ToolInfo) -> tuple[bool, bool, int, bool]:
+        plain = victim.plain_arguments(tool, touched)
+        reaches = victim.acted_on_by(tool) or plain != victim.plain_arguments(tool)
+        shared = len(nouns & _words(f"{tool.name} {tool.description or ''}"))
+        return (tool.name in staging, not reaches, -shared, tool.destructive is not True)
+
+    chosen = sorted(candidates, key=likeliest)[:MAX_TOOLS]
     await attack.start_attack()
     named = False
-    for tool in others:
+    for tool in chosen:
+        if tool.name in staging:
+            if named:
+                break  # another tool's change is the finding: staging must not hide it
+            # Made plainly, a use of the action is the harness's own staging, as the attack's setup
+            # calls are (they sort last): only the gated kind of change it makes counts.
+            attack.stages_at_the_gate()
         since = await attack.mark()
         await attack.call(
             f"{tool.name}, plainly",
             victim,
-            arguments=victim.plain_arguments(tool),
+            arguments=victim.plain_arguments(tool, touched),
             tool=tool.name,
         )
         acted = f"{tool.name} acted with no confirmation while {gated} is gated"
@@ -68,6 +96,35 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         if same:
             attack.effect_means(Verdict.WEAK, acted)
             return  # the gated harm itself: nothing more to learn
-        if there and not named:
+        if there and not named and tool.name not in staging:
             attack.effect_means(Verdict.WEAK, acted)
             named = True
+
+
+def _words(text: str) -> set[str]:
+    """The words of a name or description, singular: `delete_links` -> {delete, link}."""
+    return {
+        w.rstrip("s")
+        for w in re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
+        if len(w) > 2
+    }
+
+
+def _nouns(gated: str, places: tuple[str, ...], touched: Mapping[str, list[Any]]) -> set[str]:
+    """What the gated effect is about: its places' fields and lists, the touched kinds, the tool's own words."""
+    verbs = {
+        "delete",
+        "remove",
+        "create",
+        "update",
+        "add",
+        "set",
+        "get",
+        "list",
+        "move",
+        "send",
+        "run",
+        "make",
+    }
+    found = _words(" ".join([*(where_of(p).split(":", 1)[-1] for p in places), *touched]))
+    return (found | _words(gated)) - verbs - {"tool", "file", "root", "case"}

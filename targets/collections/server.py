@@ -1,7 +1,7 @@
 """Collections reference server: an action that names no file, whose subject can drift.
 
     python targets/collections/server.py --root DIR [--on-drift act-on-shown|ask-again] [--flaw NAME]
-        [--choices-in tool|argument]
+        [--choices-in tool|argument] [--by-id none|refuses-members]
 
 Links live in collections, kept in this process's memory and seen only through
 the read-only `list_links`. `delete_collection(collection_id)` asks the person
@@ -23,6 +23,12 @@ happen (`cancel` asks nothing and changes nothing). With `--choices-in argument`
 choices are listed in the argument's own description instead of the tool's. The flaw
 `on-links-skips-question` takes the caller's `on_links` as the person's answer and acts
 without asking (linkwarden-mcp 0.1.6 does); `flag-bypass` finds it.
+
+`--by-id` adds `delete_links(link_ids)`, a tool that deletes links by their ids. With
+`--by-id refuses-members` (careful) it deletes loose links only, and refuses a link that is in
+a collection: that one goes with its collection, which asks. The flaw `deletes-links-unasked`
+deletes any link it is given, the collection's too, asking nobody (linkwarden-mcp 0.1.6's
+`delete_links` does): the gated deletion done around the gate, which `ungated` finds.
 """
 
 from __future__ import annotations
@@ -45,9 +51,11 @@ SERVER_NAME = "mcp-collections-reference"
 FLAWS = {
     "deletes-current-members": "deletes every link the collection holds at the answer, not the ones shown",
     "on-links-skips-question": "acts on the caller's on_links without asking the person",
+    "deletes-links-unasked": "delete_links deletes a collection's links by id, asking nobody",
 }
 OnDrift = Literal["act-on-shown", "ask-again"]
 ChoicesIn = Literal["tool", "argument"]
+ById = Literal["none", "refuses-members"]
 ON_LINKS = ("delete", "keep", "cancel")
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
@@ -183,6 +191,7 @@ def build_server(
     flaws: Collection[str] = (),
     on_drift: OnDrift = "act-on-shown",
     choices_in: ChoicesIn = "tool",
+    by_id: ById = "none",
 ) -> MCPServer:
     """The server, for `mcp.Client(server)` in-process or `.run()`; `root` is unused (all in memory)."""
     active = frozenset(flaws)
@@ -190,6 +199,8 @@ def build_server(
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
     if on_drift not in get_args(OnDrift):
         raise ValueError(f"bad --on-drift {on_drift!r}: use {' or '.join(get_args(OnDrift))}")
+    if by_id not in get_args(ById):
+        raise ValueError(f"bad --by-id {by_id!r}: use {' or '.join(get_args(ById))}")
     store = Store()
     gate = Gate(store, active, on_drift)
     server = MCPServer(SERVER_NAME)
@@ -231,7 +242,25 @@ def build_server(
             return _mrtr(gate, ctx, collection_id, choice)
         return await _legacy(gate, ctx, collection_id, choice)
 
+    def delete_links(
+        link_ids: Annotated[list[str], Field(description="The ids of the links to delete.")],
+    ) -> dict[str, Any]:
+        unknown = [k for k in link_ids if k not in store.links]
+        if unknown:
+            raise ToolError(f"no such link: {', '.join(unknown)}")
+        members = [k for k in link_ids if store.links[k]["collection"] is not None]
+        if members and "deletes-links-unasked" not in active:
+            raise ToolError(
+                f"not deleted: {', '.join(members)} belong to a collection; they go only with it, "
+                "through delete_collection, which asks the person to confirm"
+            )
+        for link in link_ids:  # FLAW deletes-links-unasked: a collection's links, asking nobody
+            del store.links[link]
+        return {"deleted": len(link_ids)}
+
     add = server.add_tool
+    if by_id != "none" or "deletes-links-unasked" in active:
+        add(delete_links, description="Delete links by their ids.", annotations=_DELETES)
     add(
         create_collection, description="Make a collection with two links; returns its id.", annotations=_EDITS
     )
@@ -259,9 +288,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--on-drift", default="act-on-shown", choices=get_args(OnDrift))
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument("--choices-in", default="tool", choices=get_args(ChoicesIn))
+    parser.add_argument("--by-id", default="none", choices=get_args(ById))
     args = parser.parse_args(argv)
     try:
-        server = build_server(args.root, flaws=args.flaw, on_drift=args.on_drift, choices_in=args.choices_in)
+        server = build_server(
+            args.root, flaws=args.flaw, on_drift=args.on_drift, choices_in=args.choices_in, by_id=args.by_id
+        )
     except ValueError as exc:
         parser.error(str(exc))
     server.run(transport="stdio")
