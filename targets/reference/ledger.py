@@ -184,16 +184,27 @@ class Ledger:
     """The policy over a backend; the flaws weaken how a nonce is spent."""
 
     def __init__(
-        self, backend: Backend, ttl: float, *, never_spend: bool = False, racy: bool = False
+        self,
+        backend: Backend,
+        ttl: float,
+        *,
+        never_spend: bool = False,
+        racy: bool = False,
+        late_first_question: float = 0.0,
     ) -> None:
         self._backend = backend
         self._ttl = ttl
         self._never_spend = never_spend
         self._racy = racy
+        self._late_first_question = late_first_question
 
     async def issue(self, nonce: str) -> None:
         if not self._never_spend:
             await self._backend.issue(nonce, self._ttl)
+        if self._late_first_question:
+            # Not a flaw: a loaded machine, where the question reaches its client after its lifetime began.
+            delay, self._late_first_question = self._late_first_question, 0.0
+            await anyio.sleep(delay)
 
     async def spend(self, nonce: str) -> bool:
         if self._never_spend:

@@ -81,6 +81,7 @@ def build_server(
     state: StateMode = "sealed",
     tokens: Mapping[str, str] | None = None,
     style: str = "quoted",
+    late_first_question: float = 0.0,
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
     active = flaw_switches.check(flaws, state=state)
@@ -96,7 +97,11 @@ def build_server(
     else:
         backend = ledgers.open_backend(ledger)
     nonces = ledgers.Ledger(
-        backend, ttl_seconds, never_spend="no-ledger" in active, racy="check-then-delete-ledger" in active
+        backend,
+        ttl_seconds,
+        never_spend="no-ledger" in active,
+        racy="check-then-delete-ledger" in active,
+        late_first_question=late_first_question,
     )
     # FLAW trusts-identity-header: the principal a state is bound to is whatever the client claims.
     binding = identity.claimed_identity if "trusts-identity-header" in active else authenticated_principal
@@ -314,6 +319,14 @@ def _parser() -> argparse.ArgumentParser:
         "(the isolation bench's slow start)",
     )
     add(
+        "--late-first-question",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the first question reaches its client this long after its lifetime began, as on a loaded "
+        "machine (not a flaw: an answer sent at once then arrives late)",
+    )
+    add(
         "--auth",
         choices=("none", "bearer"),
         default="none",
@@ -379,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             state=args.state,
             tokens=tokens,
             style=args.style,
+            late_first_question=args.late_first_question,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

@@ -131,3 +131,14 @@ def test_a_late_answer_is_refused_by_whichever_layer_keeps_the_lifetime(
     run = audit_reference(*options, families=["expiry"], **SHORT_LIFETIME)
     late = run.by_id()["MCA-EXPIRY-001"]
     assert (late.verdict, late.layer) == (Verdict.REFUSED, layer), late.evidence
+
+
+def test_a_control_answered_past_the_lifetime_on_a_loaded_machine_is_tried_again_not_judged(
+    audit_reference: AuditFn,
+) -> None:
+    # The short-lived process's first question reaches the harness 1.5 s into a 1 s lifetime, as on a
+    # machine too loaded to answer in time: that control proves nothing, and the next one does.
+    run = audit_reference("--late-first-question", "1.5", families=["expiry"], **SHORT_LIFETIME)
+    late = run.by_id()["MCA-EXPIRY-001"]
+    assert (late.verdict, late.layer) == (Verdict.REFUSED, Layer.SDK_BOUNDARY), late.evidence
+    assert any("past the 1s lifetime: proves nothing, tried again" in line for line in late.evidence)
