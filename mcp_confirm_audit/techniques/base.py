@@ -420,8 +420,13 @@ class Attack:
         tool: str | None = None,
         connection: Connection | None = None,
         unanswered: bool = False,
+        staging: bool = False,
     ) -> Response:
-        """One round; `unanswered`: nobody answers while it waits (bounded by the target's own deadline)."""
+        """One round; `unanswered`: nobody answers while it waits (bounded by the target's own deadline).
+
+        `staging`: the harness making a use of the action inside the attack (ungated calling the
+        action's own setup tool); recorded as setup, so it is never what the attack tried.
+        """
         exchange = await self.exchange(
             label,
             path,
@@ -431,6 +436,7 @@ class Attack:
             tool=tool,
             connection=connection,
             unanswered=unanswered,
+            staging=staging,
         )
         return exchange.response
 
@@ -445,6 +451,7 @@ class Attack:
         tool: str | None = None,
         connection: Connection | None = None,
         unanswered: bool = False,
+        staging: bool = False,
     ) -> Exchange:
         """`call`, returning the recorded exchange itself."""
         conn = connection or self.primary
@@ -453,7 +460,7 @@ class Attack:
         if self.pages is not None and self.person_completes:
             await self.pages.before_answer(state, responses)
         exchange = await conn.call(
-            self._phase,
+            Phase.SETUP if staging else self._phase,
             label,
             tool or self.plan.name,
             args,

@@ -85,6 +85,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
             victim,
             arguments=victim.plain_arguments(tool, touched),
             tool=tool.name,
+            staging=tool.name in staging,
         )
         acted = f"{tool.name} acted with no confirmation while {gated} is gated"
         if not attack.gated_places:

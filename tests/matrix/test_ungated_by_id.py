@@ -80,4 +80,6 @@ def test_a_careful_tool_that_refuses_a_collections_links_by_id_is_the_gate_holdi
     assert "belong to a collection" in call, call
     # What moved is the staging a use of the action needs (a collection made), never a link removed.
     assert "nothing of the gated action's own kind moved" in result.reason, result.reason
+    # What held is quoted from the tool that was tried, not from the staging that followed it.
+    assert "belong to a collection" in result.reason, result.reason
     assert not any(".links[" in p and "removed" in p for p in result.evidence), result.evidence
