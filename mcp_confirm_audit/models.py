@@ -275,6 +275,9 @@ class Transcript:
     # (prompt-forging staging a hostile value): only the gated kind of change counts, and another
     # change where the gated effect shows is the setup call's, no effect of the attack.
     staged_at_the_gate: bool = False
+    # The tools the attack called only to make a use of the action (ungated's staging): a call
+    # of theirs may have run, but what held is quoted from a call of another tool where one ran.
+    staging_tools: tuple[str, ...] = ()
     # Set by a family that judges what the person read (prompt-forging): how many hostile values
     # reached a question. None of them did: nothing was judged, whatever the target then said.
     asked: Asked | None = None

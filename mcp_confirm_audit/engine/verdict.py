@@ -127,13 +127,14 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     learned = transcript.signatures
     decisive = attack[-1].response
     # prompt-forging's staging calls are the gated action's own, and what it judged is what the
-    # person read; ungated's staging calls are recorded as setup, never as what it tried.
+    # person read; ungated's staging calls are tried like any other, but quoted only when alone.
     if gate is not None and not (transcript.staged_at_the_gate and transcript.asked is not None):
         # Another tool judged at the gate: nothing moving says something only if one of its calls ran.
         tried = [e for e in attack if _ran(e, learned)]
         if not tried:
             return result(Verdict.INCONCLUSIVE, None, _nothing_tried(attack, gate[1]))
-        decisive = tried[-1].response
+        own = [e for e in tried if e.request.get("name") not in transcript.staging_tools]
+        decisive = (own or tried)[-1].response
     layer = layer_of(decisive)
     said = decisive.text or (decisive.outcome.value)
     if decisive.outcome is Outcome.INPUT_REQUIRED:

@@ -220,6 +220,7 @@ class Attack:
         self.items_per_effect = items_per_effect
         self._at_the_gate = False
         self._staged_at_the_gate = False
+        self._staging_tools: set[str] = set()
         # Hostile values sent to be asked about (prompt-forging): which reached a question.
         self._asked: Asked | None = None
         # What the last setup that could not be made said (`staged_with`), for the attack's reason.
@@ -425,7 +426,7 @@ class Attack:
         """One round; `unanswered`: nobody answers while it waits (bounded by the target's own deadline).
 
         `staging`: the harness making a use of the action inside the attack (ungated calling the
-        action's own setup tool); recorded as setup, so it is never what the attack tried.
+        action's own setup tool): it may count as tried, but what held is quoted from another call.
         """
         exchange = await self.exchange(
             label,
@@ -460,7 +461,7 @@ class Attack:
         if self.pages is not None and self.person_completes:
             await self.pages.before_answer(state, responses)
         exchange = await conn.call(
-            Phase.SETUP if staging else self._phase,
+            self._phase,
             label,
             tool or self.plan.name,
             args,
@@ -469,6 +470,8 @@ class Attack:
             unanswered=unanswered,
         )
         self._record(exchange)
+        if staging:
+            self._staging_tools.add(tool or self.plan.name)
         return exchange
 
     def _track(self, conn: Connection) -> None:
@@ -757,6 +760,7 @@ class Attack:
             case_dir=self.case.rel(self.case.directory),
             gated_places=self.gated_places if self._at_the_gate else None,
             staged_at_the_gate=self._staged_at_the_gate,
+            staging_tools=tuple(sorted(self._staging_tools)),
             drift=self._drift,
             asked=self._asked,
         )
