@@ -187,7 +187,18 @@ def policy_tools(tools: Sequence[ToolInfo], stated: Sequence[str] | None = None)
     """
     if stated is not None:
         return [t for t in tools if t.name in stated]
-    return [t for t in tools if t.read_only is not True and policy_arguments(t)]
+    return [
+        t for t in tools if t.read_only is not True and not READING_TOOL.match(t.name) and policy_arguments(t)
+    ]
+
+
+# A tool named for reading (a listing's `limit` is how many rows come back, not a rule), undeclared
+# read-only as many are: `list_requests(limit)`, `getLimits`.
+READING_TOOL = re.compile(
+    r"^(list|get|search|find|query|show|read|describe|fetch|count|view)(_|[A-Z]|$)", re.I
+)
+# A page's size beside where the page starts: the `limit` of a listing.
+PAGING_ARG = re.compile(r"^(offset|cursor|page|page_?token|after|before|skip|start)$", re.I)
 
 
 # An argument that sets a rule the gate checks: a limit, a threshold, an allow-list, a category, a frame.
@@ -213,7 +224,10 @@ IDENTITY_ARG = re.compile(
 def policy_arguments(tool: ToolInfo) -> list[str]:
     """The arguments of `tool` that set the gate's limits, thresholds, allow-lists or categories."""
     found = []
+    paged = any(PAGING_ARG.match(str(name)) for name in _props(tool))
     for name, prop in _props(tool).items():
+        if paged and str(name).lower() in ("limit", "max", "max_results", "page_size", "pagesize"):
+            continue
         types = prop.get("type") if isinstance(prop, Mapping) else None
         if IDENTITY_ARG.search(name):
             continue

@@ -91,6 +91,9 @@ def test_policy_tools_are_read_from_their_input_schema_never_from_words() -> Non
         tool("emergency_stop", description="Safety policy: overrides every limit and rule", reason="string"),
         tool("update_limits_note", description="Edit the allowlist", note="string"),
         tool("get_limits", read_only=True, max_cents="integer"),
+        # A listing's `limit` is how many rows come back, read-only declared or not.
+        tool("list_requests", limit="integer", status="string"),
+        tool("browse", limit="integer", cursor="string"),
     ]
     assert [t.name for t in policy_tools(tools)] == [
         "set_spending_limit",
