@@ -21,6 +21,7 @@ import httpx2
 
 from ..profile import headers as http_headers
 from ..profile.headers import Header
+from .http import certificate_checks
 from .human import HumanFailed, loopback_problem
 
 # A page is read this far: evidence, not content.
@@ -97,7 +98,9 @@ async def visit(url: str, browser: Browser, timeout: float, *, complete: bool) -
     """Open `url` as `browser`; with `complete`, submit the page's form as the person would."""
     pages: list[Page] = []
     headers = http_headers.as_dict(browser.headers)
-    async with httpx2.AsyncClient(follow_redirects=False, headers=headers, timeout=timeout) as client:
+    async with httpx2.AsyncClient(
+        follow_redirects=False, headers=headers, timeout=timeout, verify=certificate_checks(trust_env=True)
+    ) as client:
         page = await _follow(client, "GET", url, None, pages, timeout)
         if not complete:
             return Visit(browser, tuple(pages))

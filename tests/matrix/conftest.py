@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +22,21 @@ HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "
 # Every flaw is caught by a named example; generated names add breadth, and a
 # fixed seed keeps the matrix the same on every run.
 MATRIX_GENERATION = Generation(examples=10, seed=CI_SEED)
+# Most of a Python target's start is its import of the SDK (about a second of CPU, a fork costs
+# milliseconds), and one audit starts several processes: the primary, a fresh one for each input
+# that stopped it, one per era asked for, a client that declares no elicitation... `zygote:`
+# imports the SDK once per audit and forks each of them. Every one is still a real process of its
+# own, started, watched and stopped through the launcher; test_transports.py keeps the plain start.
+SDK_ZYGOTE = ("mcp.server.mcpserver",)
+
+
+def forked(profile: Profile) -> Profile:
+    """`profile` with the SDK's zygote, when its target is a script on this interpreter over stdio."""
+    stdio = not (profile.is_url or profile.is_in_process or profile.serves_http or profile.tty)
+    script = shlex.split(profile.command)[:1] == [sys.executable]
+    if not (stdio and script) or profile.servers or profile.zygote:
+        return profile
+    return dataclasses.replace(profile, zygote=SDK_ZYGOTE)
 
 
 def reference_command(*options: str) -> str:
@@ -48,11 +64,16 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
         *options: str,
         families: Sequence[str] | None = None,
         tool: str | None = "delete_file",
+        zygote: bool = True,
         **settings: Any,
     ) -> AuditRun:
-        """`settings` are profile keys (replicas, ttl_flag...); `command` replaces the stdio one."""
+        """`settings` are profile keys (replicas, ttl_flag...); `command` replaces the stdio one.
+
+        `zygote=False` starts every process with its own interpreter, as a profile without `zygote:` does.
+        """
         command = settings.pop("command", None) or reference_command(*options)
         profile = Profile(command=command, tool=tool, call_timeout=10.0, **settings)
+        profile = forked(profile) if zygote else profile
 
         def select(spec: AttackSpec) -> bool:
             return families is None or spec.family in families
@@ -69,7 +90,7 @@ def audit_hostile(catalogue: Catalogue) -> AuditFn:
     def audit(mode: str) -> AuditRun:
         command = shlex.join([sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", mode])
         # Short: a reliable hang costs two timeouts, and one is enough to tell.
-        profile = Profile(command=command, tool="delete_file", call_timeout=2.0)
+        profile = forked(Profile(command=command, tool="delete_file", call_timeout=2.0))
         return run_audit(profile, catalogue=catalogue, generation=MATRIX_GENERATION)
 
     return audit

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import forked
 from test_payments import PAYMENTS
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -29,8 +30,9 @@ def _command(*options: str) -> str:
 
 
 def _audit(profile: Profile, catalogue: Catalogue, generation: Any, family: str) -> AuditRun:
+    # Each process forked from the SDK's zygote: how it starts, not what is seen of it.
     return run_audit(
-        profile, catalogue=catalogue, generation=generation, select=lambda spec: spec.family == family
+        forked(profile), catalogue=catalogue, generation=generation, select=lambda spec: spec.family == family
     )
 
 
@@ -73,7 +75,7 @@ def test_process_isolation_gives_every_attack_a_fresh_target_and_root(
 ) -> None:
     from mcp_confirm_audit.engine.session import AuditSession
 
-    profile = Profile(command=_command("--log-into-root"), isolation="process", call_timeout=10.0)
+    profile = forked(Profile(command=_command("--log-into-root"), isolation="process", call_timeout=10.0))
     specs = [spec for spec in catalogue.active if spec.family == "replay"]
     session = AuditSession(profile, catalogue, generation)
     session.start(specs)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, forked
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -57,6 +57,8 @@ def _audit(
     for flaw in flaws:
         words += ["--flaw", flaw]
     profile = resolve_profile(replace(profile, **settings), shlex.join(words), None)  # type: ignore[arg-type]
+    # Over stdio the server's processes fork from the SDK's zygote (a terminal's run on a pty as written).
+    profile = forked(profile)
 
     def select(spec: AttackSpec) -> bool:
         return spec.family in families

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Collection
 from pathlib import Path
 
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -28,7 +28,7 @@ FAMILIES = frozenset({"consent", "replay", "double-spend", "self-approval", "for
 def audit(catalogue: Catalogue, *options: str, families: Collection[str] = FAMILIES) -> AuditRun:
     command = shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
     return run_audit(
-        Profile(command=command, call_timeout=10.0),
+        forked(Profile(command=command, call_timeout=10.0)),
         catalogue=catalogue,
         select=lambda spec: spec.family in families,
         generation=MATRIX_GENERATION,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import forked
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
 
@@ -44,10 +45,14 @@ def payments_command(*options: str) -> str:
 
 @pytest.fixture(scope="session")
 def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
-    """Audit the payments server with no profile at all: only its command."""
+    """Audit the payments server with no profile at all: only its command (forked from the SDK's zygote
+    unless `zygote=False`: that says how its processes start, not what is audited)."""
 
-    def audit(*options: str, families: Sequence[str] | None = None, **settings: Any) -> AuditRun:
+    def audit(
+        *options: str, families: Sequence[str] | None = None, zygote: bool = True, **settings: Any
+    ) -> AuditRun:
         profile = Profile(command=payments_command(*options), call_timeout=10.0, **settings)
+        profile = forked(profile) if zygote else profile
         return run_audit(
             profile,
             catalogue=catalogue,
@@ -105,7 +110,7 @@ def assert_careful(
 def test_zero_config_finds_the_payment_learns_its_effect_and_takes_the_audit_log_for_bookkeeping(
     audit_payments: AuditFn,
 ) -> None:
-    run = audit_payments("--log-into-root")
+    run = audit_payments("--log-into-root", zygote=False)
     assert {r.tool for r in run.results} == {"send_payment"}
     approve = next(c for c in run.controls if c.name == "approve")
     assert "tool:list_payments.payments[0]" in approve.detail
@@ -186,7 +191,7 @@ def audit_jobs(catalogue: Catalogue, generation: Any) -> AuditFn:
     def audit(*options: str) -> AuditRun:
         command = shlex.join([sys.executable, str(JOBS), "--root", "{root}", *options])
         return run_audit(
-            Profile(command=command, call_timeout=10.0), catalogue=catalogue, generation=generation
+            forked(Profile(command=command, call_timeout=10.0)), catalogue=catalogue, generation=generation
         )
 
     return audit

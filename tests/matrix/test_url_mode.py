@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -52,7 +53,7 @@ def audit_url(catalogue: Catalogue, generation: Any) -> AuditFn:
             **settings,
         )
         return run_audit(
-            profile,
+            forked(profile),
             catalogue=catalogue,
             select=lambda spec: families is None or spec.family in families,
             generation=generation,

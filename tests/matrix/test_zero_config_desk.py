@@ -5,6 +5,10 @@ the read-only `plan_booking` mints, from a slot `list_slots` names (its result
 only), an E.164 phone and a date no earlier than today; a booked slot stays
 booked. Nothing is configured: a careful desk has no finding, and a flaw is
 found, whichever way `book` asks (MRTR, or a payload of its own).
+
+Nothing about the target is configured. The flawed desks' processes are forked from a zygote
+that imported the SDK (`zygote:` says only how a process starts, not what is audited); the
+careful desk is audited with its command alone, every process started by its own interpreter.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.human import Command
@@ -25,9 +30,12 @@ from mcp_confirm_audit.profile.loader import Profile
 DESK = Path(__file__).resolve().parents[2] / "targets" / "desk" / "server.py"
 
 
-def _audit(catalogue: Catalogue, generation: object, families: set[str], *options: str) -> AuditRun:
+def _audit(
+    catalogue: Catalogue, generation: object, families: set[str], *options: str, zygote: bool = True
+) -> AuditRun:
     command = shlex.join([sys.executable, str(DESK), "--root", "{root}", *options])
     profile = Profile(command=command, call_timeout=10.0)
+    profile = forked(profile) if zygote else profile
     return run_audit(
         profile,
         catalogue=catalogue,
@@ -41,10 +49,16 @@ def _control(run: AuditRun, name: str, tool: str = "book") -> str | None:
     return found[0].detail if found else None
 
 
+@pytest.fixture(scope="module")
+def careful_desk(catalogue: Catalogue, generation: object) -> AuditRun:
+    """The careful desk, its command alone: consent and replay, one process per attack as its world needs."""
+    return _audit(catalogue, generation, {"consent", "replay"}, zygote=False)
+
+
 def test_a_careful_desk_is_reached_with_nothing_configured_and_refuses_every_attack(
-    catalogue: Catalogue, generation: object
+    careful_desk: AuditRun,
 ) -> None:
-    run = _audit(catalogue, generation, {"consent", "replay"})
+    run = careful_desk
     approve = next(c for c in run.controls if c.tool == "book" and c.name == "approve")
     assert approve.passed, approve.detail
     assert "tool:list_bookings" in approve.detail, approve.detail
@@ -58,10 +72,8 @@ def test_a_careful_desk_is_reached_with_nothing_configured_and_refuses_every_att
     }, [(r.id, r.verdict, r.reason) for r in booked]
 
 
-def test_a_world_that_carries_over_is_isolated_and_the_controls_say_why(
-    catalogue: Catalogue, generation: object
-) -> None:
-    run = _audit(catalogue, generation, {"consent"})
+def test_a_world_that_carries_over_is_isolated_and_the_controls_say_why(careful_desk: AuditRun) -> None:
+    run = careful_desk
     why = _control(run, "isolation")
     assert why is not None, run.controls
     assert why.startswith("isolation: process was chosen"), why
@@ -128,14 +140,16 @@ def test_a_pending_flow_whose_human_approval_is_itself_the_action_is_driven_to_i
     command = shlex.join(
         [sys.executable, str(DESK), "--root", "{root}", "--asks", "pending-approval", "--approval", "acts"]
     )
-    profile = Profile(
-        command=command,
-        call_timeout=10.0,
-        tool="book",
-        isolation="process",
-        confirmation=Pending(
-            id_from="ref", human=Human(approve=(Command("touch {root}/../desk-inbox/{id}.approved"),))
-        ),
+    profile = forked(
+        Profile(
+            command=command,
+            call_timeout=10.0,
+            tool="book",
+            isolation="process",
+            confirmation=Pending(
+                id_from="ref", human=Human(approve=(Command("touch {root}/../desk-inbox/{id}.approved"),))
+            ),
+        )
     )
     run = run_audit(
         profile,
