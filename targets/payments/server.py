@@ -38,7 +38,7 @@ Options:
   --port PORT         serve streamable HTTP at http://127.0.0.1:PORT/mcp (stdio without)
   --flaw NAME         remove one defence (repeatable):
     no-ledger          the state's nonce is never spent: one approval pays again
-    racy-ledger        spending is check, sleep 50 ms, spend: concurrent redemptions all pay
+    racy-ledger        spending is check, sleep 500 ms, spend: concurrent redemptions all pay
     decline-acts       decline and cancel pay as if accepted
     stateless-answers  an answer without requestState is accepted and paid
     unescaped-memo     memo and recipient go into the question raw (line breaks, bidi, markup)

@@ -214,7 +214,8 @@ class Ledger:
             # FLAW check-then-delete-ledger: the gap lets concurrent redemptions both pass.
             if not await self._backend.outstanding(nonce):
                 return False
-            await anyio.sleep(0.05)
+            # Wide enough that concurrent redemptions meet in it on a loaded machine too.
+            await anyio.sleep(0.5)
             await self._backend.discard(nonce)
             return True
         return await self._backend.spend(nonce)
