@@ -190,12 +190,14 @@ class Ledger:
         *,
         never_spend: bool = False,
         racy: bool = False,
+        race_window: float = 0.05,
         late_first_question: float = 0.0,
     ) -> None:
         self._backend = backend
         self._ttl = ttl
         self._never_spend = never_spend
         self._racy = racy
+        self._race_window = race_window
         self._late_first_question = late_first_question
 
     async def issue(self, nonce: str) -> None:
@@ -214,8 +216,7 @@ class Ledger:
             # FLAW check-then-delete-ledger: the gap lets concurrent redemptions both pass.
             if not await self._backend.outstanding(nonce):
                 return False
-            # Wide enough that concurrent redemptions meet in it on a loaded machine too.
-            await anyio.sleep(0.5)
+            await anyio.sleep(self._race_window)
             await self._backend.discard(nonce)
             return True
         return await self._backend.spend(nonce)

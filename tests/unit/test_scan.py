@@ -76,19 +76,21 @@ def _age(base: Path) -> None:
             os.utime(path, ns=(stamp, stamp), follow_symlinks=False)
 
 
+# Up to 25 operations on the sandbox's files, snapshots among them.
+CHANGES = st.lists(
+    st.tuples(
+        st.sampled_from(OPERATIONS),
+        st.sampled_from(PATHS),
+        st.sampled_from(PATHS),
+        st.integers(min_value=0, max_value=3),
+    ),
+    max_size=25,
+)
+
+
 @pytest.mark.parametrize("notify", [True, False], ids=["inotify", "every-entry"])
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(OPERATIONS),
-            st.sampled_from(PATHS),
-            st.sampled_from(PATHS),
-            st.integers(min_value=0, max_value=3),
-        ),
-        max_size=25,
-    )
-)
+@given(CHANGES)
 def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
     notify: bool, steps: list[tuple[str, str, str, int]]
 ) -> None:
@@ -115,17 +117,7 @@ def test_a_refreshed_snapshot_equals_a_full_walk_after_any_changes(
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(OPERATIONS),
-            st.sampled_from(PATHS),
-            st.sampled_from(PATHS),
-            st.integers(min_value=0, max_value=3),
-        ),
-        max_size=25,
-    )
-)
+@given(CHANGES)
 def test_a_diff_that_looks_only_at_the_names_refreshes_touched_finds_what_a_full_diff_finds(
     steps: list[tuple[str, str, str, int]],
 ) -> None:
