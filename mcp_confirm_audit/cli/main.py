@@ -409,9 +409,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours = ours[: ours.index("--")] if "--" in ours else ours
     args, rest = parser.parse_known_args(ours)
     args.after_dashes = extra
-    rest += extra
     if rest and args.command not in _PASS_THROUGH:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        parser.error(f"unrecognized arguments: {' '.join([*rest, *extra])}")
+    # An unknown option before `--` would leave its value to be read as the server's command.
+    if misplaced := [word for word in rest if word.startswith("-")]:
+        parser.error(
+            f"{misplaced[0]} is not an option of {args.command!r}: pytest's and the plugin's options go "
+            f"after -- ({args.command} --profile FILE -- {misplaced[0]} ...), and a server's command is "
+            "one quoted word or follows --"
+        )
+    rest += extra
     return _COMMANDS[args.command][1](args, rest)
 
 

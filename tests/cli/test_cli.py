@@ -79,6 +79,19 @@ def test_usage_errors_exit_4_not_argparse_2(capsys: pytest.CaptureFixture[str]) 
     assert main(["run", "--", "-k", "REPLAY"]) == pytest.ExitCode.USAGE_ERROR
 
 
+def test_a_plugin_option_before_the_dashes_is_a_usage_error_not_a_server_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Read as unknown, its value would become the server's command ("120"), and pytest would then
+    # say only that the option expected one argument.
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--profile", "p.yaml", "--mcp-start-timeout", "120"])
+    assert exited.value.code == pytest.ExitCode.USAGE_ERROR
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--mcp-start-timeout is not an option of 'run'" in said
+    assert "run --profile FILE -- --mcp-start-timeout ..." in said
+
+
 def test_init_drafts_a_profile_from_discovery_and_the_honest_flow(tmp_path: Path) -> None:
     out = tmp_path / "target.yaml"
     assert main(["init", target("--paths", "absolute"), "-o", str(out)]) == 0
