@@ -45,7 +45,9 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
     # A setup value the action's own arguments also hold (a frame set for `ops-bot`, then a payment by
     # `ops-bot`) is in the question as the action's own: staged hostile, it makes another thing the
     # action never names, and its absence from the question says nothing about how one is shown.
-    own_values = {v for v in victim.arguments.values() if isinstance(v, str)}
+    # A value the action holds only because a setup call minted it (`collection: "{coll}"`, saved from
+    # create_collection's name) is that call's: staged hostile, it reaches the action too.
+    own_values = {v for v in victim.arguments.values() if isinstance(v, str) and v not in handles}
     for index, step in enumerate(attack.plan.setup):
         schema = schemas.get(step.tool, {})
         shown += [

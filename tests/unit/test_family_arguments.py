@@ -91,3 +91,18 @@ def test_a_setup_value_the_actions_own_arguments_hold_is_shown_as_the_actions_no
         (None, "category", "api"),
         (0, "label", "payments"),
     ]
+
+
+def test_a_setup_value_the_action_holds_only_as_the_handle_it_saved_is_staged() -> None:
+    # linkwarden-mcp: create_collection(name="Doomed") saves {coll}, then delete_collection(collection=
+    # "{coll}"). The question names "Doomed" because the setup call made it: a hostile name staged
+    # there reaches the action through the saved handle, so it is a place for hostile text.
+    create = ToolInfo("create_collection", "", {"properties": {"name": {"type": "string"}}}, False, None)
+    delete = ToolInfo("delete_collection", "", {"properties": {"collection": {}}}, False, None)
+    setup = (SetupCall("create_collection", {"name": "Doomed"}),)
+    attack = SimpleNamespace(
+        tools=(create, delete), plan=SimpleNamespace(name="delete_collection", setup=setup)
+    )
+    use = Instance({"collection": "Doomed"}, "Doomed", saved={"coll": "Doomed"})
+    baseline = "Delete the collection 'Doomed' and its 2 links?"
+    assert shown_arguments(attack, use, baseline) == [(0, "name", "Doomed")]  # type: ignore[arg-type]
