@@ -8,7 +8,8 @@ it needs, and `fail_after` only turns a hang (the defect) into a failure.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -21,6 +22,18 @@ from mcp_confirm_audit.target.driver import _awaited
 
 # A guard against the hang this file is about; never a measure of speed.
 HANG = 10.0
+
+
+@asynccontextmanager
+async def back_channel() -> AsyncIterator[BackChannel]:
+    """A back channel whose calls run in a task group of their own, every wait bounded by HANG."""
+    with anyio.fail_after(HANG):
+        async with anyio.create_task_group() as tasks:
+            back = BackChannel()
+            back.tasks = tasks
+            yield back
+
+
 ACCEPT = types.ElicitResult(action="accept", content={"confirm": True})
 
 
@@ -101,32 +114,26 @@ async def test_a_call_settled_before_it_asked_is_ended_and_its_late_question_is_
     # The attack ended before the server asked (a slow server): settling cancels the call and
     # waits for its end, so the question it never got to send cannot reach the next attack's call.
     late = anyio.Event()
-    with anyio.fail_after(HANG):
-        async with anyio.create_task_group() as tasks:
-            back = BackChannel()
-            back.tasks = tasks
-            slow = back.start(asks(back, "a.txt", before=late))
-            ended_on_its_own = await back.abandon(0.0)
-            assert not ended_on_its_own
-            assert slow.done
-            late.set()
+    async with back_channel() as back:
+        slow = back.start(asks(back, "a.txt", before=late))
+        ended_on_its_own = await back.abandon(0.0)
+        assert not ended_on_its_own
+        assert slow.done
+        late.set()
 
-            await the_next_call_gets_its_own_question(back)
+        await the_next_call_gets_its_own_question(back)
     assert back.stray == []
 
 
 @pytest.mark.anyio
 async def test_a_parked_call_is_answered_cancel_when_settled_and_its_end_is_awaited() -> None:
     # The person walks away from a question: the server hears "cancel" and ends the call itself.
-    with anyio.fail_after(HANG):
-        async with anyio.create_task_group() as tasks:
-            back = BackChannel()
-            back.tasks = tasks
-            parked = back.start(asks(back, "a.txt"))
-            assert (await back.next_event(parked)).outcome is Outcome.INPUT_REQUIRED
-            assert await back.abandon(HANG)
-            assert parked.done
-            assert back.parked(parked.handle) is None
+    async with back_channel() as back:
+        parked = back.start(asks(back, "a.txt"))
+        assert (await back.next_event(parked)).outcome is Outcome.INPUT_REQUIRED
+        assert await back.abandon(HANG)
+        assert parked.done
+        assert back.parked(parked.handle) is None
 
 
 @pytest.mark.anyio
@@ -134,20 +141,17 @@ async def test_a_round_cut_short_lets_go_of_its_call_and_a_round_on_it_ends_at_o
     # A round's timeout (or the attack's budget) cancels the wait: the call is cancelled with it,
     # not left queued for a question that would then go to nobody.
     before = anyio.Event()
-    with anyio.fail_after(HANG):
-        async with anyio.create_task_group() as tasks:
-            back = BackChannel()
-            back.tasks = tasks
-            cut = back.start(asks(back, "a.txt", before=before))
-            with anyio.CancelScope() as round_trip:
-                round_trip.cancel()
-                await _awaited(back, cut)
-            await cut.ended.wait()
-            again = await back.next_event(cut)
-            assert (again.outcome, again.text) == (Outcome.TRANSPORT, ENDED_WITHOUT_RESULT)
-            before.set()
+    async with back_channel() as back:
+        cut = back.start(asks(back, "a.txt", before=before))
+        with anyio.CancelScope() as round_trip:
+            round_trip.cancel()
+            await _awaited(back, cut)
+        await cut.ended.wait()
+        again = await back.next_event(cut)
+        assert (again.outcome, again.text) == (Outcome.TRANSPORT, ENDED_WITHOUT_RESULT)
+        before.set()
 
-            await the_next_call_gets_its_own_question(back)
+        await the_next_call_gets_its_own_question(back)
 
 
 @pytest.mark.anyio
@@ -155,29 +159,26 @@ async def test_a_server_that_asks_twice_gets_both_answers_while_a_younger_call_w
     # The oldest call not waiting takes the next question: after its first answer, the call
     # that asks again is older than the one sent after it.
     younger_asks = anyio.Event()
-    with anyio.fail_after(HANG):
-        async with anyio.create_task_group() as tasks:
-            back = BackChannel()
-            back.tasks = tasks
+    async with back_channel() as back:
 
-            async def twice() -> Response:
-                first = await back.elicit(None, question("a.txt"))
-                second = await back.elicit(None, question("a.txt, really"))
-                assert isinstance(first, types.ElicitResult)
-                assert isinstance(second, types.ElicitResult)
-                return Response(Outcome.COMPLETE, text=f"{first.action}, then {second.action}")
+        async def twice() -> Response:
+            first = await back.elicit(None, question("a.txt"))
+            second = await back.elicit(None, question("a.txt, really"))
+            assert isinstance(first, types.ElicitResult)
+            assert isinstance(second, types.ElicitResult)
+            return Response(Outcome.COMPLETE, text=f"{first.action}, then {second.action}")
 
-            older = back.start(twice)
-            younger = back.start(asks(back, "b.txt", before=younger_asks))
-            asked = await back.next_event(older)
-            back.answer(older, answer(asked))
-            again = await back.next_event(older)
-            assert again.questions[0].message == "Delete a.txt, really?"
-            back.answer(older, answer(again))
-            assert (await back.next_event(older)).text == "accept, then accept"
+        older = back.start(twice)
+        younger = back.start(asks(back, "b.txt", before=younger_asks))
+        asked = await back.next_event(older)
+        back.answer(older, answer(asked))
+        again = await back.next_event(older)
+        assert again.questions[0].message == "Delete a.txt, really?"
+        back.answer(older, answer(again))
+        assert (await back.next_event(older)).text == "accept, then accept"
 
-            younger_asks.set()
-            round_one = await back.next_event(younger)
-            assert round_one.questions[0].message == "Delete b.txt?"
-            back.answer(younger, answer(round_one))
-            assert (await back.next_event(younger)).text == "b.txt: accept"
+        younger_asks.set()
+        round_one = await back.next_event(younger)
+        assert round_one.questions[0].message == "Delete b.txt?"
+        back.answer(younger, answer(round_one))
+        assert (await back.next_event(younger)).text == "b.txt: accept"
