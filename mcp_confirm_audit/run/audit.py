@@ -278,7 +278,9 @@ class _Audit:
         # After -k and -m have deselected: start a second process in the
         # background only if an attack that will run needs one. Not in an
         # xdist worker: it holds every item, whichever worker will run them.
-        if self.session is not None and not hasattr(self.config, "workerinput"):
+        # Not for --collect-only either: no attack will run.
+        runs = not self.config.option.collectonly
+        if self.session is not None and runs and not hasattr(self.config, "workerinput"):
             self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
         attacks = [item for item in session.items if isinstance(item, AttackItem)]
         if self.session is not None and not hasattr(self.config, "workerinput"):

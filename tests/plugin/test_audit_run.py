@@ -125,6 +125,30 @@ def test_the_ini_twin_configures_the_target(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["mcp-audit::MCA-CONSENT-001-decline[[]delete_file[]]"])
 
 
+# The reference server behind a line that counts its starts: each start appends one line to a log.
+COUNTED = """
+import os, sys
+with open(sys.argv[1], "a") as log:
+    log.write("started\\n")
+os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+"""
+
+
+def test_collect_only_starts_the_server_to_list_its_tools_and_nothing_more(pytester: pytest.Pytester) -> None:
+    # The attacks that need a second process, another era or a client that declares no elicitation
+    # are collected, but none will run: their processes are not started in the background either.
+    counter, starts = pytester.path / "counted.py", pytester.path / "starts.log"
+    counter.write_text(COUNTED)
+    command = shlex.join([sys.executable, str(counter), str(starts), str(SERVER), "--root", "{root}"])
+    result = pytester.runpytest("--mcp-target", command, "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK
+    collected = result.stdout.str()
+    assert "MCA-FORGE-006" in collected
+    assert "MCA-DOWNGRADE-001" in collected
+    assert "MCA-ERAS-001" in collected
+    assert starts.read_text().splitlines() == ["started"]
+
+
 ARM = Path(__file__).resolve().parents[2] / "targets" / "robot_arm" / "server.py"
 
 
