@@ -44,7 +44,7 @@ from ..target import reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
-from ..target.zygote import Zygote, split_command
+from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
@@ -456,8 +456,9 @@ class AuditSession:
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
         if self._zygote is not None:
-            # After every process forked from it was closed: it kills whatever of them is left.
-            self._zygote.close()
+            # After every process forked from it was closed: it kills whatever of them is left
+            # (a kept one is left running; each of this audit's processes died with its relay).
+            release_zygote(self._zygote)
             self._zygote = None
         if self.sandbox is not None:
             # Last: a descendant that scrubbed its environment still works in the sandbox.
@@ -544,7 +545,7 @@ class AuditSession:
         with self._zygote_lock:
             if self._zygote is not None and not self._zygote.running:
                 # Gone (killed by a process of the target, say): the worlds after it need another.
-                self._zygote.close()
+                release_zygote(self._zygote)
                 self._zygote = None
                 self.stats.notes.append("the target's zygote exited; it was started again")
             if self._zygote is None:
@@ -560,11 +561,12 @@ class AuditSession:
                         "{port}, tty: or servers:): remove zygote: from the profile"
                     )
                 interpreter, _ = split_command(started.argv(sandbox.root))
-                self._zygote = Zygote(
+                self._zygote = open_zygote(
                     interpreter,
                     self.profile.zygote,
                     {**os.environ, **started.env},
                     self.profile.start_timeout,
+                    own_env=started.env,
                 )
             return self._zygote
 

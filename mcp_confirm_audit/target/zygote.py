@@ -14,6 +14,7 @@ shared, as they were when they were read from disk.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shutil
@@ -21,7 +22,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 
@@ -60,6 +62,8 @@ class Zygote:
         self.token = f"{self.directory.name}/zygote"
         self._log = self.directory / "zygote.stderr"
         self._process: subprocess.Popen[bytes] | None = None
+        # Kept by `keep_zygotes` for later audits: a caller releases it instead of stopping it.
+        self.kept = False
         try:
             self._start(interpreter, modules, env, timeout)
         except BaseException:
@@ -78,7 +82,8 @@ class Zygote:
         with self._log.open("w") as log:
             self._process = subprocess.Popen(
                 [interpreter, _SCRIPT, "serve", self.socket, *modules],
-                stdin=subprocess.DEVNULL,
+                # Held open and never written: the zygote exits when it reads end of file (we are gone).
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 env=started,
@@ -116,8 +121,9 @@ class Zygote:
                 with suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
         reaper.kill_now(lambda: reaper.marked(self.token))
         shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -129,3 +135,68 @@ class Zygote:
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
+
+
+# Kept zygotes, by what decides the modules they imported; None while nothing keeps them.
+_kept: dict[tuple[object, ...], Zygote] | None = None
+_kept_lock = threading.Lock()
+
+
+def _imports_key(
+    interpreter: str, modules: Sequence[str], env: Mapping[str, str], own: Mapping[str, str]
+) -> tuple[object, ...]:
+    """What an import can depend on: the interpreter, the modules, Python's variables and the profile's own."""
+    python = {name: value for name, value in env.items() if name.startswith("PYTHON")}
+    return interpreter, tuple(modules), tuple(sorted({**python, **own}.items()))
+
+
+@contextlib.contextmanager
+def keep_zygotes(keep: bool = True) -> Iterator[None]:
+    """While open, audits in this process share a zygote for the same imports instead of one each.
+
+    For a caller that runs many audits of Python targets in one process (a test suite, a registry
+    going through its servers): each audit's zygote costs an import of the SDK (about a second of
+    CPU). Sharing changes nothing a target sees: each process is still forked fresh from a parent
+    that only imported modules, takes over its own relay's stdin, stdout, environment and root, and
+    is killed with its audit. Every kept zygote is stopped when the outermost one closes.
+    `keep_zygotes(False)` gives each audit its own again while it is open.
+    """
+    global _kept
+    with _kept_lock:
+        outer = _kept
+        _kept = ({} if outer is None else outer) if keep else None
+    try:
+        yield
+    finally:
+        with _kept_lock:
+            mine, _kept = _kept, outer
+        if keep and outer is None:
+            for zygote in (mine or {}).values():
+                zygote.close()
+
+
+def open_zygote(
+    interpreter: str,
+    modules: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+    own_env: Mapping[str, str] | None = None,
+) -> Zygote:
+    """A zygote for these imports: a kept one if `keep_zygotes` is open, else a new one for the caller alone."""
+    with _kept_lock:
+        if _kept is None:
+            return Zygote(interpreter, modules, env, timeout)
+        key = _imports_key(interpreter, modules, env, own_env or {})
+        zygote = _kept.get(key)
+        if zygote is None or not zygote.running:
+            if zygote is not None:
+                zygote.close()
+            zygote = _kept[key] = Zygote(interpreter, modules, env, timeout)
+        zygote.kept = True
+        return zygote
+
+
+def release_zygote(zygote: Zygote) -> None:
+    """The caller is done with it: stopped, unless `keep_zygotes` keeps it for the next audit."""
+    if not zygote.kept:
+        zygote.close()

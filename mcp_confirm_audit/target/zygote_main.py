@@ -12,8 +12,9 @@ It hands all of them to the zygote with ARGV (the target's command after its int
 `SCRIPT ARGS...` or `-m MODULE ARGS...`), and the zygote forks: the child takes them over,
 starts a session of its own and runs ARGV as `python ARGV` would, its modules already imported.
 The relay then waits, and exits with the child's status. If the relay dies first (the launcher
-killed it), the zygote kills the child's process group; when the zygote is told to stop, it
-kills every child it forked.
+killed it), the zygote kills the child's process group; when the zygote is told to stop, or the
+harness that started it is gone (its stdin, a pipe the harness holds, reads end of file), it kills
+every child it forked and exits: a harness killed outright leaves no zygote behind.
 
 The child is given its world's marker in the environment that /proc shows (`_show_marker`): a
 fork keeps its parent's, so without that the reaper would see only the zygote's marker on it.
@@ -59,6 +60,8 @@ def serve(path: str, modules: list[str]) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listening, selectors.EVENT_READ, "accept")
     selector.register(wake_read, selectors.EVENT_READ, "reap")
+    # Nothing is ever written to stdin: it becomes readable when the harness holding it is gone.
+    selector.register(0, selectors.EVENT_READ, "parent")
     # Ready: the harness reads this line, then stdout is no longer ours.
     sys.stdout.write("ready\n")
     sys.stdout.flush()
@@ -77,6 +80,8 @@ def serve(path: str, modules: list[str]) -> None:
                     children[spawned] = conn
                     selector.register(conn, selectors.EVENT_READ, spawned)
                     conn.sendall(f"pid {spawned}\n".encode())
+                elif key.data == "parent":
+                    return
                 elif key.data == "reap":
                     _drain(wake_read)
                     _reap(children, selector)

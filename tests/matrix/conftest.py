@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec
 from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.target.zygote import keep_zygotes
 
 REFERENCE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
@@ -28,6 +29,14 @@ MATRIX_GENERATION = Generation(examples=10, seed=CI_SEED)
 # imports the SDK once per audit and forks each of them. Every one is still a real process of its
 # own, started, watched and stopped through the launcher; test_transports.py keeps the plain start.
 SDK_ZYGOTE = ("mcp.server.mcpserver",)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_zygote_per_worker() -> Iterator[None]:
+    # The matrices run hundreds of audits: one zygote of the SDK serves them all (each process
+    # still forked fresh for its world), where one each cost a second of CPU per audit.
+    with keep_zygotes():
+        yield
 
 
 def forked(profile: Profile) -> Profile:

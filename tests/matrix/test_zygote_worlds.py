@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from mcp_confirm_audit.catalogue.generation import Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -13,6 +18,7 @@ from mcp_confirm_audit.engine.session import AuditSession
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.target import reaper
+from mcp_confirm_audit.target.zygote import keep_zygotes
 
 REFERENCE = Path(__file__).parents[2] / "targets" / "reference" / "server.py"
 
@@ -29,6 +35,14 @@ def _forked_reference() -> Profile:
     )
 
 
+@pytest.fixture
+def own_zygote() -> Iterator[None]:
+    # The matrices keep one zygote for all their audits; these tests are about an audit's own.
+    with keep_zygotes(False):
+        yield
+
+
+@pytest.mark.usefixtures("own_zygote")
 def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_is_left(
     catalogue: Catalogue, generation: Generation
 ) -> None:
@@ -51,6 +65,7 @@ def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_
     assert not zygote.directory.exists()
 
 
+@pytest.mark.usefixtures("own_zygote")
 def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
     catalogue: Catalogue, generation: Generation
 ) -> None:
@@ -76,3 +91,71 @@ def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
     assert "the target's zygote exited; it was started again" in session.stats.notes
     assert reaper.marked(first.token) == []
     assert reaper.marked(again.token) == []
+
+
+def _audit_forked(catalogue: Catalogue, generation: Generation, spec_family: str) -> tuple[object, set[str]]:
+    """One audit of the forked reference server: its zygote, and the markers of the processes it started."""
+    specs = [spec for spec in catalogue.active if spec.family == spec_family]
+    session = AuditSession(_forked_reference(), catalogue, generation)
+    session.start(specs)
+    try:
+        session.controls("delete_file")
+        runs = [session.run(spec, "delete_file") for spec in specs]
+        zygote = session._zygote
+    finally:
+        session.close()
+    assert Verdict.REFUSED in {r.verdict for r, _ in runs}
+    assert {r.verdict for r, _ in runs} <= {Verdict.REFUSED, Verdict.NOT_APPLICABLE}
+    return zygote, set(reaper.ISSUED)
+
+
+def test_kept_zygotes_serve_audit_after_audit_and_no_audits_process_outlives_it(
+    catalogue: Catalogue, generation: Generation
+) -> None:
+    # Outermost (the matrices' own keeping set aside), so that closing it stops what it kept.
+    with keep_zygotes(False), keep_zygotes():
+        before = set(reaper.ISSUED)
+        first, issued_first = _audit_forked(catalogue, generation, "replay")
+        # Every process the first audit started is gone with it; the zygote it was forked from is not.
+        assert [token for token in issued_first - before if reaper.marked(token)] == [first.token]
+        second, issued_second = _audit_forked(catalogue, generation, "forged-state")
+        assert second is first
+        assert [token for token in issued_second - before if reaper.marked(token)] == [first.token]
+        assert first.running
+    # Closing what kept it stops it, with whatever it forked.
+    assert not first.running
+    assert reaper.marked(first.token) == []
+    assert not first.directory.exists()
+
+
+def test_a_harness_killed_outright_leaves_no_zygote_behind(tmp_path: Path) -> None:
+    # SIGKILL runs no cleanup: the zygote must notice by itself that the harness is gone.
+    harness = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            "from mcp_confirm_audit.target.zygote import Zygote\n"
+            "zygote = Zygote(sys.executable, [], dict(os.environ), 60)\n"
+            "print(zygote.pid, flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    with harness, harness.stdout as printed:  # type: ignore[union-attr]
+        zygote_pid = int(printed.readline())
+        harness.kill()
+    deadline = time.monotonic() + 30  # a liveness bound, not a speed measurement
+    while _alive(zygote_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(zygote_pid)
+
+
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie (an orphan is reaped by init, not by us)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
