@@ -8,7 +8,8 @@
 
 The line is split into words first and the values are put into each word
 after, so a value the target chose (an id, a challenge) never adds a word of
-its own. A step's value is what the command printed on stdout, stripped; its
+its own. Its program is found as the target's command's is: `python` is the
+interpreter running the audit, and a program beside it is found there. A step's value is what the command printed on stdout, stripped; its
 stderr is evidence only.
 """
 
@@ -22,6 +23,7 @@ import anyio
 from pydantic import Discriminator, Field, Tag
 
 from ..profile.contract import Keys, key
+from ..profile.programs import beside_interpreter
 from .base import HumanFailed, Save, StepKeys, Taken, Where, one_line, step_kind
 
 
@@ -45,7 +47,10 @@ class Command:
     def words(self, where: Where) -> list[str]:
         extra = {} if self.pending_id is None else {"id": self.pending_id}
         where = where.with_values(extra) if extra else where
-        return [where.filled(word) for word in shlex.split(self.line)]
+        words = [where.filled(word) for word in shlex.split(self.line)]
+        # Found as the target's command is: `python` is the interpreter running the audit, and a
+        # program installed beside it (the server's own CLI) is found there without activating its venv.
+        return [beside_interpreter(words[0]), *words[1:]] if words else words
 
     def __str__(self) -> str:
         # For evidence only: what the person typed, as they would read it.

@@ -7,10 +7,8 @@ says what it cannot (an answer template, the environment, a TTL flag).
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +27,7 @@ from .keys import ROOT_FROM as ROOT_FROM
 from .keys import Approver as Approver
 from .keys import DriftCall as DriftCall
 from .keys import SetupCall as SetupCall
+from .programs import beside_interpreter
 from .servers import Servers, servers_from
 from .url_mode import UrlPeople
 from .yamlfile import read_yaml
@@ -192,21 +191,6 @@ class Profile:
             assert keyword is not None
             return replace(self, factory_args={**self.factory_args, keyword.group(1): self.ttl})
         return replace(self, command=f"{self.command} {self.ttl_flag.replace('{ttl}', ttl)}")
-
-
-def beside_interpreter(program: str) -> str:
-    """A bare program name, looked up first beside the interpreter running the audit.
-
-    `python` is that interpreter, and a server installed in the same venv
-    (`mcp-confirm`) is found there, so `.venv/bin/python -m pytest` works
-    without activating the venv; anything else is left to PATH.
-    """
-    if os.sep in program:
-        return program
-    if program in ("python", "python3"):
-        return sys.executable
-    candidate = Path(sys.executable).parent / program
-    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else program
 
 
 def load_profile(path: Path) -> Profile:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,6 +149,14 @@ async def test_a_command_step_still_runs_in_the_root(tmp_path: Path) -> None:
         Command("python3 -c 'import os; print(os.getcwd())' {id}").with_id("ab"), Where(tmp_path, 10.0)
     )
     assert said.endswith(f": {tmp_path}")
+
+
+@pytest.mark.anyio
+async def test_a_command_steps_python_is_the_audits_interpreter_as_the_targets_is(tmp_path: Path) -> None:
+    # A profile's `python` means one interpreter for the server and for the person's commands: the
+    # one running the audit, also where a venv is not activated and PATH's python is another.
+    said = await run(Command("python -c 'import sys; print(sys.executable)'"), Where(tmp_path, 10.0))
+    assert said.endswith(f": {sys.executable}")
 
 
 def test_the_base_url_is_the_endpoints_scheme_host_and_port() -> None:
