@@ -549,16 +549,11 @@ class AuditSession:
                 self._zygote = None
                 self.stats.notes.append("the target's zygote exited; it was started again")
             if self._zygote is None:
-                if (
-                    started.is_url
-                    or started.is_in_process
-                    or started.serves_http
-                    or started.tty
-                    or started.servers
-                ):
+                # With servers:, the first is the command; each other one is forked if it can be.
+                if started.is_url or started.is_in_process or started.serves_http or started.tty:
                     raise UsageError(
                         "zygote: forks a Python target started over stdio; this one is not (a URL, py:, "
-                        "{port}, tty: or servers:): remove zygote: from the profile"
+                        "{port} or tty:): remove zygote: from the profile"
                     )
                 interpreter, _ = split_command(started.argv(sandbox.root))
                 self._zygote = open_zygote(

@@ -156,6 +156,9 @@ async def connect_servers(
             # ({sink}, a shorter lifetime); the others start as written.
             command = profile.command if index == 0 else command
             alone = replace(profile, command=command, servers=None)
+            # `zygote:` forks each server that is a script on the zygote's interpreter over stdio.
+            stdio = not (alone.is_url or alone.is_in_process or alone.serves_http or alone.tty)
+            forks = zygote is not None and stdio and zygote.forks(alone.argv(root))
             opened = connect(
                 alone,
                 root,
@@ -164,6 +167,7 @@ async def connect_servers(
                 ablate=ablate,
                 elicitation=elicitation,
                 protocol=protocol,
+                zygote=zygote if forks else None,
             )
             parts[server] = await stack.enter_async_context(opened)
         yield Routed(name, parts, servers)

@@ -57,6 +57,7 @@ class Zygote:
     def __init__(
         self, interpreter: str, modules: Sequence[str], env: Mapping[str, str], timeout: float
     ) -> None:
+        self.interpreter = interpreter
         self.directory = Path(tempfile.mkdtemp(prefix="mcp-zygote-"))
         self.socket = str(self.directory / "zygote.sock")
         self.token = f"{self.directory.name}/zygote"
@@ -102,6 +103,14 @@ class Zygote:
                 + (f" (stderr: {tail})" if tail else "")
                 + "; check the modules import in the target's environment, or remove zygote: from the profile"
             )
+
+    def forks(self, argv: Sequence[str]) -> bool:
+        """Whether `argv` is `python SCRIPT ...` or `python -m MODULE ...` on this zygote's interpreter."""
+        try:
+            interpreter, _ = split_command(argv)
+        except UsageError:
+            return False
+        return interpreter == self.interpreter
 
     def relayed(self, interpreter_and_rest: Sequence[str]) -> list[str]:
         """The command the launcher starts instead of `python REST...`: the relay, which the zygote forks for."""

@@ -43,7 +43,7 @@ def forked(profile: Profile) -> Profile:
     """`profile` with the SDK's zygote, when its target is a script on this interpreter over stdio."""
     stdio = not (profile.is_url or profile.is_in_process or profile.serves_http or profile.tty)
     script = shlex.split(profile.command)[:1] == [sys.executable]
-    if not (stdio and script) or profile.servers or profile.zygote:
+    if not (stdio and script) or profile.zygote:
         return profile
     return dataclasses.replace(profile, zygote=SDK_ZYGOTE)
 

@@ -7,6 +7,7 @@ approval reaches the post server only through the shared root.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from dataclasses import replace
@@ -14,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations.pending import Pending
-from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.engine.session import AuditRun, AuditSession, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile.loader import load_profile, profile_from_mapping
+from mcp_confirm_audit.profile.loader import Profile, load_profile, profile_from_mapping
 
 STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
 V = Verdict.VULNERABLE
@@ -29,7 +31,7 @@ def command(script: str, *options: str) -> str:
     return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
 
 
-def audit(catalogue: Catalogue, generation: Any, *post_flaws: str) -> AuditRun:
+def two_servers(*post_flaws: str) -> Profile:
     flags = [word for flaw in post_flaws for word in ("--flaw", flaw)]
     approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
     raw = {
@@ -47,8 +49,34 @@ def audit(catalogue: Catalogue, generation: Any, *post_flaws: str) -> AuditRun:
             },
         },
     }
-    profile = profile_from_mapping(raw, source="two-servers")
-    return run_audit(profile, catalogue=catalogue, generation=generation)
+    # Both servers forked from the SDK's zygote: how they start, not what is audited.
+    return forked(profile_from_mapping(raw, source="two-servers"))
+
+
+def audit(catalogue: Catalogue, generation: Any, *post_flaws: str) -> AuditRun:
+    return run_audit(two_servers(*post_flaws), catalogue=catalogue, generation=generation)
+
+
+def test_with_a_zygote_every_server_of_the_pair_is_forked_from_it(catalogue: Catalogue) -> None:
+    session = AuditSession(two_servers(), catalogue)
+    session.start()
+    try:
+        zygote = session._zygote
+        assert zygote is not None
+        forked_from_it = [
+            pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if _parent(pid) == zygote.pid
+        ]
+    finally:
+        session.close()
+    # The stage server and the post server: two processes, each forked fresh for this world.
+    assert len(forked_from_it) == 2, forked_from_it
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attack(
