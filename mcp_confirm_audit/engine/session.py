@@ -732,7 +732,7 @@ class AuditSession:
             plan,
             outcome.style or "relative",
             self.sandbox,
-            self.sandbox.new_case(f"{prefix}{spec.id}-{spec.slug}"),
+            self.sandbox.reserve_case(f"{prefix}{spec.id}-{spec.slug}"),
             primary,
             peers.other,
             tools=self.tools,
