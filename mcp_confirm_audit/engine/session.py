@@ -622,6 +622,10 @@ class AuditSession:
         attach_to: str | None = None,
         identity: _Identity | None = None,
     ) -> Connection:
+        live = self._live.get(name)
+        if live is not None and live.connection.alive and name not in self._pending:
+            # Open already (most asks are for a connection an earlier attack opened): no thread hop.
+            return live.connection
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside the attack's task.
         return await anyio.to_thread.run_sync(
