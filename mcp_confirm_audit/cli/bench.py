@@ -54,6 +54,8 @@ class AuditCost:
     waited: float = 0.0
     # Wall time by phase (engine.phases.PHASES), each second counted once.
     phases: Mapping[str, float] = field(default_factory=dict)
+    # CPU seconds (user and system) of this process: the whole audit for an in-process target.
+    cpu: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ class BenchResult:
     phases: Mapping[str, float] = field(default_factory=dict)
     # --growth: (attacks, seconds) with the catalogue run once, twice and three times over.
     growth: tuple[tuple[int, float], ...] = ()
+    # CPU seconds of this process for each audit and each one-server floor, in the same order.
+    audit_cpu: tuple[float, ...] = ()
+    floor_cpu: tuple[float, ...] = ()
 
     @staticmethod
     def median(runs: Sequence[float]) -> float:
@@ -112,6 +117,14 @@ class BenchResult:
             lines.append(
                 f"without the waits: audit {audit:.3f} s, floor {floor:.3f} s, ratio {audit / floor:.2f}x"
             )
+        if in_process and self.audit_cpu and self.floor_cpu and median(self.floor_cpu) > 0:
+            # Target and harness share this process, so its CPU time is the whole of each: the figure
+            # other jobs on the machine move least, and a wait costs none.
+            audit_cpu, floor_cpu = median(self.audit_cpu), median(self.floor_cpu)
+            lines.append(
+                f"cpu (this process, user and system): audit {audit_cpu:.3f} s, floor {floor_cpu:.3f} s, "
+                f"ratio {audit_cpu / floor_cpu:.2f}x"
+            )
         if processes > 1 and self.floor_same_processes:
             lines += [
                 f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
@@ -153,7 +166,7 @@ def _growth_lines(growth: Sequence[tuple[int, float]]) -> list[str]:
 
 def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[AttackSpec]) -> AuditCost:
     """One whole audit, as `run_audit` does it and its reports written, from start-up to the last file."""
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     session = AuditSession(profile, catalogue)
     session.start(selected)
     results: list[Result] = []
@@ -169,7 +182,7 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
     with stats.clock.phase("reports"), tempfile.TemporaryDirectory(prefix="mcp-bench-report-") as out:
         target = {"command": profile.command, "tools": [plan.name for plan in session.plans]}
         write_reports(Path(out), build_report(results, controls, target))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     return AuditCost(
         seconds=seconds,
         attacks=len(selected) * len(session.plans),
@@ -180,18 +193,29 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
         plan=session.plans[0],
         waited=stats.waited,
         phases=dict(stats.clock.totals),
+        cpu=cpu,
     )
+
+
+def _cpu() -> float:
+    """CPU seconds (user and system) this process has used, every thread of it."""
+    return time.process_time()
 
 
 def floor_once(profile: Profile, cost: AuditCost, processes: int = 1) -> float:
     """A bare SDK client: start the server, make the same round trips, stop it."""
+    return floor_timed(profile, cost, processes)[0]
+
+
+def floor_timed(profile: Profile, cost: AuditCost, processes: int = 1) -> tuple[float, float]:
+    """`floor_once`'s wall seconds, and the CPU seconds this process used meanwhile."""
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as scratch:
         root = Path(os.path.realpath(scratch)) / "root"
         root.mkdir()
         (root / "victim.txt").write_text("victim\n")
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         anyio.run(_floor, profile, root, cost, processes)
-        return time.perf_counter() - started
+        return time.perf_counter() - started, _cpu() - cpu
 
 
 async def _declines(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -266,11 +290,14 @@ def run_bench(
     selected = [spec for spec in catalogue.active if not families or spec.family in families]
     audits: list[AuditCost] = []
     floors: list[float] = []
+    floors_cpu: list[float] = []
     floors_same: list[float] = []
     isolated = profile.isolation == "process"
     for _ in range(repeat):
         audits.append(audit_once(profile, catalogue, selected))
-        floors.append(floor_once(profile, audits[0]))
+        floor, floor_cpu = floor_timed(profile, audits[0])
+        floors.append(floor)
+        floors_cpu.append(floor_cpu)
         if audits[0].processes_started > 1 and not isolated:
             floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
     middle = sorted(audits, key=lambda a: a.seconds)[len(audits) // 2]
@@ -286,6 +313,8 @@ def run_bench(
         audits[0],
         phases=middle.phases,
         growth=tuple(grown),
+        audit_cpu=tuple(a.cpu for a in audits),
+        floor_cpu=tuple(floors_cpu),
     )
 
 

@@ -61,6 +61,11 @@ DECLARES = "declares-"
 LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
 
 
+def _declared(name: str) -> str:
+    """The elicitation capability a connection called `name` declares (`…declares-none`: none)."""
+    return name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url"
+
+
 def era_of(name: str, pinned: str) -> str | None:
     """The protocol a connection called `name` asks for; None: the profile's (`protocol:`)."""
     if LEGACY_ERA in name:
@@ -380,7 +385,11 @@ class AuditSession:
         elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
         if any(spec.second_process for spec in specs) and not elsewhere:
             wanted.append("other")
-        if any(spec.technique == "capability-downgrade" for spec in specs) and not self.profile.is_url:
+        if (
+            any(spec.technique == "capability-downgrade" for spec in specs)
+            and self.profile.transport == "stdio"
+        ):
+            # Elsewhere they are clients of the primary's process (`_Peers.declaring`), opened at once.
             wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
         if (
             any(spec.technique == "protocol-downgrade" for spec in specs)
@@ -503,11 +512,18 @@ class AuditSession:
         else:
             endpoint = self._ensure(attach_to).endpoint
             era = era_of(name, self.profile.protocol)
+            declares = _declared(name)
             opener = (
-                attach(self.profile, endpoint, name, protocol=era)
+                attach(self.profile, endpoint, name, protocol=era, elicitation=declares)
                 if identity is None
                 else attach(
-                    self.profile, endpoint, name, headers=identity.headers, hint=identity.hint, protocol=era
+                    self.profile,
+                    endpoint,
+                    name,
+                    headers=identity.headers,
+                    hint=identity.hint,
+                    protocol=era,
+                    elicitation=declares,
                 )
             )
             opened = self._enter(opener, attach_to)
@@ -532,7 +548,7 @@ class AuditSession:
             sandbox.logs,
             label,
             ablate=name.startswith(ABLATED),
-            elicitation=name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url",
+            elicitation=_declared(name),
             protocol=era_of(name, self.profile.protocol),
             zygote=self._zygote_for(started, sandbox),
         )
@@ -603,6 +619,10 @@ class AuditSession:
         attach_to: str | None = None,
         identity: _Identity | None = None,
     ) -> Connection:
+        live = self._live.get(name)
+        if live is not None and live.connection.alive and name not in self._pending:
+            # Open already (most asks are for a connection an earlier attack opened): no thread hop.
+            return live.connection
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside the attack's task.
         return await anyio.to_thread.run_sync(
@@ -729,7 +749,7 @@ class AuditSession:
             plan,
             outcome.style or "relative",
             self.sandbox,
-            self.sandbox.new_case(f"{prefix}{spec.id}-{spec.slug}"),
+            self.sandbox.reserve_case(f"{prefix}{spec.id}-{spec.slug}"),
             primary,
             peers.other,
             tools=self.tools,
@@ -881,6 +901,13 @@ class _Peers:
     async def declaring(self, elicitation: str) -> Connection:
         if elicitation not in ("none", "url"):
             raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
+        primary = await self._session.open(f"{self._prefix}primary")
+        if primary.endpoint is not None:
+            # HTTP and in-process: what a client declares is its own session's, so another client
+            # of the same process declares it (as another era's client is, in `in_era`).
+            label = f"{self._prefix}client-{DECLARES}{elicitation}"
+            return await self._session.open(label, attach_to=f"{self._prefix}primary")
+        # Over stdio a process has one connection, whose client declared its capabilities: a process of its own.
         return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
 
     async def in_era(self, era: str) -> Connection:

@@ -164,13 +164,29 @@ class Sandbox:
             directory.mkdir(exist_ok=True)
         # Named as the root sees them, so evidence reads the same either way.
         cases = "root" if self.cases == self.root else f"root/{self.cases.relative_to(self.root).as_posix()}"
+        self._cases_label = cases
         self._watched = {cases: self.cases, "outside": self.outside, "root-evil": self.sibling}
         self._count = 0
         self._scanner = TreeScanner(self._watched)
 
     def new_case(self, label: str = "case") -> Case:
+        return self.make_case(self.reserve_case(label))
+
+    def reserve_case(self, label: str = "case") -> str:
+        """The next case's name, numbered in order; nothing is made on disk until `make_case`.
+
+        An attack that sends nothing (not applicable before its first request) never makes
+        its case, and the cases after it keep the numbers they would have had.
+        """
         self._count += 1
-        name = f"{self._count:03d}-{_slug(label)}"
+        return f"{self._count:03d}-{_slug(label)}"
+
+    def case_dir(self, name: str) -> str:
+        """The directory of case `name` as evidence names it (`Case.rel`), whether made or not."""
+        return f"{self._cases_label}/{name}"
+
+    def make_case(self, name: str) -> Case:
+        """The case called `name` (from `reserve_case`): its directories, victim and canaries."""
         for directory in (self.cases, self.outside, self.sibling):
             try:
                 os.mkdir(directory / name)

@@ -543,14 +543,24 @@ async def attach(
     headers: Sequence[Header] | None = None,
     hint: str = PRIMARY_HINT,
     protocol: str | None = None,
+    elicitation: str = "form+url",
 ) -> AsyncIterator[Connection]:
     """Another client connection to a process already running (a URL, an in-process server).
 
     `headers` replace the profile's on this connection (another identity's), and
-    `hint` is what a refusal of them tells the user to set.
+    `hint` is what a refusal of them tells the user to set; `elicitation` is what it declares.
     """
     async with _session(
-        profile, endpoint, name, None, endpoint, headers=headers, hint=hint, protocol=protocol
+        profile,
+        endpoint,
+        name,
+        None,
+        endpoint,
+        None,
+        elicitation,
+        headers=headers,
+        hint=hint,
+        protocol=protocol,
     ) as connection:
         yield connection
 

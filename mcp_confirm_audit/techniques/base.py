@@ -157,7 +157,7 @@ class Attack:
         plan: ToolPlan,
         style: str,
         sandbox: Sandbox,
-        case: Case,
+        case: Case | str,
         primary: Connection,
         open_other: Callable[[], Awaitable[Connection]],
         *,
@@ -178,7 +178,10 @@ class Attack:
         self.style = style
         self.sandbox = sandbox
         self._root_slash = f"{os.path.abspath(sandbox.root)}/"
-        self.case = case
+        # A case, or the name reserved for it (`Sandbox.reserve_case`): made when first needed, so an
+        # attack that sends nothing (not applicable before its first request) makes no files.
+        self._case = case if isinstance(case, Case) else None
+        self._case_name = case.name if isinstance(case, Case) else case
         self.primary = primary
         self._open_other = open_other
         self.tools = tuple(tools)
@@ -225,6 +228,20 @@ class Attack:
         self._asked: Asked | None = None
         # What the last setup that could not be made said (`staged_with`), for the attack's reason.
         self.staging_failed = ""
+
+    @property
+    def case(self) -> Case:
+        """This attack's case: its directories, victim and canaries, made the first time they are needed.
+
+        They are there before anything reaches the target: any request, any connection the attack
+        uses, and the snapshot that starts the attack proper make them first.
+        """
+        return self._case or self._make_case()
+
+    def _make_case(self) -> Case:
+        if self._case is None:
+            self._case = self.sandbox.make_case(self._case_name)
+        return self._case
 
     # -- what the user is asked about -------------------------------------
 
@@ -475,6 +492,7 @@ class Attack:
         return exchange
 
     def _track(self, conn: Connection) -> None:
+        self._make_case()  # before anything reaches the target
         if self._phase is Phase.SETUP and all(conn is not known for known in self._used):
             self._used.append(conn)
 
@@ -551,6 +569,7 @@ class Attack:
 
     async def start_attack(self) -> None:
         """From here on, every request and every change on disk or through a probe is judged."""
+        self._make_case()  # in the snapshot that starts the attack proper
         self._observed_before = await self.observe()
         self._before = self.sandbox.snapshot()
         self._phase = Phase.ATTACK
@@ -757,7 +776,7 @@ class Attack:
             era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
             approvals=self._approvals,
             effect_verdict=self._effect_verdict,
-            case_dir=self.case.rel(self.case.directory),
+            case_dir=self.sandbox.case_dir(self._case_name),
             gated_places=self.gated_places if self._at_the_gate else None,
             staged_at_the_gate=self._staged_at_the_gate,
             staging_tools=tuple(sorted(self._staging_tools)),

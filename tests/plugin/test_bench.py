@@ -37,6 +37,8 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     trips = re.fullmatch(r"(\d+) \(1 tools/list, (\d+) tools/call\)", fields["round trips"])
     assert trips is not None
     assert int(trips[1]) == int(trips[2]) + 1 > 23
+    # Over stdio most of the work is in the server's processes: this process's CPU time would not be the audit's.
+    assert "cpu (" not in out
 
 
 def test_bench_runs_an_in_process_target_the_same_way(
@@ -59,6 +61,9 @@ def test_bench_times_an_in_process_target_without_ablation_for_a_like_for_like_f
     # cross-target is refused by the SDK boundary: ablation would have built a second server.
     assert "server instances built in-process: 1" in out
     assert "ablation: off" in out
+    # Target and harness in this one process: its CPU time is each one's whole, the figure load moves least.
+    cpu = r"cpu \(this process, user and system\): audit \d+\.\d{3} s, floor \d+\.\d{3} s, ratio \d+\.\d\dx"
+    assert re.search(f"^{cpu}$", out, re.MULTILINE)
 
 
 def test_what_an_in_process_target_writes_to_stderr_is_not_among_the_figures(
