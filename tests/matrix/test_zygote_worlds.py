@@ -15,10 +15,10 @@ import pytest
 from mcp_confirm_audit.catalogue.generation import Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditSession
-from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.models import Layer, Result, Transcript, Verdict
 from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.target import reaper
-from mcp_confirm_audit.target.zygote import keep_zygotes
+from mcp_confirm_audit.target.zygote import Zygote, keep_zygotes
 
 REFERENCE = Path(__file__).parents[2] / "targets" / "reference" / "server.py"
 
@@ -35,6 +35,21 @@ def _forked_reference() -> Profile:
     )
 
 
+def _audit_forked(
+    catalogue: Catalogue, generation: Generation, family: str
+) -> tuple[Zygote | None, list[tuple[Result, Transcript]]]:
+    """The controls and one family's attacks on the forked reference server, and the zygote they used."""
+    specs = [spec for spec in catalogue.active if spec.family == family]
+    session = AuditSession(_forked_reference(), catalogue, generation)
+    session.start(specs)
+    try:
+        session.controls("delete_file")
+        runs = [session.run(spec, "delete_file") for spec in specs]
+        return session._zygote, runs
+    finally:
+        session.close()
+
+
 @pytest.fixture
 def own_zygote() -> Iterator[None]:
     # The matrices keep one zygote for all their audits; these tests are about an audit's own.
@@ -46,16 +61,7 @@ def own_zygote() -> Iterator[None]:
 def test_with_isolation_every_attack_gets_a_forked_process_nobody_used_and_none_is_left(
     catalogue: Catalogue, generation: Generation
 ) -> None:
-    profile = _forked_reference()
-    specs = [spec for spec in catalogue.active if spec.family == "replay"]
-    session = AuditSession(profile, catalogue, generation)
-    session.start(specs)
-    try:
-        session.controls("delete_file")
-        runs = [session.run(spec, "delete_file") for spec in specs]
-        zygote = session._zygote
-    finally:
-        session.close()
+    zygote, runs = _audit_forked(catalogue, generation, "replay")
     assert zygote is not None
     assert {(r.verdict, r.layer) for r, _ in runs} == {(Verdict.REFUSED, Layer.TOOL)}
     used = [{e.connection for e in transcript.exchanges} for _, transcript in runs]
@@ -93,17 +99,10 @@ def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
     assert reaper.marked(again.token) == []
 
 
-def _audit_forked(catalogue: Catalogue, generation: Generation, spec_family: str) -> tuple[object, set[str]]:
-    """One audit of the forked reference server: its zygote, and the markers of the processes it started."""
-    specs = [spec for spec in catalogue.active if spec.family == spec_family]
-    session = AuditSession(_forked_reference(), catalogue, generation)
-    session.start(specs)
-    try:
-        session.controls("delete_file")
-        runs = [session.run(spec, "delete_file") for spec in specs]
-        zygote = session._zygote
-    finally:
-        session.close()
+def _kept_audit(catalogue: Catalogue, generation: Generation, family: str) -> tuple[Zygote, set[str]]:
+    """One audit of the forked reference server: its zygote, and every marker issued so far."""
+    zygote, runs = _audit_forked(catalogue, generation, family)
+    assert zygote is not None
     assert Verdict.REFUSED in {r.verdict for r, _ in runs}
     assert {r.verdict for r, _ in runs} <= {Verdict.REFUSED, Verdict.NOT_APPLICABLE}
     return zygote, set(reaper.ISSUED)
@@ -115,10 +114,10 @@ def test_kept_zygotes_serve_audit_after_audit_and_no_audits_process_outlives_it(
     # Outermost (the matrices' own keeping set aside), so that closing it stops what it kept.
     with keep_zygotes(False), keep_zygotes():
         before = set(reaper.ISSUED)
-        first, issued_first = _audit_forked(catalogue, generation, "replay")
+        first, issued_first = _kept_audit(catalogue, generation, "replay")
         # Every process the first audit started is gone with it; the zygote it was forked from is not.
         assert [token for token in issued_first - before if reaper.marked(token)] == [first.token]
-        second, issued_second = _audit_forked(catalogue, generation, "forged-state")
+        second, issued_second = _kept_audit(catalogue, generation, "forged-state")
         assert second is first
         assert [token for token in issued_second - before if reaper.marked(token)] == [first.token]
         assert first.running
