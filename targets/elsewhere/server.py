@@ -1,7 +1,7 @@
 """Reference server whose person approves somewhere else: a webhook link, a paired device, a terminal, a signature.
 
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
-        [--webhook URL] [--ttl SECONDS] [--approver NAME]
+        [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|any-approver]
 
 `delete_file(path)` deletes one file under the root once a person approved
@@ -27,6 +27,8 @@ With `--approver NAME` (webhook) the approval system has users, each a bearer
 token (ELSEWHERE_USERS: "alice:TOKEN,mallory:TOKEN"): the webhook goes to NAME,
 and the link counts only when NAME follows it; any-approver takes it from any
 user the system knows (who approves is never checked).
+`--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
+late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class Gate:
         ttl: float,
         webhook: str | None,
         approver: str | None = None,
+        late_first_redeem: float = 0.0,
     ) -> None:
         self.policy = paths.PathPolicy.create(root)
         self.root, self.channel, self.flaws, self.ttl, self.webhook = (
@@ -95,6 +98,7 @@ class Gate:
         )
         self.requests: dict[str, dict[str, Any]] = {}
         self.spent: set[str] = set()
+        self.late_first_redeem = late_first_redeem
         self.lock = threading.Lock()
         self.pairing = f"{secrets.randbelow(10**6):06d}"
         self.owner_key = os.environ.get("ELSEWHERE_OWNER_KEY", "")
@@ -157,6 +161,8 @@ class Gate:
 
     def act(self, rid: str, path: str | None = None) -> str:
         """Spend the approval `rid` and delete its file (or `path`, which must be its file)."""
+        late, self.late_first_redeem = self.late_first_redeem, 0.0
+        time.sleep(late)
         request = self.live(rid)
         path = request["path"] if path is None else path
         if request["path"] != path and "transplant" not in self.flaws:
@@ -372,8 +378,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ttl", type=float, default=30.0)
     parser.add_argument("--approver", help="webhook: the user the approval is sent to (ELSEWHERE_USERS)")
     parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])
+    parser.add_argument("--late-first-redeem", type=float, default=0.0, metavar="SECONDS")
     args = parser.parse_args(argv)
-    gate = Gate(Path(args.root), args.channel, set(args.flaw), args.ttl, args.webhook, args.approver)
+    gate = Gate(
+        Path(args.root),
+        args.channel,
+        set(args.flaw),
+        args.ttl,
+        args.webhook,
+        args.approver,
+        args.late_first_redeem,
+    )
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":

@@ -48,6 +48,7 @@ def _audit(
     families: frozenset[str],
     generation: Generation = MATRIX_GENERATION,
     ttl: float = 5,
+    options: tuple[str, ...] = (),
     **settings: object,
 ) -> AuditRun:
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
@@ -56,6 +57,7 @@ def _audit(
     words += ["--webhook", "{sink}/hook"] if channel == "webhook" else []
     for flaw in flaws:
         words += ["--flaw", flaw]
+    words += options
     profile = resolve_profile(replace(profile, **settings), shlex.join(words), None)  # type: ignore[arg-type]
     # Over stdio the server's processes fork from the SDK's zygote (a terminal's run on a pty as written).
     profile = forked(profile)
@@ -95,6 +97,19 @@ def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
     caught = OUT_OF_BAND[flaw]
     assert verdicts.pop(caught)[0] is Verdict.VULNERABLE, [(r.id, r.verdict, r.reason) for r in run.results]
     assert set(verdicts.values()) == {(Verdict.REFUSED, Layer.TOOL)}, verdicts
+
+
+def test_an_approval_redeemed_past_its_lifetime_on_a_loaded_machine_is_tried_again_not_judged(
+    catalogue: Catalogue,
+) -> None:
+    # The short-lived process checks its first redemption 4.5 s into a 3 s lifetime, as a machine too
+    # loaded to redeem in time would: that control proves nothing, and the next one does.
+    run = _audit(
+        catalogue, "webhook", families=frozenset({"approval-expiry"}), options=("--late-first-redeem", "4.5")
+    )
+    late = run.by_id()["MCA-OOBLATE-001"]
+    assert (late.verdict, late.layer) == (Verdict.REFUSED, Layer.TOOL), late.evidence
+    assert any("past the 3s lifetime: proves nothing, tried again" in line for line in late.evidence)
 
 
 def test_the_person_reads_the_webhook_and_follows_its_link(catalogue: Catalogue) -> None:
