@@ -209,3 +209,20 @@ def test_a_gate_that_waits_far_past_its_declared_deadline_still_fails_its_unansw
     passed, detail = _unanswered_control(catalogue, 600, answer_deadline=SLOW_PERSON["ttl"])
     assert not passed
     assert "within its bound (16s: its declared answer_deadline of 10s" in detail
+
+
+def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_waits_kind(
+    catalogue: Catalogue,
+) -> None:
+    # The terminal gate with a terminal nobody answers: the call neither asks over MCP nor fails, it
+    # blocks. A newcomer's first run must say that a person elsewhere may be awaited and how to state
+    # it, not leave "no answer within 2s" as if the server were broken.
+    command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "30"]
+    profile = resolve_profile(None, shlex.join(command), None)
+    profile = replace(profile, tty=True, call_timeout=2.0)
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
+    approve = {c.name: c for c in run.controls}["approve"]
+    assert not approve.passed
+    assert "no answer within 2s" in approve.detail
+    assert "confirmation: {kind: waits" in approve.detail, approve.detail
+    assert "answer_deadline" in approve.detail
