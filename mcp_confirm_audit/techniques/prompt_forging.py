@@ -282,8 +282,15 @@ class _PreviewProbe(_Probe):
                 f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
             )
         elif text is None:
+            # A waits flow is previewed with the person saying no, so that a hostile name is never
+            # approved: what they read is what their decline: steps show, not their approving ones.
             self.attack.setup_failed(
-                "the person was shown nothing while the call waited (no prompt was read)"
+                "the person was shown nothing while the call waited (no prompt was read): a waits flow's "
+                "question is read by the person's decline: steps, so a hostile name is never approved; "
+                "give decline: the step that shows them the call (a read:, a terminal:, or a command: "
+                "with shows: true)"
+                if asks_elsewhere
+                else "the person was shown nothing while the call waited (no prompt was read)"
             )
         return None if self.attack.failed else text
 

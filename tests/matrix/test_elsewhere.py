@@ -226,3 +226,35 @@ def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_wait
     assert "no answer within 2s" in approve.detail
     assert "confirmation: {kind: waits" in approve.detail, approve.detail
     assert "answer_deadline" in approve.detail
+
+
+def test_a_waits_flow_whose_decline_steps_show_nothing_says_prompt_forging_reads_them(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    # The person's approving steps read the prompt, their decline: steps say no without reading
+    # anything. prompt-forging reads the question on the decline (a hostile name is never approved),
+    # so it cannot judge: it must say that decline: needs the step that shows the call, not leave a
+    # newcomer with "shown nothing" while their human: steps plainly show something.
+    profile_text = (
+        (TARGETS / "elsewhere-terminal.yaml")
+        .read_text()
+        .replace(
+            "decline: [{terminal: {expect: 'allow\\? \\[y/N\\] ', answer: n}}]",
+            "decline: [{command: 'python -c pass'}]",
+        )
+    )
+    assert "python -c pass" in profile_text
+    written = tmp_path / "terminal-decline-blind.yaml"
+    written.write_text(profile_text)
+    command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "2"]
+    profile = resolve_profile(load_profile(written), shlex.join(command), None)
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-PROMPT-001",
+        generation=FEW_NAMES,
+    )
+    result = run.by_id()["MCA-PROMPT-001"]
+    assert result.verdict is Verdict.INCONCLUSIVE, result.reason
+    assert "decline:" in result.reason, result.reason
+    assert "shows: true" in result.reason
