@@ -258,3 +258,19 @@ def test_a_waits_flow_whose_decline_steps_show_nothing_says_prompt_forging_reads
     assert result.verdict is Verdict.INCONCLUSIVE, result.reason
     assert "decline:" in result.reason, result.reason
     assert "shows: true" in result.reason
+
+
+@pytest.mark.parametrize("channel", ["terminal", "device"])
+def test_a_prompt_that_masks_a_credential_like_name_leaves_the_person_approving_blind(
+    catalogue: Catalogue, channel: str
+) -> None:
+    # A gate that redacts "secrets" before display hides `sk-quarterlyreport2024.txt` whole: the person
+    # reads "Delete [redacted]?" and approves a deletion they cannot see. Every other name is shown
+    # escaped, so no other prompt-forging attack is fooled; the careful channels above show it whole.
+    run = _audit(
+        catalogue, channel, "masks-secrets", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert set(found) == {"MCA-PROMPT-013"}, {k: r.reason for k, r in found.items()}
+    assert found["MCA-PROMPT-013"].verdict is Verdict.VULNERABLE
+    assert "is not shown (masked or left out)" in found["MCA-PROMPT-013"].reason
