@@ -2,7 +2,7 @@
 
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME]
-        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|any-approver]
+        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|any-approver]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -23,7 +23,9 @@ Every approval is bound to the action's path, spent once and expires after
 agent what only the person should have); for the terminal, fails-open takes no
 terminal or no answer as a yes, and raw-prompt shows the path unescaped (at the terminal,
 and on the device's card); masks-secrets redacts, in the same two places, a path that looks like it holds a
-credential (an `sk-`, `ghp_` or `AKIA` key, `Bearer x`), so the person approves a file they cannot see.
+credential (an `sk-`, `ghp_` or `AKIA` key, `Bearer x`), so the person approves a file they cannot see;
+console-markup prints the prompt through a console library's markup, so `[link=URL]` in a name opens a live
+hyperlink on the terminal and `[bold]`, `[conceal]` restyle or hide the rest of it.
 With `--approver NAME` (webhook) the approval system has users, each a bearer
 token (ELSEWHERE_USERS: "alice:TOKEN,mallory:TOKEN"): the webhook goes to NAME,
 and the link counts only when NAME follows it; any-approver takes it from any
@@ -67,6 +69,7 @@ FLAWS = (
     "fails-open",
     "raw-prompt",
     "masks-secrets",
+    "console-markup",
     "any-approver",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
@@ -81,12 +84,31 @@ def _shown(text: str) -> str:
 _CREDENTIAL = re.compile(r"sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|Bearer\s+\S+")
 
 
+# A console library's markup: `[link=URL]` and a style name in brackets, as rich-style printers read them.
+_CONSOLE_TAG = re.compile(r"\[(link=[^\]\s]+|bold|italic|underline|reverse|conceal|[a-z]+ on [a-z]+)\]")
+_CONSOLE_STYLES = {"bold": "1", "italic": "3", "underline": "4", "reverse": "7", "conceal": "8"}
+
+
+def _console(text: str) -> str:
+    """`text` as a console library prints it: its markup becomes escape sequences on the terminal."""
+
+    def tag(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name.startswith("link="):
+            return f"\x1b]8;;{name.removeprefix('link=')}\x1b\\"  # OSC 8: a live hyperlink
+        return f"\x1b[{_CONSOLE_STYLES.get(name, '7')}m"
+
+    return _CONSOLE_TAG.sub(tag, text)
+
+
 def _named(path: str, flaws: Collection[str]) -> str:
     """The path in the prompt the person reads (the terminal's, the device's card)."""
     if "raw-prompt" in flaws:
         return path  # FLAW raw-prompt: the name as it is
     if "masks-secrets" in flaws and _CREDENTIAL.search(path):
         return "[redacted]"  # FLAW masks-secrets: the whole value hidden, so the person approves blind
+    if "console-markup" in flaws:
+        return _console(_shown(path))  # FLAW console-markup: escaped, then its markup rendered live
     return _shown(path)
 
 

@@ -274,3 +274,18 @@ def test_a_prompt_that_masks_a_credential_like_name_leaves_the_person_approving_
     assert set(found) == {"MCA-PROMPT-013"}, {k: r.reason for k, r in found.items()}
     assert found["MCA-PROMPT-013"].verdict is Verdict.VULNERABLE
     assert "is not shown (masked or left out)" in found["MCA-PROMPT-013"].reason
+
+
+def test_a_terminal_prompt_printed_through_console_markup_is_caught_by_its_live_link(
+    catalogue: Catalogue,
+) -> None:
+    # A prompt printed by a console library reads `[link=https:evil.example]report.txt` as markup: the
+    # person's terminal gets an OSC 8 hyperlink, and `[conceal]` hides the rest of the name. The same
+    # names printed as text (the careful terminal, and raw-prompt) are no finding on a terminal.
+    run = _audit(
+        catalogue, "terminal", "console-markup", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert set(found) == {"MCA-PROMPT-007"}, {k: r.reason for k, r in found.items()}
+    assert found["MCA-PROMPT-007"].verdict is Verdict.VULNERABLE
+    assert "U+001B from the name reached the question" in found["MCA-PROMPT-007"].reason
