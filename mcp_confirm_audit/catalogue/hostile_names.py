@@ -166,6 +166,18 @@ look_alike_names = gen.builds(_pair, plain, _lossy, _stand_in, plain, gen.sample
     lambda pair: pair[0] != pair[1] and valid_name(pair[0]) and valid_name(pair[1])
 )
 
+_KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+# What a redactor takes for a credential, in an ordinary file name: a key prefix and its body, or a
+# bearer header. A gate that hides such a name from its person "for safety" asks them to approve blind.
+credential_like = gen.one_of(
+    gen.builds("sk-{}".format, gen.text(alphabet=_KEY_ALPHABET, min_size=16, max_size=24)),
+    gen.builds("ghp_{}".format, gen.text(alphabet=_KEY_ALPHABET, min_size=20, max_size=28)),
+    gen.builds(
+        "AKIA{}".format, gen.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", min_size=16, max_size=16)
+    ),
+    gen.builds("Bearer {}".format, plain),
+)
+
 GENERATORS: dict[str, gen.Gen[object]] = {
     "line-breaks": around(line_breaks),
     "bidi-controls": around(bidi),
@@ -176,4 +188,9 @@ GENERATORS: dict[str, gen.Gen[object]] = {
     "markup-and-links": around(markup),
     "long-names": long_names,
     "look-alike-names": look_alike_names,
+    # Short, one key each: a careful question may shorten a long path (long-names judges that), but
+    # it has no reason to alter a short printable name, so the whole name must be in it.
+    "credential-like": gen.builds(
+        lambda head, key, ext: head + key + ext, plain, credential_like, gen.sampled_from(_EXTENSIONS)
+    ).filter(valid_name),
 }

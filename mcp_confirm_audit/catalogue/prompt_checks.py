@@ -178,6 +178,19 @@ def clickable(message: str, baseline: str) -> list[Finding]:
     return findings[:2]
 
 
+def shown_whole(message: str, name: str) -> list[Finding]:
+    """A printable ASCII name must be in the question as it is: nothing in it needs escaping or hiding."""
+    if not (name.isascii() and name.isprintable()) or name in as_read(message):
+        return []
+    return [
+        (
+            Verdict.VULNERABLE,
+            f"the name, {escaped(name)}, is not shown (masked or left out): the person approves a file "
+            "they cannot see",
+        )
+    ]
+
+
 def message_problems(message: str, baseline: str, name: str) -> list[Finding]:
     """Every check on one question about one hostile name."""
     return [

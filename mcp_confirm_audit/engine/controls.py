@@ -47,7 +47,7 @@ from ..oracle.effects import (
 )
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.discovery import ToolPlan
-from ..target.driver import Connection, ToolInfo
+from ..target.driver import Connection, ToolInfo, got_no_answer
 from .action import Instance, SetupFailed, prepare, render
 from .observation import Observer
 from .verdict import describe
@@ -508,7 +508,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                     run.unasked = said
                 return None, ControlResult(name, "approve", False, True, said), False
             inert = inert and first.outcome is Outcome.COMPLETE
-            tried.append(f"{style}: {_did_not_ask(first, run, style)}")
+            tried.append(f"{style}: {_did_not_ask(first, run, style, round_one)}")
             continue
         inert = False
         run.learn(round_one, "changed on a first round that only asked", case)
@@ -570,8 +570,18 @@ def _moved_away(run: _Runner, before: _Look, after: _Look) -> list[str]:
 _ASKS_ELSEWHERE = re.compile(r"\b(approver|approval|terminal|tty|operator)\b", re.I)
 
 
-def _did_not_ask(first: Response, run: _Runner, style: str) -> str:
+def _did_not_ask(first: Response, run: _Runner, style: str, written: Sequence[str] = ()) -> str:
     said = f"did not ask ({first.outcome}: {first.text[:200]})"
+    if got_no_answer(first):
+        # Alive but silent: a gate that blocks the call until a person answers elsewhere (a CLI, a
+        # page, a queue of files) looks exactly like this, and what it wrote while waiting is where.
+        wrote = f"; while it waited it wrote {', '.join(written[:3])}" if written else ""
+        return (
+            f"{said}{wrote}; if the call waits for a person who answers elsewhere (a command, a page, a "
+            "file they move), say how in the profile (confirmation: {kind: waits, waits: {human: [...], "
+            'decline: [...]}}, and answer_deadline: the seconds it waits for them; see "When the person '
+            'approves somewhere else")'
+        )
     if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and _ASKS_ELSEWHERE.search(first.text):
         return (
             f"{said}; the refusal names an approver: if a person answers elsewhere (a terminal prompt, a "

@@ -62,6 +62,15 @@ PRIMARY_HINT = "set headers: in the profile or pass --mcp-header"
 _AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
 
 
+# How a round trip that got no answer in time is worded: the call may still be waiting for someone.
+NO_ANSWER = "no answer within"
+
+
+def got_no_answer(response: Response) -> bool:
+    """Whether the target left the request unanswered past its bound (alive, perhaps waiting for a person)."""
+    return response.outcome is Outcome.TRANSPORT and response.text.startswith(NO_ANSWER)
+
+
 class _RawToolCall(types.Request[dict[str, Any] | None, str]):
     """A tools/call whose params the harness writes itself.
 
@@ -379,7 +388,7 @@ class Connection:
             return response
         # Only this scope's deadline ends the block without a response: an outer cancel propagates.
         self.alive = False
-        waited = f"no answer within {timeout:g}s"
+        waited = f"{NO_ANSWER} {timeout:g}s"
         return Response(Outcome.TRANSPORT, text=f"{waited}{self._stderr_hint()}")
 
     async def _outcome(self, send: Any) -> Response:

@@ -47,6 +47,7 @@ from ..catalogue.prompt_checks import (
     form_secrets,
     message_problems,
     names_target,
+    shown_whole,
 )
 from ..catalogue.question_text import result_as_shown, terminal_as_shown
 from ..confirmations import AgentFlow, Preview, as_flow
@@ -226,7 +227,11 @@ class _Probe:
     async def check(self, example: str | Sequence[str]) -> list[Finding]:
         if isinstance(example, str):
             message = await self.ask(example)
-            return [] if message is None else message_problems(message, self.baseline, example)
+            if message is None:
+                return []
+            found = message_problems(message, self.baseline, example)
+            # Names only a redactor finds hostile: showing them as they are is the careful answer.
+            return [*found, *shown_whole(message, example)] if self.kind == "credential-like" else found
         rendered = [(name, message) for name in example if (message := await self.ask(name)) is not None]
         return collisions(rendered)
 
@@ -282,8 +287,15 @@ class _PreviewProbe(_Probe):
                 f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
             )
         elif text is None:
+            # A waits flow is previewed with the person saying no, so that a hostile name is never
+            # approved: what they read is what their decline: steps show, not their approving ones.
             self.attack.setup_failed(
-                "the person was shown nothing while the call waited (no prompt was read)"
+                "the person was shown nothing while the call waited (no prompt was read): a waits flow's "
+                "question is read by the person's decline: steps, so a hostile name is never approved; "
+                "give decline: the step that shows them the call (a read:, a terminal:, or a command: "
+                "with shows: true)"
+                if asks_elsewhere
+                else "the person was shown nothing while the call waited (no prompt was read)"
             )
         return None if self.attack.failed else text
 

@@ -2,7 +2,7 @@
 
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
-        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|any-approver]
+        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|any-approver]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -22,7 +22,10 @@ Every approval is bound to the action's path, spent once and expires after
 --ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
 agent what only the person should have); for the terminal, fails-open takes no
 terminal or no answer as a yes, and raw-prompt shows the path unescaped (at the terminal,
-and on the device's card).
+and on the device's card); masks-secrets redacts, in the same two places, a path that looks like it holds a
+credential (an `sk-`, `ghp_` or `AKIA` key, `Bearer x`), so the person approves a file they cannot see;
+console-markup prints the prompt through a console library's markup, so `[link=URL]` in a name opens a live
+hyperlink on the terminal and `[bold]`, `[conceal]` restyle or hide the rest of it.
 With `--approver NAME` (webhook) the approval system has users, each a bearer
 token (ELSEWHERE_USERS: "alice:TOKEN,mallory:TOKEN"): the webhook goes to NAME,
 and the link counts only when NAME follows it; any-approver takes it from any
@@ -38,11 +41,13 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Collection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -58,13 +63,55 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
-FLAWS = ("replay", "transplant", "agent-reachable", "expiry", "fails-open", "raw-prompt", "any-approver")
+FLAWS = (
+    "replay",
+    "transplant",
+    "agent-reachable",
+    "expiry",
+    "fails-open",
+    "raw-prompt",
+    "masks-secrets",
+    "console-markup",
+    "any-approver",
+)
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
 
 def _shown(text: str) -> str:
     """The path as the person reads it: JSON-escaped, every character outside printable ASCII as \\uXXXX."""
     return json.dumps(text, ensure_ascii=True)
+
+
+# What a redactor "before display" takes for a credential: well-known key prefixes and a bearer header.
+_CREDENTIAL = re.compile(r"sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|Bearer\s+\S+")
+
+
+# A console library's markup: `[link=URL]` and a style name in brackets, as rich-style printers read them.
+_CONSOLE_TAG = re.compile(r"\[(link=[^\]\s]+|bold|italic|underline|reverse|conceal|[a-z]+ on [a-z]+)\]")
+_CONSOLE_STYLES = {"bold": "1", "italic": "3", "underline": "4", "reverse": "7", "conceal": "8"}
+
+
+def _console(text: str) -> str:
+    """`text` as a console library prints it: its markup becomes escape sequences on the terminal."""
+
+    def tag(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name.startswith("link="):
+            return f"\x1b]8;;{name.removeprefix('link=')}\x1b\\"  # OSC 8: a live hyperlink
+        return f"\x1b[{_CONSOLE_STYLES.get(name, '7')}m"
+
+    return _CONSOLE_TAG.sub(tag, text)
+
+
+def _named(path: str, flaws: Collection[str]) -> str:
+    """The path in the prompt the person reads (the terminal's, the device's card)."""
+    if "raw-prompt" in flaws:
+        return path  # FLAW raw-prompt: the name as it is
+    if "masks-secrets" in flaws and _CREDENTIAL.search(path):
+        return "[redacted]"  # FLAW masks-secrets: the whole value hidden, so the person approves blind
+    if "console-markup" in flaws:
+        return _console(_shown(path))  # FLAW console-markup: escaped, then its markup rendered live
+    return _shown(path)
 
 
 def _canonical(challenge: Any) -> str:
@@ -245,7 +292,7 @@ def build(gate: Gate) -> MCPServer:
         def delete_file(path: str) -> str:
             """Delete one file once the person at the server's terminal says y."""
             seen = gate.target(path).identity
-            named = path if "raw-prompt" in flaws else _shown(path)  # FLAW raw-prompt: the name as it is
+            named = _named(path, flaws)
             answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
             if answer is None and "fails-open" in flaws:
                 answer = True  # FLAW fails-open: nobody to ask (or nobody answered) reads as a yes
@@ -346,9 +393,7 @@ def _serve_api(gate: Gate) -> None:
                     self._signed(b"")
                     request = gate.live(parts[1])
                     path = request["path"]
-                    named = (
-                        path if "raw-prompt" in gate.flaws else _shown(path)
-                    )  # FLAW raw-prompt: the name as it is
+                    named = _named(path, gate.flaws)
                     return self._reply(200, {"card": f"Delete {named}?", "request_id": parts[1]})
             except PermissionError as exc:
                 return self._reply(401, {"error": str(exc)})

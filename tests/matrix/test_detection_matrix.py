@@ -95,7 +95,8 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     "sanitiser-category-only": ("prompt-forging", {"MCA-PROMPT-003": V}),
     "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
     "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
-    "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V}),
+    # A question that names nothing hides a name a redactor would mask as well.
+    "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V, "MCA-PROMPT-013": V}),
     # The form goes to a client that declared none, and that client's own accept acts.
     "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}),
 }

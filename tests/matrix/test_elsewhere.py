@@ -224,3 +224,83 @@ def test_a_gate_that_waits_far_past_its_declared_deadline_still_fails_its_unansw
     passed, detail = _unanswered_control(catalogue, 600, answer_deadline=SLOW_PERSON["ttl"])
     assert not passed
     assert "within its bound (16s: its declared answer_deadline of 10s" in detail
+
+
+def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_waits_kind(
+    catalogue: Catalogue,
+) -> None:
+    # The terminal gate with a terminal nobody answers: the call neither asks over MCP nor fails, it
+    # blocks. A newcomer's first run must say that a person elsewhere may be awaited and how to state
+    # it, not leave "no answer within 2s" as if the server were broken.
+    command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "30"]
+    profile = resolve_profile(None, shlex.join(command), None)
+    profile = replace(profile, tty=True, call_timeout=2.0)
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
+    approve = {c.name: c for c in run.controls}["approve"]
+    assert not approve.passed
+    assert "no answer within 2s" in approve.detail
+    assert "confirmation: {kind: waits" in approve.detail, approve.detail
+    assert "answer_deadline" in approve.detail
+
+
+def test_a_waits_flow_whose_decline_steps_show_nothing_says_prompt_forging_reads_them(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    # The person's approving steps read the prompt, their decline: steps say no without reading
+    # anything. prompt-forging reads the question on the decline (a hostile name is never approved),
+    # so it cannot judge: it must say that decline: needs the step that shows the call, not leave a
+    # newcomer with "shown nothing" while their human: steps plainly show something.
+    profile_text = (
+        (TARGETS / "elsewhere-terminal.yaml")
+        .read_text()
+        .replace(
+            "decline: [{terminal: {expect: 'allow\\? \\[y/N\\] ', answer: n}}]",
+            "decline: [{command: 'python -c pass'}]",
+        )
+    )
+    assert "python -c pass" in profile_text
+    written = tmp_path / "terminal-decline-blind.yaml"
+    written.write_text(profile_text)
+    command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "2"]
+    profile = resolve_profile(load_profile(written), shlex.join(command), None)
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-PROMPT-001",
+        generation=FEW_NAMES,
+    )
+    result = run.by_id()["MCA-PROMPT-001"]
+    assert result.verdict is Verdict.INCONCLUSIVE, result.reason
+    assert "decline:" in result.reason, result.reason
+    assert "shows: true" in result.reason
+
+
+@pytest.mark.parametrize("channel", ["terminal", "device"])
+def test_a_prompt_that_masks_a_credential_like_name_leaves_the_person_approving_blind(
+    catalogue: Catalogue, channel: str
+) -> None:
+    # A gate that redacts "secrets" before display hides `sk-quarterlyreport2024.txt` whole: the person
+    # reads "Delete [redacted]?" and approves a deletion they cannot see. Every other name is shown
+    # escaped, so no other prompt-forging attack is fooled; the careful channels above show it whole.
+    run = _audit(
+        catalogue, channel, "masks-secrets", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert set(found) == {"MCA-PROMPT-013"}, {k: r.reason for k, r in found.items()}
+    assert found["MCA-PROMPT-013"].verdict is Verdict.VULNERABLE
+    assert "is not shown (masked or left out)" in found["MCA-PROMPT-013"].reason
+
+
+def test_a_terminal_prompt_printed_through_console_markup_is_caught_by_its_live_link(
+    catalogue: Catalogue,
+) -> None:
+    # A prompt printed by a console library reads `[link=https:evil.example]report.txt` as markup: the
+    # person's terminal gets an OSC 8 hyperlink, and `[conceal]` hides the rest of the name. The same
+    # names printed as text (the careful terminal, and raw-prompt) are no finding on a terminal.
+    run = _audit(
+        catalogue, "terminal", "console-markup", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert set(found) == {"MCA-PROMPT-007"}, {k: r.reason for k, r in found.items()}
+    assert found["MCA-PROMPT-007"].verdict is Verdict.VULNERABLE
+    assert "U+001B from the name reached the question" in found["MCA-PROMPT-007"].reason

@@ -76,7 +76,12 @@ FLAWS: dict[str, tuple[tuple[str, ...], dict[str, Verdict]]] = {
     # A preview that names no file: no name's end is in it, and every name previews alike.
     "preview-without-name": (
         ("prompt-forging",),
-        {**{f"MCA-PROMPT-00{n}": V for n in range(1, 9)}, "MCA-PROMPT-009": W, "MCA-PROMPT-012": V},
+        {
+            **{f"MCA-PROMPT-00{n}": V for n in range(1, 9)},
+            "MCA-PROMPT-009": W,
+            "MCA-PROMPT-012": V,
+            "MCA-PROMPT-013": V,
+        },
     ),
     "missing-is-deleted": (("identity-swap",), {"MCA-IDSWAP-003": W}),
     "lexical-containment": (("out-of-root",), {"MCA-ROOT-004": V}),

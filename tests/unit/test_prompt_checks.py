@@ -25,6 +25,7 @@ from mcp_confirm_audit.catalogue.prompt_checks import (
     form_nesting,
     form_secrets,
     names_target,
+    shown_whole,
     smuggled,
 )
 from mcp_confirm_audit.catalogue.question_text import as_read
@@ -171,6 +172,24 @@ def test_a_line_the_template_starts_the_same_way_is_not_forged(shown: str, name:
 )
 def test_a_shortened_name_keeps_its_end(shown: str, name: str, caught: bool) -> None:
     found = end_visible(ask(shown), name)
+    assert bool(found) is caught
+    assert {verdict for verdict, _ in found} <= {V}
+
+
+@pytest.mark.parametrize(
+    ("shown", "name", "caught"),
+    [
+        ('Delete "names/sk-quarterlyreport2024.txt"?', "sk-quarterlyreport2024.txt", False),
+        # A redactor "before display" hid the value whole, or kept only its end: the person approves blind.
+        ('Delete {"$redacted": "credential-pattern"}?', "sk-quarterlyreport2024.txt", True),
+        ("Delete sk-****2024.txt?", "sk-quarterlyreport2024.txt", True),
+        ("Delete `Bearer invoices.txt`?", "Bearer invoices.txt", False),
+        # A name that needs escaping is shown escaped by a careful question: the other checks judge it.
+        ('Delete "a\\u202eb.txt"?', "a\u202eb.txt", False),
+    ],
+)
+def test_a_printable_name_is_shown_whole(shown: str, name: str, caught: bool) -> None:
+    found = shown_whole(ask(shown), name)
     assert bool(found) is caught
     assert {verdict for verdict, _ in found} <= {V}
 
