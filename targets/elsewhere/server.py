@@ -2,7 +2,8 @@
 
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
-        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|any-approver]
+        [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
+                any-approver]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
