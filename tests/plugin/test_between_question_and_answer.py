@@ -62,7 +62,7 @@ def test_a_sanitiser_that_keeps_bidi_fails_with_the_offending_code_point_and_a_s
         "--mcp-target", target("--flaw", "sanitiser-keeps-bidi"), "-k", "prompt", "--mcp-report-dir", "out"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=2, passed=10)
+    result.assert_outcomes(failed=2, passed=11)
     result.stdout.fnmatch_lines(
         [
             "*MCA-PROMPT-002 Bidi controls*",
@@ -91,7 +91,7 @@ def test_the_careful_server_refuses_every_swap_and_forged_prompt_in_the_tool(
         "10",
     )
     assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=20)
+    result.assert_outcomes(passed=21)
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     assert {r["family"] for r in report["results"]} == FAMILIES
     assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}
