@@ -18,13 +18,11 @@ import anyio
 from . import technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel
+from ._lifetime import TRIES, never_in_time, try_again
 from .base import Attack
 
 # Past the lifetime by this much (and by half the lifetime), as for the expiry family.
 _MARGIN = 0.3
-# A control redeemed later than the lifetime (a loaded machine, a slow step) proves nothing either
-# way, so it is tried again with another subject, this many times in all, as for the expiry family.
-_TRIES = 3
 
 
 @technique("approval-expiry")
@@ -37,7 +35,7 @@ async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     conn, ttl = found
     channel = AttackChannel(attack, conn)
-    for attempt in range(1, _TRIES + 1):
+    for attempt in range(1, TRIES + 1):
         label = "redeemed-in-time" if attempt == 1 else f"redeemed-in-time-{attempt}"
         control = await attack.another(label, connection=conn)
         if control is None:
@@ -55,19 +53,12 @@ async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
         took = time.monotonic() - started
         if await attack.took_effect(control, before):
             break
-        if took < ttl:
-            attack.setup_failed(
-                f"an approval redeemed inside the lifetime did not take effect ({done.text[:160]})"
-            )
+        failure = f"an approval redeemed inside the lifetime did not take effect ({done.text[:160]})"
+        if not try_again(attack, took, ttl, failure, "approval and redemption"):
             return
-        attack.note(
-            f"the control's approval and redemption took {took:.1f}s, past the {ttl:g}s lifetime: "
-            "proves nothing, tried again"
-        )
     else:
-        attack.setup_failed(
-            f"no approval could be redeemed inside the {ttl:g}s lifetime in {_TRIES} tries "
-            "(a slow or loaded machine, or a slow person's step): set a longer `ttl:` in the profile"
+        never_in_time(
+            attack, ttl, "approval could be redeemed", "a slow or loaded machine, or a slow person's step"
         )
         return
     victim = await attack.subject_on(conn)

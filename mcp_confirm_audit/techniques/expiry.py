@@ -16,14 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import technique
+from ._lifetime import TRIES, never_in_time, try_again
 from .base import Attack
 
 # Past the lifetime by this much (and by half the lifetime), so a clock read a
 # little early on either side cannot make a late answer look timely.
 _MARGIN = 0.3
-# A control whose answer came back later than the lifetime (a loaded machine) proves nothing
-# either way, so it is tried again with another subject, this many times in all.
-_TRIES = 3
 
 
 @technique("expiry")
@@ -32,7 +30,7 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     if found is None:
         return
     conn, ttl = found
-    for attempt in range(1, _TRIES + 1):
+    for attempt in range(1, TRIES + 1):
         label = "answered-in-time" if attempt == 1 else f"answered-in-time-{attempt}"
         control = await attack.another(label, connection=conn)
         if control is None:
@@ -55,20 +53,11 @@ async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
         took = time.monotonic() - started
         if await attack.took_effect(control, before):
             break
-        if took < ttl:
-            attack.setup_failed(
-                f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})"
-            )
+        failure = f"an answer inside the lifetime did not take effect ({done.outcome}: {done.text})"
+        if not try_again(attack, took, ttl, failure, "question and answer"):
             return
-        attack.note(
-            f"the control's question and answer took {took:.1f}s, past the {ttl:g}s lifetime: "
-            "proves nothing, tried again"
-        )
     else:
-        attack.setup_failed(
-            f"no control could be answered inside the {ttl:g}s lifetime in {_TRIES} tries "
-            "(a slow or loaded machine): set a longer `ttl:` in the profile"
-        )
+        never_in_time(attack, ttl, "control could be answered", "a slow or loaded machine")
         return
     victim = await attack.subject_on(conn)
     if victim is None:
