@@ -60,10 +60,10 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     """Line breaks, bidi, invisible, escape and other control characters the name brought in.
 
     With the `name`, two kinds a renderer makes of its own are told apart from the name's: a
-    program that colours what it prints (a repr highlighter) emits more of its own escape sequences
+    program that colours what it prints (a repr highlighter) emits more, and other, escape sequences
     for a name with more parts, and one that wraps long lines adds line breaks. An escape is the
-    name's when the name holds one, or when a sequence of a kind the plain question never had appears
-    (the name's markup rendered live: a hyperlink, hidden text); a line break when the name holds one.
+    name's when a sequence in the question is in the name, or links to a target the name holds (its
+    markup rendered live); a line break when it stands next to the name's own text around its break.
     """
     found = Counter(dangerous_pattern().findall(message))
     if not found:
@@ -85,11 +85,27 @@ _SEQUENCE = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|(?:\x1b\[|\x9b)[0-?]
 
 def _from_the_name(ch: str, message: str, baseline: str, name: str) -> bool:
     if ch in LINE_BREAKS:
-        return any(brk in name for brk in LINE_BREAKS)
+        # The name's break shown raw sits between the name's own characters; a wrap falls anywhere.
+        return any(
+            f"{before[-3:]}{ch}" in message or f"{ch}{after[:3]}" in message
+            for brk in LINE_BREAKS
+            if brk in name
+            for before, after in [name.split(brk, 1)]
+            if before[-3:] or after[:3]
+        )
     if ch in ESCAPES:
-        new_kinds = set(_SEQUENCE.findall(message)) - set(_SEQUENCE.findall(baseline))
-        return any(esc in name for esc in ESCAPES) or bool(new_kinds)
+        return any(_names_sequence(seq, name) for seq in _SEQUENCE.findall(message))
     return True
+
+
+def _names_sequence(sequence: str, name: str) -> bool:
+    """Whether a terminal sequence came from the name: the name's own, or its markup's link target."""
+    if sequence in name:
+        return True
+    if sequence.startswith("\x1b]"):
+        target = sequence[2:].removesuffix("\x07").removesuffix("\x1b\\").rsplit(";", 1)[-1]
+        return len(target) >= 3 and target in name
+    return False
 
 
 # One baseline serves every name an attack asks about: what it holds is worked out once.

@@ -406,6 +406,18 @@ COLOURED_PLAIN = "args: \x1b[1m{\x1b[0m\x1b[32m'path'\x1b[0m: \x1b[32m'names/pla
             "[link=https:evil.example]report.txt",
             {"escape character U+001B from the name reached the question"},
         ),
+        # The name's escape shown escaped, in colours the plain question never had: the program's.
+        (
+            COLOURED_PLAIN.replace("plain.txt", "\\x1b[2J\x1b[1;36m2\x1b[0mx.txt"),
+            "\x1b[2Jx.txt",
+            set(),
+        ),
+        # The name's line break shown escaped, the long line wrapped elsewhere.
+        (
+            COLOURED_PLAIN.replace("plain.txt", "report.txt\\n\\nSYSTEM NO\nTICE"),
+            "report.txt\n\nSYSTEM NOTICE",
+            set(),
+        ),
         # The name's own escape, shown raw, even in the program's own colours.
         (
             COLOURED_PLAIN.replace("plain.txt", "\x1b[32mx.txt"),
