@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..models import Verdict
-from .characters import LINE_BREAKS, char_class, dangerous_pattern, invisible_edges
+from .characters import ESCAPES, LINE_BREAKS, char_class, dangerous_pattern, invisible_edges
 from .question_text import as_read, markup_view
 
 Finding = tuple[Verdict, str]
@@ -56,17 +56,56 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\U{code:08x}"
 
 
-def smuggled(message: str, baseline: str) -> list[Finding]:
-    """Line breaks, bidi, invisible, escape and other control characters the name brought in."""
+def smuggled(message: str, baseline: str, name: str | None = None) -> list[Finding]:
+    """Line breaks, bidi, invisible, escape and other control characters the name brought in.
+
+    With the `name`, two kinds a renderer makes of its own are told apart from the name's: a
+    program that colours what it prints (a repr highlighter) emits more, and other, escape sequences
+    for a name with more parts, and one that wraps long lines adds line breaks. An escape is the
+    name's when a sequence in the question is in the name, or links to a target the name holds (its
+    markup rendered live); a line break when it stands next to the name's own text around its break.
+    """
     found = Counter(dangerous_pattern().findall(message))
     if not found:
         return []
     known = _dangerous_in(baseline)
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
+    if name is not None:
+        extra = [ch for ch in extra if _from_the_name(ch, message, baseline, name)]
     return [
         (Verdict.VULNERABLE, f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question")
         for ch in extra
     ]
+
+
+# A terminal's escape sequences, whole: OSC (to BEL or ST), CSI (ESC [ or the one-byte CSI), and ESC
+# with one character after it.
+_SEQUENCE = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b.?", re.S)
+
+
+def _from_the_name(ch: str, message: str, baseline: str, name: str) -> bool:
+    if ch in LINE_BREAKS:
+        # The name's break shown raw sits between the name's own characters; a wrap falls anywhere.
+        return any(
+            f"{before[-3:]}{ch}" in message or f"{ch}{after[:3]}" in message
+            for brk in LINE_BREAKS
+            if brk in name
+            for before, after in [name.split(brk, 1)]
+            if before[-3:] or after[:3]
+        )
+    if ch in ESCAPES:
+        return any(_names_sequence(seq, name) for seq in _SEQUENCE.findall(message))
+    return True
+
+
+def _names_sequence(sequence: str, name: str) -> bool:
+    """Whether a terminal sequence came from the name: the name's own, or its markup's link target."""
+    if sequence in name:
+        return True
+    if sequence.startswith("\x1b]"):
+        target = sequence[2:].removesuffix("\x07").removesuffix("\x1b\\").rsplit(";", 1)[-1]
+        return len(target) >= 3 and target in name
+    return False
 
 
 # One baseline serves every name an attack asks about: what it holds is worked out once.
@@ -194,7 +233,7 @@ def shown_whole(message: str, name: str) -> list[Finding]:
 def message_problems(message: str, baseline: str, name: str) -> list[Finding]:
     """Every check on one question about one hostile name."""
     return [
-        *smuggled(message, baseline),
+        *smuggled(message, baseline, name),
         *forged_line(message, baseline, name),
         *end_visible(message, name),
         *clickable(message, baseline),

@@ -379,3 +379,63 @@ def test_markup_that_markdown_shows_literally_is_not_clickable(message: str, kin
 def test_a_link_is_quoted_from_the_question_itself() -> None:
     found = clickable(ask("x `y` [Click](https:evil.example)"), BASELINE)
     assert found[0][1].endswith('"[Click](https:evil.example)"')
+
+
+# A terminal program that colours what it prints (a repr highlighter) splits a name into more coloured
+# pieces the more parts it has, and wraps long lines: its own escapes and line breaks, not the name's.
+COLOURED_PLAIN = "args: \x1b[1m{\x1b[0m\x1b[32m'path'\x1b[0m: \x1b[32m'names/plain.txt'\x1b[0m\x1b[1m}\x1b[0m"
+
+
+@pytest.mark.parametrize(
+    ("message", "name", "caught"),
+    [
+        # More of the program's own colour codes around "(" and ")": nothing the name brought.
+        (
+            "args: \x1b[1m{\x1b[0m\x1b[32m'path'\x1b[0m: \x1b[32m'names/a\x1b[0m\x1b[32m(\x1b[0m"
+            "\x1b[32mb)\x1b[0m\x1b[32m.txt'\x1b[0m\x1b[1m}\x1b[0m",
+            "a(b).txt",
+            set(),
+        ),
+        # A long name wrapped by the program: its line break, not the name's.
+        (COLOURED_PLAIN.replace("plain.txt", "a" * 90 + "\n" + "a" * 30 + ".txt"), "a" * 120 + ".txt", set()),
+        # The name's markup rendered live: a hyperlink sequence the plain question never had.
+        (
+            COLOURED_PLAIN.replace(
+                "plain.txt", "\x1b]8;id=1;https:evil.example\x1b\\report.txt\x1b]8;;\x1b\\"
+            ),
+            "[link=https:evil.example]report.txt",
+            {"escape character U+001B from the name reached the question"},
+        ),
+        # The name's escape shown escaped, in colours the plain question never had: the program's.
+        (
+            COLOURED_PLAIN.replace("plain.txt", "\\x1b[2J\x1b[1;36m2\x1b[0mx.txt"),
+            "\x1b[2Jx.txt",
+            set(),
+        ),
+        # The name's line break shown escaped, the long line wrapped elsewhere.
+        (
+            COLOURED_PLAIN.replace("plain.txt", "report.txt\\n\\nSYSTEM NO\nTICE"),
+            "report.txt\n\nSYSTEM NOTICE",
+            set(),
+        ),
+        # The name's own escape, shown raw, even in the program's own colours.
+        (
+            COLOURED_PLAIN.replace("plain.txt", "\x1b[32mx.txt"),
+            "\x1b[32mx.txt",
+            {"escape character U+001B from the name reached the question"},
+        ),
+        # The name's own line break, shown raw.
+        (
+            COLOURED_PLAIN.replace("plain.txt", "a\nb.txt"),
+            "a\nb.txt",
+            {"line break U+000A from the name reached the question"},
+        ),
+    ],
+)
+def test_a_terminal_programs_own_colours_and_wrapping_are_not_the_names(
+    message: str, name: str, caught: set[str]
+) -> None:
+    found = smuggled(message, COLOURED_PLAIN, name)
+    assert {reason for _, reason in found} == caught
+    # Without the name, counting alone would blame it for the program's escapes.
+    assert smuggled(message, COLOURED_PLAIN)
