@@ -56,6 +56,9 @@ class AuditCost:
     phases: Mapping[str, float] = field(default_factory=dict)
     # CPU seconds (user and system) of this process: the whole audit for an in-process target.
     cpu: float = 0.0
+    # Wall seconds the audit waited on its own tools/call requests: what its round trips cost the
+    # target and the client, whatever they carried. The rest of `seconds` is the harness's own work.
+    in_round_trips: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,11 @@ class BenchResult:
     # CPU seconds of this process for each audit and each one-server floor, in the same order.
     audit_cpu: tuple[float, ...] = ()
     floor_cpu: tuple[float, ...] = ()
+    # Each audit's wall seconds in its own round trips, in the same order; and each floor's (the one
+    # with as many servers as the audit started, if it was timed), and the median run's.
+    audit_round_trips: tuple[float, ...] = ()
+    floor_round_trips: tuple[float, ...] = ()
+    median_round_trips: float = 0.0
 
     @staticmethod
     def median(runs: Sequence[float]) -> float:
@@ -117,6 +125,7 @@ class BenchResult:
             lines.append(
                 f"without the waits: audit {audit:.3f} s, floor {floor:.3f} s, ratio {audit / floor:.2f}x"
             )
+        lines += self._own_work_lines()
         if in_process and self.audit_cpu and self.floor_cpu and median(self.floor_cpu) > 0:
             # Target and harness share this process, so its CPU time is the whole of each: the figure
             # other jobs on the machine move least, and a wait costs none.
@@ -145,6 +154,39 @@ class BenchResult:
             ]
         lines += _growth_lines(self.growth)
         return [*lines, f"(medians of {runs} runs each, alternating)"]
+
+    def _own_work_lines(self) -> list[str]:
+        """The audit against a floor making the audit's own round trips, and the harness's work between them.
+
+        The floor's requests are all round one on one plain name; the audit's carry hostile names,
+        answers and states, which cost the target and the client more. Timed inside the audit as it
+        sent them, its round trips are exactly the ones it needs, whatever they carry: put in place
+        of the floor's own, they make a floor no audit of these attacks can go below.
+        """
+        if not self.audit_round_trips or not self.floor_round_trips:
+            return []
+        median, waited = self.median, self.cost.waited
+        trips, floor_trips = median(self.audit_round_trips), median(self.floor_round_trips)
+        floor = median(self.floor_same_processes or self.floor) - floor_trips + trips
+        audit = median(self.audit)
+        servers = self.cost.processes_started if self.floor_same_processes else 1
+        lines = [
+            f"in its own round trips: {trips:.3f} s (the audit's requests, timed as it sent them; "
+            f"the floor's: {floor_trips:.3f} s)",
+            f"floor with the audit's own round trips: {floor:.3f} s (the floor's start and stop with "
+            f"{servers} server{'s' if servers > 1 else ''}, the audit's round trips"
+            + (", the waits)" if waited else ")"),
+            f"ratio to the floor with its own round trips: {audit / floor:.2f}x"
+            + (f", without the waits {(audit - waited) / (floor - waited):.2f}x" if waited else ""),
+        ]
+        if self.phases:
+            between = sum(self.phases.get(name, 0.0) for name in ("controls", "probes", "attacks"))
+            own = between - self.median_round_trips
+            lines.append(
+                f"the harness's own work between its round trips: {own:.3f} s in controls and attacks, "
+                f"{1000 * own / max(self.cost.attacks, 1):.2f} ms per attack"
+            )
+        return lines
 
 
 def _growth_lines(growth: Sequence[tuple[int, float]]) -> list[str]:
@@ -194,6 +236,7 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
         waited=stats.waited,
         phases=dict(stats.clock.totals),
         cpu=cpu,
+        in_round_trips=stats.in_round_trips,
     )
 
 
@@ -204,25 +247,35 @@ def _cpu() -> float:
 
 def floor_once(profile: Profile, cost: AuditCost, processes: int = 1) -> float:
     """A bare SDK client: start the server, make the same round trips, stop it."""
-    return floor_timed(profile, cost, processes)[0]
+    return floor_timed(profile, cost, processes).seconds
 
 
-def floor_timed(profile: Profile, cost: AuditCost, processes: int = 1) -> tuple[float, float]:
-    """`floor_once`'s wall seconds, and the CPU seconds this process used meanwhile."""
+@dataclass(frozen=True)
+class FloorRun:
+    seconds: float
+    # CPU seconds this process used meanwhile.
+    cpu: float
+    # Of `seconds`, those spent in the round trips themselves (the rest: start, stop, the waits).
+    in_round_trips: float
+
+
+def floor_timed(profile: Profile, cost: AuditCost, processes: int = 1) -> FloorRun:
+    """`floor_once`, timed: its wall seconds, its CPU seconds and its round trips' part."""
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as scratch:
         root = Path(os.path.realpath(scratch)) / "root"
         root.mkdir()
         (root / "victim.txt").write_text("victim\n")
+        trips: list[float] = []
         started, cpu = time.perf_counter(), _cpu()
-        anyio.run(_floor, profile, root, cost, processes)
-        return time.perf_counter() - started, _cpu() - cpu
+        anyio.run(_floor, profile, root, cost, processes, trips)
+        return FloorRun(time.perf_counter() - started, _cpu() - cpu, sum(trips))
 
 
 async def _declines(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     return types.ElicitResult(action="decline")
 
 
-async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) -> None:
+async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int, trips: list[float]) -> None:
     token = f"{root.parent.name}/floor"
     first: list[Client] = []
     started = [anyio.Event() for _ in range(processes)]
@@ -241,7 +294,9 @@ async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int) 
                 for index in range(processes):
                     group.start_soon(hold, index, errlog)
                 await started[0].wait()
+                began = time.perf_counter()
                 await _round_trips(first[0], cost)
+                trips.append(time.perf_counter() - began)
                 # What the audit had to let pass (an answer after a lifetime), no client can skip.
                 await anyio.sleep(cost.waited)
                 for event in started:
@@ -293,13 +348,18 @@ def run_bench(
     floors_cpu: list[float] = []
     floors_same: list[float] = []
     isolated = profile.isolation == "process"
+    floors_trips: list[float] = []
+    floors_same_trips: list[float] = []
     for _ in range(repeat):
         audits.append(audit_once(profile, catalogue, selected))
-        floor, floor_cpu = floor_timed(profile, audits[0])
-        floors.append(floor)
-        floors_cpu.append(floor_cpu)
+        floor = floor_timed(profile, audits[0])
+        floors.append(floor.seconds)
+        floors_cpu.append(floor.cpu)
+        floors_trips.append(floor.in_round_trips)
         if audits[0].processes_started > 1 and not isolated:
-            floors_same.append(floor_once(profile, audits[0], audits[0].processes_started))
+            same = floor_timed(profile, audits[0], audits[0].processes_started)
+            floors_same.append(same.seconds)
+            floors_same_trips.append(same.in_round_trips)
     middle = sorted(audits, key=lambda a: a.seconds)[len(audits) // 2]
     grown: list[tuple[int, float]] = []
     if growth:
@@ -315,6 +375,9 @@ def run_bench(
         growth=tuple(grown),
         audit_cpu=tuple(a.cpu for a in audits),
         floor_cpu=tuple(floors_cpu),
+        audit_round_trips=tuple(a.in_round_trips for a in audits),
+        floor_round_trips=tuple(floors_same_trips or floors_trips),
+        median_round_trips=middle.in_round_trips,
     )
 
 

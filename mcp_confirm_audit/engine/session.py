@@ -109,6 +109,8 @@ class Stats:
     # Requests sent, over every connection closed so far (tools/list included).
     round_trips: int = 0
     tool_listings: int = 0
+    # Wall seconds the harness waited on its tools/call requests (each connection's, overlaps once).
+    in_round_trips: float = 0.0
     # Seconds the attacks had to let pass by design (an expiry's lifetime).
     waited: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -606,6 +608,7 @@ class AuditSession:
         with self._lock:
             self.stats.round_trips += live.connection.round_trips
             self.stats.tool_listings += live.connection.listings
+            self.stats.in_round_trips += live.connection.waited_on
         try:
             live.context.__exit__(None, None, None)
         except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way

@@ -196,6 +196,11 @@ class Connection:
         self.terminal: Pty | None = None
         self.round_trips = 0
         self.listings = 0
+        # Wall seconds with at least one of this connection's calls in flight (concurrent ones counted
+        # once): the time the harness waited on its own requests, which `bench` sets against the rest.
+        self.waited_on = 0.0
+        self._in_flight = 0
+        self._busy_from = 0.0
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
         session = getattr(client, "_session", None)
         self.era = str(getattr(session, "protocol_version", None) or MODERN)
@@ -367,7 +372,15 @@ class Connection:
         if not self.alive:
             response = Response(Outcome.TRANSPORT, text="connection already lost earlier in this attack")
         else:
-            response = await self._guarded(send, timeout)
+            self._in_flight += 1
+            if self._in_flight == 1:
+                self._busy_from = started
+            try:
+                response = await self._guarded(send, timeout)
+            finally:
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self.waited_on += time.perf_counter() - self._busy_from
             self.round_trips += 1
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))

@@ -81,6 +81,14 @@ class Routed(Connection):
     def listings(self, value: int) -> None:
         return
 
+    @property
+    def waited_on(self) -> float:
+        return sum(part.waited_on for part in self.parts.values())
+
+    @waited_on.setter
+    def waited_on(self, value: float) -> None:
+        return
+
     def server_of(self, tool: str) -> str:
         if tool in self.servers.routes:
             return self.servers.routes[tool]

@@ -31,6 +31,20 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     )
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio"])
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to it"])
+    # The audit's own round trips (what its requests cost, whatever they carry) in place of the floor's.
+    assert re.fullmatch(
+        r"\d+\.\d{3} s \(the audit's requests, timed as it sent them; the floor's: \d+\.\d{3} s\)",
+        fields["in its own round trips"],
+    )
+    assert re.fullmatch(
+        r"\d+\.\d{3} s \(the floor's start and stop with 2 servers, the audit's round trips\)",
+        fields["floor with the audit's own round trips"],
+    )
+    assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to the floor with its own round trips"])
+    assert re.fullmatch(
+        r"-?\d+\.\d{3} s in controls and attacks, -?\d+\.\d\d ms per attack",
+        fields["the harness's own work between its round trips"],
+    )
     # forged-state holds the one attack that needs a state from another process.
     assert fields["server processes started"] == "2"
     assert fields["attacks"] == "23 (1 need a second server process)"
