@@ -30,6 +30,19 @@ _SANDBOX_PATH = re.compile(f"(?:{'|'.join(map(re.escape, _SCRATCH))})" + r"/mcp-
 FINDINGS = (Verdict.VULNERABLE, Verdict.WEAK)
 
 
+def refused_by(result: Result) -> str:
+    """Which layer refused the attack, as every writer words it; `-` where nothing was judged.
+
+    A vulnerable result is refused by nothing. Most took effect; one judged on what the person was
+    shown (a forged question, a form asking for a secret) changed nothing, and says so.
+    """
+    if result.verdict is Verdict.VULNERABLE:
+        return "none (it took effect)" if result.effect.happened else "none (nothing refused it)"
+    if result.layer is not None and result.verdict in (*FINDINGS, Verdict.REFUSED):
+        return result.layer.value
+    return "-"
+
+
 @dataclass(frozen=True)
 class AuditReport:
     results: tuple[Result, ...]

@@ -32,7 +32,7 @@ from ..models import (
     Result,
     Verdict,
 )
-from .document import AuditReport, headline, rerun_command, shorten
+from .document import AuditReport, headline, refused_by, rerun_command, shorten
 
 _UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE)
 
@@ -102,12 +102,6 @@ def _fence(lines: Iterable[str], info: str = "text") -> str:
     while any(ticks in line for line in body):
         ticks += "`"
     return "\n".join([ticks + info, *body, ticks])
-
-
-def _refuser(result: Result) -> str:
-    if result.verdict is Verdict.VULNERABLE:
-        return "none (it took effect)"
-    return result.layer.value if result.layer and result.verdict is not Verdict.INCONCLUSIVE else "-"
 
 
 def _server(report: AuditReport) -> tuple[str, str]:
@@ -308,7 +302,7 @@ def _requirement(result: Result) -> str:
 def _finding(report: AuditReport, result: Result) -> str:
     mark = report.mark(result)
     facts = [
-        f"- **Verdict**: {result.verdict.value}; refused by {_refuser(result)}",
+        f"- **Verdict**: {result.verdict.value}; refused by {refused_by(result)}",
         *([f"- **Protocol**: {inert(result.era)}"] if result.era else []),
         f"- **Why**: {inert(result.reason)}",
         f"- **Remedy**: {result.remedy or '-'}",
@@ -401,7 +395,7 @@ def _layer_table(report: AuditReport, results: Sequence[Result]) -> str:
                 r.variant,
                 inert(r.tool),
                 r.verdict.value,
-                _refuser(r),
+                refused_by(r),
                 "yes" if r.asked_user else "no",
                 mark.status if mark else "",
             )
@@ -500,7 +494,9 @@ def _legend() -> str:
             "Effects are observed on disk (canaries inside and outside the root, file identity, the whole",
             "tree before and after), never taken from what the server said. Layers: `sdk-boundary` is the",
             "SDK's request-state check (JSON-RPC -32602, invalid_request_state); `protocol` any other",
-            "JSON-RPC error; `tool` the tool's own refusal; `none (it took effect)` means nothing refused it.",
+            "JSON-RPC error; `tool` the tool's own refusal; `none (it took effect)` means nothing refused it",
+            "and the action happened; `none (nothing refused it)`, that what the person was shown is the",
+            "finding (a forged question, a form asking for a secret), with nothing changed.",
             "Paths in the temporary sandbox are written as `{sandbox}`; whatever the server chose (its",
             "answers, names, messages) is shown in code spans, never rendered.",
             "",

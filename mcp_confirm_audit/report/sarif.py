@@ -19,7 +19,7 @@ from .. import __version__
 from ..engine.baseline import ACCEPTED, STALE
 from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
 from . import jsontext
-from .document import AuditReport, headline, rerun_command
+from .document import AuditReport, headline, refused_by, rerun_command
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "mcpConfirmAudit/v1"
@@ -201,9 +201,7 @@ _SCRIPTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".sh", ".jar")
 
 def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, Any]:
     mark = report.mark(result)
-    refused = (
-        result.layer.value if result.layer and result.verdict is Verdict.WEAK else "none, it took effect"
-    )
+    refused = refused_by(result)
     entry: dict[str, Any] = {
         "ruleId": result.id,
         "ruleIndex": rule_index,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..engine.baseline import ACCEPTED, DRIFT, STALE
 from ..models import Result, Verdict
-from .document import AuditReport, headline, shorten
+from .document import AuditReport, headline, refused_by, shorten
 
 _ORDER = {
     Verdict.VULNERABLE: 0,
@@ -31,12 +31,6 @@ def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
     ]
-
-
-def _refuser(r: Result) -> str:
-    if r.verdict is Verdict.VULNERABLE:
-        return "none (it took effect)"
-    return r.layer.value if r.layer and r.verdict in (Verdict.REFUSED, Verdict.WEAK) else "-"
 
 
 def _unjudged_for_the_controls(r: Result) -> bool:
@@ -67,7 +61,7 @@ def summary(report: AuditReport, paths: Sequence[Path]) -> list[str]:
                     r.tool,
                     r.verdict.value,
                     severity,
-                    _refuser(r),
+                    refused_by(r),
                     mark.status if mark else "",
                 )
             )

@@ -21,7 +21,7 @@ from ..engine.session import AuditSession
 from ..engine.verdict import describe
 from ..models import ControlResult, Result, Verdict
 from ..profile.headers import scrub_all
-from ..report.document import shorten
+from ..report.document import refused_by, shorten
 from .markers import family_marker
 
 # Evidence lines an ERROR or FAILED item shows in the terminal; the report
@@ -199,7 +199,7 @@ class AttackItem(pytest.Item):
             return shorten(f"{result.id} on {result.tool}: inconclusive, {result.reason}")
         head = [
             f"{result.id} {result.title}",
-            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {_refuser(result)}",
+            f"  tool: {result.tool}   verdict: {result.verdict.value}   refused by: {refused_by(result)}",
             f"  {excinfo.value}",
         ]
         if result.remedy and result.verdict in (Verdict.VULNERABLE, Verdict.WEAK):
@@ -214,12 +214,6 @@ class AttackItem(pytest.Item):
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "mcp-audit", 0, f"{self.spec.id} {self.spec.title} [{self.tool}]"
-
-
-def _refuser(result: Result) -> str:
-    if result.verdict is Verdict.VULNERABLE:
-        return "none (it took effect)"
-    return result.layer.value if result.layer else "-"
 
 
 def _last(lines: tuple[str, ...]) -> tuple[str, ...]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from mcp_confirm_audit.models import Verdict
+from dataclasses import replace
+
+from mcp_confirm_audit.models import Effect, Verdict
 from mcp_confirm_audit.report import AuditReport
+from mcp_confirm_audit.report.document import refused_by
 from mcp_confirm_audit.report.review_md import ReviewMarkdown
 
 
@@ -102,3 +105,18 @@ def test_the_tools_zero_configuration_left_out_are_named_with_why(report: AuditR
     assert "`approve: a step of move_joint's pending flow`" in row
     assert "`reset_<b>all</b>: did not ask, and showed no effect`" in row
     assert "Not audited" not in ReviewMarkdown().render(report)
+
+
+def test_a_question_forged_for_the_person_is_refused_by_nothing_though_nothing_changed(
+    report: AuditReport,
+) -> None:
+    # prompt-forging's finding is what the person read: saying "it took effect" would send a reviewer
+    # looking for a deleted file that is still there.
+    taken = next(r for r in report.results if r.verdict is Verdict.VULNERABLE)
+    forged = replace(taken, id="MCA-PROMPT-004", effect=Effect(), reason="escape from the name reached it")
+    table = _section(ReviewMarkdown().render(replace(report, results=(forged, taken))), "Which layer refused")
+    assert "| MCA-PROMPT-004 |" in table
+    assert "| vulnerable | none (nothing refused it) |" in table
+    assert "| vulnerable | none (it took effect) |" in table
+    assert refused_by(forged) == "none (nothing refused it)"
+    assert refused_by(taken) == "none (it took effect)"
