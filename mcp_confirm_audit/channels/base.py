@@ -21,7 +21,7 @@ import json
 import operator
 import pkgutil
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Protocol, TypeVar, cast
@@ -101,6 +101,14 @@ class Where:
     seen: tuple[str, ...] = ()
     # With `servers:`, each server by name; a step that names one (`server: post`) is taken there.
     servers: Mapping[str, Place] = field(default_factory=dict)
+    # What the harness changes after the person has read the question and before they answer (a swap
+    # family's change of the file they were shown): done once, by the step that answers.
+    before_answer: Callable[[], Awaitable[None]] | None = None
+
+    async def reading_done(self) -> None:
+        """The person read the question and is about to answer: the harness's change, if any, now."""
+        if self.before_answer is not None:
+            await self.before_answer()
 
     def with_values(self, more: Mapping[str, str]) -> Where:
         return replace(self, values={**self.values, **more})
@@ -406,7 +414,13 @@ async def take_all(
     saved: dict[str, str] = {}
     taken: list[Taken] = []
     for step in steps:
+        answering = not (step.kind == "read" or getattr(step, "shows", False))
+        if answering and where.before_answer is not None and not getattr(step, "reads_then_answers", False):
+            # Everything the person reads came before this step: its answer is what follows the change.
+            await where.reading_done()
         done = await step.take(where.with_values(saved).on(server_of(step)))
+        if answering:
+            where = replace(where, before_answer=None)
         saved.update(done.values)
         taken.append(done)
         if on_taken is not None:

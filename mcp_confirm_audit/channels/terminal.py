@@ -108,12 +108,16 @@ class Answer:
     def kind(self) -> str:
         return "terminal"
 
+    # The prompt is read and answered in one step: a change between the two is made inside it.
+    reads_then_answers: ClassVar[bool] = True
+
     async def take(self, where: Where) -> Taken:
         if where.terminal is None:
             raise HumanFailed(
                 "the person answers on the target's terminal, but it has none: set tty: true in the profile"
             )
         shown = await where.terminal.expect(self.expect, where.timeout)
+        await where.reading_done()
         typed = where.filled(self.answer)
         where.terminal.answer(typed)
         read = _ESCAPES.sub("", shown)

@@ -54,9 +54,10 @@ ANY_MECHANISM = frozenset(
 # not_applicable when the action names no file, but prompt-forging, whose strings go into the arguments
 # the person reads).
 OVER_A_PREVIEW = frozenset({"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging"})
-# Of those, the ones a waits flow gets: what the person is shown while the call waits (a terminal
-# prompt) is judged, and its one call can name a path outside; nothing is handed out to swap against.
-ON_THE_PERSONS_CHANNEL = frozenset({"prompt-forging", "out-of-root"})
+# All of those a waits flow gets too: what the person is shown while the call waits (a terminal
+# prompt) is judged, its one call can name a path outside, and the file they were shown can be
+# swapped after they read the question and before they say yes.
+ON_THE_PERSONS_CHANNEL = OVER_A_PREVIEW
 # Of those, the ones that need no preview: a flag flow's one call can still name a path outside.
 WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,11 +23,19 @@ class Channel(Protocol):
         """One tools/call on the agent's own connection; `unanswered`: nobody answers while it waits."""
         ...
 
-    async def human(self, label: str, steps: Sequence[Step], values: Mapping[str, str]) -> dict[str, str]:
+    async def human(
+        self,
+        label: str,
+        steps: Sequence[Step],
+        values: Mapping[str, str],
+        *,
+        before_answer: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, str]:
         """The person, on a channel of their own: take `steps` with `values` filled in; what they saved.
 
         Raises HumanFailed when a step could not be taken. What each step showed the person is kept
-        by the channel (`shown`), for the checks on what the person read.
+        by the channel (`shown`), for the checks on what the person read. `before_answer`: what the
+        harness changes once the person has read the question, before they answer.
         """
         ...
 

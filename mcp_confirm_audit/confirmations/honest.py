@@ -11,7 +11,7 @@ honest flow cannot be completed, every attack on the tool is inconclusive.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -59,7 +59,12 @@ class RecordingChannel:
         return exchange.response
 
     async def human(
-        self, label: str, steps: Sequence[human.Step], values: Mapping[str, str]
+        self,
+        label: str,
+        steps: Sequence[human.Step],
+        values: Mapping[str, str],
+        *,
+        before_answer: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, str]:
         where = human.Where(
             self.root,
@@ -70,6 +75,7 @@ class RecordingChannel:
             self.conn.stderr_path,
             self.conn.terminal,
             servers=self.conn.places(),
+            before_answer=before_answer,
         )
 
         def kept(done: human.Taken) -> None:

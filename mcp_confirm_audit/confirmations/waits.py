@@ -18,7 +18,7 @@ without asking".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,12 +61,15 @@ class Waits:
         *,
         tool: str | None = None,
         as_agent: bool = False,
+        before_answer: Callable[[], Awaitable[None]] | None = None,
     ) -> Response:
+        """The call while the person approves; `before_answer`: the harness's change once they have
+        read the question and before they say yes (the file they were shown swapped, say)."""
         if as_agent or self.human is None:
             response, _ = await self._during(channel, "with nobody answering", arguments, (), tool)
             return response
         response, failed = await self._during(
-            channel, "while the human approves", arguments, self.human.approve, tool
+            channel, "while the human approves", arguments, self.human.approve, tool, before_answer
         )
         if failed is not None:
             raise failed
@@ -79,13 +82,14 @@ class Waits:
         arguments: Mapping[str, Any],
         steps: tuple[Any, ...],
         tool: str | None = None,
+        before_answer: Callable[[], Awaitable[None]] | None = None,
     ) -> tuple[Response, HumanFailed | None]:
         """The call, with the person's steps taken while it waits; what it answered, and a step that failed."""
         failed: list[HumanFailed] = []
 
         async def person() -> None:
             try:
-                await channel.human(label.removeprefix("while "), steps, {})
+                await channel.human(label.removeprefix("while "), steps, {}, before_answer=before_answer)
             except HumanFailed as exc:
                 failed.append(exc)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..channels import human
@@ -43,6 +43,7 @@ class AttackChannel:
         values: Mapping[str, str],
         *,
         seen: Sequence[str] = (),
+        before_answer: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, str]:
         """The person's steps; `seen`: what the agent's calls returned, for steps taken as the agent."""
         observer = self.attack.observer
@@ -56,6 +57,7 @@ class AttackChannel:
             self.connection.terminal,
             tuple(seen),
             self.connection.places(),
+            before_answer,
         )
 
         def kept(done: human.Taken) -> None:

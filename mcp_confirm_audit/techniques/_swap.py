@@ -5,7 +5,10 @@ snapshot is taken after it, and only what the target does with the answer is
 judged. Every change is real (links, renames, writes on the real filesystem).
 Over a token or pending flow the preview is the question and the confirming
 step the answer: the swap comes between them, and a human who approves a
-pending action approves what they saw in the preview.
+pending action approves what they saw in the preview. Over a waits flow there
+is one call: the person reads the question while it waits (a terminal prompt,
+a message on their phone), and the swap comes after they read it and before
+they say yes, the call still under way.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
+from ..confirmations.waits import Waits
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
@@ -23,7 +27,10 @@ async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: C
     """Round one about `victim`, then `swap()` (which says what it did), then accept."""
     if not attack.file_only():
         return
-    if (flow := as_flow(attack.plan.mechanism)) is not None:
+    if isinstance(flow := as_flow(attack.plan.mechanism), Waits):
+        await _swap_while_the_person_reads(attack, flow, victim, swap)
+        return
+    if flow is not None:
         await _swap_between_preview_and_confirm(attack, flow, victim, swap)
         return
     first = await attack.ask(victim)
@@ -52,6 +59,29 @@ async def _swap_between_preview_and_confirm(
         await flow.confirm(channel, args, shown.handle)
     except HumanFailed as exc:
         attack.setup_failed(str(exc))
+
+
+async def _swap_while_the_person_reads(
+    attack: Attack, flow: Waits, victim: Path, swap: Callable[[], str]
+) -> None:
+    swapped = False
+
+    async def after_reading() -> None:
+        nonlocal swapped
+        attack.note(swap())
+        swapped = True
+        # The oracle's snapshot after the swap: only what the target does with the yes is judged.
+        await attack.start_attack()
+
+    # The one call is the attack proper; its snapshot is taken once the person has read the question.
+    attack.attack_under_way()
+    try:
+        await flow.confirm(AttackChannel(attack), attack.arguments(victim), None, before_answer=after_reading)
+    except HumanFailed as exc:
+        attack.setup_failed(str(exc))
+        return
+    if not swapped:
+        attack.setup_failed("the call ended before the person was asked, so nothing was swapped")
 
 
 def replace_with_link(path: Path, destination: Path | str) -> None:

@@ -567,6 +567,15 @@ class Attack:
 
     # -- the disk ---------------------------------------------------------
 
+    def attack_under_way(self) -> None:
+        """Requests from here on are the attack proper, though its snapshot is taken later (`start_attack`).
+
+        A waits flow's one call is under way while the harness makes its change; the change is the
+        harness's own, so the snapshot comes after it, the call already counted as the attack.
+        """
+        self._make_case()
+        self._phase = Phase.ATTACK
+
     async def start_attack(self) -> None:
         """From here on, every request and every change on disk or through a probe is judged."""
         self._make_case()  # in the snapshot that starts the attack proper

@@ -304,3 +304,31 @@ def test_a_terminal_prompt_printed_through_console_markup_is_caught_by_its_live_
     assert set(found) == {"MCA-PROMPT-007"}, {k: r.reason for k, r in found.items()}
     assert found["MCA-PROMPT-007"].verdict is Verdict.VULNERABLE
     assert "U+001B from the name reached the question" in found["MCA-PROMPT-007"].reason
+
+
+SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
+
+
+def test_a_file_swapped_while_the_person_reads_the_terminal_is_refused_by_a_server_that_checks_again(
+    catalogue: Catalogue,
+) -> None:
+    # One call waits at the prompt; the harness swaps the file after the prompt is read, before the y.
+    run = _audit(catalogue, "terminal", families=SWAPS)
+    judged = {r.id: (r.verdict, r.layer) for r in run.results}
+    assert judged, run.results
+    assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
+        (r.id, r.verdict, r.reason) for r in run.results
+    ]
+    said = " ".join(e for r in run.results for e in r.evidence)
+    assert "after the question:" in said and "typed 'y'" in said
+
+
+def test_a_yes_that_follows_the_name_again_deletes_what_the_person_never_read_about(
+    catalogue: Catalogue,
+) -> None:
+    run = _audit(catalogue, "terminal", "no-recheck", families=SWAPS)
+    vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
+    # The link's destination inside and outside the root, a file through a swapped parent, another
+    # file renamed onto the name: each deleted on the yes about the file the prompt showed.
+    expected = {"MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-001", "MCA-PARENT-002", "MCA-IDSWAP-001"}
+    assert expected <= vulnerable, [(r.id, r.verdict, r.reason) for r in run.results]
