@@ -232,3 +232,60 @@ async def test_a_step_that_names_a_server_reads_that_servers_output_and_no_other
     assert where.on("post").target_url == "http://127.0.0.1:9"
     with pytest.raises(HumanFailed, match="names server 'gone', which this run did not start"):
         where.on("gone")
+
+
+@pytest.mark.anyio
+async def test_the_harness_changes_the_file_after_the_person_read_the_message_and_before_they_approve(
+    tmp_path: Path,
+) -> None:
+    # A swap family over a waits flow: the person's reads first, then the change, then their answers.
+    output = tmp_path / "target.stderr"
+    output.write_text("approve deletion of victim.txt with code 424242\n")
+    approvals = tmp_path / "approvals.log"
+    approved_before_the_change: list[str] = []
+
+    async def swapped() -> None:
+        approved_before_the_change.append(approvals.read_text() if approvals.exists() else "")
+
+    append = _python("import sys; open(sys.argv[1], 'a').write(' '.join(sys.argv[2:]) + '\\n')")
+    steps = _steps(
+        [
+            {"read": {"from": "stderr", "pattern": r"code (\d{6})"}, "save": "code"},
+            {"command": f"{append} {approvals} approved {{code}}"},
+            {"command": f"{append} {approvals} again"},
+        ]
+    )
+    saved, _ = await take_all(steps, Where(tmp_path, 5.0, output=output, before_answer=swapped))
+    # Once, after the read (its code was saved) and before the first step that answers.
+    assert saved == {"code": "424242"}
+    assert approved_before_the_change == [""]
+    assert approvals.read_text() == "approved 424242\nagain\n"
+
+
+@pytest.mark.anyio
+async def test_on_the_terminal_the_change_comes_between_the_prompt_and_the_answer(tmp_path: Path) -> None:
+    # The asker says whether the harness's change was there before it asked, and after the answer.
+    asker = (
+        "import io, os, sys; before = os.path.exists(sys.argv[1]); "
+        "t = io.TextIOWrapper(open('/dev/tty', 'r+b', buffering=0)); "
+        "t.write('Delete a.txt? allow? [y/N] '); t.flush(); answer = t.readline().strip(); "
+        "print(answer, before, os.path.exists(sys.argv[1]))"
+    )
+    change = tmp_path / "swapped"
+
+    async def swapped() -> None:
+        change.write_text("the harness's change\n")
+
+    pty = Pty()
+    try:
+        process = subprocess.Popen(
+            pty.hosted([sys.executable, "-c", asker, str(change)]),
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        steps = _steps([{"terminal": {"expect": r"allow\? \[y/N\] ", "answer": "y"}}])
+        await take_all(steps, Where(tmp_path, 10.0, terminal=pty, before_answer=swapped))
+        out, _ = process.communicate(timeout=10)
+    finally:
+        pty.close()
+    assert out.decode().split() == ["y", "False", "True"]
