@@ -172,13 +172,17 @@ class BenchResult:
         servers = self.cost.processes_started if self.floor_same_processes else 1
         lines = [
             f"in its own round trips: {trips:.3f} s (the audit's requests, timed as it sent them; "
-            f"the floor's: {floor_trips:.3f} s)",
-            f"floor with the audit's own round trips: {floor:.3f} s (the floor's start and stop with "
-            f"{servers} server{'s' if servers > 1 else ''}, the audit's round trips"
-            + (", the waits)" if waited else ")"),
-            f"ratio to the floor with its own round trips: {audit / floor:.2f}x"
-            + (f", without the waits {(audit - waited) / (floor - waited):.2f}x" if waited else ""),
+            f"the floor's: {floor_trips:.3f} s)"
         ]
+        if servers == self.cost.processes_started:
+            # Under `isolation: process` no floor starts a server per attack: nothing to set it against.
+            lines += [
+                f"floor with the audit's own round trips: {floor:.3f} s (the floor's start and stop with "
+                f"{servers} server{'s' if servers > 1 else ''}, the audit's round trips"
+                + (", the waits)" if waited else ")"),
+                f"ratio to the floor with its own round trips: {audit / floor:.2f}x"
+                + (f", without the waits {(audit - waited) / (floor - waited):.2f}x" if waited else ""),
+            ]
         if self.phases:
             between = sum(self.phases.get(name, 0.0) for name in ("controls", "probes", "attacks"))
             own = between - self.median_round_trips

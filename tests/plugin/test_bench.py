@@ -155,3 +155,6 @@ def test_bench_of_an_isolated_target_counts_a_process_per_attack_and_times_no_fl
     # Each control and each attack on a process of its own; a few more started ahead and not needed.
     assert int(fields["server processes started"]) >= attacks + 4
     assert "not timed (isolation: process starts one per attack" in out
+    # No floor starts a process per attack: the audit's own round trips are told, set against nothing.
+    assert "in its own round trips: " in out
+    assert "floor with the audit's own round trips" not in out
