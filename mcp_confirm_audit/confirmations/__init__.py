@@ -45,6 +45,8 @@ ANY_MECHANISM = frozenset(
         "policy-self-loosening",
         "ungated",
         "capability-downgrade",
+        # Over a flow, what a person handed over (technique: not applicable where nothing is).
+        "double-spend",
     }
 )
 

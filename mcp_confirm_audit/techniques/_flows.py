@@ -9,7 +9,7 @@ from ..channels import human
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.token import Token
 from ..confirmations.waits import Waits
-from ..models import Response
+from ..models import Exchange, Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
 
@@ -23,11 +23,13 @@ class AttackChannel:
         # What the person's steps showed them (a webhook body, a prompt), and what they saved.
         self.shown: list[tuple[str, str]] = []
         self.saved: dict[str, str] = {}
+        # The calls made through this channel, as the transcript records them (a race pairs them).
+        self.exchanges: list[Exchange] = []
 
     async def call(
         self, label: str, tool: str, arguments: Mapping[str, Any], *, unanswered: bool = False
     ) -> Response:
-        return await self.attack.call(
+        exchange = await self.attack.exchange(
             label,
             self.attack.case.victim,
             arguments=arguments,
@@ -35,6 +37,8 @@ class AttackChannel:
             connection=self.connection,
             unanswered=unanswered,
         )
+        self.exchanges.append(exchange)
+        return exchange.response
 
     async def human(
         self,

@@ -1,8 +1,8 @@
 """Redeeming one approval several times, at once or across processes, with the victim kept in place.
 
-Shared by the double-spend and cross-replica families. The approval is
-minted on one connection and redeemed on others, all at once (a task each,
-started together); a `Restorer` puts the victim back after every effect, so
+Shared by the double-spend and cross-replica families. The approval (a state
+and its answers, or what a person handed over) is minted on one connection
+and redeemed on others, all at once (a task each, started together); a `Restorer` puts the victim back after every effect, so
 each redemption that got past the single-use check acts and is counted.
 Afterwards the same approval is replayed once, sequentially, on every process
 that took part: its refusal is what that process's single-use guard says, and
@@ -11,7 +11,7 @@ the verdict compares the losers' refusals with it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -29,6 +29,7 @@ async def redeem_together(
     decline_first: bool = False,
     if_none_taken: str = "inconclusive",
 ) -> None:
+    """One MRTR approval (a state and its answers) minted on `minted_on`, redeemed on each of `redeem_on` at once."""
     victim = attack.victim
     first = await attack.ask(victim, connection=minted_on, label=f"ask on {minted_on.name}")
     if attack.failed:
@@ -37,32 +38,50 @@ async def redeem_together(
     answers: list[dict[str, Any]] = [yes] * len(redeem_on)
     if decline_first:
         answers[0] = attack.reply(first, "decline")
-    racing: list[tuple[Exchange, Connection]] = []
 
-    async def redeem(number: int, conn: Connection, responses: dict[str, Any]) -> None:
-        action = "decline" if responses is not yes else "accept"
-        label = f"redemption {number} of {len(redeem_on)} ({action}) on {conn.name}"
-        exchange = await attack.exchange(
+    async def redeem(number: int, conn: Connection) -> Exchange:
+        if number == 0:
+            label, responses = f"sequential replay on {conn.name}: what its single-use guard says", yes
+        else:
+            responses = answers[number - 1]
+            action = "decline" if responses is not yes else "accept"
+            label = f"redemption {number} of {len(redeem_on)} ({action}) on {conn.name}"
+        return await attack.exchange(
             label, victim, state=first.request_state, responses=responses, connection=conn
         )
-        racing.append((exchange, conn))
+
+    await redeemed_at_once(attack, minted_on, redeem_on, redeem, if_none_taken=if_none_taken)
+
+
+async def redeemed_at_once(
+    attack: Attack,
+    minted_on: Connection,
+    redeem_on: Sequence[Connection],
+    redeem: Callable[[int, Connection], Awaitable[Exchange]],
+    *,
+    if_none_taken: str = "inconclusive",
+) -> None:
+    """`redeem(n, conn)` for n = 1.. on each of `redeem_on` at once, then once (n = 0) on every process.
+
+    Whatever the approval is (a state and its answers, what a person handed over), the race and the
+    sequential replays after it are the same, and so is their count: effects, put back after each.
+    """
+    victim = attack.victim
+    racing: list[tuple[Exchange, Connection]] = []
+
+    async def one(number: int, conn: Connection) -> None:
+        racing.append((await redeem(number, conn), conn))
 
     await attack.start_attack()
     with victim.counter(attack.since_start, attack.items_per_effect) as restorer:
         async with anyio.create_task_group() as group:
-            for number, (conn, responses) in enumerate(zip(redeem_on, answers, strict=True), start=1):
-                group.start_soon(redeem, number, conn, responses)
+            for number, conn in enumerate(redeem_on, start=1):
+                group.start_soon(one, number, conn)
         taken_racing = await restorer.counted()
         replay_on: dict[object, Exchange] = {}
         for conn in [minted_on, *redeem_on]:
             if _process(conn) not in replay_on:
-                replay_on[_process(conn)] = await attack.exchange(
-                    f"sequential replay on {conn.name}: what its single-use guard says",
-                    victim,
-                    state=first.request_state,
-                    responses=yes,
-                    connection=conn,
-                )
+                replay_on[_process(conn)] = await redeem(0, conn)
     taken = await restorer.counted()
     for failure in restorer.failures:
         attack.setup_failed(failure)

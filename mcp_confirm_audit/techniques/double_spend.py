@@ -8,6 +8,12 @@ one connection over stdio, where a process has exactly one. At most one may
 act; the losers must be refused by the same guard that refuses a sequential
 replay, or only a later check (the file already gone) saved the target.
 
+What a person on a channel of their own handed over (a pending id they
+approved, a signed approval) is raced the same way: the person approves once,
+then the agent redeems it on every connection at once. A decline has nothing
+to race there: the person declines on their own channel, and nothing is handed
+over.
+
 Over the back channel (a legacy connection) a question is the server's own
 request, answered once: there is no approval to present twice. What can be
 spent twice is the person's one answer. The first call asks and is answered
@@ -26,21 +32,29 @@ from typing import Any
 
 import anyio
 
-from ..models import Outcome
+from ..confirmations import as_flow
+from ..models import Exchange, Outcome
+from ..target.driver import Connection
 from . import technique
-from ._race import redeem_together
+from ._elsewhere import approved, person_flow
+from ._elsewhere import redeem as redeem_handed_over
+from ._flows import AttackChannel
+from ._race import redeem_together, redeemed_at_once
 from .base import Attack
 
 
 @technique("double-spend")
 async def double_spend(attack: Attack, params: Mapping[str, Any]) -> None:
-    connections = await attack.peer(lambda: attack.peers.same_process(attack.peers.redemptions))
-    if connections is None:
-        return
     mode = params["mode"]
     if mode not in ("accepts", "decline-and-accepts"):
         raise ValueError(f"double-spend: unknown mode {mode!r}")
     decline = mode == "decline-and-accepts"
+    if as_flow(attack.plan.mechanism) is not None:
+        await _handed_over_and_redeemed_at_once(attack, decline_first=decline)
+        return
+    connections = await _redeeming(attack)
+    if connections is None:
+        return
     if attack.primary.legacy:
         await _one_answer_spent_twice(attack, connections, decline_first=decline)
         return
@@ -52,6 +66,48 @@ async def double_spend(attack: Attack, params: Mapping[str, Any]) -> None:
         decline_first=decline,
         if_none_taken="refused" if decline else "inconclusive",
     )
+
+
+async def _redeeming(attack: Attack) -> list[Connection] | None:
+    """The connections to redeem on at once, all to the approval's process (None: none could be opened)."""
+    found: list[Connection] | None = await attack.peer(
+        lambda: attack.peers.same_process(attack.peers.redemptions)
+    )
+    return found
+
+
+async def _handed_over_and_redeemed_at_once(attack: Attack, *, decline_first: bool) -> None:
+    """The person approves once; the agent redeems what they handed over on every connection at once."""
+    if decline_first:
+        attack.not_applicable(
+            "a person who declines does it on their own channel and hands nothing over: no decline races "
+            "the redemptions of their approval"
+        )
+        return
+    flow = person_flow(attack, "person's approval to redeem at once")
+    if flow is None:
+        return
+    connections = await _redeeming(attack)
+    if connections is None:
+        return
+    channel, victim = AttackChannel(attack), attack.victim
+    arguments = attack.arguments(victim)
+    got = await approved(attack, flow, channel, arguments)
+    if got is None:
+        return
+    handle, saved = got
+
+    async def redeem(number: int, conn: Connection) -> Exchange:
+        on = AttackChannel(attack, conn)
+        label = (
+            f"sequential replay on {conn.name}: what its single-use guard says"
+            if number == 0
+            else f"redemption {number} of {len(connections)} of the person's approval on {conn.name}"
+        )
+        await redeem_handed_over(flow, on, arguments, handle, saved, label)
+        return on.exchanges[-1]
+
+    await redeemed_at_once(attack, attack.primary, connections, redeem)
 
 
 async def _one_answer_spent_twice(attack: Attack, connections: list[Any], *, decline_first: bool) -> None:

@@ -3,7 +3,7 @@
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
-                any-approver|no-recheck]
+                any-approver|no-recheck|check-then-spend]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -32,7 +32,8 @@ token (ELSEWHERE_USERS: "alice:TOKEN,mallory:TOKEN"): the webhook goes to NAME,
 and the link counts only when NAME follows it; any-approver takes it from any
 user the system knows (who approves is never checked).
 no-recheck acts on a yes without checking the path again: whatever the name leads to when the person
-answers, links followed, is deleted (the person read about one file, another goes).
+answers, links followed, is deleted (the person read about one file, another goes). check-then-spend
+checks an approval and spends it a moment later, so redemptions sent together all pass the check.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -44,6 +45,7 @@ import hashlib
 import hmac
 import json
 import os
+import random
 import re
 import secrets
 import sys
@@ -77,6 +79,7 @@ FLAWS = (
     "console-markup",
     "any-approver",
     "no-recheck",
+    "check-then-spend",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -214,16 +217,33 @@ class Gate:
             raise ValueError("refused: that approval has expired")
         return request
 
-    def act(self, rid: str, path: str | None = None) -> str:
-        """Spend the approval `rid` and delete its file (or `path`, which must be its file)."""
-        late, self.late_first_redeem = self.late_first_redeem, 0.0
-        time.sleep(late)
+    def _usable(self, rid: str, path: str | None) -> tuple[dict[str, Any], str]:
+        """The live request `rid`, and the path it may delete: its own (or, transplant, any)."""
         request = self.live(rid)
         path = request["path"] if path is None else path
         if request["path"] != path and "transplant" not in self.flaws:
             raise ValueError("refused: that approval is for another file")
-        with self.lock:
-            self.spent.add(rid)
+        return request, path
+
+    def act(self, rid: str, path: str | None = None) -> str:
+        """Spend the approval `rid` and delete its file (or `path`, which must be its file).
+
+        Checked and spent in one step under the lock (tools run in threads, side by side): two
+        redemptions that arrive together cannot both find it unspent.
+        """
+        late, self.late_first_redeem = self.late_first_redeem, 0.0
+        time.sleep(late)
+        if "check-then-spend" in self.flaws:
+            # FLAW check-then-spend: checked, then spent a moment later: redemptions sent together all pass.
+            # The moment varies (as a real server's I/O does), so each one that passed acts in its turn.
+            request, path = self._usable(rid, path)
+            time.sleep(0.05 + random.random() * 0.1)
+            with self.lock:
+                self.spent.add(rid)
+        else:
+            with self.lock:
+                request, path = self._usable(rid, path)
+                self.spent.add(rid)
         self.delete(path, request["seen"] if path == request["path"] else None)
         return f"deleted {_shown(path)}"
 

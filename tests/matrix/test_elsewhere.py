@@ -333,3 +333,33 @@ def test_a_yes_that_follows_the_name_again_deletes_what_the_person_never_read_ab
     # file renamed onto the name: each deleted on the yes about the file the prompt showed.
     expected = {"MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-001", "MCA-PARENT-002", "MCA-IDSWAP-001"}
     assert expected <= vulnerable, [(r.id, r.verdict, r.reason) for r in run.results]
+
+
+@pytest.mark.parametrize("channel", ["webhook", "signed"])
+def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server(
+    catalogue: Catalogue, channel: str
+) -> None:
+    # The person approves once; the agent sends what they handed over eight times at once.
+    run = _audit(catalogue, channel, families=frozenset({"double-spend"}))
+    race = run.by_id()["MCA-DSPEND-001"]
+    assert (race.verdict, race.layer) == (Verdict.REFUSED, Layer.TOOL), (race.reason, race.evidence)
+    assert "took effect once" in race.reason
+    assert any("redemption 8 of 8 of the person's approval" in line for line in race.evidence)
+    # Nothing handed over says no: a decline has nothing to race.
+    assert run.by_id()["MCA-DSPEND-002"].verdict is Verdict.NOT_APPLICABLE
+
+
+@pytest.mark.parametrize("channel", ["webhook", "signed"])
+def test_an_approval_checked_then_spent_a_moment_later_is_taken_by_every_redemption_at_once(
+    catalogue: Catalogue, channel: str
+) -> None:
+    run = _audit(
+        catalogue, channel, "check-then-spend", families=frozenset({"double-spend", "approval-replay"})
+    )
+    verdicts = {r.id: r for r in run.results}
+    race = verdicts["MCA-DSPEND-001"]
+    assert race.verdict is Verdict.VULNERABLE, (race.reason, race.evidence)
+    assert "one approval took effect" in race.reason
+    # Sent one after another the approval is spent by then: only the race finds this flaw.
+    replay = verdicts["MCA-OOBREPLAY-001"]
+    assert (replay.verdict, replay.layer) == (Verdict.REFUSED, Layer.TOOL), replay.reason
