@@ -51,11 +51,13 @@ ANY_MECHANISM = frozenset(
 )
 
 
-# File families that also run over a token or pending flow: what the preview showed is what the
-# question showed, so a swap between preview and confirm is the same attack (the technique says
-# not_applicable when the action names no file, but prompt-forging, whose strings go into the arguments
-# the person reads).
-OVER_A_PREVIEW = frozenset({"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging"})
+# Families that also run over a token or pending flow: what the preview showed is what the question
+# showed, so a swap between preview and confirm is the same attack (the technique says not_applicable
+# when the action names no file, but prompt-forging, whose strings go into the arguments the person
+# reads), and so is subject-drift, the same change to a subject that is not a file.
+OVER_A_PREVIEW = frozenset(
+    {"symlink-swap", "parent-swap", "identity-swap", "out-of-root", "prompt-forging", "subject-drift"}
+)
 # All of those a waits flow gets too: what the person is shown while the call waits (a terminal
 # prompt) is judged, its one call can name a path outside, and the file they were shown can be
 # swapped after they read the question and before they say yes.

@@ -8,7 +8,9 @@ the agent itself could. The person then accepts what they were shown. The tool
 must act on what was shown or ask again: an effect on what the change brought
 in (the moved link gone too, a payment to the new recipient) is `vulnerable`,
 which the verdict reads from the effect probes. The change is made while a
-legacy call waits on its elicitation/create, or between two MRTR rounds.
+legacy call waits on its elicitation/create, or between two MRTR rounds; over a
+token or pending flow between the preview and the confirming call, and over a
+waits flow after the person has read the question and before they answer.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..confirmations import AgentFlow, HumanFailed, as_flow
+from ..confirmations.waits import Waits
+from ..engine.action import Instance
 from ..models import Outcome
 from . import technique
+from ._flows import AttackChannel, previewed
 from .base import Attack
 
 
@@ -49,26 +55,14 @@ async def subject_drift(attack: Attack, params: Mapping[str, Any]) -> None:
             "it brings into the subject (give it the saved id of what it moves in, or the new value it sets)"
         )
         return
+    if (flow := as_flow(attack.plan.mechanism)) is not None:
+        await _over_a_flow(attack, flow, victim, drift.tool, arguments, brought)
+        return
     first = await attack.ask(victim)
     if attack.failed:
         return
-    changed = await attack.call(
-        f"drift: {drift.tool}, the subject changed after the question",
-        victim,
-        tool=drift.tool,
-        arguments=arguments,
-    )
-    if changed.outcome is not Outcome.COMPLETE:
-        attack.setup_failed(
-            f"the drift call {drift.tool} did not succeed ({changed.outcome}: {changed.text[:200]}); "
-            "fix drift: in the profile"
-        )
+    if not await _drifted(attack, victim, drift.tool, arguments, brought):
         return
-    attack.note(
-        f"after the question, before the answer: {drift.tool}({_json(arguments)}) brought "
-        f"{', '.join(_json(v) for v in brought)} into the subject"
-    )
-    attack.drifted(brought)
     await attack.start_attack()
     await attack.call(
         "accept, as the person who saw the question would",
@@ -76,6 +70,60 @@ async def subject_drift(attack: Attack, params: Mapping[str, Any]) -> None:
         state=first.request_state,
         responses=attack.accept(first, victim),
     )
+
+
+async def _over_a_flow(
+    attack: Attack,
+    flow: AgentFlow,
+    victim: Instance,
+    tool: str,
+    arguments: Mapping[str, Any],
+    brought: list[Any],
+) -> None:
+    """Between the preview and the confirming call; over a waits flow, after the person read the question."""
+    channel, args = AttackChannel(attack), attack.arguments(victim)
+    try:
+        if isinstance(flow, Waits):
+            changed = False
+
+            async def after_reading() -> None:
+                nonlocal changed
+                changed = await _drifted(attack, victim, tool, arguments, brought)
+                await attack.start_attack()
+
+            attack.attack_under_way()
+            await flow.confirm(channel, args, None, before_answer=after_reading)
+            if not changed and not attack.failed:
+                attack.setup_failed("the call ended before the person was asked, so nothing changed")
+            return
+        shown = await previewed(attack, flow, channel, args)
+        if shown is None or not await _drifted(attack, victim, tool, arguments, brought):
+            return
+        await attack.start_attack()
+        await flow.confirm(channel, args, shown.handle)
+    except HumanFailed as exc:
+        attack.setup_failed(str(exc))
+
+
+async def _drifted(
+    attack: Attack, victim: Instance, tool: str, arguments: Mapping[str, Any], brought: list[Any]
+) -> bool:
+    """The profile's drift call, made as another client or the agent could; False (set up wrong) if it failed."""
+    changed = await attack.call(
+        f"drift: {tool}, the subject changed after the question", victim, tool=tool, arguments=arguments
+    )
+    if changed.outcome is not Outcome.COMPLETE:
+        attack.setup_failed(
+            f"the drift call {tool} did not succeed ({changed.outcome}: {changed.text[:200]}); "
+            "fix drift: in the profile"
+        )
+        return False
+    attack.note(
+        f"after the question, before the answer: {tool}({_json(arguments)}) brought "
+        f"{', '.join(_json(v) for v in brought)} into the subject"
+    )
+    attack.drifted(brought)
+    return True
 
 
 def _scalars(arguments: Mapping[str, Any]) -> list[Any]:

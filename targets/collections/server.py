@@ -1,7 +1,7 @@
 """Collections reference server: an action that names no file, whose subject can drift.
 
     python targets/collections/server.py --root DIR [--on-drift act-on-shown|ask-again] [--flaw NAME]
-        [--choices-in tool|argument] [--by-id none|refuses-members]
+        [--choices-in tool|argument] [--by-id none|refuses-members] [--confirm ask|token]
 
 Links live in collections, kept in this process's memory and seen only through
 the read-only `list_links`. `delete_collection(collection_id)` asks the person
@@ -16,6 +16,12 @@ question named and keeps the collection with what was moved in since; with
 `--on-drift ask-again` it asks again about the collection as it is now. The flaw
 `deletes-current-members` deletes whatever the collection holds at the answer,
 links the person never saw included; `subject-drift` finds it.
+
+With `--confirm token` the tool does not ask in the protocol: the call without `confirm_token`
+answers with a preview (the same text as the question) and a token, and the call with that token
+acts, on what the preview showed (or, ask-again, with a new preview if the collection changed). The
+move can then come between the preview and the confirming call, and the same flaw deletes what the
+preview never named.
 
 `on_links` says what becomes of the links, as linkwarden-mcp's does: a plain string whose
 choices only the descriptions list. The careful server still asks, naming what will
@@ -54,6 +60,7 @@ FLAWS = {
     "deletes-links-unasked": "delete_links deletes a collection's links by id, asking nobody",
 }
 OnDrift = Literal["act-on-shown", "ask-again"]
+Confirm = Literal["ask", "token"]
 ChoicesIn = Literal["tool", "argument"]
 ById = Literal["none", "refuses-members"]
 ON_LINKS = ("delete", "keep", "cancel")
@@ -185,6 +192,28 @@ def _mrtr(gate: Gate, ctx: Context, collection: str, on_links: str) -> str | typ
     return gate.act(collection, shown, on_links)
 
 
+def _token(gate: Gate, collection: str, on_links: str, token: str) -> str:
+    """Without a token, a preview and the token that confirms it; with one, the deletion it previewed."""
+
+    def preview(shown: frozenset[str], **more: Any) -> str:
+        nonce = secrets.token_hex(16)
+        gate.pending[nonce] = (collection, shown)
+        question = gate.question(collection, shown, on_links)
+        return json.dumps(
+            {"status": "confirmation_required", **more, "preview": question, "confirm_token": nonce}
+        )
+
+    if not token:
+        return preview(gate.subject(collection))
+    held = gate.pending.pop(token, None)
+    if held is None or held[0] != collection:
+        raise ToolError("that confirm_token is unknown, used, or for another collection; preview again")
+    shown = held[1]
+    if gate.drifted(collection, shown):
+        return preview(gate.subject(collection), changed_since_preview=True)
+    return gate.act(collection, shown, on_links)
+
+
 def build_server(
     root: str | Path,
     *,
@@ -192,6 +221,7 @@ def build_server(
     on_drift: OnDrift = "act-on-shown",
     choices_in: ChoicesIn = "tool",
     by_id: ById = "none",
+    confirm: Confirm = "ask",
 ) -> MCPServer:
     """The server, for `mcp.Client(server)` in-process or `.run()`; `root` is unused (all in memory)."""
     active = frozenset(flaws)
@@ -201,6 +231,8 @@ def build_server(
         raise ValueError(f"bad --on-drift {on_drift!r}: use {' or '.join(get_args(OnDrift))}")
     if by_id not in get_args(ById):
         raise ValueError(f"bad --by-id {by_id!r}: use {' or '.join(get_args(ById))}")
+    if confirm not in get_args(Confirm):
+        raise ValueError(f"bad --confirm {confirm!r}: use {' or '.join(get_args(Confirm))}")
     store = Store()
     gate = Gate(store, active, on_drift)
     server = MCPServer(SERVER_NAME)
@@ -228,16 +260,33 @@ def build_server(
     listed = " (one of 'delete', 'keep' or 'cancel')" if choices_in == "argument" else ""
     on_links_field = Field(default=None, description=f"What becomes of the collection's links{listed}.")
 
-    async def delete_collection(
-        collection_id: CollectionId, ctx: Context, on_links: str | None = on_links_field
-    ) -> str | types.InputRequiredResult:
+    def chosen(collection_id: str, on_links: str | None) -> tuple[str, str | None]:
+        """What becomes of the links, and what the tool says at once (a cancel, the caller's word)."""
         choice = (on_links or "delete").strip().lower()
         if choice not in ON_LINKS:
             raise ToolError(f"on_links is one of {', '.join(ON_LINKS)}")
         if choice == "cancel":
-            return json.dumps({"status": "cancelled", "deleted": False, "collection": collection_id})
+            return choice, json.dumps({"status": "cancelled", "deleted": False, "collection": collection_id})
         if on_links is not None and "on-links-skips-question" in active:
-            return gate.act(collection_id, gate.subject(collection_id), choice)  # FLAW: the caller's word
+            return choice, gate.act(
+                collection_id, gate.subject(collection_id), choice
+            )  # FLAW: the caller's word
+        return choice, None
+
+    token_field = Field(default="", description="The confirm_token a preview returned; leave out to preview.")
+
+    async def delete_collection_by_token(
+        collection_id: CollectionId, on_links: str | None = on_links_field, confirm_token: str = token_field
+    ) -> str:
+        choice, said = chosen(collection_id, on_links)
+        return said if said is not None else _token(gate, collection_id, choice, confirm_token)
+
+    async def delete_collection(
+        collection_id: CollectionId, ctx: Context, on_links: str | None = on_links_field
+    ) -> str | types.InputRequiredResult:
+        choice, said = chosen(collection_id, on_links)
+        if said is not None:
+            return said
         if _modern(ctx):
             return _mrtr(gate, ctx, collection_id, choice)
         return await _legacy(gate, ctx, collection_id, choice)
@@ -268,9 +317,15 @@ def build_server(
     add(move_link, description="Move a link into a collection.", annotations=_EDITS)
     add(list_links, description="Every link and the collection it is in.", annotations=_READ_ONLY)
     add(
-        delete_collection,
+        delete_collection_by_token if confirm == "token" else delete_collection,
+        name="delete_collection",
         description=(
-            "Delete a collection and its links. Asks the person first, naming every link."
+            "Delete a collection and its links. "
+            + (
+                "Call once to preview it, naming every link, then again with the confirm_token to delete."
+                if confirm == "token"
+                else "Asks the person first, naming every link."
+            )
             + (
                 ""
                 if choices_in == "argument"
@@ -288,11 +343,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--on-drift", default="act-on-shown", choices=get_args(OnDrift))
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument("--choices-in", default="tool", choices=get_args(ChoicesIn))
+    parser.add_argument("--confirm", default="ask", choices=get_args(Confirm))
     parser.add_argument("--by-id", default="none", choices=get_args(ById))
     args = parser.parse_args(argv)
     try:
         server = build_server(
-            args.root, flaws=args.flaw, on_drift=args.on_drift, choices_in=args.choices_in, by_id=args.by_id
+            args.root,
+            flaws=args.flaw,
+            on_drift=args.on_drift,
+            choices_in=args.choices_in,
+            by_id=args.by_id,
+            confirm=args.confirm,
         )
     except ValueError as exc:
         parser.error(str(exc))

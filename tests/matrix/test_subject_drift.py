@@ -82,3 +82,46 @@ def test_without_a_drift_call_the_family_does_not_apply_and_says_how_to_declare_
     assert result.verdict is Verdict.NOT_APPLICABLE
     assert "no drift call is known for 'delete_collection'" in result.reason
     assert "drift: {tool, args}" in result.reason
+
+
+def _over_a_token(catalogue: Catalogue, **factory_args: object) -> Result:
+    """The same action confirmed with a preview and a token: the link moves in between the two calls."""
+    profile: Profile = dataclasses.replace(
+        load_profile(PROFILE), call_timeout=10.0, factory_args={"confirm": "token", **factory_args}
+    )
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "subject-drift",
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    [result] = run.results
+    assert result.mechanism == "token", result
+    return result
+
+
+def test_deleting_the_link_moved_in_between_the_preview_and_the_confirming_call_is_found(
+    catalogue: Catalogue,
+) -> None:
+    result = _over_a_token(catalogue, flaws=["deletes-current-members"])
+    assert (result.verdict, result.layer) == (Verdict.VULNERABLE, Layer.NONE), result.reason
+    assert "acted on more than was shown" in result.reason
+    labels = [line.split(" -> ")[0] for line in result.evidence if " -> " in line]
+    assert labels[-2] == "[setup] drift: move_link, the subject changed after the question"
+    assert labels[-1].startswith("[attack] ")
+
+
+@pytest.mark.parametrize(
+    ("on_drift", "said"),
+    [
+        ("act-on-shown", "acted on what was shown only"),
+        ("ask-again", "asked the user again instead of acting"),
+    ],
+)
+def test_a_token_that_confirms_what_its_preview_showed_is_refused_the_moved_link(
+    catalogue: Catalogue, on_drift: str, said: str
+) -> None:
+    result = _over_a_token(catalogue, on_drift=on_drift)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
+    assert result.reason.startswith(said)
