@@ -97,6 +97,7 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
         "approval-transplant",
         "agent-reachable-approval",
         "prompt-forging",
+        "double-spend",
     }
     for result in judged:
         assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result
@@ -113,7 +114,10 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
             {"MCA-SELFAPPROVE-001": V, "MCA-TOKREUSE-002": V, "MCA-OOBSELF-001": V, "MCA-OOBMOVE-001": V},
         ),
         # It never marks an invoice posted: one approval posts twice, and a race posts it many times.
-        ("posts-twice", {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V, "MCA-OOBREPLAY-001": V}),
+        (
+            "posts-twice",
+            {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V, "MCA-OOBREPLAY-001": V, "MCA-DSPEND-001": V},
+        ),
     ],
 )
 def test_each_flaw_of_the_post_server_is_caught_and_fools_no_other(
