@@ -266,6 +266,8 @@ def shown_whole(message: str, name: str) -> list[Finding]:
     """A printable ASCII name must be in the question as it is: nothing in it needs escaping or hiding."""
     if not (name.isascii() and name.isprintable()) or name in as_read(message):
         return []
+    if " " in name and name in as_read(message, wrap=" "):
+        return []  # a terminal program wrapped the line at one of its spaces, and took the space
     return [
         (
             Verdict.VULNERABLE,

@@ -30,11 +30,12 @@ def _read_escape(match: re.Match[str]) -> str:
 
 
 # What a terminal program adds around text without changing what a person reads there: its colours
-# (SGR, ESC [ ... m) and the line breaks it wraps a long line with.
-_COLOURS_AND_WRAPS = re.compile(r"\x1b\[[0-9;:]*m|[\r\n]")
+# (SGR, ESC [ ... m), and the line breaks it wraps a long line with.
+_COLOURS = re.compile(r"\x1b\[[0-9;:]*m")
+_LINE_ENDS = re.compile(r"\r\n|[\r\n]")
 
 
-def as_read(message: str) -> str:
+def as_read(message: str, *, wrap: str = "") -> str:
     """The question as a person reads it: every escape it uses undone.
 
     What is looked for in it (the end of the name, the file's name) is plain text,
@@ -44,9 +45,10 @@ def as_read(message: str) -> str:
     backslashes too, or its escapes would not be told apart from a name's text.
     Colour codes and line breaks go first: text a terminal program colours in pieces or
     wraps over two lines is still in front of the person, and an escape shown as text
-    (`\\x1b[0m`) is read after them, so it is never taken for one.
+    (`\\x1b[0m`) is read after them, so it is never taken for one. `wrap` is what a line
+    break is read as: nothing (a line wrapped inside a word), or the space a wrap took.
     """
-    return _READ_ESCAPE.sub(_read_escape, _COLOURS_AND_WRAPS.sub("", message))
+    return _READ_ESCAPE.sub(_read_escape, _LINE_ENDS.sub(wrap, _COLOURS.sub("", message)))
 
 
 _PUNCTUATION_ESCAPE = re.compile(r"\\[!-/:-@\[-`{-~]")

@@ -451,10 +451,12 @@ def test_a_terminal_programs_own_colours_and_wrapping_are_not_the_names(
 # for its person: the arguments' repr (the name's escapes shown as text), coloured by Rich's repr
 # highlighter and wrapped at the terminal's width. Rendered by the real library, not written by hand.
 # A careful card shows the name's repr; a raw one prints the name as it is.
-def rich_card(name: str, *, raw: bool = False, width: int = 80) -> str:
+def rich_card(
+    name: str, *, raw: bool = False, width: int = 80, folder: str = "004-mca-prompt-004-ansi-escapes"
+) -> str:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=width)
-    path = f"004-mca-prompt-004-ansi-escapes/names/{name}"
+    path = f"{folder}/names/{name}"
     console.print()
     console.print("[bold]pending[/bold] 3f9a0c1e  [dim]rule=deletes-need-a-person[/dim]")
     console.print("  server: files")
@@ -507,3 +509,13 @@ def test_the_same_card_printing_the_name_raw_is_caught(name: str, width: int) ->
     assert {reason for _, reason in smuggled(card, plain, name)} == {
         f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question" for ch in raw
     }
+
+
+@pytest.mark.parametrize("name", ["Bearer invoices.txt", "pcy8fh5Bearer f7s"])
+def test_a_name_a_terminal_program_wraps_at_its_space_is_still_shown_whole(name: str) -> None:
+    folder = "013-mca-prompt-013-credential-like-names"
+    # At some of these widths Rich wraps at the name's space and takes it: still all in front of the person.
+    for width in range(40, 121):
+        assert shown_whole(rich_card(name, width=width, folder=folder), name) == [], width
+        masked = rich_card(name.replace("Bearer ", "Bearer ***"), width=width, folder=folder)
+        assert shown_whole(masked, name), width
