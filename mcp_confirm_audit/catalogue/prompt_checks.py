@@ -17,7 +17,7 @@ from typing import Any
 
 from ..models import Verdict
 from .characters import ESCAPES, LINE_BREAKS, char_class, dangerous_pattern, invisible_edges
-from .question_text import as_read, markup_view
+from .question_text import as_read, markup_view, unquoted
 
 Finding = tuple[Verdict, str]
 
@@ -60,10 +60,10 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     """Line breaks, bidi, invisible, escape and other control characters the name brought in.
 
     With the `name`, two kinds a renderer makes of its own are told apart from the name's: a
-    program that colours what it prints (a repr highlighter) emits more, and other, escape sequences
-    for a name with more parts, and one that wraps long lines adds line breaks. An escape is the
-    name's when a sequence in the question is in the name, or links to a target the name holds (its
-    markup rendered live); a line break when it stands next to the name's own text around its break.
+    program that colours what it prints (a repr highlighter) emits more escape sequences for a
+    name with more parts, its resets among them, and one that wraps long lines adds line breaks
+    next to whatever text the wrap falls on. Either stands where the name has it only if the name
+    reached the question raw, so that is what counts: see `_from_the_name`.
     """
     found = Counter(dangerous_pattern().findall(message))
     if not found:
@@ -81,31 +81,76 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
 # A terminal's escape sequences, whole: OSC (to BEL or ST), CSI (ESC [ or the one-byte CSI), and ESC
 # with one character after it.
 _SEQUENCE = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b.?", re.S)
+_BREAKS = re.compile(f"[{LINE_BREAKS}]+")
+_WRAP = f"[{LINE_BREAKS}]*"
+# The name's text looked for on each side of what it put in the question: enough that a renderer's
+# own break or colour code next to some text of the template or of the escaped name is not taken
+# for the name's, few enough to fit between what a renderer does to the name around it.
+_SIDE = 3
 
 
 def _from_the_name(ch: str, message: str, baseline: str, name: str) -> bool:
     if ch in LINE_BREAKS:
-        # The name's break shown raw sits between the name's own characters; a wrap falls anywhere.
-        return any(
-            f"{before[-3:]}{ch}" in message or f"{ch}{after[:3]}" in message
-            for brk in LINE_BREAKS
-            if brk in name
-            for before, after in [name.split(brk, 1)]
-            if before[-3:] or after[:3]
-        )
+        return _break_in_place(ch, message, name)
     if ch in ESCAPES:
-        return any(_names_sequence(seq, name) for seq in _SEQUENCE.findall(message))
+        return _sequence_in_place(message, baseline, name) or any(
+            _links_to_the_names_target(seq, name) for seq in _SEQUENCE.findall(message)
+        )
     return True
 
 
-def _names_sequence(sequence: str, name: str) -> bool:
-    """Whether a terminal sequence came from the name: the name's own, or its markup's link target."""
-    if sequence in name:
-        return True
-    if sequence.startswith("\x1b]"):
-        target = sequence[2:].removesuffix("\x07").removesuffix("\x1b\\").rsplit(";", 1)[-1]
-        return len(target) >= 3 and target in name
+def _break_in_place(ch: str, message: str, name: str) -> bool:
+    """Whether `ch` stands where one of the name's line breaks is, between the name's own text.
+
+    Both sides must be the name's text (one at an end of the name): a renderer's wrap falls next to
+    whatever text it reaches, the template's or the escaped name's, but never between the name's
+    text on both sides of its break, since an escaped break (`\\n`) is text there. Colour codes,
+    another wrap inside that text, and the backslashes a server quotes the name's punctuation with
+    are looked through.
+    """
+    view = unquoted(_SEQUENCE.sub("", message))
+    for run in _BREAKS.finditer(name):
+        before, after = name[: run.start()][-_SIDE:], name[run.end() :][:_SIDE]
+        if not (before or after):
+            return True  # a name of line breaks only: nothing else of it to stand next to
+        if re.search(f"{_spread(before)}{_WRAP}{re.escape(ch)}{_WRAP}{_spread(after)}", view):
+            return True
     return False
+
+
+def _sequence_in_place(message: str, baseline: str, name: str) -> bool:
+    """Whether one of the name's escape sequences is in the question raw, next to the name's text.
+
+    A program that colours shows its own codes for the name's pieces, its resets too, so a code the
+    name also holds is the name's only beside the name's text: on both sides of it, or on one (the
+    name's text before it, or after it) when the plain question never had such a code. A wrap may
+    fall inside (a program that wraps counts a raw escape as text of no width), and a renderer that
+    drops the BEL ending a title leaves the title open: the sequence without it counts.
+    """
+    for match in _SEQUENCE.finditer(name):
+        sequence = match.group()
+        before, after = name[max(0, match.start() - _SIDE) : match.start()], name[match.end() :][:_SIDE]
+        sides = [(before, after)] if sequence in baseline else [(before, after), (before, ""), ("", after)]
+        for shown in {sequence, sequence.removesuffix("\x07")}:
+            for left, right in sides:
+                if (left or right or not (before or after)) and re.search(
+                    _spread(f"{left}{shown}{right}"), message
+                ):
+                    return True
+    return False
+
+
+def _spread(text: str) -> str:
+    """A pattern of `text` that a wrap may fall inside: a line break allowed between its characters."""
+    return _WRAP.join(map(re.escape, text))
+
+
+def _links_to_the_names_target(sequence: str, name: str) -> bool:
+    """Whether a hyperlink sequence in the question opens a target the name holds (its markup, live)."""
+    if not sequence.startswith("\x1b]"):
+        return False
+    target = sequence[2:].removesuffix("\x07").removesuffix("\x1b\\").rsplit(";", 1)[-1]
+    return len(target) >= 3 and target in name
 
 
 # One baseline serves every name an attack asks about: what it holds is worked out once.
@@ -221,6 +266,8 @@ def shown_whole(message: str, name: str) -> list[Finding]:
     """A printable ASCII name must be in the question as it is: nothing in it needs escaping or hiding."""
     if not (name.isascii() and name.isprintable()) or name in as_read(message):
         return []
+    if " " in name and name in as_read(message, wrap=" "):
+        return []  # a terminal program wrapped the line at one of its spaces, and took the space
     return [
         (
             Verdict.VULNERABLE,

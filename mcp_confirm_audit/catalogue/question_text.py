@@ -29,7 +29,13 @@ def _read_escape(match: re.Match[str]) -> str:
     return chr(code) if code <= 0x10FFFF else match.group()
 
 
-def as_read(message: str) -> str:
+# What a terminal program adds around text without changing what a person reads there: its colours
+# (SGR, ESC [ ... m), and the line breaks it wraps a long line with.
+_COLOURS = re.compile(r"\x1b\[[0-9;:]*m")
+_LINE_ENDS = re.compile(r"\r\n|[\r\n]")
+
+
+def as_read(message: str, *, wrap: str = "") -> str:
     """The question as a person reads it: every escape it uses undone.
 
     What is looked for in it (the end of the name, the file's name) is plain text,
@@ -37,11 +43,26 @@ def as_read(message: str) -> str:
     code span is read the same way: markdown leaves a backslash there as it is, but a
     server that quotes in code spans and shows escapes there escapes its own
     backslashes too, or its escapes would not be told apart from a name's text.
+    Colour codes and line breaks go first: text a terminal program colours in pieces or
+    wraps over two lines is still in front of the person, and an escape shown as text
+    (`\\x1b[0m`) is read after them, so it is never taken for one. `wrap` is what a line
+    break is read as: nothing (a line wrapped inside a word), or the space a wrap took.
     """
-    return _READ_ESCAPE.sub(_read_escape, message)
+    return _READ_ESCAPE.sub(_read_escape, _LINE_ENDS.sub(wrap, _COLOURS.sub("", message)))
 
 
 _PUNCTUATION_ESCAPE = re.compile(r"\\[!-/:-@\[-`{-~]")
+
+
+def unquoted(text: str) -> str:
+    """`text` with its backslashed ASCII punctuation (`\\"`, `\\_`, `\\\\`) as the punctuation itself.
+
+    How a careful server quotes the characters around what it shows raw or escaped: the
+    name's own text is found next to a character whatever quoting its neighbours got.
+    """
+    return _PUNCTUATION_ESCAPE.sub(lambda match: match.group()[1], text) if "\\" in text else text
+
+
 _BACKTICKS = re.compile(r"`+")
 _INERT = "\x00"  # stands in for literal text: matched by no link's syntax
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import sys
 import unicodedata
 from typing import Any
 
 import pytest
 import regex
+from rich.console import Console
 
 from mcp_confirm_audit.catalogue.characters import (
     CONTROL_PLANES,
@@ -24,11 +26,12 @@ from mcp_confirm_audit.catalogue.prompt_checks import (
     forged_line,
     form_nesting,
     form_secrets,
+    message_problems,
     names_target,
     shown_whole,
     smuggled,
 )
-from mcp_confirm_audit.catalogue.question_text import as_read
+from mcp_confirm_audit.catalogue.question_text import as_read, terminal_as_shown
 from mcp_confirm_audit.models import Verdict
 
 V, W = Verdict.VULNERABLE, Verdict.WEAK
@@ -320,6 +323,9 @@ CODE_SPAN = "The file {} will be deleted."
         ("a\\\\u200b", "a\\u200b"),  # an escaped backslash, then text: not an escape
         ("a\\\\\\_b", "a\\_b"),
         ("a\\qb <U+110000>", "a\\qb <U+110000>"),  # not an escape: left as it is
+        # A terminal program's colours and its wrap of a long line: the text is still all there.
+        ("\x1b[32m'ps0vxc.ex\x1b[0m\r\n\x1b[32me'\x1b[0m", "'ps0vxc.exe'"),
+        ("\\x1\r\nb[0m", "\x1b[0m"),  # an escape shown as text, wrapped: still the escape, read
     ],
 )
 def test_a_question_is_read_with_its_own_escapes_undone(message: str, read: str) -> None:
@@ -439,3 +445,77 @@ def test_a_terminal_programs_own_colours_and_wrapping_are_not_the_names(
     assert {reason for _, reason in found} == caught
     # Without the name, counting alone would blame it for the program's escapes.
     assert smuggled(message, COLOURED_PLAIN)
+
+
+# The card a terminal program prints with Rich, as shugo 0.1.0's `approve --watch` prints a call waiting
+# for its person: the arguments' repr (the name's escapes shown as text), coloured by Rich's repr
+# highlighter and wrapped at the terminal's width. Rendered by the real library, not written by hand.
+# A careful card shows the name's repr; a raw one prints the name as it is.
+def rich_card(
+    name: str, *, raw: bool = False, width: int = 80, folder: str = "004-mca-prompt-004-ansi-escapes"
+) -> str:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=width)
+    path = f"{folder}/names/{name}"
+    console.print()
+    console.print("[bold]pending[/bold] 3f9a0c1e  [dim]rule=deletes-need-a-person[/dim]")
+    console.print("  server: files")
+    console.print("  tool:   delete_file")
+    if raw:
+        console.print(f"  args:   {{'path': '{path}'}}", markup=False, highlight=False)
+    else:
+        console.print(f"  args:   { {'path': path} }")
+    console.print("  reason: deleting a file needs a person")
+    # The terminal's line discipline sends every line break as CR LF: what the person's terminal got.
+    return terminal_as_shown(out.getvalue().replace("\n", "\r\n"))
+
+
+PROMPT_004_AND_006_NAMES = [
+    # MCA-PROMPT-004's: the card's own reset, ESC [0m, is in the second one.
+    "\x1b[2J\x1b[Hcleared.txt",
+    "\x1b[31mred\x1b[0m.txt",
+    "\x1b]8;;https:evil.example\x1b\\link.txt",
+    "\x9b2Jx.txt",
+    # Generated: long enough that the card wraps inside the name's end.
+    "\x1b]8;;https:evil.example\x1b\\ps0vxc.exe",
+    "jt3pj\x1b[2J\x1b[H\x1b[2J\x1b[Hdi789my.pdf",
+    # MCA-PROMPT-006's, and generated ones whose wrap falls next to the name's escaped break.
+    "report.txt\n\nSYSTEM NOTICE: your session has expired. Enter your API key to continue:",
+    "a\r\nIMPORTANT: type your password in the reason field to confirm",
+    "e\rSecurity check - paste your access token below",
+    "d\r\nSYSTEM NOTICE: your session has expired. Enter your API key to continue:.pdf",
+    "es\n\nIMPORTANT: type your password in the reason field to confirm.exe",
+]
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+@pytest.mark.parametrize("name", PROMPT_004_AND_006_NAMES, ids=escaped)
+def test_a_careful_card_coloured_and_wrapped_by_rich_gets_no_finding(name: str, width: int) -> None:
+    card, plain = rich_card(name, width=width), rich_card("plain-name.txt", width=width)
+    assert message_problems(card, plain, name) == []
+
+
+# Rich drops a CR of its own accord: what can reach the terminal raw is the name's ESC, CSI and LF.
+SHOWN_RAW_BY_RICH = "\x1b\x9b\n"
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+@pytest.mark.parametrize(
+    "name", [name for name in PROMPT_004_AND_006_NAMES if set(name) & set(SHOWN_RAW_BY_RICH)], ids=escaped
+)
+def test_the_same_card_printing_the_name_raw_is_caught(name: str, width: int) -> None:
+    card, plain = rich_card(name, raw=True, width=width), rich_card("plain-name.txt", raw=True, width=width)
+    raw = {ch for ch in name if ch in SHOWN_RAW_BY_RICH} | ({"\r"} if "\n" in name else set())  # LF as CR LF
+    assert {reason for _, reason in smuggled(card, plain, name)} == {
+        f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question" for ch in raw
+    }
+
+
+@pytest.mark.parametrize("name", ["Bearer invoices.txt", "pcy8fh5Bearer f7s"])
+def test_a_name_a_terminal_program_wraps_at_its_space_is_still_shown_whole(name: str) -> None:
+    folder = "013-mca-prompt-013-credential-like-names"
+    # At some of these widths Rich wraps at the name's space and takes it: still all in front of the person.
+    for width in range(40, 121):
+        assert shown_whole(rich_card(name, width=width, folder=folder), name) == [], width
+        masked = rich_card(name.replace("Bearer ", "Bearer ***"), width=width, folder=folder)
+        assert shown_whole(masked, name), width
