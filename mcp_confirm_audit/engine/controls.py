@@ -129,6 +129,8 @@ class _Runner:
         # How many items the honest approval's effect changed, counted as a race counts them.
         self.items_per_effect = 1
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
+        # Structured files the target kept in its root before the first call, read by rows meanwhile.
+        self.kept: tuple[ProbeSpec, ...] = ()
         # The tool acted on the first call, asking nobody: a finding, not only a failed control.
         self.unasked: str | None = None
         # URL-mode questions: an honest accept is the person's consent, and they complete the page.
@@ -283,7 +285,10 @@ async def run_controls(
 ) -> ControlOutcome:
     """The controls of one tool; `fresh_world` makes a new target process and root (`isolated`: always)."""
     observer = observer or Observer((*plan.probes, *plan.candidate_probes), sandbox.root)
+    kept = _kept_in_the_root(plan, sandbox, observer)
+    observer = observer.with_specs((*observer.specs, *kept)) if kept else observer
     run = _Runner(plan, conn, sandbox, observer, answer, negative, values or {}, fresh_world, isolated, pages)
+    run.kept = kept
     if (flow := confirmations.as_flow(plan.mechanism)) is not None:
         return await _other_mechanism(run, flow, call_timeout)
     style, approve, inert = await _approve(run)
@@ -346,14 +351,32 @@ async def run_controls(
     )
 
 
+def _kept_in_the_root(plan: ToolPlan, sandbox: Sandbox, observer: Observer) -> tuple[ProbeSpec, ...]:
+    """The structured files the target keeps in its root before the first call, each a candidate probe.
+
+    Read by rows from the approve control on, the honest effect is known row by row (`removed
+    file:store.json.products[*]`), not only as the file rewritten: another tool that adds a row to
+    the same store is then another change there, never the gated one (a JSON store in the root,
+    stocktrim's fake API's, read as one rewritten file, made an ungated create "the gated harm").
+    """
+    named = {spec.name for spec in observer.specs}
+    kept = []
+    for path in sorted(sandbox.root.iterdir(), key=lambda p: p.name):
+        name = f"file:{path.name}"
+        structured = path.is_file() and path.name.endswith(_STRUCTURED)
+        if structured and name not in named and not is_ignored(f"root/{path.name}", plan.ignore):
+            kept.append(ProbeSpec("file", name, {"path": path.name}))
+    return tuple(kept)
+
+
 def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
     """Declared probes stay; of the candidates, those whose result the honest approval moved."""
-    candidates = [spec.name for spec in run.plan.candidate_probes]
-    moved = {probe_of(name, candidates) for name in run.effect}
-    learned = [spec for spec in run.plan.candidate_probes if spec.name in moved]
+    candidates = [*run.plan.candidate_probes, *run.kept]
+    moved = {probe_of(name, [spec.name for spec in candidates]) for name in run.effect}
+    learned = [spec for spec in candidates if spec.name in moved]
     # A structured file in the root that the action changed is read by rows and cells, so a
     # finding names the cell ("file:jobs.csv[2].status"), not only the file.
-    named = {spec.name for spec in run.plan.probes}
+    named = {spec.name for spec in (*run.plan.probes, *learned)}
     for path in sorted(run.effect):
         inside = path.removeprefix("root/")
         if is_ignored(path, run.bookkeeping):

@@ -37,7 +37,11 @@ async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> Non
     conn = await attack.peer(lambda: attack.peers.declaring(declared))
     if conn is None:
         return
-    victim = attack.victim
+    # Over stdio that client is a process of its own: a handle the setup minted on the primary is
+    # unknown there (armguard-mcp's plan ids), so the use of the action is made again on it.
+    victim = await attack.subject_on(conn)
+    if victim is None:
+        return
     what = "no elicitation" if declared == "none" else "URL-mode elicitation only"
     await attack.start_attack()
     first = await attack.call(f"call from a client declaring {what}", victim, connection=conn)

@@ -79,6 +79,14 @@ async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
     elif answer == "wrong-kind":
         responses = {q.key: types.ListRootsResult(roots=[]) for q in first.questions}
     elif answer == "null-content":
+        if all(answers.yes_no_field(q.schema, *attack.names(victim)) is None for q in first.questions):
+            # Nothing in the form can say yes or no (FastMCP's `response_type=None`, an empty schema):
+            # the person's accept is the whole decision, and no content says what an empty one does.
+            attack.not_applicable(
+                "the form has no field that decides: its accept is the yes itself, so an accept with no "
+                "content says what one with empty content says"
+            )
+            return
         await attack.start_attack()
         await attack.call_raw(
             "accept with content: null",

@@ -15,6 +15,11 @@ checks. `plain` is the server as its docstring describes it. The others:
   logbook       the plain form, and one JSON line per tools/call appended to
                 ROOT/legacy-audit.jsonl: bookkeeping the controls must learn,
                 never an effect
+  bare-accept   the form has no field at all: the person's accept is the yes
+                and decline or cancel the no, as a confirmation sent with no
+                response type asks (FastMCP's `ctx.elicit(message,
+                response_type=None)`, an SDK form with an empty schema); the
+                content is never read, since it has nothing to say
 
 Each is held to zero `vulnerable` and zero `weak` over the whole catalogue on
 the elicitation driver by tests/matrix/test_legacy_styles.py.
@@ -52,6 +57,8 @@ class Style:
     declines: Literal["text", "refusal"] = "text"
     words: Mapping[str, str] = field(default_factory=dict)
     log: str | None = None
+    # The form asks nothing: the answer's action is the whole decision (see `bare-accept`).
+    bare: bool = False
 
     def say(self, what: str, **values: Any) -> str:
         return {**PLAIN_WORDS, **self.words}[what].format(**values)
@@ -80,7 +87,11 @@ STYLES: dict[str, Style] = {
         words={"declined": "Declined ({action}); the file stays.", "bad-answer": "Refused: {why}."},
     ),
     "logbook": Style("logbook", log="legacy-audit.jsonl"),
+    "bare-accept": Style("bare-accept", bare=True),
 }
+
+# The form of the `bare-accept` style: an object with no fields.
+BARE_FORM: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 def reading(style: Style, content: Any, base_name: str, *, ask_secret: bool, truthy: bool) -> str | None:

@@ -145,12 +145,18 @@ class Gate:
         return prompt.question(prompt.shown_name(raw, sanitiser=sanitiser), self.style.form)
 
     def schema(self) -> dict[str, Any]:
+        if self.style.bare:
+            return dict(legacy_styles.BARE_FORM)
         if self.style.form is None:
             return _schema(self.active)
         return legacy_styles.schema(self.style, ask_secret="asks-for-secret" in self.active)
 
     def refusal(self, action: str, content: Any, raw: str) -> str | None:
         """None if the answer says yes; else what the call says instead (the person's no, or a bad answer)."""
+        if self.style.bare:
+            # A form with no field: the action alone says yes or no.
+            says_yes = action == "accept" or "decline-as-accept" in self.active
+            return None if says_yes else self.style.say("declined", action=action)
         if self.style.form is None or action != "accept" or "accept-means-yes" in self.active:
             return (
                 None if _says_yes(action, content, self.active) else self.style.say("declined", action=action)

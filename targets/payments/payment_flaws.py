@@ -11,6 +11,7 @@ FLAWS: dict[str, str] = {
     "stateless-answers": "an answer sent without requestState is accepted and paid",
     "unescaped-memo": "memo and recipient go into the question as they are: line breaks, bidi, markup",
     "unsealed-state": "the SDK's seal is removed; the state is readable JSON whose payment the server trusts",
+    "elicits-without-capability": "a client that declared no form elicitation is sent the form all the same",
 }
 # Both replace how a nonce is spent: one server cannot do both.
 _EXCLUSIVE = (frozenset({"no-ledger", "racy-ledger"}),)

@@ -59,7 +59,8 @@ class Gate:
         responses = ctx.input_responses
         if not responses:
             # A client that declared no form elicitation gets -32021, never a form it cannot show.
-            require_form_elicitation(ctx.client_capabilities)
+            if "elicits-without-capability" not in self._flaws:
+                require_form_elicitation(ctx.client_capabilities)
             return await self._ask(resolve(), call)
         response = responses.get(q.ANSWER_KEY)
         if response is None:

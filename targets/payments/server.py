@@ -44,6 +44,8 @@ Options:
     unescaped-memo     memo and recipient go into the question raw (line breaks, bidi, markup)
     unsealed-state     no RequestStateBoundary: the state is readable JSON naming the
                        payment, which a client can edit and the server pays as written
+    elicits-without-capability  a client that declared no form elicitation is sent the
+                       form anyway
 """
 
 from __future__ import annotations

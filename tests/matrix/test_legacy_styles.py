@@ -23,7 +23,7 @@ from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
-STYLES = ("enum-worded", "error-result", "logbook")
+STYLES = ("enum-worded", "error-result", "logbook", "bare-accept")
 # Every family the plain careful server is held to over the back channel (test_eras.py).
 RAN_OVER_THE_BACK_CHANNEL = {
     "consent",
@@ -95,6 +95,12 @@ CAUGHT_IN_STYLE = {
         "consent",
         {"MCA-CONSENT-001": Verdict.VULNERABLE, "MCA-CONSENT-002": Verdict.VULNERABLE},
     ),
+    # A form with no field: the action is the whole answer, and a decline that acts is still caught.
+    "bare-accept": (
+        "decline-as-accept",
+        "consent",
+        {"MCA-CONSENT-001": Verdict.VULNERABLE, "MCA-CONSENT-002": Verdict.VULNERABLE},
+    ),
 }
 
 
@@ -105,3 +111,16 @@ def test_a_flaw_is_still_caught_in_each_legacy_style(catalogue: Catalogue, style
     results = run.by_id()
     for attack_id, verdict in expected.items():
         assert results[attack_id].verdict is verdict, (attack_id, results[attack_id].reason)
+
+
+def test_an_accept_with_no_content_is_the_yes_of_a_form_that_asks_nothing_but_never_of_a_decision_form(
+    catalogue: Catalogue,
+) -> None:
+    # stocktrim-mcp-server 0.17.0 confirms with FastMCP's ctx.elicit(response_type=None): a form with no
+    # field, whose accept is the person's yes. Acting on {"action": "accept", "content": null} there is
+    # acting on that yes, not a bypass; on a form whose field decides, the same answer says nothing.
+    bare = audit(catalogue, "bare-accept", families=("consent",)).by_id()["MCA-CONSENT-010"]
+    assert bare.verdict is Verdict.NOT_APPLICABLE, bare.reason
+    assert "no field that decides" in bare.reason
+    decided = audit(catalogue, "plain", "accept-means-yes", families=("consent",)).by_id()["MCA-CONSENT-010"]
+    assert decided.verdict is Verdict.VULNERABLE, decided.reason

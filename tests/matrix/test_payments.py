@@ -136,6 +136,7 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     ),
     # Readable and editable: the approval of one payment, rewritten to pay another.
     "unsealed-state": ("forged-state", {"MCA-FORGE-020": V}),
+    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}),
 }
 
 
@@ -173,6 +174,30 @@ def test_the_handle_shape_with_no_ledger_pays_a_declined_transfer_but_never_one_
     # A declined or cancelled question's state is not spent, and its transfer was never executed.
     assert by_id["MCA-REPLAY-002"].verdict is Verdict.VULNERABLE, by_id["MCA-REPLAY-002"].evidence
     assert by_id["MCA-REPLAY-003"].verdict is Verdict.VULNERABLE, by_id["MCA-REPLAY-003"].evidence
+
+
+@pytest.mark.parametrize("flaw", [None, "elicits-without-capability"])
+def test_a_client_that_declares_less_is_asked_about_a_transfer_staged_in_its_own_process(
+    catalogue: Catalogue, generation: Any, flaw: str | None
+) -> None:
+    # Over stdio the client that declares no elicitation is a process of its own, and a transfer staged
+    # on the primary is unknown there: the handle is minted again on that process (armguard-mcp's plan
+    # ids were "unknown plan id" there, and the attack was never judged).
+    shipped = load_profile(TARGETS / "payments-handle.yaml")
+    command = f"{shipped.command} --flaw {flaw}" if flaw else shipped.command
+    profile = Profile(**{**_fields(shipped), "command": command})
+    run = run_audit(
+        profile, catalogue=catalogue, generation=generation, select=_family("capability-downgrade")
+    )
+    for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
+        result = run.by_id()[attack]
+        staged_there = [line for line in result.evidence if "create_transfer" in line]
+        assert staged_there, result.evidence
+        if flaw:
+            assert result.verdict is Verdict.VULNERABLE, (result.reason, result.evidence)
+            assert "tool:list_payments" in result.reason
+        else:
+            assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.PROTOCOL), result.evidence
 
 
 def _fields(profile: Profile) -> dict[str, Any]:

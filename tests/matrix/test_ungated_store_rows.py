@@ -1,0 +1,57 @@
+"""A store the target keeps in one JSON file in its root: another tool's change is judged row by row.
+
+targets/inventory/server.py: a gated deletion asked over elicitation/create, and no tool
+that shows the store, only the file (the profile names the tool and its subject, nothing
+about the effect, which the controls learn). Read as a whole, the store is "rewritten" by a deletion and by an
+addition alike, and an addition made without asking was called the gated harm itself
+(stocktrim-mcp-server 0.17.0 behind a fake API keeping its rows in the root: an ungated
+create_product read as delete_product's effect). Read by rows from the approve control on,
+a rename is another change at the gated place (weak), and only the gated kind of
+change, rows removed, done around the gate is vulnerable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import run_audit
+from mcp_confirm_audit.models import Verdict
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+INVENTORY = Path(__file__).resolve().parents[2] / "targets" / "inventory" / "server.py"
+UNGATED = "MCA-UNGATED-001"
+
+
+@pytest.mark.parametrize(
+    ("flaw", "verdict", "said"),
+    [
+        # The item renamed unasked: the store changed where the deletion shows, but no row went.
+        ("save-unasked", Verdict.WEAK, "where the gated action's effect shows"),
+        # Every item removed unasked: the deletion itself, around the gate.
+        ("clear-unasked", Verdict.VULNERABLE, "own effect: removed file:inventory.json.items[*]"),
+        (None, Verdict.REFUSED, "nothing moved where the gated action's effect shows"),
+    ],
+)
+def test_another_tool_s_change_of_a_json_store_in_the_root_is_judged_by_its_rows(
+    catalogue: Catalogue, flaw: str | None, verdict: Verdict, said: str
+) -> None:
+    raw = {
+        "command": f"py:{INVENTORY}:build_server",
+        "factory_args": {"flaws": [flaw] if flaw else []},
+        "tool": "delete_item",
+        "args": {"sku": "WIDGET-001"},
+        # Every use deletes the same item: each attack gets the store as the server seeds it.
+        "isolation": "process",
+        "protocol": "2025-11-25",
+        "call_timeout": 10.0,
+    }
+    profile = profile_from_mapping(raw, source="test")
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: spec.family == "ungated")
+    approve = next(c for c in run.controls if c.tool == "delete_item" and c.name == "approve")
+    assert approve.passed, run.controls
+    result = next(r for r in run.results if r.tool == "delete_item" and r.id == UNGATED)
+    assert result.verdict is verdict, (result.reason, result.evidence)
+    assert said in result.reason, result.reason
