@@ -25,8 +25,9 @@ PROFILE = Path(__file__).resolve().parents[2] / "targets" / "collections-drift.y
 ERAS = {"2026-07-28": "mrtr", "2025-11-25": "elicitation"}
 
 
-def audit(catalogue: Catalogue, era: str, **changes: object) -> Result:
-    profile: Profile = dataclasses.replace(load_profile(PROFILE), protocol=era, call_timeout=10.0, **changes)
+def _drift_result(catalogue: Catalogue, **changes: object) -> Result:
+    """The one subject-drift attack on the shipped profile with `changes`, its controls all passed."""
+    profile: Profile = dataclasses.replace(load_profile(PROFILE), call_timeout=10.0, **changes)
     run: AuditRun = run_audit(
         profile,
         catalogue=catalogue,
@@ -35,6 +36,11 @@ def audit(catalogue: Catalogue, era: str, **changes: object) -> Result:
     )
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     [result] = run.results
+    return result
+
+
+def audit(catalogue: Catalogue, era: str, **changes: object) -> Result:
+    result = _drift_result(catalogue, protocol=era, **changes)
     assert (result.id, result.era, result.mechanism) == ("MCA-DRIFT-001", era, ERAS[era])
     return result
 
@@ -86,17 +92,7 @@ def test_without_a_drift_call_the_family_does_not_apply_and_says_how_to_declare_
 
 def _over_a_token(catalogue: Catalogue, **factory_args: object) -> Result:
     """The same action confirmed with a preview and a token: the link moves in between the two calls."""
-    profile: Profile = dataclasses.replace(
-        load_profile(PROFILE), call_timeout=10.0, factory_args={"confirm": "token", **factory_args}
-    )
-    run = run_audit(
-        profile,
-        catalogue=catalogue,
-        select=lambda spec: spec.family == "subject-drift",
-        generation=MATRIX_GENERATION,
-    )
-    assert all(c.passed for c in run.controls if c.applicable), run.controls
-    [result] = run.results
+    result = _drift_result(catalogue, factory_args={"confirm": "token", **factory_args})
     assert result.mechanism == "token", result
     return result
 
