@@ -8,6 +8,7 @@ Backends: in-memory (one process), SQLite or Redis (shared by replicas).
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any, Protocol
@@ -216,7 +217,9 @@ class Ledger:
             # FLAW check-then-delete-ledger: the gap lets concurrent redemptions both pass.
             if not await self._backend.outstanding(nonce):
                 return False
-            await anyio.sleep(self._race_window)
+            # The pause varies (as a real store's round trip does), so each redemption that passed
+            # acts in its turn rather than all in the same instant.
+            await anyio.sleep(self._race_window * (1 + 2 * random.random()))
             await self._backend.discard(nonce)
             return True
         return await self._backend.spend(nonce)
