@@ -1,7 +1,8 @@
 """The docs site's generated reference pages: the command line and the exit codes.
 
 `docs/reference/cli.md` is written from the CLI's own argparse parsers and the pytest plugin's
-`pytest_addoption`; `docs/reference/exit-codes.md` from `EXIT_CODES` below. A test fails when a
+`pytest_addoption`; `docs/reference/exit-codes.md` from `EXIT_CODES` below;
+`docs/reference/audit-json.md` from the JSON Schema audit.json validates against. A test fails when a
 checked-in page differs from what this module writes now; regenerate both with
 
     python -m mcp_confirm_audit.cli.reference docs
@@ -10,6 +11,7 @@ checked-in page differs from what this module writes now; regenerate both with
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -202,7 +204,63 @@ def exit_codes_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-PAGES = {"reference/cli.md": cli_markdown, "reference/exit-codes.md": exit_codes_markdown}
+def _type(node: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        return _type(defs[name], defs) if "enum" in defs[name] else f"[{name}](#{name})"
+    if "enum" in node:
+        return " \\| ".join(f"`{json.dumps(value)}`" for value in node["enum"])
+    if "const" in node:
+        return f"`{json.dumps(node['const'])}`"
+    if "anyOf" in node or "oneOf" in node:
+        return " or ".join(_type(option, defs) for option in node.get("anyOf", node.get("oneOf", [])))
+    kind = node.get("type", "any")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "array" in kinds and "items" in node:
+        kinds = [f"array of {_type(node['items'], defs)}" if k == "array" else k for k in kinds]
+    return " or ".join(kinds)
+
+
+def _fields(node: dict[str, Any], defs: dict[str, Any], prefix: str) -> Iterator[str]:
+    required = set(node.get("required", ()))
+    for name, field in node.get("properties", {}).items():
+        path = f"{prefix}{name}"
+        mark = " (required)" if name in required else ""
+        description = _cell(field.get("description", ""))
+        yield f"| `{path}` | {_type(field, defs)}{mark} | {description} |"
+        nested = field.get("items", field) if field.get("type") == "array" else field
+        if "properties" in nested:
+            yield from _fields(nested, defs, f"{path}[]." if nested is not field else f"{path}.")
+
+
+def audit_json_markdown() -> str:
+    """docs/reference/audit-json.md: every field of audit.json, from the JSON Schema it validates against."""
+    from ..report.audit_json import schema
+
+    document = schema()
+    defs = document.get("$defs", {})
+    head = ["| field | type | what it is |", "|---|---|---|"]
+    lines = [
+        "# audit.json fields" + _HEADER.format(command=COMMAND),
+        "",
+        f"{document['description']} Its JSON Schema is `mcp_confirm_audit/report/audit.schema.json`;",
+        "the other reports are described in [report formats](reports.md).",
+        "",
+        *head,
+        *_fields(document, defs, ""),
+        "",
+    ]
+    for name, definition in defs.items():
+        if "properties" in definition:
+            lines += [f"## {name}", "", *head, *_fields(definition, defs, ""), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+PAGES = {
+    "reference/cli.md": cli_markdown,
+    "reference/exit-codes.md": exit_codes_markdown,
+    "reference/audit-json.md": audit_json_markdown,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
