@@ -11,6 +11,7 @@ checked-in page differs from what this module writes now; regenerate both with
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -99,7 +100,8 @@ def _arguments_table(parser: argparse.ArgumentParser) -> list[str]:
         notes = []
         if action.choices and action.option_strings and action.metavar:
             notes.append("one of " + ", ".join(f"`{c}`" for c in action.choices))
-        if action.default not in (None, False, [], argparse.SUPPRESS) and action.nargs != 0:
+        said = "default" in (action.help or "")
+        if action.default not in (None, False, [], argparse.SUPPRESS) and action.nargs != 0 and not said:
             notes.append(f"default `{action.default}`")
         if action.nargs in ("?", "*") and not action.option_strings:
             notes.append("optional")
@@ -153,7 +155,10 @@ def cli_markdown() -> str:
     """docs/reference/cli.md: every subcommand's arguments, then the pytest plugin's options."""
     from .main import _parser
 
-    parser = _parser()
+    # A parser that builds a subcommand's full arguments only when that subcommand runs (`bench`,
+    # whose options import the SDK) is asked for it by name, so the page shows them too.
+    build: Any = _parser
+    parser = build("bench") if "command" in inspect.signature(_parser).parameters else build()
     parser.formatter_class = _formatter
     lines = [
         "# Command line" + _HEADER.format(command=COMMAND),
