@@ -188,6 +188,8 @@ def cli_markdown() -> str:
         "`run` and `replay` pass what follows `--` to pytest, and `pytest` itself takes these options once",
         "the package is installed; each has an ini twin, so CI configuration can live in `pyproject.toml`",
         "(`[tool.pytest.ini_options]`). Without `--mcp-target` or `--mcp-profile` the plugin does nothing.",
+        "Where a profile key says the same (`call_timeout` for `--mcp-call-timeout`), the option overrides",
+        "the key, and the key's default is in the [profile reference](../profile.md).",
         "",
         *_plugin_table(),
     ]
