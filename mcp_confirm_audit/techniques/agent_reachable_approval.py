@@ -25,13 +25,13 @@ from ..channels.http import HttpCall
 from ..channels.read import Read
 from ..confirmations import HumanFailed
 from ..models import Verdict
-from . import technique
+from . import ANY, technique
 from ._elsewhere import person_flow, redeem
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
 
-@technique("agent-reachable-approval")
+@technique("agent-reachable-approval", mechanisms=ANY)
 async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "person's approval for the agent to reach")
     if flow is None or flow.human is None:

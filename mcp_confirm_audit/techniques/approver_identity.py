@@ -21,13 +21,13 @@ from ..confirmations import HumanFailed
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..profile.headers import Header, as_dict
-from . import technique
+from . import ANY, technique
 from ._elsewhere import redeem
 from ._flows import AttackChannel, flow_or_not_applicable, previewed
 from .base import Attack
 
 
-@technique("approver-identity")
+@technique("approver-identity", mechanisms=ANY)
 async def approver_identity(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = flow_or_not_applicable(attack, "person's approval to give as another identity")
     if flow is None:

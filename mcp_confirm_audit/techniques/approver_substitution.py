@@ -21,7 +21,7 @@ from ..confirmations.detect import approver_argument
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..models import Verdict
-from . import technique
+from . import ANY, technique
 from ._elsewhere import redeem
 from ._flows import AttackChannel, tool_info
 from .base import Attack
@@ -32,7 +32,7 @@ _NONE = (
 )
 
 
-@technique("approver-substitution")
+@technique("approver-substitution", mechanisms=ANY)
 async def approver_substitution(attack: Attack, params: Mapping[str, Any]) -> None:
     stated = attack.plan.approver
     info = tool_info(attack)

@@ -23,12 +23,12 @@ from typing import Any
 from ..confirmations import HumanFailed, as_flow
 from ..confirmations.detect import from_response, offered
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, tool_info
 from .base import Attack
 
 
-@technique("capability-downgrade")
+@technique("capability-downgrade", mechanisms=ANY, opens={"declaring"})
 async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     declared = params["declares"]
     if as_flow(attack.plan.mechanism) is not None:

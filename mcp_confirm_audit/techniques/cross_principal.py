@@ -21,7 +21,14 @@ from .base import Attack, Unavailable
 from .replay import spend_then_replay
 
 
-@technique("cross-principal")
+@technique(
+    "cross-principal",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question is answered on the connection it was sent over: no state can be handed "
+        "to another identity"
+    ),
+)
 async def cross_principal(attack: Attack, params: Mapping[str, Any]) -> None:
     mode = params["mode"]
     other = await _other_identity(attack, victims_claim=mode == "claims-the-victim")

@@ -19,7 +19,14 @@ from .base import Attack
 from .replay import spend_then_replay
 
 
-@technique("cross-replica")
+@technique(
+    "cross-replica",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question lives in one process's open call: there is no state another replica could redeem"
+    ),
+    premise_asked=True,
+)
 async def cross_replica(attack: Attack, params: Mapping[str, Any]) -> None:
     replicas = await attack.peer(attack.peers.replicas)
     if replicas is None:

@@ -14,7 +14,14 @@ from . import technique
 from .base import Attack
 
 
-@technique("cross-target")
+@technique(
+    "cross-target",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy answer is the reply to one elicitation/create request inside one tools/call: "
+        "there is no requestState to carry to another tool or argument"
+    ),
+)
 async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     first = await attack.ask(victim)

@@ -35,7 +35,7 @@ import anyio
 from ..confirmations import as_flow
 from ..models import Exchange, Outcome
 from ..target.driver import Connection
-from . import technique
+from . import ANY, technique
 from ._elsewhere import approved, person_flow
 from ._elsewhere import redeem as redeem_handed_over
 from ._flows import AttackChannel
@@ -43,7 +43,7 @@ from ._race import redeem_together, redeemed_at_once
 from .base import Attack
 
 
-@technique("double-spend")
+@technique("double-spend", mechanisms=ANY, premise_asked=True)
 async def double_spend(attack: Attack, params: Mapping[str, Any]) -> None:
     mode = params["mode"]
     if mode not in ("accepts", "decline-and-accepts"):

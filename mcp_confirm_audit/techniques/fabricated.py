@@ -14,7 +14,14 @@ from . import technique
 from .base import Attack, on_the_wire
 
 
-@technique("fabricated-approval")
+@technique(
+    "fabricated-approval",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy answer can only be the reply to a question the server sent: there is nothing to "
+        "fabricate without one"
+    ),
+)
 async def fabricated_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     # Learn the question's key and form from a question about another file;

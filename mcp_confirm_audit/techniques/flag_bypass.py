@@ -23,7 +23,7 @@ from typing import Any
 from ..confirmations.flag import Flag
 from ..confirmations.token import Token
 from ..target.driver import ToolInfo
-from . import technique
+from . import ANY, technique
 from ._flows import tool_info
 from .base import Attack
 
@@ -31,7 +31,7 @@ from .base import Attack
 MAX_TRIES = 12
 
 
-@technique("flag-bypass")
+@technique("flag-bypass", mechanisms=ANY)
 async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
     skip = {attack.plan.path_arg} if attack.plan.path_arg else set()

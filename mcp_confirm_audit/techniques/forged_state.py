@@ -18,7 +18,14 @@ from . import technique
 from .base import Attack
 
 
-@technique("forged-state")
+@technique(
+    "forged-state",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "on a legacy connection the server keeps the question's context in the open call; no state "
+        "travels through the client, so there is none to forge"
+    ),
+)
 async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     kind = params["kind"]

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..oracle.sandbox import VICTIM_TEXT
-from . import technique
+from . import OVER_A_PREVIEW, technique
 from ._swap import sandbox_name, swap_between_question_and_answer
 from .base import Attack
 
@@ -23,7 +23,7 @@ IMPOSTOR_TEXT = "impostor: not the file the user saw".ljust(len(VICTIM_TEXT) - 1
 REWRITTEN_TEXT = "victim, rewritten after the user was asked about it: longer now\n"
 
 
-@technique("identity-swap")
+@technique("identity-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True)
 async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     if not attack.file_only():
         return

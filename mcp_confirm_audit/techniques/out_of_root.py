@@ -19,12 +19,12 @@ from typing import Any
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel
 from .base import Attack
 
 
-@technique("out-of-root")
+@technique("out-of-root", mechanisms=ANY)
 async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     if not attack.file_only():
         return

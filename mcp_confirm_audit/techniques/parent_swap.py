@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..oracle.sandbox import CANARY_TEXT
-from . import technique
+from . import OVER_A_PREVIEW, technique
 from ._swap import sandbox_name, swap_between_question_and_answer
 from .base import Attack
 
 
-@technique("parent-swap")
+@technique("parent-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True)
 async def parent_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     case = attack.case
     victim = case.add_file("sub/victim.txt")

@@ -55,7 +55,7 @@ from ..confirmations.replies import refusal, refusal_text
 from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
-from . import technique
+from . import OVER_A_PREVIEW, technique
 from ._arguments import ArgumentSubject, Where, shown_arguments
 from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
@@ -66,7 +66,7 @@ from .base import Attack
 _MAX_NAMED_FINDINGS = 4
 
 
-@technique("prompt-forging")
+@technique("prompt-forging", mechanisms=OVER_A_PREVIEW)
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
     if (flow := as_flow(attack.plan.mechanism)) is not None:

@@ -27,7 +27,7 @@ from . import technique
 from .base import Attack
 
 
-@technique("protocol-downgrade")
+@technique("protocol-downgrade", both_eras=True, opens={"in_era"})
 async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     answer = params["answer"]
     if answer not in ("none", "decline", "negative"):

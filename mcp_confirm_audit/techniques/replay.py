@@ -15,7 +15,15 @@ from . import technique
 from .base import Attack
 
 
-@technique("replay")
+@technique(
+    "replay",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question is the server's own elicitation/create request, answered once as the "
+        "reply to it: there is no requestState to present again"
+    ),
+    premise_asked=True,
+)
 async def replay(attack: Attack, params: Mapping[str, Any]) -> None:
     await spend_then_replay(attack, params["mode"], spend_on=attack.primary, replay_on=attack.primary)
 

@@ -20,7 +20,7 @@ from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..confirmations.waits import Waits
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel
 from .base import Attack
 
@@ -28,7 +28,7 @@ from .base import Attack
 _CLAIMS_A_HUMAN = re.compile(r"\b(awaiting (your|the user'?s?|human|operator)|human|your approval)\b", re.I)
 
 
-@technique("self-approval")
+@technique("self-approval", mechanisms=ANY)
 async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     args = attack.arguments(victim)

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..oracle.sandbox import CANARY_TEXT
-from . import technique
+from . import OVER_A_PREVIEW, technique
 from ._swap import replace_with_link, sandbox_name, swap_between_question_and_answer
 from .base import Attack
 
 
-@technique("symlink-swap")
+@technique("symlink-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True)
 async def symlink_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     case = attack.case
     to = params["to"]

@@ -7,12 +7,12 @@ from typing import Any
 
 from ..confirmations.detect import from_schemas
 from ..confirmations.token import Token
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
 from .base import Attack
 
 
-@technique("token-cross-target")
+@technique("token-cross-target", mechanisms=ANY)
 async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     # A pending approval names only its id: there is no other action to carry it to.
     flow = token_or_not_applicable(

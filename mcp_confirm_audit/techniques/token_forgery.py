@@ -23,12 +23,12 @@ from ..confirmations import derivations
 from ..confirmations.base import Preview
 from ..confirmations.token import Token
 from ..models import Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
 from .base import Attack
 
 
-@technique("token-forgery")
+@technique("token-forgery", mechanisms=ANY)
 async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = token_or_not_applicable(attack, "token to forge", "no token to forge")
     if flow is None:

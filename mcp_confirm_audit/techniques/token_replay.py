@@ -18,12 +18,12 @@ from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..models import Exchange
 from ..target.driver import Connection
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, flow_or_not_applicable
 from .base import Attack
 
 
-@technique("token-replay")
+@technique("token-replay", mechanisms=ANY)
 async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = flow_or_not_applicable(attack, "token or pending id to replay")
     if flow is None:

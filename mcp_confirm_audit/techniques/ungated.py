@@ -32,14 +32,14 @@ from ..confirmations.token import Token
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
 from ..target.driver import ToolInfo
-from . import technique
+from . import ANY, technique
 from .base import Attack
 
 # Other tools called, at most: every one is a round trip of its own.
 MAX_TOOLS = 6
 
 
-@technique("ungated")
+@technique("ungated", mechanisms=ANY)
 async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
     own = set(mechanism.own_tools) if isinstance(mechanism, Pending | Token) else set()
