@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..confirmations.base import Mechanism
+    from ._params import Params
     from .base import Attack
 
 Technique = Callable[["Attack", Mapping[str, Any]], Awaitable[None]]
@@ -59,6 +60,7 @@ class Traits:
 
 _REGISTRY: dict[str, Technique] = {}
 _TRAITS: dict[str, Traits] = {}
+_PARAMS: dict[str, type[Params]] = {}
 
 
 def technique(
@@ -70,7 +72,9 @@ def technique(
     waits_lifetime: bool = False,
     both_eras: bool = False,
     opens: Iterable[str] = (),
+    params: type[Params] | None = None,
 ) -> Callable[[Technique], Technique]:
+    """Register a technique under `name` with its family's traits and the model of its `params:`."""
     traits = Traits(
         frozenset(mechanisms), needs_state, premise_asked, waits_lifetime, both_eras, frozenset(opens)
     )
@@ -86,6 +90,10 @@ def technique(
             )
         _REGISTRY[name] = fn
         _TRAITS[name] = traits
+        if params is not None:
+            _PARAMS[name] = params
+        else:
+            _PARAMS.pop(name, None)
         return fn
 
     return register
@@ -135,6 +143,13 @@ def traits() -> dict[str, Traits]:
 def traits_of(family: str) -> Traits | None:
     """One family's traits; None for a name no technique registers (a retired family in an old report)."""
     return traits().get(family)
+
+
+def params_models() -> dict[str, type[Params]]:
+    """Every registered technique's model of its catalogue `params:` (`NoParams` where it declared none)."""
+    from ._params import NoParams
+
+    return {name: _PARAMS.get(name, NoParams) for name in load()}
 
 
 def families(mechanism: str) -> frozenset[str]:

@@ -8,10 +8,18 @@ serve another tool.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from . import technique
+from ._params import Params
 from .base import Attack
+
+
+class CrossTargetParams(Params):
+    mode: Literal["other-file", "added-argument", "other-tool"]
+    argument: str = Field("force", description="the argument added (added-argument)")
 
 
 @technique(
@@ -21,6 +29,7 @@ from .base import Attack
         "a legacy answer is the reply to one elicitation/create request inside one tools/call: "
         "there is no requestState to carry to another tool or argument"
     ),
+    params=CrossTargetParams,
 )
 async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim

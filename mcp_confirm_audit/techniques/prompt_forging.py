@@ -36,7 +36,9 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..catalogue.hostile_names import GENERATORS, valid_example, valid_path
 from ..catalogue.prompt_checks import (
@@ -59,6 +61,7 @@ from . import OVER_A_PREVIEW, technique
 from ._arguments import ArgumentSubject, Where, shown_arguments
 from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
+from ._params import Params
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
@@ -66,7 +69,30 @@ from .base import Attack
 _MAX_NAMED_FINDINGS = 4
 
 
-@technique("prompt-forging", mechanisms=OVER_A_PREVIEW)
+class PromptForgingParams(Params):
+    names: Literal[
+        "line-breaks",
+        "bidi-controls",
+        "invisible",
+        "ansi-escapes",
+        "other-controls",
+        "forged-paragraph",
+        "markup-and-links",
+        "long-names",
+        "look-alike-names",
+        "credential-like",
+        "form-secrets",
+        "form-nesting",
+        "names-target",
+    ] = Field(
+        description="the kind of hostile name (a generator of catalogue/hostile_names, or a form check)"
+    )
+    examples: list[str | list[str]] = Field(
+        [], description="fixed examples tried first (a look-alike pair: two names)"
+    )
+
+
+@technique("prompt-forging", mechanisms=OVER_A_PREVIEW, params=PromptForgingParams)
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
     if (flow := as_flow(attack.plan.mechanism)) is not None:

@@ -9,7 +9,7 @@ starts after it, so only a second effect counts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -20,10 +20,15 @@ from ..models import Exchange
 from ..target.driver import Connection
 from . import ANY, technique
 from ._flows import AttackChannel, flow_or_not_applicable
+from ._params import Params
 from .base import Attack
 
 
-@technique("token-replay", mechanisms=ANY)
+class TokenReplayParams(Params):
+    mode: Literal["after-success", "raced", "after-decline"]
+
+
+@technique("token-replay", mechanisms=ANY, params=TokenReplayParams)
 async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = flow_or_not_applicable(attack, "token or pending id to replay")
     if flow is None:
