@@ -66,6 +66,14 @@ class Elicitation:
     def for_tool(self, tool: str) -> Elicitation:
         return replace(self, tool=tool)
 
+    @property
+    def own_tools(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        return ()
+
 
 def needs_back_channel(response: Response) -> bool:
     """A call that failed on a 2026-07-28 connection because the tool asks over a back channel.

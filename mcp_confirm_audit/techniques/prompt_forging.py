@@ -54,7 +54,6 @@ from ..catalogue.prompt_checks import (
 from ..catalogue.question_text import result_as_shown, terminal_as_shown
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.replies import refusal, refusal_text
-from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
 from . import OVER_A_PREVIEW, technique
@@ -304,7 +303,7 @@ class _PreviewProbe(_Probe):
     async def first_read(self, arguments: Mapping[str, Any]) -> str | None:
         """What the person read about the plain subject (the baseline); None, set up wrong, if nothing."""
         shown, text = await self._preview(arguments)
-        asks_elsewhere = isinstance(self.flow, Waits)
+        asks_elsewhere = self.flow.waits_for_person
         if not asks_elsewhere and shown.handle is None:
             what = shown.response.text[:200] or shown.response.outcome.value
             self.attack.setup_failed(f"the preview handed out no token or pending id ({what})")
@@ -329,7 +328,7 @@ class _PreviewProbe(_Probe):
         """The preview of `arguments`, and what the person read of it (None: nothing was previewed)."""
         before = len(self.channel.shown)
         shown = await self.flow.preview(self.channel, arguments)
-        if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
+        if not self.flow.waits_for_person and refusal(shown.response) is not None:
             return shown, None  # refused before anything was previewed or staged, whatever id it carries
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)
