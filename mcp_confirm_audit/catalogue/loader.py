@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import techniques
 from ..errors import UsageError
-from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, SEVERITIES, AttackSpec, Layer, Verdict
+from ..models import AttackSpec, Layer, Verdict
+from . import entries
 
-_ID = re.compile(r"^MCA-([A-Z]+)-(\d{3})$")
-_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-_SEVERITIES = SEVERITIES
-_LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "DERIVED")
+_ID = re.compile(entries.ID)
 
 
 def default_directory() -> Path:
@@ -78,82 +78,58 @@ def _load_family(path: Path, registry: Mapping[str, Any]) -> list[AttackSpec]:
     raw = _read(path)
     if not isinstance(raw, Mapping) or not isinstance(raw.get("attacks"), list):
         raise fail("must be a mapping with 'family', 'technique' and a list of 'attacks'")
-    family, code = raw.get("family"), raw.get("code")
-    if not isinstance(family, str) or not _SLUG.match(family) or not isinstance(code, str):
-        raise fail("needs a kebab-case 'family' and an upper-case 'code'")
-    if path.stem != family:
+    technique = raw.get("technique")
+    if technique not in registry:
+        raise fail(f"technique {technique!r} is not registered; known: {', '.join(sorted(registry))}")
+    try:
+        family = entries.Family.model_validate(raw)
+    except ValidationError as exc:
+        raise fail(entries.one_line(exc, raw)) from None
+    model = techniques.params_models()[family.technique]
+    if path.stem != family.family:
         # The plugin lists the families' markers from the file names alone.
-        raise fail(f"family {family!r} must be in a file named {family}.yaml")
+        raise fail(f"family {family.family!r} must be in a file named {family.family}.yaml")
+    shared = family.model_dump(exclude_unset=True, exclude={"family", "code", "technique", "attacks"})
     specs = []
-    for entry in raw["attacks"]:
-        merged = {**{k: v for k, v in raw.items() if k not in ("attacks", "code", "family")}, **entry}
-        attack_id = str(merged.get("id", ""))
-        match = _ID.match(attack_id)
-        if not match or match.group(1) != code:
-            raise fail(f"id {attack_id!r} must look like MCA-{code}-NNN")
-        technique = merged.get("technique")
-        if technique not in registry:
-            raise fail(
-                f"{attack_id}: technique {technique!r} is not registered; known: {', '.join(sorted(registry))}"
-            )
-        slug = str(merged.get("slug", ""))
-        if not _SLUG.match(slug):
-            raise fail(f"{attack_id}: slug {slug!r} must be kebab-case")
-        if merged.get("severity") not in _SEVERITIES or merged.get("level") not in _LEVELS:
-            raise fail(f"{attack_id}: severity must be one of {_SEVERITIES} and level one of {_LEVELS}")
+    for entry in family.attacks:
+        match = _ID.match(entry.id)
+        if not match or match.group(1) != family.code:
+            raise fail(f"id {entry.id!r} must look like MCA-{family.code}-NNN")
+        merged = {**shared, **entry.model_dump(exclude_unset=True)}
         try:
-            refused_by = tuple(
-                Layer(x) for x in merged.get("refused_by", ("sdk-boundary", "protocol", "tool"))
-            )
-        except ValueError as exc:
-            raise fail(f"{attack_id}: {exc}") from None
+            resolved = entries.Resolved.model_validate(merged)
+        except ValidationError as exc:
+            raise fail(f"{entry.id}: {entries.needs(str(exc.errors()[0]['loc'][0]))}") from None
+        if resolved.level == "DERIVED" and not resolved.derived.strip():
+            raise fail(f"{entry.id}: a DERIVED level needs 'derived': the sentence it follows from, and why")
+        if (wrong := entries.check_params(model, entry.params)) is not None:
+            raise fail(f"{entry.id}: {wrong}")
         reported_success = merged.get("reported_success")
-        if reported_success not in (None, "weak", "vulnerable"):
-            raise fail(f"{attack_id}: reported_success must be weak or vulnerable, got {reported_success!r}")
-        refusal = merged.get("refusal", "gate")
-        if refusal not in ("gate", "any"):
-            raise fail(f"{attack_id}: refusal must be gate or any, got {refusal!r}")
-        remedy = merged.get("remedy")
-        if not isinstance(remedy, str) or not remedy.strip():
-            raise fail(
-                f"{attack_id}: needs a 'remedy' (what the server's author should do), for its family or itself"
-            )
-        owasp = merged.get("owasp")
-        if not isinstance(owasp, list) or any(item not in OWASP_ITEMS for item in owasp):
-            raise fail(
-                f"{attack_id}: 'owasp' must be a list of OWASP item ids (empty where none fits); "
-                f"known: {', '.join(OWASP_ITEMS)}"
-            )
-        requirements = merged.get("requirements", [])
-        if not isinstance(requirements, list) or any(item not in REQUIREMENT_ITEMS for item in requirements):
-            raise fail(
-                f"{attack_id}: 'requirements' must be a list of requirement ids; known: {', '.join(REQUIREMENT_ITEMS)}"
-            )
-        derived = merged.get("derived", "")
-        if merged["level"] == "DERIVED" and (not isinstance(derived, str) or not derived.strip()):
-            raise fail(f"{attack_id}: a DERIVED level needs 'derived': the sentence it follows from, and why")
         specs.append(
             AttackSpec(
-                id=attack_id,
-                slug=slug,
-                family=family,
-                title=str(merged.get("title", "")),
-                severity=merged["severity"],
-                level=merged["level"],
-                technique=str(technique),
-                params=dict(merged.get("params") or {}),
-                refs=tuple(str(r) for r in merged.get("refs") or ()),
-                legacy_refs=tuple(str(r) for r in merged.get("legacy_refs") or ()),
-                refused_by=refused_by,
+                id=entry.id,
+                slug=entry.slug,
+                family=family.family,
+                title=merged.get("title") or "",
+                severity=resolved.severity,
+                level=resolved.level,
+                technique=family.technique,
+                # As written: the technique reads the keys the entry gave, its model's defaults its own.
+                params=dict(entry.params or {}),
+                refs=tuple(merged.get("refs") or ()),
+                legacy_refs=tuple(merged.get("legacy_refs") or ()),
+                refused_by=tuple(
+                    Layer(x) for x in merged.get("refused_by", ("sdk-boundary", "protocol", "tool"))
+                ),
                 refuse_before_asking=bool(merged.get("refuse_before_asking", False)),
                 second_process=bool(merged.get("second_process", False)),
                 reported_success=Verdict(reported_success) if reported_success else None,
-                any_refusal=refusal == "any",
-                status=str(merged.get("status", "active")),
-                remedy=" ".join(remedy.split()),
-                owasp=tuple(owasp),
-                derived=" ".join(str(derived).split()),
-                requirements=tuple(requirements),
+                any_refusal=merged.get("refusal", "gate") == "any",
+                status=merged.get("status") or "active",
+                remedy=" ".join(resolved.remedy.split()),
+                owasp=tuple(resolved.owasp),
+                derived=" ".join(resolved.derived.split()),
+                requirements=tuple(merged.get("requirements") or ()),
             )
         )
     return specs

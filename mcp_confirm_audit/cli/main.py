@@ -196,7 +196,11 @@ def _add_schema(sub: Any) -> None:
     schema = sub.add_parser(
         "schema", help="print the JSON Schema of a profile, or write docs/profile.md (--markdown)"
     )
-    schema.add_argument("what", choices=("profile",), help="the file format: profile (a target profile)")
+    schema.add_argument(
+        "what",
+        choices=("profile", "attacks", "audit"),
+        help="the file format: profile (a target profile), attacks (a family of attacks/*.yaml), audit (audit.json)",
+    )
     schema.add_argument(
         "--markdown", action="store_true", help="the key reference as Markdown (docs/profile.md)"
     )
@@ -206,6 +210,16 @@ def _add_schema(sub: Any) -> None:
 def _schema(args: argparse.Namespace, rest: list[str]) -> int:
     from ..profile import docs
 
+    if args.what == "attacks":
+        from ..catalogue import entries
+
+        _emit(entries.catalogue_schema_text(), args.output)
+        return 0
+    if args.what == "audit":
+        from ..report import audit_model
+
+        _emit(audit_model.schema_text(), args.output)
+        return 0
     _emit(docs.markdown() if args.markdown else docs.schema_text(), args.output)
     return 0
 

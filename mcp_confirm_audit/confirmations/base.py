@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..channels.human import HumanFailed, Step
+from ..channels.human import HumanFailed, Person, Step
 from ..models import Response
 from . import values
 
@@ -73,9 +73,88 @@ class Mechanism(Protocol):
         """The same mechanism on another tool (a profile states it once for every tool)."""
         ...
 
+    # What every mechanism answers for itself, so no technique asks which one it holds.
+
+    @property
+    def own_tools(self) -> tuple[str, ...]:
+        """Tools that are a step of this flow, not actions of their own (a preview, approve or execute tool)."""
+        ...
+
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        """Arguments of the action that carry the confirmation itself (a token's, a flag's)."""
+        ...
+
 
 class AgentFlow(Mechanism, Protocol):
-    """A mechanism the harness can drive end to end: every mechanism but MRTR's rounds."""
+    """A mechanism the harness can drive end to end: every mechanism but MRTR's rounds.
+
+    Besides the flow, each says what it is made of: who hands the agent an approval to redeem
+    (`hands_over`), whether the call waits while the person answers (`waits_for_person`), whether
+    a person's approval is what it waits for (`asks_a_person`) or the caller's own argument
+    (`caller_approves`), whether the approval acts by itself (`approval_acts_alone`), and the call
+    that redeems an approval (`redemption`).
+    """
+
+    @property
+    def hands_over(self) -> Person | None:
+        """The person who approves on a channel of their own and hands the agent what it redeems; None if nobody."""
+        ...
+
+    @property
+    def waits_for_person(self) -> bool:
+        """The one call waits while the person answers elsewhere (a terminal prompt): no handle, no preview."""
+        ...
+
+    @property
+    def asks_a_person(self) -> bool:
+        """A person's approval is what the flow waits for (a human channel, a waiting call, a challenge)."""
+        ...
+
+    @property
+    def caller_approves(self) -> bool:
+        """The caller's own argument says it was approved (a flag)."""
+        ...
+
+    @property
+    def approval_acts_alone(self) -> bool:
+        """The person's approval is itself the action: no call of the agent's follows it."""
+        ...
+
+    @property
+    def approves_a_handle(self) -> bool:
+        """An approval is given for the handle the preview hands out (a token, a pending id)."""
+        ...
+
+    @property
+    def stages(self) -> bool:
+        """The call stages the action under an id until something approves it (a pending action)."""
+        ...
+
+    @property
+    def agent_presents_the_handle(self) -> bool:
+        """Some call of the agent's presents the handle (to confirm, approve or execute)."""
+        ...
+
+    @property
+    def redeems_the_persons_answer(self) -> bool:
+        """What is redeemed is the person's answer (a challenge's), not the handle they were shown."""
+        ...
+
+    def redemption(
+        self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
+    ) -> tuple[str, dict[str, Any]] | None:
+        """The agent's call that redeems the approval of `handle` with what the person `saved`: (tool,
+        arguments); None when no call of the agent's redeems one."""
+        ...
+
+    async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
+        """The honest approval of `handle`, given once and nothing redeemed: what the person saved."""
+        ...
+
+    async def decline(self, channel: Channel, handle: str) -> bool:
+        """The person says no to `handle` on their channel; False when the flow gives no way to."""
+        ...
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         """The call that must not act: it previews, stages or refuses, and may hand out a handle."""

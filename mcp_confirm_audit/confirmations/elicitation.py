@@ -6,7 +6,8 @@ question (`target/back_channel.py`), so the techniques answer it exactly as
 they answer an MRTR round: everything an MRTR family does between question and
 answer happens here while the server really waits. What a legacy connection
 cannot express is the state: the question is the server's own request, so the
-families that replay, forge or carry a state are not applicable.
+families that replay, forge or carry a state are not applicable (each says why: its
+`needs_state` trait).
 
 The era comes from negotiation: `protocol: auto` lets the SDK discover
 (2026-07-28) and fall back to the handshake, and a tool whose call fails on a
@@ -26,37 +27,6 @@ from .replies import refusal
 MODERN = "2026-07-28"
 LEGACY = ("2025-11-25", "2025-06-18")
 PROTOCOLS = ("auto", MODERN, *LEGACY)
-
-# The families whose attack is the request state itself: a legacy question has none.
-STATE_FAMILIES = {
-    "replay": (
-        "a legacy question is the server's own elicitation/create request, answered once as the reply to it: "
-        "there is no requestState to present again"
-    ),
-    "forged-state": (
-        "on a legacy connection the server keeps the question's context in the open call; no state travels "
-        "through the client, so there is none to forge"
-    ),
-    "cross-target": (
-        "a legacy answer is the reply to one elicitation/create request inside one tools/call: there is no "
-        "requestState to carry to another tool or argument"
-    ),
-    "expiry": (
-        "a legacy question carries no requestState whose lifetime could lapse; the never-answers family "
-        "judges how long the server waits for the person"
-    ),
-    "cross-replica": (
-        "a legacy question lives in one process's open call: there is no state another replica could redeem"
-    ),
-    "fabricated-approval": (
-        "a legacy answer can only be the reply to a question the server sent: there is nothing to fabricate "
-        "without one"
-    ),
-    "cross-principal": (
-        "a legacy question is answered on the connection it was sent over: no state can be handed to "
-        "another identity"
-    ),
-}
 
 
 def protocol(value: Any, source: str) -> str:
@@ -96,6 +66,14 @@ class Elicitation:
     def for_tool(self, tool: str) -> Elicitation:
         return replace(self, tool=tool)
 
+    @property
+    def own_tools(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        return ()
+
 
 def needs_back_channel(response: Response) -> bool:
     """A call that failed on a 2026-07-28 connection because the tool asks over a back channel.
@@ -109,8 +87,3 @@ def needs_back_channel(response: Response) -> bool:
         return False
     text = response.text.lower().replace("back-channel", "back channel")
     return "back channel" in text or "backchannel" in text or (response.code == -32600 and "elicit" in text)
-
-
-def state_family(family: str) -> str | None:
-    """Why a family that attacks the request state does not apply to a legacy question; None if it does."""
-    return STATE_FAMILIES.get(family)

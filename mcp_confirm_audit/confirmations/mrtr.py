@@ -27,6 +27,14 @@ class Mrtr:
     def for_tool(self, tool: str) -> Mrtr:
         return replace(self, tool=tool)
 
+    @property
+    def own_tools(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        return ()
+
 
 def asks(response: Response) -> bool:
     return response.outcome is Outcome.INPUT_REQUIRED and bool(response.questions)

@@ -76,6 +76,56 @@ class Pending:
     def own_tools(self) -> tuple[str, ...]:
         return tuple(t.tool for t in (self.approve, self.execute) if t is not None)
 
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def hands_over(self) -> Person | None:
+        return self.human
+
+    @property
+    def waits_for_person(self) -> bool:
+        return False
+
+    @property
+    def asks_a_person(self) -> bool:
+        return self.human is not None
+
+    @property
+    def caller_approves(self) -> bool:
+        return False
+
+    @property
+    def approves_a_handle(self) -> bool:
+        return True
+
+    @property
+    def stages(self) -> bool:
+        return True
+
+    @property
+    def agent_presents_the_handle(self) -> bool:
+        return self.execute is not None or self.approve is not None
+
+    @property
+    def redeems_the_persons_answer(self) -> bool:
+        return False
+
+    async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
+        return (await self.approved(channel, handle))[1]
+
+    @property
+    def approval_acts_alone(self) -> bool:
+        return self.execute is None
+
+    def redemption(
+        self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
+    ) -> tuple[str, dict[str, Any]] | None:
+        if self.execute is None or handle is None:
+            return None
+        return self.execute.tool, self.execute.filled(handle, saved)
+
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         return Preview.read(await channel.call("stage", self.tool, arguments), self.id_from, ID_FIELD)
 

@@ -65,6 +65,62 @@ class Token:
         """Tools that are a step of this flow, not actions of their own: the preview tool."""
         return (self.preview_tool,) if self.preview_tool is not None else ()
 
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        return (self.into,)
+
+    @property
+    def hands_over(self) -> Person | None:
+        return self.human
+
+    @property
+    def waits_for_person(self) -> bool:
+        return False
+
+    @property
+    def asks_a_person(self) -> bool:
+        # A challenge a person answers; a plain token is handed to whoever called.
+        return self.human is not None
+
+    @property
+    def caller_approves(self) -> bool:
+        return False
+
+    @property
+    def approves_a_handle(self) -> bool:
+        return True
+
+    @property
+    def stages(self) -> bool:
+        return False
+
+    @property
+    def agent_presents_the_handle(self) -> bool:
+        return True
+
+    @property
+    def redeems_the_persons_answer(self) -> bool:
+        return self.human is not None
+
+    async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
+        if self.human is None:
+            return {}
+        values = {"id": handle, "challenge": handle, "token": handle}
+        return await channel.human("the human answers the challenge", self.human.approve, values)
+
+    async def decline(self, channel: Channel, handle: str) -> bool:
+        return False
+
+    @property
+    def approval_acts_alone(self) -> bool:
+        return False
+
+    def redemption(
+        self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
+    ) -> tuple[str, dict[str, Any]] | None:
+        # What the person saved (a challenge's answer) is what is redeemed, else the token itself.
+        return self.tool, self.confirming(arguments, saved.get("evidence", handle))
+
     def previewing(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """The preview call for a use of the action with `arguments`: (tool, its arguments)."""
         if self.preview_tool is None:

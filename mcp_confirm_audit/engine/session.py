@@ -27,7 +27,6 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..channels.url_flow import Pages
-from ..confirmations import mrtr_only
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
 from ..confirmations.elicitation import LEGACY, MODERN, Elicitation, legacy_version
@@ -45,6 +44,7 @@ from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
+from ..techniques import mrtr_only, traits_of
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
@@ -387,14 +387,11 @@ class AuditSession:
         elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
         if any(spec.second_process for spec in specs) and not elsewhere:
             wanted.append("other")
-        if (
-            any(spec.technique == "capability-downgrade" for spec in specs)
-            and self.profile.transport == "stdio"
-        ):
+        if any("declaring" in _opens(spec) for spec in specs) and self.profile.transport == "stdio":
             # Elsewhere they are clients of the primary's process (`_Peers.declaring`), opened at once.
             wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
         if (
-            any(spec.technique == "protocol-downgrade" for spec in specs)
+            any("in_era" in _opens(spec) for spec in specs)
             and self.profile.transport == "stdio"
             and self.profile.isolation != "process"
         ):
@@ -738,7 +735,7 @@ class AuditSession:
             era = self._eras[prefix] = self._ensure(f"{prefix}primary").era
         mechanism = outcome.mechanism or plan.mechanism or _asking(era, tool)
         plan = replace(plan, mechanism=mechanism)
-        if (other := mrtr_only(spec.family, mechanism)) is not None:
+        if (other := mrtr_only(spec.technique, mechanism)) is not None:
             transcript = Transcript(
                 spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=era
             )
@@ -941,7 +938,15 @@ def _waited_out(profile: Profile, spec: AttackSpec) -> float:
     A round nobody answers (the unanswered family; a waits flow's call taken by the agent alone)
     may take the target's own deadline for its person, when the profile declares one.
     """
-    return (profile.ttl if spec.technique == "expiry" else 0.0) + (profile.answer_deadline or 0.0)
+    found = traits_of(spec.technique)
+    waits = found is not None and found.waits_lifetime
+    return (profile.ttl if waits else 0.0) + (profile.answer_deadline or 0.0)
+
+
+def _opens(spec: AttackSpec) -> frozenset[str]:
+    """The peers an attack's family opens (its `opens` trait)."""
+    found = traits_of(spec.technique)
+    return found.opens if found is not None else frozenset()
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

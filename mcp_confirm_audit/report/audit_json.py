@@ -1,7 +1,8 @@
 """`audit.json`: the machine-readable report, versioned by `schema_version`.
 
-Its shape is `audit.schema.json` beside this module (JSON Schema 2020-12);
-a field is only ever added under the same version, never renamed or removed.
+Its shape is declared by the models of `audit_model`, which generate `audit.schema.json`
+beside this module and `schemas/audit.schema.json` (JSON Schema 2020-12); a field is only
+ever added under the same version, never renamed or removed.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def _eras(report: AuditReport) -> str:
     """The protocol version each tool was audited in: `delete_file over 2025-11-25 (elicitation/create)`."""
     by_tool: dict[str, dict[str, None]] = {}
     for r in report.results:
-        if r.era and r.family != "protocol-downgrade":
+        if r.era and not _trait(r.family, "both_eras"):
             by_tool.setdefault(r.tool, {})[r.era] = None
     return "; ".join(
         f"{inert(tool)} over {' and '.join(eras)}{_HOW.get(next(iter(eras)), '')}"
@@ -315,7 +315,7 @@ def _finding(report: AuditReport, result: Result) -> str:
             "- **Also required by**: "
             + ", ".join(f"{item} ({REQUIREMENT_ITEMS.get(item, '')})" for item in result.requirements)
         )
-    if result.family not in _ASKING_IS_THE_PREMISE:
+    if not _trait(result.family, "premise_asked"):
         facts.append(f"- **Asked the user during the attack**: {'yes' if result.asked_user else 'no'}")
     lost = [*result.effect.removed, *result.effect.changed]
     if lost:
@@ -338,16 +338,17 @@ def _finding(report: AuditReport, result: Result) -> str:
     )
 
 
-# Families whose premise is that the user was asked (and answered): "asked the
-# user: yes" says nothing there, and "no" would read as a contradiction.
-_ASKING_IS_THE_PREMISE = {
-    "symlink-swap",
-    "parent-swap",
-    "identity-swap",
-    "replay",
-    "double-spend",
-    "cross-replica",
-}
+def _trait(family: str, name: str) -> bool:
+    """A boolean trait the family declared where it is registered (False for a family no longer known).
+
+    `premise_asked`: its premise is that the user was asked (and answered), so "asked the user: yes"
+    says nothing there and "no" would read as a contradiction. `both_eras`: it drives two eras itself.
+    """
+    # Imported here: the registry imports every technique module, which a writer needs only now.
+    from ..techniques import traits_of
+
+    found = traits_of(family)
+    return bool(getattr(found, name)) if found is not None else False
 
 
 def owasp_label(item: str) -> str:

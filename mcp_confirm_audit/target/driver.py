@@ -29,7 +29,6 @@ from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.request_state import RequestStateBoundary
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
@@ -45,6 +44,7 @@ from ..profile.headers import Header
 from ..profile.loader import Profile
 from . import launch, reaper
 from .back_channel import HANDLE, BackChannel
+from .sdk_adapter import DeclaringClient, http_client, negotiated_version
 from .zygote import Zygote
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
@@ -115,54 +115,6 @@ class Refusals:
         return f"{CREDENTIALS_REFUSED} ({self.seen}): {self.hint}"
 
 
-@dataclass
-class _Declaring(Client):
-    """A `Client` that declares the elicitation capability it is told to, in the era it is told to.
-
-    The SDK declares form and URL mode when there is an elicitation callback;
-    the harness always has one (on a legacy connection a question sent to a
-    client that declared none is still seen, and recorded), and `declares`
-    narrows what is declared: "url" is URL mode only (a client that cannot
-    render a form), "none" no elicitation at all. `handshake` is the version a
-    legacy handshake asks for (the SDK asks for its latest, 2025-11-25).
-    """
-
-    declares: str = "form+url"
-    handshake: str | None = None
-
-    async def _build_session(self, exit_stack: AsyncExitStack) -> Any:
-        session = await super()._build_session(exit_stack)
-        built = session._build_capabilities
-        if self.declares != "form+url":
-
-            def narrowed(version: str) -> types.ClientCapabilities:
-                declared = built(version)
-                url = types.ElicitationCapability(url=types.UrlElicitationCapability())
-                return declared.model_copy(update={"elicitation": url if self.declares == "url" else None})
-
-            session._build_capabilities = narrowed  # type: ignore[method-assign]
-        if self.handshake is not None and self.handshake != LEGACY[0]:
-            version = self.handshake
-
-            async def initialize() -> types.InitializeResult:
-                result = await session.send_request(
-                    types.InitializeRequest(
-                        params=types.InitializeRequestParams(
-                            protocol_version=version,
-                            capabilities=session._build_capabilities(version),
-                            client_info=self.client_info or types.Implementation(name="mcp", version="0"),
-                        ),
-                    ),
-                    types.InitializeResult,
-                )
-                session.adopt(result)
-                await session.send_notification(types.InitializedNotification())
-                return result
-
-            session.initialize = initialize  # type: ignore[method-assign]
-        return session
-
-
 class Connection:
     """One live client connection to one target process."""
 
@@ -202,8 +154,7 @@ class Connection:
         self._in_flight = 0
         self._busy_from = 0.0
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
-        session = getattr(client, "_session", None)
-        self.era = str(getattr(session, "protocol_version", None) or MODERN)
+        self.era = negotiated_version(client) or MODERN
         self.back = back if self.era != MODERN else None
 
     @property
@@ -609,11 +560,11 @@ async def _session(
     if isinstance(server, str):
         # The SDK's own client and timeouts, carrying the headers on every request
         # (the POSTs, the GET stream, the closing DELETE), and a hook that sees a 401.
-        http = create_mcp_http_client(headers=http_headers.as_dict(sent))
+        http = http_client(http_headers.as_dict(sent))
         http.event_hooks = {"response": [refusals.record]}
         server = streamable_http_client(server, http_client=http)
     back = BackChannel()
-    client = _Declaring(
+    client = DeclaringClient(
         server,
         mode="legacy" if protocol in LEGACY else protocol,
         declares=elicitation,

@@ -12,28 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..channels.human import Person
 from ..confirmations import AgentFlow, HumanFailed
-from ..confirmations.pending import Pending
-from ..confirmations.token import Token
 from ..models import Response
 from ._flows import AttackChannel, flow_or_not_applicable, previewed
 from .base import Attack
 
 
-def person_flow(attack: Attack, what: str) -> Pending | Token | None:
-    """The tool's pending or token flow with a person's steps; else not applicable, saying why."""
+def person_flow(attack: Attack, what: str) -> AgentFlow | None:
+    """The tool's flow whose person hands the agent an approval to redeem; else not applicable, saying why."""
     flow = flow_or_not_applicable(attack, what)
     if flow is None:
         return None
-    person = getattr(flow, "human", None)
-    if not isinstance(flow, Pending | Token) or not isinstance(person, Person):
+    if flow.hands_over is None:
         attack.not_applicable(
             f"{what}: nothing is handed over by a person on a channel of their own ({flow.describe()}); "
             "a pending or token flow whose profile gives the person's human: steps is"
         )
         return None
-    if isinstance(flow, Pending) and flow.execute is None:
+    if flow.approval_acts_alone:
         attack.not_applicable(
             f"{what}: the person's approval acts by itself, so the agent has nothing to redeem"
         )
@@ -42,13 +38,13 @@ def person_flow(attack: Attack, what: str) -> Pending | Token | None:
 
 
 async def approved(
-    attack: Attack, flow: Pending | Token, channel: AttackChannel, arguments: Mapping[str, Any]
+    attack: Attack, flow: AgentFlow, channel: AttackChannel, arguments: Mapping[str, Any]
 ) -> tuple[str, dict[str, str]] | None:
     """The preview, and the person's approval of it (nothing redeemed): its handle and what they saved."""
     shown = await previewed(attack, flow, channel, arguments)
     if shown is None or shown.handle is None:
         return None
-    person = flow.human
+    person = flow.hands_over
     assert person is not None
     handle = shown.handle
     values = {"id": handle, "challenge": handle, "token": handle}
@@ -69,7 +65,7 @@ async def redeem(
     label: str,
 ) -> Response:
     """The agent's confirming call with what the person handed over, the person not asked again."""
-    if isinstance(flow, Pending) and flow.execute is not None:
-        return await channel.call(label, flow.execute.tool, flow.execute.filled(handle, saved))
-    assert isinstance(flow, Token)
-    return await channel.call(label, flow.tool, flow.confirming(arguments, saved.get("evidence", handle)))
+    call = flow.redemption(arguments, handle, saved)
+    if call is None:
+        raise HumanFailed(f"no call of the agent's redeems an approval here ({flow.describe()})")
+    return await channel.call(label, *call)

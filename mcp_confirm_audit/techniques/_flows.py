@@ -8,7 +8,6 @@ from typing import Any
 from ..channels import human
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.token import Token
-from ..confirmations.waits import Waits
 from ..models import Exchange, Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -118,8 +117,8 @@ async def what_the_person_read(
     flow shows it when the person's first steps are taken, up to the first that may approve (reads, and
     commands that only show): a webhook body, a device's card.
     """
-    person = getattr(flow, "human", None)
-    if isinstance(person, human.Person) and not isinstance(flow, Waits) and preview.handle is not None:
+    person = flow.hands_over
+    if person is not None and preview.handle is not None:
         looking = person.looking
         if looking:
             values = {"id": preview.handle, "challenge": preview.handle, "token": preview.handle}

@@ -25,16 +25,16 @@ from ..channels.http import HttpCall
 from ..channels.read import Read
 from ..confirmations import HumanFailed
 from ..models import Verdict
-from . import technique
+from . import ANY, technique
 from ._elsewhere import person_flow, redeem
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
 
-@technique("agent-reachable-approval")
+@technique("agent-reachable-approval", mechanisms=ANY)
 async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "person's approval for the agent to reach")
-    if flow is None or flow.human is None:
+    if flow is None or flow.hands_over is None:
         return
     channel, victim = AttackChannel(attack), attack.victim
     args = attack.arguments(victim)
@@ -43,7 +43,7 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
     if shown is None or shown.handle is None:
         return
     seen = [shown.response.text, json.dumps(shown.response.structured or {}, sort_keys=True)]
-    steps, stopped = _as_the_agent(flow.human.approve)
+    steps, stopped = _as_the_agent(flow.hands_over.approve)
     if stopped:
         attack.note(stopped)
     handle = shown.handle

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from . import technique
+from . import ANY, technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel
 from ._lifetime import TRIES, never_in_time, try_again
@@ -25,7 +25,7 @@ from .base import Attack
 _MARGIN = 0.3
 
 
-@technique("approval-expiry")
+@technique("approval-expiry", mechanisms=ANY)
 async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "person's approval to redeem late")
     if flow is None:

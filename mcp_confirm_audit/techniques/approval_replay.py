@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import technique
+from . import ANY, technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel
 from .base import Attack
 
 
-@technique("approval-replay")
+@technique("approval-replay", mechanisms=ANY)
 async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "person's approval to replay")
     if flow is None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import technique
+from . import ANY, technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
 
-@technique("approval-transplant")
+@technique("approval-transplant", mechanisms=ANY)
 async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "person's approval to move to another action")
     if flow is None:

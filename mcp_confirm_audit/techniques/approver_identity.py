@@ -18,22 +18,20 @@ from typing import Any
 from ..channels.http import HttpCall
 from ..channels.human import Person, Step
 from ..confirmations import HumanFailed
-from ..confirmations.pending import Pending
-from ..confirmations.token import Token
 from ..profile.headers import Header, as_dict
-from . import technique
+from . import ANY, technique
 from ._elsewhere import redeem
 from ._flows import AttackChannel, flow_or_not_applicable, previewed
 from .base import Attack
 
 
-@technique("approver-identity")
+@technique("approver-identity", mechanisms=ANY)
 async def approver_identity(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = flow_or_not_applicable(attack, "person's approval to give as another identity")
     if flow is None:
         return
-    person = getattr(flow, "human", None)
-    if not isinstance(flow, Pending | Token) or not isinstance(person, Person):
+    person = flow.hands_over
+    if person is None:
         attack.not_applicable(
             f"nothing is approved by a person on a channel of their own ({flow.describe()}), so no other "
             "identity can approve in their place; a pending or token flow whose profile gives the person's "
@@ -69,7 +67,7 @@ async def approver_identity(attack: Attack, params: Mapping[str, Any]) -> None:
         )
     except HumanFailed as exc:
         attack.note(f"the approval system turned principal {name} away: {exc}")
-    if isinstance(flow, Pending) and flow.execute is None:
+    if flow.approval_acts_alone:
         return  # the approval acts by itself: any effect is the other identity's approval acting
     await redeem(flow, channel, args, handle, saved, f"the agent redeems the approval {name} gave")
 

@@ -18,10 +18,8 @@ from typing import Any
 
 from ..confirmations import HumanFailed, as_flow
 from ..confirmations.detect import approver_argument
-from ..confirmations.pending import Pending
-from ..confirmations.token import Token
 from ..models import Verdict
-from . import technique
+from . import ANY, technique
 from ._elsewhere import redeem
 from ._flows import AttackChannel, tool_info
 from .base import Attack
@@ -32,7 +30,7 @@ _NONE = (
 )
 
 
-@technique("approver-substitution")
+@technique("approver-substitution", mechanisms=ANY)
 async def approver_substitution(attack: Attack, params: Mapping[str, Any]) -> None:
     stated = attack.plan.approver
     info = tool_info(attack)
@@ -66,7 +64,7 @@ async def approver_substitution(attack: Attack, params: Mapping[str, Any]) -> No
     channel = AttackChannel(attack)
     shown = await flow.preview(channel, args)
     steps = stated.steps if stated is not None else ()
-    if shown.handle is None or not steps or not isinstance(flow, Token | Pending):
+    if shown.handle is None or not steps or not flow.approves_a_handle:
         try:
             await flow.confirm(channel, args, shown.handle, as_agent=True)
         except HumanFailed as exc:
@@ -82,6 +80,6 @@ async def approver_substitution(attack: Attack, params: Mapping[str, Any]) -> No
     except HumanFailed as exc:
         attack.note(f"the agent could not approve as {value!r}: {exc}")
         return
-    if isinstance(flow, Pending) and flow.execute is None:
+    if flow.approval_acts_alone:
         return  # the approval acts by itself: any effect is the agent's own approval acting
     await redeem(flow, channel, args, handle, saved, "the agent redeems the approval it gave itself")

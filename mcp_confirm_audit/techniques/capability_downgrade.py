@@ -18,17 +18,26 @@ person's step (a pending id approved elsewhere) is no finding.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..confirmations import HumanFailed, as_flow
 from ..confirmations.detect import from_response, offered
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, tool_info
+from ._params import Params
 from .base import Attack
 
 
-@technique("capability-downgrade")
+class DowngradeParams(Params):
+    declares: Literal["none", "url"] = Field(
+        description="what the client declares: no elicitation, or URL mode only"
+    )
+
+
+@technique("capability-downgrade", mechanisms=ANY, opens={"declaring"}, params=DowngradeParams)
 async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     declared = params["declares"]
     if as_flow(attack.plan.mechanism) is not None:

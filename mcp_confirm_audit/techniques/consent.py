@@ -8,13 +8,15 @@ under the wrong key, a result of the wrong kind under the right key).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from mcp import types
+from pydantic import Field
 
 from ..confirmations import answers
 from ..models import Verdict
 from . import technique
+from ._params import Params
 from .base import Attack
 
 # Per decision field type, what each schema-violating answer puts in it.
@@ -25,7 +27,22 @@ _VIOLATIONS: dict[str, dict[str, Any]] = {
 }
 
 
-@technique("consent")
+class ConsentParams(Params):
+    answer: Literal[
+        "decline",
+        "cancel",
+        "negative",
+        "string-false",
+        "string-no",
+        "integer-one",
+        "missing-field",
+        "wrong-key",
+        "wrong-kind",
+        "null-content",
+    ] = Field(description="the answer sent in place of a yes")
+
+
+@technique("consent", params=ConsentParams)
 async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     first = await attack.ask(victim)

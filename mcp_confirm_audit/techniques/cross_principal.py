@@ -12,16 +12,29 @@ credentials, redeems the victim's state again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import TargetError
 from ..target.driver import Connection
 from . import technique
+from ._params import Params
 from .base import Attack, Unavailable
 from .replay import spend_then_replay
 
 
-@technique("cross-principal")
+class CrossPrincipalParams(Params):
+    mode: Literal["after-success", "decline-then-accept", "redeem", "claims-the-victim"]
+
+
+@technique(
+    "cross-principal",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question is answered on the connection it was sent over: no state can be handed "
+        "to another identity"
+    ),
+    params=CrossPrincipalParams,
+)
 async def cross_principal(attack: Attack, params: Mapping[str, Any]) -> None:
     mode = params["mode"]
     other = await _other_identity(attack, victims_claim=mode == "claims-the-victim")

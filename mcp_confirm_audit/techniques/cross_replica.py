@@ -11,15 +11,30 @@ users (fail-closed). Mint here and redeem there; spend here and replay there
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from . import technique
+from ._params import Params
 from ._race import redeem_together
 from .base import Attack
 from .replay import spend_then_replay
 
 
-@technique("cross-replica")
+class CrossReplicaParams(Params):
+    mode: Literal[
+        "mint-here-redeem-there", "together", "after-success", "decline-then-accept", "cancel-then-accept"
+    ]
+
+
+@technique(
+    "cross-replica",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question lives in one process's open call: there is no state another replica could redeem"
+    ),
+    premise_asked=True,
+    params=CrossReplicaParams,
+)
 async def cross_replica(attack: Attack, params: Mapping[str, Any]) -> None:
     replicas = await attack.peer(attack.peers.replicas)
     if replicas is None:

@@ -8,13 +8,29 @@ serve another tool.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from . import technique
+from ._params import Params
 from .base import Attack
 
 
-@technique("cross-target")
+class CrossTargetParams(Params):
+    mode: Literal["other-file", "added-argument", "other-tool"]
+    argument: str = Field("force", description="the argument added (added-argument)")
+
+
+@technique(
+    "cross-target",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy answer is the reply to one elicitation/create request inside one tools/call: "
+        "there is no requestState to carry to another tool or argument"
+    ),
+    params=CrossTargetParams,
+)
 async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     first = await attack.ask(victim)

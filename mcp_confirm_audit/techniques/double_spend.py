@@ -28,22 +28,27 @@ call changed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
 from ..confirmations import as_flow
 from ..models import Exchange, Outcome
 from ..target.driver import Connection
-from . import technique
+from . import ANY, technique
 from ._elsewhere import approved, person_flow
 from ._elsewhere import redeem as redeem_handed_over
 from ._flows import AttackChannel
+from ._params import Params
 from ._race import redeem_together, redeemed_at_once
 from .base import Attack
 
 
-@technique("double-spend")
+class DoubleSpendParams(Params):
+    mode: Literal["accepts", "decline-and-accepts"]
+
+
+@technique("double-spend", mechanisms=ANY, premise_asked=True, params=DoubleSpendParams)
 async def double_spend(attack: Attack, params: Mapping[str, Any]) -> None:
     mode = params["mode"]
     if mode not in ("accepts", "decline-and-accepts"):

@@ -24,7 +24,15 @@ from .base import Attack
 _MARGIN = 0.3
 
 
-@technique("expiry")
+@technique(
+    "expiry",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question carries no requestState whose lifetime could lapse; the never-answers "
+        "family judges how long the server waits for the person"
+    ),
+    waits_lifetime=True,
+)
 async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     found = await attack.peer(attack.peers.short_lived)
     if found is None:

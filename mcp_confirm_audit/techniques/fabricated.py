@@ -8,13 +8,26 @@ the answer without demanding its state can be talked into acting in one call.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from . import technique
+from ._params import Params
 from .base import Attack, on_the_wire
 
 
-@technique("fabricated-approval")
+class FabricatedParams(Params):
+    state: Literal["absent", "null"]
+
+
+@technique(
+    "fabricated-approval",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy answer can only be the reply to a question the server sent: there is nothing to "
+        "fabricate without one"
+    ),
+    params=FabricatedParams,
+)
 async def fabricated_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     # Learn the question's key and form from a question about another file;

@@ -20,10 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..confirmations.flag import Flag
-from ..confirmations.token import Token
 from ..target.driver import ToolInfo
-from . import technique
+from . import ANY, technique
 from ._flows import tool_info
 from .base import Attack
 
@@ -31,14 +29,12 @@ from .base import Attack
 MAX_TRIES = 12
 
 
-@technique("flag-bypass")
+@technique("flag-bypass", mechanisms=ANY)
 async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
     skip = {attack.plan.path_arg} if attack.plan.path_arg else set()
-    if isinstance(mechanism, Flag):
-        skip.add(mechanism.arg)  # the mechanism itself: self-approval judges it
-    if isinstance(mechanism, Token):
-        skip.add(mechanism.into)
+    if mechanism is not None:
+        skip.update(mechanism.own_arguments)  # the mechanism itself: self-approval judges it
     info = tool_info(attack)
     victim = attack.victim
     own = attack.arguments(victim)

@@ -10,15 +10,50 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..confirmations import statecodec
 from ..models import Response
 from . import technique
+from ._params import Params
 from .base import Attack
 
 
-@technique("forged-state")
+class ForgedStateParams(Params):
+    kind: Literal["value", "mutation", "other-process", "edit"]
+    value: str | None = Field(None, description="the forged state (value); {random} is filled in")
+    # statecodec.MUTATIONS
+    mutation: (
+        Literal[
+            "flip-first-byte",
+            "flip-key-id",
+            "flip-nonce",
+            "flip-middle-byte",
+            "flip-last-byte",
+            "truncate-one-byte",
+            "truncate-half",
+            "append-bytes",
+            "other-version",
+            "uppercase-prefix",
+            "non-canonical-base64",
+            "padded-base64",
+            "doubled",
+        ]
+        | None
+    ) = Field(None, description="how the real state is changed (mutation)")
+
+
+@technique(
+    "forged-state",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "on a legacy connection the server keeps the question's context in the open call; no state "
+        "travels through the client, so there is none to forge"
+    ),
+    params=ForgedStateParams,
+)
 async def forged_state(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     kind = params["kind"]

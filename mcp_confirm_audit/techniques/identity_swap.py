@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..oracle.sandbox import VICTIM_TEXT
-from . import technique
+from . import OVER_A_PREVIEW, technique
+from ._params import Params
 from ._swap import sandbox_name, swap_between_question_and_answer
 from .base import Attack
 
@@ -23,7 +24,11 @@ IMPOSTOR_TEXT = "impostor: not the file the user saw".ljust(len(VICTIM_TEXT) - 1
 REWRITTEN_TEXT = "victim, rewritten after the user was asked about it: longer now\n"
 
 
-@technique("identity-swap")
+class IdentitySwapParams(Params):
+    change: Literal["renamed-onto", "rewritten-in-place", "deleted"]
+
+
+@technique("identity-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=IdentitySwapParams)
 async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     if not attack.file_only():
         return

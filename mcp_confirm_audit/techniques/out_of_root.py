@@ -15,16 +15,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel
+from ._params import Params
 from .base import Attack
 
 
-@technique("out-of-root")
+class OutOfRootParams(Params):
+    target: Literal[
+        "absolute-outside",
+        "traversal",
+        "sibling-prefix",
+        "link-outside",
+        "root-itself",
+        "directory",
+        "nul-byte",
+        "overlong",
+    ]
+    length: int = Field(3000, description="the path's length in characters (overlong)")
+
+
+@technique("out-of-root", mechanisms=ANY, params=OutOfRootParams)
 async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     if not attack.file_only():
         return

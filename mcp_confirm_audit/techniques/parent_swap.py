@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..oracle.sandbox import CANARY_TEXT
-from . import technique
+from . import OVER_A_PREVIEW, technique
+from ._params import Params
 from ._swap import sandbox_name, swap_between_question_and_answer
 from .base import Attack
 
 
-@technique("parent-swap")
+class ParentSwapParams(Params):
+    to: Literal["inside", "outside"]
+
+
+@technique("parent-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=ParentSwapParams)
 async def parent_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     case = attack.case
     victim = case.add_file("sub/victim.txt")

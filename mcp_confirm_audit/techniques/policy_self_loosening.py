@@ -20,7 +20,7 @@ from typing import Any
 from ..confirmations.detect import IDENTITY_ARG, policy_arguments, policy_tools
 from ..target.arguments import value_for
 from ..target.driver import ToolInfo
-from . import technique
+from . import ANY, technique
 from .base import Attack
 
 _NONE = (
@@ -29,7 +29,7 @@ _NONE = (
 )
 
 
-@technique("policy-self-loosening")
+@technique("policy-self-loosening", mechanisms=ANY)
 async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> None:
     stated = attack.plan.policy_tools
     if stated is not None and not stated:

@@ -36,7 +36,9 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..catalogue.hostile_names import GENERATORS, valid_example, valid_path
 from ..catalogue.prompt_checks import (
@@ -52,13 +54,13 @@ from ..catalogue.prompt_checks import (
 from ..catalogue.question_text import result_as_shown, terminal_as_shown
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.replies import refusal, refusal_text
-from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
-from . import technique
+from . import OVER_A_PREVIEW, technique
 from ._arguments import ArgumentSubject, Where, shown_arguments
 from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
+from ._params import Params
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
@@ -66,7 +68,30 @@ from .base import Attack
 _MAX_NAMED_FINDINGS = 4
 
 
-@technique("prompt-forging")
+class PromptForgingParams(Params):
+    names: Literal[
+        "line-breaks",
+        "bidi-controls",
+        "invisible",
+        "ansi-escapes",
+        "other-controls",
+        "forged-paragraph",
+        "markup-and-links",
+        "long-names",
+        "look-alike-names",
+        "credential-like",
+        "form-secrets",
+        "form-nesting",
+        "names-target",
+    ] = Field(
+        description="the kind of hostile name (a generator of catalogue/hostile_names, or a form check)"
+    )
+    examples: list[str | list[str]] = Field(
+        [], description="fixed examples tried first (a look-alike pair: two names)"
+    )
+
+
+@technique("prompt-forging", mechanisms=OVER_A_PREVIEW, params=PromptForgingParams)
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
     if (flow := as_flow(attack.plan.mechanism)) is not None:
@@ -278,7 +303,7 @@ class _PreviewProbe(_Probe):
     async def first_read(self, arguments: Mapping[str, Any]) -> str | None:
         """What the person read about the plain subject (the baseline); None, set up wrong, if nothing."""
         shown, text = await self._preview(arguments)
-        asks_elsewhere = isinstance(self.flow, Waits)
+        asks_elsewhere = self.flow.waits_for_person
         if not asks_elsewhere and shown.handle is None:
             what = shown.response.text[:200] or shown.response.outcome.value
             self.attack.setup_failed(f"the preview handed out no token or pending id ({what})")
@@ -303,7 +328,7 @@ class _PreviewProbe(_Probe):
         """The preview of `arguments`, and what the person read of it (None: nothing was previewed)."""
         before = len(self.channel.shown)
         shown = await self.flow.preview(self.channel, arguments)
-        if not isinstance(self.flow, Waits) and refusal(shown.response) is not None:
+        if not self.flow.waits_for_person and refusal(shown.response) is not None:
             return shown, None  # refused before anything was previewed or staged, whatever id it carries
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)

@@ -16,7 +16,7 @@ which the tool neither asks nor acts says nothing of its gate: inconclusive.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from mcp import types
 
@@ -24,10 +24,15 @@ from ..confirmations.elicitation import needs_back_channel
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
+from ._params import Params
 from .base import Attack
 
 
-@technique("protocol-downgrade")
+class ProtocolDowngradeParams(Params):
+    answer: Literal["none", "decline", "negative"]
+
+
+@technique("protocol-downgrade", both_eras=True, opens={"in_era"}, params=ProtocolDowngradeParams)
 async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     answer = params["answer"]
     if answer not in ("none", "decline", "negative"):

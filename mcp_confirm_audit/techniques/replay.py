@@ -8,14 +8,28 @@ server-side ledger stops a second redemption.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..target.driver import Connection
 from . import technique
+from ._params import Params
 from .base import Attack
 
 
-@technique("replay")
+class ReplayParams(Params):
+    mode: Literal["after-success", "decline-then-accept", "cancel-then-accept"]
+
+
+@technique(
+    "replay",
+    mechanisms={"mrtr"},
+    needs_state=(
+        "a legacy question is the server's own elicitation/create request, answered once as the "
+        "reply to it: there is no requestState to present again"
+    ),
+    premise_asked=True,
+    params=ReplayParams,
+)
 async def replay(attack: Attack, params: Mapping[str, Any]) -> None:
     await spend_then_replay(attack, params["mode"], spend_on=attack.primary, replay_on=attack.primary)
 

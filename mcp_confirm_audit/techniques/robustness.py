@@ -11,15 +11,26 @@ is `vulnerable` whatever else happened.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..models import Outcome, Response
 from ..target.driver import Connection
 from . import technique
+from ._params import Params
 from .base import Attack
 
 
-@technique("robustness")
+class RobustnessParams(Params):
+    input: Literal["oversized-path", "malformed-answer"]
+    size: int | None = Field(None, description="the path's size in characters (oversized-path)")
+    answer: str | None = Field(
+        None, description="what each answer is instead of an elicitation result (malformed-answer)"
+    )
+
+
+@technique("robustness", params=RobustnessParams)
 async def robustness(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["input"]
     if kind == "oversized-path":

@@ -15,12 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import HumanFailed, as_flow
-from ..confirmations.flag import Flag
-from ..confirmations.pending import Pending
-from ..confirmations.token import Token
-from ..confirmations.waits import Waits
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel
 from .base import Attack
 
@@ -28,7 +24,7 @@ from .base import Attack
 _CLAIMS_A_HUMAN = re.compile(r"\b(awaiting (your|the user'?s?|human|operator)|human|your approval)\b", re.I)
 
 
-@technique("self-approval")
+@technique("self-approval", mechanisms=ANY)
 async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
     args = attack.arguments(victim)
@@ -45,12 +41,12 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     except HumanFailed as exc:
         attack.note(f"the agent alone cannot complete the flow: {exc}")
     claims_a_human = bool(_CLAIMS_A_HUMAN.search(shown.response.text))
-    human_path = isinstance(flow, Pending) and (flow.human is not None or claims_a_human)
-    # A call that waits for a person (a terminal prompt), or a challenge a person must answer.
-    human_path = human_path or isinstance(flow, Waits) or (isinstance(flow, Token) and flow.human is not None)
+    # A person's channel, a call that waits for a person (a terminal prompt), a challenge a person
+    # must answer; or an action staged for approval whose reply says a human approves it.
+    human_path = flow.asks_a_person or (flow.stages and claims_a_human)
     # Without the flag the tool asks the user (or says a human must confirm): the caller's
     # own flag is a way around the person the tool otherwise waits for.
-    asks_otherwise = isinstance(flow, Flag) and (
+    asks_otherwise = flow.caller_approves and (
         shown.response.outcome is Outcome.INPUT_REQUIRED or claims_a_human
     )
     if human_path:

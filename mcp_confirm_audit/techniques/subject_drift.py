@@ -23,12 +23,12 @@ from ..confirmations import AgentFlow, HumanFailed, as_flow
 from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome
-from . import technique
+from . import OVER_A_PREVIEW, technique
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
 
-@technique("subject-drift")
+@technique("subject-drift", mechanisms=OVER_A_PREVIEW)
 async def subject_drift(attack: Attack, params: Mapping[str, Any]) -> None:
     name = attack.plan.name
     if attack.names_file:

@@ -9,15 +9,20 @@ leads now deletes something nobody confirmed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..oracle.sandbox import CANARY_TEXT
-from . import technique
+from . import OVER_A_PREVIEW, technique
+from ._params import Params
 from ._swap import replace_with_link, sandbox_name, swap_between_question_and_answer
 from .base import Attack
 
 
-@technique("symlink-swap")
+class SymlinkSwapParams(Params):
+    to: Literal["inside-canary", "outside-canary", "directory"]
+
+
+@technique("symlink-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=SymlinkSwapParams)
 async def symlink_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     case = attack.case
     to = params["to"]

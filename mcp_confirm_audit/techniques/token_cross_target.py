@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ..confirmations.detect import from_schemas
 from ..confirmations.token import Token
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
+from ._params import Params
 from .base import Attack
 
 
-@technique("token-cross-target")
+class TokenCrossTargetParams(Params):
+    mode: Literal["other-args", "other-tool"]
+
+
+@technique("token-cross-target", mechanisms=ANY, params=TokenCrossTargetParams)
 async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     # A pending approval names only its id: there is no other action to carry it to.
     flow = token_or_not_applicable(

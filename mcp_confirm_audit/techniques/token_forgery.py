@@ -17,18 +17,23 @@ import json
 import secrets
 import string
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..confirmations import derivations
 from ..confirmations.base import Preview
 from ..confirmations.token import Token
 from ..models import Verdict
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
+from ._params import Params
 from .base import Attack
 
 
-@technique("token-forgery")
+class TokenForgeryParams(Params):
+    mode: Literal["random", "derived"]
+
+
+@technique("token-forgery", mechanisms=ANY, params=TokenForgeryParams)
 async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = token_or_not_applicable(attack, "token to forge", "no token to forge")
     if flow is None:

@@ -9,33 +9,36 @@ starts after it, so only a second effect counts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
 from ..confirmations import AgentFlow, HumanFailed
-from ..confirmations.pending import Pending
-from ..confirmations.token import Token
 from ..models import Exchange
 from ..target.driver import Connection
-from . import technique
+from . import ANY, technique
 from ._flows import AttackChannel, flow_or_not_applicable
+from ._params import Params
 from .base import Attack
 
 
-@technique("token-replay")
+class TokenReplayParams(Params):
+    mode: Literal["after-success", "raced", "after-decline"]
+
+
+@technique("token-replay", mechanisms=ANY, params=TokenReplayParams)
 async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = flow_or_not_applicable(attack, "token or pending id to replay")
     if flow is None:
         return
-    if flow.kind in ("flag", "waits"):
+    if not flow.approves_a_handle:
         attack.not_applicable(f"nothing to replay: {flow.describe()}")
         return
-    if isinstance(flow, Pending) and flow.execute is None and flow.approve is None:
+    if not flow.agent_presents_the_handle:
         # The person's approval was the action: no call of the agent's presents the id again.
         attack.not_applicable("the pending id is presented by no call the agent can make (no execute step)")
         return
-    if isinstance(flow, Token) and flow.human is not None:
+    if flow.redeems_the_persons_answer:
         # What is redeemed is the person's answer to the challenge, not the token: approval-replay.
         attack.not_applicable(
             f"the token is a challenge a person answers; approval-replay replays their answer: {flow.describe()}"
@@ -64,7 +67,7 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         await _raced(attack, flow, args, shown.handle)
         return
     elif params["mode"] == "after-decline":
-        if not isinstance(flow, Pending) or not await flow.decline(channel, shown.handle):
+        if not await flow.decline(channel, shown.handle):
             attack.not_applicable(
                 "no way to decline: a pending flow whose profile gives the human's decline command "
                 "(confirmation: pending: human: decline: '...{id}...')"
@@ -78,21 +81,20 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
 
 async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handle: str) -> None:
     """One approval redeemed by several calls at once; the victim put back after every effect."""
-    if isinstance(flow, Pending):
-        if flow.execute is None:
-            attack.not_applicable("the pending flow has no execute call to send twice")
-            return
-        try:  # the honest approval, once; then its execute call raced, with what the person saved
-            _, saved = await flow.approved(AttackChannel(attack), handle)
-        except HumanFailed as exc:
-            attack.setup_failed(str(exc))
-            return
-        tool, sent = flow.execute.tool, flow.execute.filled(handle, saved)
-    elif isinstance(flow, Token):
-        tool, sent = flow.tool, flow.confirming(args, handle)
-    else:
+    if flow.approval_acts_alone:
+        attack.not_applicable("the pending flow has no execute call to send twice")
+        return
+    if flow.redemption(args, handle, {}) is None:
         attack.not_applicable(f"nothing to race: {flow.describe()}")
         return
+    try:  # the honest approval, once; then the call that redeems it raced, with what the person saved
+        saved = await flow.approval(AttackChannel(attack), handle)
+    except HumanFailed as exc:
+        attack.setup_failed(str(exc))
+        return
+    call = flow.redemption(args, handle, saved)
+    assert call is not None
+    tool, sent = call
     conns = await attack.peer(lambda: attack.peers.same_process(attack.peers.redemptions))
     if conns is None:
         return

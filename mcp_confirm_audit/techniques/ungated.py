@@ -27,22 +27,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations.detect import policy_tools
-from ..confirmations.pending import Pending
-from ..confirmations.token import Token
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
 from ..target.driver import ToolInfo
-from . import technique
+from . import ANY, technique
 from .base import Attack
 
 # Other tools called, at most: every one is a round trip of its own.
 MAX_TOOLS = 6
 
 
-@technique("ungated")
+@technique("ungated", mechanisms=ANY)
 async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
-    own = set(mechanism.own_tools) if isinstance(mechanism, Pending | Token) else set()
+    own = set(mechanism.own_tools) if mechanism is not None else set()
     # Rules are policy-self-loosening's to judge, whether the profile names them or their schema does.
     rules = [*policy_tools(attack.tools, attack.plan.policy_tools), *policy_tools(attack.tools)]
     own |= {t.name for t in rules}

@@ -15,10 +15,13 @@ import pytest
 from conftest import MATRIX_GENERATION, REFERENCE_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.confirmations import ANY_MECHANISM
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.techniques import ANY, traits
+
+# The families that judge any mechanism (out-of-root too, but its own test runs it over the flows).
+ANY_MECHANISM = frozenset(n for n, t in traits().items() if t.mechanisms == ANY) - {"out-of-root"}
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"

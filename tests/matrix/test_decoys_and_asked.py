@@ -16,10 +16,13 @@ from conftest import MATRIX_GENERATION
 from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.confirmations import ANY_MECHANISM
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import UNASKED, AttackSpec, Layer, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.techniques import ANY, traits
+
+# The families that judge any mechanism (out-of-root too, but its own test runs it over the flows).
+ANY_MECHANISM = frozenset(n for n, t in traits().items() if t.mechanisms == ANY) - {"out-of-root"}
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 PHOTOS = TARGETS / "photos" / "server.py"

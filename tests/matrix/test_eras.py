@@ -20,11 +20,11 @@ from conftest import MATRIX_GENERATION
 from mcp import types
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.confirmations.elicitation import STATE_FAMILIES
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Outcome, Phase, Result, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 from mcp_confirm_audit.target.driver import connect
+from mcp_confirm_audit.techniques import traits_of
 
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
 V, W, R, NA = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.NOT_APPLICABLE
@@ -92,7 +92,9 @@ def test_the_state_families_do_not_apply_to_a_legacy_question_each_saying_why(ca
     assert run.results
     for result in run.results:
         assert result.verdict is NA
-        assert result.reason == STATE_FAMILIES[result.family]
+        found = traits_of(result.family)
+        assert found is not None
+        assert result.reason == found.needs_state
 
 
 # Each flaw, and the attacks that must catch it; every other family must not be fooled.

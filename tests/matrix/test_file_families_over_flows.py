@@ -14,10 +14,10 @@ from conftest import MATRIX_GENERATION
 from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER, kinds_command
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.confirmations import OVER_A_PREVIEW
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.techniques import families
 
 V, W, R, NA = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.NOT_APPLICABLE
 FLOWS = ("token", "pending")
@@ -26,7 +26,10 @@ SWAPS = ("symlink-swap", "parent-swap", "identity-swap")
 STATED_FLAG = {"confirmation": {"kind": "flag", "flag": {"arg": "human_approved", "value": True}}}
 # The file families of those that run over a preview (subject-drift, their twin for a subject that is
 # not a file, is test_subject_drift.py's).
-FILE_FAMILIES = OVER_A_PREVIEW - {"subject-drift"}
+# The families that run over a token, pending and waits flow, and need a file.
+FILE_FAMILIES = (families("token") & families("waits")) - families("flag") - {"subject-drift"} | {
+    "out-of-root"
+}
 
 
 def audit(catalogue: Catalogue, mechanism: str, *flaws: str, only: str | None = None) -> AuditRun:

@@ -60,7 +60,9 @@ def test_reported_success_must_name_a_failing_verdict(tmp_path: Path) -> None:
         "family: magic\ncode: MAGIC\ntechnique: replay\nseverity: high\nlevel: MUST\n"
         "attacks:\n  - {id: MCA-MAGIC-001, slug: x, reported_success: refused}\n"
     )
-    with pytest.raises(UsageError, match="reported_success must be weak or vulnerable"):
+    with pytest.raises(
+        UsageError, match="MCA-MAGIC-001: 'reported_success' should be 'weak' or 'vulnerable', got 'refused'"
+    ):
         load_catalogue(_write(tmp_path, extra))
 
 
@@ -130,3 +132,67 @@ def test_a_family_must_live_in_a_file_named_after_it(tmp_path: Path) -> None:
     (tmp_path / "other.yaml").write_text(_FAMILY + "remedy: x y\nowasp: []\nattacks: []\n")
     with pytest.raises(UsageError, match=r"family 'magic' must be in a file named magic\.yaml"):
         load_catalogue(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "{id: MCA-MAGIC-001, slug: x, refused-by: [tool], params: {mode: after-success}}",
+            "catalogue magic.yaml: MCA-MAGIC-001: unknown key 'refused-by' (did you mean 'refused_by'?)",
+        ),
+        (
+            "{id: MCA-MAGIC-001, slug: x, statuss: retired, params: {mode: after-success}}",
+            "catalogue magic.yaml: MCA-MAGIC-001: unknown key 'statuss' (did you mean 'status'?)",
+        ),
+        (
+            "{id: MCA-MAGIC-001, slug: x, parms: {mode: after-success}}",
+            "catalogue magic.yaml: MCA-MAGIC-001: unknown key 'parms' (did you mean 'params'?)",
+        ),
+        (
+            "{id: MCA-MAGIC-001, slug: x, params: {mode: after-sucess}}",
+            "catalogue magic.yaml: MCA-MAGIC-001: 'params.mode' should be 'after-success', "
+            "'decline-then-accept' or 'cancel-then-accept', got 'after-sucess'",
+        ),
+        (
+            "{id: MCA-MAGIC-001, slug: x, params: {mode: after-success, modes: 2}}",
+            "catalogue magic.yaml: MCA-MAGIC-001: unknown key 'params.modes' (did you mean 'mode'?)",
+        ),
+        (
+            "{id: MCA-MAGIC-001, slug: x, params: [after-success]}",
+            "catalogue magic.yaml: MCA-MAGIC-001: 'params' should be a valid dictionary, got ['after-success']",
+        ),
+        (
+            "{id: MCA-MAGIC-001, slug: x, second_process: 'yes', params: {mode: after-success}}",
+            "catalogue magic.yaml: MCA-MAGIC-001: 'second_process' should be a valid boolean, got 'yes'",
+        ),
+    ],
+)
+def test_a_misspelled_key_or_a_wrong_type_is_refused_in_one_line_naming_the_entry_and_the_key(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    extra = _FAMILY + f"remedy: Spend it.\nowasp: []\nattacks:\n  - {entry}\n"
+    with pytest.raises(UsageError) as caught:
+        load_catalogue(_write(tmp_path, extra))
+    assert str(caught.value) == message
+
+
+def test_a_params_value_of_the_wrong_type_is_refused_naming_the_entry_and_the_key(tmp_path: Path) -> None:
+    extra = (
+        "family: oor\ncode: OOR\ntechnique: out-of-root\nseverity: high\nlevel: MUST\nremedy: Resolve it.\n"
+        "owasp: []\nattacks:\n  - {id: MCA-OOR-001, slug: x, params: {target: overlong, length: '3000'}}\n"
+    )
+    with pytest.raises(UsageError) as caught:
+        load_catalogue(_write(tmp_path, extra))
+    assert str(caught.value) == (
+        "catalogue oor.yaml: MCA-OOR-001: 'params.length' should be a valid integer, got '3000'"
+    )
+
+
+def test_a_misspelled_key_of_the_family_is_refused_naming_it(tmp_path: Path) -> None:
+    extra = _FAMILY + "remedy: Spend it.\nowasp: []\nrefuse_before_askin: true\nattacks: []\n"
+    with pytest.raises(UsageError) as caught:
+        load_catalogue(_write(tmp_path, extra))
+    assert str(caught.value) == (
+        "catalogue magic.yaml: unknown key 'refuse_before_askin' (did you mean 'refuse_before_asking'?)"
+    )

@@ -8,7 +8,6 @@ from typing import Any
 
 import anyio
 
-from mcp_confirm_audit.confirmations import OVER_A_PREVIEW, mrtr_only
 from mcp_confirm_audit.confirmations.detect import (
     approval_argument,
     approver_argument,
@@ -24,6 +23,17 @@ from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Question, Response
 from mcp_confirm_audit.target.driver import ToolInfo
+from mcp_confirm_audit.techniques import mrtr_only
+
+# The file families, and subject-drift: each declares it runs over a preview (`OVER_A_PREVIEW`).
+OVER_A_PREVIEW = {
+    "symlink-swap",
+    "parent-swap",
+    "identity-swap",
+    "out-of-root",
+    "prompt-forging",
+    "subject-drift",
+}
 
 
 def tool(name: str, read_only: bool | None = False, description: str = "", **props: str) -> ToolInfo:

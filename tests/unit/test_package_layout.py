@@ -1,7 +1,8 @@
 """The tree is the architecture: imports go one way, and the root keeps only the plugin, models and errors.
 
 Every import counts, at module level or inside a function (a lazy import still ties two modules
-together); only imports under `if TYPE_CHECKING:` are left out, since they never run.
+together); only imports under `if TYPE_CHECKING:` are left out, since they never run. The order of
+the layers is ARCHITECTURE.md's drawing (`LAYERS`): a module imports its own layer or those below.
 """
 
 from __future__ import annotations
@@ -13,6 +14,69 @@ import mcp_confirm_audit
 
 PACKAGE = Path(mcp_confirm_audit.__file__).resolve().parent
 NAME = "mcp_confirm_audit"
+
+
+# ARCHITECTURE.md's drawing, bottom first: each layer a tuple of module prefixes (the longest that
+# matches places a module; "" is the package's own __init__). A module may import its own layer and
+# those below it, never one above.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("", "models", "errors"),
+    # The profile's parts (a key's declaration, headers, env:, YAML, url_elicitation:, programs,
+    # servers:), how an effect is seen, and the catalogue's generators: each knows only the models.
+    (
+        "profile.contract",
+        "profile.headers",
+        "profile.environment",
+        "profile.yamlfile",
+        "profile.url_mode",
+        "profile.programs",
+        "profile.servers",
+        "oracle",
+        "catalogue",
+    ),
+    ("channels",),
+    ("target.arguments",),
+    ("confirmations",),
+    # The profile's model: it builds the frozen specs of the mechanisms, channels and effects it names.
+    ("profile",),
+    ("target",),
+    ("engine.action", "engine.observation", "engine.phases"),
+    ("techniques",),
+    # The catalogue's loader checks the data against the registered techniques.
+    ("catalogue.loader", "catalogue.entries", "catalogue.docs", "engine"),
+    ("report",),
+    ("run",),
+    ("plugin", "cli"),
+)
+
+
+def _layer(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int | None:
+    relative = module.removeprefix(NAME).removeprefix(".")
+    best: tuple[int, int] | None = None
+    for index, prefixes in enumerate(layers):
+        for prefix in prefixes:
+            fits = (
+                relative == prefix
+                if prefix == ""
+                else relative == prefix or relative.startswith(f"{prefix}.")
+            )
+            if fits and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return best[0] if best is not None else None
+
+
+def _against_the_order(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    wrong = []
+    for module in sorted(graph):
+        here = _layer(module, layers)
+        if here is None:
+            wrong.append(f"{module} is in no layer: draw it in ARCHITECTURE.md and LAYERS")
+            continue
+        for imported in sorted(graph[module]):
+            there = _layer(imported, layers)
+            if there is not None and there > here:
+                wrong.append(f"{module} (layer {here}) imports {imported} (layer {there}), above it")
+    return wrong
 
 
 def _module_name(path: Path) -> str:
@@ -100,6 +164,35 @@ def test_the_cycle_finder_sees_a_circle() -> None:
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
+def test_every_import_follows_the_drawn_order_of_the_layers() -> None:
+    wrong = _against_the_order(_graph())
+    assert not wrong, "imports against ARCHITECTURE.md's order:\n" + "\n".join(wrong)
+
+
+def test_the_order_checker_sees_an_import_upward_and_a_module_in_no_layer() -> None:
+    layers = (("models",), ("target",), ("techniques",))
+    graph = {
+        f"{NAME}.models": set(),
+        f"{NAME}.target.driver": {f"{NAME}.models"},
+        f"{NAME}.techniques.replay": {f"{NAME}.target.driver"},
+    }
+    assert _against_the_order(graph, layers) == []
+    graph[f"{NAME}.target.driver"].add(f"{NAME}.techniques.replay")
+    graph[f"{NAME}.elsewhere"] = set()
+    assert _against_the_order(graph, layers) == [
+        f"{NAME}.elsewhere is in no layer: draw it in ARCHITECTURE.md and LAYERS",
+        f"{NAME}.target.driver (layer 1) imports {NAME}.techniques.replay (layer 2), above it",
+    ]
+
+
+def test_a_lazy_import_counts_and_a_type_checking_one_does_not() -> None:
+    graph = _graph()
+    # review_md reads the families' traits inside a function; the registry names the mechanism's
+    # type only under TYPE_CHECKING.
+    assert f"{NAME}.techniques" in graph[f"{NAME}.report.review_md"]
+    assert f"{NAME}.confirmations.base" not in graph[f"{NAME}.techniques"]
+
+
 def test_the_root_keeps_only_the_plugin_the_models_and_the_errors() -> None:
     root_modules = sorted(path.stem for path in PACKAGE.glob("*.py"))
     assert root_modules == ["__init__", "errors", "models", "plugin"]
@@ -142,3 +235,30 @@ def test_no_technique_asks_which_kind_of_victim_it_holds() -> None:
                 assert not kinds & set(named.replace("|", " ").replace(",", " ").split()), (
                     f"{path.name}:{node.lineno} branches on the victim's kind: {ast.unparse(node)}"
                 )
+
+
+# Modules that still branch on the mechanism's class, each for a reason of its own; the list only
+# shrinks. _flows: `token_flow_or_not_applicable` hands the token families a `Token` (they forge and
+# move tokens, whose fields only a token has); token_cross_target: another tool whose schema takes
+# a token. subject_drift and _swap: a waiting call takes the change as its `before_answer`, a keyword
+# only `Waits.confirm` has (the next word of the vocabulary: what happens between question and answer).
+MECHANISM_BRANCHES_LEFT = {"_flows.py", "_swap.py", "subject_drift.py", "token_cross_target.py"}
+
+
+def test_no_technique_asks_which_mechanism_it_holds() -> None:
+    """Mechanisms answer for themselves (`confirmations.base.AgentFlow`: hands_over, waits_for_person,
+    asks_a_person, caller_approves, approval_acts_alone, redemption, approval, decline, own_arguments...)."""
+    kinds = {"Token", "Pending", "Flag", "Waits", "Mrtr", "Elicitation"}
+    branching = set()
+    for path in sorted((PACKAGE / "techniques").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+                named = ast.unparse(node.args[1])
+                if kinds & set(named.replace("|", " ").replace(",", " ").replace("(", " ").split()):
+                    branching.add(path.name)
+                    assert path.name in MECHANISM_BRANCHES_LEFT, (
+                        f"{path.name}:{node.lineno} branches on the mechanism's class: {ast.unparse(node)}; "
+                        "ask the mechanism instead (confirmations/base.py)"
+                    )
+    # A module that no longer branches leaves the list.
+    assert branching == MECHANISM_BRANCHES_LEFT

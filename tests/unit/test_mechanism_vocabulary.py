@@ -1,0 +1,92 @@
+"""Each mechanism answers for itself what techniques used to ask its class: a table, one row a flow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_confirm_audit.channels.human import Person
+from mcp_confirm_audit.confirmations import AgentFlow
+from mcp_confirm_audit.confirmations.elicitation import Elicitation
+from mcp_confirm_audit.confirmations.flag import Flag
+from mcp_confirm_audit.confirmations.mrtr import Mrtr
+from mcp_confirm_audit.confirmations.pending import CallTemplate, Pending
+from mcp_confirm_audit.confirmations.token import Token
+from mcp_confirm_audit.confirmations.waits import Waits
+
+PERSON = Person(approve=())
+EXECUTE = CallTemplate("run_action", {"id": "{id}"})
+APPROVE = CallTemplate("approve_action", {"id": "{id}"})
+
+# hands_over, waits_for_person, asks_a_person, caller_approves, approval_acts_alone, approves_a_handle,
+# stages, agent_presents_the_handle, redeems_the_persons_answer
+ROWS: list[tuple[str, AgentFlow, tuple[Any, ...]]] = [
+    ("token", Token("t"), (None, False, False, False, False, True, False, True, False)),
+    ("challenge", Token("t", human=PERSON), (PERSON, False, True, False, False, True, False, True, True)),
+    (
+        "pending, approve tool",
+        Pending("t", approve=APPROVE),
+        (None, False, False, False, True, True, True, True, False),
+    ),
+    (
+        "pending, person and execute",
+        Pending("t", human=PERSON, execute=EXECUTE),
+        (PERSON, False, True, False, False, True, True, True, False),
+    ),
+    (
+        "pending, person alone",
+        Pending("t", human=PERSON),
+        (PERSON, False, True, False, True, True, True, False, False),
+    ),
+    ("flag", Flag("t", arg="approved"), (None, False, False, True, False, False, False, False, False)),
+    ("waits", Waits("t", human=PERSON), (None, True, True, False, False, False, False, False, False)),
+]
+NAMES = (
+    "hands_over",
+    "waits_for_person",
+    "asks_a_person",
+    "caller_approves",
+    "approval_acts_alone",
+    "approves_a_handle",
+    "stages",
+    "agent_presents_the_handle",
+    "redeems_the_persons_answer",
+)
+
+
+@pytest.mark.parametrize(
+    ("flow", "expected"), [(flow, expected) for _, flow, expected in ROWS], ids=[r[0] for r in ROWS]
+)
+def test_each_flow_says_what_it_is_made_of(flow: AgentFlow, expected: tuple[Any, ...]) -> None:
+    assert {name: getattr(flow, name) for name in NAMES} == dict(zip(NAMES, expected, strict=True))
+
+
+def test_what_the_agent_redeems_and_where() -> None:
+    args = {"path": "a.txt"}
+    assert Token("t", into="confirm").redemption(args, "tok", {}) == (
+        "t",
+        {"path": "a.txt", "confirm": "tok"},
+    )
+    # A challenge's answer, saved by the person, is what is redeemed.
+    assert Token("t", into="confirm").redemption(args, "tok", {"evidence": "ev"}) == (
+        "t",
+        {"path": "a.txt", "confirm": "ev"},
+    )
+    assert Pending("t", human=PERSON, execute=EXECUTE).redemption(args, "p1", {}) == (
+        "run_action",
+        {"id": "p1"},
+    )
+    assert Pending("t", human=PERSON).redemption(args, "p1", {}) is None
+    assert Flag("t").redemption(args, None, {}) is None
+    assert Waits("t").redemption(args, None, {}) is None
+
+
+def test_every_mechanism_names_its_own_arguments_and_tools() -> None:
+    assert Token("t", into="confirm").own_arguments == ("confirm",)
+    assert Flag("t", arg="approved").own_arguments == ("approved",)
+    assert Pending("t", approve=APPROVE, execute=EXECUTE).own_tools == ("approve_action", "run_action")
+    for mechanism in (Mrtr("t"), Elicitation("t"), Waits("t"), Flag("t")):
+        assert mechanism.own_tools == ()
+    for mechanism in (Mrtr("t"), Elicitation("t"), Waits("t"), Pending("t")):
+        assert mechanism.own_arguments == ()
