@@ -167,13 +167,37 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     ):
         # Nothing took effect; whether the gate is why is for the target's own words to say.
         who = replies.who_refused(decisive, learned or Signatures())
-        if who.by != "gate":
+        twin = transcript.twin
+        refused_input = (
+            twin is not None
+            and bool(twin.reached)
+            and replies.said(decisive) is Said.REFUSED
+            and not replies.invalid_arguments(decisive)
+        )
+        if who.by != "gate" and refused_input:
+            # Its benign twin, the same call with a harmless value, reached the gate: the call was
+            # right, so what refused the hostile value, with no effect, is the tool's own check.
+            assert twin is not None
+            why = (
+                "an exception inside the tool, whose reason the SDK's frame hides"
+                if replies.bare_exception(decisive)
+                else who.why
+            )
+            said = (
+                f"refused the hostile value with no effect ({why}), while its benign twin "
+                f"{literal(twin.value)} {twin.reached}: {said}"
+            )
+        elif who.by != "gate":
             answered = (
                 "answered normally, nothing took effect"
                 if replies.said(decisive) is Said.ACTED
                 else "failed for another reason"
             )
             reason = f"the target {answered}, not shown to be its gate ({who.why}): {said}"
+            if twin is not None and not twin.reached:
+                reason += f"; its benign twin {literal(twin.value)} failed too: {_twin_said(transcript)}"
+            elif twin is not None:
+                reason += f" (its benign twin {literal(twin.value)} {twin.reached})"
             return result(Verdict.INCONCLUSIVE, None, reason)
     if gate is not None:
         said = f"{gate[1]}: {said}"
@@ -239,6 +263,15 @@ def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
         f"{nothing_moved}, but none of the {len(attack)} calls to other tools ran: each failed on its "
         f"arguments or for a reason that is not a gate's, so nothing was tried around the gate: {quoted}{more}"
     )
+
+
+def _twin_said(transcript: Transcript) -> str:
+    """What the target answered the benign twin, quoted: its last call's reply."""
+    assert transcript.twin is not None
+    if not transcript.twin.exchanges:
+        return "nothing was sent"
+    response = transcript.exchanges[transcript.twin.exchanges[-1]].response
+    return literal((response.text or response.outcome.value)[:_QUOTED])
 
 
 def _asked_none_unsafe(record: Asked) -> str:
