@@ -41,6 +41,7 @@ ANY_MECHANISM = frozenset(
         "token-forgery",
         "token-replay",
         "token-cross-target",
+        "wrong-guess",
         "flag-bypass",
         "policy-self-loosening",
         "ungated",

@@ -371,6 +371,8 @@ def _judge_single_use(
     if stopped:
         said = stopped[0].response.text
         return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
+    if record.if_none_taken == "burnt":
+        return _judge_guess(record, racing[0], replays[0])
     if record.taken >= 2:
         return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
     # In the order they were sent: the process the approval was minted on first.
@@ -394,6 +396,26 @@ def _judge_single_use(
     once = "took effect once" if record.taken == 1 else "was honoured once"
     said = f"the approval {once}; no other redemption took effect ({where})"
     return Verdict.REFUSED, layer_of(sequential[0].response), said
+
+
+def _judge_guess(record: SingleUse, guess: Exchange, honest: Exchange) -> tuple[Verdict, Layer | None, str]:
+    """A wrong guess, then the honest confirmation: the guess must not act, nor spend what the honest one needs."""
+    guessed = literal((guess.response.text or guess.response.outcome.value)[:_QUOTED])
+    if record.taken_racing:
+        return Verdict.VULNERABLE, Layer.NONE, f"a wrong guess at the token or id took effect: {guessed}"
+    if record.taken == 0:
+        said = literal((honest.response.text or honest.response.outcome.value)[:_QUOTED])
+        return (
+            Verdict.WEAK,
+            layer_of(honest.response),
+            f"one wrong guess ({guessed}) spent the approval: the honest confirmation then did nothing "
+            f"({said}), so any caller can cancel a person's approval (denial of service)",
+        )
+    return (
+        Verdict.REFUSED,
+        layer_of(guess.response),
+        f"the wrong guess was refused ({guessed}) and the honest confirmation after it still took effect",
+    )
 
 
 def _judge_approvals(record: Approvals, attack: list[Exchange]) -> tuple[Verdict, Layer | None, str]:
