@@ -3,7 +3,9 @@
 The person approves once and the agent redeems it: the action happens. The
 victim file is put back with the identity it had (a hard link kept its inode),
 so only a record of what was spent can refuse the second redemption, which
-the agent makes alone with the same evidence.
+the agent makes alone with the same evidence; or (`mode: link`) after the
+person's own steps are taken again, the saved approve link followed a second
+time, as a person clicking an old link (or anyone holding it) would.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..confirmations import HumanFailed
 from . import technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel
@@ -37,4 +40,14 @@ async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     if (put_back := victim.put_back()) is not None:
         attack.note(f"{put_back} after the honest redemption")
     await attack.start_attack()
+    if params.get("mode") == "link":
+        person = flow.human
+        assert person is not None
+        values = {"id": handle, "challenge": handle, "token": handle, **saved}
+        try:
+            await channel.human("the person's saved approve link followed again", person.approve, values)
+        except HumanFailed as exc:
+            attack.note(f"following it again was refused on the person's channel: {exc}")
+        await redeem(flow, channel, args, handle, saved, "redeemed again after the link was followed twice")
+        return
     await redeem(flow, channel, args, handle, saved, "the same approval redeemed again, the person not asked")
