@@ -65,6 +65,10 @@ OVER_A_PREVIEW = frozenset(
 ON_THE_PERSONS_CHANNEL = OVER_A_PREVIEW
 # Of those, the ones that need no preview: a flag flow's one call can still name a path outside.
 WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
+# Families that still run when the honest flow never completed (the tool never asked, and nothing
+# acted): their finding is an effect the attack itself brought about, which needs no honest flow to
+# compare with (a caller's own switch that is the only gate). Without an effect they stay inconclusive.
+WITHOUT_AN_HONEST_FLOW = frozenset({"flag-bypass"})
 
 
 def mrtr_only(family: str, mechanism: Mechanism | None) -> str | None:

@@ -27,7 +27,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..channels.url_flow import Pages
-from ..confirmations import mrtr_only
+from ..confirmations import WITHOUT_AN_HONEST_FLOW, mrtr_only
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
 from ..confirmations.elicitation import LEGACY, MODERN, Elicitation, legacy_version
@@ -727,7 +727,7 @@ class AuditSession:
         outcome = self.controls(tool, ablated=ablated)
         approve = outcome.results[0]
         precondition = Precondition(outcome.approve_ok, "" if outcome.approve_ok else approve.detail)
-        if not precondition.ok:
+        if not precondition.ok and spec.family not in WITHOUT_AN_HONEST_FLOW:
             transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
             return judge(spec, transcript), transcript
         # The mechanism the controls proved; an MRTR family does not apply to another one.
@@ -767,6 +767,7 @@ class AuditSession:
             gated_places=outcome.places,
             items_per_effect=outcome.items_per_effect,
         )
+        attack.honest_flow_failed = precondition.reason if not precondition.ok else None
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)
         self._portal.call(_bounded, technique, attack, spec, budget)

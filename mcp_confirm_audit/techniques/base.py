@@ -231,6 +231,8 @@ class Attack:
         self.staging_failed = ""
         # An input attack's benign twin (techniques/_twins.py): what a refusal of the hostile value means.
         self._twin: Twin | None = None
+        # Why the honest flow did not complete, for a family that runs without one (None: it completed).
+        self.honest_flow_failed: str | None = None
 
     @property
     def case(self) -> Case:
