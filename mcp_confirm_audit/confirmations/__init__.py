@@ -42,6 +42,8 @@ ANY_MECHANISM = frozenset(
         "token-replay",
         "token-cross-target",
         "wrong-guess",
+        # A waits flow's call sent with nobody answering; not applicable to the other flows.
+        "unanswered",
         "flag-bypass",
         "policy-self-loosening",
         "ungated",
@@ -68,7 +70,7 @@ WITHOUT_A_PREVIEW = frozenset({"out-of-root"})
 # Families that still run when the honest flow never completed (the tool never asked, and nothing
 # acted): their finding is an effect the attack itself brought about, which needs no honest flow to
 # compare with (a caller's own switch that is the only gate). Without an effect they stay inconclusive.
-WITHOUT_AN_HONEST_FLOW = frozenset({"flag-bypass"})
+WITHOUT_AN_HONEST_FLOW = frozenset({"flag-bypass", "unanswered"})
 
 
 def mrtr_only(family: str, mechanism: Mechanism | None) -> str | None:

@@ -385,3 +385,27 @@ def test_the_careful_server_refuses_the_persons_steps_taken_twice(catalogue: Cat
     run = _audit(catalogue, channel, families=frozenset({"approval-replay"}))
     twice = run.by_id()["MCA-OOBREPLAY-002"]
     assert (twice.verdict, twice.layer) == (Verdict.REFUSED, Layer.TOOL), (twice.reason, twice.evidence)
+
+
+def test_a_terminal_gate_that_acts_when_nobody_answers_is_the_unanswered_familys_finding(
+    catalogue: Catalogue,
+) -> None:
+    # Its control fails (every other attack waits for an honest flow), and the family itself sends
+    # the call with nobody at the terminal: the deletion that follows is the finding.
+    run = _audit(catalogue, "terminal", "fails-open", families=frozenset({"unanswered", "self-approval"}))
+    assert not {c.name: c for c in run.controls}["unanswered"].passed
+    found = run.by_id()["MCA-NOANSWER-001"]
+    assert (found.verdict, found.layer) == (Verdict.VULNERABLE, Layer.NONE), (found.reason, found.evidence)
+    assert "nobody answered" in found.reason
+    assert found.effect.removed, found.evidence
+    assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_careful_terminal_gate_passes_its_unanswered_control_and_the_family_adds_nothing(
+    catalogue: Catalogue,
+) -> None:
+    run = _audit(catalogue, "terminal", families=frozenset({"unanswered"}))
+    assert {c.name: c for c in run.controls}["unanswered"].passed
+    result = run.by_id()["MCA-NOANSWER-001"]
+    assert result.verdict is Verdict.NOT_APPLICABLE, result.reason
+    assert "unanswered control" in result.reason
