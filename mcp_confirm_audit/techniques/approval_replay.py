@@ -39,8 +39,8 @@ async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     if (put_back := victim.put_back()) is not None:
         attack.note(f"{put_back} after the honest redemption")
-    await attack.start_attack()
     if params.get("mode") == "link":
+        # Before the attack proper: what the person's own steps write (a decision file) is theirs.
         person = flow.human
         assert person is not None
         values = {"id": handle, "challenge": handle, "token": handle, **saved}
@@ -48,6 +48,8 @@ async def approval_replay(attack: Attack, params: Mapping[str, Any]) -> None:
             await channel.human("the person's saved approve link followed again", person.approve, values)
         except HumanFailed as exc:
             attack.note(f"following it again was refused on the person's channel: {exc}")
+        await attack.start_attack()
         await redeem(flow, channel, args, handle, saved, "redeemed again after the link was followed twice")
         return
+    await attack.start_attack()
     await redeem(flow, channel, args, handle, saved, "the same approval redeemed again, the person not asked")

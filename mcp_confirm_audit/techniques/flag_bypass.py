@@ -45,6 +45,10 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
         skip.add(mechanism.arg)  # the mechanism itself: self-approval judges it
     if isinstance(mechanism, Token):
         skip.add(mechanism.into)
+    if attack.honest_flow_failed is not None and attack.names_file and attack.plan.path_arg is None:
+        # No honest flow showed how the action is named (a value action, set up by no control).
+        attack.setup_failed(f"the honest flow never completed ({attack.honest_flow_failed})")
+        return
     info = tool_info(attack)
     victim = attack.victim
     own = attack.arguments(victim)

@@ -80,6 +80,9 @@ async def _nobody_at_the_terminal(attack: Attack, flow: Waits) -> None:
             "the unanswered control sent this flow's call with nobody answering, and it did not act"
         )
         return
+    if attack.names_file and attack.plan.path_arg is None:
+        attack.setup_failed(f"the honest flow never completed ({attack.honest_flow_failed})")
+        return
     victim = attack.victim
     await attack.start_attack()
     attack.effect_means(

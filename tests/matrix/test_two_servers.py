@@ -98,6 +98,8 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
         "agent-reachable-approval",
         "prompt-forging",
         "double-spend",
+        # A wrong invoice id before the honest one: the post server refuses it and posts the right one.
+        "wrong-guess",
     }
     for result in judged:
         assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result
