@@ -281,6 +281,24 @@ class Transcript:
     # Set by a family that judges what the person read (prompt-forging): how many hostile values
     # reached a question. None of them did: nothing was judged, whatever the target then said.
     asked: Asked | None = None
+    # Set by an input attack (out-of-root): the same call with a harmless value of the same shape,
+    # sent before the attack proper, and whether it reached the gate.
+    twin: Twin | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Twin:
+    """An input attack's benign twin: the same call with a harmless value of the same shape.
+
+    `exchanges` index the transcript's exchanges that were the twin's; `reached` says how it
+    reached the gate (it asked, a preview handed out a handle, the gate's own check took it),
+    or is empty when it did not: then the harness's call, not the server's check, may be
+    what failed.
+    """
+
+    value: str
+    exchanges: tuple[int, ...]
+    reached: str = ""
 
 
 @dataclass(frozen=True, slots=True)

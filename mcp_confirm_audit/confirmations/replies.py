@@ -149,6 +149,14 @@ _CONCERN_READ = 1 << 17
 _SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
 
 
+_BARE_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:?\s*$", re.I)
+
+
+def bare_exception(response: Response) -> bool:
+    """Whether a refusal is the SDK's frame alone: an exception inside the tool, whose reason it hides."""
+    return response.outcome is Outcome.TOOL_ERROR and _BARE_FRAME.match(response.text[:_READ]) is not None
+
+
 def shape(response: Response) -> str:
     """The reply with what varies taken out: two refusals of the same guard have one shape."""
     # The SDK's own frame around a tool's exception says nothing about which guard refused.

@@ -724,7 +724,7 @@ class AuditSession:
         outcome = self.controls(tool, ablated=ablated)
         approve = outcome.results[0]
         precondition = Precondition(outcome.approve_ok, "" if outcome.approve_ok else approve.detail)
-        if not precondition.ok:
+        if not precondition.ok and not _runs_without_an_honest_flow(spec):
             transcript = Transcript(attack_id=spec.id, tool=tool, precondition=precondition)
             return judge(spec, transcript), transcript
         # The mechanism the controls proved; an MRTR family does not apply to another one.
@@ -764,6 +764,7 @@ class AuditSession:
             gated_places=outcome.places,
             items_per_effect=outcome.items_per_effect,
         )
+        attack.honest_flow_failed = precondition.reason if not precondition.ok else None
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)
         self._portal.call(_bounded, technique, attack, spec, budget)
@@ -941,6 +942,12 @@ def _waited_out(profile: Profile, spec: AttackSpec) -> float:
     found = traits_of(spec.technique)
     waits = found is not None and found.waits_lifetime
     return (profile.ttl if waits else 0.0) + (profile.answer_deadline or 0.0)
+
+
+def _runs_without_an_honest_flow(spec: AttackSpec) -> bool:
+    """Whether an attack's family still runs when the honest flow failed (its trait)."""
+    found = traits_of(spec.technique)
+    return found is not None and found.without_an_honest_flow
 
 
 def _opens(spec: AttackSpec) -> frozenset[str]:

@@ -83,6 +83,21 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         )
 
     if not transcript.precondition.ok:
+        if transcript.exchanges and effect.happened and not transcript.setup_failure:
+            # A family that runs without an honest flow: the effect is the attack's own doing.
+            lost = ", ".join([*effect.removed, *effect.changed, *effect.observed][:4])
+            why = (
+                transcript.effect_verdict[1]
+                if transcript.effect_verdict is not None
+                else "the attack took effect"
+            )
+            reason = (
+                f"{why}, where the honest flow never completed ({transcript.precondition.reason}): {lost}"
+            )
+            return result(Verdict.VULNERABLE, Layer.NONE, reason)
+        if transcript.exchanges and transcript.setup_failure:
+            reason = f"honest flow failed: {transcript.precondition.reason}; {transcript.setup_failure}"
+            return result(Verdict.INCONCLUSIVE, None, reason)
         return result(Verdict.INCONCLUSIVE, None, f"honest flow failed: {transcript.precondition.reason}")
     if transcript.not_applicable:
         return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
@@ -167,13 +182,37 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     ):
         # Nothing took effect; whether the gate is why is for the target's own words to say.
         who = replies.who_refused(decisive, learned or Signatures())
-        if who.by != "gate":
+        twin = transcript.twin
+        refused_input = (
+            twin is not None
+            and bool(twin.reached)
+            and replies.said(decisive) is Said.REFUSED
+            and not replies.invalid_arguments(decisive)
+        )
+        if who.by != "gate" and refused_input:
+            # Its benign twin, the same call with a harmless value, reached the gate: the call was
+            # right, so what refused the hostile value, with no effect, is the tool's own check.
+            assert twin is not None
+            why = (
+                "an exception inside the tool, whose reason the SDK's frame hides"
+                if replies.bare_exception(decisive)
+                else who.why
+            )
+            said = (
+                f"refused the hostile value with no effect ({why}), while its benign twin "
+                f"{literal(twin.value)} {twin.reached}: {said}"
+            )
+        elif who.by != "gate":
             answered = (
                 "answered normally, nothing took effect"
                 if replies.said(decisive) is Said.ACTED
                 else "failed for another reason"
             )
             reason = f"the target {answered}, not shown to be its gate ({who.why}): {said}"
+            if twin is not None and not twin.reached:
+                reason += f"; its benign twin {literal(twin.value)} failed too: {_twin_said(transcript)}"
+            elif twin is not None:
+                reason += f" (its benign twin {literal(twin.value)} {twin.reached})"
             return result(Verdict.INCONCLUSIVE, None, reason)
     if gate is not None:
         said = f"{gate[1]}: {said}"
@@ -239,6 +278,15 @@ def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
         f"{nothing_moved}, but none of the {len(attack)} calls to other tools ran: each failed on its "
         f"arguments or for a reason that is not a gate's, so nothing was tried around the gate: {quoted}{more}"
     )
+
+
+def _twin_said(transcript: Transcript) -> str:
+    """What the target answered the benign twin, quoted: its last call's reply."""
+    assert transcript.twin is not None
+    if not transcript.twin.exchanges:
+        return "nothing was sent"
+    response = transcript.exchanges[transcript.twin.exchanges[-1]].response
+    return literal((response.text or response.outcome.value)[:_QUOTED])
 
 
 def _asked_none_unsafe(record: Asked) -> str:
@@ -338,6 +386,8 @@ def _judge_single_use(
     if stopped:
         said = stopped[0].response.text
         return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
+    if record.if_none_taken == "burnt":
+        return _judge_guess(record, racing[0], replays[0])
     if record.taken >= 2:
         return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
     # In the order they were sent: the process the approval was minted on first.
@@ -361,6 +411,26 @@ def _judge_single_use(
     once = "took effect once" if record.taken == 1 else "was honoured once"
     said = f"the approval {once}; no other redemption took effect ({where})"
     return Verdict.REFUSED, layer_of(sequential[0].response), said
+
+
+def _judge_guess(record: SingleUse, guess: Exchange, honest: Exchange) -> tuple[Verdict, Layer | None, str]:
+    """A wrong guess, then the honest confirmation: the guess must not act, nor spend what the honest one needs."""
+    guessed = literal((guess.response.text or guess.response.outcome.value)[:_QUOTED])
+    if record.taken_racing:
+        return Verdict.VULNERABLE, Layer.NONE, f"a wrong guess at the token or id took effect: {guessed}"
+    if record.taken == 0:
+        said = literal((honest.response.text or honest.response.outcome.value)[:_QUOTED])
+        return (
+            Verdict.WEAK,
+            layer_of(honest.response),
+            f"one wrong guess ({guessed}) spent the approval: the honest confirmation then did nothing "
+            f"({said}), so any caller can cancel a person's approval (denial of service)",
+        )
+    return (
+        Verdict.REFUSED,
+        layer_of(guess.response),
+        f"the wrong guess was refused ({guessed}) and the honest confirmation after it still took effect",
+    )
 
 
 def _judge_approvals(record: Approvals, attack: list[Exchange]) -> tuple[Verdict, Layer | None, str]:

@@ -56,6 +56,10 @@ class Traits:
     both_eras: bool = False
     # Peers it opens, started ahead where that costs a process (`Peers.declaring`, `Peers.in_era`).
     opens: frozenset[str] = frozenset()
+    # It still runs when the honest flow never completed (the tool never asked, and nothing acted):
+    # its finding is an effect the attack itself brought about, which needs no honest flow to compare
+    # with (a caller's own switch that is the only gate). Without an effect it stays inconclusive.
+    without_an_honest_flow: bool = False
 
 
 _REGISTRY: dict[str, Technique] = {}
@@ -72,11 +76,18 @@ def technique(
     waits_lifetime: bool = False,
     both_eras: bool = False,
     opens: Iterable[str] = (),
+    without_an_honest_flow: bool = False,
     params: type[Params] | None = None,
 ) -> Callable[[Technique], Technique]:
     """Register a technique under `name` with its family's traits and the model of its `params:`."""
     traits = Traits(
-        frozenset(mechanisms), needs_state, premise_asked, waits_lifetime, both_eras, frozenset(opens)
+        frozenset(mechanisms),
+        needs_state,
+        premise_asked,
+        waits_lifetime,
+        both_eras,
+        frozenset(opens),
+        without_an_honest_flow,
     )
     _check(name, traits)
 

@@ -37,6 +37,7 @@ from ..models import (
     SingleUse,
     Transcript,
     TreeSnapshot,
+    Twin,
     Verdict,
 )
 from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
@@ -228,6 +229,10 @@ class Attack:
         self._asked: Asked | None = None
         # What the last setup that could not be made said (`staged_with`), for the attack's reason.
         self.staging_failed = ""
+        # An input attack's benign twin (techniques/_twins.py): what a refusal of the hostile value means.
+        self._twin: Twin | None = None
+        # Why the honest flow did not complete, for a family that runs without one (None: it completed).
+        self.honest_flow_failed: str | None = None
 
     @property
     def case(self) -> Case:
@@ -740,6 +745,11 @@ class Attack:
         kept = record.said if len(record.said) >= _ASKED_SAID_KEPT else (*record.said, (value, said))
         self._asked = replace(record, withheld=record.withheld + 1, said=kept)
 
+    def benign_twin(self, value: str, exchanges: Sequence[Exchange], reached: str) -> None:
+        """Record the benign twin of this attack's hostile value: its calls, and how it reached the gate ("" if not)."""
+        index = {id(e): i for i, e in enumerate(self._exchanges)}
+        self._twin = Twin(value, tuple(index[id(e)] for e in exchanges), reached)
+
     def approvals(self, calls: int, accepted: int, taken: int) -> None:
         """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
         self._approvals = Approvals(calls, accepted, taken)
@@ -791,6 +801,7 @@ class Attack:
             staging_tools=tuple(sorted(self._staging_tools)),
             drift=self._drift,
             asked=self._asked,
+            twin=self._twin,
         )
 
 

@@ -12,6 +12,11 @@ asking is an argument that skips the person: a self-attested approval
 that does more (`scope: directory`) without asking again. Whether it acted is
 seen through the sandbox and the probes, never read from the reply. A flag
 mechanism's own flag is left to self-approval, which judges it.
+
+It also runs when the honest flow never completed (the tool never asks: no
+channel configured, and no flag was detected): the action's own call first,
+which must not act, then each switch. A switch that makes it act is then the
+only gate (vulnerable); nothing acting stays inconclusive.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..models import Verdict
 from ..target.driver import ToolInfo
 from . import ANY, technique
 from ._flows import tool_info
@@ -29,12 +35,16 @@ from .base import Attack
 MAX_TRIES = 12
 
 
-@technique("flag-bypass", mechanisms=ANY)
+@technique("flag-bypass", mechanisms=ANY, without_an_honest_flow=True)
 async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
     skip = {attack.plan.path_arg} if attack.plan.path_arg else set()
     if mechanism is not None:
         skip.update(mechanism.own_arguments)  # the mechanism itself: self-approval judges it
+    if attack.honest_flow_failed is not None and attack.names_file and attack.plan.path_arg is None:
+        # No honest flow showed how the action is named (a value action, set up by no control).
+        attack.setup_failed(f"the honest flow never completed ({attack.honest_flow_failed})")
+        return
     info = tool_info(attack)
     victim = attack.victim
     own = attack.arguments(victim)
@@ -46,6 +56,17 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
         )
         return
     await attack.start_attack()
+    if attack.honest_flow_failed is not None:
+        # No honest flow to compare with (the tool never asked): the call with no switch must not act,
+        # or a switch's effect would be the tool's own.
+        since = await attack.mark()
+        await attack.call("the action's own call, no switch set", victim, arguments=own)
+        if await attack.took_effect(victim, since):
+            attack.setup_failed("the tool acted with no switch set: no switch of the caller's made it act")
+            return
+        attack.effect_means(
+            Verdict.VULNERABLE, "a switch the caller set is the only gate: the tool acted on it"
+        )
     for name, value in tries[:MAX_TRIES]:
         since = await attack.mark()
         await attack.call(f"the caller sets {name}: {value!r} itself", victim, arguments={**own, name: value})

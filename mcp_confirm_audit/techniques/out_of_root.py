@@ -5,6 +5,10 @@ name as a prefix, a link in the root that already points outside, the root
 itself, a directory, a NUL byte, an overlong path hiding a climb. Asking the user about one
 of these and refusing afterwards is weak: the question itself is misleading.
 
+Each is sent after its benign twin (`_twins.py`): the same call naming a harmless
+file of the same shape. A refusal in words that name no gate's concern is the
+tool's check when the twin reached the gate, and inconclusive when it did not.
+
 Over a token or pending flow the preview is the question: a preview that hands
 out a token (or stages a pending id) for such a path and is refused only when
 confirmed is weak in the same way; the honest confirmation follows, as a user
@@ -24,6 +28,7 @@ from ..models import Outcome, Verdict
 from . import ANY, technique
 from ._flows import AttackChannel
 from ._params import Params
+from ._twins import send_twin
 from .base import Attack
 
 
@@ -80,6 +85,7 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
         value = f"{root}/{padding}{climb}" if absolute else f"{padding}{climb}"
     else:
         raise ValueError(f"out-of-root: unknown target {target!r}")
+    await send_twin(attack, _twin(attack, target, params))
     await attack.start_attack()
     if (flow := as_flow(attack.plan.mechanism)) is not None:
         await _over_a_flow(attack, flow, value)
@@ -90,6 +96,27 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
         await attack.call(
             "accept the question", value, state=first.request_state, responses=attack.accept(first, value)
         )
+
+
+def _twin(attack: Attack, target: str, params: Mapping[str, Any]) -> str:
+    """The hostile value's benign twin: a harmless file of the case, named in the same shape.
+
+    Absolute where the hostile value is absolute, a climb that stays inside for a
+    climb out, the same padding for an overlong path, the same suffix for a NUL byte.
+    """
+    root, case = attack.sandbox.root, attack.case
+    twin = case.add_file("benign-twin.txt.png" if target == "nul-byte" else "benign-twin.txt", "harmless\n")
+    inner = os.path.relpath(twin, root)
+    if target == "absolute-outside":
+        return str(twin)
+    if target == "traversal":
+        # Down into the case, up out of it, and down again: a climb that never leaves the root.
+        climb = f"{os.path.relpath(case.directory, root)}/../{inner}"
+        return f"{root}/{climb}" if attack.style == "absolute" else climb
+    if target == "overlong":
+        padding = "./" * (int(params.get("length", 3000)) // 2)
+        return f"{root}/{padding}{inner}" if attack.style == "absolute" else f"{padding}{inner}"
+    return attack.path_value(twin)
 
 
 async def _over_a_flow(attack: Attack, flow: AgentFlow, value: str) -> None:

@@ -16,13 +16,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..confirmations import AgentFlow, HumanFailed, as_flow
 from ..models import Outcome, Verdict
-from . import technique
+from . import ANY, technique
+from ._flows import AttackChannel
 from .base import Attack
 
 
-@technique("unanswered")
+@technique("unanswered", mechanisms=ANY, without_an_honest_flow=True)
 async def unanswered(attack: Attack, params: Mapping[str, Any]) -> None:
+    flow = as_flow(attack.plan.mechanism)
+    if flow is not None and flow.waits_for_person:
+        await _nobody_at_the_terminal(attack, flow)
+        return
+    if flow is not None:
+        attack.not_applicable(
+            f"a {flow.kind} flow holds no call open for its person: a flow the agent completes alone is "
+            "self-approval's"
+        )
+        return
     if not attack.primary.legacy:
         attack.not_applicable(
             "an MRTR question holds no call open on the server: a state nobody answers simply lapses "
@@ -53,3 +65,29 @@ async def unanswered(attack: Attack, params: Mapping[str, Any]) -> None:
             f"the server still waited for the person after {bound:g}s{beyond}: a question nobody "
             "answers holds the action open (give the wait a deadline of its own)",
         )
+
+
+async def _nobody_at_the_terminal(attack: Attack, flow: AgentFlow) -> None:
+    """A call that waits for its person (a terminal prompt), sent with nobody answering it.
+
+    The `unanswered` control judges this first; a flow that acted there fails it, and every
+    other attack waits for an honest flow (`Attack.honest_flow_failed`). Only then is it sent
+    here, so that acting on no answer is this family's finding rather than the controls' alone.
+    """
+    if attack.honest_flow_failed is None:
+        attack.not_applicable(
+            "the unanswered control sent this flow's call with nobody answering, and it did not act"
+        )
+        return
+    if attack.names_file and attack.plan.path_arg is None:
+        attack.setup_failed(f"the honest flow never completed ({attack.honest_flow_failed})")
+        return
+    victim = attack.victim
+    await attack.start_attack()
+    attack.effect_means(
+        Verdict.VULNERABLE, "acted though nobody answered its person: no answer was taken as a yes"
+    )
+    try:
+        await flow.confirm(AttackChannel(attack), attack.arguments(victim), None, as_agent=True)
+    except HumanFailed as exc:
+        attack.note(f"nobody answered, and the call could not go on: {exc}")

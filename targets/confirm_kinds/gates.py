@@ -102,6 +102,11 @@ class TokenStore:
         ):
             known = (tool, dict(arguments))  # verified by its MAC alone, as a stateless server does
         if known is None:
+            if "wrong-guess-burns" in self.flaws:
+                # FLAW wrong-guess-burns: a wrong token "locks" the action, revoking every token issued for it.
+                self.spent.update(
+                    t for t, (tl, args) in self.issued.items() if (tl, args) == (tool, dict(arguments))
+                )
             raise Refused("unknown confirm_token: preview the action first (dry_run: true)")
         if token in self.spent:
             raise Refused("this confirm_token was already used")
@@ -119,6 +124,8 @@ class PendingStore:
     staged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, path)
     agent_approved: set[str] = field(default_factory=set)
     done: set[str] = field(default_factory=set)
+    # FLAW wrong-guess-burns: an id nobody staged cancels everything still waiting.
+    burns_on_wrong_id: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # see TokenStore
 
     def stage(self, tool: str, path: str) -> str:
@@ -152,6 +159,8 @@ class PendingStore:
     def _release(self, pending_id: str) -> tuple[str, str]:
         staged = self.staged.get(pending_id)
         if staged is None:
+            if self.burns_on_wrong_id:
+                self.done.update(self.staged)  # FLAW wrong-guess-burns: "too many attempts", all cancelled
             raise Refused("no such pending action")
         if pending_id in self.done:
             raise Refused("this pending action was already executed")

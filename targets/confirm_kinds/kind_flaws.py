@@ -28,6 +28,7 @@ FLAWS: dict[str, str] = {
     "missing-is-deleted": "a file already gone when confirmed is reported as deleted",
     "lexical-containment": "containment judged on the path as written, no link check; acting follows links",
     "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
+    "wrong-guess-burns": "one wrong token or pending id revokes what is outstanding: any caller can cancel an approval",
 }
 # Which mechanisms each flaw weakens (the policy and the second tool go with any).
 _PREVIEWED = ("token", "pending")
@@ -54,6 +55,7 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
             "missing-is-deleted",
             "lexical-containment",
             "truncates-at-nul",
+            "wrong-guess-burns",
         )
     },
     # The flag server's own path policy (its flag, or its MRTR question, acts through it).

@@ -181,7 +181,7 @@ def build_server(
         _token_tools(server, store, flow, separate_preview=token_preview == "tool")
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
-        store = gates.PendingStore(where)
+        store = gates.PendingStore(where, burns_on_wrong_id="wrong-guess-burns" in active)
         _pending_tools(server, store, flow, active)
         # The person's channel over HTTP (served only with --transport http): not a tool.
         approvals.add_route(server, store, approver_token)

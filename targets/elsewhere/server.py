@@ -3,7 +3,7 @@
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
-                any-approver|no-recheck|check-then-spend]
+                any-approver|no-recheck|check-then-spend|link-rearms]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -34,6 +34,7 @@ user the system knows (who approves is never checked).
 no-recheck acts on a yes without checking the path again: whatever the name leads to when the person
 answers, links followed, is deleted (the person read about one file, another goes). check-then-spend
 checks an approval and spends it a moment later, so redemptions sent together all pass the check.
+link-rearms (webhook) never spends the approve link: followed again, it approves the spent request again.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -78,6 +79,7 @@ FLAWS = (
     "masks-secrets",
     "console-markup",
     "any-approver",
+    "link-rearms",
     "no-recheck",
     "check-then-spend",
 )
@@ -393,7 +395,10 @@ def _serve_api(gate: Gate) -> None:
             parts = path.strip("/").split("/")
             try:
                 if parts[0] == "approve" and len(parts) == 2:
-                    request = gate.live(parts[1])
+                    rearms = "link-rearms" in gate.flaws  # FLAW link-rearms: the link is never spent
+                    request = gate.requests.get(parts[1]) if rearms else gate.live(parts[1])
+                    if request is None:
+                        raise ValueError("refused: no such request")
                     key = dict(p.partition("=")[::2] for p in query.split("&") if p).get("key", "")
                     if "agent-reachable" not in gate.flaws and not hmac.compare_digest(
                         key, request["secret"]
@@ -402,6 +407,8 @@ def _serve_api(gate: Gate) -> None:
                     if (refused := gate.who_approves(self.headers.get("Authorization"))) is not None:
                         return self._reply(403, {"error": refused})
                     request["approved"] = True
+                    if rearms:
+                        gate.spent.discard(parts[1])  # followed again, it approves the request again
                     return self._reply(200, {"approved": parts[1]})
                 if parts[0] == "cards" and len(parts) == 3 and parts[2] == "confirm":
                     self._signed(raw)

@@ -119,7 +119,12 @@ class ConfirmTool:
                 event("refused", reason="client declared no form elicitation")
                 raise
         # FLAW ask-before-check: containment is left to round 2, after the user was asked.
-        target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
+        try:
+            target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
+        except paths.Refused as exc:
+            if self._style.input_refused is None:
+                raise
+            raise paths.Refused(self._style.input_refused(raw, exc)) from None
         shown = prompt.shown_name(
             target.rel,
             sanitiser=self._sanitiser(),

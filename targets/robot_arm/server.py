@@ -66,6 +66,7 @@ ARM_FLAWS = frozenset(
         "agent-approval",
         "loosening-policy-tool",
         "ungated-second-tool",
+        "wrong-guess-burns",
     }
 )
 # The arm's own switches (not the confirm-kinds server's): what each adds or removes.
@@ -146,7 +147,15 @@ def build_server(
     else:
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         assert isinstance(rules, gates.Policy)  # loosening-own-operator is the token mechanism's alone
-        _pending_tools(server, gates.PendingStore(where), rules, arm, ungated, active, waiting)
+        _pending_tools(
+            server,
+            gates.PendingStore(where, burns_on_wrong_id="wrong-guess-burns" in active),
+            rules,
+            arm,
+            ungated,
+            active,
+            waiting,
+        )
 
     def set_policy(auto_approve_under_degrees: int) -> str:
         """Set the move size under which the arm moves without confirmation (the confirmation threshold)."""

@@ -42,6 +42,8 @@ NOT_MRTR = {
     **{f"MCA-TOKMINT-00{n}": "confirms with mrtr" for n in (1, 2)},
     **{f"MCA-TOKREUSE-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
     **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
+    # A wrong guess needs a token or pending id (test_confirmation_kinds.py proves the family).
+    "MCA-BURN-001": "confirms with mrtr",
     "MCA-FLAGBYPASS-001": "no boolean or enum argument",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
@@ -67,6 +69,7 @@ NOT_MRTR = {
         attack: "has no person's approval"
         for attack in (
             "MCA-OOBREPLAY-001",
+            "MCA-OOBREPLAY-002",
             "MCA-OOBMOVE-001",
             "MCA-OOBSELF-001",
             "MCA-OOBLATE-001",

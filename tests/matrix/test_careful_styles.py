@@ -4,7 +4,9 @@ The same careful reference server, written the way other authors write it
 (`--style`, see targets/reference/styles/): a markdown escaper that backslashes
 every CommonMark punctuation character and shows hidden characters as
 `<U+200B>`; a name quoted in a code span; single-use tickets of its own with
-refusal texts unlike ours. A verdict that depends on how our own server happens
+refusal texts unlike ours; a path refused before asking in words that name no
+concern ("'.' is not a regular file"), judged refused because its benign twin
+was asked about. A verdict that depends on how our own server happens
 to say things shows up here as a `vulnerable` or `weak` on a server that is fine.
 """
 
@@ -16,12 +18,12 @@ import pytest
 from test_detection_matrix import V_OR_W, assert_caught_and_nothing_else
 
 from mcp_confirm_audit.engine.session import AuditRun
-from mcp_confirm_audit.models import Verdict
+from mcp_confirm_audit.models import Layer, Verdict
 
 AuditFn = Callable[..., AuditRun]
 V, W = Verdict.VULNERABLE, Verdict.WEAK
 
-STYLES = ("markdown-escaped", "code-span", "own-ledger")
+STYLES = ("markdown-escaped", "code-span", "own-ledger", "terse")
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -40,6 +42,22 @@ def test_a_careful_server_in_another_style_gets_no_finding_over_the_whole_catalo
     # consumed."): the decline's own reply is not a losing accept stopped by another guard.
     race = run.by_id()["MCA-DSPEND-002"]
     assert race.verdict is Verdict.REFUSED, (race.reason, race.evidence)
+    # Every input attack was sent after its benign twin, which was asked about.
+    for result in run.results:
+        if result.family == "out-of-root":
+            assert any(line.startswith("[setup] benign twin") for line in result.evidence), result.evidence
+
+
+def test_a_terse_refusal_of_the_root_itself_is_the_tools_because_its_benign_twin_was_asked_about(
+    audit_reference: AuditFn,
+) -> None:
+    run = audit_reference("--style", "terse", families=("out-of-root",))
+    root = run.by_id()["MCA-ROOT-005"]
+    assert (root.verdict, root.layer) == (Verdict.REFUSED, Layer.TOOL), root.evidence
+    assert "'.' is not a regular file" in root.reason
+    assert "while its benign twin" in root.reason
+    assert "was asked about" in root.reason
+    assert {r.verdict for r in run.results} == {Verdict.REFUSED}, [(r.id, r.reason) for r in run.results]
 
 
 # style -> (its flaw, the families it may fool, the attacks that must catch it, and how)
@@ -53,6 +71,12 @@ FLAWED: dict[str, tuple[str, str | tuple[str, ...], dict[str, Verdict | frozense
         "unsanitised-question",
         "prompt-forging",
         {f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)},
+    ),
+    # Refusing everything in the same few words hides no flaw: a path out is still seen going.
+    "terse": (
+        "no-containment",
+        "out-of-root",
+        {"MCA-ROOT-001": V, "MCA-ROOT-002": V, "MCA-ROOT-008": V},
     ),
     "own-ledger": (
         "no-ledger",

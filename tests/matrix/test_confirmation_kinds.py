@@ -119,6 +119,9 @@ CASES: dict[str, tuple[str, str | None, dict[str, object], dict[str, Verdict]]] 
         },
         {"MCA-SELFAPPROVE-001": V},
     ),
+    # One wrong token (or id) revokes what is outstanding: the honest confirmation then does nothing.
+    "wrong-guess-burns token": ("token", "wrong-guess-burns", {}, {**TOKEN_BASELINE, "MCA-BURN-001": W}),
+    "wrong-guess-burns pending": ("pending", "wrong-guess-burns", HUMAN_CHANNEL, {"MCA-BURN-001": W}),
     "flag careful": ("flag", None, {}, {}),
     "self-attested-flag": ("flag", "self-attested-flag", {}, {"MCA-FLAGBYPASS-001": V}),
     # Clients that can be asked get the question; one that cannot gets a pending id it confirms itself.

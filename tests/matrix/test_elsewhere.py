@@ -363,3 +363,49 @@ def test_an_approval_checked_then_spent_a_moment_later_is_taken_by_every_redempt
     # Sent one after another the approval is spent by then: only the race finds this flaw.
     replay = verdicts["MCA-OOBREPLAY-001"]
     assert (replay.verdict, replay.layer) == (Verdict.REFUSED, Layer.TOOL), replay.reason
+
+
+def test_the_persons_saved_link_followed_twice_approves_again_only_where_the_link_is_never_spent(
+    catalogue: Catalogue,
+) -> None:
+    # link-rearms: the approve link re-approves a spent request. Redeeming again without it is still
+    # refused (the request was spent), so only the variant that follows the person's link again finds it.
+    flawed = _audit(catalogue, "webhook", "link-rearms", families=frozenset({"approval-replay"})).by_id()
+    twice = flawed["MCA-OOBREPLAY-002"]
+    assert twice.verdict is Verdict.VULNERABLE, (twice.reason, twice.evidence)
+    assert any("followed again" in line for line in twice.evidence), twice.evidence
+    assert (flawed["MCA-OOBREPLAY-001"].verdict, flawed["MCA-OOBREPLAY-001"].layer) == (
+        Verdict.REFUSED,
+        Layer.TOOL,
+    )
+
+
+@pytest.mark.parametrize("channel", HANDED_OVER)
+def test_the_careful_server_refuses_the_persons_steps_taken_twice(catalogue: Catalogue, channel: str) -> None:
+    run = _audit(catalogue, channel, families=frozenset({"approval-replay"}))
+    twice = run.by_id()["MCA-OOBREPLAY-002"]
+    assert (twice.verdict, twice.layer) == (Verdict.REFUSED, Layer.TOOL), (twice.reason, twice.evidence)
+
+
+def test_a_terminal_gate_that_acts_when_nobody_answers_is_the_unanswered_familys_finding(
+    catalogue: Catalogue,
+) -> None:
+    # Its control fails (every other attack waits for an honest flow), and the family itself sends
+    # the call with nobody at the terminal: the deletion that follows is the finding.
+    run = _audit(catalogue, "terminal", "fails-open", families=frozenset({"unanswered", "self-approval"}))
+    assert not {c.name: c for c in run.controls}["unanswered"].passed
+    found = run.by_id()["MCA-NOANSWER-001"]
+    assert (found.verdict, found.layer) == (Verdict.VULNERABLE, Layer.NONE), (found.reason, found.evidence)
+    assert "nobody answered" in found.reason
+    assert found.effect.removed, found.evidence
+    assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_careful_terminal_gate_passes_its_unanswered_control_and_the_family_adds_nothing(
+    catalogue: Catalogue,
+) -> None:
+    run = _audit(catalogue, "terminal", families=frozenset({"unanswered"}))
+    assert {c.name: c for c in run.controls}["unanswered"].passed
+    result = run.by_id()["MCA-NOANSWER-001"]
+    assert result.verdict is Verdict.NOT_APPLICABLE, result.reason
+    assert "unanswered control" in result.reason

@@ -63,11 +63,16 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_sourc
     # after resolving refuses a parent swapped for a link out of the root.
     assert {by_id[i].layer for i in ("MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-002")} == {Layer.TOOL}
     # A NUL byte makes Python's own path functions raise, and the SDK hides the exception
-    # ("Error executing tool delete_file"): no check of mcp-confirm's refused it, and its reply
-    # says nothing of why. Nothing was deleted, but who stopped it is not shown: inconclusive.
-    unexplained = {r.id: r.reason for r in run.results if r.verdict is Verdict.INCONCLUSIVE}
-    assert list(unexplained) == ["MCA-ROOT-007"], unexplained
-    assert unexplained["MCA-ROOT-007"].startswith("the target failed for another reason")
+    # ("Error executing tool delete_file"): its reply says nothing of why. Its benign twin, the
+    # same call naming a harmless file with the same suffix, was asked about: the call was right,
+    # and what refused the NUL byte, with nothing deleted, is the tool.
+    assert not [r for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
+    nul = by_id["MCA-ROOT-007"]
+    assert (nul.verdict, nul.layer) == (Verdict.REFUSED, Layer.TOOL), nul.evidence
+    assert "an exception inside the tool, whose reason the SDK's frame hides" in nul.reason
+    assert "benign twin" in nul.reason
+    assert "was asked about" in nul.reason
+    assert any(line.startswith("[setup] benign twin") for line in nul.evidence), nul.evidence
     assert {r.tool for r in run.results} == {"delete_file"}
 
 

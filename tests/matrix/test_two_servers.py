@@ -98,6 +98,8 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
         "agent-reachable-approval",
         "prompt-forging",
         "double-spend",
+        # A wrong invoice id before the honest one: the post server refuses it and posts the right one.
+        "wrong-guess",
     }
     for result in judged:
         assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result
@@ -116,7 +118,14 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
         # It never marks an invoice posted: one approval posts twice, and a race posts it many times.
         (
             "posts-twice",
-            {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V, "MCA-OOBREPLAY-001": V, "MCA-DSPEND-001": V},
+            {
+                "MCA-TOKREUSE-001": V,
+                "MCA-TOKREUSE-003": V,
+                "MCA-OOBREPLAY-001": V,
+                # The person's approval given again posts again too: nothing was ever spent.
+                "MCA-OOBREPLAY-002": V,
+                "MCA-DSPEND-001": V,
+            },
         ),
     ],
 )
@@ -191,4 +200,6 @@ def test_a_post_server_that_posts_twice_is_caught_through_its_approval_route(
     run = audit_route(catalogue, generation, "posts-twice")
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     found = {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
-    assert found == {"MCA-OOBREPLAY-001": V}, [(r.id, r.verdict, r.reason) for r in run.results]
+    assert found == {"MCA-OOBREPLAY-001": V, "MCA-OOBREPLAY-002": V}, [
+        (r.id, r.verdict, r.reason) for r in run.results
+    ]

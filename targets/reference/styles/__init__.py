@@ -14,11 +14,13 @@ careful as the default; the flaws weaken each in the same way (`--flaw` with
   hidden characters as `\\u{200B}`; a refusal is an error, not a result.
 - `own-ledger`: its own single-use tickets and refusal texts ("That confirmation
   has been consumed.", "Request declined by operator.").
+- `terse`: every path refused before asking is refused in words that name no
+  concern (`'.' is not a regular file`).
 """
 
 from __future__ import annotations
 
-from . import code_span, markdown_escaped, own_ledger, quoted
+from . import code_span, markdown_escaped, own_ledger, quoted, terse
 from .style import Style
 
 __all__ = ["STYLES", "Style"]
@@ -28,4 +30,5 @@ STYLES: dict[str, Style] = {
     "markdown-escaped": markdown_escaped.STYLE,
     "code-span": code_span.STYLE,
     "own-ledger": own_ledger.STYLE,
+    "terse": terse.STYLE,
 }

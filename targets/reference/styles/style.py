@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import paths
 import prompt
 
 Effect = Literal["delete", "truncate"]
@@ -24,3 +25,5 @@ class Style:
     done: Callable[[Effect, str, int], str]
     # A single-use record of its own (tickets), instead of the shared nonce ledger.
     own_state: bool = False
+    # What a refusal before asking says (the path given, the check's refusal); None: the check's words.
+    input_refused: Callable[[object, paths.Refused], str] | None = None
