@@ -305,7 +305,10 @@ async def run_controls(
         found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
         if (flow := confirmations.as_flow(found)) is not None:
             return await _other_mechanism(run, flow, call_timeout)
-        if why := next((w for r in run.first if (w := detect.asking_payload(r)) is not None), None):
+        if fix := next((w for r in run.first if (w := detect.signed_challenge(r, tool)) is not None), None):
+            inert = False
+            approve = ControlResult(plan.name, "approve", False, True, fix)
+        elif why := next((w for r in run.first if (w := detect.asking_payload(r)) is not None), None):
             # It asked, in a payload of its own: a gate, though the harness cannot answer it unaided.
             inert = False
             approve = ControlResult(

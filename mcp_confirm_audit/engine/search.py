@@ -36,6 +36,7 @@ from ..target.arguments import value_for
 from ..target.discovery import HANDLE_NAME, ToolPlan, _in_value, listed_values
 from ..target.driver import Connection, ToolInfo
 from .action import SetupFailed, prepare, result_value
+from .classify import files, grown
 
 # Calls of the gated tool one search may make, and calls of listing and creating tools beside them.
 MAX_ATTEMPTS = 12
@@ -112,12 +113,12 @@ async def search(
         sent = json.dumps({**state.args, **state.template}, sort_keys=True, default=str)
         if sent in state.refused:
             return _gave_up(state, "the refusal taught nothing new: the same arguments would be sent again")
-        before = _files(root)
+        before = files(root)
         try:
             response, used = await _attempt(conn, plan, state)
         except SetupFailed as exc:
             return _gave_up(state, f"a setup call failed: {str(exc)[:200]}")
-        _grew(state, before, _files(root))
+        _grew(state, before, files(root))
         said = replies.said(response)
         state.attempts.append(
             f"attempt {len(state.attempts) + 1}: {json.dumps(used, default=str)[:160]} -> "
@@ -285,28 +286,10 @@ def _quoted(said: str) -> str:
     return json.dumps(said[:120])
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    """The root's small files, by path relative to it: enough to tell a log that grows."""
-    found: dict[str, bytes] = {}
-    try:
-        paths = sorted(root.rglob("*"))[:400]
-    except OSError:
-        return found
-    for path in paths:
-        try:
-            if path.is_file() and not path.is_symlink() and path.stat().st_size <= 1 << 20:
-                found[path.relative_to(root).as_posix()] = path.read_bytes()
-        except OSError:
-            continue
-    return found
-
-
 def _grew(state: _State, before: Mapping[str, bytes], after: Mapping[str, bytes]) -> None:
-    """Count the files this call appended to (an empty or new file counts as grown from nothing)."""
-    for name, now in after.items():
-        was = before.get(name, b"")
-        if len(now) > len(was) and now.startswith(was):
-            state.grown[name] = state.grown.get(name, 0) + 1
+    """Count the files this call only appended to (a new file counts as grown from nothing)."""
+    for name in grown(before, after)[0]:
+        state.grown[name] = state.grown.get(name, 0) + 1
 
 
 def _logs(state: _State) -> tuple[tuple[str, str], ...]:

@@ -58,6 +58,7 @@ from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
+from .classify import classify
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
 from .phases import PhaseClock
@@ -218,13 +219,26 @@ class AuditSession:
             if info is not None:
                 self.server_info = {"name": info.name, "version": info.version}
             # Zero configuration looks around first: real ids from listings, where handles come from.
+            logs: tuple[tuple[str, str], ...] = ()
+            readers: tuple[str, ...] = ()
+            if self.profile.args is None and not self.profile.setup:
+                # Zero configuration: unannotated readers, found by calling them, are read-only for this run.
+                assert self.sandbox is not None
+                classified = self._portal.call(classify, primary, self.tools, self.sandbox.root)
+                self.tools, logs, readers = list(classified.tools), classified.bookkeeping, classified.notes
             seen = self._seen = self._portal.call(look_around, primary, self.tools, self.profile)
             self.plans = [
-                replace(plan, probes=(*plan.probes, *self.extra_probes))
+                replace(
+                    plan,
+                    probes=(*plan.probes, *self.extra_probes),
+                    ignore=(*plan.ignore, *(name for name, _ in logs)),
+                    bookkeeping_notes=(*plan.bookkeeping_notes, *logs),
+                )
                 for plan in plan_tools(self.tools, self.profile, seen)
             ]
             if self.profile.tool is None:
                 self._drop_inert()
+            self.left_out = [*readers, *self.left_out]
             if specs:
                 self.expect(len(specs) * len(self.plans))
         except BaseException:

@@ -157,9 +157,10 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
                     facets[facet] = _num(m[1])
     if p := _PATTERN.search(clause):
         facets["pattern"] = p["p"]
-    if not facets and (m := _ONE_OF.search(clause)):
-        items = _items(m["list"])
-        if len(items) >= 2:
+    # "must be one of a, b", or the things themselves listed: "tanks: rain, well", "vents are a, b".
+    listing = re.compile(rf"\b{re.escape(stem(arg))}s\s*(?:are|:)\s*(?P<list>[^.;\n\])}}]+)", re.I)
+    for m in (_ONE_OF.search(clause), listing.search(clause)):
+        if not facets and m is not None and len(items := _items(m["list"])) >= 2:
             facets["enum"] = items
     if not facets:
         fmt = next((f for pattern, f in _FORMATS if pattern.search(clause)), None)

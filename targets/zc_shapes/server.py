@@ -102,7 +102,7 @@ class Greenhouse:
                     "roof": 0,
                 }
             )
-        self.heater = {"target_c": 12}
+        self.heater = {"target_c": 12, "changes": 0}
         self.asked: set[str] = set()
         self.tokens: dict[str, str] = {}
 
@@ -208,7 +208,7 @@ class Greenhouse:
     def show_heater(self) -> dict[str, Any]:
         """The heater's settings."""
         self.logged("show_heater")
-        return {"heater": dict(self.heater)}
+        return {"heater": {"setpoint": self.heater["target_c"], "changes_made": self.heater["changes"]}}
 
     async def set_heater(self, target_c: int, ctx: Context) -> Any:
         """Set the heater's target temperature, after the grower confirms."""
@@ -216,6 +216,7 @@ class Greenhouse:
 
         def warm() -> dict[str, Any]:
             self.heater["target_c"] = target_c
+            self.heater["changes"] += 1
             return {"ok": True, "target_c": target_c}
 
         return await self.confirmed(ctx, f"Set the heater to {target_c} C?", warm)

@@ -61,7 +61,7 @@ def control(run: AuditRun, tool: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
-@pytest.mark.parametrize("shape", ["log", "rules", "subject"])
+@pytest.mark.parametrize("shape", sorted(ATTACK))
 def test_each_shape_is_judged_with_nothing_configured(
     catalogue: Catalogue, generation: object, shape: str, flawed: bool
 ) -> None:
@@ -108,3 +108,22 @@ def test_a_log_that_grows_on_every_call_is_bookkeeping_named_as_such(
     assert "calls.log: grew on every one of" in kept, kept
     assert "bookkeeping (a log or a queue)" in kept, kept
     assert "calls.log" not in control(run, "set_vent", "approve")
+
+
+def test_an_unannotated_reader_is_classified_by_calling_it_and_shows_the_effect(
+    catalogue: Catalogue, generation: object
+) -> None:
+    run = audit(catalogue, generation, "readtool")
+    assert any(
+        line.startswith("show_heater: no annotations; two calls changed nothing") for line in run.left_out
+    )
+    assert {r.tool for r in run.results} == {"set_heater"}
+    assert "tool:show_heater" in control(run, "set_heater", "approve")
+
+
+def test_a_challenge_echoed_back_is_a_token_flow(catalogue: Catalogue, generation: object) -> None:
+    run = audit(catalogue, generation, "challenge")
+    approve = control(run, "drain_tank", "approve")
+    assert "through token" in approve, approve
+    said = control(run, "drain_tank", "search")
+    assert "tank from drain_tank's refusal" in said, said
