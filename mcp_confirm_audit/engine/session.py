@@ -168,7 +168,7 @@ class AuditSession:
         self._zygote_lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
         # What zero configuration's look around returned, by tool (the honest-flow search reads it too).
-        self._seen: dict[str, Any] = {}
+        self.seen: dict[str, Any] = {}
         # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
         # they ask over a back channel (`protocol: auto` found it from what they did).
         self._legacy_tools: set[str] = set()
@@ -226,7 +226,7 @@ class AuditSession:
                 assert self.sandbox is not None
                 classified = self._portal.call(classify, primary, self.tools, self.sandbox.root)
                 self.tools, logs, readers = list(classified.tools), classified.bookkeeping, classified.notes
-            seen = self._seen = self._portal.call(look_around, primary, self.tools, self.profile)
+            seen = self.seen = self._portal.call(look_around, primary, self.tools, self.profile)
             self.plans = [
                 replace(
                     plan,
@@ -726,7 +726,7 @@ class AuditSession:
         assert self.sandbox is not None
         conn = self._ensure(f"{self.prefix(tool)}primary")
         found = self._portal.call(
-            search, plan, self.tools, conn, self.sandbox.root, self._seen, fresh if renewable else None
+            search, plan, self.tools, conn, self.sandbox.root, self.seen, fresh if renewable else None
         )
         if found.plan is not None and found.plan != plan:
             self.plans = [found.plan if p.name == tool else p for p in self.plans]

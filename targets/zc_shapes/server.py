@@ -17,6 +17,9 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              the call that echoes C back drains the tank.
 - needs-confirm: `open_roof(percent, confirm_token=None)` answers `{"ok": false,
              "needs_confirm": true, "confirm_token": T}`; the call carrying T opens it.
+- opaque:    the rules shape, refusing in words that state no rule (and carry a
+             terminal escape): the search must give up, saying why, and `init` must
+             show the server's words escaped.
 - bench:     all eight tools at once (the benchmark case).
 Written as one class whose public methods are the tools, registered from a
 table, unlike the other reference servers' closures.
@@ -52,7 +55,7 @@ from mcp.types import (  # noqa: E402
     ToolAnnotations,
 )
 
-SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "bench")
+SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "opaque", "bench")
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
     "token-reuse": ("challenge", "needs-confirm", "bench"),
@@ -74,6 +77,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "log": (("list_vents", _READ), ("set_vent", _ACTS)),
     "challenge": (("drain_tank", _ACTS),),
     "needs-confirm": (("open_roof", _ACTS),),
+    "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
     ("list_beds", _READ),
@@ -159,6 +163,8 @@ class Greenhouse:
     async def set_vent(self, vent: str, angle: int, ctx: Context) -> Any:
         """Set one vent of the greenhouse to an angle, after the grower confirms."""
         self.logged(f"set_vent {vent!r} {angle!r}")
+        if self.shape == "opaque" and (vent, angle) != ("north", 45):
+            raise ToolError("rejected: \x1b[31mvent out of range\x1b[0m")
         if vent not in VENTS:
             raise ToolError(f"unknown vent {vent!r}: vent must be one of {', '.join(VENTS)}")
         if not ANGLES[0] <= angle <= ANGLES[1]:
