@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ GATED = {
 }
 
 
-def audit(catalogue: Catalogue, generation: object, shape: str, *flaws: str) -> AuditRun:
+def _audit(catalogue: Catalogue, generation: object, shape: str, *flaws: str) -> AuditRun:
     options = [x for flaw in flaws for x in ("--flaw", flaw)]
     command = shlex.join([sys.executable, str(SHAPES), "--root", "{root}", "--shape", shape, *options])
     return run_audit(
@@ -54,6 +55,22 @@ def audit(catalogue: Catalogue, generation: object, shape: str, *flaws: str) -> 
     )
 
 
+Audit = Callable[..., AuditRun]
+
+
+@pytest.fixture(scope="module")
+def audit(catalogue: Catalogue, generation: object) -> Audit:
+    """One audit per shape and flaw in this module: the detail tests read the runs the matrix made."""
+    done: dict[tuple[str, ...], AuditRun] = {}
+
+    def run(shape: str, *flaws: str) -> AuditRun:
+        if (shape, *flaws) not in done:
+            done[(shape, *flaws)] = _audit(catalogue, generation, shape, *flaws)
+        return done[(shape, *flaws)]
+
+    return run
+
+
 def control(run: AuditRun, tool: str, name: str) -> str:
     found = [c for c in run.controls if c.tool == tool and c.name == name]
     assert found, [(c.tool, c.name, c.detail) for c in run.controls]
@@ -62,11 +79,9 @@ def control(run: AuditRun, tool: str, name: str) -> str:
 
 @pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
 @pytest.mark.parametrize("shape", sorted(ATTACK))
-def test_each_shape_is_judged_with_nothing_configured(
-    catalogue: Catalogue, generation: object, shape: str, flawed: bool
-) -> None:
+def test_each_shape_is_judged_with_nothing_configured(audit: Audit, shape: str, flawed: bool) -> None:
     attack = ATTACK[shape]
-    run = audit(catalogue, generation, shape, *([FLAW[attack]] if flawed else []))
+    run = audit(shape, *([FLAW[attack]] if flawed else []))
     result = run.by_id()[attack]
     approve = control(run, GATED[shape], "approve")
     assert result.tool == GATED[shape]
@@ -74,13 +89,8 @@ def test_each_shape_is_judged_with_nothing_configured(
     assert result.verdict is expected, (approve, result.reason)
 
 
-@pytest.fixture(scope="module")
-def rules(catalogue: Catalogue, generation: object) -> AuditRun:
-    return audit(catalogue, generation, "rules")
-
-
-def test_the_search_follows_the_refusals_and_says_where_each_value_came_from(rules: AuditRun) -> None:
-    said = control(rules, "set_vent", "search")
+def test_the_search_follows_the_refusals_and_says_where_each_value_came_from(audit: Audit) -> None:
+    said = control(audit("rules"), "set_vent", "search")
     assert said.startswith(f"honest-flow search (at most {MAX_ATTEMPTS} calls of the tool): reached the gate")
     assert "vent from set_vent's refusal" in said, said
     assert "one of north, south, roof" in said, said
@@ -91,29 +101,23 @@ def test_the_search_follows_the_refusals_and_says_where_each_value_came_from(rul
     assert "attempt 4" not in said, said
 
 
-def test_a_subject_is_made_with_the_servers_own_tool_as_setup(
-    catalogue: Catalogue, generation: object
-) -> None:
-    run = audit(catalogue, generation, "subject")
+def test_a_subject_is_made_with_the_servers_own_tool_as_setup(audit: Audit) -> None:
+    run = audit("subject")
     said = control(run, "clear_bed", "search")
     assert "bed_id from setup: plant_bed makes a bed for every use" in said, said
     assert "List beds first" in said, said
 
 
-def test_a_log_that_grows_on_every_call_is_bookkeeping_named_as_such(
-    catalogue: Catalogue, generation: object
-) -> None:
-    run = audit(catalogue, generation, "log")
+def test_a_log_that_grows_on_every_call_is_bookkeeping_named_as_such(audit: Audit) -> None:
+    run = audit("log")
     kept = control(run, "set_vent", "bookkeeping")
     assert "calls.log: grew on every one of" in kept, kept
     assert "bookkeeping (a log or a queue)" in kept, kept
     assert "calls.log" not in control(run, "set_vent", "approve")
 
 
-def test_an_unannotated_reader_is_classified_by_calling_it_and_shows_the_effect(
-    catalogue: Catalogue, generation: object
-) -> None:
-    run = audit(catalogue, generation, "readtool")
+def test_an_unannotated_reader_is_classified_by_calling_it_and_shows_the_effect(audit: Audit) -> None:
+    run = audit("readtool")
     assert any(
         line.startswith("show_heater: no annotations; two calls changed nothing") for line in run.left_out
     )
@@ -121,8 +125,8 @@ def test_an_unannotated_reader_is_classified_by_calling_it_and_shows_the_effect(
     assert "tool:show_heater" in control(run, "set_heater", "approve")
 
 
-def test_a_challenge_echoed_back_is_a_token_flow(catalogue: Catalogue, generation: object) -> None:
-    run = audit(catalogue, generation, "challenge")
+def test_a_challenge_echoed_back_is_a_token_flow(audit: Audit) -> None:
+    run = audit("challenge")
     approve = control(run, "drain_tank", "approve")
     assert "through token" in approve, approve
     said = control(run, "drain_tank", "search")
