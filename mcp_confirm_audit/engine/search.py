@@ -52,7 +52,7 @@ FreshWorld = Callable[[], Awaitable[tuple[Connection, Path]]]
 
 @dataclass(frozen=True, slots=True)
 class Searched:
-    """What the search learned: a plan that reached the gate (None: gave up), and how it got there."""
+    """What the search learned: a plan the server stopped refusing (None: gave up), and how it got there."""
 
     plan: ToolPlan | None
     attempts: tuple[str, ...]
@@ -66,7 +66,9 @@ class Searched:
 
     def describe(self) -> str:
         head = f"honest-flow search (at most {MAX_ATTEMPTS} calls of the tool): " + (
-            f"gave up: {self.gave_up}" if self.plan is None else "reached the gate"
+            f"gave up: {self.gave_up}"
+            if self.plan is None
+            else "got past the refusals (the approve control says what the call then did)"
         )
         parts = [head, *(f"{arg} from {src}" for arg, src in self.sources.items())]
         parts += [f"{path}: {why}" for path, why in self.bookkeeping]

@@ -11,6 +11,7 @@ server says must be listed (or made) first. Pure: text in, constraints out.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -75,7 +76,12 @@ _UNKNOWN = re.compile(
 )
 _LIST_FIRST = re.compile(r"\b(?:list|call list_?|see|use list_?)\s*(?P<thing>[a-z][\w-]*)\s+first", re.I)
 _NOT_FOUND = re.compile(
-    r"(?P<thing>[a-z][\w-]*)\s+['\"`][^'\"`]*['\"`]\s+(?:not found|does not exist|doesn't exist)", re.I
+    r"(?P<thing>[a-z][\w-]*)\s+(?:['\"`][^'\"`]*['\"`]|[\w.:-]+)\s+(?:(?:was |is )?not found|does not exist|doesn't exist)",
+    re.I,
+)
+# A date the server wants later than the one sent ("due_date 2026-12-02 is in the past").
+_FUTURE = re.compile(
+    r"in the past|before today|must be (?:in the )?future|must be after today|already passed", re.I
 )
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n+")
 _SDK_FRAME = re.compile(r"^\s*error executing tool [\w.-]+:\s*", re.I)
@@ -162,6 +168,9 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
     for m in (_ONE_OF.search(clause), listing.search(clause)):
         if not facets and m is not None and len(items := _items(m["list"])) >= 2:
             facets["enum"] = items
+    if not facets and _FUTURE.search(clause):
+        facets["format"] = prop.get("format") or "date"
+        facets["x-days-ahead"] = 7
     if not facets:
         fmt = next((f for pattern, f in _FORMATS if pattern.search(clause)), None)
         if fmt is not None and (prop.get("type") in (None, "string")):
@@ -234,7 +243,11 @@ def concerns(clause: str, args: Mapping[str, Any], names: list[str] | None = Non
 
 
 def value(prop: Mapping[str, Any], facets: Mapping[str, Any]) -> Any | None:
-    """The value a range asks for (its middle, never an edge a server may exclude); None: `arguments` chooses."""
+    """The value a range asks for (its middle, never an edge a server may exclude), a date ahead of
+    today when the server said the one sent has passed; None: `arguments` chooses."""
+    if isinstance(ahead := facets.get("x-days-ahead"), int):
+        day = _dt.date.today() + _dt.timedelta(days=ahead)
+        return f"{day.isoformat()}T12:00:00Z" if facets.get("format") == "date-time" else day.isoformat()
     low = facets.get("minimum", facets.get("exclusiveMinimum"))
     high = facets.get("maximum", facets.get("exclusiveMaximum"))
     if low is None or high is None or "enum" in facets:

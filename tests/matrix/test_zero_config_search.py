@@ -91,7 +91,9 @@ def test_each_shape_is_judged_with_nothing_configured(audit: Audit, shape: str, 
 
 def test_the_search_follows_the_refusals_and_says_where_each_value_came_from(audit: Audit) -> None:
     said = control(audit("rules"), "set_vent", "search")
-    assert said.startswith(f"honest-flow search (at most {MAX_ATTEMPTS} calls of the tool): reached the gate")
+    assert said.startswith(
+        f"honest-flow search (at most {MAX_ATTEMPTS} calls of the tool): got past the refusals"
+    )
     assert "vent from set_vent's refusal" in said, said
     assert "one of north, south, roof" in said, said
     assert "angle from set_vent's refusal" in said, said
