@@ -280,6 +280,14 @@ class AuditSession:
                     steps.setdefault(tool, f"a step of {plan.name}'s {mechanism.kind} flow")
             for info in policy_tools(self.tools, plan.policy_tools):
                 steps.setdefault(info.name, f"a rule of {plan.name}'s gate, judged by policy-self-loosening")
+            if outcome.search is not None:
+                # A tool that makes the subject: no gate of its own, unless it acted on something unasked.
+                unasked = {p.name for p, o in proven if any(r.name == UNASKED for r in o.results)}
+                for step in plan.setup:
+                    if step.tool not in unasked:
+                        steps.setdefault(
+                            step.tool, f"makes {plan.name}'s subject (setup the honest-flow search learned)"
+                        )
         return {
             tool: why
             for tool, why in steps.items()

@@ -41,7 +41,7 @@ def test_init_writes_the_setup_that_made_the_subject_and_the_bookkeeping(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, text, _ = _init(tmp_path, "subject", capsys)
-    assert "# Only clear_bed's honest flow completed: the draft audits it alone." in text
+    assert "#   plant_bed: skipped: makes clear_bed's subject (setup the honest-flow search learned)" in text
     assert "# setup: plant_bed makes a bed for every use (its 'bed_id')" in text
     profile = load_profile(out)
     assert [step.tool for step in profile.setup] == ["plant_bed"]

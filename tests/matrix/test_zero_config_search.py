@@ -108,6 +108,9 @@ def test_a_subject_is_made_with_the_servers_own_tool_as_setup(audit: Audit) -> N
     said = control(run, "clear_bed", "search")
     assert "bed_id from setup: plant_bed makes a bed for every use" in said, said
     assert "List beds first" in said, said
+    # The tool that makes the subject is a step of the flow, not a gate of its own: left out, saying so.
+    assert "plant_bed: makes clear_bed's subject (setup the honest-flow search learned)" in run.left_out
+    assert {r.tool for r in run.results} == {"clear_bed"}
 
 
 def test_a_log_that_grows_on_every_call_is_bookkeeping_named_as_such(audit: Audit) -> None:
