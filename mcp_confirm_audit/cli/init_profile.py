@@ -15,12 +15,14 @@ from typing import Any
 import yaml
 
 from ..catalogue.loader import load_catalogue
+from ..engine.controls import ControlOutcome
 from ..engine.session import AuditSession
 from ..models import Outcome
 from ..oracle.effects import ProbeSpec
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from ..profile.loader import Profile, resolve_profile
+from ..target.discovery import ToolPlan, listed_values
 
 # How an evidence line says the target asked (verdict.describe).
 _ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
@@ -62,7 +64,7 @@ def draft_profile(command: str, root_from: str | None = None, headers: Sequence[
     try:
         styles = {plan.name: session.controls(plan.name) for plan in session.plans}
         server = session.server_info
-        tools, plans = session.tools, session.plans
+        tools, plans, looked = session.tools, session.plans, session.seen
     finally:
         session.close()
     chosen = {plan.name: plan for plan in plans}
@@ -95,8 +97,13 @@ def draft_profile(command: str, root_from: str | None = None, headers: Sequence[
     if profile.root_from != "arg":
         body["root_from"] = profile.root_from
     notes = []
-    if len(plans) == 1:
-        plan = plans[0]
+    # One tool audited, or only one whose honest flow completed: the draft is about that one.
+    proven = [plan for plan in plans if styles[plan.name].approve_ok]
+    single = plans if len(plans) == 1 else proven if len(proven) == 1 else []
+    if single:
+        plan = single[0]
+        if len(plans) > 1:
+            notes.append(f"# Only {plan.name}'s honest flow completed: the draft audits it alone.")
         outcome = styles[plan.name]
         if plan.path_arg is not None:
             body.update(tool=plan.name, path_arg=plan.path_arg, paths=outcome.style or "auto")
@@ -113,18 +120,88 @@ def draft_profile(command: str, root_from: str | None = None, headers: Sequence[
             effect = [entry for spec in outcome.probes if (entry := _as_profile_entry(spec)) is not None]
             if effect:
                 body["effect"] = effect
+        if outcome.bookkeeping and outcome.approve_ok:
+            # What changes without the action, as the controls learned it: never read as its effect.
+            body["ignore"] = sorted(set(outcome.bookkeeping))
         if outcome.mechanism is not None and outcome.mechanism.kind != "mrtr":
             notes.append(f"# It confirms another way than MRTR: {outcome.mechanism.describe()}")
         if not outcome.approve_ok:
-            notes.extend(_comment(f"The honest approve flow failed: {outcome.results[0].detail}"))
+            notes.extend(_failed(outcome))
             notes.append("# Until it works every attack is inconclusive.")
             if any(_ASKED in line for line in outcome.evidence):
                 # It asked, and the harness's answer did not act: the form may want other values.
                 notes.append("# It asked: an 'answer:' template (the form's values for yes) may help.")
+        text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
+        text = _annotated(text, _sources(plan, outcome, listed_values(tools, looked)))
     else:
         notes.append(f"# Zero configuration audits all {len(plans)} tools above; set 'tool:' to audit one.")
-    return (
-        "\n".join([*head, *notes])
-        + "\n"
-        + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
-    )
+        text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
+    return "\n".join([*head, *notes]) + "\n" + text
+
+
+def _sources(plan: ToolPlan, outcome: ControlOutcome, listed: dict[str, Any]) -> dict[str, str]:
+    """Where each drafted key's value came from, by the key's path (`args.vent`, `setup`, `effect`)."""
+    found: dict[str, str] = {}
+    searched = outcome.search
+    for arg, source in (searched.sources if searched is not None else {}).items():
+        found[f"args.{arg}"] = f"from {source}"
+        if source.startswith("setup: "):
+            found["setup"] = source
+    for arg, value in plan.arguments({}).items():
+        if arg in listed and listed[arg] == value:
+            found.setdefault(f"args.{arg}", "a value the server's listing tools returned under this name")
+        found.setdefault(
+            f"args.{arg}", "a value zero configuration chose from the schema and the argument's name"
+        )
+    approve = outcome.results[0]
+    if approve.passed:
+        found["effect"] = f"what the honest approve control saw change: {approve.detail[:200]}"
+    said = (note.split(": ", 1) for note in outcome.bookkeeping_notes if ": " in note)
+    notes = dict(plan.bookkeeping_notes) | {name: why for name, why in said}
+    if notes:
+        found["ignore"] = "; ".join(f"{name}: {why}" for name, why in sorted(notes.items()))[:400]
+    return found
+
+
+def _annotated(text: str, sources: dict[str, str]) -> str:
+    """The drafted YAML with a comment above each key saying where its value came from."""
+    lines: list[str] = []
+    top = ""
+    for line in text.splitlines():
+        key = line.split(":", 1)[0]
+        if line and not line[0].isspace() and ":" in line:
+            top = key
+            where = sources.get(top)
+        elif (
+            line.startswith("  ")
+            and not line.startswith("   ")
+            and ":" in line
+            and not key.strip().startswith("-")
+        ):
+            where = sources.get(f"{top}.{key.strip()}")
+        else:
+            where = None
+        if where:
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(f"{indent}{comment}" for comment in _comment(_escaped(where)))
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _escaped(text: str) -> str:
+    """A server's words as a comment can hold them: no control character, no line break, shown as escapes."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _failed(outcome: ControlOutcome) -> list[str]:
+    """The one step that failed, the server's words, and the key that fixes it."""
+    searched = outcome.search
+    lines = _comment(f"The honest approve flow failed: {_escaped(outcome.results[0].detail[:400])}")
+    if searched is not None and searched.plan is None:
+        lines += _comment(f"The honest-flow search gave up: {searched.gave_up}")
+        if searched.said:
+            lines += _comment(f"The server said: {_escaped(searched.said[:300])}")
+        lines.append(
+            "# Fix: set args: (the values the server accepts) and setup: (the calls that make its subject)"
+        )
+    return lines

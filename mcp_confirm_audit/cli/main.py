@@ -168,6 +168,9 @@ def _init(args: argparse.Namespace, rest: list[str]) -> int:
     except AuditError as exc:
         return _fail("init", str(exc))
     _emit(text, args.output)
+    if args.output:
+        # What was learned is in the file; what to do with it, here.
+        print(f"wrote {args.output}\nnext: mcp-confirm-audit run --profile {shlex.quote(args.output)}")
     return 0
 
 

@@ -114,6 +114,8 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     status = str(found.get("status") or found.get("state") or "")
     if staged is not None or WAITING.match(status):
         return _pending(tool, tools, staged[0] if staged else None)
+    if (challenge := _echoed_challenge(response, tool)) is not None:
+        return challenge
     if (token := values.find(response, None, TOKEN_FIELD)) is not None:
         return Token(tool.name, into=_into(tool, token[0]), token_from=token[0])
     flag = approval_argument(tool)
@@ -133,6 +135,35 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     if flag is not None:
         return Flag(tool.name, arg=flag)
     return None
+
+
+# A challenge the confirming call must carry back: echoed in an argument of its name, or signed.
+CHALLENGE_FIELD = re.compile(r"^(challenge|challenge_?(id|code|nonce))$", re.I)
+_SIGNED_ARG = re.compile(r"signature|signed|hmac|(^|_)sig$", re.I)
+
+
+def _echoed_challenge(response: Response, tool: ToolInfo) -> Token | None:
+    """A `challenge` in the result that an argument of the tool takes back as it is: a token flow."""
+    found = values.find(response, None, CHALLENGE_FIELD)
+    if found is None:
+        return None
+    field = found[0].rsplit(".", 1)[-1]
+    wanted = {field.lower(), f"{field.lower()}_response", "challenge_response", "echo"}
+    back = next((k for k in _props(tool) if k.lower() in wanted and not _SIGNED_ARG.search(k)), None)
+    return Token(tool.name, into=back, token_from=found[0]) if back is not None else None
+
+
+def signed_challenge(response: Response, tool: ToolInfo) -> str | None:
+    """A challenge that must come back signed (the tool takes a signature): what to configure, in one line."""
+    found = values.find(response, None, CHALLENGE_FIELD)
+    signed = next((k for k in _props(tool) if _SIGNED_ARG.search(k)), None)
+    if found is None or signed is None:
+        return None
+    return (
+        f"the tool answered a challenge ({found[0]!r}) that must come back signed in {signed!r}: the harness "
+        "holds no key; say how the person signs it with confirmation: {kind: token, token: {from: "
+        f"{found[0]}, into: {signed}}}, human: [{{sign: ...}}]}} in a profile"
+    )
 
 
 def _usable(value: Any) -> bool:

@@ -50,6 +50,7 @@ from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo, got_no_answer
 from .action import Instance, SetupFailed, prepare, render
 from .observation import Observer
+from .search import Searched
 from .verdict import describe
 
 # A fresh target process and root, for a target whose world carries over (`isolation: process`).
@@ -84,6 +85,10 @@ class ControlOutcome:
     # How many items that one honest effect changed (`oracle.counting.count_items`): the unit a race
     # on an action that names no file is counted in (one apply rewriting six lines is one effect).
     items_per_effect: int = 1
+    # Zero configuration's honest-flow search, when the first approve control failed (engine.search).
+    search: Searched | None = None
+    # The approve control's first call was refused, not asked: the arguments may be what is wrong.
+    refused_arguments: bool = False
 
     @property
     def approve_ok(self) -> bool:
@@ -121,7 +126,7 @@ class _Runner:
         self.answer, self.negative, self.values = answer, negative, values
         self.evidence: list[str] = []
         self.bookkeeping: list[str] = list(plan.ignore)
-        self.notes: dict[str, str] = {}
+        self.notes: dict[str, str] = dict(plan.bookkeeping_notes)
         # The generalised names of the action's own effect: never bookkeeping.
         self.effect: set[str] = set()
         # The same effect as places, with how it changed (oracle.effects.disk_places, probe_places).
@@ -300,7 +305,10 @@ async def run_controls(
         found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
         if (flow := confirmations.as_flow(found)) is not None:
             return await _other_mechanism(run, flow, call_timeout)
-        if why := next((w for r in run.first if (w := detect.asking_payload(r)) is not None), None):
+        if fix := next((w for r in run.first if (w := detect.signed_challenge(r, tool)) is not None), None):
+            inert = False
+            approve = ControlResult(plan.name, "approve", False, True, fix)
+        elif why := next((w for r in run.first if (w := detect.asking_payload(r)) is not None), None):
             # It asked, in a payload of its own: a gate, though the harness cannot answer it unaided.
             inert = False
             approve = ControlResult(
@@ -335,6 +343,7 @@ async def run_controls(
     if run.isolation is not None:
         results.append(ControlResult(plan.name, "isolation", True, True, run.isolation))
     back_channel = style is None and any(elicitation.needs_back_channel(r) for r in run.first)
+    refused_arguments = style is None and any(replies.said(r) is Said.REFUSED for r in run.first)
     return ControlOutcome(
         style,
         tuple(results),
@@ -348,6 +357,7 @@ async def run_controls(
         signatures=signatures,
         places=tuple(sorted(run.places)),
         items_per_effect=run.items_per_effect,
+        refused_arguments=refused_arguments,
     )
 
 

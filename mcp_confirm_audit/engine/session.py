@@ -34,7 +34,17 @@ from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..errors import TargetError, UsageError
-from ..models import Ablation, AttackSpec, ControlResult, Layer, Precondition, Result, Transcript, Verdict
+from ..models import (
+    UNASKED,
+    Ablation,
+    AttackSpec,
+    ControlResult,
+    Layer,
+    Precondition,
+    Result,
+    Transcript,
+    Verdict,
+)
 from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
 from ..profile.headers import Header, as_dict, overlay
@@ -48,9 +58,11 @@ from ..techniques import mrtr_only, traits_of
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
+from .classify import classify
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
 from .phases import PhaseClock
+from .search import search, searchable
 from .verdict import judge
 
 # The name of the variant of every connection with the SDK's boundary removed.
@@ -155,6 +167,8 @@ class AuditSession:
         self._attacks_expected: int | None = None
         self._zygote_lock = threading.Lock()
         self._controls: dict[tuple[str, bool], ControlOutcome] = {}
+        # What zero configuration's look around returned, by tool (the honest-flow search reads it too).
+        self.seen: dict[str, Any] = {}
         # Tools audited over a legacy connection although the primary negotiated 2026-07-28:
         # they ask over a back channel (`protocol: auto` found it from what they did).
         self._legacy_tools: set[str] = set()
@@ -205,13 +219,26 @@ class AuditSession:
             if info is not None:
                 self.server_info = {"name": info.name, "version": info.version}
             # Zero configuration looks around first: real ids from listings, where handles come from.
-            seen = self._portal.call(look_around, primary, self.tools, self.profile)
+            logs: tuple[tuple[str, str], ...] = ()
+            readers: tuple[str, ...] = ()
+            if self.profile.args is None and not self.profile.setup:
+                # Zero configuration: unannotated readers, found by calling them, are read-only for this run.
+                assert self.sandbox is not None
+                classified = self._portal.call(classify, primary, self.tools, self.sandbox.root)
+                self.tools, logs, readers = list(classified.tools), classified.bookkeeping, classified.notes
+            seen = self.seen = self._portal.call(look_around, primary, self.tools, self.profile)
             self.plans = [
-                replace(plan, probes=(*plan.probes, *self.extra_probes))
+                replace(
+                    plan,
+                    probes=(*plan.probes, *self.extra_probes),
+                    ignore=(*plan.ignore, *(name for name, _ in logs)),
+                    bookkeeping_notes=(*plan.bookkeeping_notes, *logs),
+                )
                 for plan in plan_tools(self.tools, self.profile, seen)
             ]
             if self.profile.tool is None:
                 self._drop_inert()
+            self.left_out = [*readers, *self.left_out]
             if specs:
                 self.expect(len(specs) * len(self.plans))
         except BaseException:
@@ -253,6 +280,14 @@ class AuditSession:
                     steps.setdefault(tool, f"a step of {plan.name}'s {mechanism.kind} flow")
             for info in policy_tools(self.tools, plan.policy_tools):
                 steps.setdefault(info.name, f"a rule of {plan.name}'s gate, judged by policy-self-loosening")
+            if outcome.search is not None:
+                # A tool that makes the subject: no gate of its own, unless it acted on something unasked.
+                unasked = {p.name for p, o in proven if any(r.name == UNASKED for r in o.results)}
+                for step in plan.setup:
+                    if step.tool not in unasked:
+                        steps.setdefault(
+                            step.tool, f"makes {plan.name}'s subject (setup the honest-flow search learned)"
+                        )
         return {
             tool: why
             for tool, why in steps.items()
@@ -668,8 +703,43 @@ class AuditSession:
                     )
                 else:
                     self._legacy_tools.discard(tool)
+            if not outcome.approve_ok and not ablated and self._searches(tool, outcome):
+                outcome = self._search(tool, outcome)
             self._controls[key] = outcome
         return self._controls[key]
+
+    def _searches(self, tool: str, outcome: ControlOutcome) -> bool:
+        """Zero configuration, on an action that names no file, whose first call was refused (nothing acted unasked)."""
+        unasked = any(result.name == UNASKED for result in outcome.results)
+        zero = self.profile.args is None and not self.profile.setup
+        wrong = outcome.refused_arguments and outcome.mechanism is None
+        return zero and wrong and not unasked and searchable(self.plan(tool))
+
+    def _search(self, tool: str, outcome: ControlOutcome) -> ControlOutcome:
+        """The approve control failed: search for what the server wants (engine.search), then the controls again."""
+        assert self._portal is not None
+        plan = self.plan(tool)
+        renewable = not self.profile.is_url
+
+        async def fresh() -> tuple[Connection, Path]:
+            await anyio.to_thread.run_sync(self._isolate)
+            assert self.sandbox is not None
+            return self._ensure(f"{self.prefix(tool)}primary"), self.sandbox.root
+
+        if renewable:
+            self._isolate()  # the search starts in a world no control has touched
+        assert self.sandbox is not None
+        conn = self._ensure(f"{self.prefix(tool)}primary")
+        found = self._portal.call(
+            search, plan, self.tools, conn, self.sandbox.root, self.seen, fresh if renewable else None
+        )
+        if found.plan is not None and found.plan != plan:
+            self.plans = [found.plan if p.name == tool else p for p in self.plans]
+            if renewable:
+                self._isolate()
+            outcome = self._controls_over(tool, False)
+        said = ControlResult(tool, "search", found.plan is not None, True, found.describe())
+        return replace(outcome, results=(*outcome.results, said), search=found)
 
     def _controls_over(self, tool: str, ablated: bool) -> ControlOutcome:
         assert self._portal is not None

@@ -71,6 +71,8 @@ class ToolPlan:
     drift: DriftCall | None = None
     # Where the tool takes who approves from the call, as the profile says (approver-substitution).
     approver: Approver | None = None
+    # Bookkeeping zero configuration learned before the controls, and why (a log grown by every call).
+    bookkeeping_notes: tuple[tuple[str, str], ...] = ()
 
 
 def path_argument(tool: ToolInfo) -> str | None:

@@ -1,0 +1,121 @@
+"""Zero configuration: tools classified by what calling them does, not by what they are called.
+
+A tool with no annotations at all is taken for an action, and audited as one,
+though many are readers (a config inspector, a status page): then the only
+place an action's effect shows is never looked at. A tool whose name reads
+like a reader (the name is a prior, never the verdict) and that takes no
+argument is called twice; when neither call changed anything in the root but
+files that only grew (a log, a queue: bookkeeping), and both answered the
+same without refusing, it is read-only for this run, and may show an effect.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..confirmations import replies
+from ..models import Outcome, Phase, Response, Said
+from ..target.driver import Connection, ToolInfo
+
+# A reader's name: the prior that decides which unannotated tools are tried at all.
+_READER = re.compile(
+    r"^(list|get|show|read|view|describe|status|inspect|fetch|find|search|count|current|whoami|check)(_|$)|"
+    r"_(status|info|config|settings|state|list|summary|overview)$",
+    re.I,
+)
+# Unannotated tools tried, at most.
+MAX_TRIED = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """The tools as this run takes them, why, and the files that grew on every call (bookkeeping)."""
+
+    tools: tuple[ToolInfo, ...]
+    notes: tuple[str, ...] = ()
+    bookkeeping: tuple[tuple[str, str], ...] = ()
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """The root's small files by path relative to it: enough to tell a log that only grows."""
+    found: dict[str, bytes] = {}
+    try:
+        paths = sorted(root.rglob("*"))[:400]
+    except OSError:
+        return found
+    for path in paths:
+        try:
+            if path.is_file() and not path.is_symlink() and path.stat().st_size <= 1 << 20:
+                found[path.relative_to(root).as_posix()] = path.read_bytes()
+        except OSError:
+            continue
+    return found
+
+
+def grown(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[set[str], set[str]]:
+    """(files that only grew, appended to or new; files otherwise changed or removed)."""
+    appended, changed = set(), set()
+    for name in before.keys() | after.keys():
+        was, now = before.get(name), after.get(name)
+        if was == now:
+            continue
+        if now is not None and len(now) > len(was or b"") and now.startswith(was or b""):
+            appended.add(name)
+        else:
+            changed.add(name)
+    return appended, changed
+
+
+async def classify(conn: Connection, tools: Sequence[ToolInfo], root: Path) -> Classified:
+    """Unannotated, argument-free tools named like readers, called twice: read-only when nothing moved."""
+    tried = [
+        t
+        for t in tools
+        if t.read_only is None
+        and t.destructive is None
+        and not (t.input_schema or {}).get("required")
+        and _READER.search(t.name)
+    ][:MAX_TRIED]
+    readers: dict[str, str] = {}
+    logs: dict[str, str] = {}
+    for tool in tried:
+        first, second = files(root), None
+        answers: list[Response] = []
+        grew: set[str] = set()
+        moved: set[str] = set()
+        for turn in (1, 2):
+            exchange = await conn.call(Phase.SETUP, f"classify: {tool.name} ({turn})", tool.name, {})
+            answers.append(exchange.response)
+            second = files(root)
+            appended, changed = grown(first, second)
+            grew = appended if turn == 1 else grew & appended
+            moved |= changed
+            first = second
+        if moved or not all(_answered(r) for r in answers) or _data(answers[0]) != _data(answers[1]):
+            continue
+        for name in sorted(grew):
+            logs.setdefault(
+                name, f"grew on each call of {tool.name}, which changed nothing else: bookkeeping"
+            )
+        log = f"; {', '.join(sorted(grew))} grew on each call (bookkeeping)" if grew else ""
+        readers[tool.name] = (
+            f"{tool.name}: no annotations; two calls changed nothing and answered alike{log}: "
+            "read-only for this run (its name was only the reason to try it)"
+        )
+    classified = tuple(replace(t, read_only=True) if t.name in readers else t for t in tools)
+    return Classified(classified, tuple(readers.values()), tuple(logs.items()))
+
+
+def _answered(response: Response) -> bool:
+    return response.outcome is Outcome.COMPLETE and replies.said(response) is Said.ACTED
+
+
+def _data(response: Response) -> Any:
+    if response.structured is not None:
+        return json.dumps(response.structured, sort_keys=True, default=str)
+    return response.text

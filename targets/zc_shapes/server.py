@@ -1,0 +1,294 @@
+"""Reference server for zero configuration: a greenhouse whose gates hide behind what real servers do.
+
+    python targets/zc_shapes/server.py --root DIR --shape SHAPE [--flaw decline-acts|token-reuse]
+
+One shape per cause that kept zero configuration from completing an honest flow
+on a server people ship (issue 30), each on an action that names no file. The
+greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
+- rules:     `set_vent(vent, angle)` asks (MRTR); the vent must be one of the
+             greenhouse's and the angle within a range, both said only in the refusal.
+- subject:   `clear_bed(bed_id)` asks (MRTR) about a bed that must exist; there is
+             none until `plant_bed(crop)` makes one ("unknown bed ... list beds first").
+- readtool:  `set_heater(target_c)` asks (MRTR); its effect is kept in memory and
+             shown only by `show_heater`, which carries no annotations at all.
+- log:       the rules shape, and every call (a refused one, a listing) appends a
+             line to ROOT/calls.log: bookkeeping, never the effect.
+- challenge: `drain_tank(tank, challenge=None)` answers `{"ok": false, "challenge": C}`;
+             the call that echoes C back drains the tank.
+- needs-confirm: `open_roof(percent, confirm_token=None)` answers `{"ok": false,
+             "needs_confirm": true, "confirm_token": T}`; the call carrying T opens it.
+- opaque:    the rules shape, refusing in words that state no rule (and carry a
+             terminal escape): the search must give up, saying why, and `init` must
+             show the server's words escaped.
+- bench:     all eight tools at once (the benchmark case).
+Written as one class whose public methods are the tools, registered from a
+table, unlike the other reference servers' closures.
+
+Flaws (each removes one defence):
+  decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
+  token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+_REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
+if _REFERENCE not in sys.path:
+    sys.path.insert(0, _REFERENCE)
+
+from capabilities import require_form_elicitation  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.server.request_state import RequestStateSecurity  # noqa: E402
+from mcp.types import (  # noqa: E402
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    ToolAnnotations,
+)
+
+SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "opaque", "bench")
+FLAWS = {
+    "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
+    "token-reuse": ("challenge", "needs-confirm", "bench"),
+}
+VENTS = ("north", "south", "roof")
+ANGLES = (15, 75)
+_FORM = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
+_READ = ToolAnnotations(read_only_hint=True)
+_ACTS = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+# Which tools each shape offers, and how each is annotated (None: no annotations at all).
+TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
+    "rules": (("set_vent", _ACTS),),
+    "subject": (
+        ("list_beds", _READ),
+        ("plant_bed", ToolAnnotations(destructive_hint=False)),
+        ("clear_bed", _ACTS),
+    ),
+    "readtool": (("show_heater", None), ("set_heater", _ACTS)),
+    "log": (("list_vents", _READ), ("set_vent", _ACTS)),
+    "challenge": (("drain_tank", _ACTS),),
+    "needs-confirm": (("open_roof", _ACTS),),
+    "opaque": (("set_vent", _ACTS),),
+}
+TOOLS["bench"] = (
+    ("list_beds", _READ),
+    ("plant_bed", ToolAnnotations(destructive_hint=False)),
+    ("clear_bed", _ACTS),
+    ("show_heater", None),
+    ("set_heater", _ACTS),
+    ("set_vent", _ACTS),
+    ("drain_tank", _ACTS),
+    ("open_roof", _ACTS),
+)
+
+
+class Greenhouse:
+    """The greenhouse: its state file, what it keeps in memory, and the confirmations it issued."""
+
+    def __init__(self, root: Path, shape: str, flaws: Collection[str]) -> None:
+        self.root, self.shape, self.flaws = root, shape, set(flaws)
+        self.store = root / "greenhouse.json"
+        if not self.store.exists():
+            self.save(
+                {
+                    "vents": dict.fromkeys(VENTS, 0),
+                    "beds": [],
+                    "tanks": {"rain": "full", "well": "full"},
+                    "roof": 0,
+                }
+            )
+        self.heater = {"target_c": 12, "changes": 0}
+        self.asked: set[str] = set()
+        self.tokens: dict[str, str] = {}
+
+    # -- state --------------------------------------------------------------
+
+    def load(self) -> dict[str, Any]:
+        return json.loads(self.store.read_text())  # type: ignore[no-any-return]
+
+    def save(self, state: dict[str, Any]) -> None:
+        self.store.write_text(json.dumps(state, indent=1, sort_keys=True))
+
+    def logged(self, line: str) -> None:
+        if self.shape in ("log", "bench"):
+            with (self.root / "calls.log").open("a") as log:
+                log.write(line + "\n")
+
+    async def confirmed(self, ctx: Context, question: str, act: Any) -> Any:
+        """MRTR: ask on round one; act on an accepted yes with a state issued here, spent once."""
+        answer = (ctx.input_responses or {}).get("confirm")
+        if answer is None:
+            require_form_elicitation(ctx.client_capabilities)
+            nonce = secrets.token_hex(12)
+            self.asked.add(nonce)
+            ask = ElicitRequest(
+                params=ElicitRequestFormParams(mode="form", message=question, requested_schema=_FORM)
+            )
+            return InputRequiredResult(input_requests={"confirm": ask}, request_state=nonce)
+        if ctx.request_state not in self.asked:
+            raise ToolError("that confirmation is unknown or was already used")
+        self.asked.discard(ctx.request_state)
+        yes = (
+            isinstance(answer, ElicitResult)
+            and answer.action == "accept"
+            and (answer.content or {}).get("yes") is True
+        )
+        if yes or "decline-acts" in self.flaws:  # FLAW decline-acts: any answer acts
+            return act()
+        return {"ok": False, "status": "declined", "message": "nothing was changed"}
+
+    def issued(self, bound: str) -> str:
+        token = secrets.token_hex(10)
+        self.tokens[token] = bound
+        return token
+
+    def redeem(self, token: str, bound: str) -> bool:
+        if self.tokens.get(token) != bound:
+            return False
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: never spent
+            del self.tokens[token]
+        return True
+
+    # -- tools --------------------------------------------------------------
+
+    async def set_vent(self, vent: str, angle: int, ctx: Context) -> Any:
+        """Set one vent of the greenhouse to an angle, after the grower confirms."""
+        self.logged(f"set_vent {vent!r} {angle!r}")
+        if self.shape == "opaque" and (vent, angle) != ("north", 45):
+            raise ToolError("rejected: \x1b[31mvent out of range\x1b[0m")
+        if vent not in VENTS:
+            raise ToolError(f"unknown vent {vent!r}: vent must be one of {', '.join(VENTS)}")
+        if not ANGLES[0] <= angle <= ANGLES[1]:
+            raise ToolError(f"rejected: angle must be between {ANGLES[0]} and {ANGLES[1]} degrees")
+
+        def turn() -> dict[str, Any]:
+            state = self.load()
+            state["vents"][vent] = angle
+            self.save(state)
+            return {"ok": True, "vent": vent, "angle": angle}
+
+        return await self.confirmed(ctx, f"Turn the `{vent}` vent to {angle} degrees?", turn)
+
+    def list_vents(self) -> dict[str, Any]:
+        """The vents and their angles."""
+        self.logged("list_vents")
+        return {"vents": [{"vent": k, "angle": v} for k, v in self.load()["vents"].items()]}
+
+    def list_beds(self) -> dict[str, Any]:
+        """The beds that are planted."""
+        self.logged("list_beds")
+        return {"beds": self.load()["beds"]}
+
+    def plant_bed(self, crop: str) -> dict[str, Any]:
+        """Plant a new bed with a crop; returns its id."""
+        self.logged(f"plant_bed {crop!r}")
+        state = self.load()
+        bed = {"bed_id": f"bed-{secrets.token_hex(3)}", "crop": crop}
+        state["beds"].append(bed)
+        self.save(state)
+        return bed
+
+    async def clear_bed(self, bed_id: str, ctx: Context) -> Any:
+        """Clear one bed (its crop is composted), after the grower confirms."""
+        self.logged(f"clear_bed {bed_id!r}")
+        if not any(bed["bed_id"] == bed_id for bed in self.load()["beds"]):
+            raise ToolError(f"Unknown bed {bed_id!r}. List beds first.")
+
+        def clear() -> dict[str, Any]:
+            state = self.load()
+            state["beds"] = [bed for bed in state["beds"] if bed["bed_id"] != bed_id]
+            self.save(state)
+            return {"ok": True, "cleared": bed_id}
+
+        return await self.confirmed(ctx, f"Clear the bed `{bed_id}` and compost its crop?", clear)
+
+    def show_heater(self) -> dict[str, Any]:
+        """The heater's settings."""
+        self.logged("show_heater")
+        return {"heater": {"setpoint": self.heater["target_c"], "changes_made": self.heater["changes"]}}
+
+    async def set_heater(self, target_c: int, ctx: Context) -> Any:
+        """Set the heater's target temperature, after the grower confirms."""
+        self.logged(f"set_heater {target_c!r}")
+
+        def warm() -> dict[str, Any]:
+            self.heater["target_c"] = target_c
+            self.heater["changes"] += 1
+            return {"ok": True, "target_c": target_c}
+
+        return await self.confirmed(ctx, f"Set the heater to {target_c} C?", warm)
+
+    def drain_tank(self, tank: str, challenge: str | None = None) -> dict[str, Any]:
+        """Drain one water tank. The first call answers a challenge; call again with it to drain."""
+        self.logged(f"drain_tank {tank!r}")
+        state = self.load()
+        if tank not in state["tanks"]:
+            return {"ok": False, "error": f"no tank {tank!r}; tanks: {', '.join(sorted(state['tanks']))}"}
+        if challenge is None:
+            return {
+                "ok": False,
+                "challenge": self.issued(f"drain:{tank}"),
+                "message": f"drain {tank}? echo the challenge to confirm",
+            }
+        if not self.redeem(challenge, f"drain:{tank}"):
+            return {"ok": False, "error": "challenge not recognised"}
+        state["tanks"][tank] = "empty" if state["tanks"][tank] == "full" else "full"
+        self.save(state)
+        return {"ok": True, "drained": tank}
+
+    def open_roof(self, percent: int, confirm_token: str | None = None) -> dict[str, Any]:
+        """Open the roof to a percentage. Needs confirmation: the first call returns a token."""
+        self.logged(f"open_roof {percent!r}")
+        if not 1 <= percent <= 100:
+            return {"ok": False, "error": "percent must be between 1 and 100"}
+        if confirm_token is None:
+            token = self.issued(f"roof:{percent}")
+            return {
+                "ok": False,
+                "needs_confirm": True,
+                "confirm_token": token,
+                "preview": f"open the roof to {percent}%",
+            }
+        if not self.redeem(confirm_token, f"roof:{percent}"):
+            return {"ok": False, "error": "confirm_token is not valid"}
+        state = self.load()
+        state["roof"] = percent if state["roof"] != percent else 0
+        self.save(state)
+        return {"ok": True, "roof": state["roof"]}
+
+
+def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; valid: {', '.join(SHAPES)}")
+    for flaw in flaws:
+        if shape not in FLAWS.get(flaw, ()):
+            raise ValueError(
+                f"flaw {flaw!r} does not apply to shape {shape!r}; it applies to {FLAWS.get(flaw)}"
+            )
+    house = Greenhouse(Path(root), shape, flaws)
+    server = MCPServer("zc-shapes-greenhouse", request_state_security=RequestStateSecurity.ephemeral(ttl=300))
+    for name, hints in TOOLS[shape]:
+        server.add_tool(getattr(house, name), annotations=hints)
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--shape", required=True, choices=SHAPES)
+    parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS))
+    args = parser.parse_args()
+    build_server(args.root, args.shape, flaws=args.flaw).run()
+
+
+if __name__ == "__main__":
+    main()

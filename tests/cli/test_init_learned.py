@@ -1,0 +1,66 @@
+"""`init` writes what zero configuration learned, and where each value came from (issue 30)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.cli.main import main
+from mcp_confirm_audit.profile.loader import load_profile
+
+SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
+
+
+def _init(tmp_path: Path, shape: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str, str]:
+    out = tmp_path / f"{shape}.yaml"
+    command = shlex.join([sys.executable, str(SHAPES), "--root", "{root}", "--shape", shape])
+    assert main(["init", command, "-o", str(out)]) == 0
+    return out, out.read_text(encoding="utf-8"), capsys.readouterr().out
+
+
+def test_init_writes_the_arguments_that_reached_the_gate_each_with_its_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, text, printed = _init(tmp_path, "rules", capsys)
+    assert printed == f"wrote {out}\nnext: mcp-confirm-audit run --profile {out}\n"
+    assert "  # from set_vent's refusal (\"unknown vent 'mcp-confirm-audit': vent must be one of" in text
+    assert "  vent: north\n" in text
+    assert (
+        '  # from set_vent\'s refusal ("rejected: angle must be between 15 and 75 degrees")\n  angle: 45\n'
+        in text
+    )
+    assert "# what the honest approve control saw change: asked, accepted, acted" in text
+    profile = load_profile(out)
+    assert (profile.tool, dict(profile.args or {})) == ("set_vent", {"vent": "north", "angle": 45})
+
+
+def test_init_writes_the_setup_that_made_the_subject_and_the_bookkeeping(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, text, _ = _init(tmp_path, "subject", capsys)
+    assert "#   plant_bed: skipped: makes clear_bed's subject (setup the honest-flow search learned)" in text
+    assert "# setup: plant_bed makes a bed for every use (its 'bed_id')" in text
+    profile = load_profile(out)
+    assert [step.tool for step in profile.setup] == ["plant_bed"]
+    assert dict(profile.args or {}) == {"bed_id": "{bed_id}"}
+
+    out, text, _ = _init(tmp_path, "log", capsys)
+    assert "# calls.log: grew on every one of" in text
+    assert "ignore:\n- calls.log\n" in text
+    assert "calls.log" in load_profile(out).ignore
+
+
+def test_init_that_could_not_complete_the_flow_names_the_step_the_words_and_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, text, _ = _init(tmp_path, "opaque", capsys)
+    assert (
+        "# The honest-flow search gave up: set_vent's refusal names no rule the harness can follow\n" in text
+    )
+    assert "# The server said: Error executing tool set_vent: rejected: \\x1b[31mvent out of range" in text
+    assert "\x1b" not in text
+    assert "# Fix: set args: (the values the server accepts)" in text
+    load_profile(out)

@@ -1,0 +1,138 @@
+"""Zero configuration completes the honest flow on servers that refuse its first values (issue 30).
+
+targets/zc_shapes/server.py, one shape per cause: a business rule said only in the
+refusal (an enum and a range), a subject that must be made first, a log that grows on
+every call, an unannotated read tool that alone shows the effect, a challenge echoed
+back, a `needs_confirm` payload. Nothing is configured. Each careful shape is judged
+refused, its flawed twin vulnerable: the search only counts when attacks are judged.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import forked
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.search import MAX_ATTEMPTS
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import Verdict
+from mcp_confirm_audit.profile.loader import Profile
+
+SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
+# The one attack each shape is judged by: a decline on an MRTR gate, a spent token presented again.
+ATTACK = {
+    "rules": "MCA-CONSENT-001",
+    "subject": "MCA-CONSENT-001",
+    "log": "MCA-CONSENT-001",
+    "readtool": "MCA-CONSENT-001",
+    "challenge": "MCA-TOKREUSE-001",
+    "needs-confirm": "MCA-TOKREUSE-001",
+}
+FLAW = {"MCA-CONSENT-001": "decline-acts", "MCA-TOKREUSE-001": "token-reuse"}
+GATED = {
+    "rules": "set_vent",
+    "subject": "clear_bed",
+    "log": "set_vent",
+    "readtool": "set_heater",
+    "challenge": "drain_tank",
+    "needs-confirm": "open_roof",
+}
+
+
+def _audit(catalogue: Catalogue, generation: object, shape: str, *flaws: str) -> AuditRun:
+    options = [x for flaw in flaws for x in ("--flaw", flaw)]
+    command = shlex.join([sys.executable, str(SHAPES), "--root", "{root}", "--shape", shape, *options])
+    return run_audit(
+        forked(Profile(command=command, call_timeout=10.0)),
+        catalogue=catalogue,
+        generation=generation,  # type: ignore[arg-type]
+        select=lambda spec: spec.id == ATTACK[shape],
+    )
+
+
+Audit = Callable[..., AuditRun]
+
+
+@pytest.fixture(scope="module")
+def audit(catalogue: Catalogue, generation: object) -> Audit:
+    """One audit per shape and flaw in this module: the detail tests read the runs the matrix made."""
+    done: dict[tuple[str, ...], AuditRun] = {}
+
+    def run(shape: str, *flaws: str) -> AuditRun:
+        if (shape, *flaws) not in done:
+            done[(shape, *flaws)] = _audit(catalogue, generation, shape, *flaws)
+        return done[(shape, *flaws)]
+
+    return run
+
+
+def control(run: AuditRun, tool: str, name: str) -> str:
+    found = [c for c in run.controls if c.tool == tool and c.name == name]
+    assert found, [(c.tool, c.name, c.detail) for c in run.controls]
+    return found[0].detail
+
+
+@pytest.mark.parametrize("flawed", [False, True], ids=["careful", "flawed"])
+@pytest.mark.parametrize("shape", sorted(ATTACK))
+def test_each_shape_is_judged_with_nothing_configured(audit: Audit, shape: str, flawed: bool) -> None:
+    attack = ATTACK[shape]
+    run = audit(shape, *([FLAW[attack]] if flawed else []))
+    result = run.by_id()[attack]
+    approve = control(run, GATED[shape], "approve")
+    assert result.tool == GATED[shape]
+    expected = Verdict.VULNERABLE if flawed else Verdict.REFUSED
+    assert result.verdict is expected, (approve, result.reason)
+
+
+def test_the_search_follows_the_refusals_and_says_where_each_value_came_from(audit: Audit) -> None:
+    said = control(audit("rules"), "set_vent", "search")
+    assert said.startswith(
+        f"honest-flow search (at most {MAX_ATTEMPTS} calls of the tool): got past the refusals"
+    )
+    assert "vent from set_vent's refusal" in said, said
+    assert "one of north, south, roof" in said, said
+    assert "angle from set_vent's refusal" in said, said
+    assert "between 15 and 75" in said, said
+    assert "attempt 3: " in said, said
+    assert '"angle": 45' in said, said
+    assert "attempt 4" not in said, said
+
+
+def test_a_subject_is_made_with_the_servers_own_tool_as_setup(audit: Audit) -> None:
+    run = audit("subject")
+    said = control(run, "clear_bed", "search")
+    assert "bed_id from setup: plant_bed makes a bed for every use" in said, said
+    assert "List beds first" in said, said
+    # The tool that makes the subject is a step of the flow, not a gate of its own: left out, saying so.
+    assert "plant_bed: makes clear_bed's subject (setup the honest-flow search learned)" in run.left_out
+    assert {r.tool for r in run.results} == {"clear_bed"}
+
+
+def test_a_log_that_grows_on_every_call_is_bookkeeping_named_as_such(audit: Audit) -> None:
+    run = audit("log")
+    kept = control(run, "set_vent", "bookkeeping")
+    assert "calls.log: grew on every one of" in kept, kept
+    assert "bookkeeping (a log or a queue)" in kept, kept
+    assert "calls.log" not in control(run, "set_vent", "approve")
+
+
+def test_an_unannotated_reader_is_classified_by_calling_it_and_shows_the_effect(audit: Audit) -> None:
+    run = audit("readtool")
+    assert any(
+        line.startswith("show_heater: no annotations; two calls changed nothing") for line in run.left_out
+    )
+    assert {r.tool for r in run.results} == {"set_heater"}
+    assert "tool:show_heater" in control(run, "set_heater", "approve")
+
+
+def test_a_challenge_echoed_back_is_a_token_flow(audit: Audit) -> None:
+    run = audit("challenge")
+    approve = control(run, "drain_tank", "approve")
+    assert "through token" in approve, approve
+    said = control(run, "drain_tank", "search")
+    assert "tank from drain_tank's refusal" in said, said

@@ -1,0 +1,42 @@
+"""Flows recognised by their shape (issue 30): a challenge echoed back, or one that must come back signed."""
+
+from __future__ import annotations
+
+from mcp_confirm_audit.confirmations.detect import asking_payload, from_response, signed_challenge
+from mcp_confirm_audit.confirmations.token import Token
+from mcp_confirm_audit.models import Outcome, Response
+from mcp_confirm_audit.target.driver import ToolInfo
+
+CHALLENGE = Response(Outcome.COMPLETE, text='{"ok": false, "challenge": "c0ffee1234"}')
+
+
+def _tool(*args: str) -> ToolInfo:
+    props = {"tank": {"type": "string"}, **{a: {"type": "string"} for a in args}}
+    return ToolInfo(
+        "drain_tank", "", {"type": "object", "properties": props, "required": ["tank"]}, None, None
+    )
+
+
+def test_a_challenge_is_echoed_in_the_argument_of_its_name() -> None:
+    echoed = from_response(CHALLENGE, _tool("challenge"), [])
+    assert isinstance(echoed, Token)
+    assert (echoed.into, echoed.token_from) == ("challenge", "challenge")
+    assert signed_challenge(CHALLENGE, _tool("challenge")) is None
+
+
+def test_a_challenge_that_must_come_back_signed_names_the_key_that_fixes_it() -> None:
+    assert from_response(CHALLENGE, _tool("signature"), []) is None
+    fix = signed_challenge(CHALLENGE, _tool("signature"))
+    assert fix is not None
+    assert "must come back signed in 'signature'" in fix
+    assert "human: [{sign: ...}]" in fix
+
+
+def test_a_token_beside_ok_false_is_asking_not_refusing() -> None:
+    said = Response(
+        Outcome.COMPLETE, text='{"ok": false, "needs_confirm": true, "confirm_token": "t0ken1234abcd"}'
+    )
+    assert asking_payload(said) == "needs_confirm: true"
+    found = from_response(said, _tool("confirm_token"), [])
+    assert isinstance(found, Token)
+    assert found.into == "confirm_token"

@@ -1,0 +1,74 @@
+"""What a refusal says the arguments must be (target.constraints): pure, table-driven."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_confirm_audit.target.constraints import concerns, read, value
+
+# The SDK's own validation error, exactly as it passes pydantic's on (three fields failed).
+PYDANTIC = (
+    "Error executing tool t: 3 validation errors for tArguments\nspeed\n  Input should be less than or "
+    "equal to 5 [type=less_than_equal, input_value=9, input_type=int]\n    For further information visit "
+    "https://errors.pydantic.dev/2.14/v/less_than_equal\nmode\n  Input should be 'eco' or 'boost' "
+    "[type=literal_error, input_value='x', input_type=str]\nname\n  String should have at least 3 "
+    "characters [type=string_too_short, input_value='a', input_type=str]"
+)
+
+CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]], dict[str, str | None]]] = [
+    (
+        "Error executing tool set_vent: unknown vent 'x': vent must be one of north, south, roof",
+        {"vent": "x", "angle": 1},
+        {"vent": {"enum": ["north", "south", "roof"]}},
+        {"vent": "vent"},
+    ),
+    (
+        "rejected: angle must be between 15 and 75 degrees",
+        {"vent": "north", "angle": 1},
+        {"angle": {"minimum": 15, "maximum": 75}},
+        {"angle": None},
+    ),
+    ("Unknown bed 'x'. List beds first.", {"bed_id": "x"}, {"bed_id": {}}, {"bed_id": "bed"}),
+    (
+        "recipient is not a phone number the bridge knows",
+        {"recipient": "x", "body": "y"},
+        {"recipient": {"format": "phone"}},
+        {"recipient": None},
+    ),
+    ("title must be at least 12 characters", {"title": "x"}, {"title": {"minLength": 12}}, {"title": None}),
+    ("mode should be eco or boost", {"mode": "x"}, {"mode": {"enum": ["eco", "boost"]}}, {"mode": None}),
+]
+
+
+@pytest.mark.parametrize(("text", "args", "facets", "listed"), CASES)
+def test_a_refusal_names_the_argument_and_its_rule(
+    text: str, args: dict[str, Any], facets: dict[str, dict[str, Any]], listed: dict[str, str | None]
+) -> None:
+    found = {c.arg: c for c in read(text, args)}
+    assert {arg: dict(c.facets) for arg, c in found.items()} == facets
+    assert {arg: c.listed for arg, c in found.items()} == listed
+
+
+def test_the_sdks_validation_errors_say_exactly_which_field_failed() -> None:
+    found = {c.arg: dict(c.facets) for c in read(PYDANTIC, {"speed": 9, "mode": "x", "name": "a"})}
+    assert found == {"speed": {"maximum": 5}, "mode": {"enum": ["eco", "boost"]}, "name": {"minLength": 3}}
+
+
+def test_a_refusal_that_states_no_rule_teaches_nothing() -> None:
+    assert read("rejected: joint 3 out of range", {"joint": 1, "degrees": 1}) == []
+    assert read("something went wrong", {"a": "x", "b": "y"}) == []
+
+
+def test_a_clause_is_about_the_argument_it_names_or_quotes_back() -> None:
+    assert concerns("unknown collection 'Unorganized'", {"collection_id": "Unorganized", "url": "u"}) == [
+        "collection_id"
+    ]
+    assert concerns("'zz' is not accepted", {"a": "zz", "b": "y"}) == ["a"]
+
+
+def test_a_range_is_met_in_its_middle_never_at_an_edge() -> None:
+    assert value({"type": "integer"}, {"minimum": 15, "maximum": 75}) == 45
+    assert value({"type": "number"}, {"minimum": 0.5, "maximum": 1.5}) == 1.0
+    assert value({"type": "integer"}, {"enum": [1, 2]}) is None
