@@ -30,11 +30,14 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..profile.yamlfile import read_yaml
-from ..report.fleet import STATUS_FILE, TargetOutcome, read_folder
+
+if TYPE_CHECKING:
+    # The report writers (and the models under them) come only when targets run: --matrix answers at once.
+    from ..report.fleet import TargetOutcome
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KEYS = {"name", "profile", "command", "args", "baseline"}
@@ -111,6 +114,8 @@ def _target(path: Path, number: int, entry: object) -> FleetTarget:
 
 def run_target(target: FleetTarget, out: Path, cwd: Path, timeout: float) -> TargetOutcome:
     """One target in a process of its own; what it leaves is its folder, whatever became of it."""
+    from ..report.fleet import STATUS_FILE, read_folder
+
     folder = (out / target.name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "run.log"
