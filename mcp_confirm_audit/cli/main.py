@@ -11,7 +11,8 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +145,29 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
     ):
         if value:
             pytest_args.append(_option(flag, value))
-    return _pytest_main([*pytest_args, *rest])
+    with _sigterm_as_ctrl_c():
+        return _pytest_main([*pytest_args, *rest])
+
+
+@contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a fleet's --timeout, a cancelled CI job) stops the audit as Ctrl-C does: pytest ends
+    the session, the targets' processes are ended and the reports of what ran are written."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _profile_problem(path: Path) -> str | None:
@@ -366,7 +389,10 @@ def _prune(args: argparse.Namespace, document: Any) -> int:
 
 def _add_fleet(sub: Any) -> None:
     fleet = sub.add_parser(
-        "fleet", help="audit many targets, each on its own, and write one summary (or --matrix for CI)"
+        "fleet",
+        help="audit many targets, each on its own, and write one summary (or --matrix for CI)",
+        description="A line per target as it starts and as it ends; then fleet.md, fleet.html, "
+        "fleet.sarif and fleet.json in the output folder, and a record.json in each target's folder.",
     )
     fleet.add_argument("file", help="FLEET.yaml: targets: [{name, profile or command, args, baseline}]")
     fleet.add_argument(
@@ -374,7 +400,11 @@ def _add_fleet(sub: Any) -> None:
     )
     fleet.add_argument("-o", "--output", default="fleet-reports", help="a folder per target, and the summary")
     fleet.add_argument(
-        "--timeout", type=float, default=1800, help="seconds one target may take before it is stopped"
+        "--timeout",
+        type=float,
+        default=1800,
+        help="seconds one target may take; then it is stopped as Ctrl-C stops it (SIGTERM), and killed "
+        "if it has not ended 15 s later",
     )
     fleet.add_argument("--matrix", action="store_true", help="print a GitHub Actions matrix, run nothing")
 
@@ -388,17 +418,21 @@ def _fleet(args: argparse.Namespace, rest: list[str]) -> int:
     try:
         targets = load_fleet(path)
         if args.matrix:
-            sys.stdout.write(json.dumps(matrix(targets)) + "\n")
+            sys.stdout.write(json.dumps(matrix(targets, path.parent)) + "\n")
             return 0
     except UsageError as exc:
         return _fail("fleet", str(exc))
     out = Path(args.output).resolve()
-    outcomes = run_fleet(targets, out, path.parent.resolve(), args.workers, args.timeout)
+    outcomes = run_fleet(targets, out, path.parent.resolve(), args.workers, args.timeout, say=_progress)
     return _summarised(out, outcomes)
 
 
+def _progress(line: str) -> None:
+    print(line, flush=True)
+
+
 def _summarised(out: Path, outcomes: Sequence[Any]) -> int:
-    from ..report.fleet import write_summary
+    from ..report.fleet_files import write_summary
 
     for written in write_summary(out, outcomes):
         print(f"summary: {written}")

@@ -78,6 +78,16 @@ class Sarif:
                         }
                         for c in report.failed_approvals
                     ],
+                    # A rule the profile turned off, with the person's reason: not run, never a pass.
+                    "toolConfigurationNotifications": [
+                        {
+                            "level": "note",
+                            "message": {"text": f"{r.id} on {r.tool}: {r.reason}"},
+                            "descriptor": {"id": r.id},
+                        }
+                        for r in report.results
+                        if r.verdict is Verdict.EXCLUDED
+                    ],
                 }
             ],
             "results": results,
