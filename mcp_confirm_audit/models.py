@@ -34,6 +34,9 @@ class Verdict(enum.StrEnum):
     # Never a pass.
     INCONCLUSIVE = "inconclusive"
     NOT_APPLICABLE = "not_applicable"
+    # Left out by the profile (`exclude:`), with the reason a person wrote: not run, never a
+    # refusal, never a pass; every report names it with that reason.
+    EXCLUDED = "excluded"
 
 
 class Layer(enum.StrEnum):

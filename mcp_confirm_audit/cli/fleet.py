@@ -12,7 +12,7 @@ FLEET.yaml:
 
     targets:
       - name: my-server                 # a folder name: letters, digits, . _ -
-        profile: targets/my-server.yaml # relative to FLEET.yaml
+        profile: targets/my-server.yaml # relative to FLEET.yaml (--matrix: to where the job runs)
       - name: other
         command: "other-server --root {root}"
         args: [-k, REPLAY]              # for pytest (or one string, split into words)
@@ -22,25 +22,35 @@ FLEET.yaml:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..profile.yamlfile import read_yaml
-from ..report.fleet import STATUS_FILE, TargetOutcome, read_folder
+
+if TYPE_CHECKING:
+    # The report writers (and the models under them) come only when targets run: --matrix answers at once.
+    from ..report.fleet import TargetOutcome
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KEYS = {"name", "profile", "command", "args", "baseline"}
 _EXAMPLE = "e.g. 'targets: [{name: my-server, profile: targets/my-server.yaml}]'"
 # GitHub Actions runs at most 256 jobs from one matrix.
 MATRIX_LIMIT = 256
+# Seconds a run stopped at --timeout has, after SIGTERM (its Ctrl-C), to end its targets and write
+# what it can, before it is killed.
+STOP_GRACE = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,29 +121,46 @@ def _target(path: Path, number: int, entry: object) -> FleetTarget:
 
 def run_target(target: FleetTarget, out: Path, cwd: Path, timeout: float) -> TargetOutcome:
     """One target in a process of its own; what it leaves is its folder, whatever became of it."""
+    from ..report.fleet import RECORD_FILE, STATUS_FILE, read_folder, record
+
     folder = (out / target.name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "run.log"
     command = [sys.executable, "-m", "mcp_confirm_audit.cli.main", *target.run_args(folder)]
     failure: str | None = None
+    started, clock = datetime.now(UTC), time.monotonic()
     with log.open("w", encoding="utf-8") as written:
+        process = subprocess.Popen(
+            command, cwd=cwd, stdout=written, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
         try:
-            exit_code = subprocess.run(
-                command,
-                cwd=cwd,
-                stdout=written,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                timeout=timeout,
-            ).returncode
+            exit_code = process.wait(timeout)
         except subprocess.TimeoutExpired:
-            # subprocess.run kills the run; the run's own reaper ends what its target started.
-            exit_code, failure = -1, f"did not finish within {timeout:g}s (see run.log)"
+            exit_code, failure = _stop(process), f"did not finish within {timeout:g}s: stopped (see run.log)"
     if failure is None and not (folder / "audit.json").is_file():
         failure = _why(log.read_text(encoding="utf-8", errors="replace"), exit_code)
-    status = {"name": target.name, "exit_code": exit_code, "failure": failure}
+    status = {
+        "name": target.name,
+        "exit_code": exit_code,
+        "failure": failure,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.monotonic() - clock, 1),
+    }
     (folder / STATUS_FILE).write_text(json.dumps(status, indent=2) + "\n", encoding="utf-8")
-    return read_folder(target.name, folder)
+    outcome = read_folder(target.name, folder)
+    (folder / RECORD_FILE).write_text(json.dumps(record(outcome), indent=2) + "\n", encoding="utf-8")
+    return outcome
+
+
+def _stop(process: subprocess.Popen[bytes]) -> int:
+    """Stop a run as Ctrl-C does (it takes SIGTERM as one and ends its targets), then kill it."""
+    process.terminate()
+    try:
+        return process.wait(STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
 
 
 def _why(log: str, exit_code: int) -> str:
@@ -146,26 +173,72 @@ def _why(log: str, exit_code: int) -> str:
 
 
 def run_fleet(
-    targets: Sequence[FleetTarget], out: Path, cwd: Path, workers: int, timeout: float
+    targets: Sequence[FleetTarget],
+    out: Path,
+    cwd: Path,
+    workers: int,
+    timeout: float,
+    say: Callable[[str], None] | None = None,
 ) -> list[TargetOutcome]:
-    """Every target, at most `workers` at once; the outcomes in the fleet's order."""
+    """Every target, at most `workers` at once; the outcomes in the fleet's order.
+
+    `say` gets a line as each target starts and one as it ends, with its outcome.
+    """
+    lock = threading.Lock()
+    total = len(targets)
+
+    def tell(line: str) -> None:
+        if say is not None:
+            with lock:
+                say(line)
+
+    def one(number: int, target: FleetTarget) -> TargetOutcome:
+        tell(f"[{number}/{total}] {target.name}: started")
+        outcome = run_target(target, out, cwd, timeout)
+        took = outcome.extra.get("seconds")
+        tell(f"[{number}/{total}] {target.name}: {describe(outcome)}" + (f" ({took}s)" if took else ""))
+        return outcome
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [pool.submit(run_target, t, out, cwd, timeout) for t in targets]
+        futures = [pool.submit(one, n, t) for n, t in enumerate(targets, start=1)]
         return [f.result() for f in futures]
 
 
-def matrix(targets: Sequence[FleetTarget]) -> dict[str, Any]:
-    """The fleet as `strategy.matrix` takes it (`fromJSON`): one job per target, every value a string."""
+def describe(outcome: TargetOutcome) -> str:
+    """A target's outcome in a few words: its status, and its findings or why it failed."""
+    if outcome.failure:
+        return f"{outcome.status}: {outcome.failure}"
+    counts = outcome.counts
+    said = f"{outcome.status}, {outcome.findings} finding(s)"
+    if counts.get("inconclusive"):
+        said += f", {counts['inconclusive']} inconclusive"
+    return said
+
+
+def matrix(targets: Sequence[FleetTarget], base: Path | None = None) -> dict[str, Any]:
+    """The fleet as `strategy.matrix` takes it (`fromJSON`): one job per target, every value a string.
+
+    Paths are written relative to where the job runs (this folder), not to FLEET.yaml's: a
+    FLEET.yaml in a subfolder gives `ci/targets/a.yaml`, as the job's `run --profile` needs.
+    """
     if len(targets) > MATRIX_LIMIT:
         raise UsageError(f"a GitHub Actions matrix runs at most {MATRIX_LIMIT} jobs; split the fleet")
+
+    def here(path: str | None) -> str:
+        if not path:
+            return ""
+        if base is None or Path(path).is_absolute():
+            return path
+        return Path(os.path.relpath((base / path).resolve(), Path.cwd().resolve())).as_posix()
+
     return {
         "include": [
             {
                 "name": t.name,
-                "profile": t.profile or "",
+                "profile": here(t.profile),
                 "target": t.command or "",
                 "args": shlex.join(t.args),
-                "baseline": t.baseline or "",
+                "baseline": here(t.baseline),
                 "category": f"mcp-confirm-audit/{t.name}",
             }
             for t in targets

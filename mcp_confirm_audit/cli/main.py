@@ -11,21 +11,24 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from .. import __version__
 from ..errors import AuditError, TargetError, UsageError
-from ..plugin import OPTIONS
-from . import bench, bench_inert
+from . import bench_cli, bench_inert
 
-USAGE = int(pytest.ExitCode.USAGE_ERROR)
+# pytest's exit codes, spelled out: this module imports neither pytest nor the SDK until a
+# subcommand needs them, so `--help`, `--version` and a usage error answer at once
+# (tests/cli/test_answers_at_once.py checks what they import).
+USAGE = 4
+FINDINGS = 1
+INTERRUPTED = 2
 # The audit alone: no test files and no conftest.py of the directory it runs
 # in (a repository's own suite stays out of it); `pytest --mcp-...` combines both.
-# Plain asserts: this module has already imported the plugin, which pytest
+# Plain asserts: this process has already imported the package, which pytest
 # could no longer rewrite (and would warn about, an error under -W error).
 # A weak result is a warning by design; a repository whose own pytest config
 # turns warnings into errors must not turn it into a failure here.
@@ -37,6 +40,12 @@ _AUDIT_ONLY = [
     "-W",
     "default::mcp_confirm_audit.run.collect.AuditWarning",
 ]
+
+
+def _pytest_main(args: list[str]) -> int:
+    import pytest
+
+    return int(pytest.main(args))
 
 
 def _fail(command: str, message: str, code: int = USAGE) -> int:
@@ -77,6 +86,8 @@ command line, up to a second `--` that starts pytest's arguments:
 
 
 def _plugin_options() -> str:
+    from ..plugin import OPTIONS
+
     lines = ["options of the pytest plugin (after --, or as the ini setting named in brackets):"]
     for flag, extra, help_text in OPTIONS:
         metavar = extra.get("metavar") or "{" + ",".join(extra.get("choices", ())) + "}"
@@ -95,9 +106,10 @@ def _add_run(sub: Any) -> None:
         "run",
         help="audit a target (arguments after -- go to pytest)",
         description=_DESCRIPTION,
-        epilog=_plugin_options(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    # Written when `run --help` prints it: the plugin's options come with pytest.
+    run.epilog_from = _plugin_options
     run.add_argument("target", nargs="?", help="the server command, with {root} where it takes its directory")
     run.add_argument("--profile", help="a target profile (YAML)")
     run.add_argument("--report-dir", help="write audit.json, review.md and audit.sarif here")
@@ -120,6 +132,10 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
             "give the server to audit: run 'my-server --root {root}', run -- my-server --root {root}, "
             "or run --profile FILE (what follows a second -- goes to pytest)",
         )
+    if args.profile and (problem := _profile_problem(Path(args.profile))):
+        # As pytest prints it, without first importing pytest and the SDK (a typo answers at once).
+        print(f"ERROR: {problem}", file=sys.stderr)
+        return USAGE
     pytest_args = list(_AUDIT_ONLY)
     for flag, value in (
         ("--mcp-target", args.target),
@@ -129,7 +145,43 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
     ):
         if value:
             pytest_args.append(_option(flag, value))
-    return int(pytest.main([*pytest_args, *rest]))
+    with _sigterm_as_ctrl_c():
+        return _pytest_main([*pytest_args, *rest])
+
+
+@contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a fleet's --timeout, a cancelled CI job) stops the audit as Ctrl-C does: pytest ends
+    the session, the targets' processes are ended and the reports of what ran are written."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _profile_problem(path: Path) -> str | None:
+    """The one line a profile's loader has against it, checked before pytest starts."""
+    from ..profile.yamlfile import read_yaml
+
+    try:
+        read_yaml(path, "profile", "pass a YAML file from targets/ or your own")
+        from ..profile.loader import load_profile
+
+        load_profile(path)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def _is_command(word: str) -> bool:
@@ -161,7 +213,7 @@ def _init(args: argparse.Namespace, rest: list[str]) -> int:
     try:
         text = draft_profile(args.target, args.root_from, args.header)
     except TargetError as exc:
-        return _fail("init", str(exc), int(pytest.ExitCode.INTERRUPTED))
+        return _fail("init", str(exc), int(INTERRUPTED))
     except UsageError as exc:
         # The profile's checks speak of the plugin's option; init's is --root-from.
         return _fail("init", str(exc).replace("--mcp-root-from", "--root-from"))
@@ -270,23 +322,32 @@ def _replay(args: argparse.Namespace, rest: list[str]) -> int:
         pytest_args.append(_option("--mcp-root-from", target["root_from"]))
     if target.get("call_timeout"):
         pytest_args.append(_option("--mcp-call-timeout", target["call_timeout"]))
-    return int(pytest.main([*pytest_args, "-k", f"{args.id} and {tools[0]}", *rest]))
+    return _pytest_main([*pytest_args, "-k", f"{args.id} and {tools[0]}", *rest])
 
 
 # -- baseline ------------------------------------------------------------------
 
 
 def _add_baseline(sub: Any) -> None:
-    base = sub.add_parser("baseline", help="write a baseline accepting every finding of an audit.json")
+    base = sub.add_parser(
+        "baseline",
+        help="write a baseline accepting every finding of an audit.json, or --prune its stale entries",
+    )
     base.add_argument("report", help="an audit.json written by --mcp-report-dir")
     base.add_argument("-o", "--output", help="write the baseline here instead of stdout")
     base.add_argument(
         "--no-layers", action="store_true", help="do not pin the layer that refused each attack"
     )
+    base.add_argument(
+        "--prune",
+        metavar="BASELINE",
+        help="drop from BASELINE the entries the audit.json (run with it) found stale; rewritten in "
+        "place, or to -o",
+    )
 
 
 def _baseline(args: argparse.Namespace, rest: list[str]) -> int:
-    from ..report.baseline_file import baseline_from_audit
+    from ..report.baseline_file import baseline_from_audit, left_out
 
     try:
         document = json.loads(Path(args.report).read_text())
@@ -294,7 +355,49 @@ def _baseline(args: argparse.Namespace, rest: list[str]) -> int:
         return _fail("baseline", f"cannot read {args.report} as an audit.json: {exc}")
     if document.get("schema_version") != 1 or not isinstance(document.get("results"), list):
         return _fail("baseline", f"{args.report} is not an audit.json of schema_version 1")
+    if args.prune:
+        return _prune(args, document)
     _emit(baseline_from_audit(document, args.report, layers=not args.no_layers), args.output)
+    if unjudged := left_out(document):
+        print(
+            f"mcp-confirm-audit baseline: left out {len(unjudged)} inconclusive result(s), which a baseline "
+            "cannot excuse (review.md's 'Not testable here' says what would judge each; or exclude: the "
+            "attack in the profile, with the reason):",
+            file=sys.stderr,
+        )
+        for line in unjudged:
+            print(f"  {line}", file=sys.stderr)
+    print(
+        "mcp-confirm-audit baseline: replace each 'TODO say why' with the reason the finding is accepted; "
+        "the gate refuses a TODO",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _prune(args: argparse.Namespace, document: Any) -> int:
+    from ..profile.yamlfile import read_yaml
+    from ..report.baseline_file import pruned, stale_entries
+
+    path = Path(args.prune)
+    try:
+        raw = read_yaml(path, "baseline", "give the baseline the audit ran with", kind="YAML or JSON")
+    except UsageError as exc:
+        return _fail("baseline", str(exc))
+    if not isinstance(raw, dict):
+        return _fail("baseline", f"{path} is not a baseline (a mapping with 'findings')")
+    if not (document.get("baseline") or {}).get("file"):
+        return _fail(
+            "baseline",
+            f"{args.report} was not written with a baseline: run the audit with --baseline {path} first",
+        )
+    text, dropped = pruned(raw, stale_entries(document), args.report)
+    _emit(text, args.output or str(path))
+    print(
+        f"mcp-confirm-audit baseline: dropped {dropped} stale entr{'y' if dropped == 1 else 'ies'} "
+        f"from {path}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -303,7 +406,10 @@ def _baseline(args: argparse.Namespace, rest: list[str]) -> int:
 
 def _add_fleet(sub: Any) -> None:
     fleet = sub.add_parser(
-        "fleet", help="audit many targets, each on its own, and write one summary (or --matrix for CI)"
+        "fleet",
+        help="audit many targets, each on its own, and write one summary (or --matrix for CI)",
+        description="A line per target as it starts and as it ends; then fleet.md, fleet.html, "
+        "fleet.sarif and fleet.json in the output folder, and a record.json in each target's folder.",
     )
     fleet.add_argument("file", help="FLEET.yaml: targets: [{name, profile or command, args, baseline}]")
     fleet.add_argument(
@@ -311,7 +417,11 @@ def _add_fleet(sub: Any) -> None:
     )
     fleet.add_argument("-o", "--output", default="fleet-reports", help="a folder per target, and the summary")
     fleet.add_argument(
-        "--timeout", type=float, default=1800, help="seconds one target may take before it is stopped"
+        "--timeout",
+        type=float,
+        default=1800,
+        help="seconds one target may take; then it is stopped as Ctrl-C stops it (SIGTERM), and killed "
+        "if it has not ended 15 s later",
     )
     fleet.add_argument("--matrix", action="store_true", help="print a GitHub Actions matrix, run nothing")
 
@@ -325,24 +435,28 @@ def _fleet(args: argparse.Namespace, rest: list[str]) -> int:
     try:
         targets = load_fleet(path)
         if args.matrix:
-            sys.stdout.write(json.dumps(matrix(targets)) + "\n")
+            sys.stdout.write(json.dumps(matrix(targets, path.parent)) + "\n")
             return 0
     except UsageError as exc:
         return _fail("fleet", str(exc))
     out = Path(args.output).resolve()
-    outcomes = run_fleet(targets, out, path.parent.resolve(), args.workers, args.timeout)
+    outcomes = run_fleet(targets, out, path.parent.resolve(), args.workers, args.timeout, say=_progress)
     return _summarised(out, outcomes)
 
 
+def _progress(line: str) -> None:
+    print(line, flush=True)
+
+
 def _summarised(out: Path, outcomes: Sequence[Any]) -> int:
-    from ..report.fleet import write_summary
+    from ..report.fleet_files import write_summary
 
     for written in write_summary(out, outcomes):
         print(f"summary: {written}")
     for o in outcomes:
         print(f"{o.name}: {o.status}" + (f": {o.failure}" if o.failure else f", {o.findings} finding(s)"))
     # pytest's codes: 0 all clean, 1 a finding or a target not judged or failed.
-    return 0 if all(o.status == "clean" for o in outcomes) else int(pytest.ExitCode.TESTS_FAILED)
+    return 0 if all(o.status == "clean" for o in outcomes) else FINDINGS
 
 
 def _add_merge(sub: Any) -> None:
@@ -375,7 +489,14 @@ def _merge(args: argparse.Namespace, rest: list[str]) -> int:
 # -- bench ---------------------------------------------------------------------
 
 
+def _add_bench(sub: Any) -> None:
+    # The full parser only when bench runs (bench imports the SDK); a line in the list otherwise.
+    sub.add_parser("bench", help="time the audit against a bare SDK client making the same round trips")
+
+
 def _bench(args: argparse.Namespace, rest: list[str]) -> int:
+    from . import bench
+
     return bench.main(args)
 
 
@@ -389,14 +510,22 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "baseline": (_add_baseline, _baseline),
     "fleet": (_add_fleet, _fleet),
     "merge": (_add_merge, _merge),
-    "bench": (bench.add_parser, _bench),
+    "bench": (_add_bench, _bench),
     "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
+    "bench-cli": (bench_cli.add_parser, lambda args, rest: bench_cli.main(args)),
 }
 # Subcommands that pass unknown arguments on to pytest.
 _PASS_THROUGH = {"run", "replay"}
 
 
 class _Parser(argparse.ArgumentParser):
+    epilog_from: Callable[[], str] | None = None
+
+    def format_help(self) -> str:
+        if self.epilog_from is not None:
+            self.epilog = self.epilog_from()
+        return super().format_help()
+
     def error(self, message: str) -> Any:
         # pytest's exit code for a usage error, not argparse's 2 (which here
         # means the target did not start).
@@ -404,7 +533,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mcp-confirm-audit",
         description="Audit the confirmations of an MCP server, as a real client, through pytest.",
@@ -412,14 +541,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcp-confirm-audit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add, _ in _COMMANDS.values():
-        add(sub)
+    for name, (add, _) in _COMMANDS.items():
+        if name == "bench" and command == "bench":
+            from . import bench
+
+            bench.add_parser(sub)
+        else:
+            add(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
     ours = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(next((word for word in ours if word in _COMMANDS), None))
     # Everything after "--" goes to pytest untouched: `run --profile F -- -n 2`
     # cannot mistake the "2" for the target command.
     extra = ours[ours.index("--") + 1 :] if "--" in ours else []

@@ -19,6 +19,7 @@ from typing import Any
 from ..catalogue.loader import Catalogue
 from ..errors import UsageError
 from ..models import Layer, Result, Verdict
+from ..profile.contract import says_nothing
 from ..profile.yamlfile import read_yaml
 
 ACCEPTED = "accepted"
@@ -139,8 +140,13 @@ def baseline_from_mapping(raw: Any, catalogue: Catalogue, *, source: str) -> Bas
         where = f"findings[{index}]"
         key = _key(entry, where, specs, fail, optional={"variant", "verdict"}, required={"reason"})
         reason = entry["reason"]
-        if not isinstance(reason, str) or not reason.strip():
-            raise fail(f"{where} ({key[0]}): 'reason' must say why the finding is accepted")
+        if not isinstance(reason, str) or says_nothing(reason):
+            said = (
+                f" ({shorten_reason(reason)!r} is a placeholder)"
+                if isinstance(reason, str) and reason.strip()
+                else ""
+            )
+            raise fail(f"{where} ({key[0]}): 'reason' must say why the finding is accepted{said}; write it")
         verdict = entry.get("verdict")
         if verdict is not None and verdict not in {v.value for v in _FINDINGS}:
             raise fail(f"{where} ({key[0]}): 'verdict' must be vulnerable or weak, got {verdict!r}")
@@ -164,6 +170,10 @@ def baseline_from_mapping(raw: Any, catalogue: Catalogue, *, source: str) -> Bas
         layers.append(ExpectedLayer(*key, layer=Layer(entry["layer"])))
     retired = frozenset(spec.id for spec in catalogue.attacks if spec.status != "active")
     return Baseline(source, tuple(findings), tuple(layers), retired)
+
+
+def shorten_reason(reason: str, limit: int = 40) -> str:
+    return reason if len(reason) <= limit else reason[: limit - 3] + "..."
 
 
 def _entries(raw: Mapping[str, Any], name: str, fail: Any) -> list[Mapping[str, Any]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import reprlib
 import types
 import typing
@@ -345,3 +346,12 @@ def _found(value: Any, secret: bool) -> str:
 
 def required(info: FieldInfo) -> bool:
     return info.default is PydanticUndefined and info.default_factory is None
+
+
+# A reason that only promises one: what `baseline` writes for a person to replace, and its kin.
+_PLACEHOLDER = re.compile(r"^\W*(todo|tbd|fixme|xxx|n/?a|none|later|placeholder)\b|^\W*$", re.IGNORECASE)
+
+
+def says_nothing(reason: str) -> bool:
+    """True for an empty reason, or a placeholder ('TODO say why', 'tbd', '-'): not a reason."""
+    return bool(_PLACEHOLDER.match(reason.strip()))

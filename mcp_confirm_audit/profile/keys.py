@@ -24,7 +24,7 @@ from ..confirmations import elicitation
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
 from .confirmation_keys import ConfirmationKeys, Steps
-from .contract import Keys, key
+from .contract import Keys, Within, key, says_nothing
 from .environment import parse_env
 from .url_mode import url_people
 
@@ -295,6 +295,31 @@ class UrlElicitationKeys(Keys):
         accepts="a mapping with headers",
         example={"headers": {"Cookie": "session=${BOB_SESSION}"}},
     )
+
+
+class ExcludeKeys(Keys):
+    """An attack left out of this target's audits, and why: every report shows it as excluded."""
+
+    id: str = key(
+        ...,
+        "The attack's id.",
+        accepts="an id from `mcp-confirm-audit catalogue`",
+        example="MCA-DSPEND-002",
+        pattern=r"^MCA-[A-Z]+-[0-9]{3}$",
+    )
+    reason: str = key(
+        ...,
+        "Why it cannot or need not be judged on this target: a sentence, shown in every report.",
+        accepts="a sentence (not empty, not a TODO)",
+        example="a single-process CLI: there is no second redeemer to race",
+    )
+
+    @field_validator("reason")
+    @classmethod
+    def _says_why(cls, reason: str) -> str:
+        if says_nothing(reason):
+            raise ValueError(f"{reason!r} is not a reason: say why this attack is left out")
+        return reason.strip()
 
 
 class ProfileKeys(Keys):
@@ -597,6 +622,13 @@ class ProfileKeys(Keys):
         accepts="a mapping with argument, agent and steps",
         example={"argument": "owner", "agent": "0x5c1e-the-agents-own-address"},
     )
+    exclude: list[ExcludeKeys] | None = key(
+        [],
+        "Attacks left out of this target's audits, each with its reason: reported as excluded (never as "
+        "refused), and they do not fail the run.",
+        accepts="a list of {id, reason}",
+        example=[{"id": "MCA-DSPEND-002", "reason": "a single-process CLI: there is no second redeemer"}],
+    )
     policy_tools: list[Annotated[str, Field(min_length=1)]] | None = key(
         None,
         "The agent-callable tools that change the gate's own rules (unset: those whose input schema takes "
@@ -604,6 +636,15 @@ class ProfileKeys(Keys):
         accepts="a list of tool names",
         example=["set_frame"],
     )
+
+    @field_validator("exclude")
+    @classmethod
+    def _once_each(cls, exclude: list[ExcludeKeys] | None) -> list[ExcludeKeys] | None:
+        ids = [entry.id for entry in exclude or ()]
+        for index, attack_id in enumerate(ids):
+            if attack_id in ids[:index]:
+                raise Within(f"{attack_id} is excluded twice; keep one entry", index)
+        return exclude
 
     @field_validator("protocol")
     @classmethod
@@ -677,6 +718,8 @@ class ProfileKeys(Keys):
                 value = value.mechanism(source) if value is not None else None
             elif name == "zygote":
                 value = tuple(value)
+            elif name == "exclude":
+                value = {entry.id: entry.reason for entry in value or ()}
             elif name == "policy_tools":
                 value = tuple(value) if value is not None else None
             elif name == "approver":

@@ -62,6 +62,8 @@ class Profile:
     effect: tuple[ProbeSpec, ...] = ()
     # Root paths or result fields that are the target's bookkeeping.
     ignore: tuple[str, ...] = ()
+    # Attacks the profile leaves out (`exclude:`), each with its reason.
+    exclude: Mapping[str, str] = field(default_factory=dict)
     # Files written into the root before the target starts ({sink} allowed).
     files: Mapping[str, str] = field(default_factory=dict)
     # "process": a fresh target process (and root) for every attack, for a
@@ -293,6 +295,8 @@ def resolve_profile(profile: Profile | None, target: str | None, root_from: str 
         if not words:
             raise UsageError(f"{result.source}: the command is empty")
         has_placeholder = any("{root}" in word for word in words)
+        if problem := _relative_script(result, words):
+            raise UsageError(f"{result.source}: {problem}")
         if result.root_from == "arg" and not has_placeholder:
             raise UsageError(
                 f"{result.source}: the command has no {{root}} placeholder; put {{root}} where the server takes "
@@ -300,6 +304,36 @@ def resolve_profile(profile: Profile | None, target: str | None, root_from: str 
                 "current directory or reads MCP_AUDIT_ROOT"
             )
     return result
+
+
+# What a command line's word must look like to be read as a script the target runs.
+_SCRIPTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".php", ".jar")
+
+
+def _relative_script(profile: Profile, words: list[str]) -> str | None:
+    """A relative script path in the command: the target runs in its sandbox root, where it is not.
+
+    Without this the server fails there with "can't open file '/dev/shm/.../root/...'".
+    A file the profile seeds into the root (`files:`) is where the path says.
+    """
+    here = Path(profile.source).parent if profile.source != "--mcp-target" else None
+    for word in words:
+        path = Path(word)
+        if word.startswith("-") or "{" in word or "=" in word or path.is_absolute() or word in profile.files:
+            continue
+        if path.suffix not in _SCRIPTS and not word.startswith(("./", "../")):
+            continue
+        if here is not None and (here / path).exists():
+            fix = f"write {{profile_dir}}/{path.as_posix()} (beside the profile) or an absolute path"
+        elif path.exists():
+            fix = f"write its absolute path, {path.resolve()}"
+        else:
+            fix = "give its absolute path (or {profile_dir}/... for one beside the profile)"
+        return (
+            f"the command names {word!r}, a relative path, but the target runs in its sandbox root, "
+            f"where it is not: {fix}"
+        )
+    return None
 
 
 def _check_topology(profile: Profile) -> None:

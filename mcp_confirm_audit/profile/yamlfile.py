@@ -17,6 +17,13 @@ def read_yaml(path: Path, what: str, missing: str, kind: str = "YAML") -> Any:
     except FileNotFoundError:
         raise UsageError(f"{what} {path} does not exist; {missing}") from None
     except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        where = f" (line {line + 1})" if line is not None else ""
-        raise UsageError(f"{what} {path} is not valid {kind}{where}: fix the syntax") from None
+        raise UsageError(f"{what} {path} is not valid {kind}{_where(exc)}: fix the syntax there") from None
+
+
+def _where(exc: yaml.YAMLError) -> str:
+    """The parser's own line, column and reason: ' (line 3, column 7: expected ',' or ']')'."""
+    mark = getattr(exc, "problem_mark", None)
+    at = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    reason = " ".join(str(getattr(exc, "problem", "") or "").split())
+    said = ": ".join(part for part in (at, reason) if part)
+    return f" ({said})" if said else ""

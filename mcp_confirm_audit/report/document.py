@@ -106,6 +106,8 @@ def headline(report: AuditReport) -> str:
     unjudged = sum(r.verdict is Verdict.INCONCLUSIVE for r in report.results)
     if unjudged and not failed:
         parts.append(f"{unjudged} of {run} attacks could not be judged (inconclusive)")
+    if excluded := sum(r.verdict is Verdict.EXCLUDED for r in report.results):
+        parts.append(f"{excluded} of {run} attacks excluded by the profile, each with its reason")
     if not parts:
         return f"complete: all {run} attacks run and judged"
     return "; ".join(parts)
@@ -185,18 +187,23 @@ def _normalised_control(control: ControlResult) -> ControlResult:
 
 
 def rerun_command(target: Mapping[str, Any], keyword: str) -> str:
-    """The pytest command that re-runs just the items `-k keyword` selects, with the run's seed."""
-    words = ["pytest", "-p", "no:cacheprovider"]
+    """The command that re-runs just the items `-k keyword` selects, with the run's seed.
+
+    `mcp-confirm-audit run`, not plain `pytest`: in the checkout that wrote the report, pytest
+    would collect that project's own tests (and conftest.py) too; `run` audits only.
+    """
+    words = ["mcp-confirm-audit", "run"]
     profile = target.get("profile")
-    if profile:
-        words += ["--mcp-profile", str(profile)]
     if not profile or target.get("command_source") == "--mcp-target":
-        words += ["--mcp-target", str(target.get("command", ""))]
+        words.append(str(target.get("command", "")))
+    if profile:
+        words += ["--profile", str(profile)]
+    words.append("--")
     if target.get("root_from") == "cwd":
-        words += ["--mcp-root-from", "cwd"]
+        words.append("--mcp-root-from=cwd")
     seed = (target.get("generation") or {}).get("seed")
     if isinstance(seed, int):
         # The generated names come from it: another seed draws other names.
-        words += ["--mcp-seed", str(seed)]
+        words.append(f"--mcp-seed={seed}")
     words += ["-k", keyword]
     return shlex.join(words)

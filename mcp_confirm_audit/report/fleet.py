@@ -9,11 +9,14 @@ artifacts of a CI matrix.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .. import __version__
 from .review_md import _table, inert
@@ -21,8 +24,12 @@ from .sarif import SCHEMA_URI
 
 # What a fleet run leaves beside a target's reports: its exit code and why it failed.
 STATUS_FILE = "fleet-status.json"
-SUMMARY_FILES = ("fleet.md", "fleet.sarif", "fleet.json")
-_VERDICTS = ("vulnerable", "weak", "refused", "inconclusive", "not_applicable")
+SUMMARY_FILES = ("fleet.md", "fleet.html", "fleet.sarif", "fleet.json")
+# What one target's folder holds for a registry: target, version, digest, catalogue, counts, time.
+RECORD_FILE = "record.json"
+_VERDICTS = ("vulnerable", "weak", "refused", "inconclusive", "not_applicable", "excluded")
+# The worst verdict first: a family's cell in the grid shows the first of these it holds.
+WORST_FIRST = ("vulnerable", "weak", "inconclusive", "refused", "excluded", "not_applicable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,18 @@ class TargetOutcome:
         return {v: sum(r.get("verdict") == v for r in results) for v in _VERDICTS}
 
     @property
+    def families(self) -> dict[str, str]:
+        """Each family's worst verdict on this target."""
+        worst: dict[str, str] = {}
+        for r in (self.audit or {}).get("results") or []:
+            family, verdict = str(r.get("family")), str(r.get("verdict"))
+            if verdict not in WORST_FIRST:
+                continue
+            if family not in worst or WORST_FIRST.index(verdict) < WORST_FIRST.index(worst[family]):
+                worst[family] = verdict
+        return worst
+
+    @property
     def findings(self) -> int:
         if self.audit is None:
             return 0
@@ -88,6 +107,7 @@ def read_folder(name: str, folder: Path) -> TargetOutcome:
         exit_code=status.get("exit_code"),
         failure=failure,
         folder=str(folder),
+        extra={k: status[k] for k in ("started", "finished", "seconds") if k in status},
     )
 
 
@@ -98,42 +118,73 @@ def _json(path: Path) -> Any:
         return None
 
 
-def write_summary(directory: Path, outcomes: Sequence[TargetOutcome]) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    texts = (markdown(outcomes), sarif(outcomes), as_json(outcomes))
-    paths = [directory / name for name in SUMMARY_FILES]
-    for path, text in zip(paths, texts, strict=True):
-        path.write_text(text, encoding="utf-8")
-    return paths
-
-
-def _server(outcome: TargetOutcome) -> str:
+def server_of(outcome: TargetOutcome) -> str:
     server = ((outcome.audit or {}).get("target") or {}).get("server") or {}
     name, version = server.get("name"), server.get("version")
-    return f"{name} {version}" if name and version else str(name or "-")
+    declared = ((outcome.audit or {}).get("target") or {}).get("version")
+    if name and (version or declared):
+        return f"{name} {version or declared}" + ("" if version else " (declared)")
+    return str(name or "-")
 
 
-def markdown(outcomes: Sequence[TargetOutcome]) -> str:
-    """One row per target; a failed target with its one-line reason. Target strings are code spans."""
-    head = ["target", "server", "status", "findings", *_VERDICTS, "judged, or why it failed"]
+def review_link(outcome: TargetOutcome, directory: Path) -> str | None:
+    """The target's review.md relative to the summary's folder, URL-quoted; None when it has none."""
+    review = Path(outcome.folder) / "review.md"
+    if not outcome.folder or not review.is_file():
+        return None
+    return quote(Path(os.path.relpath(review.resolve(), directory.resolve())).as_posix())
+
+
+def families_of(outcomes: Sequence[TargetOutcome]) -> list[str]:
+    return sorted({family for o in outcomes for family in o.families})
+
+
+def markdown(outcomes: Sequence[TargetOutcome], directory: Path | None = None) -> str:
+    """A row per target (a failed one with its one-line reason), then the grid of target by family.
+
+    Target strings are code spans; the links are our own paths, URL-quoted.
+    """
+    here = directory or Path.cwd()
+    head = ["target", "server", "status", "findings", *_VERDICTS, "review", "judged, or why it failed"]
     rows = []
     for o in outcomes:
         judged = ((o.audit or {}).get("summary") or {}).get("judged") or ""
         reason = o.failure or judged
         counts = [str(o.counts[v]) if o.audit is not None else "-" for v in _VERDICTS]
+        link = review_link(o, here)
         rows.append(
-            [inert(o.name), inert(_server(o)), o.status, str(o.findings), *counts, inert(reason or "-")]
+            [
+                inert(o.name),
+                inert(server_of(o)),
+                o.status,
+                str(o.findings),
+                *counts,
+                f"[review.md]({link})" if link else "-",
+                inert(reason or "-"),
+            ]
         )
     failed = [o for o in outcomes if o.status == "failed"]
     findings = sum(o.findings for o in outcomes)
+    families = families_of(outcomes)
+    grid = [
+        [inert(o.name), *(o.families.get(f, "-") if o.audit is not None else "failed" for f in families)]
+        for o in outcomes
+    ]
     lines = [
         "# Fleet audit",
         "",
         f"{len(outcomes)} target(s): {len(outcomes) - len(failed)} audited, {len(failed)} failed; "
-        f"{findings} finding(s) in all. Each target's own review.md is in its folder.",
+        f"{findings} finding(s) in all. Each target's own review.md is linked.",
         "",
         _table(head, rows),
     ]
+    if families:
+        lines += [
+            "",
+            "## By family: the worst verdict in each cell",
+            "",
+            _table(["target", *families], grid),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -184,11 +235,47 @@ def as_json(outcomes: Sequence[TargetOutcome]) -> str:
                 "verdicts": o.counts if o.audit is not None else None,
                 "judged": ((o.audit or {}).get("summary") or {}).get("judged"),
                 "folder": o.folder,
+                "record": record(o),
             }
             for o in outcomes
         ],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def record(outcome: TargetOutcome) -> dict[str, Any]:
+    """What a registry stores of one target's audit, from its reports only.
+
+    `digest` is the SHA-256 of what was audited (the command, the profile, the declared version,
+    the server's name and version, the tools), `catalogue` the tool's version and the SHA-256 of
+    the attacks that ran (id and variant): two records with the same of both judged the same.
+    """
+    audit = outcome.audit or {}
+    target = audit.get("target") or {}
+    server = target.get("server") or {}
+    audited = {k: target.get(k) for k in ("command", "profile", "version", "server", "tools")}
+    ran = sorted(f"{r.get('id')}:{r.get('variant')}" for r in audit.get("results") or ())
+    return {
+        "target": outcome.name,
+        "status": outcome.status,
+        "server": server.get("name"),
+        "version": server.get("version") or target.get("version"),
+        "digest": _sha256(audited) if audit else None,
+        "catalogue": {
+            "tool_version": (audit.get("tool") or {}).get("version"),
+            "attacks": len(ran),
+            "digest": _sha256(ran) if audit else None,
+        },
+        "verdicts": outcome.counts if outcome.audit is not None else None,
+        "findings": outcome.findings,
+        "generated": audit.get("generated"),
+        **dict(outcome.extra),
+    }
+
+
+def _sha256(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def artifact_name(folder: Path) -> str:

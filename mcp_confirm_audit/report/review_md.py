@@ -34,7 +34,7 @@ from ..models import (
 )
 from .document import AuditReport, headline, refused_by, rerun_command, shorten
 
-_UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE)
+_UNJUDGED = (Verdict.NOT_APPLICABLE, Verdict.INCONCLUSIVE, Verdict.EXCLUDED)
 
 
 class ReviewMarkdown:
@@ -179,7 +179,9 @@ def _summary(report: AuditReport) -> str:
     lines.append(
         f"**{findings} finding(s)**: {counts[Verdict.VULNERABLE]} vulnerable, {counts[Verdict.WEAK]} weak, "
         f"{len(report.failed_controls)} failed refusal control(s). {counts[Verdict.REFUSED]} attack(s) refused, "
-        f"{counts[Verdict.NOT_APPLICABLE]} not applicable, {counts[Verdict.INCONCLUSIVE]} inconclusive."
+        f"{counts[Verdict.NOT_APPLICABLE]} not applicable, {counts[Verdict.INCONCLUSIVE]} inconclusive"
+        + (f", {counts[Verdict.EXCLUDED]} excluded by the profile" if counts[Verdict.EXCLUDED] else "")
+        + "."
     )
     layers = Counter(r.layer.value for r in report.results if r.verdict is Verdict.REFUSED and r.layer)
     if layers:
@@ -457,22 +459,75 @@ def _requirements(results: Sequence[Result]) -> str:
 
 def _untested(report: AuditReport) -> str:
     rows = [
-        (r.id, inert(r.tool), r.verdict.value, inert(r.reason))
+        (r.id, inert(r.tool), r.verdict.value, _why(r), next_step(report, r))
         for r in report.results
         if r.verdict in _UNJUDGED
     ]
     rows += [
-        (f"control {c.name}", inert(c.tool), "not applicable", inert(c.detail))
+        (f"control {c.name}", inert(c.tool), "not applicable", inert(c.detail), "-")
         for c in report.controls
         if not c.applicable
     ]
-    rows += [("control approve", inert(c.tool), "failed", inert(c.detail)) for c in report.failed_approvals]
+    rows += [
+        ("control approve", inert(c.tool), "failed", inert(c.detail), _APPROVE_STEP)
+        for c in report.failed_approvals
+    ]
     body = (
-        _table(("attack", "tool", "verdict", "why"), rows)
+        _table(("attack", "tool", "verdict", "why", "next step that would judge it"), rows)
         if rows
         else "Nothing: every attack run was judged."
     )
     return "\n\n".join(["## Not testable here, and why", body])
+
+
+def _why(result: Result) -> str:
+    if result.verdict is Verdict.EXCLUDED:
+        # The profile's words are the user's, not the target's: shown as written.
+        return _cell(result.reason)
+    return inert(result.reason)
+
+
+_APPROVE_STEP = (
+    "make the honest flow work (give the profile an `answer:` template the form accepts, or the "
+    "`setup:` calls the action needs), then audit again"
+)
+_EXCLUDE = "or, if it can never be judged on this target, `exclude:` it in the profile with the reason"
+# What the start of an inconclusive result's reason (engine/verdict.py) says to do next.
+_NEXT: tuple[tuple[str, str], ...] = (
+    ("honest flow failed", _APPROVE_STEP),
+    (
+        "could not set the attack up",
+        "give the profile what the attack needs (`setup:` calls, `args:`, a second process), " + _EXCLUDE,
+    ),
+    (
+        "the target stopped answering once",
+        "re-run it alone (`-k`, below) to see whether it stops again; read the target's stderr log",
+    ),
+    (
+        "the target stopped answering",
+        "read the target's stderr (in the run's output), fix the crash or raise `call_timeout`, then re-run it",
+    ),
+    ("no hostile value reached a question", "let the tool ask about the values it refuses, " + _EXCLUDE),
+    (
+        "it acted",
+        "add an `effect:` probe that lists what the action changes (a tool, a file, a table), then re-run it",
+    ),
+)
+
+
+def next_step(report: AuditReport, result: Result) -> str:
+    """What would let an inconclusive result be judged: its cause's step, and the command to re-run it."""
+    if result.verdict is not Verdict.INCONCLUSIVE:
+        return "-"
+    step = next(
+        (step for start, step in _NEXT if result.reason.startswith(start)),
+        "add an `effect:` probe, or the profile's `answer:` and `setup:`, so the target's refusal or its "
+        "effect can be told apart, " + _EXCLUDE,
+    )
+    if result.reason.startswith("honest flow failed"):
+        return step
+    # The tool's name is the target's: the command is shown inert.
+    return f"{step}: {inert(rerun_command(report.target, f'{result.id} and {result.tool}'))}"
 
 
 def _baseline(report: AuditReport) -> str:
@@ -503,7 +558,8 @@ def _legend() -> str:
             "",
             "Verdicts: `vulnerable`, the attack took effect; `weak`, a SHOULD-level failure (nothing happened,",
             "but not for the right reason or at the right time); `inconclusive`, it could not be judged;",
-            "`not_applicable`, it does not apply to this target. A finding's severity is the catalogue's,",
+            "`not_applicable`, it does not apply to this target; `excluded`, the profile leaves it out",
+            "with the reason shown (never a refusal). A finding's severity is the catalogue's,",
             "at most `medium` for a SHOULD requirement and at most `low` for a weak verdict.",
             "",
             "Requirement levels are the spec's keywords (MUST, MUST NOT, SHOULD) for a sentence that binds",

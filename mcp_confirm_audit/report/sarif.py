@@ -10,9 +10,11 @@ then not marked as successful: inconclusive is never a pass.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
@@ -23,6 +25,12 @@ from .document import AuditReport, headline, refused_by, rerun_command
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT = "mcpConfirmAudit/v1"
+# Every location is relative to this base: the repository the audit ran in, as code scanning
+# places alerts (a bare absolute path, or one with ../, is placed nowhere).
+SRCROOT = "%SRCROOT%"
+_BASES = {
+    SRCROOT: {"description": {"text": "The root of the repository (else the folder) the audit ran in."}}
+}
 # GitHub code scanning ranks alerts by this property (a CVSS-like score).
 _SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0", "info": "0.0"}
 
@@ -59,6 +67,7 @@ class Sarif:
                 }
             },
             "automationDetails": {"id": f"mcp-confirm-audit/{_server_name(report)}/"},
+            "originalUriBaseIds": _BASES,
             "invocations": [
                 {
                     "executionSuccessful": not unjudged and not report.failed_approvals,
@@ -77,6 +86,16 @@ class Sarif:
                             "message": {"text": f"the honest flow failed on {c.tool}: {c.detail}"},
                         }
                         for c in report.failed_approvals
+                    ],
+                    # A rule the profile turned off, with the person's reason: not run, never a pass.
+                    "toolConfigurationNotifications": [
+                        {
+                            "level": "note",
+                            "message": {"text": f"{r.id} on {r.tool}: {r.reason}"},
+                            "descriptor": {"id": r.id},
+                        }
+                        for r in report.results
+                        if r.verdict is Verdict.EXCLUDED
                     ],
                 }
             ],
@@ -170,7 +189,7 @@ def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:
     }
     # GitHub rejects a whole file in which one result has no physical location.
     location["physicalLocation"] = {
-        "artifactLocation": {"uri": anchor(report.target)},
+        "artifactLocation": {"uri": in_repository(anchor(report.target)), "uriBaseId": SRCROOT},
         "region": {"startLine": 1},
     }
     return [location]
@@ -197,6 +216,28 @@ def anchor(target: Mapping[str, Any]) -> str:
 
 
 _SCRIPTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".sh", ".jar")
+
+
+def repository_root(start: Path | None = None) -> Path:
+    """The repository the audit runs in: GITHUB_WORKSPACE in Actions, else the nearest folder
+    above the working one with a .git; else the working folder itself."""
+    here = (start or Path.cwd()).resolve()
+    if workspace := os.environ.get("GITHUB_WORKSPACE"):
+        return Path(workspace).resolve()
+    return next((p for p in (here, *here.parents) if (p / ".git").exists()), here)
+
+
+def in_repository(path: str, root: Path | None = None) -> str:
+    """`path` (relative to the working folder, or absolute) as a URI relative to the repository.
+
+    A file outside the repository cannot be placed: the repository's README.md stands in.
+    """
+    root = root or repository_root()
+    full = Path(path) if Path(path).is_absolute() else Path.cwd() / path
+    relative = Path(os.path.relpath(full.resolve(), root))
+    if relative.parts[:1] == ("..",) or relative.is_absolute():
+        return "README.md"
+    return relative.as_posix()
 
 
 def _result(report: AuditReport, result: Result, rule_index: int) -> dict[str, Any]:

@@ -22,8 +22,16 @@ _ORDER = {
     Verdict.INCONCLUSIVE: 2,
     Verdict.REFUSED: 3,
     Verdict.NOT_APPLICABLE: 4,
+    Verdict.EXCLUDED: 5,
 }
-_COLUMNS = (Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.INCONCLUSIVE, Verdict.NOT_APPLICABLE)
+_COLUMNS = (
+    Verdict.VULNERABLE,
+    Verdict.WEAK,
+    Verdict.REFUSED,
+    Verdict.INCONCLUSIVE,
+    Verdict.NOT_APPLICABLE,
+    Verdict.EXCLUDED,
+)
 
 
 def _columns(rows: Sequence[Sequence[str]]) -> list[str]:

@@ -209,6 +209,11 @@ class _Audit:
             audit = AuditSession(
                 self.profile, load_catalogue(), self.generation, probes=() if hooked is None else (hooked,)
             )
+            if unknown := sorted(set(self.profile.exclude) - {a.id for a in audit.catalogue.attacks}):
+                raise UsageError(
+                    f"profile {self.profile.source}: exclude names {unknown[0]}, which is not in the "
+                    "catalogue; list the ids with 'mcp-confirm-audit catalogue'"
+                )
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -281,10 +286,16 @@ class _Audit:
         # Not for --collect-only either: no attack will run.
         runs = not self.config.option.collectonly
         if self.session is not None and runs and not hasattr(self.config, "workerinput"):
-            self.session.prepare(item.spec for item in session.items if isinstance(item, AttackItem))
+            self.session.prepare(
+                item.spec
+                for item in session.items
+                if isinstance(item, AttackItem) and item.spec.id not in self.session.profile.exclude
+            )
         attacks = [item for item in session.items if isinstance(item, AttackItem)]
         if self.session is not None and not hasattr(self.config, "workerinput"):
-            self.session.expect(len(attacks))
+            # An attack the profile excludes is not run: no world is started for it.
+            excluded = self.session.profile.exclude
+            self.session.expect(sum(item.spec.id not in excluded for item in attacks))
         self.scope = {
             "attacks": self.collected_attacks,
             "selected": len(attacks),

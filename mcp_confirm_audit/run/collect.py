@@ -19,7 +19,7 @@ from ..engine.baseline import ACCEPTED, DRIFT, STALE, Baseline
 from ..engine.controls import ControlOutcome
 from ..engine.session import AuditSession
 from ..engine.verdict import describe
-from ..models import ControlResult, Result, Verdict
+from ..models import ControlResult, Effect, Exchange, Result, Verdict
 from ..profile.headers import scrub_all
 from ..report.document import refused_by, shorten
 from .markers import family_marker
@@ -144,7 +144,12 @@ class AttackItem(pytest.Item):
 
     def setup(self) -> None:
         session: AuditSession = self.config.stash[SESSION_KEY]
-        result, transcript = session.run(self.spec, self.tool)
+        exchanges: tuple[Exchange, ...] = ()
+        if (excluded := session.profile.exclude.get(self.spec.id)) is not None:
+            result = _excluded(self.spec, self.tool, excluded, session.profile.source)
+        else:
+            result, transcript = session.run(self.spec, self.tool)
+            exchanges = transcript.exchanges
         # What the reports say about a finding comes from the catalogue entry.
         result = replace(
             result,
@@ -156,7 +161,7 @@ class AttackItem(pytest.Item):
         # No credential leaves the item (its text, junitxml's properties, the reports).
         secrets = session.profile.secrets()
         self.result = result = scrub_all(result, secrets)
-        self.transcript_lines = scrub_all(tuple(describe(e) for e in transcript.exchanges), secrets)
+        self.transcript_lines = scrub_all(tuple(describe(e) for e in exchanges), secrets)
         for key in ("id", "family", "variant", "verdict", "layer"):
             value = getattr(result, key)
             self.user_properties.append((f"mcp.{key}", getattr(value, "value", value) or ""))
@@ -180,7 +185,7 @@ class AttackItem(pytest.Item):
                 if strict:
                     raise AttackFound(f"LAYER DRIFT (--mcp-strict): {mark.reason}, as {baseline.source} says")
                 self.warn(LayerDrift(f"{self.spec.id} layer drift on {self.tool}: {mark.reason}"))
-        if verdict is Verdict.NOT_APPLICABLE:
+        if verdict in (Verdict.NOT_APPLICABLE, Verdict.EXCLUDED):
             pytest.skip(self.result.reason)
         if verdict is Verdict.VULNERABLE:
             raise AttackFound(f"VULNERABLE: {self.result.reason}")
@@ -214,6 +219,26 @@ class AttackItem(pytest.Item):
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "mcp-audit", 0, f"{self.spec.id} {self.spec.title} [{self.tool}]"
+
+
+def _excluded(spec: Any, tool: str, reason: str, source: str) -> Result:
+    """The result of an attack the profile leaves out: not run, and the person's reason for it."""
+    return Result(
+        id=spec.id,
+        family=spec.family,
+        title=spec.title,
+        tool=tool,
+        variant=spec.variant,
+        severity=spec.severity,
+        level=spec.level,
+        verdict=Verdict.EXCLUDED,
+        layer=None,
+        asked_user=False,
+        effect=Effect(),
+        reason=f"excluded by the profile ({source}): {reason}",
+        evidence=(),
+        refs=tuple(spec.refs),
+    )
 
 
 def _last(lines: tuple[str, ...]) -> tuple[str, ...]:

@@ -45,6 +45,7 @@ from ..profile.loader import Profile
 from . import launch, reaper
 from .back_channel import HANDLE, BackChannel
 from .sdk_adapter import DeclaringClient, http_client, negotiated_version
+from .startup import StdoutChecked, nothing_listens
 from .zygote import Zygote
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
@@ -498,7 +499,7 @@ async def connect(
             # the test runner's terminal; it is evidence when a target fails.
             stderr_path = logs / f"{name}.stderr"
             errlog = stack.enter_context(stderr_path.open("w"))
-            server = stdio_client(params, errlog=errlog)
+            server = StdoutChecked(stdio_client(params, errlog=errlog))
         endpoint = server if isinstance(server, str) or profile.is_in_process else None
         async with _session(
             profile, server, name, stderr_path, endpoint, target, elicitation, protocol=protocol
@@ -592,12 +593,30 @@ async def _session(
             except Exception as exc:
                 if refusals.count:
                     raise CredentialsRefused(refusals.line) from None
+                if isinstance(server, StdoutChecked) and (problem := server.problem()):
+                    said = http_headers.scrub_values(problem, secrets)
+                    raise TargetError(f"{_describe(profile)}: {said}") from None
+                if (
+                    target is None
+                    and isinstance(endpoint, str)
+                    and (problem := nothing_listens(exc, endpoint))
+                ):
+                    raise TargetError(problem) from None
+                if target is not None and not target.fired and "Connection closed" in _one_line(exc):
+                    # A process the harness started that ended before its first answer.
+                    raise TargetError(
+                        f"{_describe(profile)} did not start: it exited before answering initialize"
+                        f"{_tail(stderr_path, secrets, lines=1)}; run the command by hand to see why"
+                    ) from None
                 if target is None or not target.fired:
                     raise TargetError(
                         f"{_describe(profile)} did not start: {_one_line(exc)}{_tail(stderr_path, secrets)}"
                     ) from None
             else:
                 started = True
+                if isinstance(server, StdoutChecked):
+                    server.started = True
+                    server.said_once()
                 scope.deadline = math.inf
                 if target is not None:
                     target.cancel()
@@ -625,6 +644,8 @@ async def _session(
                     # It hung or died: no grace for a process known not to answer.
                     await target.kill()
     if not started:
+        if isinstance(server, StdoutChecked) and (problem := server.problem()):
+            raise TargetError(f"{_describe(profile)}: {http_headers.scrub_values(problem, secrets)}")
         raise TargetError(
             f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
             f"{_tail(stderr_path, secrets)}; check it starts by hand, or raise the start timeout "
@@ -722,9 +743,9 @@ def _describe(profile: Profile) -> str:
     return f"target {profile.command!r}"
 
 
-def _tail(path: Path | None, secrets: Iterable[str] = ()) -> str:
-    tail = stderr_tail(path, secrets=secrets)
-    return f" (stderr: {tail})" if tail else ""
+def _tail(path: Path | None, secrets: Iterable[str] = (), lines: int = 3) -> str:
+    tail = stderr_tail(path, lines, secrets=secrets)
+    return f" (stderr{' ends' if lines == 1 else ''}: {tail})" if tail else ""
 
 
 def _one_line(exc: BaseException) -> str:

@@ -48,6 +48,8 @@ def test_catalogue_markdown_writes_the_docs_file(tmp_path: Path) -> None:
 def test_baseline_writes_a_file_the_gate_accepts(tmp_path: Path) -> None:
     out = tmp_path / "ci" / "baseline.yaml"
     assert main(["baseline", str(GOLDEN_AUDIT), "-o", str(out)]) == 0
+    # The reasons a person writes in place of the TODOs (the gate refuses a TODO).
+    out.write_text(out.read_text().replace("TODO say why", "accepted for now:"))
     written = load_baseline(out, load_catalogue())
     assert [(f.id, f.verdict.value if f.verdict else None) for f in written.findings] == [
         ("MCA-CONSENT-004", "weak"),

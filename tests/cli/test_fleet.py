@@ -91,7 +91,10 @@ def test_a_target_that_fails_does_not_stop_the_others_and_says_why_in_one_line(
     assert "no-such-mcp-server-anywhere" in failed["failure"]
     assert "\n" not in failed["failure"]
     table = (out / "fleet.md").read_text()
-    assert "| `never-starts` | `-` | failed | 0 | - | - | - | - | - | `exit 2: mcp-confirm-audit: " in table
+    assert (
+        "| `never-starts` | `-` | failed | 0 | - | - | - | - | - | - | - | `exit 2: mcp-confirm-audit: "
+        in table
+    )
     assert "6 target(s): 5 audited, 1 failed" in table
 
 

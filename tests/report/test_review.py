@@ -28,8 +28,8 @@ def test_every_finding_has_its_requirement_evidence_and_a_command_that_reruns_it
         assert f"- **Remedy**: {result.remedy}" in block
         assert "- **OWASP**: MCP07 Insufficient Authentication & Authorization" in block
         assert all(line in block for line in result.evidence)  # the exact request sequence
-        assert f"--mcp-seed 1234 -k '{result.id} and {result.tool}'" in block
-        assert "--mcp-profile targets/example.yaml" in block
+        assert f"--mcp-seed=1234 -k '{result.id} and {result.tool}'" in block
+        assert "mcp-confirm-audit run --profile targets/example.yaml -- " in block
     assert "### Control decline failed on `delete_file`" in findings
     assert "-k 'control-decline and delete_file'" in findings
 

@@ -1,0 +1,242 @@
+"""Fleets you can watch and read: progress lines, fleet.md and fleet.html with the grid of target by
+family and a link to each review, a record per target, --matrix from a FLEET.yaml in a subfolder,
+and --timeout stopping a run as Ctrl-C does.
+
+Five cheap targets (the reference server in three styles, in-process, and one that never starts),
+two at a time, each with the controls and one attack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import uuid
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import yaml
+from markdown_it import MarkdownIt
+
+from mcp_confirm_audit.cli.main import main
+from mcp_confirm_audit.report.fleet import TargetOutcome, markdown
+from mcp_confirm_audit.report.fleet_html import html
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "targets" / "reference" / "server.py"
+HOSTILE = REPO / "targets" / "hostile" / "server.py"
+ONE_ATTACK = ["-k", "control or MCA-REPLAY-001"]
+NAMES = ["careful", "no-ledger", "own-ledger", "in-process", "never-starts"]
+
+
+def survivors(marker: str) -> list[str]:
+    """Live processes (not zombies) whose command line carries the marker."""
+    alive = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            alive.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return alive
+
+
+def reference(*options: str) -> str:
+    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+
+
+def write_fleet(folder: Path) -> Path:
+    """A FLEET.yaml in a subfolder (ci/), naming a profile beside it by a relative path."""
+    (folder / "ci" / "targets").mkdir(parents=True)
+    profile = (REPO / "targets" / "reference-in-process.yaml").read_text()
+    (folder / "ci" / "targets" / "in-process.yaml").write_text(
+        profile.replace("{profile_dir}/reference", str(REPO / "targets" / "reference"))
+    )
+    fleet = {
+        "targets": [
+            {"name": "careful", "command": reference(), "args": ONE_ATTACK},
+            {"name": "no-ledger", "command": reference("--flaw", "no-ledger"), "args": ONE_ATTACK},
+            {"name": "own-ledger", "command": reference("--style", "own-ledger"), "args": ONE_ATTACK},
+            {"name": "in-process", "profile": "targets/in-process.yaml", "args": ONE_ATTACK},
+            {"name": "never-starts", "command": "no-such-mcp-server-anywhere --root {root}"},
+        ]
+    }
+    path = folder / "ci" / "FLEET.yaml"
+    path.write_text(yaml.safe_dump(fleet, sort_keys=False))
+    return path
+
+
+def cli(cwd: Path, *argv: str, timeout: float = 1500) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_confirm_audit.cli.main", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    folder = tmp_path_factory.mktemp("watch")
+    write_fleet(folder)
+    run = cli(folder, "fleet", "ci/FLEET.yaml", "-n", "2", "-o", "out", "--timeout", "900")
+    return run, folder / "out"
+
+
+def test_a_fleet_prints_a_line_as_each_target_starts_and_as_it_ends(
+    fleet_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    run, _ = fleet_run
+    assert run.returncode == pytest.ExitCode.TESTS_FAILED, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    for number, name in enumerate(NAMES, start=1):
+        assert f"[{number}/5] {name}: started" in lines
+    ended = {
+        m.group(1): m.group(2) for line in lines if (m := re.match(r"\[\d/5\] (\S+): (?!started)(.*)", line))
+    }
+    assert set(ended) == set(NAMES)
+    assert ended["careful"].startswith("clean, 0 finding(s)")
+    assert ended["no-ledger"].startswith("findings, 1 finding(s)")
+    assert ended["never-starts"].startswith("failed: exit 2: mcp-confirm-audit: ")
+    # Each target's end comes after its start.
+    for name in NAMES:
+        starts = lines.index(next(line for line in lines if line.endswith(f"] {name}: started")))
+        ends = lines.index(next(line for line in lines if f"] {name}: " in line and "started" not in line))
+        assert starts < ends
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.links: list[str] = []
+        self.cells: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "a":
+            self.links.append(dict(attrs)["href"] or "")
+
+    def handle_data(self, data: str) -> None:
+        if data.strip():
+            self.cells.append(data.strip())
+
+
+def test_fleet_md_and_html_show_the_grid_by_family_links_to_each_review_and_versions(
+    fleet_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    _, out = fleet_run
+    table = (out / "fleet.md").read_text()
+    assert "## By family: the worst verdict in each cell" in table
+    grid = table.split("## By family")[1]
+    assert re.search(r"^\| `no-ledger` \|(.*\|)? vulnerable \|", grid, re.MULTILINE)
+    assert re.search(r"^\| `never-starts` \| failed \|", grid, re.MULTILINE)
+    for name in NAMES[:-1]:
+        assert f"[review.md]({name}/review.md)" in table
+        assert (out / name / "review.md").is_file()
+    # The server's name and version, as it reports them.
+    server = json.loads((out / "careful" / "audit.json").read_text())["target"]["server"]
+    shown = f"{server['name']} {server['version']}" if server.get("version") else server["name"]
+    assert f"| `careful` | `{shown}` |" in table
+    page = _Page()
+    page.feed((out / "fleet.html").read_text())
+    assert "script" not in page.tags
+    assert sorted(page.links) == sorted(f"{name}/review.md" for name in NAMES[:-1])
+    assert "vulnerable" in page.cells
+    assert "never-starts" in page.cells
+
+
+def test_each_target_leaves_a_record_a_registry_can_store(
+    fleet_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    _, out = fleet_run
+    record = json.loads((out / "no-ledger" / "record.json").read_text())
+    assert set(record) >= {"target", "version", "digest", "catalogue", "verdicts", "started", "seconds"}
+    assert record["target"] == "no-ledger"
+    assert record["digest"].startswith("sha256:")
+    assert record["catalogue"]["digest"].startswith("sha256:")
+    assert record["verdicts"]["vulnerable"] == 1
+    assert "inconclusive" in record["verdicts"]
+    failed = json.loads((out / "never-starts" / "record.json").read_text())
+    assert (failed["status"], failed["digest"], failed["verdicts"]) == ("failed", None, None)
+    summary = json.loads((out / "fleet.json").read_text())
+    assert [t["record"]["target"] for t in summary["targets"]] == NAMES
+
+
+def test_matrix_paths_are_relative_to_where_the_job_runs_not_to_the_fleet_file(tmp_path: Path) -> None:
+    write_fleet(tmp_path)
+    run = cli(tmp_path, "fleet", "ci/FLEET.yaml", "--matrix", timeout=120)
+    assert run.returncode == 0, run.stderr
+    jobs = {job["name"]: job for job in json.loads(run.stdout)["include"]}
+    assert jobs["in-process"]["profile"] == "ci/targets/in-process.yaml"
+    assert (tmp_path / jobs["in-process"]["profile"]).is_file()
+    inside = cli(tmp_path / "ci", "fleet", "FLEET.yaml", "--matrix", timeout=120)
+    assert json.loads(inside.stdout)["include"][3]["profile"] == "targets/in-process.yaml"
+
+
+def test_fleet_html_escapes_every_target_string(tmp_path: Path) -> None:
+    hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+    audit = {
+        "target": {"server": {"name": hostile, "version": hostile}},
+        "summary": {"judged": hostile},
+        "results": [{"id": "MCA-REPLAY-001", "family": "replay", "variant": "v", "verdict": "refused"}],
+    }
+    outcomes = [
+        TargetOutcome("a", audit=audit, folder=str(tmp_path / "a")),
+        TargetOutcome("b", failure=hostile, folder=str(tmp_path / "b")),
+    ]
+    page = html(outcomes, tmp_path)
+    assert "<script" not in page
+    assert "<img" not in page
+    assert "&lt;script&gt;" in page
+    parsed = _Page()
+    parsed.feed(page)
+    assert set(parsed.tags) <= {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "h1",
+        "h2",
+        "p",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "code",
+        "a",
+    }
+    # fleet.md shows them in code spans: rendered, no tag comes out of them.
+    rendered = MarkdownIt("commonmark").enable("table").render(markdown(outcomes, tmp_path))
+    assert "<script" not in rendered
+    assert "<img" not in rendered
+
+
+def test_fleet_timeout_stops_a_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Path) -> None:
+    marker = f"fleet-timeout-{uuid.uuid4().hex}"
+    silent = shlex.join(
+        [sys.executable, str(HOSTILE), "--root", "{root}", "--mode", "silent", "--marker", marker]
+    )
+    fleet = {"targets": [{"name": "silent", "command": silent, "args": ["--mcp-start-timeout=600"]}]}
+    (tmp_path / "FLEET.yaml").write_text(yaml.safe_dump(fleet))
+    code = main(["fleet", str(tmp_path / "FLEET.yaml"), "-o", str(tmp_path / "out"), "--timeout", "5"])
+    assert code == pytest.ExitCode.TESTS_FAILED
+    assert survivors(marker) == []
+    status = json.loads((tmp_path / "out" / "silent" / "fleet-status.json").read_text())
+    assert status["failure"] == "did not finish within 5s: stopped (see run.log)"
+    # SIGTERM reached the run as Ctrl-C: pytest's interrupted exit, or (if it came before pytest
+    # had started) Python's own exit on KeyboardInterrupt; never a kill.
+    assert status["exit_code"] in (pytest.ExitCode.INTERRUPTED, -signal.SIGINT)
