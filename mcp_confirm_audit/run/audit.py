@@ -59,6 +59,10 @@ def configure(config: pytest.Config) -> None:
             profile = replace(profile, start_timeout=_seconds("--mcp-start-timeout", timeout))
         if _setting(config, "mcp_no_ablation"):
             profile = replace(profile, ablation=False)
+        if _setting(config, "mcp_no_confinement"):
+            profile = replace(profile, confinement="off")
+        elif _setting(config, "mcp_require_confinement"):
+            profile = replace(profile, confinement="required")
         # xdist workers take the controller's seed, so every worker draws the same names.
         seed = _setting(config, "mcp_seed")
         if seed is None:
@@ -209,6 +213,9 @@ class _Audit:
             audit = AuditSession(
                 self.profile, load_catalogue(), self.generation, probes=() if hooked is None else (hooked,)
             )
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None and not hasattr(self.config, "workerinput"):
+                reporter.write_line(f"mcp-confirm-audit: confinement: {audit.regime.line()}")
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -232,6 +239,13 @@ class _Audit:
         self.target["tools"] = [p.name for p in audit.plans]
         if audit.left_out:
             self.target["left_out"] = list(audit.left_out)
+        self.target["confinement"] = audit.regime.line()
+        if audit.outside_writes:
+            known = {entry["path"] for entry in self.target.get("outside_root", [])}
+            self.target["outside_root"] = [
+                *self.target.get("outside_root", []),
+                *(entry for entry in audit.outside_writes if entry["path"] not in known),
+            ]
         started = self.target.get("processes_started", 0)
         self.target["processes_started"] = started + audit.stats.processes_started
 
