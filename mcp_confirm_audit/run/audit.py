@@ -28,6 +28,7 @@ from ..profile.headers import scrub_all
 from ..profile.loader import Profile, load_profile, profile_from_mapping, resolve_profile
 from ..report import AuditReport, build_report, summary, write_reports
 from ..report.depth import depth_summary
+from ..target import confine
 from .collect import (
     BASELINE_KEY,
     CONTROL_ITEMS,
@@ -213,9 +214,6 @@ class _Audit:
             audit = AuditSession(
                 self.profile, load_catalogue(), self.generation, probes=() if hooked is None else (hooked,)
             )
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None and not hasattr(self.config, "workerinput"):
-                reporter.write_line(f"mcp-confirm-audit: confinement: {audit.regime.line()}")
             audit.start()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -240,6 +238,10 @@ class _Audit:
         if audit.left_out:
             self.target["left_out"] = list(audit.left_out)
         self.target["confinement"] = audit.regime.line()
+        self._learn_outside(audit)
+
+    def _learn_outside(self, audit: AuditSession) -> None:
+        """What the confined target wrote outside its root: known once its sandboxes are removed."""
         if audit.outside_writes:
             known = {entry["path"] for entry in self.target.get("outside_root", [])}
             self.target["outside_root"] = [
@@ -349,6 +351,10 @@ class _Audit:
 
     def pytest_report_header(self) -> list[str]:
         lines = [f"mcp-confirm-audit: {self.generation.describe()}"]
+        try:
+            lines.append(f"mcp-confirm-audit: confinement: {confine.regime(self.profile).line()}")
+        except TargetError as exc:  # required and impossible: the start stops the run with this line
+            lines.append(f"mcp-confirm-audit: confinement: none: {exc}")
         if self.profile.headers:
             lines.append(f"mcp-confirm-audit: headers {'; '.join(h.redacted for h in self.profile.headers)}")
         for name, own in self.profile.principals.items():
@@ -417,6 +423,7 @@ class _Audit:
         if self.session is not None:
             self._learn(self.session)
             self.session.close()
+            self._learn_outside(self.session)
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
             # An xdist worker: hand what it learned about the target to the

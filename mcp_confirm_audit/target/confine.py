@@ -182,6 +182,8 @@ def wrap(
         return list(argv)
     folders = hidden_folders()
     reveal = [path for path in _needed(argv, cwd) if _under(path, folders)]
+    # What is writable stays so: a path in the sandbox (the root a command names) is never bound read-only.
+    reveal = [path for path in reveal if not _under(path, [os.path.realpath(base), *writable])]
     spec = _spec(base, regime.net, reveal, writable)
     program = shutil.which(argv[0]) or argv[0]
     return [sys.executable, "-I", "-S", SCRIPT, "run", json.dumps(spec), "--", program, *argv[1:]]
