@@ -25,6 +25,7 @@ import functools
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,8 @@ SCRIPT = str(Path(__file__).with_name("confine_main.py"))
 ELSEWHERE = "elsewhere"
 # Bytes of each write outside the root kept for the report.
 EXCERPT = 200
+# An address on loopback (or the sink's, before it is filled in) in a command, a variable or a file.
+_LOOPBACK = re.compile(r"127\.\d+\.\d+\.\d+|\blocalhost\b|\[::1\]|\{sink\}|\{port\}")
 # Seconds the one probe of a run may take.
 _PROBE_TIMEOUT = 15.0
 
@@ -83,6 +86,13 @@ def _peer(profile: Profile) -> str:
         return "the target sends to the harness's sink"
     if profile.servers is not None:
         return "several servers share the root"
+    words = [profile.command, *profile.env.values(), *profile.files.values()]
+    if any(_LOOPBACK.search(word) for word in words):
+        return "the target is given a loopback address"
+    if getattr(profile.confirmation, "human", None) is not None:
+        return "the person's steps may reach the target on loopback"
+    if profile.url_elicitation.person or profile.url_elicitation.other_person:
+        return "the person opens the target's URL-mode pages"
     return ""
 
 
