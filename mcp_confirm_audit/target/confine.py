@@ -169,7 +169,12 @@ def _under(path: str, folders: Sequence[str]) -> bool:
 def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
     """What a command needs from the hidden folders: its program's prefix, and the paths it names."""
     program = shutil.which(argv[0]) or argv[0]
-    for path in (program, os.path.realpath(program), sys.executable, os.path.realpath(sys.executable)):
+    programs = [program, os.path.realpath(program), sys.executable, os.path.realpath(sys.executable)]
+    interpreter = _shebang(program)
+    if interpreter:
+        # A console script: the interpreter its first line names (a venv's python, and where it links to).
+        programs += [interpreter, os.path.realpath(interpreter)]
+    for path in programs:
         folder = os.path.dirname(os.path.abspath(path))
         # A program in a prefix's bin/ (a venv, a pyenv version, an nvm node): the whole prefix.
         yield os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
@@ -182,6 +187,17 @@ def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
                 yield path
             elif os.path.exists(path):
                 yield os.path.dirname(path)
+
+
+def _shebang(program: str) -> str:
+    """The interpreter a script's `#!` line names, or ""."""
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return ""
+    words = first[2:].decode(errors="replace").split() if first.startswith(b"#!") else []
+    return words[0] if words and words[0].startswith("/") else ""
 
 
 def wrap(
