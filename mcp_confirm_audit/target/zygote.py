@@ -28,11 +28,13 @@ from contextlib import suppress
 from pathlib import Path
 
 from ..errors import TargetError, UsageError
+from ..oracle.sandbox import mark_owner, sweep
 from . import confine, reaper
 
 _SCRIPT = str(Path(__file__).with_name("zygote_main.py"))
 # Mirrors zygote_main.SLOT / SLOT_SIZE (that script imports nothing of ours).
 _SLOT, _SLOT_SIZE = "MCP_AUDIT_MARKER_SLOT", 240
+_PREFIX = "mcp-zygote-"
 # Seconds the zygote has to stop (killing its children) before it is killed.
 _GRACE = 2.0
 
@@ -63,7 +65,10 @@ class Zygote:
         confined: tuple[confine.Regime, Sequence[str]] | None = None,
     ) -> None:
         self.interpreter = interpreter
-        self.directory = Path(tempfile.mkdtemp(prefix="mcp-zygote-"))
+        # A zygote's folder left by a run killed outright is removed by the next one (its owner is gone).
+        sweep(None, _PREFIX)
+        self.directory = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        mark_owner(self.directory)
         self.socket = str(self.directory / "zygote.sock")
         self.token = f"{self.directory.name}/zygote"
         self._log = self.directory / "zygote.stderr"
