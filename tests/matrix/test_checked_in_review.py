@@ -44,6 +44,7 @@ _VOLATILE = [
     (re.compile(r"\(\d+ chars; whole in audit\.json\)"), "(<n> chars; whole in audit.json)"),
     # The confinement regime: what this machine's kernel allows (target/confine.py), the one line of the head.
     (re.compile(r"^\| Confinement \| .* \|$", re.MULTILINE), "| Confinement | <regime> |"),
+    (re.compile(r'"confinement": "[^"]*"'), '"confinement": "<regime>"'),
 ]
 
 
