@@ -84,6 +84,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="in-process targets: do not run attacks the SDK boundary refused again without it",
     )
     parser.addini("mcp_no_ablation", help="ini twin of --mcp-no-ablation", type="bool", default=False)
+    for flag, help_text in (
+        (
+            "--mcp-no-confinement",
+            "start the target's processes in the host's namespaces (by default they run confined: "
+            "read-only files but the sandbox, an empty home, a PID namespace, loopback-only network)",
+        ),
+        ("--mcp-require-confinement", "stop the run when the target cannot be confined (for CI)"),
+    ):
+        dest = flag.lstrip("-").replace("-", "_")
+        group.addoption(flag, dest=dest, action="store_true", default=None, help=help_text)
+        parser.addini(dest, help=f"ini twin of {flag}", type="bool", default=False)
     group.addoption(
         "--mcp-header",
         dest="mcp_header",

@@ -49,7 +49,7 @@ from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
 from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
-from ..target import reaper
+from ..target import confine, reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
@@ -151,6 +151,10 @@ class AuditSession:
         # Zero configuration: the tools not audited, each with why ("delete_all: did not ask, ...").
         self.left_out: list[str] = []
         self.server_info: dict[str, Any] = {}
+        # How the target's processes are confined (target/confine.py): the report's regime line.
+        self.regime = confine.regime(profile)
+        # Files the confined target wrote outside its root: path as it saw it, size, the start of the text.
+        self.outside_writes: list[dict[str, Any]] = []
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._live: dict[str, _Live] = {}
@@ -352,7 +356,15 @@ class AuditSession:
 
     def _discard_sandbox(self, sandbox: Sandbox) -> None:
         reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+        self._keep_outside_writes(sandbox)
         sandbox.remove()
+
+    def _keep_outside_writes(self, sandbox: Sandbox) -> None:
+        """What the target wrote outside the root (kept apart by its confinement), before the sandbox goes."""
+        found = confine.outside_writes(sandbox.base)
+        with self._lock:
+            known = {entry["path"] for entry in self.outside_writes}
+            self.outside_writes += [entry for entry in found if entry["path"] not in known]
 
     def _isolate(self) -> None:
         """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
@@ -507,6 +519,7 @@ class AuditSession:
             # Last: a descendant that scrubbed its environment still works in the sandbox.
             sandbox = self.sandbox
             reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+            self._keep_outside_writes(sandbox)
             self.sandbox.remove()
             self.sandbox = None
         if self._sink is not None:
@@ -612,6 +625,7 @@ class AuditSession:
                     {**os.environ, **started.env},
                     self.profile.start_timeout,
                     own_env=started.env,
+                    confined=(confine.regime(started), [str(sandbox.base.parent)]),
                 )
             return self._zygote
 

@@ -135,13 +135,69 @@ def remove_every_sandbox() -> None:
         LIVE.discard(base)
 
 
+# The file in each sandbox naming the process that made it: a later run removes a sandbox whose owner is gone.
+OWNER = "owner"
+_swept: set[str] = set()
+
+
+def _process_start(pid: int) -> str:
+    """When `pid` started (clock ticks since boot), or "" where /proc does not say: tells a reused pid apart."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def mark_owner(directory: Path) -> None:
+    """Name this process as `directory`'s owner (its pid and start time)."""
+    pid = os.getpid()
+    (directory / OWNER).write_text(f"{pid} {_process_start(pid)}\n")
+
+
+def _owner_gone(directory: Path) -> bool:
+    try:
+        pid_text, _, started = (directory / OWNER).read_text().strip().partition(" ")
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return False  # no marker (another tool's folder, or one being made): never ours to remove
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return bool(started) and _process_start(pid) not in ("", started)
+
+
+def sweep(parent: str | None, prefix: str) -> list[Path]:
+    """Remove the sandboxes in `parent` whose owner is gone (a run killed before it could); once per process."""
+    where = parent or tempfile.gettempdir()
+    if f"{where}\0{prefix}" in _swept:
+        return []
+    _swept.add(f"{where}\0{prefix}")
+    removed = []
+    try:
+        names = [name for name in os.listdir(where) if name.startswith(prefix)]
+    except OSError:
+        return []
+    for name in names:
+        directory = Path(where) / name
+        if directory.is_dir() and not directory.is_symlink() and _owner_gone(directory):
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
 class Sandbox:
     """A private temporary directory; the harness deletes nothing else."""
 
     def __init__(self, prefix: str = "mcp-audit-", served_root: Path | None = None) -> None:
+        scratch = scratch_directory()
+        sweep(scratch, prefix)
         # realpath: on some systems the temp dir itself sits behind a link, and
         # a server that resolves paths must see the same root the harness does.
-        self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory())))
+        self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=scratch)))
+        mark_owner(self.base)
         LIVE.add(self.base)
         self.outside = self.base / "outside"
         self.logs = self.base / "logs"

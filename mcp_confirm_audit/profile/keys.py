@@ -414,6 +414,13 @@ class ProfileKeys(Keys):
         accepts="true or false",
         example=True,
     )
+    network: Literal["confined", "host"] = key(
+        "confined",
+        "host: the target's processes share the host's network. By default (confined) a target that needs no "
+        "loopback peer (it serves stdio, sends to no sink) gets a network namespace with loopback only.",
+        accepts="confined or host",
+        example="host",
+    )
     call_timeout: float = key(
         15.0, "Seconds a round trip may take.", accepts="a positive number of seconds", example=15, gt=0
     )

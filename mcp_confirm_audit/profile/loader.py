@@ -120,6 +120,12 @@ class Profile:
     # The target runs under a pseudo-terminal the harness answers on as the person
     # (channels/terminal.py); without it a target has no controlling terminal.
     tty: bool = False
+    # "confined": the target's processes get a network namespace of their own (loopback only) where
+    # they need no loopback peer; "host": the host's network (target/confine.py).
+    network: str = "confined"
+    # "auto": confined where the kernel allows; "off" (--mcp-no-confinement); "required"
+    # (--mcp-require-confinement: a run that cannot confine its target stops).
+    confinement: str = "auto"
     # Who opens a URL-mode elicitation's page: the person's browser, another person's (url_mode.py).
     url_elicitation: UrlPeople = field(default_factory=UrlPeople)
     # Several servers on one root, and the server of each tool a step names (servers.py);

@@ -45,6 +45,12 @@ class Server(_Strict):
     version: str | None = None
 
 
+class OutsideWrite(_Strict):
+    path: str
+    bytes: int = Field(ge=0)
+    text: str
+
+
 class Target(_Strict):
     command: str = Field(
         description="The server command with its {root} placeholder, a URL, or py:module:factory."
@@ -66,6 +72,16 @@ class Target(_Strict):
         None,
         description="Zero configuration: the tools not audited, each with why (no gate and no effect; a step "
         "or a rule of another tool's proven flow).",
+    )
+    confinement: str | None = Field(
+        None,
+        description="How the target's processes were confined: 'unshare (user, pid, mount, net loopback-only)', "
+        "'unshare (user, pid, mount; network: host, WHY)', or 'none: WHY'.",
+    )
+    outside_root: list[OutsideWrite] | None = Field(
+        None,
+        description="Files the confined target wrote outside its root (kept apart, never on the machine): the "
+        "path it wrote, its size and the start of its text.",
     )
     processes_started: int | None = Field(
         None, ge=0, description="Target processes started, summed over xdist workers."

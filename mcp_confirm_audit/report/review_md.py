@@ -136,6 +136,12 @@ def _heading(report: AuditReport) -> str:
             else []
         ),
         *[("Isolation", inert(c.detail)) for c in report.controls if c.name == "isolation"][:1],
+        *([("Confinement", inert(target["confinement"]))] if target.get("confinement") else []),
+        *(
+            [("Written outside the root", _outside(target["outside_root"]))]
+            if target.get("outside_root")
+            else []
+        ),
         ("Date", report.generated.isoformat(timespec="seconds")),
         (
             "Seed",
@@ -149,6 +155,14 @@ def _heading(report: AuditReport) -> str:
         ),
     ]
     return "\n\n".join([f"# Security review: {name}", _table(("", ""), facts)])
+
+
+def _outside(writes: list[dict[str, object]]) -> str:
+    """Each file the confined target wrote outside its root (kept apart, never on the machine), with its start."""
+    return "; ".join(
+        f"{inert(w.get('path', '?'))} ({w.get('bytes', 0)} bytes: {inert(str(w.get('text', ''))[:80])})"
+        for w in writes
+    )
 
 
 def _eras(report: AuditReport) -> str:

@@ -28,6 +28,7 @@ from ..profile.headers import scrub_all
 from ..profile.loader import Profile, load_profile, profile_from_mapping, resolve_profile
 from ..report import AuditReport, build_report, summary, write_reports
 from ..report.depth import depth_summary
+from ..target import confine
 from .collect import (
     BASELINE_KEY,
     CONTROL_ITEMS,
@@ -59,6 +60,10 @@ def configure(config: pytest.Config) -> None:
             profile = replace(profile, start_timeout=_seconds("--mcp-start-timeout", timeout))
         if _setting(config, "mcp_no_ablation"):
             profile = replace(profile, ablation=False)
+        if _setting(config, "mcp_no_confinement"):
+            profile = replace(profile, confinement="off")
+        elif _setting(config, "mcp_require_confinement"):
+            profile = replace(profile, confinement="required")
         # xdist workers take the controller's seed, so every worker draws the same names.
         seed = _setting(config, "mcp_seed")
         if seed is None:
@@ -237,6 +242,17 @@ class _Audit:
         self.target["tools"] = [p.name for p in audit.plans]
         if audit.left_out:
             self.target["left_out"] = list(audit.left_out)
+        self.target["confinement"] = audit.regime.line()
+        self._learn_outside(audit)
+
+    def _learn_outside(self, audit: AuditSession) -> None:
+        """What the confined target wrote outside its root: known once its sandboxes are removed."""
+        if audit.outside_writes:
+            known = {entry["path"] for entry in self.target.get("outside_root", [])}
+            self.target["outside_root"] = [
+                *self.target.get("outside_root", []),
+                *(entry for entry in audit.outside_writes if entry["path"] not in known),
+            ]
         started = self.target.get("processes_started", 0)
         self.target["processes_started"] = started + audit.stats.processes_started
 
@@ -346,6 +362,10 @@ class _Audit:
 
     def pytest_report_header(self) -> list[str]:
         lines = [f"mcp-confirm-audit: {self.generation.describe()}"]
+        try:
+            lines.append(f"mcp-confirm-audit: confinement: {confine.regime(self.profile).line()}")
+        except TargetError as exc:  # required and impossible: the start stops the run with this line
+            lines.append(f"mcp-confirm-audit: confinement: none: {exc}")
         if self.profile.headers:
             lines.append(f"mcp-confirm-audit: headers {'; '.join(h.redacted for h in self.profile.headers)}")
         for name, own in self.profile.principals.items():
@@ -414,6 +434,7 @@ class _Audit:
         if self.session is not None:
             self._learn(self.session)
             self.session.close()
+            self._learn_outside(self.session)
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
             # An xdist worker: hand what it learned about the target to the

@@ -8,6 +8,7 @@ bypasses the middleware and hides exactly what this harness measures.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -17,7 +18,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,7 @@ from ..models import Exchange, Outcome, Phase, Question, Response
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from ..profile.loader import Profile
-from . import launch, reaper
+from . import confine, launch, reaper
 from .back_channel import HANDLE, BackChannel
 from .sdk_adapter import DeclaringClient, http_client, negotiated_version
 from .startup import StdoutChecked, nothing_listens
@@ -476,21 +477,28 @@ async def connect(
             assert target is not None
             stderr_path = logs / f"{name}.stderr"
             pty = _terminal(profile, stack)
+            confined = functools.partial(confine.wrap, confine.regime(profile), base=root.parent, cwd=root)
             server = await stack.enter_async_context(
                 launch.serve_http(
                     profile,
                     root,
                     _target_env(profile, root, target.token),
                     stderr_path,
-                    wrap=pty.hosted if pty is not None else None,
+                    wrap=_hosted(pty, confined),
                 )
             )
         else:
             assert target is not None
             params = _stdio_params(profile, root, target.token)
             if zygote is not None:
+                # The relay runs beside the harness; the zygote it reaches was started confined.
                 relayed = zygote.relayed([params.command, *params.args])
                 params = params.model_copy(update={"command": relayed[0], "args": relayed[1:]})
+            else:
+                argv = confine.wrap(
+                    confine.regime(profile), [params.command, *params.args], root.parent, root
+                )
+                params = params.model_copy(update={"command": argv[0], "args": argv[1:]})
             pty = _terminal(profile, stack)
             if pty is not None:
                 hosted = pty.hosted([params.command, *params.args])
@@ -651,6 +659,13 @@ async def _session(
             f"{_tail(stderr_path, secrets)}; check it starts by hand, or raise the start timeout "
             "(--mcp-start-timeout, or start_timeout in the profile)"
         )
+
+
+def _hosted(pty: Pty | None, confined: Callable[[list[str]], list[str]]) -> Callable[[list[str]], list[str]]:
+    """The command confined, then (`tty: true`) on the terminal's host, which stays beside the harness."""
+    if pty is None:
+        return confined
+    return lambda argv: pty.hosted(confined(argv))
 
 
 def _terminal(profile: Profile, stack: AsyncExitStack) -> Pty | None:

@@ -28,11 +28,13 @@ from contextlib import suppress
 from pathlib import Path
 
 from ..errors import TargetError, UsageError
-from . import reaper
+from ..oracle.sandbox import mark_owner, sweep
+from . import confine, reaper
 
 _SCRIPT = str(Path(__file__).with_name("zygote_main.py"))
 # Mirrors zygote_main.SLOT / SLOT_SIZE (that script imports nothing of ours).
 _SLOT, _SLOT_SIZE = "MCP_AUDIT_MARKER_SLOT", 240
+_PREFIX = "mcp-zygote-"
 # Seconds the zygote has to stop (killing its children) before it is killed.
 _GRACE = 2.0
 
@@ -55,14 +57,24 @@ class Zygote:
     """The zygote of one session's target, started on its interpreter with the profile's environment."""
 
     def __init__(
-        self, interpreter: str, modules: Sequence[str], env: Mapping[str, str], timeout: float
+        self,
+        interpreter: str,
+        modules: Sequence[str],
+        env: Mapping[str, str],
+        timeout: float,
+        confined: tuple[confine.Regime, Sequence[str]] | None = None,
     ) -> None:
         self.interpreter = interpreter
-        self.directory = Path(tempfile.mkdtemp(prefix="mcp-zygote-"))
+        # A zygote's folder left by a run killed outright is removed by the next one (its owner is gone).
+        sweep(None, _PREFIX)
+        self.directory = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        mark_owner(self.directory)
         self.socket = str(self.directory / "zygote.sock")
         self.token = f"{self.directory.name}/zygote"
         self._log = self.directory / "zygote.stderr"
         self._process: subprocess.Popen[bytes] | None = None
+        # The regime the zygote (and so every process forked from it) runs in, and where its worlds are made.
+        self._confined = confined
         # Kept by `keep_zygotes` for later audits: a caller releases it instead of stopping it.
         self.kept = False
         try:
@@ -81,8 +93,12 @@ class Zygote:
         reaper.ISSUED.add(self.token)
         started = {**env, reaper.MARKER_VARIABLE: self.token, _SLOT: " " * _SLOT_SIZE}
         with self._log.open("w") as log:
+            argv = [interpreter, _SCRIPT, "serve", self.socket, *modules]
+            if self._confined is not None:
+                regime, worlds = self._confined
+                argv = confine.wrap(regime, argv, self.directory, self.directory, writable=worlds)
             self._process = subprocess.Popen(
-                [interpreter, _SCRIPT, "serve", self.socket, *modules],
+                argv,
                 # Held open and never written: the zygote exits when it reads end of file (we are gone).
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -190,17 +206,18 @@ def open_zygote(
     env: Mapping[str, str],
     timeout: float,
     own_env: Mapping[str, str] | None = None,
+    confined: tuple[confine.Regime, Sequence[str]] | None = None,
 ) -> Zygote:
     """A zygote for these imports: a kept one if `keep_zygotes` is open, else a new one for the caller alone."""
     with _kept_lock:
         if _kept is None:
-            return Zygote(interpreter, modules, env, timeout)
-        key = _imports_key(interpreter, modules, env, own_env or {})
+            return Zygote(interpreter, modules, env, timeout, confined)
+        key = (*_imports_key(interpreter, modules, env, own_env or {}), repr(confined))
         zygote = _kept.get(key)
         if zygote is None or not zygote.running:
             if zygote is not None:
                 zygote.close()
-            zygote = _kept[key] = Zygote(interpreter, modules, env, timeout)
+            zygote = _kept[key] = Zygote(interpreter, modules, env, timeout, confined)
         zygote.kept = True
         return zygote
 

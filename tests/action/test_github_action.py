@@ -283,3 +283,18 @@ def test_install_takes_a_release_number_or_the_actions_own_checkout() -> None:
     assert install.requirement({"MCA_VERSION": "0.1.0"}) == "mcp-confirm-audit==0.1.0"
     with pytest.raises(SystemExit, match="must be a release number"):
         install.requirement({"MCA_VERSION": "0.1; curl evil"})
+
+
+def test_the_confinement_step_runs_before_the_audit_and_lifts_only_a_restriction_in_force(
+    tmp_path: Path,
+) -> None:
+    names = [step["name"] for step in ACTION["runs"]["steps"]]
+    lift = names.index("Allow the target's confinement (user namespaces)")
+    assert lift < names.index("Audit the server's confirmations")
+    userns = script("userns")
+    knob = tmp_path / "apparmor_restrict_unprivileged_userns"
+    assert userns.command(knob) is None  # no such knob (ubuntu-22.04, other kernels)
+    knob.write_text("0\n")
+    assert userns.command(knob) is None
+    knob.write_text("1\n")
+    assert userns.command(knob)[-3:] == ["sysctl", "-w", "kernel.apparmor_restrict_unprivileged_userns=0"]

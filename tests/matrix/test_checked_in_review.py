@@ -42,6 +42,9 @@ _VOLATILE = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\+00:00|Z)"), "<date>"),
     (re.compile(r"v1\.[A-Za-z0-9_\-]+"), "v1.<token>"),
     (re.compile(r"\(\d+ chars; whole in audit\.json\)"), "(<n> chars; whole in audit.json)"),
+    # The confinement regime: what this machine's kernel allows (target/confine.py), the one line of the head.
+    (re.compile(r"^\| Confinement \| .* \|$", re.MULTILINE), "| Confinement | <regime> |"),
+    (re.compile(r'"confinement": "[^"]*"'), '"confinement": "<regime>"'),
 ]
 
 

@@ -1,0 +1,132 @@
+"""The launcher's confinement: what a command needs from the hidden folders, the regime line, and stale sandboxes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.oracle.sandbox import OWNER, mark_owner, sweep
+from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.target import confine
+
+CONFINED = confine.Regime(True, net=True)
+
+
+def _spec(argv: list[str]) -> dict[str, object]:
+    assert argv[:4] == [sys.executable, "-I", "-S", confine.SCRIPT]
+    spec: dict[str, object] = json.loads(argv[5])
+    return spec
+
+
+def test_the_regime_line_says_what_is_confined_and_why_not() -> None:
+    assert CONFINED.line() == "unshare (user, pid, mount, net loopback-only)"
+    host = confine.Regime(True, net=False, why="the target serves HTTP to the harness")
+    assert host.line() == "unshare (user, pid, mount; network: host, the target serves HTTP to the harness)"
+    assert confine.Regime(False, why="no user namespaces").line() == "none: no user namespaces"
+
+
+def test_a_target_the_harness_does_not_start_is_not_confined_and_the_line_says_why() -> None:
+    assert confine.regime(Profile(command="py:pkg.mod:factory")).line() == (
+        "none: an in-process target runs inside the harness"
+    )
+    assert confine.regime(Profile(command="http://127.0.0.1:9/mcp")).line().startswith("none: the target is")
+    off = replace(Profile(command="python server.py --root {root}"), confinement="off")
+    assert confine.regime(off).line() == "none: turned off (--mcp-no-confinement)"
+
+
+@pytest.mark.parametrize(
+    ("settings", "why"),
+    [
+        ({"network": "host"}, "as the profile says (network: host)"),
+        ({"command": "python s.py --root {root} --port {port}"}, "the target serves HTTP to the harness"),
+        (
+            {"command": "python s.py --root {root} --hook {sink}/hook"},
+            "the target sends to the harness's sink",
+        ),
+        (
+            {"command": "python s.py --upstream http://127.0.0.1:8080"},
+            "the target is given a loopback address",
+        ),
+    ],
+)
+def test_a_target_with_a_loopback_peer_keeps_the_hosts_network(settings: dict[str, str], why: str) -> None:
+    profile = replace(Profile(command="python s.py --root {root}"), **settings)  # type: ignore[arg-type]
+    assert confine._peer(profile) == why
+    assert confine._peer(Profile(command="python s.py --root {root}")) == ""
+
+
+def test_what_a_command_needs_from_a_hidden_home_is_bound_back_and_its_root_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    venv_bin = home / ".venvs" / "server" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    tool = venv_bin / "serve-mcp"
+    tool.write_text(f"#!{venv_bin / 'python'}\nprint('hi')\n")
+    tool.chmod(0o755)
+    script_dir = home / "project"
+    script_dir.mkdir()
+    (script_dir / "server.py").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    base = tmp_path / "sandbox"
+    root = base / "root"
+    root.mkdir(parents=True)
+    argv = confine.wrap(CONFINED, [str(tool), str(script_dir / "server.py"), "--root", str(root)], base, root)
+    spec = _spec(argv)
+    assert argv[6:] == ["--", str(tool), str(script_dir / "server.py"), "--root", str(root)]
+    reveal = spec["reveal"]
+    assert isinstance(reveal, list)
+    assert str(home / ".venvs" / "server") in reveal  # the console script's prefix (a venv in the home)
+    assert str(script_dir) in reveal  # the folder of the script it runs
+    assert str(root) not in reveal  # writable: never bound read-only
+    assert str(home) in spec["hide"]  # type: ignore[operator]
+    assert spec["writable"] == [str(base)]
+    assert spec["net"] is True
+    assert confine.wrap(confine.Regime(False, why="x"), ["a", "b"], base, root) == ["a", "b"]
+
+
+def test_a_sandbox_whose_owner_is_gone_is_removed_by_the_next_run_and_no_other(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    orphan, mine, foreign = (tmp_path / f"mcp-audit-{name}" for name in ("orphan", "mine", "foreign"))
+    for directory in (orphan, mine, foreign):
+        directory.mkdir()
+    (orphan / OWNER).write_text(f"{gone.pid} 1\n")
+    mark_owner(mine)
+    assert sweep(str(tmp_path), "mcp-audit-") == [orphan]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mcp-audit-foreign", "mcp-audit-mine"]
+
+
+@pytest.mark.skipif(confine._probe(True) is not None, reason="no unprivileged user namespaces here")
+def test_a_confined_command_writes_apart_sees_loopback_only_and_its_writes_are_reported(
+    tmp_path: Path,
+) -> None:
+    base = tmp_path / "sandbox"
+    root = base / "root"
+    root.mkdir(parents=True)
+    marker = f"confine-unit-{os.getpid()}"
+    script = (
+        f"echo {marker} > /tmp/{marker}; cat /proc/net/dev > seen; touch /etc/{marker} 2>/dev/null; echo done"
+    )
+    done = subprocess.run(
+        confine.wrap(CONFINED, ["sh", "-c", script], base, root),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.strip() == "done", done.stderr
+    assert not Path(f"/tmp/{marker}").exists()
+    assert not Path(f"/etc/{marker}").exists()
+    interfaces = [line.split(":")[0].strip() for line in (root / "seen").read_text().splitlines()[2:]]
+    assert interfaces == ["lo"]
+    written = confine.outside_writes(base)
+    assert {"path": f"/tmp/{marker}", "bytes": len(marker) + 1, "text": f"{marker}\n"} in written
