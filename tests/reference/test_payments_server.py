@@ -225,8 +225,8 @@ async def test_racy_ledger_lets_concurrent_redemptions_all_pay(
             for _ in range(4):
                 tg.start_soon(answer, c, r1.request_state)
         count = len(await paid(c))
-        # Every redemption that reached the check inside another's 50 ms gap pays.
-        assert count >= 2 if flawed else count == 1
+        # The flawed ledger's gap is held open until three have passed its check: each of them pays.
+        assert count >= 3 if flawed else count == 1
 
 
 @BOTH
