@@ -239,6 +239,7 @@ async def test_option_ttl_expires_seal_and_ledger(reference: ModuleType, root: P
     assert (root / "a.txt").exists()
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 async def test_option_shared_key_sqlite_ledger_over_stdio(
     server_py: Path, root: Path, tmp_path: Path
 ) -> None:
@@ -268,6 +269,7 @@ async def test_option_redis_ledger(reference: ModuleType, root: Path, redis_url:
     assert (root / "a.txt").exists()
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 async def test_option_http_transport(server_py: Path, root: Path) -> None:
     port = free_port()
     cmd = [sys.executable, str(server_py), "--root", str(root), "--transport", "http", "--port", str(port)]
@@ -297,6 +299,7 @@ def test_shared_key_accepts_hex_and_base64(reference: ModuleType) -> None:
             reference.decode_key(bad)
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 def test_unknown_flaw_is_a_usage_error(server_py: Path, root: Path) -> None:
     cmd = [sys.executable, str(server_py), "--root", str(root), "--flaw", "bogus"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
