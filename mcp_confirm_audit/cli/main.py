@@ -20,7 +20,7 @@ import pytest
 from .. import __version__
 from ..errors import AuditError, TargetError, UsageError
 from ..plugin import OPTIONS
-from . import bench, bench_inert
+from . import bench, bench_inert, corpus
 
 USAGE = int(pytest.ExitCode.USAGE_ERROR)
 # The audit alone: no test files and no conftest.py of the directory it runs
@@ -374,6 +374,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "merge": (_add_merge, _merge),
     "bench": (bench.add_parser, _bench),
     "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
+    "corpus": (corpus.add_parser, lambda args, rest: corpus.main(args)),
 }
 # Subcommands that pass unknown arguments on to pytest.
 _PASS_THROUGH = {"run", "replay"}

@@ -5,14 +5,14 @@ from __future__ import annotations
 import shlex
 import tomllib
 
-from conftest import FAST_FOLDERS, SLOW_FOLDERS, TESTS
+from tiers import FAST_FOLDERS, SLOW_FOLDERS, TESTS
 
 ROOT = TESTS.parent
 
 
 def test_every_test_folder_is_in_a_tier() -> None:
     folders = {p.name for p in TESTS.iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
-    assert folders - SLOW_FOLDERS - FAST_FOLDERS == set(), "list the new folder in tests/conftest.py"
+    assert folders - SLOW_FOLDERS - FAST_FOLDERS == set(), "list the new folder in tests/tiers.py"
     assert not SLOW_FOLDERS & FAST_FOLDERS
 
 
