@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deadline import deadline, scaled
+from deadline import scaled
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
@@ -86,8 +86,8 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
         `zygote=False` starts every process with its own interpreter, as a profile without `zygote:` does.
         """
         command = settings.pop("command", None) or reference_command(*options)
-        profile = Profile(command=command, tool=tool, call_timeout=deadline(10.0), **settings)
-        profile = forked(profile) if zygote else profile
+        profile = Profile(command=command, tool=tool, call_timeout=10.0, **settings)
+        profile = forked(profile) if zygote else scaled(profile)
 
         def select(spec: AttackSpec) -> bool:
             return families is None or spec.family in families
@@ -104,7 +104,7 @@ def audit_hostile(catalogue: Catalogue) -> AuditFn:
     def audit(mode: str) -> AuditRun:
         command = shlex.join([sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", mode])
         # Short: a reliable hang costs two timeouts, and one is enough to tell.
-        profile = forked(Profile(command=command, tool="delete_file", call_timeout=deadline(2.0)))
+        profile = forked(Profile(command=command, tool="delete_file", call_timeout=2.0))
         return run_audit(profile, catalogue=catalogue, generation=MATRIX_GENERATION)
 
     return audit
