@@ -7,8 +7,10 @@ counted:
 
 - detection: each expected attack on a flawed case, found if its verdict is one the case
   lists (a missing or other verdict is a miss);
-- false positives: every other judged attack (refused, vulnerable or weak) on every case,
-  careful or flawed, that found something (vulnerable or weak).
+- false positives: every judged attack (refused, vulnerable or weak) on a careful twin that
+  found something (vulnerable or weak); with `--all-families`, also every judged attack on a
+  flawed case outside the families its flaw may fool (`families:`), as the detection matrix
+  checks. A flawed case's other findings inside those families are the flaw's and not counted.
 
 Each rate is printed per family and overall with the number of trials behind it and a 95%
 Wilson score interval. `--write-docs` writes the table to docs/explanation/corpus.md.
@@ -134,8 +136,12 @@ def command_of(manifest: Manifest, case: Case, targets: Path) -> str:
     return shlex.join([*words, *case.flags])
 
 
-def run_case(manifest: Manifest, case: Case, targets: Path) -> Outcome:
-    """One case's audit, in this process (the target is a real process of its own)."""
+def run_case(manifest: Manifest, case: Case, targets: Path, *, all_families: bool = False) -> Outcome:
+    """One case's audit, in this process (the target is a real process of its own).
+
+    A careful case runs its `families` (all by default); a flawed case runs the families its flaw
+    may fool, or every family with `all_families`.
+    """
     from ..catalogue.generation import CI_SEED, Generation
     from ..engine.session import run_audit
     from ..errors import UsageError
@@ -154,7 +160,8 @@ def run_case(manifest: Manifest, case: Case, targets: Path) -> Outcome:
             profile = dataclasses.replace(profile, call_timeout=server.call_timeout)
         if not (profile.is_url or profile.is_in_process or profile.serves_http or profile.tty):
             profile = dataclasses.replace(profile, zygote=_SDK_ZYGOTE)
-        families = None if case.families is None else frozenset(case.families)
+        runs_all = case.families is None or (all_families and not case.careful)
+        families = None if runs_all or case.families is None else frozenset(case.families)
         run = run_audit(
             profile,
             select=lambda spec: families is None or spec.family in families,
@@ -163,7 +170,9 @@ def run_case(manifest: Manifest, case: Case, targets: Path) -> Outcome:
     except (UsageError, OSError, RuntimeError) as exc:
         return Outcome(case.id, (), error=f"{type(exc).__name__}: {exc}")
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
-    return Outcome(case.id, results, tuple(c.name for c in run.controls if not c.passed))
+    # The honest approve flow gates every attack; a flaw may break another control (a decline that acts).
+    failed = tuple(c.name for c in run.controls if c.name == "approve" and not c.passed)
+    return Outcome(case.id, results, failed)
 
 
 @dataclasses.dataclass(slots=True)
@@ -194,8 +203,9 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
                 tally.detected += 1
             else:
                 wrong.append(f"{case.id}: {attack} missed ({verdict}, wanted {' or '.join(wanted)})")
+        fooled = frozenset(case.families or ()) if not case.careful else frozenset()
         for attack, (family, verdict) in got.items():
-            if attack in case.expect or verdict not in JUDGED:
+            if attack in case.expect or verdict not in JUDGED or family in fooled:
                 continue
             tally = tallies[family]
             tally.judged += 1
@@ -253,8 +263,10 @@ a real server process.
 
 - **Detection**: an expected attack on a flawed case counts as found when its verdict is
   one the case lists (`vulnerable`, or `weak` where the flaw only weakens a defence).
-- **False positives**: every other judged attack (`refused`, `vulnerable` or `weak`), on
-  careful and flawed cases alike, counts as a false positive when it found something.
+- **False positives**: every judged attack (`refused`, `vulnerable` or `weak`) on a careful
+  twin counts as a false positive when it found something; with `--all-families`, so does
+  one on a flawed case outside the families its flaw may fool (what the detection matrix
+  checks). A flawed case's other findings inside those families are its flaw's, not counted.
   `not_applicable` and `inconclusive` results are not judged and are not counted.
 
 The intervals are 95% Wilson score intervals: with few trials even a perfect score leaves
@@ -265,8 +277,15 @@ root; `-j 2` runs two audits at once).
 """
 
 
-def docs_page(tallies: Mapping[str, Tally], cases: int, of: int, wrong: Sequence[str]) -> str:
+def docs_page(
+    tallies: Mapping[str, Tally], cases: int, of: int, wrong: Sequence[str], *, all_families: bool = False
+) -> str:
     scope = f"All {of} cases." if cases == of else f"{cases} of the {of} cases (a subset chosen with --only)."
+    scope += (
+        " Flawed cases ran every family (--all-families)."
+        if all_families
+        else " Flawed cases ran the families their flaw may fool; false positives are from the careful twins."
+    )
     misses = "\n".join(f"- {line}" for line in wrong) or "None."
     return f"{_DOCS_HEAD}\n## The last run\n\n{scope}\n\n{table(tallies)}\n\nMisses and false positives: {misses}\n"
 
@@ -279,6 +298,11 @@ def add_parser(sub: Any) -> None:
     corpus.add_argument("--manifest", default=str(DEFAULT_MANIFEST), help="default: targets/corpus.yaml")
     corpus.add_argument("--only", action="append", default=[], metavar="GLOB", help="cases whose id matches")
     corpus.add_argument("-j", "--jobs", type=int, default=1, help="audits at once (default 1)")
+    corpus.add_argument(
+        "--all-families",
+        action="store_true",
+        help="flawed cases run every family: a finding outside the flaw's families is a false positive",
+    )
     corpus.add_argument("--write-docs", action="store_true", help=f"write the table to {DOCS_PAGE}")
 
 
@@ -303,7 +327,9 @@ def main(args: argparse.Namespace) -> int:
     targets = path.resolve().parent
     outcomes: list[Outcome] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_case, manifest, case, targets) for case in cases]
+        futures = [
+            pool.submit(run_case, manifest, case, targets, all_families=args.all_families) for case in cases
+        ]
         for case, future in zip(cases, futures, strict=True):
             outcome = future.result()
             outcomes.append(outcome)
@@ -315,6 +341,7 @@ def main(args: argparse.Namespace) -> int:
         print(line)
     if args.write_docs:
         DOCS_PAGE.parent.mkdir(parents=True, exist_ok=True)
-        DOCS_PAGE.write_text(docs_page(tallies, len(cases), len(manifest.cases), wrong), encoding="utf-8")
+        page = docs_page(tallies, len(cases), len(manifest.cases), wrong, all_families=args.all_families)
+        DOCS_PAGE.write_text(page, encoding="utf-8")
         print(f"wrote {DOCS_PAGE}")
     return 1 if wrong else 0

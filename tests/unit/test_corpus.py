@@ -48,21 +48,33 @@ def test_a_miss_a_false_positive_and_an_unjudged_result_are_counted_as_such() ->
     flawed = next(c for c in manifest.cases if c.id == "reference/any-answer-key")
     careful = next(c for c in manifest.cases if c.id == "reference/careful")
     outcomes = [
+        # On the flawed case: its attack missed, another of its family found (its flaw's, not counted),
+        # one of another family found (a false positive: the flaw fooled a family it should not).
         Outcome(
-            flawed.id, (("MCA-CONSENT-008", "consent", "refused"), ("MCA-CONSENT-001", "consent", "weak"))
+            flawed.id,
+            (
+                ("MCA-CONSENT-008", "consent", "refused"),
+                ("MCA-CONSENT-001", "consent", "weak"),
+                ("MCA-REPLAY-001", "replay", "vulnerable"),
+            ),
         ),
         Outcome(
             careful.id,
-            (("MCA-REPLAY-001", "replay", "refused"), ("MCA-REPLAY-002", "replay", "inconclusive")),
+            (
+                ("MCA-REPLAY-001", "replay", "refused"),
+                ("MCA-REPLAY-002", "replay", "inconclusive"),
+                ("MCA-CONSENT-001", "consent", "weak"),
+            ),
         ),
     ]
     tallies, wrong = score(manifest, outcomes)
     assert (tallies["consent"].detected, tallies["consent"].expected) == (0, 1)
     assert (tallies["consent"].false_positives, tallies["consent"].judged) == (1, 1)
-    assert (tallies["replay"].false_positives, tallies["replay"].judged) == (0, 1)
+    assert (tallies["replay"].false_positives, tallies["replay"].judged) == (1, 2)
     assert wrong == [
         "reference/any-answer-key: MCA-CONSENT-008 missed (refused, wanted vulnerable)",
-        "reference/any-answer-key: MCA-CONSENT-001 is a false positive (weak)",
+        "reference/any-answer-key: MCA-REPLAY-001 is a false positive (vulnerable)",
+        "reference/careful: MCA-CONSENT-001 is a false positive (weak)",
     ]
 
 
