@@ -13,13 +13,15 @@ python="${PYTHON:-python3}"
 which="${1:-race}"
 [ $# -gt 0 ] && shift
 
+# tests/reference first: test modules import their folder's conftest by name, and the last
+# conftest loaded for the command line's arguments is the one `from conftest import` finds.
 race=(
+  "tests/reference/test_reference_server.py::test_flaw_check_then_delete_ledger"
   "tests/matrix/test_detection_matrix.py::test_each_flaw_is_caught_by_its_family_and_fools_no_other[check-then-delete-ledger]"
   "tests/matrix/test_detection_matrix.py::test_each_flaw_is_caught_by_its_family_and_fools_no_other[no-ledger]"
   "tests/matrix/test_elsewhere.py::test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server"
   "tests/matrix/test_elsewhere.py::test_an_approval_checked_then_spent_a_moment_later_is_taken_by_every_redemption_at_once"
   "tests/matrix/test_payments.py::test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other[racy-ledger]"
-  "tests/reference/test_reference_server.py::test_flaw_check_then_delete_ledger"
 )
 case "$which" in
   race) selection=("${race[@]}") ;;
