@@ -1,4 +1,11 @@
-"""Shared fixtures for the suite."""
+"""Shared fixtures for the suite, and its two tiers (tests/README.md).
+
+The fast tier is what `pytest` runs with no arguments: units, in-process audits,
+table-driven verdicts. The full tier adds every test marked `slow`: the matrices,
+real subprocess targets, hostile targets, pytest inside pytest. `pytest -m ""`
+runs both, as CI does. A test is marked here, by its folder or the fixtures it
+uses, or in its file with `@pytest.mark.slow`.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
+from tiers import SLOW_FIXTURES, SLOW_FOLDERS, TESTS
 
 from mcp_confirm_audit.report.audit_json import schema as audit_schema
 from mcp_confirm_audit.target.launch import free_port
@@ -26,6 +34,16 @@ from mcp_confirm_audit.target.launch import free_port
 # ships it; the PyPI package linceo (dev extra) carries a byte-identical copy,
 # and this digest proves it is the official file, not a look-alike.
 OFFICIAL_SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue  # not one of ours (a pytester run's own tests)
+        if folder in SLOW_FOLDERS or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

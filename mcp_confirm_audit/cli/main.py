@@ -8,6 +8,7 @@ saves typing; pytest options go after `--` (`run --profile F -- -n 2 -k REPLAY`)
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shlex
 import sys
@@ -500,6 +501,20 @@ def _bench(args: argparse.Namespace, rest: list[str]) -> int:
     return bench.main(args)
 
 
+def _add_corpus(sub: Any) -> None:
+    # As bench: the full parser only when corpus runs (it imports pydantic and YAML).
+    sub.add_parser("corpus", help="audit the reference corpus: detection and false-positive rates")
+
+
+def _corpus(args: argparse.Namespace, rest: list[str]) -> int:
+    from . import corpus
+
+    return corpus.main(args)
+
+
+# Subcommands whose module is heavy: their own parser is built only when they run.
+_BUILT_WHEN_RUN = ("bench", "corpus")
+
 _Handler = Callable[[argparse.Namespace, list[str]], int]
 _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "run": (_add_run, _run),
@@ -513,6 +528,7 @@ _COMMANDS: dict[str, tuple[Callable[[Any], None], _Handler]] = {
     "bench": (_add_bench, _bench),
     "bench-plugin": (bench_inert.add_parser, lambda args, rest: bench_inert.main(args)),
     "bench-cli": (bench_cli.add_parser, lambda args, rest: bench_cli.main(args)),
+    "corpus": (_add_corpus, _corpus),
 }
 # Subcommands that pass unknown arguments on to pytest.
 _PASS_THROUGH = {"run", "replay"}
@@ -542,10 +558,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mcp-confirm-audit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (add, _) in _COMMANDS.items():
-        if name == "bench" and command == "bench":
-            from . import bench
-
-            bench.add_parser(sub)
+        if name in _BUILT_WHEN_RUN and command == name:
+            importlib.import_module(f"{__package__}.{name}").add_parser(sub)
         else:
             add(sub)
     return parser

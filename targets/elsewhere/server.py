@@ -45,8 +45,8 @@ import argparse
 import hashlib
 import hmac
 import json
+import logging
 import os
-import random
 import re
 import secrets
 import sys
@@ -67,6 +67,7 @@ import paths  # noqa: E402
 from ask_terminal import ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
+from race_gate import RaceGate  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
 FLAWS = (
@@ -156,6 +157,7 @@ class Gate:
         self.spent: set[str] = set()
         self.late_first_redeem = late_first_redeem
         self.lock = threading.Lock()
+        self.race, self.turn = RaceGate(), threading.Lock()  # check-then-spend's window (race_gate.py)
         self.pairing = f"{secrets.randbelow(10**6):06d}"
         self.owner_key = os.environ.get("ELSEWHERE_OWNER_KEY", "")
         self.api: str | None = None
@@ -237,15 +239,19 @@ class Gate:
         time.sleep(late)
         if "check-then-spend" in self.flaws:
             # FLAW check-then-spend: checked, then spent a moment later: redemptions sent together all pass.
-            # The moment varies (as a real server's I/O does), so each one that passed acts in its turn.
+            # The moment is held open by the race gate (each one that passed waits there for the others),
+            # not by a pause, and each then acts in its turn, once its file is back.
             request, path = self._usable(rid, path)
-            time.sleep(0.05 + random.random() * 0.1)
+            self.race.passed(rid)
             with self.lock:
                 self.spent.add(rid)
-        else:
-            with self.lock:
-                request, path = self._usable(rid, path)
-                self.spent.add(rid)
+            with self.turn:
+                self.race.until(lambda: os.path.lexists(os.path.join(self.policy.root, path)))
+                self.delete(path, request["seen"] if path == request["path"] else None)
+            return f"deleted {_shown(path)}"
+        with self.lock:
+            request, path = self._usable(rid, path)
+            self.spent.add(rid)
         self.delete(path, request["seen"] if path == request["path"] else None)
         return f"deleted {_shown(path)}"
 
@@ -474,6 +480,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.channel == "device":
         print(f"device api {gate.api}", file=sys.stderr, flush=True)
         print(f"pairing code {gate.pairing}", file=sys.stderr, flush=True)
+    # A refusal raised from a tool is logged with its traceback; the SDK's default handler renders it
+    # with rich (syntax-highlighted frames), a CPU-heavy render serialised behind the logging lock, so on
+    # a loaded machine a burst of refused redemptions queued behind it for seconds each. A plain handler
+    # says the same in microseconds (the SDK's own basicConfig then leaves it in place).
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     build(gate).run()
 
 

@@ -6,7 +6,7 @@ from collections.abc import Collection
 
 FLAWS: dict[str, str] = {
     "no-ledger": "the state's nonce is never spent: one approval pays again until the seal expires",
-    "racy-ledger": "spending is check, sleep 500 ms, spend: concurrent redemptions of one approval all pay",
+    "racy-ledger": "spending is check, then spend: concurrent redemptions of one approval all pay",
     "decline-acts": "decline and cancel pay as if the user had accepted",
     "stateless-answers": "an answer sent without requestState is accepted and paid",
     "unescaped-memo": "memo and recipient go into the question as they are: line breaks, bidi, markup",

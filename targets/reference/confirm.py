@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
+import anyio
+import anyio.to_thread
 import forms
 import paths
 import prompt
+import race_gate
 import states
 import styles
 from capabilities import require_form_elicitation
@@ -68,6 +71,7 @@ class ConfirmTool:
         form: forms.FormKind,
         flaws: frozenset[str],
         style: styles.Style = styles.STYLES["quoted"],
+        race: race_gate.RaceGate | None = None,
     ) -> None:
         self.name = name
         self.effect = effect
@@ -77,6 +81,9 @@ class ConfirmTool:
         self._form = form
         self._flaws = flaws
         self._style = style
+        # FLAW check-then-delete-ledger: the redemptions the ledger let through act one at a time.
+        self._race = race
+        self._turn = anyio.Lock()
 
     async def __call__(self, raw: object, ctx: Context) -> str | InputRequiredResult:
         try:
@@ -96,7 +103,21 @@ class ConfirmTool:
             event("answer-without-state-ignored", tool=self.name, path=raw)
             return await self._ask(raw, call, ctx)
         approval = await self._scheme.redeem(ctx.request_state, call)
-        return await self._act(raw, answer, approval)
+        if self._race is None:
+            return await self._act(raw, answer, approval)
+        async with self._turn:
+            # Each in its turn, once the file is back (the harness puts it back after every effect).
+            await anyio.to_thread.run_sync(self._race.until, lambda: self._there(raw))
+            return await self._act(raw, answer, approval)
+
+    def _there(self, raw: object) -> bool:
+        try:
+            self._policy.resolve(raw)
+        except paths.Missing:
+            return False
+        except paths.Refused:
+            return True  # refused for another reason: nothing to wait for
+        return True
 
     def _call(self, ctx: Context) -> states.Call:
         # The wire arguments, extras included: the tool's signature would drop an added `force`.

@@ -36,7 +36,7 @@ FLAWS: dict[str, str] = {
     "nested-form": "the form has a nested object field; elicitation forms are flat, primitive fields only",
     "question-without-name": "the question does not say which file it is about",
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
-    "check-then-delete-ledger": "spending is check, sleep 50 to 150 ms, delete: concurrent redemptions all pass",
+    "check-then-delete-ledger": "spending is check, then delete: concurrent redemptions all pass",
     "elicits-without-capability": "the confirmation form goes to a client that declared no form elicitation",
     "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: they live 600 s",
     "principal-unbound-state": "SDK sealing removed; the server's own signed state names no principal, so any "

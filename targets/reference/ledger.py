@@ -8,13 +8,13 @@ Backends: in-memory (one process), SQLite or Redis (shared by replicas).
 
 from __future__ import annotations
 
-import random
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.to_thread
+from race_gate import RaceGate
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -191,14 +191,13 @@ class Ledger:
         *,
         never_spend: bool = False,
         racy: bool = False,
-        race_window: float = 0.05,
+        race: RaceGate | None = None,
         late_first_question: float = 0.0,
     ) -> None:
         self._backend = backend
         self._ttl = ttl
         self._never_spend = never_spend
-        self._racy = racy
-        self._race_window = race_window
+        self.race = (race or RaceGate()) if racy else None
         self._late_first_question = late_first_question
 
     async def issue(self, nonce: str) -> None:
@@ -213,13 +212,13 @@ class Ledger:
         if self._never_spend:
             # FLAW no-ledger: nothing is recorded, so only the SDK's seal and TTL remain.
             return True
-        if self._racy:
-            # FLAW check-then-delete-ledger: the gap lets concurrent redemptions both pass.
+        if self.race is not None:
+            # FLAW check-then-delete-ledger: the gap between the check and the delete lets concurrent
+            # redemptions all pass. The gap is held open by the race gate (every one that passed waits
+            # there for the others), not by a pause, so the race is the same at any load.
             if not await self._backend.outstanding(nonce):
                 return False
-            # The pause varies (as a real store's round trip does), so each redemption that passed
-            # acts in its turn rather than all in the same instant.
-            await anyio.sleep(self._race_window * (1 + 2 * random.random()))
+            await anyio.to_thread.run_sync(self.race.passed, nonce)
             await self._backend.discard(nonce)
             return True
         return await self._backend.spend(nonce)

@@ -132,7 +132,7 @@ def build_server(
     if second_tool:
         tools.append((SECOND_TOOL, "truncate"))  # same policy, same scheme, hence the same ledger
     for name, effect in tools:
-        tool = confirm.ConfirmTool(name, effect, path_arg, policy, scheme, form, active, written)
+        tool = confirm.ConfirmTool(name, effect, path_arg, policy, scheme, form, active, written, nonces.race)
         _add_confirm_tool(server, tool, path_arg)
     _add_stat_tool(server, paths.PathPolicy.create(root, mode=paths_mode))
     return server

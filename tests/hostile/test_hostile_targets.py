@@ -18,12 +18,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 
 # Generous: every round trip times out after 1 s, a start after 3 s, and the
 # selections below hold a handful of attacks (each bounded at 8 round trips).
-BOUND = 90
+BOUND = deadline(90)
 NUL = b"\0"
 
 
@@ -54,10 +55,10 @@ def audit(pytester: pytest.Pytester, mode: str, marker: str, *args: str) -> pyte
         "--mcp-target",
         command,
         "--mcp-call-timeout",
-        "1",
+        f"{deadline(1):g}",
         # Long enough for a loaded machine to start Python and the SDK; only "silent" waits it out.
         "--mcp-start-timeout",
-        "10",
+        f"{deadline(10):g}",
         "-W",
         "default",
         *args,

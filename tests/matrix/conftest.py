@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deadline import scaled
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
@@ -40,7 +41,11 @@ def one_zygote_per_worker() -> Iterator[None]:
 
 
 def forked(profile: Profile) -> Profile:
-    """`profile` with the SDK's zygote, when its target is a script on this interpreter over stdio."""
+    """`profile` with the SDK's zygote, when its target is a script on this interpreter over stdio.
+
+    Every matrix profile passes here, so its deadlines are scaled here too (tests/deadline.py).
+    """
+    profile = scaled(profile)
     stdio = not (profile.is_url or profile.is_in_process or profile.serves_http or profile.tty)
     script = shlex.split(profile.command)[:1] == [sys.executable]
     if not (stdio and script) or profile.zygote:
@@ -82,7 +87,7 @@ def audit_reference(catalogue: Catalogue) -> AuditFn:
         """
         command = settings.pop("command", None) or reference_command(*options)
         profile = Profile(command=command, tool=tool, call_timeout=10.0, **settings)
-        profile = forked(profile) if zygote else profile
+        profile = forked(profile) if zygote else scaled(profile)
 
         def select(spec: AttackSpec) -> bool:
             return families is None or spec.family in families

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import forked
+from deadline import deadline
 from test_payments import PAYMENTS
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -105,7 +106,7 @@ def test_an_effect_probe_from_outside_the_profile_is_compared_like_any_other(
     from mcp_confirm_audit.engine.session import AuditSession
 
     session = AuditSession(
-        Profile(command=_command("--log-into-root"), call_timeout=10.0),
+        Profile(command=_command("--log-into-root"), call_timeout=deadline(10.0)),
         catalogue,
         generation,
         probes=[hooked],
@@ -192,7 +193,9 @@ def test_a_tool_that_refuses_the_harness_arguments_or_shows_no_effect_says_which
 ) -> None:
     script = tmp_path / "opaque.py"
     script.write_text(OPAQUE_SERVER)
-    profile = Profile(command=shlex.join([sys.executable, str(script), "{root}"]), call_timeout=10.0)
+    profile = Profile(
+        command=shlex.join([sys.executable, str(script), "{root}"]), call_timeout=deadline(10.0)
+    )
     run = _audit(profile, catalogue, generation, "replay")
     approve = {c.tool: c for c in run.controls if c.name == "approve"}
     refused = approve["close_account"]

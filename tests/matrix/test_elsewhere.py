@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION, forked
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -234,7 +235,7 @@ def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_wait
     # it, not leave "no answer within 2s" as if the server were broken.
     command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "30"]
     profile = resolve_profile(None, shlex.join(command), None)
-    profile = replace(profile, tty=True, call_timeout=2.0)
+    profile = replace(profile, tty=True, call_timeout=deadline(2.0))
     run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
     approve = {c.name: c for c in run.controls}["approve"]
     assert not approve.passed

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import forked
+from deadline import scaled
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
 
@@ -52,7 +53,7 @@ def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
         *options: str, families: Sequence[str] | None = None, zygote: bool = True, **settings: Any
     ) -> AuditRun:
         profile = Profile(command=payments_command(*options), call_timeout=10.0, **settings)
-        profile = forked(profile) if zygote else profile
+        profile = forked(profile) if zygote else scaled(profile)
         return run_audit(
             profile,
             catalogue=catalogue,

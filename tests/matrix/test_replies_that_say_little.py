@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -30,7 +31,7 @@ REFUSING = frozenset({"consent", "replay"})
 def audit(catalogue: Catalogue, *options: str, families: Collection[str]) -> AuditRun:
     command = shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
     return run_audit(
-        Profile(command=command, call_timeout=10.0),
+        Profile(command=command, call_timeout=deadline(10.0)),
         catalogue=catalogue,
         select=lambda spec: spec.family in families,
         generation=MATRIX_GENERATION,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -27,7 +28,7 @@ ERAS = {"2026-07-28": "mrtr", "2025-11-25": "elicitation"}
 
 def _drift_result(catalogue: Catalogue, **changes: object) -> Result:
     """The one subject-drift attack on the shipped profile with `changes`, its controls all passed."""
-    profile: Profile = dataclasses.replace(load_profile(PROFILE), call_timeout=10.0, **changes)
+    profile: Profile = dataclasses.replace(load_profile(PROFILE), call_timeout=deadline(10.0), **changes)
     run: AuditRun = run_audit(
         profile,
         catalogue=catalogue,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import forked
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations.pending import Pending
@@ -159,7 +160,7 @@ def audit_route(catalogue: Catalogue, generation: Any, *post_flaws: str, read_on
         profile,
         servers=replace(profile.servers, commands=commands),
         confirmation=replace(profile.confirmation, human=replace(person, approve=approve)),
-        call_timeout=5.0,
+        call_timeout=deadline(5.0),
     )
     return run_audit(
         profile, catalogue=catalogue, select=lambda s: s.family in PERSONS, generation=generation

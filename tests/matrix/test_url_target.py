@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
@@ -58,7 +59,8 @@ def test_a_running_server_reached_by_url_refuses_the_catalogue_in_its_served_dir
 ) -> None:
     url, served = running_server
     run = run_audit(
-        Profile(command=url, root=str(served), tool="delete_file", call_timeout=10.0), catalogue=catalogue
+        Profile(command=url, root=str(served), tool="delete_file", call_timeout=deadline(10.0)),
+        catalogue=catalogue,
     )
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]

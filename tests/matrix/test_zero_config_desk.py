@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import forked
+from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.human import Command
@@ -35,7 +36,7 @@ def _audit(
 ) -> AuditRun:
     command = shlex.join([sys.executable, str(DESK), "--root", "{root}", *options])
     profile = Profile(command=command, call_timeout=10.0)
-    profile = forked(profile) if zygote else profile
+    profile = forked(profile) if zygote else scaled(profile)
     return run_audit(
         profile,
         catalogue=catalogue,

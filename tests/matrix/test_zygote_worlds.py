@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.generation import Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -30,8 +31,8 @@ def _forked_reference() -> Profile:
         tool="delete_file",
         isolation="process",
         zygote=("mcp.server.mcpserver",),
-        call_timeout=10.0,
-        start_timeout=60.0,
+        call_timeout=deadline(10.0),
+        start_timeout=deadline(60.0),
     )
 
 

@@ -110,6 +110,7 @@ async def test_the_honest_payment_is_asked_about_and_paid_once(payments: ModuleT
     assert root_after == []  # no file is touched: the ledger is in memory
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 async def test_the_honest_payment_over_stdio_and_a_fresh_process_starts_empty(
     payments: ModuleType, root: Path
 ) -> None:
@@ -225,8 +226,8 @@ async def test_racy_ledger_lets_concurrent_redemptions_all_pay(
             for _ in range(4):
                 tg.start_soon(answer, c, r1.request_state)
         count = len(await paid(c))
-        # Every redemption that reached the check inside another's 50 ms gap pays.
-        assert count >= 2 if flawed else count == 1
+        # The flawed ledger's gap is held open until three have passed its check: each of them pays.
+        assert count >= 3 if flawed else count == 1
 
 
 @BOTH
@@ -358,6 +359,7 @@ async def test_an_unknown_transfer_id_is_a_tool_error_naming_it(payments: Module
         assert "unknown transfer id 'nope'" in text(result)
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 async def test_the_handle_profile_drives_the_honest_flow_over_stdio(root: Path) -> None:
     """targets/payments-handle.yaml, followed by hand: setup, save, args, ask, accept, effect."""
     profile_path = SERVER_PY.parents[1] / "payments-handle.yaml"
@@ -461,6 +463,7 @@ async def test_every_payment_reaches_the_webhook(
     assert bodies == [{"event": "payment", "id": "pay-0001", **RENT}]
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 async def test_the_webhook_is_read_from_config_yaml_in_the_root_over_stdio(
     root: Path, recorder: tuple[str, list[dict[str, Any]]]
 ) -> None:
@@ -534,6 +537,7 @@ def test_bad_options_are_one_line_usage_errors(
     assert said in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 async def test_http_on_loopback_with_port(root: Path) -> None:
     port = free_port()
     cmd = [sys.executable, str(SERVER_PY), "--root", str(root), "--port", str(port)]

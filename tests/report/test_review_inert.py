@@ -106,6 +106,7 @@ def test_a_review_whose_every_target_string_is_hostile_renders_nothing_live() ->
     assert "onerror=alert(1)" in review  # shown, not dropped
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 def test_the_review_of_a_prompt_forging_run_renders_no_element_from_the_target(
     pytester: pytest.Pytester,
 ) -> None:

@@ -177,6 +177,7 @@ def test_any_other_command_shape_is_a_usage_error_saying_which_shapes_work(argv:
         split_command(argv)
 
 
+@pytest.mark.slow  # a real target process (tests/README.md)
 def test_the_reference_server_forked_per_world_answers_and_leaves_nothing(tmp_path: Path) -> None:
     profile = Profile(command=f"{sys.executable} {REFERENCE} --root {{root}}", start_timeout=60)
     zygote = Zygote(sys.executable, ["mcp.server.mcpserver"], dict(os.environ), timeout=60)
