@@ -102,8 +102,8 @@ class Baseline:
 
 def _judge_finding(accepted: AcceptedFinding, result: Result) -> Mark | None:
     wanted = accepted.verdict.value if accepted.verdict else "vulnerable or weak"
-    if result.verdict is Verdict.INCONCLUSIVE:
-        return None  # cannot be judged, so neither excused nor stale
+    if result.verdict in (Verdict.INCONCLUSIVE, Verdict.EXCLUDED):
+        return None  # not judged (or left out by the profile), so neither excused nor stale
     if result.verdict not in _FINDINGS:
         return Mark(STALE, f"no longer found (now {result.verdict.value}): {accepted.reason}", wanted)
     if accepted.verdict is None or accepted.verdict is result.verdict:

@@ -252,3 +252,14 @@ def test_an_exclusion_is_reported_everywhere_and_the_printed_rerun_works_beside_
     assert "1 failed" in again.stdout
     assert "test_own" not in again.stdout
     assert "conftest" not in again.stdout
+
+
+def test_a_baselined_finding_whose_attack_the_profile_excludes_is_neither_accepted_nor_stale(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "b.yaml"
+    path.write_text(
+        yaml.safe_dump({"findings": [{"id": "MCA-REPLAY-001", "tool": "delete_file", "reason": "known"}]})
+    )
+    baseline = load_baseline(path, load_catalogue())
+    assert baseline.mark(_result(Verdict.EXCLUDED, "excluded by the profile (p.yaml): one process")) is None
