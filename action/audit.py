@@ -34,7 +34,7 @@ from typing import Any
 
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 FAIL_ON = (*SEVERITIES, "none")
-VERDICTS = ("vulnerable", "weak", "refused", "inconclusive", "not_applicable")
+VERDICTS = ("vulnerable", "weak", "refused", "inconclusive", "not_applicable", "excluded")
 # A failed refusal control (a decline that acted) is filed as high, as the SARIF rule is.
 _CONTROL_SEVERITY = "high"
 
