@@ -1,6 +1,6 @@
 """`corpus`: audit the reference servers as a corpus, and say how often the audit is right.
 
-`targets/corpus.yaml` lists every reference server configuration: the flaw it has and the
+`targets/corpus/corpus.yaml` lists every reference server configuration: the flaw it has and the
 attacks that must find it (and with which verdict), and its careful twins, which must give
 no finding. Each case is one audit, started as a real process as any target is. What is
 counted:
@@ -35,7 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 USAGE = 4
-DEFAULT_MANIFEST = Path("targets") / "corpus.yaml"
+DEFAULT_MANIFEST = Path("targets") / "corpus" / "corpus.yaml"
 DOCS_PAGE = Path("docs") / "explanation" / "corpus.md"
 FINDINGS = frozenset({"vulnerable", "weak"})
 JUDGED = frozenset({"refused", "vulnerable", "weak"})
@@ -78,6 +78,8 @@ class Case(BaseModel):
 
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # The folder of the servers and profiles ({targets}), relative to the manifest's own folder.
+    targets: str = ".."
     servers: dict[str, ServerEntry]
     cases: list[Case]
 
@@ -99,7 +101,7 @@ def load_manifest(path: Path) -> Manifest:
         return Manifest.model_validate(raw)
     except OSError as exc:
         raise ValueError(
-            f"cannot read the corpus {path}: {exc.strerror}; pass --manifest targets/corpus.yaml"
+            f"cannot read the corpus {path}: {exc.strerror}; pass --manifest targets/corpus/corpus.yaml"
         ) from None
     except (yaml.YAMLError, ValidationError) as exc:
         first = str(exc).splitlines()
@@ -256,7 +258,7 @@ def table(tallies: Mapping[str, Tally]) -> str:
 _DOCS_HEAD = """# The reference servers as a corpus
 
 The reference servers under `targets/` are a corpus of live confirmation flaws: each
-configuration in `targets/corpus.yaml` has exactly one flaw, names the attacks that must
+configuration in `targets/corpus/corpus.yaml` has exactly one flaw, names the attacks that must
 find it and with which verdict, and each has careful twins (the careful server, in several
 styles and on several channels) that must give no finding. Every case is one real audit of
 a real server process.
@@ -293,9 +295,11 @@ def docs_page(
 def add_parser(sub: Any) -> None:
     corpus = sub.add_parser(
         "corpus",
-        help="audit every reference server of targets/corpus.yaml; print detection and false-positive rates",
+        help="audit every reference server of targets/corpus/corpus.yaml; print detection and false-positive rates",
     )
-    corpus.add_argument("--manifest", default=str(DEFAULT_MANIFEST), help="default: targets/corpus.yaml")
+    corpus.add_argument(
+        "--manifest", default=str(DEFAULT_MANIFEST), help="default: targets/corpus/corpus.yaml"
+    )
     corpus.add_argument("--only", action="append", default=[], metavar="GLOB", help="cases whose id matches")
     corpus.add_argument("-j", "--jobs", type=int, default=1, help="audits at once (default 1)")
     corpus.add_argument(
@@ -324,7 +328,7 @@ def main(args: argparse.Namespace) -> int:
         )
         print(f"mcp-confirm-audit corpus: {why}", file=sys.stderr)
         return USAGE
-    targets = path.resolve().parent
+    targets = (path.resolve().parent / manifest.targets).resolve()
     outcomes: list[Outcome] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [

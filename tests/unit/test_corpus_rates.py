@@ -10,7 +10,7 @@ from mcp_confirm_audit.cli import corpus
 from mcp_confirm_audit.cli.corpus import Outcome, load_manifest, score, wilson
 
 ROOT = Path(__file__).resolve().parents[2]
-MANIFEST = ROOT / "targets" / "corpus.yaml"
+MANIFEST = ROOT / "targets" / "corpus" / "corpus.yaml"
 
 
 @pytest.mark.parametrize(
