@@ -406,10 +406,17 @@ def _watched(run: _Runner) -> str:
 
 async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout: float) -> ControlOutcome:
     sink = run.observer.sink
+    previews: list[Response] = []
+
+    def record(exchange: Exchange) -> None:
+        run.evidence.append(describe(exchange))
+        if exchange.label == "preview":
+            previews.append(exchange.response)
+
     channel = honest.RecordingChannel(
         run.conn,
         Phase.SETUP,
-        lambda e: run.evidence.append(describe(e)),
+        record,
         run.sandbox.root,
         timeout,
         sink.requests if sink is not None else None,
@@ -438,6 +445,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         tuple(run.bookkeeping),
         notes,
         mechanism=flow,
+        refused_arguments=done.style is None and any(replies.said(r) is Said.REFUSED for r in previews),
         isolation=run.isolation,
         signatures=signatures,
         places=tuple(sorted(run.places)),

@@ -101,6 +101,7 @@ async def search(
     root: Path,
     seen: Mapping[str, Any],
     fresh: FreshWorld | None = None,
+    previewing: Mapping[str, Any] | None = None,
 ) -> Searched:
     """Call the gated tool until it asks (or answers without refusing), learning from each refusal."""
     tool = next(t for t in tools if t.name == plan.name)
@@ -117,7 +118,7 @@ async def search(
             return _gave_up(state, "the refusal taught nothing new: the same arguments would be sent again")
         before = files(root)
         try:
-            response, used = await _attempt(conn, plan, state)
+            response, used = await _attempt(conn, plan, state, previewing or {})
         except SetupFailed as exc:
             return _gave_up(state, f"a setup call failed: {str(exc)[:200]}")
         _grew(state, before, files(root))
@@ -149,7 +150,9 @@ async def search(
     return _gave_up(state, f"no call of {plan.name} reached its gate within {MAX_ATTEMPTS} attempts")
 
 
-async def _attempt(conn: Connection, plan: ToolPlan, state: _State) -> tuple[Response, dict[str, Any]]:
+async def _attempt(
+    conn: Connection, plan: ToolPlan, state: _State, previewing: Mapping[str, Any]
+) -> tuple[Response, dict[str, Any]]:
     async def call(step: str, tool: str, args: Mapping[str, Any]) -> Response:
         exchange = await conn.call(Phase.SETUP, f"search: {step}", tool, args)
         return exchange.response
@@ -159,9 +162,8 @@ async def _attempt(conn: Connection, plan: ToolPlan, state: _State) -> tuple[Res
         made = await prepare(call, plan.name, tuple(state.setup), state.template, {})
         arguments = {**state.args, **made.arguments}
     state.calls += 1
-    exchange = await conn.call(
-        Phase.SETUP, f"search: attempt {len(state.attempts) + 1}", plan.name, arguments
-    )
+    sent = {**arguments, **previewing}
+    exchange = await conn.call(Phase.SETUP, f"search: attempt {len(state.attempts) + 1}", plan.name, sent)
     return exchange.response, arguments
 
 

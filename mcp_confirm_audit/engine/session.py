@@ -726,7 +726,10 @@ class AuditSession:
         """Zero configuration, on an action that names no file, whose first call was refused (nothing acted unasked)."""
         unasked = any(result.name == UNASKED for result in outcome.results)
         zero = self.profile.args is None and not self.profile.setup
-        wrong = outcome.refused_arguments and outcome.mechanism is None
+        # MRTR's first call, or a token flow's preview (called with its preview arguments), refused.
+        wrong = outcome.refused_arguments and (
+            outcome.mechanism is None or isinstance(outcome.mechanism, Token)
+        )
         return zero and wrong and not unasked and searchable(self.plan(tool))
 
     def _search(self, tool: str, outcome: ControlOutcome) -> ControlOutcome:
@@ -740,12 +743,22 @@ class AuditSession:
             assert self.sandbox is not None
             return self._ensure(f"{self.prefix(tool)}primary"), self.sandbox.root
 
+        # A token flow is searched through its preview: the call that asks, never the one that acts.
+        flow = outcome.mechanism
+        previewing = dict(flow.preview_args) if isinstance(flow, Token) and flow.preview_tool is None else {}
         if renewable:
             self._isolate()  # the search starts in a world no control has touched
         assert self.sandbox is not None
         conn = self._ensure(f"{self.prefix(tool)}primary")
         found = self._portal.call(
-            search, plan, self.tools, conn, self.sandbox.root, self.seen, fresh if renewable else None
+            search,
+            plan,
+            self.tools,
+            conn,
+            self.sandbox.root,
+            self.seen,
+            fresh if renewable else None,
+            previewing,
         )
         if found.plan is not None and found.plan != plan:
             self.plans = [found.plan if p.name == tool else p for p in self.plans]

@@ -79,6 +79,21 @@ _NOT_FOUND = re.compile(
     r"(?P<thing>[a-z][\w-]*)\s+(?:['\"`][^'\"`]*['\"`]|[\w.:-]+)\s+(?:(?:was |is )?not found|does not exist|doesn't exist)",
     re.I,
 )
+# "eleven digits": a string of that many digits (a carrier's number, an account number).
+_DIGITS = re.compile(
+    r"\b(\d{1,2}|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen)\s+digits\b", re.I
+)
+_COUNTS = {
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+}
 # A date the server wants later than the one sent ("due_date 2026-12-02 is in the past").
 _FUTURE = re.compile(
     r"in the past|before today|must be (?:in the )?future|must be after today|already passed", re.I
@@ -168,6 +183,10 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
     for m in (_ONE_OF.search(clause), listing.search(clause)):
         if not facets and m is not None and len(items := _items(m["list"])) >= 2:
             facets["enum"] = items
+    if not facets and (digits := _DIGITS.search(clause)) and prop.get("type") in (None, "string"):
+        word = digits[1].lower()
+        count = int(word) if word.isdigit() else _COUNTS[word]
+        facets["pattern"] = f"^[1-9][0-9]{{{count - 1}}}$"
     if not facets and _FUTURE.search(clause):
         facets["format"] = prop.get("format") or "date"
         facets["x-days-ahead"] = 7
@@ -237,6 +256,8 @@ def concerns(clause: str, args: Mapping[str, Any], names: list[str] | None = Non
             and not isinstance(v, bool)
             and re.search(rf"['\"`]{re.escape(str(v))}['\"`]", clause)
         ]
+    # A value quoted back names one argument: when several were sent the same, the first is meant.
+    named = named[:1] if named and not any(says(a.lower()) or says(stem(a)) for a in named) else named
     if not named and len(args) == 1:
         named = list(args)
     return named

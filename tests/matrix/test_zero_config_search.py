@@ -136,3 +136,23 @@ def test_a_challenge_echoed_back_is_a_token_flow(audit: Audit) -> None:
     assert "through token" in approve, approve
     said = control(run, "drain_tank", "search")
     assert "tank from drain_tank's refusal" in said, said
+
+
+def test_a_token_flows_refused_preview_is_searched_through_the_preview(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """targets/messages: the preview refuses a number that is not eleven digits; nothing is configured."""
+    messages = SHAPES.parents[1] / "messages" / "server.py"
+    command = shlex.join([sys.executable, str(messages), "--root", "{root}"])
+    run = run_audit(
+        forked(Profile(command=command, call_timeout=10.0)),
+        catalogue=catalogue,
+        generation=generation,  # type: ignore[arg-type]
+        select=lambda spec: spec.id == "MCA-TOKREUSE-001",
+    )
+    said = control(run, "send_sms", "search")
+    assert "to from send_sms's refusal" in said, said
+    assert "eleven digits" in said, said
+    assert "body from" not in said, said
+    assert "through token" in control(run, "send_sms", "approve")
+    assert run.by_id()["MCA-TOKREUSE-001"].verdict is Verdict.REFUSED

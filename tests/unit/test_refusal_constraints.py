@@ -38,6 +38,12 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]], dict[str, str 
         {"recipient": None},
     ),
     ("title must be at least 12 characters", {"title": "x"}, {"title": {"minLength": 12}}, {"title": None}),
+    (
+        "'x' is not a phone number (eleven digits, country code first)",
+        {"to": "x", "body": "x"},
+        {"to": {"pattern": "^[1-9][0-9]{10}$"}},
+        {"to": None},
+    ),
     ("mode should be eco or boost", {"mode": "x"}, {"mode": {"enum": ["eco", "boost"]}}, {"mode": None}),
 ]
 
