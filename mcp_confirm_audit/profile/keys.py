@@ -585,7 +585,7 @@ class ProfileKeys(Keys):
     protocol: str | None = key(
         "auto",
         "The protocol era every connection asks for; auto negotiates (2026-07-28 when the server offers "
-        "it, else the handshake). Quote a date, or YAML reads it as one.",
+        "it, else the handshake).",
         accepts=f"one of {', '.join(elicitation.PROTOCOLS)}",
         example=elicitation.LEGACY[0],
         choices=(*elicitation.PROTOCOLS, None),

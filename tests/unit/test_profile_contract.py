@@ -168,3 +168,21 @@ def test_every_shipped_profile_loads_into_the_same_specs_as_its_keys_say(tmp_pat
     path.write_text("command: srv {root}\nversion: 0.2\n")
     with pytest.raises(UsageError, match=r"'version' must be a string \(quote a number\), got 0\.2"):
         load_profile(path)
+
+
+def test_a_date_written_unquoted_is_the_text_written(tmp_path: Path) -> None:
+    # YAML reads 2025-11-25 as a date; every key of ours that takes one takes a string, written unquoted.
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "command: srv {root}\nprotocol: 2025-11-25\nversion: 2024-05-01\n"
+        "env: {SINCE: 2024-01-02}\nargs: {day: 2026-07-28, note: '{since}'}\n"
+        "setup: [{tool: plan, args: {at: 2026-01-01}, save: {since: day}}]\n"
+    )
+    profile = load_profile(path)
+    assert (profile.protocol, profile.version, profile.env["SINCE"]) == (
+        "2025-11-25",
+        "2024-05-01",
+        "2024-01-02",
+    )
+    assert profile.args == {"day": "2026-07-28", "note": "{since}"}
+    assert profile.setup[0].args == {"at": "2026-01-01"}
