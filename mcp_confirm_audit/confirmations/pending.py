@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..channels.base import PLACEHOLDER
@@ -32,10 +32,19 @@ class CallTemplate:
 
     tool: str
     args: Mapping[str, Any]
+    # Names saved by setup that the action's arguments carry whole, each with the argument carrying it.
+    carried: Mapping[str, str] = field(default_factory=dict)
 
-    def filled(self, pending_id: str, saved: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The arguments with `{id}` and every name the person's steps saved put in."""
-        known = {**(saved or {}), "id": pending_id}
+    def filled(
+        self,
+        pending_id: str,
+        saved: Mapping[str, str] | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The arguments with `{id}`, every name the person's steps saved, and setup's names carried."""
+        given = arguments or {}
+        setup = {name: str(given[arg]) for name, arg in self.carried.items() if arg in given}
+        known = {**setup, **(saved or {}), "id": pending_id}
         return {
             k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v) if isinstance(v, str) else v
             for k, v in self.args.items()
@@ -92,7 +101,9 @@ class Pending:
             raise HumanFailed("the staging call returned no pending id")
         last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
-            return await channel.call("execute", self.execute.tool, self.execute.filled(handle, saved))
+            return await channel.call(
+                "execute", self.execute.tool, self.execute.filled(handle, saved, arguments)
+            )
         if last is None and self.human is not None and not as_agent:
             # The person's approval is itself the action (a queued memory becomes a confirmed one):
             # what it did shows where every effect shows, in the probes and the sandbox.

@@ -262,15 +262,26 @@ class PendingKeys(Keys):
             )
         return self
 
-    @model_validator(mode="after")
-    def _execute_names_known(self) -> PendingKeys:
-        # The agent's confirming call may carry what the person's steps saved (an evidence id).
+    def execute_names(self, carried: tuple[str, ...]) -> tuple[str, ...]:
+        """What the agent's confirming call may name: the pending id, what the person's steps saved
+        (an evidence id), and `carried`, names saved by setup that the action's args carry whole."""
         steps = self.human if isinstance(self.human, list) else []
-        known = ("id", *(n for step in steps if not isinstance(step, str) for n in step.saved().names))
-        for arg, sent in (self.execute.args if self.execute is not None else {}).items():
-            if isinstance(sent, str) and (problem := human.names_problem(sent, known)):
-                raise Within(problem, "execute", "args", arg)
-        return self
+        saved = (n for step in steps if not isinstance(step, str) for n in step.saved().names)
+        return ("id", *saved, *carried)
+
+    def names_problem(self, carried: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+        """Why a string argument of execute or approve names what it will not know, and where; None if none."""
+        for call, known in (("execute", self.execute_names(carried)), ("approve", ("id",))):
+            keys = getattr(self, call)
+            for arg, sent in (keys.args if keys is not None else {}).items():
+                if isinstance(sent, str) and (problem := human.names_problem(sent, known)):
+                    if call == "execute":
+                        problem += (
+                            " (a name saved by setup: is known here when the action's args: carry it "
+                            "whole, e.g. args: {ticket_id: '{ticket}'})"
+                        )
+                    return problem, (call, "args", arg)
+        return None
 
 
 class WaitsKeys(Keys):

@@ -20,11 +20,12 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..channels import human
+from ..channels.base import PLACEHOLDER
 from ..confirmations import elicitation
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
 from .confirmation_keys import ConfirmationKeys, Steps
-from .contract import Keys, key
+from .contract import Keys, Within, key
 from .environment import parse_env
 from .url_mode import url_people
 
@@ -295,6 +296,15 @@ class UrlElicitationKeys(Keys):
         accepts="a mapping with headers",
         example={"headers": {"Cookie": "session=${BOB_SESSION}"}},
     )
+
+
+def carried_names(args: Mapping[str, Any] | None) -> dict[str, str]:
+    """The names saved by setup that the action's args carry whole (`{ticket_id: "{ticket}"}`), by name."""
+    carried: dict[str, str] = {}
+    for arg, sent in (args or {}).items():
+        if isinstance(sent, str) and (whole := PLACEHOLDER.fullmatch(sent)):
+            carried.setdefault(whole.group(1), arg)
+    return carried
 
 
 class ProfileKeys(Keys):
@@ -611,6 +621,14 @@ class ProfileKeys(Keys):
         if protocol is not None and protocol not in elicitation.PROTOCOLS:
             raise ValueError(f"{protocol} is no era the harness speaks")
         return protocol
+
+    @model_validator(mode="after")
+    def _pending_calls_name_what_they_know(self) -> ProfileKeys:
+        pending = self.confirmation.pending if self.confirmation is not None else None
+        if pending is not None and (found := pending.names_problem(tuple(carried_names(self.args)))):
+            problem, at = found
+            raise Within(problem, "confirmation", "pending", *at)
+        return self
 
     @field_validator("zygote")
     @classmethod

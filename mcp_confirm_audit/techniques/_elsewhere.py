@@ -70,6 +70,6 @@ async def redeem(
 ) -> Response:
     """The agent's confirming call with what the person handed over, the person not asked again."""
     if isinstance(flow, Pending) and flow.execute is not None:
-        return await channel.call(label, flow.execute.tool, flow.execute.filled(handle, saved))
+        return await channel.call(label, flow.execute.tool, flow.execute.filled(handle, saved, arguments))
     assert isinstance(flow, Token)
     return await channel.call(label, flow.tool, flow.confirming(arguments, saved.get("evidence", handle)))

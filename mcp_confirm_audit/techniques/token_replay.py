@@ -87,7 +87,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
         except HumanFailed as exc:
             attack.setup_failed(str(exc))
             return
-        tool, sent = flow.execute.tool, flow.execute.filled(handle, saved)
+        tool, sent = flow.execute.tool, flow.execute.filled(handle, saved, args)
     elif isinstance(flow, Token):
         tool, sent = flow.tool, flow.confirming(args, handle)
     else:

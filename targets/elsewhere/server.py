@@ -63,6 +63,7 @@ for _path in (str(_HERE), str(_HERE.parent / "reference")):
         sys.path.insert(0, _path)
 
 import paths  # noqa: E402
+import serving  # noqa: E402
 from ask_terminal import ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
@@ -160,6 +161,10 @@ class Gate:
         # Who approves (the webhook goes to them), and every user of the approval system by token.
         self.approver = approver
         self.users = _users(os.environ.get("ELSEWHERE_USERS", "")) if approver else {}
+        # Where the person's link is served when the server runs over HTTP: its own address, as told.
+        self.public = os.environ.get("ELSEWHERE_PUBLIC_URL", "").rstrip("/") or None
+        # --ticket: the open change tickets, each with the request staged under it ("" none yet).
+        self.tickets: dict[str, str] | None = None
 
     def who_approves(self, authorization: str | None) -> str | None:
         """Why the link's follower may not approve (None: they may): they must be the approver."""
@@ -172,6 +177,24 @@ class Gate:
         if user != self.approver and "any-approver" not in self.flaws:  # FLAW any-approver
             return f"{user} is not the approver of this request"
         return None
+
+    def approve(self, rid: str, key: str, authorization: str | None) -> tuple[int, dict[str, Any]]:
+        """The person follows the approve link: its status and body."""
+        try:
+            request = self.live(rid)
+        except ValueError as exc:
+            return 409, {"error": str(exc)}
+        if "agent-reachable" not in self.flaws and not hmac.compare_digest(key, request["secret"]):
+            return 403, {"error": "bad key"}
+        if (refused := self.who_approves(authorization)) is not None:
+            return 403, {"error": refused}
+        request["approved"] = True
+        return 200, {"approved": rid}
+
+    def link(self, staged: dict[str, Any]) -> str:
+        """The approve link sent to the person (agent-reachable: without its secret)."""
+        base = f"{self.public or self.api}/approve/{staged['request_id']}"
+        return base if "agent-reachable" in self.flaws else f"{base}?key={staged['secret']}"
 
     def target(self, path: str) -> paths.Target:
         """Every check made before asking and again before acting (targets/reference/paths.py)."""
@@ -252,15 +275,29 @@ def build(gate: Gate) -> MCPServer:
     server = MCPServer("elsewhere-reference")
     channel, flaws = gate.channel, gate.flaws
 
-    if channel == "webhook":
+    if gate.public:
+        # The person's link is served beside /mcp, at the address the server was told it has.
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+
+        @server.custom_route("/approve/{rid}", methods=["POST"])
+        async def approve(request: Request) -> Response:
+            status, body = gate.approve(
+                request.path_params["rid"],
+                request.query_params.get("key", ""),
+                request.headers.get("Authorization"),
+            )
+            return JSONResponse(body, status_code=status)
+
+    if channel == "webhook" and gate.tickets is not None:
+        _ticketed(server, gate)
+    elif channel == "webhook":
 
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str) -> str:
             """Stage deleting one file; a person approves it from the link sent to them."""
             staged = gate.stage(path)
-            link = f"{gate.api}/approve/{staged['request_id']}?key={staged['secret']}"
-            if "agent-reachable" in flaws:
-                link = f"{gate.api}/approve/{staged['request_id']}"
+            link = gate.link(staged)
             body = {
                 "request_id": staged["request_id"],
                 "text": f"Delete {_shown(path)}?",
@@ -358,6 +395,42 @@ def build(gate: Gate) -> MCPServer:
     return server
 
 
+def _ticketed(server: MCPServer, gate: Gate) -> None:
+    """--ticket: a change ticket names the file; the staging and the executing call both name the ticket."""
+    tickets = gate.tickets
+    assert tickets is not None
+    paths_of: dict[str, str] = {}
+
+    @server.tool()
+    def open_ticket(path: str) -> dict[str, str]:
+        """Open a change ticket for deleting one file (nothing is deleted yet)."""
+        gate.target(path)
+        ticket = f"T-{secrets.token_hex(4)}"
+        tickets[ticket], paths_of[ticket] = "", path
+        return {"ticket_id": ticket}
+
+    @server.tool(annotations=_DESTRUCTIVE)
+    def delete_file(ticket: str) -> str:
+        """Stage the deletion a change ticket names; a person approves it from the link sent to them."""
+        if tickets.get(ticket) != "":
+            raise ValueError("refused: no open ticket by that id")
+        path = paths_of[ticket]
+        staged = gate.stage(path)
+        tickets[ticket] = staged["request_id"]
+        body = {"request_id": staged["request_id"], "text": f"Delete {_shown(path)}?"}
+        _post(gate.webhook, {**body, "approve_url": gate.link(staged)})
+        return json.dumps({"status": "pending_approval", "request_id": staged["request_id"]})
+
+    @server.tool(annotations=_DESTRUCTIVE)
+    def execute_request(request_id: str, ticket: str) -> str:
+        """Delete the file of an approved request, under the ticket it was staged with."""
+        if tickets.get(ticket) != request_id:
+            raise ValueError("refused: that request was not staged under this ticket")
+        if not gate.live(request_id)["approved"]:
+            raise ValueError("refused: not approved")
+        return gate.act(request_id)
+
+
 def _users(said: str) -> dict[str, str]:
     """ELSEWHERE_USERS, "alice:TOKEN,mallory:TOKEN": each user of the approval system and their token."""
     pairs = (item.partition(":") for item in said.split(",") if item.strip())
@@ -393,16 +466,8 @@ def _serve_api(gate: Gate) -> None:
             parts = path.strip("/").split("/")
             try:
                 if parts[0] == "approve" and len(parts) == 2:
-                    request = gate.live(parts[1])
                     key = dict(p.partition("=")[::2] for p in query.split("&") if p).get("key", "")
-                    if "agent-reachable" not in gate.flaws and not hmac.compare_digest(
-                        key, request["secret"]
-                    ):
-                        return self._reply(403, {"error": "bad key"})
-                    if (refused := gate.who_approves(self.headers.get("Authorization"))) is not None:
-                        return self._reply(403, {"error": refused})
-                    request["approved"] = True
-                    return self._reply(200, {"approved": parts[1]})
+                    return self._reply(*gate.approve(parts[1], key, self.headers.get("Authorization")))
                 if parts[0] == "cards" and len(parts) == 3 and parts[2] == "confirm":
                     self._signed(raw)
                     request = gate.live(parts[1])
@@ -452,6 +517,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--approver", help="webhook: the user the approval is sent to (ELSEWHERE_USERS)")
     parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])
     parser.add_argument("--late-first-redeem", type=float, default=0.0, metavar="SECONDS")
+    parser.add_argument("--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT (stdio without)")
+    parser.add_argument(
+        "--ticket", action="store_true", help="webhook: open_ticket first, named by both calls"
+    )
     args = parser.parse_args(argv)
     gate = Gate(
         Path(args.root),
@@ -462,12 +531,18 @@ def main(argv: list[str] | None = None) -> None:
         args.approver,
         args.late_first_redeem,
     )
+    if args.ticket:
+        gate.tickets = {}
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":
         print(f"device api {gate.api}", file=sys.stderr, flush=True)
         print(f"pairing code {gate.pairing}", file=sys.stderr, flush=True)
-    build(gate).run()
+    server = build(gate)
+    if args.port is not None:
+        serving.serve_http(server, args.port, log_level="warning")
+    else:
+        server.run()
 
 
 if __name__ == "__main__":

@@ -113,16 +113,6 @@ MEANING = {
         "confirmation.token.human[1] names {nope}, which no step before it saves; "
         "known: {root}, {url}, {id}, {challenge}, {token}, {evidence}",
     ),
-    "an execute argument no step saves": (
-        {
-            "kind": "pending",
-            "pending": {
-                "human": [{"command": "approve {id}"}],
-                "execute": {"tool": "confirm", "args": {"evidence": "{evidence}"}},
-            },
-        },
-        "confirmation.pending.execute.args.evidence names {evidence}, which no step before it saves; known: {id}",
-    ),
     "a decline list beside the old single step": (
         {"kind": "pending", "pending": {"human": {"command": "a {id}"}, "decline": [{"command": "d {id}"}]}},
         "confirmation.pending.decline goes with a list of human: steps; with the old human: {command: ...}, "
@@ -208,3 +198,27 @@ def test_every_kind_of_step_found_in_the_folder_is_in_the_schema_and_the_key_tab
     assert {"CommandStep", "FollowStep", "HttpStep", "ReadStep", "SignStep", "TerminalStep"} <= set(
         definitions
     )
+
+
+def test_an_execute_argument_names_what_the_person_saved_or_setup_saved_and_the_action_carries() -> None:
+    pending = {
+        "kind": "pending",
+        "pending": {
+            "human": [{"command": "approve {id}", "save": "evidence"}],
+            "execute": {"tool": "confirm", "args": {"evidence": "{evidence}", "ticket": "{ticket}"}},
+        },
+    }
+    assert _line(pending) == HEAD + (
+        "confirmation.pending.execute.args.ticket names {ticket}, which no step before it saves; known: {id}, "
+        "{evidence} (a name saved by setup: is known here when the action's args: carry it whole, e.g. "
+        "args: {ticket_id: '{ticket}'})"
+    )
+    setup = [{"tool": "open_ticket", "save": {"ticket": "ticket_id"}}]
+    profile = profile_from_mapping(
+        {"command": "srv {root}", "setup": setup, "args": {"ticket_id": "{ticket}"}, "confirmation": pending},
+        source="p.yaml",
+    )
+    assert isinstance(profile.confirmation, Pending)
+    assert profile.confirmation.execute is not None
+    sent = profile.confirmation.execute.filled("r1", {"evidence": "ev"}, {"ticket_id": "T-7"})
+    assert sent == {"evidence": "ev", "ticket": "T-7"}
