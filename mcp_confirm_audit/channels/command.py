@@ -111,15 +111,19 @@ class CommandStep(StepKeys):
         return Command(self.command, save=self.saved(), shows=self.shows)
 
 
+# What a signature is over: the challenge handed out (in a pending flow, the pending id is one too).
+_SIGNED = r"\{challenge\}|\{id\}"
+
+
 class SignKeys(Keys):
     """The command that signs a challenge."""
 
     command: str = key(
         ...,
         "The command that signs the challenge and prints the approval.",
-        accepts="a command line with {challenge}",
+        accepts="a command line with {challenge} (or, in a pending flow, {id})",
         example="signer --key {root}/owner.key {challenge}",
-        pattern=r"\{challenge\}",
+        pattern=_SIGNED,
     )
 
 
@@ -132,13 +136,12 @@ class SignStep(StepKeys):
     """`sign:` a command that signs the challenge; what it prints is saved as `evidence` unless said."""
 
     sign: Annotated[
-        Annotated[Annotated[str, Field(pattern=r"\{challenge\}")], Tag("line")]
-        | Annotated[SignKeys, Tag("keys")],
+        Annotated[Annotated[str, Field(pattern=_SIGNED)], Tag("line")] | Annotated[SignKeys, Tag("keys")],
         Discriminator(_sign_form),
     ] = key(
         ...,
         "The command that signs the challenge and prints the approval.",
-        accepts="{command: ...} (or a command line) with {challenge}",
+        accepts="{command: ...} (or a command line) with {challenge} (or, in a pending flow, {id})",
         example={"command": "signer --key {root}/owner.key {challenge}"},
     )
 

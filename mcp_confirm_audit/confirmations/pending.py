@@ -51,6 +51,11 @@ class CallTemplate:
         }
 
 
+def handed(pending_id: str) -> dict[str, str]:
+    """What the person's steps know of a pending action: its id, which is also what they sign."""
+    return {"id": pending_id, "challenge": pending_id, "token": pending_id}
+
+
 # The person's own channel: how they approve, and how they decline (steps, with `{id}`).
 Human = Person
 
@@ -121,7 +126,7 @@ class Pending:
     ) -> tuple[Response | None, dict[str, str]]:
         """The approval step: what the approve tool answered (None for the human), and what the human saved."""
         if self.human is not None and not as_agent:
-            saved = await channel.human(f"the human approves {handle}", self.human.approve, {"id": handle})
+            saved = await channel.human(f"the human approves {handle}", self.human.approve, handed(handle))
             return None, saved
         if self.approve is not None:
             return await channel.call("approve", self.approve.tool, self.approve.filled(handle)), {}
@@ -137,5 +142,5 @@ class Pending:
         """The human says no on their channel; False when the profile gives no way to."""
         if self.human is None or self.human.decline is None:
             return False
-        await channel.human(f"the human declines {handle}", self.human.decline, {"id": handle})
+        await channel.human(f"the human declines {handle}", self.human.decline, handed(handle))
         return True

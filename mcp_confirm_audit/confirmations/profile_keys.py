@@ -68,8 +68,10 @@ def _token(keys: TokenKeys | None, preview: dict[str, object], where: str) -> To
     if keys is not None and keys.human is not None:
         signer = human.Person(human.parse_steps(keys.human, f"{where}.token.human"))
     made_by = keys.preview if keys is not None else None
+    into = keys.into if keys is not None else "confirm_token"
     return Token(
-        into=keys.into if keys is not None else "confirm_token",
+        into=into if isinstance(into, str) else next(iter(into)),
+        fields=dict(into) if isinstance(into, dict) else {},
         token_from=keys.token_from if keys is not None else None,
         preview_args=preview,
         source="profile",

@@ -72,4 +72,4 @@ async def redeem(
     if isinstance(flow, Pending) and flow.execute is not None:
         return await channel.call(label, flow.execute.tool, flow.execute.filled(handle, saved, arguments))
     assert isinstance(flow, Token)
-    return await channel.call(label, flow.tool, flow.confirming(arguments, saved.get("evidence", handle)))
+    return await channel.call(label, flow.tool, flow.redeeming(arguments, handle, saved))

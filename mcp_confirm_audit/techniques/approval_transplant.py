@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..confirmations.token import Token
 from . import technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel, previewed
@@ -33,13 +34,14 @@ async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None
     got = await approved(attack, flow, channel, attack.arguments(approved_one))
     if got is None:
         return
-    _, saved = got
+    first, saved = got
     victim = attack.victim
     args = attack.arguments(victim)
     shown = await previewed(attack, flow, channel, args)
     if shown is None or shown.handle is None:
         return
     await attack.start_attack()
-    await redeem(
-        flow, channel, args, shown.handle, saved, "the other action's approval redeemed for this one"
-    )
+    # A token flow's approval is the person's answer with the challenge it answers (in one field, or
+    # beside it in another): both are the first action's; a pending flow's is redeemed under this id.
+    handle = first if isinstance(flow, Token) else shown.handle
+    await redeem(flow, channel, args, handle, saved, "the other action's approval redeemed for this one")

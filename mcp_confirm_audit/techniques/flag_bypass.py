@@ -38,7 +38,7 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     if isinstance(mechanism, Flag):
         skip.add(mechanism.arg)  # the mechanism itself: self-approval judges it
     if isinstance(mechanism, Token):
-        skip.add(mechanism.into)
+        skip.update(mechanism.carries)
     info = tool_info(attack)
     victim = attack.victim
     own = attack.arguments(victim)

@@ -163,6 +163,8 @@ class Gate:
         self.users = _users(os.environ.get("ELSEWHERE_USERS", "")) if approver else {}
         # Where the person's link is served when the server runs over HTTP: its own address, as told.
         self.public = os.environ.get("ELSEWHERE_PUBLIC_URL", "").rstrip("/") or None
+        # --fields two (signed): the challenge and the signature come back as two arguments.
+        self.two_fields = False
         # --ticket: the open change tickets, each with the request staged under it ("" none yet).
         self.tickets: dict[str, str] | None = None
 
@@ -366,15 +368,29 @@ def build(gate: Gate) -> MCPServer:
             gate.delete(path, seen)
             return f"deleted {_shown(path)}"
 
+    elif gate.two_fields:
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def delete_file(path: str, challenge: str = "", approval: str = "") -> str:
+            """Delete one file once its owner signed the challenge for it: send the challenge and the signature."""
+            if not challenge:
+                return _challenge(gate, path)
+            try:
+                said = json.loads(challenge)
+            except ValueError:
+                raise ValueError("refused: the challenge is not the one handed out") from None
+            if not approval and "agent-reachable" in flaws:
+                # FLAW agent-reachable: the signature is checked only when one is sent.
+                approval = sign(gate.owner_key, _canonical(said))
+            return _signed(gate, path, said, approval)
+
     else:
 
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str, approval: str = "") -> str:
             """Delete one file once its owner signed the challenge for it."""
             if not approval:
-                staged = gate.stage(path)
-                challenge = {"action": "delete_file", "path": path, "nonce": staged["request_id"]}
-                return json.dumps({"status": "approval_required", "challenge": challenge})
+                return _challenge(gate, path)
             try:
                 signed = json.loads(approval)
                 if "agent-reachable" in flaws and "nonce" in signed:
@@ -383,16 +399,31 @@ def build(gate: Gate) -> MCPServer:
                 challenge, signature = signed["challenge"], signed["signature"]
             except (ValueError, KeyError, TypeError):
                 raise ValueError("refused: the approval is not a signed challenge") from None
-            key = gate.owner_key
-            if not key or not hmac.compare_digest(sign(key, _canonical(challenge)), str(signature)):
-                raise ValueError("refused: not signed by the owner")
-            if challenge.get("path") != path and "transplant" not in flaws:
-                raise ValueError("refused: that approval is for another file")
-            return gate.act(
-                str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path
-            )
+            return _signed(gate, path, challenge, signature)
 
     return server
+
+
+def _challenge(gate: Gate, path: str) -> str:
+    """The challenge naming this deletion, for the owner to sign."""
+    staged = gate.stage(path)
+    challenge = {"action": "delete_file", "path": path, "nonce": staged["request_id"]}
+    return json.dumps({"status": "approval_required", "challenge": challenge})
+
+
+def _signed(gate: Gate, path: str, challenge: Any, signature: Any) -> str:
+    """Delete `path` if `challenge` is signed by the owner and names it."""
+    flaws = gate.flaws
+    if not isinstance(challenge, dict):
+        raise ValueError("refused: the approval is not a signed challenge")
+    key = gate.owner_key
+    if not key or not hmac.compare_digest(sign(key, _canonical(challenge)), str(signature)):
+        raise ValueError("refused: not signed by the owner")
+    if challenge.get("path") != path and "transplant" not in flaws:
+        raise ValueError("refused: that approval is for another file")
+    return gate.act(
+        str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path
+    )
 
 
 def _ticketed(server: MCPServer, gate: Gate) -> None:
@@ -519,6 +550,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--late-first-redeem", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument("--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT (stdio without)")
     parser.add_argument(
+        "--fields",
+        choices=("one", "two"),
+        default="one",
+        help="signed: the approval in one JSON field or two",
+    )
+    parser.add_argument(
         "--ticket", action="store_true", help="webhook: open_ticket first, named by both calls"
     )
     args = parser.parse_args(argv)
@@ -533,6 +570,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.ticket:
         gate.tickets = {}
+    gate.two_fields = args.fields == "two"
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":

@@ -32,7 +32,9 @@ OUT_OF_BAND = {
     "agent-reachable": "agent-reachable-approval",
     "expiry": "approval-expiry",
 }
-HANDED_OVER = ("webhook", "device", "signed")
+HANDED_OVER = ("webhook", "device", "signed", "signed-two")
+# A profile's channel and the server's options for it: the signed challenge taken back in two fields.
+SERVER_CHANNEL = {"signed-two": ("signed", "--fields", "two")}
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +54,8 @@ def _audit(
     **settings: object,
 ) -> AuditRun:
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
-    words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", channel]
+    served, *more = SERVER_CHANNEL.get(channel, (channel,))
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", served, *more]
     words += ["--ttl", f"{ttl:g}"] if channel == "terminal" else []
     words += ["--webhook", "{sink}/hook"] if channel == "webhook" else []
     for flaw in flaws:

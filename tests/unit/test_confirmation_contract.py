@@ -20,7 +20,8 @@ from mcp_confirm_audit.channels.command import Command
 from mcp_confirm_audit.channels.http import HttpCall
 from mcp_confirm_audit.channels.read import Read
 from mcp_confirm_audit.channels.terminal import Answer
-from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.confirmations.pending import Pending, handed
+from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.profile import docs
 from mcp_confirm_audit.profile.confirmation_keys import ConfirmationKeys
@@ -222,3 +223,40 @@ def test_an_execute_argument_names_what_the_person_saved_or_setup_saved_and_the_
     assert profile.confirmation.execute is not None
     sent = profile.confirmation.execute.filled("r1", {"evidence": "ev"}, {"ticket_id": "T-7"})
     assert sent == {"evidence": "ev", "ticket": "T-7"}
+
+
+def test_a_token_flow_with_two_fields_fills_each_and_leaves_out_what_the_agent_lacks() -> None:
+    token = {
+        "kind": "token",
+        "token": {
+            "from": "challenge",
+            "into": {"challenge": "{challenge}", "approval": "{signature}"},
+            "human": [{"sign": {"command": "sign {challenge}"}, "save": {"signature": "signature"}}],
+        },
+    }
+    profile = profile_from_mapping({"command": "srv {root}", "confirmation": token}, source="p.yaml")
+    flow = profile.confirmation
+    assert isinstance(flow, Token)
+    assert flow.carries == ("challenge", "approval")
+    assert flow.redeeming({"path": "a"}, "C", {"signature": "S"}) == {
+        "path": "a",
+        "challenge": "C",
+        "approval": "S",
+    }
+    # The agent alone has the challenge, not the owner's signature: that field is left out.
+    assert flow.confirming({"path": "a"}, "C") == {"path": "a", "challenge": "C"}
+    token["token"]["into"] = {"challenge": "{challenge}", "approval": "{sig}"}  # type: ignore[index]
+    assert _line(token) == HEAD + (
+        "confirmation.token.into names {sig}, which no step before it saves; "
+        "known: {challenge}, {token}, {id}, {signature}"
+    )
+
+
+def test_a_pending_flows_sign_step_may_sign_the_pending_id() -> None:
+    pending = {
+        "kind": "pending",
+        "pending": {"human": [{"sign": "wallet sign {id}"}], "execute": {"tool": "x"}},
+    }
+    profile = profile_from_mapping({"command": "srv {root}", "confirmation": pending}, source="p.yaml")
+    assert isinstance(profile.confirmation, Pending)
+    assert handed("r1") == {"id": "r1", "challenge": "r1", "token": "r1"}
