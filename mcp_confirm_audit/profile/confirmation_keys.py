@@ -112,7 +112,7 @@ class TokenKeys(Keys):
             return self
         saved = (n for step in self.human or () if not isinstance(step, str) for n in step.saved().names)
         known = ("challenge", "token", "id", *saved)
-        for arg, sent in self.into.items():
+        for sent in self.into.values():
             if problem := human.names_problem(sent, known):
                 raise Within(problem, "into")
         return self
