@@ -23,7 +23,7 @@ Every approval is bound to the action's path, spent once and expires after
 --ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
 agent what only the person should have); for the terminal, fails-open takes no
 terminal or no answer as a yes, and raw-prompt shows the path unescaped (at the terminal,
-and on the device's card); masks-secrets redacts, in the same two places, a path that looks like it holds a
+on the device's card, and in the webhook's text, which a chat app shows as text); masks-secrets redacts, in the same two places, a path that looks like it holds a
 credential (an `sk-`, `ghp_` or `AKIA` key, `Bearer x`), so the person approves a file they cannot see;
 console-markup prints the prompt through a console library's markup, so `[link=URL]` in a name opens a live
 hyperlink on the terminal and `[bold]`, `[conceal]` restyle or hide the rest of it.
@@ -120,6 +120,16 @@ def _named(path: str, flaws: Collection[str]) -> str:
     if "console-markup" in flaws:
         return _console(_shown(path))  # FLAW console-markup: escaped, then its markup rendered live
     return _shown(path)
+
+
+def _in_chat(path: str, flaws: Collection[str]) -> str:
+    """The path in the webhook's text, which a chat app shows as Markdown: escaped, in a code span."""
+    named = _named(path, flaws)
+    if named != _shown(path):
+        return named  # a flaw's own way of showing it
+    fence = "`" * (max((len(run) for run in re.findall("`+", named)), default=0) + 1)
+    pad = " " if named[:1] in ("`", " ") or named[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{named}{pad}{fence}"
 
 
 def _canonical(challenge: Any) -> str:
@@ -302,7 +312,7 @@ def build(gate: Gate) -> MCPServer:
             link = gate.link(staged)
             body = {
                 "request_id": staged["request_id"],
-                "text": f"Delete {_shown(path)}?",
+                "text": f"Delete {_in_chat(path, flaws)}?",
                 "approve_url": link,
             }
             if gate.approver:

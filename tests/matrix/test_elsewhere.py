@@ -34,7 +34,10 @@ OUT_OF_BAND = {
 }
 HANDED_OVER = ("webhook", "device", "signed", "signed-two")
 # A profile's channel and the server's options for it: the signed challenge taken back in two fields.
-SERVER_CHANNEL = {"signed-two": ("signed", "--fields", "two")}
+SERVER_CHANNEL = {
+    "signed-two": ("signed", "--fields", "two"),
+    "webhook-chat": ("webhook", "--webhook", "{sink}/hook"),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -366,3 +369,23 @@ def test_an_approval_checked_then_spent_a_moment_later_is_taken_by_every_redempt
     # Sent one after another the approval is spent by then: only the race finds this flaw.
     replay = verdicts["MCA-OOBREPLAY-001"]
     assert (replay.verdict, replay.layer) == (Verdict.REFUSED, Layer.TOOL), replay.reason
+
+
+@pytest.mark.parametrize("flaw", [(), ("raw-prompt",)], ids=["careful", "raw-prompt"])
+def test_a_webhook_text_the_person_reads_as_text_is_judged_as_shown_raw(
+    catalogue: Catalogue, flaw: tuple[str, ...]
+) -> None:
+    # reads: text: a chat app shows the body's text field as text. Escaped there, every name passes; shown
+    # raw, its line break and bidi override act (the same body read as JSON shows them escaped).
+    run = _audit(
+        catalogue, "webhook-chat", *flaw, families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    if flaw:
+        assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= found, [
+            (r.id, r.verdict, r.reason) for r in run.results
+        ]
+    else:
+        judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+        assert judged
+        assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
