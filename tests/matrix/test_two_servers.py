@@ -219,3 +219,17 @@ def test_a_second_commit_answered_already_posted_is_the_gate_holding_and_its_fla
             assert judged[id_] == expected
     said = " ".join(r.reason for r in run.results)
     assert flaw or "already posted" in said, said
+
+
+def test_the_shipped_two_servers_profile_loads_and_runs(catalogue: Catalogue, generation: Any) -> None:
+    # docs/how-to/channels.md shows this file: it runs as written, and the careful pair refuses a replay.
+    profile = forked(load_profile(STAGING.parent / "staging-two-servers.yaml"))
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        generation=generation,
+        select=lambda spec: spec.family == "approval-replay",
+    )
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert judged == {"MCA-OOBREPLAY-001": (Verdict.REFUSED, Layer.TOOL)}, run.results
