@@ -3,7 +3,8 @@
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
-                any-approver|no-recheck|check-then-spend]
+                any-approver|no-recheck|check-then-spend|unsigned]
+        [--fields one|two] [--port PORT] [--ticket]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -34,6 +35,8 @@ user the system knows (who approves is never checked).
 no-recheck acts on a yes without checking the path again: whatever the name leads to when the person
 answers, links followed, is deleted (the person read about one file, another goes). check-then-spend
 checks an approval and spends it a moment later, so redemptions sent together all pass the check.
+unsigned (device) takes any request as the paired device's: no signature is checked, so whoever
+reaches the device API confirms a card without the pairing code.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -81,6 +84,7 @@ FLAWS = (
     "any-approver",
     "no-recheck",
     "check-then-spend",
+    "unsigned",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -536,6 +540,8 @@ def _serve_api(gate: Gate) -> None:
             self._reply(404, {"error": "no such route"})
 
         def _signed(self, body: bytes) -> None:
+            if "unsigned" in gate.flaws:
+                return  # FLAW unsigned: a kiosk that takes any request as its paired device's
             said = self.headers.get("X-Device-Signature", "")
             wanted = sign(gate.pairing, f"{self.command} {self.path} ".encode().decode() + body.decode())
             if not hmac.compare_digest(said, wanted):

@@ -389,3 +389,21 @@ def test_a_webhook_text_the_person_reads_as_text_is_judged_as_shown_raw(
         judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
         assert judged
         assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
+
+
+@pytest.mark.parametrize("flaw", [(), ("unsigned",)], ids=["careful", "unsigned"])
+def test_a_kiosk_that_takes_an_unsigned_request_is_approved_by_the_agent_without_the_pairing_code(
+    catalogue: Catalogue, flaw: tuple[str, ...]
+) -> None:
+    # credentials: [code] on the device's command steps: the agent runs them without the person's code.
+    run = _audit(catalogue, "device", *flaw, families=frozenset({"agent-reachable-approval"}))
+    result = run.by_id()["MCA-OOBSELF-001"]
+    if flaw:
+        assert result.verdict is Verdict.VULNERABLE, (result.reason, result.evidence)
+    else:
+        assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (
+            result.reason,
+            result.evidence,
+        )
+        # The device API turned the unsigned card request away: the agent got no further.
+        assert "the agent could not take the person's steps with what it saw" in " ".join(result.evidence)

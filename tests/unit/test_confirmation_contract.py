@@ -260,3 +260,16 @@ def test_a_pending_flows_sign_step_may_sign_the_pending_id() -> None:
     profile = profile_from_mapping({"command": "srv {root}", "confirmation": pending}, source="p.yaml")
     assert isinstance(profile.confirmation, Pending)
     assert handed("r1") == {"id": "r1", "challenge": "r1", "token": "r1"}
+
+
+def test_a_command_steps_credentials_are_names_its_line_says() -> None:
+    steps = [{"read": {"from": "stderr", "pattern": "code (\\d+)"}, "save": "code"}]
+    line = _line(_steps([*steps, {"command": "device confirm {id}", "credentials": ["code"]}]))
+    assert "names credential 'code', which its command line does not say as {code}" in line
+    said = _steps([*steps, {"command": "device confirm {code} {id}", "credentials": ["code"]}])
+    profile = profile_from_mapping({"command": "srv {root}", "confirmation": said}, source="p.yaml")
+    assert isinstance(profile.confirmation, Pending)
+    assert profile.confirmation.human is not None
+    step = profile.confirmation.human.approve[1]
+    assert isinstance(step, Command)
+    assert step.credentials == ("code",)
