@@ -126,8 +126,9 @@ class Where:
         return replace(self, target_url=place.target_url, output=place.output, terminal=place.terminal)
 
     def filled(self, text: str) -> str:
-        """`text` with every `{NAME}` the step knows put in (`{root}` too); an unknown name stays."""
-        known = {"root": str(self.root), **self.values}
+        """`text` with every `{NAME}` the step knows put in (`{root}`, `{url}` too); an unknown name stays."""
+        url = {"url": self.target_url} if self.target_url is not None else {}
+        known = {"root": str(self.root), **url, **self.values}
         return PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), text)
 
     def filled_url(self, url: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 import anyio
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from ..profile.contract import Keys, key
 from ..profile.programs import beside_interpreter
@@ -40,6 +40,8 @@ class Command:
     # The command only shows the person what they are asked (a device's card) and approves nothing:
     # its output is what they read, and it may be run to see that without approving.
     shows: bool = False
+    # Names in the line that are the person's credentials (a pairing code, a key): never the agent's.
+    credentials: tuple[str, ...] = ()
 
     def with_id(self, pending_id: str) -> Command:
         return replace(self, pending_id=pending_id)
@@ -107,8 +109,31 @@ class CommandStep(StepKeys):
         example=True,
     )
 
+    credentials: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = key(
+        None,
+        "Names in the line that are the person's credentials (a pairing code, a device key): "
+        "agent-reachable-approval runs the step without them, and takes the person's other reads as known.",
+        accepts="a list of names the line says as {NAME}",
+        example=["code"],
+    )
+
+    @model_validator(mode="after")
+    def _credentials_in_the_line(self) -> CommandStep:
+        for name in self.credentials or ():
+            if f"{{{name}}}" not in self.command:
+                raise ValueError(
+                    f"names credential {name!r}, which its command line does not say as {{{name}}}"
+                )
+        return self
+
     def step(self, where: str) -> Command:
-        return Command(self.command, save=self.saved(), shows=self.shows)
+        return Command(
+            self.command, save=self.saved(), shows=self.shows, credentials=tuple(self.credentials or ())
+        )
+
+
+# What a signature is over: the challenge handed out (in a pending flow, the pending id is one too).
+_SIGNED = r"\{challenge\}|\{id\}"
 
 
 class SignKeys(Keys):
@@ -117,9 +142,9 @@ class SignKeys(Keys):
     command: str = key(
         ...,
         "The command that signs the challenge and prints the approval.",
-        accepts="a command line with {challenge}",
+        accepts="a command line with {challenge} (or, in a pending flow, {id})",
         example="signer --key {root}/owner.key {challenge}",
-        pattern=r"\{challenge\}",
+        pattern=_SIGNED,
     )
 
 
@@ -132,13 +157,12 @@ class SignStep(StepKeys):
     """`sign:` a command that signs the challenge; what it prints is saved as `evidence` unless said."""
 
     sign: Annotated[
-        Annotated[Annotated[str, Field(pattern=r"\{challenge\}")], Tag("line")]
-        | Annotated[SignKeys, Tag("keys")],
+        Annotated[Annotated[str, Field(pattern=_SIGNED)], Tag("line")] | Annotated[SignKeys, Tag("keys")],
         Discriminator(_sign_form),
     ] = key(
         ...,
         "The command that signs the challenge and prints the approval.",
-        accepts="{command: ...} (or a command line) with {challenge}",
+        accepts="{command: ...} (or a command line) with {challenge} (or, in a pending flow, {id})",
         example={"command": "signer --key {root}/owner.key {challenge}"},
     )
 

@@ -16,7 +16,8 @@ field. `containing` keeps only what holds that text (`{id}` filled in), so a
 step reads the message about its own action. The newest match wins, and the
 step waits for one within its bound: a message that never comes fails it.
 What the person read (a webhook body, the line, the file) is `Taken.shown`:
-the text the prompt-forging checks judge.
+the text the prompt-forging checks judge; `reads: text` says the person reads
+that field of the JSON as text (a chat app's message), not the body as JSON.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class Read:
     save: Save = field(default_factory=Save)
     # With servers:, the server whose output it reads (unset: the first).
     server: str | None = None
+    # A dotted field of the JSON read that the person reads as text (a chat app shows a webhook's
+    # `text`): what they were shown is that field's value, not the whole body as JSON.
+    reads: str | None = None
 
     @property
     def kind(self) -> str:
@@ -58,7 +62,9 @@ class Read:
             while True:
                 found = self._newest(where, wanted)
                 if found is not None:
-                    value, shown = found
+                    value, shown, document = found
+                    if self.reads is not None and (text := dotted(document, self.reads)) is not None:
+                        shown = text
                     said = f"read {self._what()}: {one_line(value)[:SAID]}"
                     return Taken(said, self.save.values(value, f"what was read from {self.source}"), shown)
                 if self.source == "seen":
@@ -83,7 +89,7 @@ class Read:
         how = self.json_path or (self.pattern.pattern if self.pattern else "")
         return f"{self.source} ({how})" if how else self.source
 
-    def _newest(self, where: Where, wanted: str | None) -> tuple[str, str] | None:
+    def _newest(self, where: Where, wanted: str | None) -> tuple[str, str, Any] | None:
         for text, document in reversed(list(self._messages(where))):
             if wanted and wanted not in text:
                 continue
@@ -94,7 +100,7 @@ class Read:
                 hit = self.pattern.search(value)
                 value = None if hit is None else (hit.group(1) if hit.groups() else hit.group(0))
             if value is not None:
-                return value, text
+                return value, text, document
         return None
 
     def _messages(self, where: Where) -> Iterator[tuple[str, Any]]:
@@ -198,6 +204,15 @@ class ReadKeys(Keys):
         accepts="text",
         example="{id}",
     )
+    reads: str | None = key(
+        None,
+        "A dotted field of the JSON read that the person reads as text, as a chat app shows a webhook's "
+        "text: its raw line breaks and bidi controls act there (unset: the whole message, JSON shown as "
+        "code, its escapes as escapes).",
+        accepts="a dotted field path",
+        example="text",
+        min_length=1,
+    )
 
     @field_validator("origin")
     @classmethod
@@ -247,4 +262,4 @@ class ReadStep(StepKeys):
     def step(self, where: str) -> Read:
         said = self.read
         compiled = re.compile(said.pattern) if said.pattern is not None else None
-        return Read(said.origin, compiled, said.json_path, said.containing, self.saved())
+        return Read(said.origin, compiled, said.json_path, said.containing, self.saved(), reads=said.reads)

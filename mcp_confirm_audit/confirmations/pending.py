@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..channels.base import PLACEHOLDER
@@ -32,14 +32,28 @@ class CallTemplate:
 
     tool: str
     args: Mapping[str, Any]
+    # Names saved by setup that the action's arguments carry whole, each with the argument carrying it.
+    carried: Mapping[str, str] = field(default_factory=dict)
 
-    def filled(self, pending_id: str, saved: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The arguments with `{id}` and every name the person's steps saved put in."""
-        known = {**(saved or {}), "id": pending_id}
+    def filled(
+        self,
+        pending_id: str,
+        saved: Mapping[str, str] | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The arguments with `{id}`, every name the person's steps saved, and setup's names carried."""
+        given = arguments or {}
+        setup = {name: str(given[arg]) for name, arg in self.carried.items() if arg in given}
+        known = {**setup, **(saved or {}), "id": pending_id}
         return {
             k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v) if isinstance(v, str) else v
             for k, v in self.args.items()
         }
+
+
+def handed(pending_id: str) -> dict[str, str]:
+    """What the person's steps know of a pending action: its id, which is also what they sign."""
+    return {"id": pending_id, "challenge": pending_id, "token": pending_id}
 
 
 # The person's own channel: how they approve, and how they decline (steps, with `{id}`).
@@ -124,7 +138,7 @@ class Pending:
     ) -> tuple[str, dict[str, Any]] | None:
         if self.execute is None or handle is None:
             return None
-        return self.execute.tool, self.execute.filled(handle, saved)
+        return self.execute.tool, self.execute.filled(handle, saved, arguments)
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         return Preview.read(await channel.call("stage", self.tool, arguments), self.id_from, ID_FIELD)
@@ -142,7 +156,9 @@ class Pending:
             raise HumanFailed("the staging call returned no pending id")
         last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
-            return await channel.call("execute", self.execute.tool, self.execute.filled(handle, saved))
+            return await channel.call(
+                "execute", self.execute.tool, self.execute.filled(handle, saved, arguments)
+            )
         if last is None and self.human is not None and not as_agent:
             # The person's approval is itself the action (a queued memory becomes a confirmed one):
             # what it did shows where every effect shows, in the probes and the sandbox.
@@ -160,7 +176,7 @@ class Pending:
     ) -> tuple[Response | None, dict[str, str]]:
         """The approval step: what the approve tool answered (None for the human), and what the human saved."""
         if self.human is not None and not as_agent:
-            saved = await channel.human(f"the human approves {handle}", self.human.approve, {"id": handle})
+            saved = await channel.human(f"the human approves {handle}", self.human.approve, handed(handle))
             return None, saved
         if self.approve is not None:
             return await channel.call("approve", self.approve.tool, self.approve.filled(handle)), {}
@@ -176,5 +192,5 @@ class Pending:
         """The human says no on their channel; False when the profile gives no way to."""
         if self.human is None or self.human.decline is None:
             return False
-        await channel.human(f"the human declines {handle}", self.human.decline, {"id": handle})
+        await channel.human(f"the human declines {handle}", self.human.decline, handed(handle))
         return True

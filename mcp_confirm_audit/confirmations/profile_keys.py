@@ -68,8 +68,10 @@ def _token(keys: TokenKeys | None, preview: dict[str, object], where: str) -> To
     if keys is not None and keys.human is not None:
         signer = human.Person(human.parse_steps(keys.human, f"{where}.token.human"))
     made_by = keys.preview if keys is not None else None
+    into = keys.into if keys is not None else "confirm_token"
     return Token(
-        into=keys.into if keys is not None else "confirm_token",
+        into=into if isinstance(into, str) else next(iter(into)),
+        fields=dict(into) if isinstance(into, dict) else {},
         token_from=keys.token_from if keys is not None else None,
         preview_args=preview,
         source="profile",
@@ -138,6 +140,13 @@ def human_steps(mechanism: Mechanism | None) -> tuple[human.HumanStep, ...]:
     return person.steps if isinstance(person, human.Person) else ()
 
 
+def _said(step: human.HumanStep) -> str:
+    """The text of a step that may name the target's URL: an http step's URL, a command line."""
+    if isinstance(step, human.HttpCall):
+        return step.url
+    return step.line if isinstance(step, human.Command) else ""
+
+
 def human_headers(mechanism: Mechanism | None) -> tuple[http_headers.Header, ...]:
     """The headers the person's own requests carry: credentials, never shown."""
     steps = human_steps(mechanism)
@@ -145,14 +154,18 @@ def human_headers(mechanism: Mechanism | None) -> tuple[http_headers.Header, ...
 
 
 def target_url_problem(
-    mechanism: Mechanism | None, transport: str, url: str | None, served: Mapping[str, str] | None = None
+    mechanism: Mechanism | None,
+    transport: str,
+    url: str | None,
+    served: Mapping[str, str] | None = None,
+    more: tuple[human.HumanStep, ...] = (),
 ) -> str | None:
     """Why a human's step cannot be sent to `{url}` on this target; None if none names it or it can.
 
     `served`: with servers:, how each server is reached ("http", "stdio"); a step that names a
     server (`server: post`) goes to that one's base URL, any other to the first's (`transport`).
     """
-    named = [s for s in human_steps(mechanism) if isinstance(s, human.HttpCall) and "{url}" in s.url]
+    named = [s for s in (*human_steps(mechanism), *more) if "{url}" in _said(s)]
     for step in named:
         server = human.server_of(step)
         speaks = (served or {}).get(server, transport) if server is not None else transport
@@ -163,8 +176,8 @@ def target_url_problem(
                 else f"the target's base URL, and this target speaks {speaks}"
             )
             return (
-                f"confirmation: pending.human names {{url}}, {whose}; serve it over HTTP ({{port}} in the "
-                "command) or give the approval endpoint's full loopback URL"
+                f"confirmation: the person's {step.kind} step names {{url}}, {whose}; serve it over HTTP "
+                "({port} in the command) or give the approval endpoint's full loopback URL"
             )
     if not named:
         return None

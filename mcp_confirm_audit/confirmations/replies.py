@@ -188,7 +188,8 @@ GATE_CONCERN = re.compile(
     confirm\w* | approv\w* | consent\w* | declin\w* | cancel\w* | reject\w* | refus\w* | den(y|ied)
     | permission | forbidden | not\ (allowed|permitted|authori[sz]ed) | unauthori[sz]ed | disallowed
     | token | nonce | state | signature | signed | hmac | challenge | tamper\w* | forged | invalid
-    | expir\w* | stale | replay\w* | already\ (used|spent|redeemed|consumed|confirmed|executed)
+    | expir\w* | stale | replay\w* | already\ (used|spent|redeemed|consumed|confirmed|executed
+      |posted|committed|processed|applied|completed|submitted|sent|paid)
     | (single|one)[- ]use | reused | spent | consumed
     | outside | escap\w* | traversal | beneath | contain\w* | root | sandbox | symlink\w* | link\w*
     | absolute | relative | allowed\ (paths?|director\w*) | nul | null\ byte

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..channels.base import filled
+from ..channels.base import PLACEHOLDER, filled
 from ..channels.human import Person
 from ..models import Response
 from .base import Channel, Preview
@@ -40,6 +40,14 @@ class Token:
     preview_tool: str | None = None
     # Its arguments ({NAME}: the gated call's argument, {tool}: the gated tool); None: the gated call's own.
     preview_call: Mapping[str, Any] | None = None
+    # Several arguments of the confirming call, each with what it carries ({challenge}, {token}, {id}, a
+    # name the person saved); {}: `into` alone carries the token (or the person's evidence).
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def carries(self) -> tuple[str, ...]:
+        """The arguments of the confirming call that carry the token or what the person gave."""
+        return tuple(self.fields) or (self.into,)
 
     @property
     def kind(self) -> str:
@@ -51,7 +59,8 @@ class Token:
             preview = f"the tool {self.preview_tool!r}"
         taken = self.token_from or "a field named like a token"
         said = (
-            f"token: a preview ({preview}) returns {taken}; the confirming call carries it in {self.into!r}"
+            f"token: a preview ({preview}) returns {taken}; the confirming call carries it in "
+            + ", ".join(repr(arg) for arg in self.carries)
         )
         if self.human is not None:
             said += ", once a human answered it on a channel of their own (their evidence in its place)"
@@ -67,7 +76,7 @@ class Token:
 
     @property
     def own_arguments(self) -> tuple[str, ...]:
-        return (self.into,)
+        return self.carries
 
     @property
     def hands_over(self) -> Person | None:
@@ -118,8 +127,11 @@ class Token:
     def redemption(
         self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
-        # What the person saved (a challenge's answer) is what is redeemed, else the token itself.
-        return self.tool, self.confirming(arguments, saved.get("evidence", handle))
+        # What the person saved (a challenge's answer) is what is redeemed, else the token itself;
+        # with two fields (`into:` a mapping), each field from what it names.
+        if handle is None:
+            return self.tool, self.confirming(arguments, saved.get("evidence", handle))
+        return self.tool, self.redeeming(arguments, handle, saved)
 
     def previewing(self, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """The preview call for a use of the action with `arguments`: (tool, its arguments)."""
@@ -130,13 +142,33 @@ class Token:
         values = {**arguments, "tool": self.tool}
         return self.preview_tool, {k: filled(v, values) for k, v in self.preview_call.items()}
 
-    def confirming(self, arguments: Mapping[str, Any], token: str | None) -> dict[str, Any]:
-        """The confirming call's arguments: the preview switched off, the token in its place."""
+    def confirming(
+        self, arguments: Mapping[str, Any], token: str | None, saved: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """The confirming call's arguments: the preview switched off, the token in its place.
+
+        With several `fields`, each carries its template filled from the token and what the person
+        `saved`; one that names what is not there (the agent alone has no signature) is left out.
+        """
         off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
         sent = {**arguments, **off}
-        if token is not None:
+        if self.fields:
+            handed = {"challenge": token, "token": token, "id": token} if token is not None else {}
+            known = {**handed, **(saved or {})}
+            for arg, template in self.fields.items():
+                if set(PLACEHOLDER.findall(template)) <= set(known):
+                    sent[arg] = filled(template, known)
+        elif token is not None:
             sent[self.into] = token
         return sent
+
+    def redeeming(
+        self, arguments: Mapping[str, Any], handle: str, saved: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """The confirming call with what the person handed over for `handle`: their evidence, or each field."""
+        if self.fields:
+            return self.confirming(arguments, handle, saved)
+        return self.confirming(arguments, saved.get("evidence", handle))
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         tool, sent = self.previewing(arguments)
@@ -159,7 +191,7 @@ class Token:
         if self.human is not None and not as_agent and handle is not None:
             values = {"id": handle, "challenge": handle, "token": handle}
             saved = await channel.human("the human answers the challenge", self.human.approve, values)
-            sent = self.confirming(arguments, saved.get("evidence", handle))
+            sent = self.redeeming(arguments, handle, saved)
             return await channel.call("confirm with the human's evidence", tool or self.tool, sent)
         return await channel.call(
             "confirm with the token", tool or self.tool, self.confirming(arguments, handle)

@@ -328,6 +328,7 @@ class AuditSession:
         for name, text in self.profile.files.items():
             path = sandbox.root / name
             path.parent.mkdir(parents=True, exist_ok=True)
+            text = text.replace("{root}", str(sandbox.root))
             path.write_text(text.replace("{sink}", str(self.values.get("sink", "{sink}"))))
         return sandbox
 

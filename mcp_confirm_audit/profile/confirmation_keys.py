@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Discriminator, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..channels import human
 from ..channels.http import RequestKeys
@@ -85,13 +85,37 @@ class TokenKeys(Keys):
         accepts=_STEPS,
         example=[{"sign": {"command": "signer {challenge}"}}],
     )
-    into: str = key(
+    into: (
+        Annotated[str, Field(pattern=_NAME)]
+        | dict[Annotated[str, Field(pattern=_NAME)], Annotated[str, Field(pattern=_NAME)]]
+    ) = key(
         "confirm_token",
-        "The argument of the confirming call that carries the token.",
-        accepts="an argument name",
+        "The argument of the confirming call that carries the token (with human:, what the person saved as "
+        "evidence in its place); or several arguments, each with what it carries: {challenge} (the token "
+        "handed out), {id}, {token}, or a name the person's steps saved ({challenge: '{challenge}', "
+        "approval: '{signature}'}). An argument naming what the agent alone does not have is left out of "
+        "its own calls.",
+        accepts="an argument name, or a mapping of argument names to {NAME}",
         example="confirm_token",
-        pattern=_NAME,
     )
+
+    @field_validator("into")
+    @classmethod
+    def _fields_name_something(cls, into: str | dict[str, str]) -> str | dict[str, str]:
+        if isinstance(into, dict) and not into:
+            raise ValueError("names no argument: give at least one, e.g. {challenge: '{challenge}'}")
+        return into
+
+    @model_validator(mode="after")
+    def _fields_known(self) -> TokenKeys:
+        if not isinstance(self.into, dict):
+            return self
+        saved = (n for step in self.human or () if not isinstance(step, str) for n in step.saved().names)
+        known = ("challenge", "token", "id", *saved)
+        for sent in self.into.values():
+            if problem := human.names_problem(sent, known):
+                raise Within(problem, "into")
+        return self
 
 
 class CallKeys(Keys):
@@ -262,15 +286,26 @@ class PendingKeys(Keys):
             )
         return self
 
-    @model_validator(mode="after")
-    def _execute_names_known(self) -> PendingKeys:
-        # The agent's confirming call may carry what the person's steps saved (an evidence id).
+    def execute_names(self, carried: tuple[str, ...]) -> tuple[str, ...]:
+        """What the agent's confirming call may name: the pending id, what the person's steps saved
+        (an evidence id), and `carried`, names saved by setup that the action's args carry whole."""
         steps = self.human if isinstance(self.human, list) else []
-        known = ("id", *(n for step in steps if not isinstance(step, str) for n in step.saved().names))
-        for arg, sent in (self.execute.args if self.execute is not None else {}).items():
-            if isinstance(sent, str) and (problem := human.names_problem(sent, known)):
-                raise Within(problem, "execute", "args", arg)
-        return self
+        saved = (n for step in steps if not isinstance(step, str) for n in step.saved().names)
+        return ("id", *saved, *carried)
+
+    def names_problem(self, carried: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+        """Why a string argument of execute or approve names what it will not know, and where; None if none."""
+        for call, known in (("execute", self.execute_names(carried)), ("approve", ("id",))):
+            keys = getattr(self, call)
+            for arg, sent in (keys.args if keys is not None else {}).items():
+                if isinstance(sent, str) and (problem := human.names_problem(sent, known)):
+                    if call == "execute":
+                        problem += (
+                            " (a name saved by setup: is known here when the action's args: carry it "
+                            "whole, e.g. args: {ticket_id: '{ticket}'})"
+                        )
+                    return problem, (call, "args", arg)
+        return None
 
 
 class WaitsKeys(Keys):

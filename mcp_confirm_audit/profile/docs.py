@@ -17,6 +17,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from . import placeholders
 from .contract import Keys, doc, flow, required
 from .keys import ProfileKeys
 
@@ -132,4 +133,18 @@ def markdown() -> str:
     ]
     for address, accepts, default, what in rows():
         out.append(f"| `{address}` | {_cell(accepts)} | {_cell(default)} | {_cell(what)} |")
+    out += [
+        "",
+        "## Placeholders",
+        "",
+        "A `{NAME}` in a string is filled where the table says, and nowhere else. One of the harness's",
+        "own names where it is not filled (`{url}` in `command`, `{port}` in `env` of a target that does",
+        "not serve HTTP) is refused by the loader with the reason; any other `{NAME}` in `command`, `env`",
+        "or `files` is the target's own text and is left as written. `{profile_dir}` (the profile's",
+        "folder, one quoted word in a command line) is spelled out in every string when the file is read.",
+        "`${NAME}` is a variable of the harness's environment, read in `headers`, `principals`, `env` and",
+        "the person's `headers`.",
+        "",
+        *placeholders.table(),
+    ]
     return "\n".join(out) + "\n"

@@ -47,6 +47,11 @@ class TargetEnv(Mapping[str, str]):
         """Every value with `old` replaced (the sink's URL put in), secrets still secret."""
         return TargetEnv({k: v.replace(old, new) for k, v in self.variables.items()}, self.secret_names)
 
+    def at(self, root: str, port: int | None = None) -> TargetEnv:
+        """The values as the target gets them: `{root}` (and, served over HTTP, `{port}`) put in."""
+        env = self.replaced("{root}", root)
+        return env.replaced("{port}", str(port)) if port is not None else env
+
     def with_secret(self, name: str, value: str) -> TargetEnv:
         return TargetEnv({**self.variables, name: value}, self.secret_names | {name})
 

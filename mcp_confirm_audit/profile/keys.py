@@ -20,6 +20,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..channels import human
+from ..channels.base import PLACEHOLDER
 from ..confirmations import elicitation
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
@@ -322,6 +323,15 @@ class ExcludeKeys(Keys):
         return reason.strip()
 
 
+def carried_names(args: Mapping[str, Any] | None) -> dict[str, str]:
+    """The names saved by setup that the action's args carry whole (`{ticket_id: "{ticket}"}`), by name."""
+    carried: dict[str, str] = {}
+    for arg, sent in (args or {}).items():
+        if isinstance(sent, str) and (whole := PLACEHOLDER.fullmatch(sent)):
+            carried.setdefault(whole.group(1), arg)
+    return carried
+
+
 class ProfileKeys(Keys):
     """A target profile: what to launch and how to talk to it. Every key is optional."""
 
@@ -617,7 +627,7 @@ class ProfileKeys(Keys):
     protocol: str | None = key(
         "auto",
         "The protocol era every connection asks for; auto negotiates (2026-07-28 when the server offers "
-        "it, else the handshake). Quote a date, or YAML reads it as one.",
+        "it, else the handshake).",
         accepts=f"one of {', '.join(elicitation.PROTOCOLS)}",
         example=elicitation.LEGACY[0],
         choices=(*elicitation.PROTOCOLS, None),
@@ -659,6 +669,14 @@ class ProfileKeys(Keys):
         if protocol is not None and protocol not in elicitation.PROTOCOLS:
             raise ValueError(f"{protocol} is no era the harness speaks")
         return protocol
+
+    @model_validator(mode="after")
+    def _pending_calls_name_what_they_know(self) -> ProfileKeys:
+        pending = self.confirmation.pending if self.confirmation is not None else None
+        if pending is not None and (found := pending.names_problem(tuple(carried_names(self.args)))):
+            problem, at = found
+            raise Within(problem, "confirmation", "pending", *at)
+        return self
 
     @field_validator("zygote")
     @classmethod

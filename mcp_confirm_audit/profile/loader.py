@@ -16,13 +16,15 @@ from typing import Any
 
 from ..channels.http import HttpCall
 from ..confirmations import Mechanism, profile_keys
+from ..confirmations.pending import Pending
 from ..errors import UsageError
 from ..oracle.effects import ProbeSpec
 from . import headers as http_headers
+from . import placeholders
 from .contract import read
 from .environment import TargetEnv
 from .headers import Header
-from .keys import DEFAULT_URL, ProfileKeys
+from .keys import DEFAULT_URL, ProfileKeys, carried_names
 from .keys import ROOT_FROM as ROOT_FROM
 from .keys import Approver as Approver
 from .keys import DriftCall as DriftCall
@@ -207,35 +209,10 @@ def load_profile(path: Path) -> Profile:
         raise UsageError(
             f"profile {path} must be a mapping of settings, e.g. 'command: my-server --root {{root}}'"
         )
-    if isinstance(command := raw.get("command"), str):
-        # A target started in its root cannot find a script named relative to
-        # the profile: {profile_dir} says where the profile is.
-        here = str(path.parent.resolve())
-        spelled = here if command.startswith("py:") else shlex.quote(here)
-        raw = {**raw, "command": command.replace("{profile_dir}", spelled)}
-    if isinstance(servers := raw.get("servers"), Mapping):
-        here = shlex.quote(str(path.parent.resolve()))
-        raw = {
-            **raw,
-            "servers": {
-                k: v.replace("{profile_dir}", here) if isinstance(v, str) else v for k, v in servers.items()
-            },
-        }
-    if isinstance(confirmation := raw.get("confirmation"), Mapping):
-        # The human's second channel is a command line too, often a script beside the profile.
-        raw = {**raw, "confirmation": _beside(confirmation, shlex.quote(str(path.parent.resolve())))}
+    # A target started in its root cannot find a script named relative to the profile:
+    # {profile_dir} says where the profile is, in any string of it.
+    raw = placeholders.spelled_out(raw, str(path.parent.resolve()))
     return profile_from_mapping(raw, source=str(path))
-
-
-def _beside(value: Any, here: str) -> Any:
-    """Every string in `value` with {profile_dir} spelled out."""
-    if isinstance(value, str):
-        return value.replace("{profile_dir}", here)
-    if isinstance(value, Mapping):
-        return {k: _beside(v, here) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_beside(v, here) for v in value]
-    return value
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -272,12 +249,18 @@ def _names_known(source: str, where: str, template: Any, known: set[str]) -> Non
 def profile_from_mapping(raw: Mapping[str, Any], *, source: str) -> Profile:
     """The profile `raw` says, checked against the contract (`keys.ProfileKeys`); one line if it is wrong."""
     read(ProfileKeys, raw, source)
+    placeholders.check(raw, source)
     # servers.py checks the servers a step names against servers: and takes every server: out; what is
     # left is read again, as with one server.
     raw, servers = servers_from(raw, source)
     keys = read(ProfileKeys, raw, source)
     profile = Profile(source=source, servers=servers, **keys.settings(source))
     _check_placeholders(profile)
+    mechanism = profile.confirmation
+    if isinstance(mechanism, Pending) and mechanism.execute is not None:
+        # The agent's confirming call may name what setup saved: the action's args carry it.
+        execute = replace(mechanism.execute, carried=carried_names(profile.args))
+        profile = replace(profile, confirmation=replace(mechanism, execute=execute))
     return profile
 
 
@@ -374,7 +357,10 @@ def _check_topology(profile: Profile) -> None:
         name: profile.transport if index == 0 else ("http" if "{port}" in command else "stdio")
         for index, (name, command) in enumerate(profile.servers.commands if profile.servers else ())
     }
-    if problem := profile_keys.target_url_problem(profile.confirmation, profile.transport, url, served):
+    approver = profile.approver.steps if profile.approver is not None else ()
+    if problem := profile_keys.target_url_problem(
+        profile.confirmation, profile.transport, url, served, approver
+    ):
         raise UsageError(f"{where}: {problem}")
     # Principals are also who else may take the person's steps (approver-identity): their headers
     # go on the person's own requests, which are HTTP whatever the target speaks.

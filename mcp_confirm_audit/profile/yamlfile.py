@@ -1,4 +1,8 @@
-"""Reading a user's YAML (or JSON) file, with one line that says what is wrong."""
+"""Reading a user's YAML (or JSON) file, with one line that says what is wrong.
+
+A value that looks like a date (`protocol: 2025-11-25`, `version: 2024-05-01`) stays the text
+written: every key of ours that takes such a value takes a string, and a user writes it unquoted.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,25 @@ import yaml
 from ..errors import UsageError
 
 
+class _TextDates(yaml.SafeLoader):
+    """YAML's safe loader without its timestamp type: `2025-11-25` is the string `"2025-11-25"`."""
+
+
+_TextDates.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_text(text: str) -> Any:
+    """`text` parsed as YAML, dates left as the text written."""
+    return yaml.load(text, Loader=_TextDates)  # a SafeLoader with one implicit type less
+
+
 def read_yaml(path: Path, what: str, missing: str, kind: str = "YAML") -> Any:
     """The parsed file; a UsageError naming `what`, with `missing` as the fix when there is no file."""
     try:
-        return yaml.safe_load(path.read_text())
+        return load_text(path.read_text())
     except FileNotFoundError:
         raise UsageError(f"{what} {path} does not exist; {missing}") from None
     except yaml.YAMLError as exc:

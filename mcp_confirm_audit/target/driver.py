@@ -681,7 +681,12 @@ def _target_env(profile: Profile, root: Path, token: str) -> dict[str, str]:
     # The target inherits the harness's environment (the SDK's launcher would
     # pass on only a safe subset) plus the profile's, plus where its root is.
     # MCP_AUDIT_PROCESS marks it and every descendant, so none outlives the run.
-    return {**os.environ, **profile.env, "MCP_AUDIT_ROOT": str(root), reaper.MARKER_VARIABLE: token}
+    return {
+        **os.environ,
+        **profile.env.at(str(root)),
+        "MCP_AUDIT_ROOT": str(root),
+        reaper.MARKER_VARIABLE: token,
+    }
 
 
 def _stdio_params(profile: Profile, root: Path, token: str) -> StdioServerParameters:

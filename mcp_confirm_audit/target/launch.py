@@ -65,7 +65,8 @@ async def serve_http(
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
-                env=dict(env),
+                # `{port}` in env: the port it serves on, as in its command.
+                env={k: v.replace("{port}", str(port)) for k, v in env.items()},
                 cwd=root,
                 start_new_session=True,
             )

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..channels.base import PLACEHOLDER, Step
+from ..channels.base import PLACEHOLDER, Step, Taken, Where
 from ..channels.command import Command
 from ..channels.http import HttpCall
 from ..channels.read import Read
@@ -43,7 +43,9 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
     if shown is None or shown.handle is None:
         return
     seen = [shown.response.text, json.dumps(shown.response.structured or {}, sort_keys=True)]
-    steps, stopped = _as_the_agent(flow.hands_over.approve)
+    approve = flow.hands_over.approve
+    secret = _credentials(approve)
+    steps, stopped = _without_credentials(approve, secret) if secret else _as_the_agent(approve)
     if stopped:
         attack.note(stopped)
     handle = shown.handle
@@ -52,7 +54,7 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
         saved = await channel.human(
             "the agent, as the person, with only what it saw",
             steps,
-            {"id": handle, "challenge": handle, "token": handle},
+            {"id": handle, "challenge": handle, "token": handle, **dict.fromkeys(secret, _NOT_HELD)},
             seen=seen,
         )
     except HumanFailed as exc:
@@ -83,4 +85,53 @@ def _as_the_agent(steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], str | None
             return tuple(
                 kept
             ), f"the agent cannot take the person's step {step.kind!r}: it runs nothing where the person does"
+    return tuple(kept), None
+
+
+# What the agent puts where the person's credential goes: it holds none of theirs.
+_NOT_HELD = "0"
+
+
+def _credentials(steps: tuple[Step, ...]) -> frozenset[str]:
+    """The names the profile declares as the person's credentials (`credentials:` of a command step)."""
+    return frozenset(n for step in steps if isinstance(step, Command) for n in step.credentials)
+
+
+@dataclass(frozen=True, slots=True)
+class _SeenOrNot:
+    """A read of the person's credential, looked for in what the agent saw; not there, it is not held."""
+
+    read: Read
+
+    @property
+    def kind(self) -> str:
+        return "read"
+
+    async def take(self, where: Where) -> Taken:
+        try:
+            return await replace(self.read, source="seen").take(where)
+        except HumanFailed as exc:
+            return Taken(
+                f"{exc}: the agent goes on without it", dict.fromkeys(self.read.save.names, _NOT_HELD)
+            )
+
+
+def _without_credentials(
+    steps: tuple[Step, ...], secret: frozenset[str]
+) -> tuple[tuple[Step, ...], str | None]:
+    """The person's steps as the agent takes them when the profile says which values are credentials.
+
+    What else the person reads (a device's address) is taken as known; a read of a credential looks
+    only in what the agent saw; a command runs with what the agent holds in its credentials' place.
+    """
+    kept: list[Step] = []
+    for step in steps:
+        if isinstance(step, Read) and set(step.save.names) & secret:
+            kept.append(_SeenOrNot(step))
+        elif isinstance(step, HttpCall):
+            kept.append(replace(step, headers=()))
+        elif isinstance(step, Command) and step.kind == "sign":
+            continue
+        else:
+            kept.append(step)
     return tuple(kept), None

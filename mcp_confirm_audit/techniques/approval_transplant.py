@@ -33,13 +33,14 @@ async def approval_transplant(attack: Attack, params: Mapping[str, Any]) -> None
     got = await approved(attack, flow, channel, attack.arguments(approved_one))
     if got is None:
         return
-    _, saved = got
+    first, saved = got
     victim = attack.victim
     args = attack.arguments(victim)
     shown = await previewed(attack, flow, channel, args)
     if shown is None or shown.handle is None:
         return
     await attack.start_attack()
-    await redeem(
-        flow, channel, args, shown.handle, saved, "the other action's approval redeemed for this one"
-    )
+    # A token flow's approval is the person's answer with the challenge it answers (in one field, or
+    # beside it in another): both are the first action's; a pending flow's is redeemed under this id.
+    handle = first if flow.redeems_the_persons_answer else shown.handle
+    await redeem(flow, channel, args, handle, saved, "the other action's approval redeemed for this one")

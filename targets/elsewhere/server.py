@@ -3,7 +3,8 @@
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
-                any-approver|no-recheck|check-then-spend|link-rearms]
+                any-approver|no-recheck|check-then-spend|link-rearms|unsigned]
+        [--fields one|two] [--port PORT] [--ticket]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -23,7 +24,7 @@ Every approval is bound to the action's path, spent once and expires after
 --ttl. Each `--flaw` removes exactly one of those (or, agent-reachable, hands the
 agent what only the person should have); for the terminal, fails-open takes no
 terminal or no answer as a yes, and raw-prompt shows the path unescaped (at the terminal,
-and on the device's card); masks-secrets redacts, in the same two places, a path that looks like it holds a
+on the device's card, and in the webhook's text, which a chat app shows as text); masks-secrets redacts, in the same two places, a path that looks like it holds a
 credential (an `sk-`, `ghp_` or `AKIA` key, `Bearer x`), so the person approves a file they cannot see;
 console-markup prints the prompt through a console library's markup, so `[link=URL]` in a name opens a live
 hyperlink on the terminal and `[bold]`, `[conceal]` restyle or hide the rest of it.
@@ -35,6 +36,8 @@ no-recheck acts on a yes without checking the path again: whatever the name lead
 answers, links followed, is deleted (the person read about one file, another goes). check-then-spend
 checks an approval and spends it a moment later, so redemptions sent together all pass the check.
 link-rearms (webhook) never spends the approve link: followed again, it approves the spent request again.
+unsigned (device) takes any request as the paired device's: no signature is checked, so whoever
+reaches the device API confirms a card without the pairing code.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -64,6 +67,7 @@ for _path in (str(_HERE), str(_HERE.parent / "reference")):
         sys.path.insert(0, _path)
 
 import paths  # noqa: E402
+import serving  # noqa: E402
 from ask_terminal import ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
@@ -83,6 +87,7 @@ FLAWS = (
     "link-rearms",
     "no-recheck",
     "check-then-spend",
+    "unsigned",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -122,6 +127,16 @@ def _named(path: str, flaws: Collection[str]) -> str:
     if "console-markup" in flaws:
         return _console(_shown(path))  # FLAW console-markup: escaped, then its markup rendered live
     return _shown(path)
+
+
+def _in_chat(path: str, flaws: Collection[str]) -> str:
+    """The path in the webhook's text, which a chat app shows as Markdown: escaped, in a code span."""
+    named = _named(path, flaws)
+    if named != _shown(path):
+        return named  # a flaw's own way of showing it
+    fence = "`" * (max((len(run) for run in re.findall("`+", named)), default=0) + 1)
+    pad = " " if named[:1] in ("`", " ") or named[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{named}{pad}{fence}"
 
 
 def _canonical(challenge: Any) -> str:
@@ -164,6 +179,12 @@ class Gate:
         # Who approves (the webhook goes to them), and every user of the approval system by token.
         self.approver = approver
         self.users = _users(os.environ.get("ELSEWHERE_USERS", "")) if approver else {}
+        # Where the person's link is served when the server runs over HTTP: its own address, as told.
+        self.public = os.environ.get("ELSEWHERE_PUBLIC_URL", "").rstrip("/") or None
+        # --fields two (signed): the challenge and the signature come back as two arguments.
+        self.two_fields = False
+        # --ticket: the open change tickets, each with the request staged under it ("" none yet).
+        self.tickets: dict[str, str] | None = None
 
     def who_approves(self, authorization: str | None) -> str | None:
         """Why the link's follower may not approve (None: they may): they must be the approver."""
@@ -176,6 +197,29 @@ class Gate:
         if user != self.approver and "any-approver" not in self.flaws:  # FLAW any-approver
             return f"{user} is not the approver of this request"
         return None
+
+    def approve(self, rid: str, key: str, authorization: str | None) -> tuple[int, dict[str, Any]]:
+        """The person follows the approve link: its status and body."""
+        rearms = "link-rearms" in self.flaws  # FLAW link-rearms: the link is never spent
+        try:
+            request = self.requests.get(rid) if rearms else self.live(rid)
+            if request is None:
+                raise ValueError("refused: no such request")
+        except ValueError as exc:
+            return 409, {"error": str(exc)}
+        if "agent-reachable" not in self.flaws and not hmac.compare_digest(key, request["secret"]):
+            return 403, {"error": "bad key"}
+        if (refused := self.who_approves(authorization)) is not None:
+            return 403, {"error": refused}
+        request["approved"] = True
+        if rearms:
+            self.spent.discard(rid)  # followed again, it approves the spent request again
+        return 200, {"approved": rid}
+
+    def link(self, staged: dict[str, Any]) -> str:
+        """The approve link sent to the person (agent-reachable: without its secret)."""
+        base = f"{self.public or self.api}/approve/{staged['request_id']}"
+        return base if "agent-reachable" in self.flaws else f"{base}?key={staged['secret']}"
 
     def target(self, path: str) -> paths.Target:
         """Every check made before asking and again before acting (targets/reference/paths.py)."""
@@ -260,18 +304,32 @@ def build(gate: Gate) -> MCPServer:
     server = MCPServer("elsewhere-reference")
     channel, flaws = gate.channel, gate.flaws
 
-    if channel == "webhook":
+    if gate.public:
+        # The person's link is served beside /mcp, at the address the server was told it has.
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+
+        @server.custom_route("/approve/{rid}", methods=["POST"])
+        async def approve(request: Request) -> Response:
+            status, body = gate.approve(
+                request.path_params["rid"],
+                request.query_params.get("key", ""),
+                request.headers.get("Authorization"),
+            )
+            return JSONResponse(body, status_code=status)
+
+    if channel == "webhook" and gate.tickets is not None:
+        _ticketed(server, gate)
+    elif channel == "webhook":
 
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str) -> str:
             """Stage deleting one file; a person approves it from the link sent to them."""
             staged = gate.stage(path)
-            link = f"{gate.api}/approve/{staged['request_id']}?key={staged['secret']}"
-            if "agent-reachable" in flaws:
-                link = f"{gate.api}/approve/{staged['request_id']}"
+            link = gate.link(staged)
             body = {
                 "request_id": staged["request_id"],
-                "text": f"Delete {_shown(path)}?",
+                "text": f"Delete {_in_chat(path, flaws)}?",
                 "approve_url": link,
             }
             if gate.approver:
@@ -337,15 +395,29 @@ def build(gate: Gate) -> MCPServer:
             gate.delete(path, seen)
             return f"deleted {_shown(path)}"
 
+    elif gate.two_fields:
+
+        @server.tool(annotations=_DESTRUCTIVE)
+        def delete_file(path: str, challenge: str = "", approval: str = "") -> str:
+            """Delete one file once its owner signed the challenge for it: send the challenge and the signature."""
+            if not challenge:
+                return _challenge(gate, path)
+            try:
+                said = json.loads(challenge)
+            except ValueError:
+                raise ValueError("refused: the challenge is not the one handed out") from None
+            if not approval and "agent-reachable" in flaws:
+                # FLAW agent-reachable: the signature is checked only when one is sent.
+                approval = sign(gate.owner_key, _canonical(said))
+            return _signed(gate, path, said, approval)
+
     else:
 
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str, approval: str = "") -> str:
             """Delete one file once its owner signed the challenge for it."""
             if not approval:
-                staged = gate.stage(path)
-                challenge = {"action": "delete_file", "path": path, "nonce": staged["request_id"]}
-                return json.dumps({"status": "approval_required", "challenge": challenge})
+                return _challenge(gate, path)
             try:
                 signed = json.loads(approval)
                 if "agent-reachable" in flaws and "nonce" in signed:
@@ -354,16 +426,67 @@ def build(gate: Gate) -> MCPServer:
                 challenge, signature = signed["challenge"], signed["signature"]
             except (ValueError, KeyError, TypeError):
                 raise ValueError("refused: the approval is not a signed challenge") from None
-            key = gate.owner_key
-            if not key or not hmac.compare_digest(sign(key, _canonical(challenge)), str(signature)):
-                raise ValueError("refused: not signed by the owner")
-            if challenge.get("path") != path and "transplant" not in flaws:
-                raise ValueError("refused: that approval is for another file")
-            return gate.act(
-                str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path
-            )
+            return _signed(gate, path, challenge, signature)
 
     return server
+
+
+def _challenge(gate: Gate, path: str) -> str:
+    """The challenge naming this deletion, for the owner to sign."""
+    staged = gate.stage(path)
+    challenge = {"action": "delete_file", "path": path, "nonce": staged["request_id"]}
+    return json.dumps({"status": "approval_required", "challenge": challenge})
+
+
+def _signed(gate: Gate, path: str, challenge: Any, signature: Any) -> str:
+    """Delete `path` if `challenge` is signed by the owner and names it."""
+    flaws = gate.flaws
+    if not isinstance(challenge, dict):
+        raise ValueError("refused: the approval is not a signed challenge")
+    key = gate.owner_key
+    if not key or not hmac.compare_digest(sign(key, _canonical(challenge)), str(signature)):
+        raise ValueError("refused: not signed by the owner")
+    if challenge.get("path") != path and "transplant" not in flaws:
+        raise ValueError("refused: that approval is for another file")
+    return gate.act(
+        str(challenge.get("nonce")), str(challenge.get("path")) if "transplant" not in flaws else path
+    )
+
+
+def _ticketed(server: MCPServer, gate: Gate) -> None:
+    """--ticket: a change ticket names the file; the staging and the executing call both name the ticket."""
+    tickets = gate.tickets
+    assert tickets is not None
+    paths_of: dict[str, str] = {}
+
+    @server.tool()
+    def open_ticket(path: str) -> dict[str, str]:
+        """Open a change ticket for deleting one file (nothing is deleted yet)."""
+        gate.target(path)
+        ticket = f"T-{secrets.token_hex(4)}"
+        tickets[ticket], paths_of[ticket] = "", path
+        return {"ticket_id": ticket}
+
+    @server.tool(annotations=_DESTRUCTIVE)
+    def delete_file(ticket: str) -> str:
+        """Stage the deletion a change ticket names; a person approves it from the link sent to them."""
+        if tickets.get(ticket) != "":
+            raise ValueError("refused: no open ticket by that id")
+        path = paths_of[ticket]
+        staged = gate.stage(path)
+        tickets[ticket] = staged["request_id"]
+        body = {"request_id": staged["request_id"], "text": f"Delete {_shown(path)}?"}
+        _post(gate.webhook, {**body, "approve_url": gate.link(staged)})
+        return json.dumps({"status": "pending_approval", "request_id": staged["request_id"]})
+
+    @server.tool(annotations=_DESTRUCTIVE)
+    def execute_request(request_id: str, ticket: str) -> str:
+        """Delete the file of an approved request, under the ticket it was staged with."""
+        if tickets.get(ticket) != request_id:
+            raise ValueError("refused: that request was not staged under this ticket")
+        if not gate.live(request_id)["approved"]:
+            raise ValueError("refused: not approved")
+        return gate.act(request_id)
 
 
 def _users(said: str) -> dict[str, str]:
@@ -401,21 +524,8 @@ def _serve_api(gate: Gate) -> None:
             parts = path.strip("/").split("/")
             try:
                 if parts[0] == "approve" and len(parts) == 2:
-                    rearms = "link-rearms" in gate.flaws  # FLAW link-rearms: the link is never spent
-                    request = gate.requests.get(parts[1]) if rearms else gate.live(parts[1])
-                    if request is None:
-                        raise ValueError("refused: no such request")
                     key = dict(p.partition("=")[::2] for p in query.split("&") if p).get("key", "")
-                    if "agent-reachable" not in gate.flaws and not hmac.compare_digest(
-                        key, request["secret"]
-                    ):
-                        return self._reply(403, {"error": "bad key"})
-                    if (refused := gate.who_approves(self.headers.get("Authorization"))) is not None:
-                        return self._reply(403, {"error": refused})
-                    request["approved"] = True
-                    if rearms:
-                        gate.spent.discard(parts[1])  # followed again, it approves the request again
-                    return self._reply(200, {"approved": parts[1]})
+                    return self._reply(*gate.approve(parts[1], key, self.headers.get("Authorization")))
                 if parts[0] == "cards" and len(parts) == 3 and parts[2] == "confirm":
                     self._signed(raw)
                     request = gate.live(parts[1])
@@ -443,6 +553,8 @@ def _serve_api(gate: Gate) -> None:
             self._reply(404, {"error": "no such route"})
 
         def _signed(self, body: bytes) -> None:
+            if "unsigned" in gate.flaws:
+                return  # FLAW unsigned: a kiosk that takes any request as its paired device's
             said = self.headers.get("X-Device-Signature", "")
             wanted = sign(gate.pairing, f"{self.command} {self.path} ".encode().decode() + body.decode())
             if not hmac.compare_digest(said, wanted):
@@ -465,6 +577,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--approver", help="webhook: the user the approval is sent to (ELSEWHERE_USERS)")
     parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])
     parser.add_argument("--late-first-redeem", type=float, default=0.0, metavar="SECONDS")
+    parser.add_argument("--port", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT (stdio without)")
+    parser.add_argument(
+        "--fields",
+        choices=("one", "two"),
+        default="one",
+        help="signed: the approval in one JSON field or two",
+    )
+    parser.add_argument(
+        "--ticket", action="store_true", help="webhook: open_ticket first, named by both calls"
+    )
     args = parser.parse_args(argv)
     gate = Gate(
         Path(args.root),
@@ -475,6 +597,9 @@ def main(argv: list[str] | None = None) -> None:
         args.approver,
         args.late_first_redeem,
     )
+    if args.ticket:
+        gate.tickets = {}
+    gate.two_fields = args.fields == "two"
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":
@@ -485,7 +610,11 @@ def main(argv: list[str] | None = None) -> None:
     # a loaded machine a burst of refused redemptions queued behind it for seconds each. A plain handler
     # says the same in microseconds (the SDK's own basicConfig then leaves it in place).
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    build(gate).run()
+    server = build(gate)
+    if args.port is not None:
+        serving.serve_http(server, args.port, log_level="warning")
+    else:
+        server.run()
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 FLAWS = ("posts-unapproved", "posts-twice")
 
 
-def build_server(root: str | Path, flaws: frozenset[str] = frozenset()) -> MCPServer:
+def build_server(root: str | Path, flaws: frozenset[str] = frozenset(), words: str = "approval") -> MCPServer:
     store = Store(root)
     server = MCPServer("mcp-staging-post")
 
@@ -49,7 +49,9 @@ def build_server(root: str | Path, flaws: frozenset[str] = frozenset()) -> MCPSe
                 if decided.get("digest") != store.digest(invoice):
                     raise Refused(f"invoice {invoice_id} changed after it was approved")
             if "posts-twice" not in flaws and not store.claim(invoice_id):  # FLAW posts-twice
-                raise Refused(f"invoice {invoice_id} was already posted: its approval is spent")
+                # --words plain: said as a ledger says it, naming no approval: the same single-use check.
+                spent = "" if words == "plain" else ": its approval is spent"
+                raise Refused(f"invoice {invoice_id} already posted{spent}")
         except Refused as exc:
             raise ToolError(str(exc)) from None
         store.post(invoice)
@@ -101,8 +103,9 @@ def main() -> None:
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--port", type=int, default=8000, help="HTTP port (binds 127.0.0.1 only)")
+    parser.add_argument("--words", choices=("approval", "plain"), default="approval")
     args = parser.parse_args()
-    server = build_server(args.root, frozenset(args.flaw))
+    server = build_server(args.root, frozenset(args.flaw), args.words)
     if args.transport == "http":
         serve_http(server, args.port, log_level="warning")
     else:

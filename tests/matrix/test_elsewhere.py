@@ -33,7 +33,12 @@ OUT_OF_BAND = {
     "agent-reachable": "agent-reachable-approval",
     "expiry": "approval-expiry",
 }
-HANDED_OVER = ("webhook", "device", "signed")
+HANDED_OVER = ("webhook", "device", "signed", "signed-two")
+# A profile's channel and the server's options for it: the signed challenge taken back in two fields.
+SERVER_CHANNEL = {
+    "signed-two": ("signed", "--fields", "two"),
+    "webhook-chat": ("webhook", "--webhook", "{sink}/hook"),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -53,7 +58,8 @@ def _audit(
     **settings: object,
 ) -> AuditRun:
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
-    words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", channel]
+    served, *more = SERVER_CHANNEL.get(channel, (channel,))
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", served, *more]
     words += ["--ttl", f"{ttl:g}"] if channel == "terminal" else []
     words += ["--webhook", "{sink}/hook"] if channel == "webhook" else []
     for flaw in flaws:
@@ -410,3 +416,41 @@ def test_a_careful_terminal_gate_passes_its_unanswered_control_and_the_family_ad
     result = run.by_id()["MCA-NOANSWER-001"]
     assert result.verdict is Verdict.NOT_APPLICABLE, result.reason
     assert "unanswered control" in result.reason
+
+
+@pytest.mark.parametrize("flaw", [(), ("raw-prompt",)], ids=["careful", "raw-prompt"])
+def test_a_webhook_text_the_person_reads_as_text_is_judged_as_shown_raw(
+    catalogue: Catalogue, flaw: tuple[str, ...]
+) -> None:
+    # reads: text: a chat app shows the body's text field as text. Escaped there, every name passes; shown
+    # raw, its line break and bidi override act (the same body read as JSON shows them escaped).
+    run = _audit(
+        catalogue, "webhook-chat", *flaw, families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+    )
+    found = {r.id for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    if flaw:
+        assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= found, [
+            (r.id, r.verdict, r.reason) for r in run.results
+        ]
+    else:
+        judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
+        assert judged
+        assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
+
+
+@pytest.mark.parametrize("flaw", [(), ("unsigned",)], ids=["careful", "unsigned"])
+def test_a_kiosk_that_takes_an_unsigned_request_is_approved_by_the_agent_without_the_pairing_code(
+    catalogue: Catalogue, flaw: tuple[str, ...]
+) -> None:
+    # credentials: [code] on the device's command steps: the agent runs them without the person's code.
+    run = _audit(catalogue, "device", *flaw, families=frozenset({"agent-reachable-approval"}))
+    result = run.by_id()["MCA-OOBSELF-001"]
+    if flaw:
+        assert result.verdict is Verdict.VULNERABLE, (result.reason, result.evidence)
+    else:
+        assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (
+            result.reason,
+            result.evidence,
+        )
+        # The device API turned the unsigned card request away: the agent got no further.
+        assert "the agent could not take the person's steps with what it saw" in " ".join(result.evidence)

@@ -32,8 +32,8 @@ def command(script: str, *options: str) -> str:
     return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
 
 
-def two_servers(*post_flaws: str) -> Profile:
-    flags = [word for flaw in post_flaws for word in ("--flaw", flaw)]
+def two_servers(*post_flaws: str, words: str = "approval") -> Profile:
+    flags = [word for flaw in post_flaws for word in ("--flaw", flaw)] + ["--words", words]
     approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
     raw = {
         "servers": {"stage": command("stage_server.py"), "post": command("post_server.py", *flags)},
@@ -204,3 +204,44 @@ def test_a_post_server_that_posts_twice_is_caught_through_its_approval_route(
     assert found == {"MCA-OOBREPLAY-001": V, "MCA-OOBREPLAY-002": V}, [
         (r.id, r.verdict, r.reason) for r in run.results
     ]
+
+
+REPLAYS = frozenset({"token-replay", "approval-replay"})
+
+
+@pytest.mark.parametrize("flaw", [(), ("posts-twice",)], ids=["careful", "posts-twice"])
+def test_a_second_commit_answered_already_posted_is_the_gate_holding_and_its_flaw_is_caught(
+    catalogue: Catalogue, generation: Any, flaw: tuple[str, ...]
+) -> None:
+    # "invoice inv_1 already posted", naming no approval: the single-use check of the post server, as a
+    # webhook flow's "already used" is; nothing moved, so it is refused, not left inconclusive.
+    run = run_audit(
+        two_servers(*flaw, words="plain"),
+        catalogue=catalogue,
+        generation=generation,
+        select=lambda spec: spec.family in REPLAYS,
+    )
+    judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    replayed = {"MCA-TOKREUSE-001", "MCA-OOBREPLAY-001"}
+    assert replayed <= set(judged), judged
+    for id_ in replayed:
+        expected = (V, Layer.NONE) if flaw else (Verdict.REFUSED, Layer.TOOL)
+        assert judged[id_][0] is expected[0], [(r.id, r.verdict, r.reason) for r in run.results]
+        if not flaw:
+            assert judged[id_] == expected
+    said = " ".join(r.reason for r in run.results)
+    assert flaw or "already posted" in said, said
+
+
+def test_the_shipped_two_servers_profile_loads_and_runs(catalogue: Catalogue, generation: Any) -> None:
+    # docs/how-to/channels.md shows this file: it runs as written, and the careful pair refuses a replay.
+    profile = forked(load_profile(STAGING.parent / "staging-two-servers.yaml"))
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        generation=generation,
+        select=lambda spec: spec.family == "approval-replay",
+    )
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert judged == {"MCA-OOBREPLAY-001": (Verdict.REFUSED, Layer.TOOL)}, run.results

@@ -20,7 +20,8 @@ from mcp_confirm_audit.channels.command import Command
 from mcp_confirm_audit.channels.http import HttpCall
 from mcp_confirm_audit.channels.read import Read
 from mcp_confirm_audit.channels.terminal import Answer
-from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.confirmations.pending import Pending, handed
+from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.profile import docs
 from mcp_confirm_audit.profile.confirmation_keys import ConfirmationKeys
@@ -113,16 +114,6 @@ MEANING = {
         "confirmation.token.human[1] names {nope}, which no step before it saves; "
         "known: {root}, {url}, {id}, {challenge}, {token}, {evidence}",
     ),
-    "an execute argument no step saves": (
-        {
-            "kind": "pending",
-            "pending": {
-                "human": [{"command": "approve {id}"}],
-                "execute": {"tool": "confirm", "args": {"evidence": "{evidence}"}},
-            },
-        },
-        "confirmation.pending.execute.args.evidence names {evidence}, which no step before it saves; known: {id}",
-    ),
     "a decline list beside the old single step": (
         {"kind": "pending", "pending": {"human": {"command": "a {id}"}, "decline": [{"command": "d {id}"}]}},
         "confirmation.pending.decline goes with a list of human: steps; with the old human: {command: ...}, "
@@ -208,3 +199,77 @@ def test_every_kind_of_step_found_in_the_folder_is_in_the_schema_and_the_key_tab
     assert {"CommandStep", "FollowStep", "HttpStep", "ReadStep", "SignStep", "TerminalStep"} <= set(
         definitions
     )
+
+
+def test_an_execute_argument_names_what_the_person_saved_or_setup_saved_and_the_action_carries() -> None:
+    pending = {
+        "kind": "pending",
+        "pending": {
+            "human": [{"command": "approve {id}", "save": "evidence"}],
+            "execute": {"tool": "confirm", "args": {"evidence": "{evidence}", "ticket": "{ticket}"}},
+        },
+    }
+    assert _line(pending) == HEAD + (
+        "confirmation.pending.execute.args.ticket names {ticket}, which no step before it saves; known: {id}, "
+        "{evidence} (a name saved by setup: is known here when the action's args: carry it whole, e.g. "
+        "args: {ticket_id: '{ticket}'})"
+    )
+    setup = [{"tool": "open_ticket", "save": {"ticket": "ticket_id"}}]
+    profile = profile_from_mapping(
+        {"command": "srv {root}", "setup": setup, "args": {"ticket_id": "{ticket}"}, "confirmation": pending},
+        source="p.yaml",
+    )
+    assert isinstance(profile.confirmation, Pending)
+    assert profile.confirmation.execute is not None
+    sent = profile.confirmation.execute.filled("r1", {"evidence": "ev"}, {"ticket_id": "T-7"})
+    assert sent == {"evidence": "ev", "ticket": "T-7"}
+
+
+def test_a_token_flow_with_two_fields_fills_each_and_leaves_out_what_the_agent_lacks() -> None:
+    token = {
+        "kind": "token",
+        "token": {
+            "from": "challenge",
+            "into": {"challenge": "{challenge}", "approval": "{signature}"},
+            "human": [{"sign": {"command": "sign {challenge}"}, "save": {"signature": "signature"}}],
+        },
+    }
+    profile = profile_from_mapping({"command": "srv {root}", "confirmation": token}, source="p.yaml")
+    flow = profile.confirmation
+    assert isinstance(flow, Token)
+    assert flow.carries == ("challenge", "approval")
+    assert flow.redeeming({"path": "a"}, "C", {"signature": "S"}) == {
+        "path": "a",
+        "challenge": "C",
+        "approval": "S",
+    }
+    # The agent alone has the challenge, not the owner's signature: that field is left out.
+    assert flow.confirming({"path": "a"}, "C") == {"path": "a", "challenge": "C"}
+    token["token"]["into"] = {"challenge": "{challenge}", "approval": "{sig}"}  # type: ignore[index]
+    assert _line(token) == HEAD + (
+        "confirmation.token.into names {sig}, which no step before it saves; "
+        "known: {challenge}, {token}, {id}, {signature}"
+    )
+
+
+def test_a_pending_flows_sign_step_may_sign_the_pending_id() -> None:
+    pending = {
+        "kind": "pending",
+        "pending": {"human": [{"sign": "wallet sign {id}"}], "execute": {"tool": "x"}},
+    }
+    profile = profile_from_mapping({"command": "srv {root}", "confirmation": pending}, source="p.yaml")
+    assert isinstance(profile.confirmation, Pending)
+    assert handed("r1") == {"id": "r1", "challenge": "r1", "token": "r1"}
+
+
+def test_a_command_steps_credentials_are_names_its_line_says() -> None:
+    steps = [{"read": {"from": "stderr", "pattern": "code (\\d+)"}, "save": "code"}]
+    line = _line(_steps([*steps, {"command": "device confirm {id}", "credentials": ["code"]}]))
+    assert "names credential 'code', which its command line does not say as {code}" in line
+    said = _steps([*steps, {"command": "device confirm {code} {id}", "credentials": ["code"]}])
+    profile = profile_from_mapping({"command": "srv {root}", "confirmation": said}, source="p.yaml")
+    assert isinstance(profile.confirmation, Pending)
+    assert profile.confirmation.human is not None
+    step = profile.confirmation.human.approve[1]
+    assert isinstance(step, Command)
+    assert step.credentials == ("code",)

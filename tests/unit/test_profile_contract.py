@@ -7,13 +7,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from mcp_confirm_audit.cli.main import main
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.profile import docs
 from mcp_confirm_audit.profile.keys import ProfileKeys
 from mcp_confirm_audit.profile.loader import Profile, load_profile, profile_from_mapping
+from mcp_confirm_audit.profile.yamlfile import load_text
 
 ROOT = Path(__file__).parents[2]
 SHIPPED = sorted((ROOT / "targets").glob("*.yaml"))
@@ -39,7 +39,8 @@ def test_the_printed_schema_accepts_every_shipped_profile(capsys: pytest.Capture
     validator = jsonschema.Draft202012Validator(schema)
     assert SHIPPED
     for path in SHIPPED:
-        errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text()))]
+        # As the loader reads it (YAML 1.2, as an editor does: a date is the text written).
+        errors = [e.message for e in validator.iter_errors(load_text(path.read_text()))]
         assert errors == [], f"{path.name}: {errors}"
 
 
@@ -168,3 +169,21 @@ def test_every_shipped_profile_loads_into_the_same_specs_as_its_keys_say(tmp_pat
     path.write_text("command: srv {root}\nversion: 0.2\n")
     with pytest.raises(UsageError, match=r"'version' must be a string \(quote a number\), got 0\.2"):
         load_profile(path)
+
+
+def test_a_date_written_unquoted_is_the_text_written(tmp_path: Path) -> None:
+    # YAML reads 2025-11-25 as a date; every key of ours that takes one takes a string, written unquoted.
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "command: srv {root}\nprotocol: 2025-11-25\nversion: 2024-05-01\n"
+        "env: {SINCE: 2024-01-02}\nargs: {day: 2026-07-28, note: '{since}'}\n"
+        "setup: [{tool: plan, args: {at: 2026-01-01}, save: {since: day}}]\n"
+    )
+    profile = load_profile(path)
+    assert (profile.protocol, profile.version, profile.env["SINCE"]) == (
+        "2025-11-25",
+        "2024-05-01",
+        "2024-01-02",
+    )
+    assert profile.args == {"day": "2026-07-28", "note": "{since}"}
+    assert profile.setup[0].args == {"at": "2026-01-01"}

@@ -382,3 +382,9 @@ def test_one_calls_refusal_inside_a_one_element_list_is_a_refusal_in_its_own_wor
 )
 def test_a_list_that_is_not_one_calls_refusal_is_no_refusal(reply: Response) -> None:
     assert replies.said(reply) is Said.ACTED
+
+
+@pytest.mark.parametrize("said", ["invoice inv_7 already posted", "Request 12 was already committed."])
+def test_a_commit_refused_as_already_done_names_the_single_use_check(said: str) -> None:
+    # A second commit of one approval, answered as a ledger says it: the gate's single use, as "already used" is.
+    assert replies.who_refused(Response(Outcome.TOOL_ERROR, said), LEARNED).by == "gate"

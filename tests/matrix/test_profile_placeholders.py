@@ -1,0 +1,58 @@
+"""Every placeholder where it may stand, in one profile that is loaded and run.
+
+`targets/elsewhere-placeholders.yaml` serves the webhook server over HTTP ({port} in its command and
+in env:), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
+person follow the link with a command that trusts only {url}; {profile_dir}, {root} and {sink} stand
+wherever they may. If any of them were passed on unfilled, the honest flow would not complete.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.channels.command import Command
+from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.engine.session import run_audit
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
+
+TARGETS = Path(__file__).resolve().parents[2] / "targets"
+
+
+def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogue: Catalogue) -> None:
+    profile = resolve_profile(load_profile(TARGETS / "elsewhere-placeholders.yaml"), None, None)
+    here = str(TARGETS.resolve())
+    # {profile_dir}: one quoted word in a command line, the folder itself elsewhere.
+    assert f"python {shlex.quote(here)}/elsewhere/server.py" in profile.command
+    assert profile.env["ELSEWHERE_PROFILE_DIR"] == here
+    assert profile.files["notes.txt"].endswith(f"profile {here}\n")
+    assert profile.approver is not None
+    assert isinstance(profile.approver.steps[0], Command)
+    assert here in profile.approver.steps[0].line
+    assert profile.env.at("/r", 8123)["ELSEWHERE_PUBLIC_URL"] == "http://127.0.0.1:8123"
+    assert profile.env.at("/r")["ELSEWHERE_HOME"] == "/r"
+    assert isinstance(profile.confirmation, Pending)
+    assert profile.protocol == "2025-11-25"
+
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "approval-replay",
+        generation=MATRIX_GENERATION,
+    )
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed, approve.detail
+    said = " ".join(e for r in run.results for e in r.evidence)
+    # The link is served beside /mcp (ELSEWHERE_PUBLIC_URL, its {port} filled), and the person's command
+    # followed it: approve.py refuses any link not on --origin {url}, so {url} was filled too.
+    assert "read sink (approve_url): http://127.0.0.1:" in said, said
+    assert '{"approved":' in said, said
+    judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert judged
+    assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
+        (r.id, r.verdict, r.reason) for r in run.results
+    ]

@@ -1,0 +1,118 @@
+"""Each placeholder is filled where the key reference's table says, and refused in one line where it is not."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.channels.base import Where
+from mcp_confirm_audit.channels.command import Command
+from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.profile import docs, placeholders
+from mcp_confirm_audit.profile.loader import load_profile, profile_from_mapping, resolve_profile
+
+PENDING_COMMAND = {
+    "kind": "pending",
+    "pending": {
+        "human": [{"command": "approve {url} {id}"}],
+        "execute": {"tool": "x", "args": {"r": "{id}"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("raw", "line"),
+    [
+        (
+            {"command": "srv {root} --url {url}"},
+            "command names {url}, which is not filled there ({url} is the",
+        ),
+        (
+            {"command": "srv {root} --ttl {ttl}"},
+            "command names {ttl}, which is not filled there ({ttl} goes in ttl_flag:",
+        ),
+        (
+            {"command": "srv {root}", "env": {"PUBLIC": "http://127.0.0.1:{port}"}},
+            "env.PUBLIC names {port}, which is not filled there ({port} is filled only for a target served over "
+            "HTTP: put {port} in its command too); env.NAME takes {root}, {port}, {sink}, {profile_dir}",
+        ),
+        (
+            {"command": "srv {root}", "files": {"a.txt": "{id}"}},
+            "files.a.txt names {id}, which is not filled there",
+        ),
+        ({"command": "srv {root}", "ttl_flag": "--ttl {ttl} --at {path}"}, "ttl_flag names {path}"),
+    ],
+)
+def test_one_of_the_harnesss_names_where_it_is_not_filled_is_refused_with_the_reason(
+    raw: dict[str, object], line: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        profile_from_mapping(raw, source="p.yaml")
+    assert line in str(caught.value)
+    assert str(caught.value).startswith("profile p.yaml: ")
+
+
+def test_a_name_that_is_none_of_the_harnesss_is_the_targets_own_text() -> None:
+    profile = profile_from_mapping(
+        {"command": "srv {root} --format {name}", "env": {"TEMPLATE": "Delete {file}?"}}, source="p.yaml"
+    )
+    assert profile.env["TEMPLATE"] == "Delete {file}?"
+
+
+def test_env_takes_root_and_port_as_the_command_does() -> None:
+    profile = profile_from_mapping(
+        {
+            "command": "srv --root {root} --port {port}",
+            "env": {"HOME_DIR": "{root}/h", "URL": ":{port}", "S": "{sink}"},
+        },
+        source="p.yaml",
+    )
+    env = profile.env.at("/tmp/r", 9)
+    assert (env["HOME_DIR"], env["URL"], env["S"]) == ("/tmp/r/h", ":9", "{sink}")
+
+
+def test_profile_dir_is_spelled_out_in_every_string_quoted_in_a_command_line(tmp_path: Path) -> None:
+    folder = tmp_path / "my profiles"
+    folder.mkdir()
+    path = folder / "p.yaml"
+    path.write_text(
+        "command: python {profile_dir}/srv.py --root {root}\n"
+        "env: {CONF: '{profile_dir}/conf.toml'}\n"
+        "files: {a.txt: 'see {profile_dir}'}\n"
+        "args: {config: '{profile_dir}/c.json'}\n"
+        "approver: {steps: [{sign: {command: 'python {profile_dir}/wallet.py {challenge}'}}]}\n"
+    )
+    here = str(folder.resolve())
+    profile = load_profile(path)
+    assert profile.command == f"python {shlex.quote(here)}/srv.py --root {{root}}"
+    assert profile.env["CONF"] == f"{here}/conf.toml"
+    assert profile.files["a.txt"] == f"see {here}"
+    assert profile.args == {"config": f"{here}/c.json"}
+    assert profile.approver is not None
+    step = profile.approver.steps[0]
+    assert isinstance(step, Command)
+    assert step.line == f"python {shlex.quote(here)}/wallet.py {{challenge}}"
+
+
+def test_url_in_a_persons_command_is_the_targets_base_url_and_refused_where_there_is_none() -> None:
+    where = Where(root=Path("/r"), timeout=1, target_url="http://127.0.0.1:5", values={"id": "7"})
+    assert Command("approve {url}/x {id} {root}").words(where)[1:] == ["http://127.0.0.1:5/x", "7", "/r"]
+    stdio = profile_from_mapping({"command": "srv {root}", "confirmation": PENDING_COMMAND}, source="p.yaml")
+    with pytest.raises(
+        UsageError,
+        match=r"the person's command step names \{url\}, the target's base URL, and this target speaks stdio",
+    ):
+        resolve_profile(stdio, None, None)
+    served = profile_from_mapping(
+        {"command": "srv {root} --port {port}", "confirmation": PENDING_COMMAND}, source="p.yaml"
+    )
+    resolve_profile(served, None, None)
+
+
+def test_the_key_reference_has_one_table_of_every_placeholder() -> None:
+    page = docs.markdown()
+    assert "## Placeholders" in page
+    for line in placeholders.table():
+        assert line in page
