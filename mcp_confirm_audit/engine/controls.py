@@ -126,7 +126,7 @@ class _Runner:
         self.answer, self.negative, self.values = answer, negative, values
         self.evidence: list[str] = []
         self.bookkeeping: list[str] = list(plan.ignore)
-        self.notes: dict[str, str] = dict(plan.bookkeeping_notes)
+        self.notes: dict[str, str] = dict(getattr(plan, "bookkeeping_notes", ()))
         # The generalised names of the action's own effect: never bookkeeping.
         self.effect: set[str] = set()
         # The same effect as places, with how it changed (oracle.effects.disk_places, probe_places).
