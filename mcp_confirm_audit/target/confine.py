@@ -189,6 +189,42 @@ def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
                 yield os.path.dirname(path)
 
 
+def _checkout(path: str, folders: Sequence[str]) -> str:
+    """A path in a temporary folder widened to its top folder there (a checkout in /tmp whose script
+    imports its neighbours); in the home, only the path itself. Never a folder holding a hidden one."""
+    for hidden in ("/tmp", "/var/tmp"):
+        if hidden in folders and path != hidden and _under(path, [hidden]):
+            top = os.path.join(hidden, os.path.relpath(path, hidden).split(os.sep)[0])
+            if os.path.isdir(top) and not any(_under(other, [top]) for other in folders):
+                return top
+    return path
+
+
+def _outermost(paths: Sequence[str], folders: Sequence[str]) -> list[str]:
+    """Each folder once, none inside another (a bind inside a bind cannot be made read-only again), and
+    none holding a hidden folder (it would show what the hidden one keeps)."""
+    kept: list[str] = []
+    for path in sorted(dict.fromkeys(paths), key=len):
+        if any(_under(path, [outer]) for outer in kept):
+            continue
+        if any(_under(other, [path]) and other != path for other in folders):
+            continue
+        kept.append(path)
+    return kept
+
+
+def _project() -> Iterator[str]:
+    """The folder the audit runs from (the project under audit), read-only, when it lies below a hidden one.
+
+    A script names only itself, yet imports its neighbours (a server beside a package of its own, a
+    checkout in /tmp): without its project the target cannot start. A hidden folder itself (the home,
+    /tmp) is never revealed whole, so an audit started in the home still hides the home.
+    """
+    here = os.path.realpath(os.getcwd())
+    if here not in hidden_folders():
+        yield here
+
+
 def _shebang(program: str) -> str:
     """The interpreter a script's `#!` line names, or ""."""
     try:
@@ -207,7 +243,8 @@ def wrap(
     if not regime.confined:
         return list(argv)
     folders = hidden_folders()
-    reveal = [path for path in _needed(argv, cwd) if _under(path, folders)]
+    needed = [_checkout(path, folders) for path in _needed(argv, cwd)]
+    reveal = _outermost([path for path in [*needed, *_project()] if _under(path, folders)], folders)
     # What is writable stays so: a path in the sandbox (the root a command names) is never bound read-only.
     reveal = [path for path in reveal if not _under(path, [os.path.realpath(base), *writable])]
     spec = _spec(base, regime.net, reveal, writable)
