@@ -26,6 +26,12 @@ ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|requ
 WAITING = re.compile(r"^\s*(pending|awaiting|staged|needs?[_ ]approval|proposed)", re.I)
 
 
+class Filled(dict[str, Any]):
+    """A call's arguments filled from a profile's template, and the `{NAME}`s nothing filled (sent as written)."""
+
+    unfilled: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class CallTemplate:
     """A tool call whose string arguments may say `{id}`."""
@@ -33,13 +39,31 @@ class CallTemplate:
     tool: str
     args: Mapping[str, Any]
 
-    def filled(self, pending_id: str, saved: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The arguments with `{id}` and every name the person's steps saved put in."""
+    def filled(self, pending_id: str, saved: Mapping[str, str] | None = None) -> Filled:
+        """The arguments with `{id}` and every name the person's steps saved put in.
+
+        A name no one saved (the person's step that saves it was left out) stays as written, and is
+        named in `unfilled`: the call is malformed, and what the target answers it says nothing.
+        """
         known = {**(saved or {}), "id": pending_id}
-        return {
-            k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v) if isinstance(v, str) else v
-            for k, v in self.args.items()
-        }
+        args = Filled(
+            {
+                k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v)
+                if isinstance(v, str)
+                else v
+                for k, v in self.args.items()
+            }
+        )
+        args.unfilled = tuple(
+            dict.fromkeys(
+                name
+                for v in self.args.values()
+                if isinstance(v, str)
+                for name in PLACEHOLDER.findall(v)
+                if name not in known
+            )
+        )
+        return args
 
 
 # The person's own channel: how they approve, and how they decline (steps, with `{id}`).
