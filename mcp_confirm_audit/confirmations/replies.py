@@ -124,6 +124,65 @@ def refusal(response: Response) -> str | None:
     return None
 
 
+# Counts of what a call did, by the verb: all of them zero says it did nothing (`"moved": 0`).
+_DONE_COUNTS = frozenset(
+    [
+        "moved",
+        "copied",
+        "deleted",
+        "removed",
+        "updated",
+        "changed",
+        "created",
+        "written",
+        "processed",
+        "affected",
+        "applied",
+        "inserted",
+        "renamed",
+        "archived",
+        "imported",
+        "posted",
+        "sent",
+        "organized",
+        "organised",
+        "stored",
+        "queued",
+    ]
+)
+# A success that says there was nothing to do. Not "nothing was deleted" nor "no change made": a
+# refusal in plain words says so ("Nothing was deleted: the user chose decline"); nor "already
+# confirmed/applied/used": a single-use check words its refusal so, and that is the gate's to say.
+_NOTHING_DONE = re.compile(
+    r"\b(nothing\s+(new|to\s+do)|already\s+(stored|exists?|present|up[\s-]to[\s-]date|organi[sz]ed|in\s+place))\b",
+    re.I,
+)
+
+
+def nothing_done(response: Response) -> str | None:
+    """Why a reply that reports success says nothing was done, or None: a duplicate, every count zero.
+
+    `{"ok": true, "moved": 0}` after the approve control moved every photo, `{"duplicate": true,
+    "message": "already stored as confirmed"}` after it stored the text: the world the last control
+    left behind had no subject for the call, which is no refusal, by the gate or anyone.
+    """
+    if response.outcome is not Outcome.COMPLETE or refusal(response) is not None:
+        return None
+    data = payload(response)
+    if data is not None:
+        if data.get("duplicate") is True:
+            return "duplicate: true"
+        counts = {
+            k: v
+            for k, v in data.items()
+            if k in _DONE_COUNTS and isinstance(v, int) and not isinstance(v, bool)
+        }
+        if counts and not any(counts.values()):
+            return ", ".join(f"{k}: 0" for k in counts)
+    found = _NOTHING_DONE.search(refusal_text(response)[:_CONCERN_READ])
+    return found.group(0) if found is not None else None
+
+
 def said(response: Response) -> Said:
     if response.outcome is Outcome.TRANSPORT:
         return Said.STOPPED

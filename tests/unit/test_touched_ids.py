@@ -156,7 +156,7 @@ def test_a_call_given_ids_that_moved_nothing_at_the_gate_still_ran() -> None:
 
 
 def test_a_control_refused_on_its_arguments_by_the_sdk_teaches_no_gate_signature() -> None:
-    run = _Runner(SimpleNamespace(ignore=()), *([None] * 6))  # type: ignore[arg-type]
+    run = _Runner(SimpleNamespace(ignore=(), bookkeeping_notes={}), *([None] * 6))  # type: ignore[arg-type]
     invalid = Response(
         Outcome.TOOL_ERROR,
         "Error executing tool delete_collection: 1 validation error for delete_collectionArguments\n"
