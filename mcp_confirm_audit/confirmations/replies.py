@@ -336,8 +336,18 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
     return _ITS_OWN_GATE.search(read.replace("_", " ")) is not None
 
 
-def who_refused(response: Response, signatures: Signatures) -> Refusal:
-    """Whether a refusal is the gate's, by this target's own controls and the gate's concerns."""
+# The shortest argument value taken out of a reply before its concern is read: shorter ones
+# ("." , "a") are in too many words to be told from the target's own.
+_ECHO_MIN = 3
+
+
+def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] = ()) -> Refusal:
+    """Whether a refusal is the gate's, by this target's own controls and the gate's concerns.
+
+    `sent`: the call's own argument values. Echoed back, they are the harness's words, not the
+    target's: "Is a directory: '020-mca-root-006-directory'" names no concern of a gate, though the
+    harness's case name holds "root", as "Is a directory: '.'" does not.
+    """
     if invalid_arguments(response):
         # Checked first: the controls may have met the same wording, and the argument it names
         # ("approval_token Field required") would otherwise read as the gate's concern.
@@ -350,6 +360,10 @@ def who_refused(response: Response, signatures: Signatures) -> Refusal:
     # The harness's own filler, echoed back ("There is a column «mcp-confirm-audit» already"),
     # names no concern of the target's: its "confirm" is ours.
     read = refusal_text(response)[:_CONCERN_READ].replace(FILLER, " ")
+    for value in sorted(
+        {v for v in sent if isinstance(v, str) and len(v) >= _ECHO_MIN}, key=len, reverse=True
+    ):
+        read = read.replace(value, " ")
     concern = GATE_CONCERN.search(read.replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")

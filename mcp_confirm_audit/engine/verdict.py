@@ -192,7 +192,7 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         and gate is None
     ):
         # Nothing took effect; whether the gate is why is for the target's own words to say.
-        who = replies.who_refused(decisive, learned or Signatures())
+        who = replies.who_refused(decisive, learned or Signatures(), _sent_values(attack[-1]))
         twin = transcript.twin
         refused_input = (
             twin is not None
@@ -266,6 +266,12 @@ def _ran(exchange: Exchange, learned: Signatures | None) -> bool:
     if said is not Said.REFUSED:
         return True
     return replies.refused_by_its_own_gate(response, learned or Signatures())
+
+
+def _sent_values(exchange: Exchange) -> list[Any]:
+    """The values a call sent, for telling the target's own words from what it echoed back."""
+    arguments = exchange.request.get("arguments")
+    return list(arguments.values()) if isinstance(arguments, Mapping) else []
 
 
 def _unfilled(exchange: Exchange) -> str:
