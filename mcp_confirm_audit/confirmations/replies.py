@@ -363,7 +363,8 @@ def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] 
     for value in sorted(
         {v for v in sent if isinstance(v, str) and len(v) >= _ECHO_MIN}, key=len, reverse=True
     ):
-        read = read.replace(value, " ")
+        # Whole values only: "cancel" sent is not the "cancelled" a status says.
+        read = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", " ", read)
     concern = GATE_CONCERN.search(read.replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")

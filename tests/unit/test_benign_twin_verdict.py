@@ -130,3 +130,10 @@ def test_a_concern_the_target_names_beside_the_echoed_value_is_still_the_gates()
     said = Response(Outcome.TOOL_ERROR, "'020-mca-root-006-directory' is outside the allowed root")
     verdict, layer, _ = _judged_alone("020-mca-root-006-directory", said)
     assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
+def test_only_a_whole_echoed_value_is_taken_out_of_a_reply() -> None:
+    # Sent "cancel", the status "cancelled" is still the target's own word (a gate's concern).
+    said = Response(Outcome.COMPLETE, '{"status": "cancelled", "deleted": false}')
+    who = replies.who_refused(said, Signatures(), ["cancel"])
+    assert who.by == "gate", who.why
