@@ -217,6 +217,9 @@ class Exchange:
     request: Mapping[str, Any]
     response: Response
     elapsed_ms: float = 0.0
+    # `{NAME}` placeholders of the profile's call the harness had no value for, sent as literal text
+    # (a name only the person's step saves, in an attack that leaves the person out).
+    unfilled: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

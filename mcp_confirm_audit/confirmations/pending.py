@@ -26,6 +26,12 @@ ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|requ
 WAITING = re.compile(r"^\s*(pending|awaiting|staged|needs?[_ ]approval|proposed)", re.I)
 
 
+class Filled(dict[str, Any]):
+    """A call's arguments filled from a profile's template, and the `{NAME}`s nothing filled (sent as written)."""
+
+    unfilled: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class CallTemplate:
     """A tool call whose string arguments may say `{id}`."""
@@ -40,15 +46,33 @@ class CallTemplate:
         pending_id: str,
         saved: Mapping[str, str] | None = None,
         arguments: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """The arguments with `{id}`, every name the person's steps saved, and setup's names carried."""
+    ) -> Filled:
+        """The arguments with `{id}`, every name the person's steps saved, and setup's names carried.
+
+        A name no one saved (the person's step that saves it was left out) stays as written, and is
+        named in `unfilled`: the call is malformed, and what the target answers it says nothing.
+        """
         given = arguments or {}
         setup = {name: str(given[arg]) for name, arg in self.carried.items() if arg in given}
         known = {**setup, **(saved or {}), "id": pending_id}
-        return {
-            k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v) if isinstance(v, str) else v
-            for k, v in self.args.items()
-        }
+        args = Filled(
+            {
+                k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v)
+                if isinstance(v, str)
+                else v
+                for k, v in self.args.items()
+            }
+        )
+        args.unfilled = tuple(
+            dict.fromkeys(
+                name
+                for v in self.args.values()
+                if isinstance(v, str)
+                for name in PLACEHOLDER.findall(v)
+                if name not in known
+            )
+        )
+        return args
 
 
 def handed(pending_id: str) -> dict[str, str]:

@@ -124,6 +124,65 @@ def refusal(response: Response) -> str | None:
     return None
 
 
+# Counts of what a call did, by the verb: all of them zero says it did nothing (`"moved": 0`).
+_DONE_COUNTS = frozenset(
+    [
+        "moved",
+        "copied",
+        "deleted",
+        "removed",
+        "updated",
+        "changed",
+        "created",
+        "written",
+        "processed",
+        "affected",
+        "applied",
+        "inserted",
+        "renamed",
+        "archived",
+        "imported",
+        "posted",
+        "sent",
+        "organized",
+        "organised",
+        "stored",
+        "queued",
+    ]
+)
+# A success that says there was nothing to do. Not "nothing was deleted" nor "no change made": a
+# refusal in plain words says so ("Nothing was deleted: the user chose decline"); nor "already
+# confirmed/applied/used": a single-use check words its refusal so, and that is the gate's to say.
+_NOTHING_DONE = re.compile(
+    r"\b(nothing\s+(new|to\s+do)|already\s+(stored|exists?|present|up[\s-]to[\s-]date|organi[sz]ed|in\s+place))\b",
+    re.I,
+)
+
+
+def nothing_done(response: Response) -> str | None:
+    """Why a reply that reports success says nothing was done, or None: a duplicate, every count zero.
+
+    `{"ok": true, "moved": 0}` after the approve control moved every photo, `{"duplicate": true,
+    "message": "already stored as confirmed"}` after it stored the text: the world the last control
+    left behind had no subject for the call, which is no refusal, by the gate or anyone.
+    """
+    if response.outcome is not Outcome.COMPLETE or refusal(response) is not None:
+        return None
+    data = payload(response)
+    if data is not None:
+        if data.get("duplicate") is True:
+            return "duplicate: true"
+        counts = {
+            k: v
+            for k, v in data.items()
+            if k in _DONE_COUNTS and isinstance(v, int) and not isinstance(v, bool)
+        }
+        if counts and not any(counts.values()):
+            return ", ".join(f"{k}: 0" for k in counts)
+    found = _NOTHING_DONE.search(refusal_text(response)[:_CONCERN_READ])
+    return found.group(0) if found is not None else None
+
+
 def said(response: Response) -> Said:
     if response.outcome is Outcome.TRANSPORT:
         return Said.STOPPED
@@ -278,8 +337,18 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
     return _ITS_OWN_GATE.search(read.replace("_", " ")) is not None
 
 
-def who_refused(response: Response, signatures: Signatures) -> Refusal:
-    """Whether a refusal is the gate's, by this target's own controls and the gate's concerns."""
+# The shortest argument value taken out of a reply before its concern is read: shorter ones
+# ("." , "a") are in too many words to be told from the target's own.
+_ECHO_MIN = 3
+
+
+def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] = ()) -> Refusal:
+    """Whether a refusal is the gate's, by this target's own controls and the gate's concerns.
+
+    `sent`: the call's own argument values. Echoed back, they are the harness's words, not the
+    target's: "Is a directory: '020-mca-root-006-directory'" names no concern of a gate, though the
+    harness's case name holds "root", as "Is a directory: '.'" does not.
+    """
     if invalid_arguments(response):
         # Checked first: the controls may have met the same wording, and the argument it names
         # ("approval_token Field required") would otherwise read as the gate's concern.
@@ -292,6 +361,11 @@ def who_refused(response: Response, signatures: Signatures) -> Refusal:
     # The harness's own filler, echoed back ("There is a column «mcp-confirm-audit» already"),
     # names no concern of the target's: its "confirm" is ours.
     read = refusal_text(response)[:_CONCERN_READ].replace(FILLER, " ")
+    for value in sorted(
+        {v for v in sent if isinstance(v, str) and len(v) >= _ECHO_MIN}, key=len, reverse=True
+    ):
+        # Whole values only: "cancel" sent is not the "cancelled" a status says.
+        read = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", " ", read)
     concern = GATE_CONCERN.search(read.replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")

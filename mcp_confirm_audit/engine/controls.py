@@ -153,8 +153,11 @@ class _Runner:
         return learned, ControlResult(self.plan.name, "refusals", True, True, detail)
 
     def gate_said(self, control: str, done: Response) -> None:
-        """Learn how the gate refused a control, unless the SDK refused its arguments: that is never the gate."""
-        if not replies.invalid_arguments(done):
+        """Learn how the gate refused a control, unless the SDK refused its arguments: that is never the gate.
+
+        Nor is a success with nothing to do (a duplicate, `"moved": 0`): the world, not the gate.
+        """
+        if not replies.invalid_arguments(done) and replies.nothing_done(done) is None:
             self.gate.append(replies.signature(control, done))
 
     async def look(self) -> _Look:

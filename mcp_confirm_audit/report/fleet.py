@@ -122,8 +122,11 @@ def server_of(outcome: TargetOutcome) -> str:
     server = ((outcome.audit or {}).get("target") or {}).get("server") or {}
     name, version = server.get("name"), server.get("version")
     declared = ((outcome.audit or {}).get("target") or {}).get("version")
-    if name and (version or declared):
-        return f"{name} {version or declared}" + ("" if version else " (declared)")
+    if name and declared:
+        # The profile's word wins: a legacy FastMCP server reports the SDK's version as its own.
+        return f"{name} {declared} (declared)"
+    if name and version:
+        return f"{name} {version}"
     return str(name or "-")
 
 
@@ -259,7 +262,7 @@ def record(outcome: TargetOutcome) -> dict[str, Any]:
         "target": outcome.name,
         "status": outcome.status,
         "server": server.get("name"),
-        "version": server.get("version") or target.get("version"),
+        "version": target.get("version") or server.get("version"),
         "digest": _sha256(audited) if audit else None,
         "catalogue": {
             "tool_version": (audit.get("tool") or {}).get("version"),

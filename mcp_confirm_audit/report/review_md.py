@@ -108,15 +108,16 @@ def _server(report: AuditReport) -> tuple[str, str]:
     target = report.target
     server = target.get("server") or {}
     name = inert(server.get("name")) if server.get("name") else "the target"
-    version = (
-        inert(server["version"])
-        if server.get("version")
-        else (
-            f"{inert(target['version'])}, as its profile declares; the server reports none"
-            if target.get("version")
-            else "version not reported by the server"
-        )
-    )
+    declared, reported = target.get("version"), server.get("version")
+    # The profile's word wins: a legacy FastMCP server reports the SDK's version as its own.
+    if declared and reported and str(declared) != str(reported):
+        version = f"{inert(declared)}, as its profile declares; the server reports {inert(reported)}"
+    elif declared and not reported:
+        version = f"{inert(declared)}, as its profile declares; the server reports none"
+    elif declared or reported:
+        version = inert(declared or reported)
+    else:
+        version = "version not reported by the server"
     return name, version
 
 

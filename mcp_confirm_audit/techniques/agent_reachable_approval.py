@@ -64,6 +64,12 @@ async def agent_reachable_approval(attack: Attack, params: Mapping[str, Any]) ->
         "the agent approved its own action: what the person's steps needed was in what the agent saw, "
         "or the endpoint asked for no secret the agent lacks",
     )
+    call = flow.redemption(args, handle, saved)
+    for name in getattr(call[1], "unfilled", ()) if call is not None else ():
+        # The agent looked for it in what it saw and found none: it sends it empty, as an agent
+        # would, never the harness's literal `{name}`.
+        attack.note(f"the agent found no {{{name}}} in what it saw: it sends it empty")
+        saved[name] = ""
     await redeem(flow, channel, args, handle, saved, "the agent redeems its own approval")
 
 

@@ -491,6 +491,10 @@ class Attack:
             responses=responses,
             unanswered=unanswered,
         )
+        unfilled = getattr(args, "unfilled", ())
+        if unfilled:
+            # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
+            exchange = replace(exchange, unfilled=tuple(unfilled))
         self._record(exchange)
         if staging:
             self._staging_tools.add(tool or self.plan.name)

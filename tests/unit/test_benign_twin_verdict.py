@@ -99,3 +99,41 @@ def test_a_twin_that_got_through_never_makes_a_malformed_call_or_a_plain_answer_
 ) -> None:
     verdict, _, _ = judged(hostile, ASKED, "was asked about")
     assert verdict is Verdict.INCONCLUSIVE
+
+
+# -- the same error, one verdict: the harness's own case name echoed back names no concern ----------
+
+
+def _judged_alone(value: str, hostile: Response) -> tuple[Verdict, Layer | None, str]:
+    """mcp-edit-math's commit_safe_edit given a directory, with no twin: what the reply's own words say."""
+    arguments = {"file_path": value, "force_override": True, "target_function": "main"}
+    sent = Exchange(
+        Phase.ATTACK, "hostile", "primary", {"name": "commit_safe_edit", "arguments": arguments}, hostile
+    )
+    transcript = Transcript(
+        "MCA-ROOT-006", "commit_safe_edit", Precondition(True), (sent,), TREE, TREE, signatures=LEARNED
+    )
+    result = judge(attack_spec("out-of-root", refuse_before_asking=True), transcript)
+    return result.verdict, result.layer, result.reason
+
+
+@pytest.mark.parametrize("value", [".", "020-mca-root-006-directory"], ids=["root-itself", "a-directory"])
+def test_is_a_directory_is_judged_alike_whatever_the_harness_named_the_directory(value: str) -> None:
+    # "root" in the harness's own case name is not the target naming the gate's concern.
+    said = Response(Outcome.COMPLETE, f"\u274c ERROR: [Errno 21] Is a directory: '{value}'")
+    verdict, layer, reason = _judged_alone(value, said)
+    assert (verdict, layer) == (Verdict.INCONCLUSIVE, None), reason
+    assert "naming no concern of a gate" in reason
+
+
+def test_a_concern_the_target_names_beside_the_echoed_value_is_still_the_gates() -> None:
+    said = Response(Outcome.TOOL_ERROR, "'020-mca-root-006-directory' is outside the allowed root")
+    verdict, layer, _ = _judged_alone("020-mca-root-006-directory", said)
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
+def test_only_a_whole_echoed_value_is_taken_out_of_a_reply() -> None:
+    # Sent "cancel", the status "cancelled" is still the target's own word (a gate's concern).
+    said = Response(Outcome.COMPLETE, '{"status": "cancelled", "deleted": false}')
+    who = replies.who_refused(said, Signatures(), ["cancel"])
+    assert who.by == "gate", who.why
