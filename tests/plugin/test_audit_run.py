@@ -140,7 +140,9 @@ def test_collect_only_starts_the_server_to_list_its_tools_and_nothing_more(pytes
     counter, starts = pytester.path / "counted.py", pytester.path / "starts.log"
     counter.write_text(COUNTED)
     command = shlex.join([sys.executable, str(counter), str(starts), str(SERVER), "--root", "{root}"])
-    result = pytester.runpytest("--mcp-target", command, "--collect-only", "-q")
+    # Unconfined: the counter writes its log in pytester's folder, which is the inner run's home, and a
+    # confined target sees the home empty and its writes kept apart (tests/hostile/test_confinement.py).
+    result = pytester.runpytest("--mcp-target", command, "--collect-only", "-q", "--mcp-no-confinement")
     assert result.ret == pytest.ExitCode.OK
     collected = result.stdout.str()
     assert "MCA-FORGE-006" in collected
