@@ -22,17 +22,19 @@ import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from urllib.parse import quote, urlsplit
 
 import anyio
-import httpx2
 from pydantic import Discriminator, Field, Tag, field_validator
 
 from ..profile import headers as http_headers
 from ..profile.contract import Keys, key
 from ..profile.headers import Header
 from .base import KEPT, SAID, HumanFailed, Save, StepKeys, Taken, Where, one_line, step_kind
+
+if TYPE_CHECKING:
+    import httpx2
 
 METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 URL_NAMES = ("url", "id")
@@ -90,12 +92,16 @@ def certificate_checks(*, trust_env: bool) -> ssl.SSLContext:
 
     Building them (reading and parsing the CA bundle) costs tens of milliseconds of CPU, more than a
     loopback exchange; a person's step or page opens a client for every exchange."""
+    import httpx2  # here, not above: a profile's keys are read without the HTTP client
+
     return httpx2.create_ssl_context(trust_env=trust_env)
 
 
 async def _send(
     method: str, url: str, body: Any, headers: tuple[Header, ...], timeout: float
 ) -> tuple[int, str]:
+    import httpx2
+
     what = f"{method} {url}"
     try:
         # No proxy from the environment, no redirects, and the bound on the whole exchange.

@@ -14,15 +14,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import anyio
-import httpx2
 
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from .http import certificate_checks
 from .human import HumanFailed, loopback_problem
+
+if TYPE_CHECKING:
+    import httpx2
 
 # A page is read this far: evidence, not content.
 _KEPT = 65536
@@ -96,6 +99,8 @@ class Visit:
 
 async def visit(url: str, browser: Browser, timeout: float, *, complete: bool) -> Visit:
     """Open `url` as `browser`; with `complete`, submit the page's form as the person would."""
+    import httpx2  # here, not above: a profile's keys are read without the HTTP client
+
     pages: list[Page] = []
     headers = http_headers.as_dict(browser.headers)
     async with httpx2.AsyncClient(
@@ -141,6 +146,8 @@ async def _request(
     fields: tuple[tuple[str, str], ...] | None,
     timeout: float,
 ) -> Page:
+    import httpx2
+
     try:
         with anyio.fail_after(timeout):
             response = await client.request(method, url, data=dict(fields) if fields is not None else None)

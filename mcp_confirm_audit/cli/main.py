@@ -12,7 +12,7 @@ import importlib
 import json
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -176,7 +176,15 @@ def _profile_problem(path: Path) -> str | None:
     from ..profile.yamlfile import read_yaml
 
     try:
-        read_yaml(path, "profile", "pass a YAML file from targets/ or your own")
+        raw = read_yaml(path, "profile", "pass a YAML file from targets/ or your own")
+        if isinstance(raw, Mapping):
+            # The keys' models first, as the loader's first step reads them: a typo answers
+            # before the loader imports the mechanisms, channels and effect kinds it builds.
+            from ..profile import placeholders
+            from ..profile.contract import read
+            from ..profile.keys import ProfileKeys
+
+            read(ProfileKeys, placeholders.spelled_out(raw, str(path.parent.resolve())), str(path))
         from ..profile.loader import load_profile
 
         load_profile(path)

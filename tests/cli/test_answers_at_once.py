@@ -71,8 +71,8 @@ def test_a_profile_key_typo_answers_before_pytest_and_the_sdk(tmp_path: Path) ->
     (tmp_path / "p.yaml").write_text("command: srv --root {root}\ntol: delete_file\n")
     code, loaded = loaded_by(tmp_path, "run", "--profile", "p.yaml")
     assert code == 4
-    assert "mcp" not in loaded
-    assert "pytest" not in loaded
+    # The profile's models need pydantic; the SDK, pytest and the HTTP client wait for an audit.
+    assert not {"mcp", "pytest", "httpx2"}.intersection(loaded)
 
 
 def test_xdist_is_a_dependency_so_dash_n_works_wherever_it_is_shown() -> None:
