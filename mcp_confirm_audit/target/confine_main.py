@@ -26,6 +26,9 @@ import socket
 import struct
 import sys
 
+# The line the init writes on stderr when the target exits with a status other than 0.
+EXITED = "confine: the target exited with status "
+
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
@@ -166,7 +169,11 @@ def _init(spec: dict[str, object], argv: list[str], ready: int | None) -> int:
         except BaseException as exc:
             print(f"confine: cannot start {argv[0]!r}: {exc}", file=sys.stderr, flush=True)
             os._exit(127)
-    return _wait_for(child)
+    code = _wait_for(child)
+    if code != 0:
+        # The harness reads it from the target's stderr: the SDK that started us keeps our status.
+        print(f"{EXITED}{code}", file=sys.stderr, flush=True)
+    return code
 
 
 def _which(program: str) -> str:

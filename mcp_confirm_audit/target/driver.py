@@ -45,8 +45,9 @@ from ..profile.headers import Header
 from ..profile.loader import Profile
 from . import confine, launch, reaper
 from .back_channel import HANDLE, BackChannel
+from .confine_main import EXITED
 from .sdk_adapter import DeclaringClient, http_client, negotiated_version
-from .startup import StdoutChecked, nothing_listens
+from .startup import StdoutChecked, exit_status, nothing_listens
 from .zygote import Zygote
 
 _RAW_RESULT = TypeAdapter(dict[str, Any])
@@ -396,7 +397,8 @@ def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[str] = (
     if path is None or not path.exists():
         return ""
     text = http_headers.scrub_values(path.read_text(errors="replace"), secrets).strip().splitlines()
-    return " | ".join(line.strip() for line in text[-lines:])[:600]
+    said = [line for line in text if not line.startswith(EXITED)]
+    return " | ".join(line.strip() for line in said[-lines:])[:600]
 
 
 def _request_record(
@@ -613,8 +615,9 @@ async def _session(
                 if target is not None and not target.fired and "Connection closed" in _one_line(exc):
                     # A process the harness started that ended before its first answer.
                     raise TargetError(
-                        f"{_describe(profile)} did not start: it exited before answering initialize"
-                        f"{_tail(stderr_path, secrets, lines=1)}; run the command by hand to see why"
+                        f"{_describe(profile)} did not start: it exited{exit_status(stderr_path)} before "
+                        f"answering initialize{_tail(stderr_path, secrets, lines=1)}; run the command by "
+                        "hand to see why"
                     ) from None
                 if target is None or not target.fired:
                     raise TargetError(

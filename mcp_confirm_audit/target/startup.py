@@ -1,19 +1,24 @@
 """Why a target did not start, said in one line that points at the fix.
 
-Two failures the SDK reports badly on its own: a stdio server that prints to
+Three failures the SDK reports badly on its own: a stdio server that prints to
 stdout (the SDK logs a traceback per line and the handshake then waits out the
-start timeout), and a URL where nothing listens (a bare `ConnectError`).
+start timeout), a URL where nothing listens (a bare `ConnectError`), and a
+server that exits at once (its status stays inside the SDK: a confined target's
+init writes it on stderr, read back here).
 """
 
 from __future__ import annotations
 
 import logging
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import anyio
 import httpx2
+
+from .confine_main import EXITED
 
 # The SDK's own record of a stdout line it could not parse: a traceback each. The transport hands
 # the same error to the session as a value, where `StdoutChecked` reads it.
@@ -146,3 +151,14 @@ def nothing_listens(exc: BaseException, url: str) -> str | None:
         if current.__context__ is not None and not current.__suppress_context__:
             seen.append(current.__context__)
     return None
+
+
+def exit_status(stderr: Path | None) -> str:
+    """' with status N' for a target whose init said how it ended on stderr, else nothing.
+
+    A target started unconfined has no init: the SDK that reaped it keeps its status, unsaid.
+    """
+    if stderr is None or not stderr.exists():
+        return ""
+    said = [line for line in stderr.read_text(errors="replace").splitlines() if line.startswith(EXITED)]
+    return f" with status {said[-1].removeprefix(EXITED).strip()}" if said else ""
