@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,7 @@ def configure(config: pytest.Config) -> None:
     config.stash[STRICT_KEY] = bool(_setting(config, "mcp_strict"))
     run = _Audit(config, profile, profile_path, generation)
     config.pluginmanager.register(run, "mcp-confirm-audit-run")
+    config.pluginmanager.register(_END, "mcp-confirm-audit-orderly-end")
     _stop_cleanly_on_sigterm()
     if not hasattr(config, "workerinput") and not any(
         getattr(config.option, name, False)
@@ -106,9 +108,38 @@ def _stop_cleanly_on_sigterm() -> None:
         # Should the orderly end hang (a call still running in the event loop), the
         # processes and sandboxes go anyway, and the run ends with pytest's code.
         threading.Thread(target=_last_resort, name="mcp-audit-sigterm", daemon=True).start()
+        if _END.finishing:
+            # The orderly end is under way (pytest's hooks cannot take a KeyboardInterrupt
+            # raised inside them): it goes on, and the run ends as one stopped.
+            _END.stopped = True
+            return
         raise KeyboardInterrupt(f"stopped by signal {signum}")
 
     signal.signal(signal.SIGTERM, interrupt)
+
+
+class _OrderlyEnd:
+    """Whether pytest is finishing the session, when a SIGTERM came during that, and its exit code then."""
+
+    def __init__(self) -> None:
+        self.finishing = False
+        self.stopped = False
+
+    def pytest_sessionstart(self) -> None:
+        self.finishing = self.stopped = False
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        # The outermost of the session's last hooks: the reports, the targets stopped, the summary.
+        self.finishing = True
+        try:
+            yield
+        finally:
+            if self.stopped:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+
+
+_END = _OrderlyEnd()
 
 
 # Seconds the orderly end of a stopped run may take before the last resort.
@@ -243,6 +274,9 @@ class _Audit:
         if audit.left_out:
             self.target["left_out"] = list(audit.left_out)
         self.target["confinement"] = audit.regime.line()
+        # Counted here, once per audit session (outside writes are learned again after it closes).
+        started = self.target.get("processes_started", 0)
+        self.target["processes_started"] = started + audit.stats.processes_started
         self._learn_outside(audit)
 
     def _learn_outside(self, audit: AuditSession) -> None:
@@ -253,8 +287,6 @@ class _Audit:
                 *self.target.get("outside_root", []),
                 *(entry for entry in audit.outside_writes if entry["path"] not in known),
             ]
-        started = self.target.get("processes_started", 0)
-        self.target["processes_started"] = started + audit.stats.processes_started
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
