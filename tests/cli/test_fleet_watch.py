@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from deadline import deadline
 from markdown_it import MarkdownIt
 
+from mcp_confirm_audit.cli import fleet as fleet_module
 from mcp_confirm_audit.cli.main import main
 from mcp_confirm_audit.report.fleet import TargetOutcome, markdown
 from mcp_confirm_audit.report.fleet_html import html
@@ -225,18 +227,26 @@ def test_fleet_html_escapes_every_target_string(tmp_path: Path) -> None:
     assert "<img" not in rendered
 
 
-def test_fleet_timeout_stops_a_run_as_ctrl_c_does_and_leaves_no_process(tmp_path: Path) -> None:
+def test_fleet_timeout_stops_a_run_as_ctrl_c_does_and_leaves_no_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     marker = f"fleet-timeout-{uuid.uuid4().hex}"
     silent = shlex.join(
         [sys.executable, str(HOSTILE), "--root", "{root}", "--mode", "silent", "--marker", marker]
     )
     fleet = {"targets": [{"name": "silent", "command": silent, "args": ["--mcp-start-timeout=600"]}]}
     (tmp_path / "FLEET.yaml").write_text(yaml.safe_dump(fleet))
-    code = main(["fleet", str(tmp_path / "FLEET.yaml"), "-o", str(tmp_path / "out"), "--timeout", "5"])
+    # Both bounds from the suite's scale: the run must be past its start when SIGTERM comes, and a
+    # loaded machine may need longer than the quiet one's grace to end the target and write.
+    timeout = deadline(5)
+    monkeypatch.setattr(fleet_module, "STOP_GRACE", deadline(fleet_module.STOP_GRACE))
+    code = main(
+        ["fleet", str(tmp_path / "FLEET.yaml"), "-o", str(tmp_path / "out"), "--timeout", f"{timeout:g}"]
+    )
     assert code == pytest.ExitCode.TESTS_FAILED
     assert survivors(marker) == []
     status = json.loads((tmp_path / "out" / "silent" / "fleet-status.json").read_text())
-    assert status["failure"] == "did not finish within 5s: stopped (see run.log)"
+    assert status["failure"] == f"did not finish within {timeout:g}s: stopped (see run.log)"
     # SIGTERM reached the run as Ctrl-C: pytest's interrupted exit, or (if it came before pytest
     # had started) Python's own exit on KeyboardInterrupt; never a kill.
     assert status["exit_code"] in (pytest.ExitCode.INTERRUPTED, -signal.SIGINT)
