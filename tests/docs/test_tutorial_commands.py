@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,12 @@ TUTORIAL = REPO / "docs" / "tutorial"
 def _shown(page: str, index: int) -> list[str]:
     """The lines of the page's `text` block number `index`, each a line the reader is told to expect."""
     return [line.strip() for line in blocks(page, "text")[index].splitlines() if line.strip()]
+
+
+def _unnumbered(text: str) -> str:
+    """`text` without the case folders' numbers (`root/011-mca-...`): they count the attacks before it,
+    which a new family matching the page's `-k` shifts; the finding and its evidence are what matter."""
+    return re.sub(r"\broot/\d+-", "root/N-", text)
 
 
 def test_your_first_audit_refuses_on_the_careful_server_and_finds_the_flaw(tmp_path: Path) -> None:
@@ -28,7 +35,7 @@ def test_your_first_audit_refuses_on_the_careful_server_and_finds_the_flaw(tmp_p
     (flawed_line,) = flawed
     done = run(flawed_line, here, env)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
-    assert all(line in done.stdout for line in _shown(page, 2)[:3])
+    assert all(_unnumbered(line) in _unnumbered(done.stdout) for line in _shown(page, 2)[:3])
     assert "3 failed" in done.stdout
     assert (here / "flawed" / "review.md").is_file()
 
