@@ -1,8 +1,11 @@
 """`mcp-confirm-audit bench-cli`: how long the commands that run no audit take to answer.
 
 Each case is a fresh `python -m mcp_confirm_audit.cli.main ...` process, run `--repeat` times
-in a folder of its own; the median wall time and CPU seconds of each are printed (the goal:
-well under half a second). Timings are printed here only, never asserted by a test.
+in a folder of its own after one untimed run (which writes the bytecode an installed package has,
+even where PYTHONDONTWRITEBYTECODE is set); the median wall time and CPU seconds of each are printed,
+each CPU median against the goal of half a second. CPU is the figure to read on a shared machine:
+wall time there counts the other processes' turns. Timings are printed here only (and by
+`benchmarks/cli_latency.sh`), never asserted by a test.
 """
 
 from __future__ import annotations
@@ -45,12 +48,17 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# CPU seconds each command should stay under: "well under half a second" (issue 34).
+GOAL = 0.5
+_UNSET = ("PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE")
+
+
 def _once(folder: Path, command: list[str]) -> tuple[float, float]:
     cpu, start = _children_cpu(), time.perf_counter()
     subprocess.run(
         command,
         cwd=folder,
-        env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+        env={k: v for k, v in os.environ.items() if k not in _UNSET},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
@@ -68,14 +76,20 @@ def main(args: argparse.Namespace) -> int:
             (folder / name).write_text(text, encoding="utf-8")
         # The floor no command can go below: the interpreter starting and exiting.
         floor = [_once(folder, [sys.executable, "-c", "pass"])[0] for _ in range(args.repeat)]
-        print(f"{'case':<28} {'wall s':>8} {'cpu s':>8}")
+        print(f"{'case':<28} {'wall s':>8} {'cpu s':>8}  goal")
+        over = []
         for name, argv in CASES.items():
             command = [sys.executable, "-m", "mcp_confirm_audit.cli.main", *argv]
+            _once(folder, command)  # the bytecode written, as an installed package has it
             runs = [_once(folder, command) for _ in range(args.repeat)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
-            print(f"{name:<28} {wall:>8.3f} {cpu:>8.3f}")
+            if cpu >= GOAL:
+                over.append(name)
+            print(f"{name:<28} {wall:>8.3f} {cpu:>8.3f}  {'over' if cpu >= GOAL else 'ok'}")
         print(
             f"({args.repeat} runs each, medians; a bare interpreter start took {statistics.median(floor):.3f} s)"
         )
-    return 0
+    if over:
+        print(f"over {GOAL:g} s of CPU: {', '.join(over)}", file=sys.stderr)
+    return 1 if over else 0
