@@ -21,6 +21,7 @@ table { border-collapse: collapse; margin: 1em 0 2em; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; }
+tr > td:nth-child(-n+2) { white-space: nowrap; }
 code { font: 12px ui-monospace, monospace; }
 .vulnerable { background: #ffcecb; } .weak { background: #ffe5b4; } .inconclusive { background: #fff8c5; }
 .refused { background: #dafbe1; } .excluded { background: #eaeef2; } .not_applicable { color: #656d76; }
