@@ -10,14 +10,11 @@ wall time there counts the other processes' turns. Timings are printed here only
 
 from __future__ import annotations
 
+# What only the timing needs (statistics, subprocess, tempfile...) is imported where it is used:
+# every command's parser imports this module, and --version answers without them.
 import argparse
 import os
-import resource
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +41,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _children_cpu() -> float:
+    import resource
+
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -54,6 +53,9 @@ _UNSET = ("PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE")
 
 
 def _once(folder: Path, command: list[str]) -> tuple[float, float]:
+    import subprocess
+    import time
+
     cpu, start = _children_cpu(), time.perf_counter()
     subprocess.run(
         command,
@@ -67,6 +69,9 @@ def _once(folder: Path, command: list[str]) -> tuple[float, float]:
 
 
 def main(args: argparse.Namespace) -> int:
+    import statistics
+    import tempfile
+
     if args.repeat < 1:
         print("mcp-confirm-audit bench-cli: --repeat must be at least 1", file=sys.stderr)
         return 4

@@ -11,14 +11,11 @@ README, not a test: timings move with the machine.
 
 from __future__ import annotations
 
+# What only the timing needs (statistics, subprocess, tempfile...) is imported where it is used:
+# every command's parser imports this module, and --version answers without them.
 import argparse
 import os
-import resource
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +33,17 @@ def add_parser(sub: Any) -> None:
 
 
 def _cpu_of_children() -> float:
+    import resource
+
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
 def _once(project: Path, env: dict[str, str], *extra: str) -> tuple[float, float]:
     """(CPU seconds, wall-clock seconds) of one pytest run of the project."""
+    import subprocess
+    import time
+
     cpu = _cpu_of_children()
     started = time.perf_counter()
     done = subprocess.run(
@@ -60,6 +62,9 @@ def _once(project: Path, env: dict[str, str], *extra: str) -> tuple[float, float
 
 
 def main(args: argparse.Namespace) -> int:
+    import statistics
+    import tempfile
+
     if args.repeat < 1:
         print("mcp-confirm-audit bench-plugin: --repeat must be at least 1", file=sys.stderr)
         return 4

@@ -22,7 +22,6 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from ..channels import human
 from ..channels.base import PLACEHOLDER
 from ..confirmations import elicitation
-from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
 from .confirmation_keys import ConfirmationKeys, Steps
 from .contract import Keys, Within, key, says_nothing
@@ -696,6 +695,9 @@ class ProfileKeys(Keys):
 
     def settings(self, source: str) -> dict[str, Any]:
         """The Profile's fields for every key the profile gives: what it does not give keeps the default."""
+        # The effect kinds are read here, not above: a profile's typo is told before they are imported.
+        from ..oracle.effect_spec import parse_effects, parse_ignore
+
         out: dict[str, Any] = {}
         where = f"profile {source}"
         for name in self.model_fields_set:
