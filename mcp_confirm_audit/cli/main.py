@@ -164,6 +164,9 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    # Until the plugin is configured: its own handler, which also knows when pytest is ending the
+    # session (a KeyboardInterrupt raised inside those hooks is an internal error), replaces this one.
+    interrupt.stands_in_for_the_plugin = True  # type: ignore[attr-defined]
     before = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield

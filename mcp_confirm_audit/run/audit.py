@@ -97,11 +97,12 @@ def _stop_cleanly_on_sigterm() -> None:
     target's processes and sandboxes outlive it. As a KeyboardInterrupt, pytest
     finishes the session (the reports of what was judged, the processes stopped,
     the sandboxes removed) and exits with its "interrupted" code. A handler an
-    embedding program installed is left alone.
+    embedding program installed is left alone (not the CLI's, which stands in until now).
     """
     if threading.current_thread() is not threading.main_thread():
         return
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    current = signal.getsignal(signal.SIGTERM)
+    if current is not signal.SIG_DFL and not getattr(current, "stands_in_for_the_plugin", False):
         return
 
     def interrupt(signum: int, frame: object) -> None:
