@@ -23,6 +23,7 @@ import anyio.to_thread
 from ..errors import TargetError
 from ..profile import headers as http_headers
 from ..profile.loader import Profile
+from .confine_main import EXITED
 
 # Seconds a server has to exit after SIGTERM before its group is killed.
 _GRACE = 3.0
@@ -126,5 +127,7 @@ def _tail(log: Path, secrets: tuple[str, ...] = ()) -> str:
         lines = http_headers.scrub_values(log.read_text(errors="replace"), secrets).strip().splitlines()
     except OSError:
         return ""
-    tail = " | ".join(line.strip() for line in lines[-3:])[:600]
+    # The init's line of the status is said by the message itself, which reads it from the process.
+    said = [line for line in lines if not line.startswith(EXITED)]
+    tail = " | ".join(line.strip() for line in said[-3:])[:600]
     return f" (output: {tail})" if tail else ""
