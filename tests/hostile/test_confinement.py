@@ -61,18 +61,30 @@ def pytest_mcp_snapshot(root, config):
 """
 
 
-def _command(marker: str) -> list[str]:
-    return [sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", "escape", "--marker", marker]
+def _command(marker: str, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        str(HOSTILE_SERVER),
+        "--root",
+        "{root}",
+        "--mode",
+        "escape",
+        "--marker",
+        marker,
+        *extra,
+    ]
 
 
-def _audit(pytester: pytest.Pytester, marker: str, *args: str) -> tuple[pytest.RunResult, str]:
+def _audit(
+    pytester: pytest.Pytester, marker: str, *args: str, extra: tuple[str, ...] = ()
+) -> tuple[pytest.RunResult, str]:
     canary = f"canary-{uuid.uuid4().hex}"
     # pytester runs the inner pytest with HOME set to its own folder: the home the target must not see.
     (pytester.path / "hostile-canary.txt").write_text(canary)
     pytester.makeconftest(CONFTEST)
     result = pytester.runpytest_subprocess(
         "--mcp-target",
-        " ".join(_command(marker)),
+        " ".join(_command(marker, *extra)),
         *("-k", "MCA-REPLAY-001 or control-approve", "--mcp-report-dir", "out", "-p", "no:cacheprovider"),
         *("--mcp-call-timeout", "5", "--mcp-start-timeout", "20"),
         *args,
@@ -117,6 +129,32 @@ def test_a_hostile_target_writes_nowhere_reads_no_home_sees_only_loopback_and_le
     assert saw["proc_net_dev"] == ["lo"], saw
     assert saw["sys_class_net"] in (["lo"], []), saw
     # The detached daemon (no marker in its environment, out of the root, a session of its own) is gone.
+    assert survivors(marker) == []
+
+
+def test_an_http_target_posting_to_the_sink_shares_a_loopback_only_namespace_with_the_harness(
+    pytester: pytest.Pytester,
+) -> None:
+    # The harness reaches the target's port, the target reaches the sink, and it sees loopback only.
+    marker = f"hostile-{uuid.uuid4().hex}"
+    hooks = ("--port", "{port}", "--webhook", "{sink}/escape")
+    result, canary = _audit(pytester, marker, "--mcp-require-confinement", extra=hooks)
+    line = "unshare (user, pid, mount, net loopback-only shared with the harness: the target serves HTTP"
+    assert f"mcp-confirm-audit: confinement: {line}" in output_of(result)
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert report["target"]["confinement"].startswith(line)
+    approve = [c for c in report["controls"] if c["name"] == "approve"]
+    assert approve, report["controls"]
+    assert all(c["passed"] for c in approve), approve
+    saw = json.loads((pytester.path / "saw.json").read_text())
+    assert saw["webhook"] == 200, saw
+    assert saw["proc_net_dev"] == ["lo"], saw
+    assert saw["sys_class_net"] in (["lo"], []), saw
+    assert saw["home_read"].startswith("nothing"), saw
+    assert canary not in _everything_written(pytester)
+    written = {w["path"] for w in report["target"]["outside_root"]}
+    assert f"/tmp/hostile-escape-{marker}.txt" in written
+    assert not Path(f"/tmp/hostile-escape-{marker}.txt").exists()
     assert survivors(marker) == []
 
 
