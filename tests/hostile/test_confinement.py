@@ -22,6 +22,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from deadline import deadline
+
+from mcp_confirm_audit.catalogue.loader import load_catalogue
+from mcp_confirm_audit.engine.session import AuditSession
+from mcp_confirm_audit.profile.loader import Profile
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 
@@ -242,4 +247,36 @@ def test_a_run_killed_with_sigkill_leaves_no_process_and_the_next_run_removes_it
     following = run("-k", "control-approve")
     assert following.wait(timeout=BOUND) == 0
     assert [p for p in scratch.iterdir() if p.name.startswith("mcp-audit-")] == []
+    assert survivors(marker) == []
+
+
+def test_a_server_forked_from_a_zygote_writes_nowhere_and_its_writes_are_reported_outside_the_root() -> None:
+    # zygote: every server process is forked from one confined parent: its writes land in the
+    # zygote's stand-ins, and are reported like those of a server started on its own.
+    marker = f"hostile-{uuid.uuid4().hex}"
+    profile = Profile(
+        command=" ".join(_command(marker)),
+        zygote=("mcp.server.mcpserver",),
+        call_timeout=deadline(5.0),
+        start_timeout=deadline(20.0),
+        confinement="required",
+    )
+    catalogue = load_catalogue()
+    session = AuditSession(profile, catalogue)
+    session.start([])
+    try:
+        assert session._zygote is not None
+        approve = [
+            c for plan in session.plans for c in session.controls(plan.name).results if c.name == "approve"
+        ]
+    finally:
+        session.close()
+    assert approve, "no approve control ran"
+    written = {w["path"]: w["text"] for w in session.outside_writes}
+    tmp_write = f"/tmp/hostile-escape-{marker}.txt"
+    home_write = f"{os.path.realpath(os.environ['HOME'])}/hostile-escape-{marker}.txt"
+    assert written.get(tmp_write) == f"escaped into /tmp ({marker})\n", written
+    assert home_write in written, written
+    assert not Path(tmp_write).exists()
+    assert not Path(home_write).exists()
     assert survivors(marker) == []
