@@ -13,6 +13,11 @@ loopbacks, on the ports the harness names on its standard input, one command a l
     check PORT     "ok" when something in the namespace accepts on 127.0.0.1:PORT, else "no"
     close PORT     stop relaying PORT (either way)
 
+Every port something listens on in the namespace is forwarded too, as it appears (a stdio target's
+own approval page, whose link it sends to the sink): looked for before each connection from inside
+is relayed out (so a page opened before its link was sent is reachable when the link arrives), and
+every few tenths of a second.
+
 It answers "ready PID" (the holder's pid, whose /proc/PID/ns/ the targets join) once, then one line a
 command ("ok", "no" or "error: WHY"). It ends, and its holder with it, when its standard input closes:
 when the harness is gone, even killed with SIGKILL.
@@ -29,6 +34,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import confine_main  # type: ignore[import-not-found]  # beside this script: the standard library only
@@ -37,6 +43,10 @@ LOOPBACK = "127.0.0.1"
 CHUNK = 65536
 # Seconds a relayed connection may take to be made on the other side.
 CONNECT_TIMEOUT = 10.0
+# Seconds between two looks for new listeners in the namespace.
+LOOK_EVERY = 0.2
+LISTEN = "0A"  # a socket's state in /proc/net/tcp
+ANY_OR_LOOPBACK = ("0100007F", "00000000")
 
 
 class Holder:
@@ -116,8 +126,39 @@ class Relay:
         self.holder = holder
         self.listening: dict[int, socket.socket] = {}
         self.way: dict[int, str] = {}
+        # Ports found listening inside that could not be forwarded (taken on the harness's side).
+        self.unforwarded: set[int] = set()
+        self.lock = threading.RLock()
 
     def command(self, line: str) -> str:
+        with self.lock:
+            return self._command(line)
+
+    def look(self) -> None:
+        """Forward every port something listens on inside, not yet relayed either way."""
+        try:
+            with open(f"/proc/{self.holder.pid}/net/tcp") as table:
+                rows = [line.split() for line in table.readlines()[1:]]
+        except OSError:
+            return
+        ports = {
+            int(local.partition(":")[2], 16)
+            for local, state in ((row[1], row[3]) for row in rows if len(row) > 3)
+            if state == LISTEN and local.partition(":")[0] in ANY_OR_LOOPBACK
+        }
+        with self.lock:
+            for port in sorted(ports - set(self.listening) - self.unforwarded):
+                if self._command(f"forward {port}") != "ok":
+                    self.unforwarded.add(port)
+            # A port no longer listened on inside may be forwarded again when it is.
+            self.unforwarded &= ports
+
+    def keep_looking(self) -> None:
+        while True:
+            time.sleep(LOOK_EVERY)
+            self.look()
+
+    def _command(self, line: str) -> str:
         verb, _, word = line.partition(" ")
         try:
             port = int(word)
@@ -155,9 +196,13 @@ class Relay:
         return "ok"
 
     def _accept(self, listener: socket.socket, dial: object, port: int) -> None:
+        outward = dial is socket.socket
         while True:
             try:
                 accepted, _ = listener.accept()
+                if outward:
+                    # Whatever the target listens on before it speaks out is reachable when it has.
+                    self.look()
                 _relay(accepted, dial(), port)  # type: ignore[operator]
             except OSError:
                 return
@@ -170,6 +215,7 @@ def main() -> int:
         print(f"error: {exc}", flush=True)
         return 125
     relay = Relay(holder)
+    threading.Thread(target=relay.keep_looking, daemon=True).start()
     print(f"ready {holder.pid}", flush=True)
     for line in sys.stdin:
         print(relay.command(line.strip()), flush=True)
