@@ -213,6 +213,8 @@ def main(environ: Mapping[str, str] | None = None) -> int:
                 "review-md": paths["review.md"] if paths["review.md"].is_file() else "",
                 "sarif-file": paths["audit.sarif"] if paths["audit.sarif"].is_file() else "",
                 "category": (category := category_of(inputs, audit)),
+                # How the target's processes ran: confined (which namespaces), or not and why.
+                "confinement": ((audit or {}).get("target") or {}).get("confinement", ""),
                 # Artifact names are unique per run and take no slash: one per target of a matrix.
                 "artifact": "mcp-audit-" + category.removeprefix("mcp-confirm-audit/").replace("/", "-"),
             }

@@ -42,13 +42,6 @@ KNOWN_REGRESSIONS = {
     "tests/matrix/test_detection_matrix.py::test_a_weaker_link_check_alone_still_refuses_every_swap_by_the_identity_re_check[link-after-resolve]": "a swap refused by the identity re-check is judged inconclusive once echoed values are taken out of the reply",
     "tests/matrix/test_file_families_over_flows.py::test_each_flaw_is_caught_over_the_flow_by_its_family_and_fools_no_other[lexical-containment-token]": "the same echo rule: a careful refusal of a swap over a token flow judged inconclusive",
     "tests/matrix/test_two_servers.py::test_the_shipped_two_servers_profile_loads_and_runs": "the shipped two-server profile's approval-replay result after the link-twice variant and the placeholder rules met",
-    "tests/matrix/test_two_servers.py::test_with_a_zygote_every_server_of_the_pair_is_forked_from_it": "a confined zygote cannot see a server script outside the project it was started in",
-    # A server script the test writes in pytest's temporary folder (under /tmp) is hidden from the
-    # confined target: confinement binds back a script's checkout in /tmp, never a folder holding a
-    # hidden one, and pytester's home is inside it.
-    "tests/matrix/test_effect_kinds.py::test_a_preview_that_stages_the_case_file_is_judged_by_the_file_going[flaw0-refused]": "a script in pytest's /tmp folder is hidden from the confined target",
-    "tests/matrix/test_effect_kinds.py::test_a_preview_that_stages_the_case_file_is_judged_by_the_file_going[flaw1-vulnerable]": "a script in pytest's /tmp folder is hidden from the confined target",
-    "tests/matrix/test_effect_kinds.py::test_a_tool_that_refuses_the_harness_arguments_or_shows_no_effect_says_which_profile_key_fixes_it": "a script in pytest's /tmp folder is hidden from the confined target",
 }
 
 

@@ -415,6 +415,11 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="in-process targets: only the attacks, as over stdio (no re-run without the SDK boundary)",
     )
+    bench.add_argument(
+        "--mcp-no-confinement",
+        action="store_true",
+        help="start the audit's server processes unconfined (to time confinement's cost against the floor)",
+    )
     bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
     bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
     bench.add_argument(
@@ -436,6 +441,8 @@ def main(args: argparse.Namespace) -> int:
             profile = replace(profile, call_timeout=args.mcp_call_timeout)
         if args.mcp_no_ablation:
             profile = replace(profile, ablation=False)
+        if args.mcp_no_confinement:
+            profile = replace(profile, confinement="off")
         with _quiet_in_process(profile):
             result = run_bench(profile, repeat=args.repeat, families=args.family, growth=args.growth)
     # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.

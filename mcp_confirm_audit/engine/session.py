@@ -49,7 +49,7 @@ from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
 from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
-from ..target import confine, reaper
+from ..target import confine, netns, reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo, attach
 from ..target.routed import connect_servers
@@ -71,6 +71,16 @@ ABLATED = "ablated-"
 DECLARES = "declares-"
 # Connections named `legacy-…` speak the handshake era, `modern-…` 2026-07-28; others the profile's.
 LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
+
+
+def _forks(started: Profile, root: Path) -> tuple[tuple[str, ...], ...]:
+    """Every command a zygote may fork for this target: the command, and each server's (`servers:`)."""
+    commands = (
+        [started.command, *(command for _, command in started.servers.commands[1:])]
+        if (started.servers is not None)
+        else [started.command]
+    )
+    return tuple(tuple(replace(started, command=c, servers=None).argv(root)) for c in commands)
 
 
 def _declared(name: str) -> str:
@@ -305,6 +315,9 @@ class AuditSession:
 
         self._sink = Sink()
         url = self._sink.url
+        if self.regime.shared:
+            # The confined target reaches it at the same address, from the run's network namespace.
+            netns.shared().reverse(self._sink.port)
         self.values["sink"] = url
         started = self._started
         self._started = replace(
@@ -360,9 +373,16 @@ class AuditSession:
         self._keep_outside_writes(sandbox)
         sandbox.remove()
 
-    def _keep_outside_writes(self, sandbox: Sandbox) -> None:
-        """What the target wrote outside the root (kept apart by its confinement), before the sandbox goes."""
-        found = confine.outside_writes(sandbox.base)
+    def _keep_outside_writes(self, sandbox: Sandbox | None) -> None:
+        """What the target wrote outside the root (kept apart by its confinement), before the sandbox goes.
+
+        A process forked from the zygote writes in the zygote's stand-ins: taken from there as well
+        (and removed, so a zygote kept for the next audit does not show them again).
+        """
+        found = confine.outside_writes(sandbox.base) if sandbox is not None else []
+        zygote = self._zygote
+        if zygote is not None:
+            found += confine.outside_writes(zygote.directory, take=True)
         with self._lock:
             known = {entry["path"] for entry in self.outside_writes}
             self.outside_writes += [entry for entry in found if entry["path"] not in known]
@@ -514,6 +534,7 @@ class AuditSession:
         if self._zygote is not None:
             # After every process forked from it was closed: it kills whatever of them is left
             # (a kept one is left running; each of this audit's processes died with its relay).
+            self._keep_outside_writes(None)
             release_zygote(self._zygote)
             self._zygote = None
         if self.sandbox is not None:
@@ -524,6 +545,8 @@ class AuditSession:
             self.sandbox.remove()
             self.sandbox = None
         if self._sink is not None:
+            if self.regime.shared:
+                netns.shared().release(self._sink.port)
             self._sink.close()
             self._sink = None
 
@@ -609,6 +632,7 @@ class AuditSession:
         with self._zygote_lock:
             if self._zygote is not None and not self._zygote.running:
                 # Gone (killed by a process of the target, say): the worlds after it need another.
+                self._keep_outside_writes(None)
                 release_zygote(self._zygote)
                 self._zygote = None
                 self.stats.notes.append("the target's zygote exited; it was started again")
@@ -626,7 +650,9 @@ class AuditSession:
                     {**os.environ, **started.env},
                     self.profile.start_timeout,
                     own_env=started.env,
-                    confined=(confine.regime(started), [str(sandbox.base.parent)]),
+                    confined=confine.Confined(
+                        confine.regime(started), (str(sandbox.base.parent),), _forks(started, sandbox.root)
+                    ),
                 )
             return self._zygote
 

@@ -27,15 +27,18 @@ import os
 import pwd
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import TargetError
 from ..profile.loader import Profile
+from . import netns
 
 SCRIPT = str(Path(__file__).with_name("confine_main.py"))
 # The sandbox's folder of stand-ins, beside the root and never watched by the attack oracle.
@@ -44,24 +47,41 @@ ELSEWHERE = "elsewhere"
 EXCERPT = 200
 # An address on loopback (or the sink's, before it is filled in) in a command, a variable or a file.
 _LOOPBACK = re.compile(r"127\.\d+\.\d+\.\d+|\blocalhost\b|\[::1\]|\{sink\}|\{port\}")
+# The port after a loopback address.
+_PORT = re.compile(r":(\d{1,5})\b")
 # Seconds the one probe of a run may take.
 _PROBE_TIMEOUT = 15.0
 
 
 @dataclass(frozen=True, slots=True)
 class Regime:
-    """How this run's target processes are confined; `why` says what is not, and why."""
+    """How this run's target processes are confined; `why` says what is not, and why.
+
+    `shared`: the network namespace is the run's shared one (netns.py), where the sink and the
+    fakes are reached, rather than one of the target's own.
+    """
 
     confined: bool
     net: bool = False
     why: str = ""
+    shared: bool = False
 
     def line(self) -> str:
         if not self.confined:
             return f"none: {self.why}"
+        if self.shared:
+            return f"unshare (user, pid, mount, net loopback-only shared with the harness: {self.why})"
         if self.net:
             return "unshare (user, pid, mount, net loopback-only)"
         return f"unshare (user, pid, mount; network: host, {self.why})"
+
+
+class Confined(NamedTuple):
+    """A zygote's confinement: the regime, the folders its worlds are made in, the commands it forks."""
+
+    regime: Regime
+    worlds: tuple[str, ...]
+    forks: tuple[tuple[str, ...], ...]
 
 
 def hidden_folders() -> list[str]:
@@ -76,24 +96,49 @@ def hidden_folders() -> list[str]:
     return list(dict.fromkeys(folders))
 
 
-def _peer(profile: Profile) -> str:
-    """Why the target must share the harness's loopback, or "" when it need not."""
+def _peer(profile: Profile) -> tuple[str, str]:
+    """Which network the target needs, and why: "own" (none to share), "shared" (the run's, where the
+    harness's sink and fakes are reached: netns.py) or "host" (a peer the relay cannot know)."""
     if profile.network == "host":
-        return "as the profile says (network: host)"
+        return "host", "as the profile says (network: host)"
     if profile.serves_http:
-        return "the target serves HTTP to the harness"
+        return "shared", "the target serves HTTP to the harness"
     if profile.uses_sink:
-        return "the target sends to the harness's sink"
+        return "shared", "the target sends to the harness's sink"
     if profile.servers is not None:
-        return "several servers share the root"
+        return "shared", "several servers share the root"
     words = [profile.command, *profile.env.values(), *profile.files.values()]
     if any(_LOOPBACK.search(word) for word in words):
-        return "the target is given a loopback address"
+        if _fake_ports(profile) is not None:
+            return "shared", "the target is given a loopback address"
+        return "host", "the target is given a loopback address without a port"
     if getattr(profile.confirmation, "human", None) is not None:
-        return "the person's steps may reach the target on loopback"
+        return "host", "the person's steps may reach the target on loopback"
     if profile.url_elicitation.person or profile.url_elicitation.other_person:
-        return "the person opens the target's URL-mode pages"
-    return ""
+        return "host", "the person opens the target's URL-mode pages"
+    return "own", ""
+
+
+def _fake_ports(profile: Profile) -> list[int] | None:
+    """The loopback ports the profile names (a fake's), or None when an address names no port."""
+    ports: list[int] = []
+    for word in [profile.command, *profile.env.values(), *profile.files.values()]:
+        for found in _LOOPBACK.finditer(word):
+            if found.group(0) in ("{sink}", "{port}"):
+                continue
+            port = _PORT.match(word, found.end())
+            if word.startswith((":{port}", ":{sink}"), found.end()):
+                continue
+            if port is None:
+                return None
+            ports.append(int(port.group(1)))
+    return ports
+
+
+def _listening_here(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(1.0)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def regime(profile: Profile) -> Regime:
@@ -107,10 +152,19 @@ def regime(profile: Profile) -> Regime:
     elif not sys.platform.startswith("linux"):
         why = f"no Linux namespaces on {sys.platform}"
     else:
-        peer = _peer(profile)
-        refused = _probe(not peer)
+        kind, peer = _peer(profile)
+        refused = _probe(kind == "own", _joined() if kind == "shared" else 0)
+        if kind == "shared" and refused is not None:
+            # The shared namespace cannot be made: the host's network, as before, and the line says so.
+            kind, peer = "host", f"{peer}; no network namespace to share ({refused})"
+            refused = _probe(False, 0)
         if refused is None:
-            return Regime(True, net=not peer, why=peer)
+            if kind == "shared":
+                for port in _fake_ports(profile) or []:
+                    # A fake the user started beside the run (one the target starts itself listens inside).
+                    if _listening_here(port):
+                        netns.shared().reverse(port)
+            return Regime(True, net=kind != "host", why=peer, shared=kind == "shared")
         why = refused
     if profile.confinement == "required" and not profile.is_in_process and not profile.is_url:
         raise TargetError(
@@ -120,12 +174,22 @@ def regime(profile: Profile) -> Regime:
     return Regime(False, why=why)
 
 
+def _joined() -> int:
+    """The pid of the run's shared namespace's holder, or -1 when it cannot be made."""
+    try:
+        return netns.shared().pid
+    except OSError:
+        return -1
+
+
 @functools.cache
-def _probe(net: bool) -> str | None:
+def _probe(net: bool, join: int = 0) -> str | None:
     """None when the kernel lets `confine_main.py` set everything up here; else why not, in a few words."""
+    if join < 0:
+        return "the shared network namespace's relay did not start"
     with tempfile.TemporaryDirectory(prefix="mcp-confine-probe-") as scratch:
         base = Path(scratch)
-        spec = _spec(base, net, [])
+        spec = _spec(base, net, [], join=join)
         try:
             done = subprocess.run(
                 [sys.executable, "-I", "-S", SCRIPT, "probe", json.dumps(spec)],
@@ -149,13 +213,16 @@ def _stand_ins(base: Path) -> dict[str, str]:
     }
 
 
-def _spec(base: Path, net: bool, reveal: Sequence[str], writable: Sequence[str] = ()) -> dict[str, object]:
+def _spec(
+    base: Path, net: bool, reveal: Sequence[str], writable: Sequence[str] = (), join: int = 0
+) -> dict[str, object]:
     hide = _stand_ins(base)
     for stand_in in hide.values():
         os.makedirs(stand_in, exist_ok=True)
     return {
         "harness": os.getpid(),
         "net": net,
+        "join": join,
         "hide": hide,
         "writable": [str(base), *writable],
         "reveal": list(dict.fromkeys(reveal)),
@@ -237,23 +304,35 @@ def _shebang(program: str) -> str:
 
 
 def wrap(
-    regime: Regime, argv: Sequence[str], base: Path, cwd: Path, writable: Sequence[str] = ()
+    regime: Regime,
+    argv: Sequence[str],
+    base: Path,
+    cwd: Path,
+    writable: Sequence[str] = (),
+    also: Sequence[Sequence[str]] = (),
 ) -> list[str]:
-    """`argv` started confined on the sandbox `base` (as is when the regime confines nothing)."""
+    """`argv` started confined on the sandbox `base` (as is when the regime confines nothing).
+
+    `also`: the commands a zygote will fork, whose interpreters and scripts it must see as well.
+    """
     if not regime.confined:
         return list(argv)
     folders = hidden_folders()
-    needed = [_checkout(path, folders) for path in _needed(argv, cwd)]
+    needed = [_checkout(path, folders) for command in [argv, *also] for path in _needed(command, cwd)]
     reveal = _outermost([path for path in [*needed, *_project()] if _under(path, folders)], folders)
     # What is writable stays so: a path in the sandbox (the root a command names) is never bound read-only.
     reveal = [path for path in reveal if not _under(path, [os.path.realpath(base), *writable])]
-    spec = _spec(base, regime.net, reveal, writable)
+    join = netns.shared().pid if regime.shared else 0
+    spec = _spec(base, regime.net and not regime.shared, reveal, writable, join=join)
     program = shutil.which(argv[0]) or argv[0]
     return [sys.executable, "-I", "-S", SCRIPT, "run", json.dumps(spec), "--", program, *argv[1:]]
 
 
-def outside_writes(base: Path) -> list[dict[str, object]]:
-    """Every file a confined target wrote outside the root: its path as the target saw it, and its start."""
+def outside_writes(base: Path, *, take: bool = False) -> list[dict[str, object]]:
+    """Every file a confined target wrote outside the root: its path as the target saw it, and its start.
+
+    `take`: each file removed once read (a zygote's stand-ins, shared by the audits that keep it).
+    """
     found: list[dict[str, object]] = []
     for folder, stand_in in _stand_ins_present(base):
         for directory, _, files in os.walk(stand_in):
@@ -265,6 +344,9 @@ def outside_writes(base: Path) -> list[dict[str, object]]:
                     size = path.lstat().st_size
                 except OSError:
                     continue
+                if take:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
                 seen = folder.rstrip("/") + "/" + path.relative_to(stand_in).as_posix()
                 found.append({"path": seen, "bytes": size, "text": head.decode(errors="replace")})
     return found

@@ -139,16 +139,20 @@ def _kernel_views(net: bool) -> None:
     # This PID namespace's processes, and (in a network namespace) this namespace's interfaces.
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if net:
-        # Refused: /sys keeps showing the harness's interfaces; /proc/net shows this namespace's.
-        with contextlib.suppress(Refused):
+        try:
             _mount("sysfs", "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        except Refused:
+            # A network namespace joined (not ours): /sys would show the harness's interfaces, so
+            # their folder is emptied; /proc/net shows the joined namespace's.
+            with contextlib.suppress(Refused):
+                _mount("tmpfs", "/sys/class/net", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def _init(spec: dict[str, object], argv: list[str], ready: int | None) -> int:
     """PID 1 of the namespace: set up, fork the target, pass signals on, exit with its status."""
     net = bool(spec.get("net"))
     _files(spec)
-    _kernel_views(net)
+    _kernel_views(net or bool(spec.get("join")))
     if net:
         _loopback_up()
     uid, gid = os.geteuid(), os.getegid()
@@ -204,6 +208,16 @@ def _wait_for(child: int) -> int:
             return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 
+def _join(holder: int) -> None:
+    """Into the network namespace of the run's holder (and its user namespace, which owns it)."""
+    for kind, flag in (("user", CLONE_NEWUSER), ("net", CLONE_NEWNET)):
+        fd = os.open(f"/proc/{holder}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _check(_libc.setns(fd, flag), f"setns({kind}) into the run's network namespace")
+        finally:
+            os.close(fd)
+
+
 def main(args: list[str]) -> int:
     mode, spec = args[0], json.loads(args[1])
     argv = args[3:] if mode == "run" else []
@@ -220,6 +234,8 @@ def main(args: list[str]) -> int:
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (CLONE_NEWNET if spec.get("net") else 0)
     read_end, write_end = os.pipe()
     try:
+        if spec.get("join"):
+            _join(int(spec["join"]))
         _check(_libc.unshare(flags), "unshare")
         _map_self(uid, gid)
     except (Refused, OSError) as exc:
@@ -243,6 +259,15 @@ def main(args: list[str]) -> int:
         said = os.read(read_end, 16)
         print("ok" if said == b"ok\n" and code == 0 else "refused", flush=True)
     return code
+
+
+def _hold_namespace() -> None:
+    """This process into a user and network namespace of its own, loopback up (the holder's child)."""
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET), "unshare(user, net)")
+    _map_self(uid, gid)
+    _loopback_up()
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _outer_wait(init: int, harness: int) -> int:

@@ -43,7 +43,7 @@ from ..models import Exchange, Outcome, Phase, Question, Response
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from ..profile.loader import Profile
-from . import confine, launch, reaper
+from . import confine, launch, netns, reaper
 from .back_channel import HANDLE, BackChannel
 from .confine_main import EXITED
 from .sdk_adapter import DeclaringClient, http_client, negotiated_version
@@ -479,7 +479,8 @@ async def connect(
             assert target is not None
             stderr_path = logs / f"{name}.stderr"
             pty = _terminal(profile, stack)
-            confined = functools.partial(confine.wrap, confine.regime(profile), base=root.parent, cwd=root)
+            regime = confine.regime(profile)
+            confined = functools.partial(confine.wrap, regime, base=root.parent, cwd=root)
             server = await stack.enter_async_context(
                 launch.serve_http(
                     profile,
@@ -487,6 +488,7 @@ async def connect(
                     _target_env(profile, root, target.token),
                     stderr_path,
                     wrap=_hosted(pty, confined),
+                    net=netns.shared() if regime.shared else None,
                 )
             )
         else:

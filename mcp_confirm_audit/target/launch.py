@@ -24,6 +24,7 @@ from ..errors import TargetError
 from ..profile import headers as http_headers
 from ..profile.loader import Profile
 from .confine_main import EXITED
+from .netns import SharedNet
 
 # Seconds a server has to exit after SIGTERM before its group is killed.
 _GRACE = 3.0
@@ -49,10 +50,12 @@ async def serve_http(
     log: Path,
     *,
     wrap: Callable[[list[str]], list[str]] | None = None,
+    net: SharedNet | None = None,
 ) -> AsyncIterator[str]:
     """Start the target on a free port; yield its URL once it accepts connections.
 
     `wrap` puts the command inside another that starts it (on a terminal of its own, `tty: true`).
+    `net`: the target listens in the run's shared network namespace, reached through its relay.
     """
     for attempt in range(_ATTEMPTS):
         port = free_port()
@@ -72,8 +75,18 @@ async def serve_http(
                 start_new_session=True,
             )
         try:
-            await _wait_until_listening(process, port, profile.start_timeout, log, profile.secrets())
-        except TargetError:
+            await _wait_until_listening(process, port, profile.start_timeout, log, profile.secrets(), net)
+            if net is not None:
+                await anyio.to_thread.run_sync(net.forward, port)
+        except (TargetError, OSError) as exc:
+            if net is not None:
+                await anyio.to_thread.run_sync(net.release, port)
+            if not isinstance(exc, TargetError):
+                # The port is taken on the harness's side: stop, and try another.
+                await anyio.to_thread.run_sync(stop, process)
+                if attempt + 1 < _ATTEMPTS:
+                    continue
+                raise TargetError(f"the target's port could not be reached from the harness: {exc}") from exc
             await anyio.to_thread.run_sync(stop, process)
             # Another program took the port between our look and the target's bind: try another.
             if attempt + 1 < _ATTEMPTS and "in use" in log.read_text(errors="replace"):
@@ -83,14 +96,26 @@ async def serve_http(
             yield profile.url.replace("{port}", str(port))
         finally:
             await anyio.to_thread.run_sync(stop, process)
+            if net is not None:
+                await anyio.to_thread.run_sync(net.release, port)
         return
 
 
 async def _wait_until_listening(
-    process: subprocess.Popen[bytes], port: int, timeout: float, log: Path, secrets: tuple[str, ...] = ()
+    process: subprocess.Popen[bytes],
+    port: int,
+    timeout: float,
+    log: Path,
+    secrets: tuple[str, ...] = (),
+    net: SharedNet | None = None,
 ) -> None:
     with anyio.move_on_after(timeout):
         while process.poll() is None:
+            if net is not None:
+                if await anyio.to_thread.run_sync(net.listening, port):
+                    return
+                await anyio.sleep(_POLL)
+                continue
             try:
                 stream = await anyio.connect_tcp("127.0.0.1", port)
             except OSError:

@@ -62,7 +62,7 @@ class Zygote:
         modules: Sequence[str],
         env: Mapping[str, str],
         timeout: float,
-        confined: tuple[confine.Regime, Sequence[str]] | None = None,
+        confined: confine.Confined | None = None,
     ) -> None:
         self.interpreter = interpreter
         # A zygote's folder left by a run killed outright is removed by the next one (its owner is gone).
@@ -95,8 +95,8 @@ class Zygote:
         with self._log.open("w") as log:
             argv = [interpreter, _SCRIPT, "serve", self.socket, *modules]
             if self._confined is not None:
-                regime, worlds = self._confined
-                argv = confine.wrap(regime, argv, self.directory, self.directory, writable=worlds)
+                regime, worlds, forks = self._confined
+                argv = confine.wrap(regime, argv, self.directory, self.directory, writable=worlds, also=forks)
             self._process = subprocess.Popen(
                 argv,
                 # Held open and never written: the zygote exits when it reads end of file (we are gone).
@@ -206,7 +206,7 @@ def open_zygote(
     env: Mapping[str, str],
     timeout: float,
     own_env: Mapping[str, str] | None = None,
-    confined: tuple[confine.Regime, Sequence[str]] | None = None,
+    confined: confine.Confined | None = None,
 ) -> Zygote:
     """A zygote for these imports: a kept one if `keep_zygotes` is open, else a new one for the caller alone."""
     with _kept_lock:

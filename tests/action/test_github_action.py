@@ -148,6 +148,8 @@ def test_a_flawed_server_fails_the_gate_with_its_counts_summary_and_reports(tmp_
     assert (said["gate"], said["findings"]) == ("fail", "1")
     assert said["gate-reason"] == "1 finding(s) at or above medium"
     assert said["category"] == "mcp-confirm-audit/mcp-confirm-reference"  # the server's name
+    assert said["confinement"].startswith(("unshare (", "none: "))  # the regime, as the review's head says
+    assert f"| Confinement | `{said['confinement']}` |" in summary.read_text()
     for key in ("audit-json", "review-md", "sarif-file"):
         assert (tmp_path / said[key]).is_file()
     text = summary.read_text()

@@ -22,6 +22,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from deadline import deadline
+
+from mcp_confirm_audit.catalogue.loader import load_catalogue
+from mcp_confirm_audit.engine.session import AuditSession
+from mcp_confirm_audit.profile.loader import Profile
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 
@@ -61,18 +66,30 @@ def pytest_mcp_snapshot(root, config):
 """
 
 
-def _command(marker: str) -> list[str]:
-    return [sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", "escape", "--marker", marker]
+def _command(marker: str, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        str(HOSTILE_SERVER),
+        "--root",
+        "{root}",
+        "--mode",
+        "escape",
+        "--marker",
+        marker,
+        *extra,
+    ]
 
 
-def _audit(pytester: pytest.Pytester, marker: str, *args: str) -> tuple[pytest.RunResult, str]:
+def _audit(
+    pytester: pytest.Pytester, marker: str, *args: str, extra: tuple[str, ...] = ()
+) -> tuple[pytest.RunResult, str]:
     canary = f"canary-{uuid.uuid4().hex}"
     # pytester runs the inner pytest with HOME set to its own folder: the home the target must not see.
     (pytester.path / "hostile-canary.txt").write_text(canary)
     pytester.makeconftest(CONFTEST)
     result = pytester.runpytest_subprocess(
         "--mcp-target",
-        " ".join(_command(marker)),
+        " ".join(_command(marker, *extra)),
         *("-k", "MCA-REPLAY-001 or control-approve", "--mcp-report-dir", "out", "-p", "no:cacheprovider"),
         *("--mcp-call-timeout", "5", "--mcp-start-timeout", "20"),
         *args,
@@ -117,6 +134,32 @@ def test_a_hostile_target_writes_nowhere_reads_no_home_sees_only_loopback_and_le
     assert saw["proc_net_dev"] == ["lo"], saw
     assert saw["sys_class_net"] in (["lo"], []), saw
     # The detached daemon (no marker in its environment, out of the root, a session of its own) is gone.
+    assert survivors(marker) == []
+
+
+def test_an_http_target_posting_to_the_sink_shares_a_loopback_only_namespace_with_the_harness(
+    pytester: pytest.Pytester,
+) -> None:
+    # The harness reaches the target's port, the target reaches the sink, and it sees loopback only.
+    marker = f"hostile-{uuid.uuid4().hex}"
+    hooks = ("--port", "{port}", "--webhook", "{sink}/escape")
+    result, canary = _audit(pytester, marker, "--mcp-require-confinement", extra=hooks)
+    line = "unshare (user, pid, mount, net loopback-only shared with the harness: the target serves HTTP"
+    assert f"mcp-confirm-audit: confinement: {line}" in output_of(result)
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert report["target"]["confinement"].startswith(line)
+    approve = [c for c in report["controls"] if c["name"] == "approve"]
+    assert approve, report["controls"]
+    assert all(c["passed"] for c in approve), approve
+    saw = json.loads((pytester.path / "saw.json").read_text())
+    assert saw["webhook"] == 200, saw
+    assert saw["proc_net_dev"] == ["lo"], saw
+    assert saw["sys_class_net"] in (["lo"], []), saw
+    assert saw["home_read"].startswith("nothing"), saw
+    assert canary not in _everything_written(pytester)
+    written = {w["path"] for w in report["target"]["outside_root"]}
+    assert f"/tmp/hostile-escape-{marker}.txt" in written
+    assert not Path(f"/tmp/hostile-escape-{marker}.txt").exists()
     assert survivors(marker) == []
 
 
@@ -204,4 +247,36 @@ def test_a_run_killed_with_sigkill_leaves_no_process_and_the_next_run_removes_it
     following = run("-k", "control-approve")
     assert following.wait(timeout=BOUND) == 0
     assert [p for p in scratch.iterdir() if p.name.startswith("mcp-audit-")] == []
+    assert survivors(marker) == []
+
+
+def test_a_server_forked_from_a_zygote_writes_nowhere_and_its_writes_are_reported_outside_the_root() -> None:
+    # zygote: every server process is forked from one confined parent: its writes land in the
+    # zygote's stand-ins, and are reported like those of a server started on its own.
+    marker = f"hostile-{uuid.uuid4().hex}"
+    profile = Profile(
+        command=" ".join(_command(marker)),
+        zygote=("mcp.server.mcpserver",),
+        call_timeout=deadline(5.0),
+        start_timeout=deadline(20.0),
+        confinement="required",
+    )
+    catalogue = load_catalogue()
+    session = AuditSession(profile, catalogue)
+    session.start([])
+    try:
+        assert session._zygote is not None
+        approve = [
+            c for plan in session.plans for c in session.controls(plan.name).results if c.name == "approve"
+        ]
+    finally:
+        session.close()
+    assert approve, "no approve control ran"
+    written = {w["path"]: w["text"] for w in session.outside_writes}
+    tmp_write = f"/tmp/hostile-escape-{marker}.txt"
+    home_write = f"{os.path.realpath(os.environ['HOME'])}/hostile-escape-{marker}.txt"
+    assert written.get(tmp_write) == f"escaped into /tmp ({marker})\n", written
+    assert home_write in written, written
+    assert not Path(tmp_write).exists()
+    assert not Path(home_write).exists()
     assert survivors(marker) == []

@@ -23,9 +23,13 @@ from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.engine.session import AuditRun, AuditSession, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile, load_profile, profile_from_mapping
+from mcp_confirm_audit.target import zygote_main
 
 STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
 V = Verdict.VULNERABLE
+
+
+ZYGOTE_MAIN = str(Path(zygote_main.__file__)).encode()
 
 
 def command(script: str, *options: str) -> str:
@@ -64,13 +68,34 @@ def test_with_a_zygote_every_server_of_the_pair_is_forked_from_it(catalogue: Cat
     try:
         zygote = session._zygote
         assert zygote is not None
-        forked_from_it = [
-            pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if _parent(pid) == zygote.pid
-        ]
+        assert zygote.pid is not None
+        # Confined, the zygote's interpreter runs below its launcher and its namespace's init: the
+        # process of zygote_main.py whose parent is not one, and the forks are its children.
+        tree = _descendants(zygote.pid) | {zygote.pid}
+        zygotes = {pid for pid in tree if _cmdline(pid).split(b"\0")[1:2] == [ZYGOTE_MAIN]}
+        interpreter = next(pid for pid in zygotes if _parent(pid) not in zygotes)
+        forked_from_it = [pid for pid in zygotes if _parent(pid) == interpreter]
     finally:
         session.close()
     # The stage server and the post server: two processes, each forked fresh for this world.
     assert len(forked_from_it) == 2, forked_from_it
+
+
+def _descendants(root: int) -> set[int]:
+    parents = {pid: _parent(pid) for pid in map(int, filter(str.isdigit, os.listdir("/proc")))}
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _parent(pid: int) -> int | None:

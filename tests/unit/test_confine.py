@@ -26,8 +26,12 @@ def _spec(argv: list[str]) -> dict[str, object]:
 
 def test_the_regime_line_says_what_is_confined_and_why_not() -> None:
     assert CONFINED.line() == "unshare (user, pid, mount, net loopback-only)"
-    host = confine.Regime(True, net=False, why="the target serves HTTP to the harness")
-    assert host.line() == "unshare (user, pid, mount; network: host, the target serves HTTP to the harness)"
+    host = confine.Regime(True, net=False, why="as the profile says (network: host)")
+    assert host.line() == "unshare (user, pid, mount; network: host, as the profile says (network: host))"
+    shared = confine.Regime(True, net=True, shared=True, why="the target serves HTTP to the harness")
+    assert shared.line() == (
+        "unshare (user, pid, mount, net loopback-only shared with the harness: the target serves HTTP to the harness)"
+    )
     assert confine.Regime(False, why="no user namespaces").line() == "none: no user namespaces"
 
 
@@ -41,24 +45,43 @@ def test_a_target_the_harness_does_not_start_is_not_confined_and_the_line_says_w
 
 
 @pytest.mark.parametrize(
-    ("settings", "why"),
+    ("settings", "network", "why"),
     [
-        ({"network": "host"}, "as the profile says (network: host)"),
-        ({"command": "python s.py --root {root} --port {port}"}, "the target serves HTTP to the harness"),
+        ({"network": "host"}, "host", "as the profile says (network: host)"),
+        (
+            {"command": "python s.py --root {root} --port {port}"},
+            "shared",
+            "the target serves HTTP to the harness",
+        ),
         (
             {"command": "python s.py --root {root} --hook {sink}/hook"},
+            "shared",
             "the target sends to the harness's sink",
         ),
         (
             {"command": "python s.py --upstream http://127.0.0.1:8080"},
+            "shared",
             "the target is given a loopback address",
+        ),
+        (
+            {"command": "python s.py --upstream http://localhost/api"},
+            "host",
+            "the target is given a loopback address without a port",
         ),
     ],
 )
-def test_a_target_with_a_loopback_peer_keeps_the_hosts_network(settings: dict[str, str], why: str) -> None:
+def test_a_target_with_a_loopback_peer_shares_the_runs_network_or_keeps_the_hosts(
+    settings: dict[str, str], network: str, why: str
+) -> None:
     profile = replace(Profile(command="python s.py --root {root}"), **settings)  # type: ignore[arg-type]
-    assert confine._peer(profile) == why
-    assert confine._peer(Profile(command="python s.py --root {root}")) == ""
+    assert confine._peer(profile) == (network, why)
+    assert confine._peer(Profile(command="python s.py --root {root}")) == ("own", "")
+
+
+def test_the_loopback_ports_a_profile_names_are_a_fakes_and_its_placeholders_are_not() -> None:
+    assert confine._fake_ports(Profile(command="s --api http://127.0.0.1:8123/v1 --hook {sink}/x")) == [8123]
+    assert confine._fake_ports(Profile(command="s --url http://localhost:{port}/mcp")) == []
+    assert confine._fake_ports(Profile(command="s --api http://localhost/v1")) is None
 
 
 def test_what_a_command_needs_from_a_hidden_home_is_bound_back_and_its_root_is_not(

@@ -56,6 +56,7 @@ class Sink:
         self._closed = False
         self._server = _Server(self)
         host, port = self._server.server_address[:2]
+        self.port: int = port
         self.url = f"http://{host!s}:{port}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="mcp-sink", daemon=True
