@@ -140,6 +140,8 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
 # A challenge the confirming call must carry back: echoed in an argument of its name, or signed.
 CHALLENGE_FIELD = re.compile(r"^(challenge|challenge_?(id|code|nonce))$", re.I)
 _SIGNED_ARG = re.compile(r"signature|signed|hmac|(^|_)sig$", re.I)
+# A challenge the server signed itself: a body, a dot, a MAC (`flush:drip:9f3a.4be1...`, a JWT's last part).
+_SEALED = re.compile(r"^[^\s.]+(\.[^\s.]+)*\.[A-Za-z0-9_=-]{16,}$")
 
 
 def _echoed_challenge(response: Response, tool: ToolInfo) -> Token | None:
@@ -150,6 +152,10 @@ def _echoed_challenge(response: Response, tool: ToolInfo) -> Token | None:
     field = found[0].rsplit(".", 1)[-1]
     wanted = {field.lower(), f"{field.lower()}_response", "challenge_response", "echo"}
     back = next((k for k in _props(tool) if k.lower() in wanted and not _SIGNED_ARG.search(k)), None)
+    if back is None and _SEALED.match(found[1]):
+        # It carries its own signature (the server keeps no state but its key): it goes back whole, in
+        # the argument that takes a signature. A bare nonce there is for a person's key (signed_challenge).
+        back = next((k for k in _props(tool) if _SIGNED_ARG.search(k)), None)
     return Token(tool.name, into=back, token_from=found[0]) if back is not None else None
 
 
@@ -157,7 +163,7 @@ def signed_challenge(response: Response, tool: ToolInfo) -> str | None:
     """A challenge that must come back signed (the tool takes a signature): what to configure, in one line."""
     found = values.find(response, None, CHALLENGE_FIELD)
     signed = next((k for k in _props(tool) if _SIGNED_ARG.search(k)), None)
-    if found is None or signed is None:
+    if found is None or signed is None or _SEALED.match(found[1]):
         return None
     return (
         f"the tool answered a challenge ({found[0]!r}) that must come back signed in {signed!r}: the harness "

@@ -17,6 +17,10 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              the call that echoes C back drains the tank.
 - needs-confirm: `open_roof(percent, confirm_token=None)` answers `{"ok": false,
              "needs_confirm": true, "confirm_token": T}`; the call carrying T opens it.
+- signed:    `flush_line(line, signature=None)` answers `{"ok": false, "challenge": C}`,
+             C a challenge the server signed itself (`flush:LINE:NONCE.MAC`, no state
+             kept but the spent nonces); the call with C back in `signature` flushes
+             the line, once the MAC is checked and the line matches.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -26,12 +30,15 @@ table, unlike the other reference servers' closures.
 
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
-  token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm)
+  token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
+                signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import secrets
 import sys
@@ -55,10 +62,10 @@ from mcp.types import (  # noqa: E402
     ToolAnnotations,
 )
 
-SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "opaque", "bench")
+SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "signed", "opaque", "bench")
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
-    "token-reuse": ("challenge", "needs-confirm", "bench"),
+    "token-reuse": ("challenge", "needs-confirm", "signed", "bench"),
 }
 VENTS = ("north", "south", "roof")
 ANGLES = (15, 75)
@@ -77,6 +84,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "log": (("list_vents", _READ), ("set_vent", _ACTS)),
     "challenge": (("drain_tank", _ACTS),),
     "needs-confirm": (("open_roof", _ACTS),),
+    "signed": (("flush_line", _ACTS),),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -104,11 +112,15 @@ class Greenhouse:
                     "beds": [],
                     "tanks": {"rain": "full", "well": "full"},
                     "roof": 0,
+                    "lines": {"drip": "charged", "mist": "charged"},
                 }
             )
         self.heater = {"target_c": 12, "changes": 0}
         self.asked: set[str] = set()
         self.tokens: dict[str, str] = {}
+        # The signed shape keeps no challenge: its key, and the nonces already spent.
+        self.key = secrets.token_bytes(32)
+        self.spent: set[str] = set()
 
     # -- state --------------------------------------------------------------
 
@@ -264,6 +276,44 @@ class Greenhouse:
         state["roof"] = percent if state["roof"] != percent else 0
         self.save(state)
         return {"ok": True, "roof": state["roof"]}
+
+    def sealed(self, line: str) -> str:
+        """A challenge for flushing `line`, signed with the server's own key: `flush:LINE:NONCE.MAC`."""
+        body = f"flush:{line}:{secrets.token_hex(8)}"
+        return f"{body}.{hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()}"
+
+    def unsealed(self, signed: str, line: str) -> str | None:
+        """Why `signed` does not flush `line`, or None: the MAC holds, the line matches, the nonce is new."""
+        body, _, mac = signed.rpartition(".")
+        good = hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
+        if not body or not hmac.compare_digest(mac, good):
+            return "the signature does not verify"
+        if body.split(":")[1:2] != [line]:
+            return "the challenge was signed for another line"
+        if body in self.spent:
+            return "that challenge was already used"
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: a valid MAC is enough, again and again
+            self.spent.add(body)
+        return None
+
+    def flush_line(self, line: str, signature: str | None = None) -> dict[str, Any]:
+        """Flush one irrigation line. The first call answers a signed challenge: send it back as the signature."""
+        self.logged(f"flush_line {line!r}")
+        state = self.load()
+        if line not in state["lines"]:
+            return {"ok": False, "error": f"no line {line!r}; lines: {', '.join(sorted(state['lines']))}"}
+        if signature is None:
+            return {
+                "ok": False,
+                "status": "signature_required",
+                "challenge": self.sealed(line),
+                "message": f"flush the {line} line? send the challenge back in signature to confirm",
+            }
+        if (why := self.unsealed(signature, line)) is not None:
+            return {"ok": False, "error": f"refused: {why}"}
+        state["lines"][line] = "flushed" if state["lines"][line] == "charged" else "charged"
+        self.save(state)
+        return {"ok": True, "flushed": line}
 
 
 def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:

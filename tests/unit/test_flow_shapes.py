@@ -32,6 +32,18 @@ def test_a_challenge_that_must_come_back_signed_names_the_key_that_fixes_it() ->
     assert "human: [{sign: ...}]" in fix
 
 
+def test_a_challenge_the_server_signed_itself_goes_back_whole_in_the_signature() -> None:
+    sealed = Response(
+        Outcome.COMPLETE, text='{"ok": false, "challenge": "flush:drip:9f3a01.4be1c0ffee1234567890abcd"}'
+    )
+    found = from_response(sealed, _tool("signature"), [])
+    assert isinstance(found, Token)
+    assert (found.into, found.token_from) == ("signature", "challenge")
+    assert signed_challenge(sealed, _tool("signature")) is None
+    # A bare nonce in a signature is for a key the person holds: never echoed as if it were signed.
+    assert from_response(CHALLENGE, _tool("signature"), []) is None
+
+
 def test_a_token_beside_ok_false_is_asking_not_refusing() -> None:
     said = Response(
         Outcome.COMPLETE, text='{"ok": false, "needs_confirm": true, "confirm_token": "t0ken1234abcd"}'
