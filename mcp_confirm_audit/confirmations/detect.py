@@ -50,14 +50,49 @@ def approval_argument(tool: ToolInfo) -> str | None:
     return _typed(tool, "boolean", FLAG_ARG)
 
 
-def from_schemas(tool: ToolInfo, stated: Mechanism | None = None) -> Mechanism | None:
-    """What the schema alone says (or the profile states); None: the first call must tell."""
+def from_schemas(
+    tool: ToolInfo, stated: Mechanism | None = None, tools: Sequence[ToolInfo] = ()
+) -> Mechanism | None:
+    """What the schema alone says (or the profile states); None: the first call must tell.
+
+    A token the tool requires cannot come from a call of the tool itself: another
+    tool hands it out (`preview_email` for `send_email(confirm_token)`), found by
+    what the descriptions say (`preview_tool`); the approve control proves it.
+    """
     if stated is not None:
         return stated.for_tool(tool.name)
     if (into := _typed(tool, "string", TOKEN_ARG)) is not None:
         preview = _typed(tool, "boolean", PREVIEW_ARG)
+        required = set((tool.input_schema or {}).get("required") or ())
+        other = preview_tool(tool, into, tools) if into in required and not preview else None
+        if other is not None:
+            return Token(tool.name, into=into, token_from=into, preview_tool=other)
         return Token(tool.name, into=into, preview_args={preview: True} if preview else {})
     return None
+
+
+# A tool named for a step that shows what would happen before it does.
+PREVIEW_TOOL = re.compile(r"preview|simulat|dry_?run|plan|draft|prepare|propose|stage|quote|review", re.I)
+
+
+def preview_tool(tool: ToolInfo, into: str, tools: Sequence[ToolInfo]) -> str | None:
+    """The other tool that hands out the token `tool` takes in `into`, or None.
+
+    Priors, never proof: a tool the gated tool's own description names ("the token from
+    simulate_impact") first, then one whose description or output schema names the
+    argument (`confirm_token`); among them, one named like a preview (`preview_email`).
+    """
+    named = re.compile(rf"(?<![\w]){re.escape(into)}(?![\w])")
+    ranked: list[tuple[int, int, str]] = []
+    for order, other in enumerate(tools):
+        if other.name == tool.name:
+            continue
+        mine = re.search(rf"(?<![\w]){re.escape(other.name)}(?![\w])", tool.description or "") is not None
+        theirs = named.search(f"{other.description or ''} {other.output_schema or ''}") is not None
+        if not (mine or theirs):
+            continue
+        ranked.append((-(2 * mine + theirs + bool(PREVIEW_TOOL.search(other.name))), order, other.name))
+    return min(ranked)[2] if ranked else None
 
 
 # Where a payload says what became of the call, and the words that say it waits for a person.

@@ -21,6 +21,9 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              C a challenge the server signed itself (`flush:LINE:NONCE.MAC`, no state
              kept but the spent nonces); the call with C back in `signature` flushes
              the line, once the MAC is checked and the line matches.
+- preview:   `spray(spray_token)` takes only a token, handed out by another tool,
+             `preview_spray(crop, litres)`, which says what would be sprayed; the
+             call with the token sprays (a separate preview tool, found by its name).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -31,7 +34,7 @@ table, unlike the other reference servers' closures.
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                signed: a valid MAC is enough, the spent nonces are not kept)
+                preview; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
@@ -62,10 +65,21 @@ from mcp.types import (  # noqa: E402
     ToolAnnotations,
 )
 
-SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "signed", "opaque", "bench")
+SHAPES = (
+    "rules",
+    "subject",
+    "readtool",
+    "log",
+    "challenge",
+    "needs-confirm",
+    "signed",
+    "preview",
+    "opaque",
+    "bench",
+)
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
-    "token-reuse": ("challenge", "needs-confirm", "signed", "bench"),
+    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "bench"),
 }
 VENTS = ("north", "south", "roof")
 ANGLES = (15, 75)
@@ -85,6 +99,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "challenge": (("drain_tank", _ACTS),),
     "needs-confirm": (("open_roof", _ACTS),),
     "signed": (("flush_line", _ACTS),),
+    "preview": (("preview_spray", None), ("spray", _ACTS)),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -113,6 +128,7 @@ class Greenhouse:
                     "tanks": {"rain": "full", "well": "full"},
                     "roof": 0,
                     "lines": {"drip": "charged", "mist": "charged"},
+                    "sprayed": [],
                 }
             )
         self.heater = {"target_c": 12, "changes": 0}
@@ -314,6 +330,25 @@ class Greenhouse:
         state["lines"][line] = "flushed" if state["lines"][line] == "charged" else "charged"
         self.save(state)
         return {"ok": True, "flushed": line}
+
+    def preview_spray(self, crop: str, litres: int) -> dict[str, Any]:
+        """Show what spraying `litres` on the `crop` beds would do; returns the spray_token that spray needs."""
+        self.logged(f"preview_spray {crop!r} {litres!r}")
+        if not 1 <= litres <= 20:
+            return {"ok": False, "error": "litres must be between 1 and 20"}
+        token = self.issued(f"spray:{crop}:{litres}")
+        return {"status": "previewed", "spray_token": token, "preview": f"spray {litres} l on {crop}"}
+
+    def spray(self, spray_token: str) -> dict[str, Any]:
+        """Spray what preview_spray showed, once the grower saw it: the spray_token it returned."""
+        self.logged("spray")
+        bound = self.tokens.get(spray_token)
+        if bound is None or not self.redeem(spray_token, bound):
+            return {"ok": False, "error": "unknown or spent spray_token: preview_spray again"}
+        state = self.load()
+        state.setdefault("sprayed", []).append(bound.split(":", 1)[1])
+        self.save(state)
+        return {"ok": True, "sprayed": bound.split(":", 1)[1]}
 
 
 def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:

@@ -34,6 +34,7 @@ ATTACK = {
     "challenge": "MCA-TOKREUSE-001",
     "needs-confirm": "MCA-TOKREUSE-001",
     "signed": "MCA-TOKREUSE-001",
+    "preview": "MCA-TOKREUSE-001",
 }
 FLAW = {"MCA-CONSENT-001": "decline-acts", "MCA-TOKREUSE-001": "token-reuse"}
 GATED = {
@@ -44,6 +45,7 @@ GATED = {
     "challenge": "drain_tank",
     "needs-confirm": "open_roof",
     "signed": "flush_line",
+    "preview": "spray",
 }
 
 
@@ -147,6 +149,15 @@ def test_a_challenge_the_server_signed_goes_back_whole_as_the_signature(audit: A
     assert "through token" in approve, approve
     said = control(run, "flush_line", "search")
     assert "line from flush_line's refusal" in said, said
+
+
+def test_a_token_handed_out_by_another_tool_is_previewed_there(audit: Audit) -> None:
+    run = audit("preview")
+    approve = control(run, "spray", "approve")
+    assert "through token" in approve, approve
+    # The preview tool is a step of spray's flow, not a gate of its own.
+    assert "preview_spray: a step of spray's token flow" in run.left_out, run.left_out
+    assert {r.tool for r in run.results} == {"spray"}
 
 
 def test_a_token_flows_refused_preview_is_searched_through_the_preview(

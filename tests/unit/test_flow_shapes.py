@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from mcp_confirm_audit.confirmations.detect import asking_payload, from_response, signed_challenge
+from mcp_confirm_audit.confirmations.detect import (
+    asking_payload,
+    from_response,
+    from_schemas,
+    preview_tool,
+    signed_challenge,
+)
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.target.driver import ToolInfo
@@ -52,3 +58,34 @@ def test_a_token_beside_ok_false_is_asking_not_refusing() -> None:
     found = from_response(said, _tool("confirm_token"), [])
     assert isinstance(found, Token)
     assert found.into == "confirm_token"
+
+
+def _described(name: str, description: str, required: tuple[str, ...] = (), **props: str) -> ToolInfo:
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": v} for k, v in props.items()},
+        "required": list(required),
+    }
+    return ToolInfo(name, description, schema, None, None)
+
+
+def test_a_required_token_is_handed_out_by_the_tool_the_descriptions_name() -> None:
+    send = _described(
+        "send_email", "Send the email rendered by preview_email.", ("confirm_token",), confirm_token="string"
+    )
+    preview = _described("preview_email", "Render it; returns a confirm_token.", ("to",), to="string")
+    listing = _described("list_templates", "The templates.")
+    found = from_schemas(send, None, [listing, preview, send])
+    assert isinstance(found, Token)
+    assert (found.preview_tool, found.into, found.token_from) == (
+        "preview_email",
+        "confirm_token",
+        "confirm_token",
+    )
+    # An optional token is the tool's own preview's (it answers without one): no other tool is looked for.
+    own = _described("send_email", "Send the email rendered by preview_email.", (), confirm_token="string")
+    mine = from_schemas(own, None, [preview, own])
+    assert isinstance(mine, Token)
+    assert mine.preview_tool is None
+    # Nothing names the token or the tool: no preview tool is made up.
+    assert preview_tool(send, "confirm_token", [listing, send]) is None
