@@ -116,7 +116,10 @@ def read(text: str, args: Mapping[str, Any], properties: Mapping[str, Any] | Non
             continue
         for arg in concerns(clause, args, names):
             kind = (properties or {}).get(arg) or {}
-            got = _business(clause, arg, kind if isinstance(kind, Mapping) else {})
+            kind = kind if isinstance(kind, Mapping) else {}
+            if kind.get("type") == "array" and isinstance(kind.get("items"), Mapping):
+                kind = kind["items"]  # "invalid email: x" of a list of recipients is about each item
+            got = _business(clause, arg, kind)
             if got is None:
                 continue
             was = merged.get(arg)
@@ -179,7 +182,8 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
     if p := _PATTERN.search(clause):
         facets["pattern"] = p["p"]
     # "must be one of a, b", or the things themselves listed: "tanks: rain, well", "vents are a, b".
-    listing = re.compile(rf"\b{re.escape(stem(arg))}s\s*(?:are|:)\s*(?P<list>[^.;\n\])}}]+)", re.I)
+    one = stem(arg).removesuffix("s")  # `crops` lists as "crops are ...", like `tank` as "tanks: ..."
+    listing = re.compile(rf"\b{re.escape(one)}s\s*(?:are|:)\s*(?P<list>[^.;\n\])}}]+)", re.I)
     for m in (_ONE_OF.search(clause), listing.search(clause)):
         if not facets and m is not None and len(items := _items(m["list"])) >= 2:
             facets["enum"] = items

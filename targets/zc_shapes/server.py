@@ -22,7 +22,8 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              kept but the spent nonces); the call with C back in `signature` flushes
              the line, once the MAC is checked and the line matches.
 - preview:   `spray(spray_token)` takes only a token, handed out by another tool,
-             `preview_spray(crop, litres)`, which says what would be sprayed; the
+             `preview_spray(crops, litres)`, which says what would be sprayed (and
+             refuses crops it does not grow and litres out of range, in words); the
              call with the token sprays (a separate preview tool, found by its name).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
@@ -83,6 +84,7 @@ FLAWS = {
 }
 VENTS = ("north", "south", "roof")
 ANGLES = (15, 75)
+CROPS = ("tomato", "basil", "kale")
 _FORM = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
 _READ = ToolAnnotations(read_only_hint=True)
 _ACTS = ToolAnnotations(read_only_hint=False, destructive_hint=True)
@@ -331,13 +333,15 @@ class Greenhouse:
         self.save(state)
         return {"ok": True, "flushed": line}
 
-    def preview_spray(self, crop: str, litres: int) -> dict[str, Any]:
-        """Show what spraying `litres` on the `crop` beds would do; returns the spray_token that spray needs."""
-        self.logged(f"preview_spray {crop!r} {litres!r}")
-        if not 1 <= litres <= 20:
-            return {"ok": False, "error": "litres must be between 1 and 20"}
-        token = self.issued(f"spray:{crop}:{litres}")
-        return {"status": "previewed", "spray_token": token, "preview": f"spray {litres} l on {crop}"}
+    def preview_spray(self, crops: list[str], litres: int) -> dict[str, Any]:
+        """Show what spraying `litres` on the beds of `crops` would do; returns the spray_token that spray needs."""
+        self.logged(f"preview_spray {crops!r} {litres!r}")
+        if not crops or any(c not in CROPS for c in crops):
+            return {"ok": False, "error": f"unknown crop {crops!r}: crops are {', '.join(CROPS)}"}
+        if not 5 <= litres <= 20:
+            return {"ok": False, "error": "litres must be between 5 and 20"}
+        token = self.issued(f"spray:{'+'.join(crops)}:{litres}")
+        return {"status": "previewed", "spray_token": token, "preview": f"spray {litres} l on {crops}"}
 
     def spray(self, spray_token: str) -> dict[str, Any]:
         """Spray what preview_spray showed, once the grower saw it: the spray_token it returned."""

@@ -158,6 +158,10 @@ def test_a_token_handed_out_by_another_tool_is_previewed_there(audit: Audit) -> 
     # The preview tool is a step of spray's flow, not a gate of its own.
     assert "preview_spray: a step of spray's token flow" in run.left_out, run.left_out
     assert {r.tool for r in run.results} == {"spray"}
+    # Its refusals are searched through it: a list's items, a range.
+    said = control(run, "spray", "search")
+    assert "crops from preview_spray's refusal" in said, said
+    assert "litres from preview_spray's refusal" in said, said
 
 
 def test_a_token_flows_refused_preview_is_searched_through_the_preview(
