@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from mcp_confirm_audit.confirmations.detect import (
+    approval_argument,
     asking_payload,
     from_response,
     from_schemas,
     preview_tool,
     signed_challenge,
 )
+from mcp_confirm_audit.confirmations.flag import Flag
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.target.driver import ToolInfo
@@ -89,3 +91,23 @@ def test_a_required_token_is_handed_out_by_the_tool_the_descriptions_name() -> N
     assert mine.preview_tool is None
     # Nothing names the token or the tool: no preview tool is made up.
     assert preview_tool(send, "confirm_token", [listing, send]) is None
+
+
+def test_a_confirm_switch_named_for_its_action_is_a_flag() -> None:
+    send = ToolInfo(
+        "sms_alert",
+        "",
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string"}, "confirm_send": {"type": "boolean"}},
+        },
+        None,
+        None,
+    )
+    said = Response(
+        Outcome.COMPLETE, text='{"sent": false, "error": "confirmation is required (confirm_send=true)"}'
+    )
+    assert approval_argument(send) == "confirm_send"
+    found = from_response(said, send, [send])
+    assert isinstance(found, Flag)
+    assert found.arg == "confirm_send"
