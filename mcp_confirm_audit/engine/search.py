@@ -184,7 +184,11 @@ async def _apply(
     """Change the argument as the refusal says; False when nothing would change."""
     arg = found.arg
     prop = props.get(arg) or {}
-    if found.facets:
+    if found.facets.get("x-required") and arg not in state.args and arg not in state.template:
+        state.args[arg] = value_for(arg, prop, listed)
+        state.sources[arg] = f"{tool.name}'s refusal ({_quoted(found.said)}): the schema left it optional"
+        return True
+    if found.facets and not found.facets.get("x-required"):
         state.facets[arg] = {**state.facets.get(arg, {}), **found.facets}
         items = prop.get("items") if prop.get("type") == "array" else None
         wanted = {**(items if isinstance(items, Mapping) else prop), **state.facets[arg]}

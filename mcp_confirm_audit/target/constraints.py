@@ -54,6 +54,11 @@ _BOUNDS = (
     (re.compile(rf"(?:greater than|more than|above|over)\s+{_NUMBER}", re.I), "exclusiveMinimum"),
     (re.compile(rf"(?:less than|fewer than|below|under)\s+{_NUMBER}", re.I), "exclusiveMaximum"),
 )
+# "content is required for add", "missing content", "content must be given".
+_REQUIRED = re.compile(
+    r"\b(?:is|are) (?:required|mandatory|missing)\b|\bmissing\b|\bmust be (?:given|provided|set|supplied)\b",
+    re.I,
+)
 _LENGTH = re.compile(r"characters?|chars?\b|long\b|length", re.I)
 _ONE_OF = re.compile(
     r"(?:(?:one|any) of|(?<!one of )(?:must|should) be(?! (?:one|any) of)|expected|"
@@ -199,6 +204,8 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
         if fmt is not None and (prop.get("type") in (None, "string")):
             facets["format"] = fmt
     listed = _thing(clause)
+    if not facets and listed is None and _REQUIRED.search(clause):
+        facets["x-required"] = True  # an argument the schema left optional that this call needs
     if not facets and listed is None:
         return None
     return Constraint(arg, facets, listed, clause[:200])

@@ -78,3 +78,15 @@ def test_a_range_is_met_in_its_middle_never_at_an_edge() -> None:
     assert value({"type": "integer"}, {"minimum": 15, "maximum": 75}) == 45
     assert value({"type": "number"}, {"minimum": 0.5, "maximum": 1.5}) == 1.0
     assert value({"type": "integer"}, {"enum": [1, 2]}) is None
+
+
+def test_an_optional_argument_the_refusal_says_is_required_is_named() -> None:
+    props = {"op": {"type": "string"}, "content": {"type": "string"}}
+    found = read("Error executing tool memory_propose: content is required for add", {"op": "add"}, props)
+    assert [(c.arg, dict(c.facets)) for c in found] == [("content", {"x-required": True})]
+
+
+def test_a_list_refusal_is_about_each_item() -> None:
+    props = {"crops": {"type": "array", "items": {"type": "string"}}}
+    found = read("unknown crop ['x']: crops are tomato, basil, kale", {"crops": ["x"]}, props)
+    assert [(c.arg, c.facets.get("enum")) for c in found] == [("crops", ["tomato", "basil", "kale"])]
