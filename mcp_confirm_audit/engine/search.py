@@ -151,7 +151,7 @@ async def search(
                 "a fresh target process and root (the refusal said the world was in the way)"
             )
         if not changed:
-            return _gave_up(state, f"{plan.name}'s refusal names no rule the harness can follow", text)
+            return _gave_up(state, f"{tool.name}'s refusal names no rule the harness can follow", text)
     return _gave_up(state, f"no call of {plan.name} reached its gate within {MAX_ATTEMPTS} attempts")
 
 

@@ -260,13 +260,16 @@ def concerns(clause: str, args: Mapping[str, Any], names: list[str] | None = Non
     if not named:
         named = [a for a in pool if len(stem(a)) > 2 and says(stem(a))]
     if not named:
+        # The value quoted back ('x'), or after a colon at the end ("invalid email: x"); a list's items too.
         named = [
             a
             for a, v in args.items()
-            if isinstance(v, str | int)
-            and not isinstance(v, bool)
-            and re.search(rf"['\"`]{re.escape(str(v))}['\"`]", clause)
+            for item in (v if isinstance(v, list) else [v])
+            if isinstance(item, str | int)
+            and not isinstance(item, bool)
+            and re.search(rf"['\"`]{re.escape(str(item))}['\"`]|:\s*{re.escape(str(item))}\s*$", clause)
         ]
+        named = list(dict.fromkeys(named))
     # A value quoted back names one argument: when several were sent the same, the first is meant.
     named = named[:1] if named and not any(says(a.lower()) or says(stem(a)) for a in named) else named
     if not named and len(args) == 1:

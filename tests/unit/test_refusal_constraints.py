@@ -90,3 +90,9 @@ def test_a_list_refusal_is_about_each_item() -> None:
     props = {"crops": {"type": "array", "items": {"type": "string"}}}
     found = read("unknown crop ['x']: crops are tomato, basil, kale", {"crops": ["x"]}, props)
     assert [(c.arg, c.facets.get("enum")) for c in found] == [("crops", ["tomato", "basil", "kale"])]
+
+
+def test_a_value_echoed_after_a_colon_names_its_argument_even_in_a_list() -> None:
+    props = {"to": {"type": "array", "items": {"type": "string"}}, "sender": {"type": "string"}}
+    found = read("invalid email: someone", {"to": ["someone"], "sender": "a@example.com"}, props)
+    assert [(c.arg, c.facets.get("format")) for c in found] == [("to", "email")]
