@@ -185,7 +185,8 @@ async def _apply(
     arg = found.arg
     prop = props.get(arg) or {}
     if found.facets.get("x-required") and arg not in state.args and arg not in state.template:
-        state.args[arg] = value_for(arg, prop, listed)
+        # Its default (null, mostly) is what was refused: a value of its own type instead.
+        state.args[arg] = value_for(arg, {k: v for k, v in prop.items() if k != "default"}, listed)
         state.sources[arg] = f"{tool.name}'s refusal ({_quoted(found.said)}): the schema left it optional"
         return True
     if found.facets and not found.facets.get("x-required"):

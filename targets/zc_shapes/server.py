@@ -23,7 +23,8 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              the line, once the MAC is checked and the line matches.
 - preview:   `spray(spray_token)` takes only a token, handed out by another tool,
              `preview_spray(crops, litres)`, which says what would be sprayed (and
-             refuses crops it does not grow and litres out of range, in words); the
+             refuses crops it does not grow, litres out of range and a missing
+             `reason`, optional in its schema, in words); the
              call with the token sprays (a separate preview tool, found by its name).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
@@ -333,13 +334,15 @@ class Greenhouse:
         self.save(state)
         return {"ok": True, "flushed": line}
 
-    def preview_spray(self, crops: list[str], litres: int) -> dict[str, Any]:
+    def preview_spray(self, crops: list[str], litres: int, reason: str | None = None) -> dict[str, Any]:
         """Show what spraying `litres` on the beds of `crops` would do; returns the spray_token that spray needs."""
         self.logged(f"preview_spray {crops!r} {litres!r}")
         if not crops or any(c not in CROPS for c in crops):
             return {"ok": False, "error": f"unknown crop {crops!r}: crops are {', '.join(CROPS)}"}
         if not 5 <= litres <= 20:
             return {"ok": False, "error": "litres must be between 5 and 20"}
+        if not reason:  # optional in the schema, required by the rule
+            return {"ok": False, "error": "reason is required for a spray"}
         token = self.issued(f"spray:{'+'.join(crops)}:{litres}")
         return {"status": "previewed", "spray_token": token, "preview": f"spray {litres} l on {crops}"}
 

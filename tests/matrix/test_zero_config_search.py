@@ -162,6 +162,7 @@ def test_a_token_handed_out_by_another_tool_is_previewed_there(audit: Audit) -> 
     said = control(run, "spray", "search")
     assert "crops from preview_spray's refusal" in said, said
     assert "litres from preview_spray's refusal" in said, said
+    assert "reason from preview_spray's refusal" in said, said
 
 
 def test_a_token_flows_refused_preview_is_searched_through_the_preview(
