@@ -56,7 +56,7 @@ _BOUNDS = (
 )
 # "content is required for add", "missing content", "content must be given".
 _REQUIRED = re.compile(
-    r"\b(?:is|are) (?:required|mandatory|missing)\b|\bmissing\b|\bmust be (?:given|provided|set|supplied)\b",
+    r"\b(?:required|mandatory|missing)\b|\bmust be (?:given|provided|set|supplied)\b|\b(?:provide|supply|specify)\b",
     re.I,
 )
 _LENGTH = re.compile(r"characters?|chars?\b|long\b|length", re.I)
@@ -204,7 +204,7 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
         if fmt is not None and (prop.get("type") in (None, "string")):
             facets["format"] = fmt
     listed = _thing(clause)
-    if not facets and listed is None and _REQUIRED.search(clause):
+    if not facets and _REQUIRED.search(clause):
         facets["x-required"] = True  # an argument the schema left optional that this call needs
     if not facets and listed is None:
         return None

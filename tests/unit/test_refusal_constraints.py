@@ -96,3 +96,9 @@ def test_a_value_echoed_after_a_colon_names_its_argument_even_in_a_list() -> Non
     props = {"to": {"type": "array", "items": {"type": "string"}}, "sender": {"type": "string"}}
     found = read("invalid email: someone", {"to": ["someone"], "sender": "a@example.com"}, props)
     assert [(c.arg, c.facets.get("format")) for c in found] == [("to", "email")]
+
+
+def test_arguments_a_refusal_asks_to_provide_are_required() -> None:
+    props = {"to": {"type": "string"}, "body_text": {"type": "string"}, "template_id": {"type": "string"}}
+    found = read("no content: provide body_text or template_id", {"to": "a@example.com"}, props)
+    assert {c.arg for c in found if c.facets.get("x-required")} == {"body_text", "template_id"}
