@@ -95,6 +95,10 @@ def preview_tool(tool: ToolInfo, into: str, tools: Sequence[ToolInfo]) -> str | 
     return min(ranked)[2] if ranked else None
 
 
+# A status that says the call already acted: an id beside it names what was done, not what waits.
+_DONE = re.compile(
+    r"^\s*(applied|done|completed?|executed|succeeded|committed)\b", re.I
+)
 # Where a payload says what became of the call, and the words that say it waits for a person.
 _VERDICT_KEYS = ("decision", "status", "result", "state", "outcome", "verdict", "action_required", "next")
 _ASKING_WORD = re.compile(
@@ -147,7 +151,7 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     found = values.fields(response)
     staged = values.find(response, None, ID_FIELD)
     status = str(found.get("status") or found.get("state") or "")
-    if staged is not None or WAITING.match(status):
+    if (staged is not None and not _DONE.match(status)) or WAITING.match(status):
         return _pending(tool, tools, staged[0] if staged else None)
     if (challenge := _echoed_challenge(response, tool)) is not None:
         return challenge

@@ -11,6 +11,7 @@ from mcp_confirm_audit.confirmations.detect import (
     signed_challenge,
 )
 from mcp_confirm_audit.confirmations.flag import Flag
+from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.target.driver import ToolInfo
@@ -111,3 +112,15 @@ def test_a_confirm_switch_named_for_its_action_is_a_flag() -> None:
     found = from_response(said, send, [send])
     assert isinstance(found, Flag)
     assert found.arg == "confirm_send"
+
+
+def test_an_id_beside_a_status_that_says_it_acted_is_no_pending_action() -> None:
+    tool = _tool("content")
+    applied = Response(
+        Outcome.COMPLETE, text='{"proposal_id": "p1a24aff", "status": "applied", "memory_id": "1ap9v"}'
+    )
+    assert from_response(applied, tool, [tool]) is None
+    waiting = Response(
+        Outcome.COMPLETE, text='{"proposal_id": "p1a24aff", "status": "pending", "hold": "approval"}'
+    )
+    assert isinstance(from_response(waiting, tool, [tool]), Pending)
