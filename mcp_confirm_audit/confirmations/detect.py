@@ -96,9 +96,7 @@ def preview_tool(tool: ToolInfo, into: str, tools: Sequence[ToolInfo]) -> str | 
 
 
 # A status that says the call already acted: an id beside it names what was done, not what waits.
-_DONE = re.compile(
-    r"^\s*(applied|done|completed?|executed|succeeded|committed)\b", re.I
-)
+_DONE = re.compile(r"^\s*(applied|done|completed?|executed|succeeded|committed)\b", re.I)
 # Where a payload says what became of the call, and the words that say it waits for a person.
 _VERDICT_KEYS = ("decision", "status", "result", "state", "outcome", "verdict", "action_required", "next")
 _ASKING_WORD = re.compile(
