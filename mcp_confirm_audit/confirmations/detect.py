@@ -50,16 +50,53 @@ def approval_argument(tool: ToolInfo) -> str | None:
     return _typed(tool, "boolean", FLAG_ARG)
 
 
-def from_schemas(tool: ToolInfo, stated: Mechanism | None = None) -> Mechanism | None:
-    """What the schema alone says (or the profile states); None: the first call must tell."""
+def from_schemas(
+    tool: ToolInfo, stated: Mechanism | None = None, tools: Sequence[ToolInfo] = ()
+) -> Mechanism | None:
+    """What the schema alone says (or the profile states); None: the first call must tell.
+
+    A token the tool requires cannot come from a call of the tool itself: another
+    tool hands it out (`preview_email` for `send_email(confirm_token)`), found by
+    what the descriptions say (`preview_tool`); the approve control proves it.
+    """
     if stated is not None:
         return stated.for_tool(tool.name)
     if (into := _typed(tool, "string", TOKEN_ARG)) is not None:
         preview = _typed(tool, "boolean", PREVIEW_ARG)
+        required = set((tool.input_schema or {}).get("required") or ())
+        other = preview_tool(tool, into, tools) if into in required and not preview else None
+        if other is not None:
+            return Token(tool.name, into=into, token_from=into, preview_tool=other)
         return Token(tool.name, into=into, preview_args={preview: True} if preview else {})
     return None
 
 
+# A tool named for a step that shows what would happen before it does.
+PREVIEW_TOOL = re.compile(r"preview|simulat|dry_?run|plan|draft|prepare|propose|stage|quote|review", re.I)
+
+
+def preview_tool(tool: ToolInfo, into: str, tools: Sequence[ToolInfo]) -> str | None:
+    """The other tool that hands out the token `tool` takes in `into`, or None.
+
+    Priors, never proof: a tool the gated tool's own description names ("the token from
+    simulate_impact") first, then one whose description or output schema names the
+    argument (`confirm_token`); among them, one named like a preview (`preview_email`).
+    """
+    named = re.compile(rf"(?<![\w]){re.escape(into)}(?![\w])")
+    ranked: list[tuple[int, int, str]] = []
+    for order, other in enumerate(tools):
+        if other.name == tool.name:
+            continue
+        mine = re.search(rf"(?<![\w]){re.escape(other.name)}(?![\w])", tool.description or "") is not None
+        theirs = named.search(f"{other.description or ''} {other.output_schema or ''}") is not None
+        if not (mine or theirs):
+            continue
+        ranked.append((-(2 * mine + theirs + bool(PREVIEW_TOOL.search(other.name))), order, other.name))
+    return min(ranked)[2] if ranked else None
+
+
+# A status that says the call already acted: an id beside it names what was done, not what waits.
+_DONE = re.compile(r"^\s*(applied|done|completed?|executed|succeeded|committed)\b", re.I)
 # Where a payload says what became of the call, and the words that say it waits for a person.
 _VERDICT_KEYS = ("decision", "status", "result", "state", "outcome", "verdict", "action_required", "next")
 _ASKING_WORD = re.compile(
@@ -112,7 +149,7 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     found = values.fields(response)
     staged = values.find(response, None, ID_FIELD)
     status = str(found.get("status") or found.get("state") or "")
-    if staged is not None or WAITING.match(status):
+    if (staged is not None and not _DONE.match(status)) or WAITING.match(status):
         return _pending(tool, tools, staged[0] if staged else None)
     if (challenge := _echoed_challenge(response, tool)) is not None:
         return challenge
@@ -140,6 +177,8 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
 # A challenge the confirming call must carry back: echoed in an argument of its name, or signed.
 CHALLENGE_FIELD = re.compile(r"^(challenge|challenge_?(id|code|nonce))$", re.I)
 _SIGNED_ARG = re.compile(r"signature|signed|hmac|(^|_)sig$", re.I)
+# A challenge the server signed itself: a body, a dot, a MAC (`flush:drip:9f3a.4be1...`, a JWT's last part).
+_SEALED = re.compile(r"^[^\s.]+(\.[^\s.]+)*\.[A-Za-z0-9_=-]{16,}$")
 
 
 def _echoed_challenge(response: Response, tool: ToolInfo) -> Token | None:
@@ -150,6 +189,10 @@ def _echoed_challenge(response: Response, tool: ToolInfo) -> Token | None:
     field = found[0].rsplit(".", 1)[-1]
     wanted = {field.lower(), f"{field.lower()}_response", "challenge_response", "echo"}
     back = next((k for k in _props(tool) if k.lower() in wanted and not _SIGNED_ARG.search(k)), None)
+    if back is None and _SEALED.match(found[1]):
+        # It carries its own signature (the server keeps no state but its key): it goes back whole, in
+        # the argument that takes a signature. A bare nonce there is for a person's key (signed_challenge).
+        back = next((k for k in _props(tool) if _SIGNED_ARG.search(k)), None)
     return Token(tool.name, into=back, token_from=found[0]) if back is not None else None
 
 
@@ -157,7 +200,7 @@ def signed_challenge(response: Response, tool: ToolInfo) -> str | None:
     """A challenge that must come back signed (the tool takes a signature): what to configure, in one line."""
     found = values.find(response, None, CHALLENGE_FIELD)
     signed = next((k for k in _props(tool) if _SIGNED_ARG.search(k)), None)
-    if found is None or signed is None:
+    if found is None or signed is None or _SEALED.match(found[1]):
         return None
     return (
         f"the tool answered a challenge ({found[0]!r}) that must come back signed in {signed!r}: the harness "

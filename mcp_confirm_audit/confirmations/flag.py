@@ -17,8 +17,8 @@ from .base import Channel, Preview
 
 # A boolean argument that claims an approval: confirm, confirmed, approved, human_*, user_approved...
 FLAG_ARG = re.compile(
-    r"^(confirm(ed)?|approved?|human_\w+|user_?(confirmed|approved)|consent(ed)?|acknowledged?|"
-    r"i_?understand\w*|yes|is_approved|authori[sz]ed)$",
+    r"^(confirm(ed)?(_(send|delete|write|order|action|execute|apply|run|payment|transfer))?|approved?|"
+    r"human_\w+|user_?(confirmed|approved)|consent(ed)?|acknowledged?|i_?understand\w*|yes|is_approved|authori[sz]ed)$",
     re.I,
 )
 

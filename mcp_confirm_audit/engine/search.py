@@ -102,9 +102,14 @@ async def search(
     seen: Mapping[str, Any],
     fresh: FreshWorld | None = None,
     previewing: Mapping[str, Any] | None = None,
+    through: str | None = None,
 ) -> Searched:
-    """Call the gated tool until it asks (or answers without refusing), learning from each refusal."""
-    tool = next(t for t in tools if t.name == plan.name)
+    """Call the gated tool until it asks (or answers without refusing), learning from each refusal.
+
+    `through`: another tool that previews the action (a token flow's preview tool): called in its
+    place, its refusals read against its own schema.
+    """
+    tool = next(t for t in tools if t.name == (through or plan.name))
     props: Mapping[str, Any] = (tool.input_schema or {}).get("properties") or {}
     template = dict(plan.template or {})
     state = _State(
@@ -118,7 +123,7 @@ async def search(
             return _gave_up(state, "the refusal taught nothing new: the same arguments would be sent again")
         before = files(root)
         try:
-            response, used = await _attempt(conn, plan, state, previewing or {})
+            response, used = await _attempt(conn, plan, state, previewing or {}, tool.name)
         except SetupFailed as exc:
             return _gave_up(state, f"a setup call failed: {str(exc)[:200]}")
         _grew(state, before, files(root))
@@ -146,12 +151,12 @@ async def search(
                 "a fresh target process and root (the refusal said the world was in the way)"
             )
         if not changed:
-            return _gave_up(state, f"{plan.name}'s refusal names no rule the harness can follow", text)
+            return _gave_up(state, f"{tool.name}'s refusal names no rule the harness can follow", text)
     return _gave_up(state, f"no call of {plan.name} reached its gate within {MAX_ATTEMPTS} attempts")
 
 
 async def _attempt(
-    conn: Connection, plan: ToolPlan, state: _State, previewing: Mapping[str, Any]
+    conn: Connection, plan: ToolPlan, state: _State, previewing: Mapping[str, Any], called: str
 ) -> tuple[Response, dict[str, Any]]:
     async def call(step: str, tool: str, args: Mapping[str, Any]) -> Response:
         exchange = await conn.call(Phase.SETUP, f"search: {step}", tool, args)
@@ -163,7 +168,7 @@ async def _attempt(
         arguments = {**state.args, **made.arguments}
     state.calls += 1
     sent = {**arguments, **previewing}
-    exchange = await conn.call(Phase.SETUP, f"search: attempt {len(state.attempts) + 1}", plan.name, sent)
+    exchange = await conn.call(Phase.SETUP, f"search: attempt {len(state.attempts) + 1}", called, sent)
     return exchange.response, arguments
 
 
@@ -179,14 +184,22 @@ async def _apply(
     """Change the argument as the refusal says; False when nothing would change."""
     arg = found.arg
     prop = props.get(arg) or {}
-    if found.facets:
+    if found.facets.get("x-required") and arg not in state.args and arg not in state.template:
+        # Its default (null, mostly) is what was refused: a value of its own type instead.
+        state.args[arg] = value_for(arg, {k: v for k, v in prop.items() if k != "default"}, listed)
+        state.sources[arg] = f"{tool.name}'s refusal ({_quoted(found.said)}): the schema left it optional"
+        return True
+    if found.facets and not found.facets.get("x-required"):
         state.facets[arg] = {**state.facets.get(arg, {}), **found.facets}
-        wanted = {**prop, **state.facets[arg]}
-        chosen = constraints.value(prop, state.facets[arg])
+        items = prop.get("items") if prop.get("type") == "array" else None
+        wanted = {**(items if isinstance(items, Mapping) else prop), **state.facets[arg]}
+        chosen = constraints.value(wanted, state.facets[arg])
         if chosen is None:
             chosen = value_for(
                 arg, {k: v for k, v in wanted.items() if k not in ("default", "examples")}, None
             )
+        if prop.get("type") == "array" and not isinstance(chosen, list):
+            chosen = [chosen]  # the rule was each item's
         if chosen != state.args.get(arg) and arg not in state.template:
             state.args[arg] = chosen
             state.sources[arg] = f"{tool.name}'s refusal ({_quoted(found.said)})"

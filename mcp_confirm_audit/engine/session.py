@@ -786,6 +786,7 @@ class AuditSession:
             self.seen,
             fresh if renewable else None,
             previewing,
+            flow.preview_tool if isinstance(flow, Token) else None,
         )
         if found.plan is not None and found.plan != plan:
             self.plans = [found.plan if p.name == tool else p for p in self.plans]

@@ -108,7 +108,8 @@ def value_for(name: str, prop: Mapping[str, Any], listed: Mapping[str, Any] | No
         items = prop.get("items")
         item: Mapping[str, Any] = items if isinstance(items, Mapping) else {}
         singular = name[:-1] if name.endswith("s") else name
-        return [value_for(singular, item, listed) for _ in range(int(prop.get("minItems") or 0))]
+        # A list an action requires holds one item at least: an empty one is refused before it asks.
+        return [value_for(singular, item, listed) for _ in range(max(1, int(prop.get("minItems") or 0)))]
     if kind == "object":
         props = prop.get("properties") or {}
         return {k: value_for(k, props.get(k) or {}, listed) for k in prop.get("required") or ()}

@@ -54,6 +54,11 @@ _BOUNDS = (
     (re.compile(rf"(?:greater than|more than|above|over)\s+{_NUMBER}", re.I), "exclusiveMinimum"),
     (re.compile(rf"(?:less than|fewer than|below|under)\s+{_NUMBER}", re.I), "exclusiveMaximum"),
 )
+# "content is required for add", "missing content", "content must be given".
+_REQUIRED = re.compile(
+    r"\b(?:required|mandatory|missing)\b|\bmust be (?:given|provided|set|supplied)\b|\b(?:provide|supply|specify)\b",
+    re.I,
+)
 _LENGTH = re.compile(r"characters?|chars?\b|long\b|length", re.I)
 _ONE_OF = re.compile(
     r"(?:(?:one|any) of|(?<!one of )(?:must|should) be(?! (?:one|any) of)|expected|"
@@ -116,7 +121,10 @@ def read(text: str, args: Mapping[str, Any], properties: Mapping[str, Any] | Non
             continue
         for arg in concerns(clause, args, names):
             kind = (properties or {}).get(arg) or {}
-            got = _business(clause, arg, kind if isinstance(kind, Mapping) else {})
+            kind = kind if isinstance(kind, Mapping) else {}
+            if kind.get("type") == "array" and isinstance(kind.get("items"), Mapping):
+                kind = kind["items"]  # "invalid email: x" of a list of recipients is about each item
+            got = _business(clause, arg, kind)
             if got is None:
                 continue
             was = merged.get(arg)
@@ -179,7 +187,8 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
     if p := _PATTERN.search(clause):
         facets["pattern"] = p["p"]
     # "must be one of a, b", or the things themselves listed: "tanks: rain, well", "vents are a, b".
-    listing = re.compile(rf"\b{re.escape(stem(arg))}s\s*(?:are|:)\s*(?P<list>[^.;\n\])}}]+)", re.I)
+    one = stem(arg).removesuffix("s")  # `crops` lists as "crops are ...", like `tank` as "tanks: ..."
+    listing = re.compile(rf"\b{re.escape(one)}s\s*(?:are|:)\s*(?P<list>[^.;\n\])}}]+)", re.I)
     for m in (_ONE_OF.search(clause), listing.search(clause)):
         if not facets and m is not None and len(items := _items(m["list"])) >= 2:
             facets["enum"] = items
@@ -195,6 +204,8 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
         if fmt is not None and (prop.get("type") in (None, "string")):
             facets["format"] = fmt
     listed = _thing(clause)
+    if not facets and _REQUIRED.search(clause):
+        facets["x-required"] = True  # an argument the schema left optional that this call needs
     if not facets and listed is None:
         return None
     return Constraint(arg, facets, listed, clause[:200])
@@ -249,13 +260,16 @@ def concerns(clause: str, args: Mapping[str, Any], names: list[str] | None = Non
     if not named:
         named = [a for a in pool if len(stem(a)) > 2 and says(stem(a))]
     if not named:
+        # The value quoted back ('x'), or after a colon at the end ("invalid email: x"); a list's items too.
         named = [
             a
             for a, v in args.items()
-            if isinstance(v, str | int)
-            and not isinstance(v, bool)
-            and re.search(rf"['\"`]{re.escape(str(v))}['\"`]", clause)
+            for item in (v if isinstance(v, list) else [v])
+            if isinstance(item, str | int)
+            and not isinstance(item, bool)
+            and re.search(rf"['\"`]{re.escape(str(item))}['\"`]|:\s*{re.escape(str(item))}\s*$", clause)
         ]
+        named = list(dict.fromkeys(named))
     # A value quoted back names one argument: when several were sent the same, the first is meant.
     named = named[:1] if named and not any(says(a.lower()) or says(stem(a)) for a in named) else named
     if not named and len(args) == 1:

@@ -170,8 +170,21 @@ def _plan(
     notes: tuple[str, ...] = ()
     if not setup and template is None:
         setup, template, notes = _handles(tool, tools, path_arg, seen, listed)
+    mechanism = _mechanism(tool, tools, profile, template)
     named = set(template or {}) | ({path_arg} if path_arg else set())
-    extra = {k: filler(props.get(k) or {}, k, listed) for k in required if k not in named}
+    extra: dict[str, Any] = {}
+    if isinstance(mechanism, Token) and mechanism.preview_tool is not None and profile.confirmation is None:
+        # The preview tool describes the action (`preview_email(to, subject, ...)`): its arguments too; the
+        # token is the flow's own, never a filler.
+        named |= set(mechanism.carries)
+        shown = next((t for t in tools if t.name == mechanism.preview_tool), None)
+        schema = (shown.input_schema or {}) if shown is not None else {}
+        extra = {
+            k: filler((schema.get("properties") or {}).get(k) or {}, k, listed)
+            for k in schema.get("required") or ()
+            if k not in named
+        }
+    extra.update({k: filler(props.get(k) or {}, k, listed) for k in required if k not in named})
     extra.update(profile.extra_args)
     if path_arg is None:
         styles = ("value",)
@@ -192,20 +205,22 @@ def _plan(
         candidates,
         tuple(profile.ignore),
         notes,
-        _mechanism(tool, profile, template),
+        mechanism,
         profile.policy_tools,
         profile.drift,
         profile.approver,
     )
 
 
-def _mechanism(tool: ToolInfo, profile: Profile, template: Mapping[str, Any] | None) -> Mechanism | None:
+def _mechanism(
+    tool: ToolInfo, tools: Sequence[ToolInfo], profile: Profile, template: Mapping[str, Any] | None
+) -> Mechanism | None:
     """The schema's guess, unless the profile's own arguments already fill the token it guessed.
 
     A profile that sets `confirmation_token: "{token}"` from a setup call has made the
     preview a setup step: the gated call is the confirming one, and round one says the rest.
     """
-    found = from_schemas(tool, profile.confirmation)
+    found = from_schemas(tool, profile.confirmation, tools)
     filled = {*(template or {}), *profile.extra_args}
     if profile.confirmation is None and isinstance(found, Token) and found.into in filled:
         return None

@@ -17,6 +17,15 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              the call that echoes C back drains the tank.
 - needs-confirm: `open_roof(percent, confirm_token=None)` answers `{"ok": false,
              "needs_confirm": true, "confirm_token": T}`; the call carrying T opens it.
+- signed:    `flush_line(line, signature=None)` answers `{"ok": false, "challenge": C}`,
+             C a challenge the server signed itself (`flush:LINE:NONCE.MAC`, no state
+             kept but the spent nonces); the call with C back in `signature` flushes
+             the line, once the MAC is checked and the line matches.
+- preview:   `spray(spray_token)` takes only a token, handed out by another tool,
+             `preview_spray(crops, litres)`, which says what would be sprayed (and
+             refuses crops it does not grow, litres out of range and a missing
+             `reason`, optional in its schema, in words); the
+             call with the token sprays (a separate preview tool, found by its name).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -26,12 +35,15 @@ table, unlike the other reference servers' closures.
 
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
-  token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm)
+  token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
+                preview; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import secrets
 import sys
@@ -55,13 +67,25 @@ from mcp.types import (  # noqa: E402
     ToolAnnotations,
 )
 
-SHAPES = ("rules", "subject", "readtool", "log", "challenge", "needs-confirm", "opaque", "bench")
+SHAPES = (
+    "rules",
+    "subject",
+    "readtool",
+    "log",
+    "challenge",
+    "needs-confirm",
+    "signed",
+    "preview",
+    "opaque",
+    "bench",
+)
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
-    "token-reuse": ("challenge", "needs-confirm", "bench"),
+    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "bench"),
 }
 VENTS = ("north", "south", "roof")
 ANGLES = (15, 75)
+CROPS = ("tomato", "basil", "kale")
 _FORM = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
 _READ = ToolAnnotations(read_only_hint=True)
 _ACTS = ToolAnnotations(read_only_hint=False, destructive_hint=True)
@@ -77,6 +101,8 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "log": (("list_vents", _READ), ("set_vent", _ACTS)),
     "challenge": (("drain_tank", _ACTS),),
     "needs-confirm": (("open_roof", _ACTS),),
+    "signed": (("flush_line", _ACTS),),
+    "preview": (("preview_spray", None), ("spray", _ACTS)),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -104,11 +130,16 @@ class Greenhouse:
                     "beds": [],
                     "tanks": {"rain": "full", "well": "full"},
                     "roof": 0,
+                    "lines": {"drip": "charged", "mist": "charged"},
+                    "sprayed": [],
                 }
             )
         self.heater = {"target_c": 12, "changes": 0}
         self.asked: set[str] = set()
         self.tokens: dict[str, str] = {}
+        # The signed shape keeps no challenge: its key, and the nonces already spent.
+        self.key = secrets.token_bytes(32)
+        self.spent: set[str] = set()
 
     # -- state --------------------------------------------------------------
 
@@ -264,6 +295,67 @@ class Greenhouse:
         state["roof"] = percent if state["roof"] != percent else 0
         self.save(state)
         return {"ok": True, "roof": state["roof"]}
+
+    def sealed(self, line: str) -> str:
+        """A challenge for flushing `line`, signed with the server's own key: `flush:LINE:NONCE.MAC`."""
+        body = f"flush:{line}:{secrets.token_hex(8)}"
+        return f"{body}.{hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()}"
+
+    def unsealed(self, signed: str, line: str) -> str | None:
+        """Why `signed` does not flush `line`, or None: the MAC holds, the line matches, the nonce is new."""
+        body, _, mac = signed.rpartition(".")
+        good = hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
+        if not body or not hmac.compare_digest(mac, good):
+            return "the signature does not verify"
+        if body.split(":")[1:2] != [line]:
+            return "the challenge was signed for another line"
+        if body in self.spent:
+            return "that challenge was already used"
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: a valid MAC is enough, again and again
+            self.spent.add(body)
+        return None
+
+    def flush_line(self, line: str, signature: str | None = None) -> dict[str, Any]:
+        """Flush one irrigation line. The first call answers a signed challenge: send it back as the signature."""
+        self.logged(f"flush_line {line!r}")
+        state = self.load()
+        if line not in state["lines"]:
+            return {"ok": False, "error": f"no line {line!r}; lines: {', '.join(sorted(state['lines']))}"}
+        if signature is None:
+            return {
+                "ok": False,
+                "status": "signature_required",
+                "challenge": self.sealed(line),
+                "message": f"flush the {line} line? send the challenge back in signature to confirm",
+            }
+        if (why := self.unsealed(signature, line)) is not None:
+            return {"ok": False, "error": f"refused: {why}"}
+        state["lines"][line] = "flushed" if state["lines"][line] == "charged" else "charged"
+        self.save(state)
+        return {"ok": True, "flushed": line}
+
+    def preview_spray(self, crops: list[str], litres: int, reason: str | None = None) -> dict[str, Any]:
+        """Show what spraying `litres` on the beds of `crops` would do; returns the spray_token that spray needs."""
+        self.logged(f"preview_spray {crops!r} {litres!r}")
+        if not crops or any(c not in CROPS for c in crops):
+            return {"ok": False, "error": f"unknown crop {crops!r}: crops are {', '.join(CROPS)}"}
+        if not 5 <= litres <= 20:
+            return {"ok": False, "error": "litres must be between 5 and 20"}
+        if not reason:  # optional in the schema, required by the rule
+            return {"ok": False, "error": "reason is required for a spray"}
+        token = self.issued(f"spray:{'+'.join(crops)}:{litres}")
+        return {"status": "previewed", "spray_token": token, "preview": f"spray {litres} l on {crops}"}
+
+    def spray(self, spray_token: str) -> dict[str, Any]:
+        """Spray what preview_spray showed, once the grower saw it: the spray_token it returned."""
+        self.logged("spray")
+        bound = self.tokens.get(spray_token)
+        if bound is None or not self.redeem(spray_token, bound):
+            return {"ok": False, "error": "unknown or spent spray_token: preview_spray again"}
+        state = self.load()
+        state.setdefault("sprayed", []).append(bound.split(":", 1)[1])
+        self.save(state)
+        return {"ok": True, "sprayed": bound.split(":", 1)[1]}
 
 
 def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:

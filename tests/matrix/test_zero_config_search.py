@@ -3,7 +3,8 @@
 targets/zc_shapes/server.py, one shape per cause: a business rule said only in the
 refusal (an enum and a range), a subject that must be made first, a log that grows on
 every call, an unannotated read tool that alone shows the effect, a challenge echoed
-back, a `needs_confirm` payload. Nothing is configured. Each careful shape is judged
+back, a challenge the server signed itself that comes back as the signature, a
+`needs_confirm` payload. Nothing is configured. Each careful shape is judged
 refused, its flawed twin vulnerable: the search only counts when attacks are judged.
 """
 
@@ -32,6 +33,8 @@ ATTACK = {
     "readtool": "MCA-CONSENT-001",
     "challenge": "MCA-TOKREUSE-001",
     "needs-confirm": "MCA-TOKREUSE-001",
+    "signed": "MCA-TOKREUSE-001",
+    "preview": "MCA-TOKREUSE-001",
 }
 FLAW = {"MCA-CONSENT-001": "decline-acts", "MCA-TOKREUSE-001": "token-reuse"}
 GATED = {
@@ -41,6 +44,8 @@ GATED = {
     "readtool": "set_heater",
     "challenge": "drain_tank",
     "needs-confirm": "open_roof",
+    "signed": "flush_line",
+    "preview": "spray",
 }
 
 
@@ -136,6 +141,28 @@ def test_a_challenge_echoed_back_is_a_token_flow(audit: Audit) -> None:
     assert "through token" in approve, approve
     said = control(run, "drain_tank", "search")
     assert "tank from drain_tank's refusal" in said, said
+
+
+def test_a_challenge_the_server_signed_goes_back_whole_as_the_signature(audit: Audit) -> None:
+    run = audit("signed")
+    approve = control(run, "flush_line", "approve")
+    assert "through token" in approve, approve
+    said = control(run, "flush_line", "search")
+    assert "line from flush_line's refusal" in said, said
+
+
+def test_a_token_handed_out_by_another_tool_is_previewed_there(audit: Audit) -> None:
+    run = audit("preview")
+    approve = control(run, "spray", "approve")
+    assert "through token" in approve, approve
+    # The preview tool is a step of spray's flow, not a gate of its own.
+    assert "preview_spray: a step of spray's token flow" in run.left_out, run.left_out
+    assert {r.tool for r in run.results} == {"spray"}
+    # Its refusals are searched through it: a list's items, a range.
+    said = control(run, "spray", "search")
+    assert "crops from preview_spray's refusal" in said, said
+    assert "litres from preview_spray's refusal" in said, said
+    assert "reason from preview_spray's refusal" in said, said
 
 
 def test_a_token_flows_refused_preview_is_searched_through_the_preview(

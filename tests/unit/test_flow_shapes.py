@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from mcp_confirm_audit.confirmations.detect import asking_payload, from_response, signed_challenge
+from mcp_confirm_audit.confirmations.detect import (
+    approval_argument,
+    asking_payload,
+    from_response,
+    from_schemas,
+    preview_tool,
+    signed_challenge,
+)
+from mcp_confirm_audit.confirmations.flag import Flag
+from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.target.driver import ToolInfo
@@ -32,6 +41,18 @@ def test_a_challenge_that_must_come_back_signed_names_the_key_that_fixes_it() ->
     assert "human: [{sign: ...}]" in fix
 
 
+def test_a_challenge_the_server_signed_itself_goes_back_whole_in_the_signature() -> None:
+    sealed = Response(
+        Outcome.COMPLETE, text='{"ok": false, "challenge": "flush:drip:9f3a01.4be1c0ffee1234567890abcd"}'
+    )
+    found = from_response(sealed, _tool("signature"), [])
+    assert isinstance(found, Token)
+    assert (found.into, found.token_from) == ("signature", "challenge")
+    assert signed_challenge(sealed, _tool("signature")) is None
+    # A bare nonce in a signature is for a key the person holds: never echoed as if it were signed.
+    assert from_response(CHALLENGE, _tool("signature"), []) is None
+
+
 def test_a_token_beside_ok_false_is_asking_not_refusing() -> None:
     said = Response(
         Outcome.COMPLETE, text='{"ok": false, "needs_confirm": true, "confirm_token": "t0ken1234abcd"}'
@@ -40,3 +61,66 @@ def test_a_token_beside_ok_false_is_asking_not_refusing() -> None:
     found = from_response(said, _tool("confirm_token"), [])
     assert isinstance(found, Token)
     assert found.into == "confirm_token"
+
+
+def _described(name: str, description: str, required: tuple[str, ...] = (), **props: str) -> ToolInfo:
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": v} for k, v in props.items()},
+        "required": list(required),
+    }
+    return ToolInfo(name, description, schema, None, None)
+
+
+def test_a_required_token_is_handed_out_by_the_tool_the_descriptions_name() -> None:
+    send = _described(
+        "send_email", "Send the email rendered by preview_email.", ("confirm_token",), confirm_token="string"
+    )
+    preview = _described("preview_email", "Render it; returns a confirm_token.", ("to",), to="string")
+    listing = _described("list_templates", "The templates.")
+    found = from_schemas(send, None, [listing, preview, send])
+    assert isinstance(found, Token)
+    assert (found.preview_tool, found.into, found.token_from) == (
+        "preview_email",
+        "confirm_token",
+        "confirm_token",
+    )
+    # An optional token is the tool's own preview's (it answers without one): no other tool is looked for.
+    own = _described("send_email", "Send the email rendered by preview_email.", (), confirm_token="string")
+    mine = from_schemas(own, None, [preview, own])
+    assert isinstance(mine, Token)
+    assert mine.preview_tool is None
+    # Nothing names the token or the tool: no preview tool is made up.
+    assert preview_tool(send, "confirm_token", [listing, send]) is None
+
+
+def test_a_confirm_switch_named_for_its_action_is_a_flag() -> None:
+    send = ToolInfo(
+        "sms_alert",
+        "",
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string"}, "confirm_send": {"type": "boolean"}},
+        },
+        None,
+        None,
+    )
+    said = Response(
+        Outcome.COMPLETE, text='{"sent": false, "error": "confirmation is required (confirm_send=true)"}'
+    )
+    assert approval_argument(send) == "confirm_send"
+    found = from_response(said, send, [send])
+    assert isinstance(found, Flag)
+    assert found.arg == "confirm_send"
+
+
+def test_an_id_beside_a_status_that_says_it_acted_is_no_pending_action() -> None:
+    tool = _tool("content")
+    applied = Response(
+        Outcome.COMPLETE, text='{"proposal_id": "p1a24aff", "status": "applied", "memory_id": "1ap9v"}'
+    )
+    assert from_response(applied, tool, [tool]) is None
+    waiting = Response(
+        Outcome.COMPLETE, text='{"proposal_id": "p1a24aff", "status": "pending", "hold": "approval"}'
+    )
+    assert isinstance(from_response(waiting, tool, [tool]), Pending)

@@ -78,3 +78,27 @@ def test_a_range_is_met_in_its_middle_never_at_an_edge() -> None:
     assert value({"type": "integer"}, {"minimum": 15, "maximum": 75}) == 45
     assert value({"type": "number"}, {"minimum": 0.5, "maximum": 1.5}) == 1.0
     assert value({"type": "integer"}, {"enum": [1, 2]}) is None
+
+
+def test_an_optional_argument_the_refusal_says_is_required_is_named() -> None:
+    props = {"op": {"type": "string"}, "content": {"type": "string"}}
+    found = read("Error executing tool memory_propose: content is required for add", {"op": "add"}, props)
+    assert [(c.arg, dict(c.facets)) for c in found] == [("content", {"x-required": True})]
+
+
+def test_a_list_refusal_is_about_each_item() -> None:
+    props = {"crops": {"type": "array", "items": {"type": "string"}}}
+    found = read("unknown crop ['x']: crops are tomato, basil, kale", {"crops": ["x"]}, props)
+    assert [(c.arg, c.facets.get("enum")) for c in found] == [("crops", ["tomato", "basil", "kale"])]
+
+
+def test_a_value_echoed_after_a_colon_names_its_argument_even_in_a_list() -> None:
+    props = {"to": {"type": "array", "items": {"type": "string"}}, "sender": {"type": "string"}}
+    found = read("invalid email: someone", {"to": ["someone"], "sender": "a@example.com"}, props)
+    assert [(c.arg, c.facets.get("format")) for c in found] == [("to", "email")]
+
+
+def test_arguments_a_refusal_asks_to_provide_are_required() -> None:
+    props = {"to": {"type": "string"}, "body_text": {"type": "string"}, "template_id": {"type": "string"}}
+    found = read("no content: provide body_text or template_id", {"to": "a@example.com"}, props)
+    assert {c.arg for c in found if c.facets.get("x-required")} == {"body_text", "template_id"}
