@@ -247,6 +247,9 @@ class Transcript:
     # Checks that judge what the human was shown rather than the disk; each
     # finding is (severity verdict, message).
     findings: tuple[tuple[Verdict, str], ...] = ()
+    # The layer whose rule a finding breaks, when one does (a form sent to a client that declared no
+    # elicitation breaks the protocol's); None: the result names no layer.
+    finding_layer: Layer | None = None
     # Entries (sandbox paths) the attack rewrote in place: still the file the
     # user confirmed (same inode), but no longer what they saw.
     changed_in_place: tuple[str, ...] = ()

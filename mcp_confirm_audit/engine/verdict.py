@@ -138,7 +138,7 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     for severity in (Verdict.VULNERABLE, Verdict.WEAK):
         found = [message for level, message in transcript.findings if level is severity]
         if found:
-            return result(severity, Layer.NONE, "; ".join(found))
+            return result(severity, transcript.finding_layer or Layer.NONE, "; ".join(found))
     if (record := transcript.asked) is not None and record.reached == 0:
         # No question about a hostile value was read: a refusal here says nothing about the question.
         return result(Verdict.INCONCLUSIVE, None, _nothing_asked(record))

@@ -29,6 +29,7 @@ from ..models import (
     Asked,
     AttackSpec,
     Exchange,
+    Layer,
     Outcome,
     Phase,
     Precondition,
@@ -196,6 +197,7 @@ class Attack:
         self._setup_failure: str | None = None
         self._not_applicable: str | None = None
         self._findings: list[tuple[Verdict, str]] = []
+        self._finding_layer: Layer | None = None
         self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
         self._single_use: SingleUse | None = None
@@ -712,9 +714,15 @@ class Attack:
         """Whether the technique said itself what an effect means (`effect_means`)."""
         return self._effect_verdict is not None
 
-    def finding(self, verdict: Verdict, message: str) -> None:
-        """Something the target showed the human, judged without looking at the disk."""
+    def finding(self, verdict: Verdict, message: str, *, layer: Layer | None = None) -> None:
+        """Something the target showed the human, judged without looking at the disk.
+
+        `layer`: whose rule the finding breaks, when a layer's (a form sent to a client that
+        declared none breaks the protocol's); else the result names no layer.
+        """
         self._findings.append((verdict, message))
+        if layer is not None:
+            self._finding_layer = self._finding_layer or layer
 
     def single_use(
         self,
@@ -789,6 +797,7 @@ class Attack:
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),
+            finding_layer=self._finding_layer,
             changed_in_place=tuple(self._changed_in_place),
             single_use=self._single_use,
             observed_before=self._observed_before,
