@@ -266,12 +266,13 @@ def build_server(
         store.links[link_id]["collection"] = collection_id
         return store.links[link_id]
 
-    def list_links() -> dict[str, Any] | str:
+    def list_links() -> dict[str, Any]:
+        return {"links": [dict(v) for _, v in sorted(store.links.items())]}
+
+    def list_links_text() -> str:
         rows = [dict(v) for _, v in sorted(store.links.items())]
-        if listing == "text":
-            lines = [f"{r['id']} {r['url']} in {r['collection'] or 'no collection'}" for r in rows]
-            return "\n".join(["Links:", *lines])
-        return {"links": rows}
+        lines = [f"{r['id']} {r['url']} in {r['collection'] or 'no collection'}" for r in rows]
+        return "\n".join(["Links:", *lines])
 
     def prune_links() -> dict[str, Any]:
         gone = len(store.links)
@@ -338,7 +339,12 @@ def build_server(
     )
     add(add_link, description="Add a link to no collection; returns its id.", annotations=_EDITS)
     add(move_link, description="Move a link into a collection.", annotations=_EDITS)
-    add(list_links, description="Every link and the collection it is in.", annotations=_READ_ONLY)
+    add(
+        list_links_text if listing == "text" else list_links,
+        name="list_links",
+        description="Every link and the collection it is in.",
+        annotations=_READ_ONLY,
+    )
     add(
         delete_collection_by_token if confirm == "token" else delete_collection,
         name="delete_collection",
