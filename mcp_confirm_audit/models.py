@@ -308,6 +308,8 @@ class Twin:
     value: str
     exchanges: tuple[int, ...]
     reached: str = ""
+    # The attack's own call before the harness changed the world (a swap), not another value's.
+    before_change: bool = False
 
 
 @dataclass(frozen=True, slots=True)

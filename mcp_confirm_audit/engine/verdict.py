@@ -210,7 +210,10 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
                 else who.why
             )
             said = (
-                f"refused the hostile value with no effect ({why}), while its benign twin "
+                f"refused the answer after the swap with no effect ({why}), while the same call on "
+                f"{literal(twin.value)} before the swap {twin.reached}: {said}"
+                if twin.before_change
+                else f"refused the hostile value with no effect ({why}), while its benign twin "
                 f"{literal(twin.value)} {twin.reached}: {said}"
             )
         elif who.by != "gate":
@@ -222,7 +225,7 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
             reason = f"the target {answered}, not shown to be its gate ({who.why}): {said}"
             if twin is not None and not twin.reached:
                 reason += f"; its benign twin {literal(twin.value)} failed too: {_twin_said(transcript)}"
-            elif twin is not None:
+            elif twin is not None and not twin.before_change:
                 reason += f" (its benign twin {literal(twin.value)} {twin.reached})"
             return result(Verdict.INCONCLUSIVE, None, reason)
     if gate is not None:

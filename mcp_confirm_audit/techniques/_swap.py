@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
 from ..confirmations.waits import Waits
+from ..models import Outcome
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
@@ -33,9 +34,14 @@ async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: C
     if flow is not None:
         await _swap_between_preview_and_confirm(attack, flow, victim, swap)
         return
-    first = await attack.ask(victim)
+    before = await attack.exchange("ask", victim)
+    first = before.response
+    if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
+        attack.setup_failed(f"round one did not ask for confirmation ({first.outcome}: {first.text})")
     if attack.failed:
         return
+    # The same call before the swap reached the gate: a refusal after it is about what the swap did.
+    attack.before_the_change(attack.path_value(victim), [before], "was asked about")
     attack.note(swap())
     await attack.start_attack()
     await attack.call(
@@ -53,6 +59,8 @@ async def _swap_between_preview_and_confirm(
     shown = await previewed(attack, flow, channel, args)
     if shown is None:
         return
+    handed = f"was previewed and handed {shown.field or 'a handle'}"
+    attack.before_the_change(attack.path_value(victim), channel.exchanges, handed)
     attack.note(swap())
     await attack.start_attack()
     try:

@@ -762,6 +762,15 @@ class Attack:
         index = {id(e): i for i, e in enumerate(self._exchanges)}
         self._twin = Twin(value, tuple(index[id(e)] for e in exchanges), reached)
 
+    def before_the_change(self, value: str, exchanges: Sequence[Exchange], reached: str) -> None:
+        """Record the attack's own call before the harness changed the world (a swap): how it reached the gate.
+
+        It is the attack's benign twin: the same call, on the world the controls proved; what
+        refuses the answer after the change, with no effect, refuses the change.
+        """
+        index = {id(e): i for i, e in enumerate(self._exchanges)}
+        self._twin = Twin(value, tuple(index[id(e)] for e in exchanges), reached, before_change=True)
+
     def approvals(self, calls: int, accepted: int, taken: int) -> None:
         """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
         self._approvals = Approvals(calls, accepted, taken)

@@ -137,3 +137,66 @@ def test_only_a_whole_echoed_value_is_taken_out_of_a_reply() -> None:
     said = Response(Outcome.COMPLETE, '{"status": "cancelled", "deleted": false}')
     who = replies.who_refused(said, Signatures(), ["cancel"])
     assert who.by == "gate", who.why
+
+
+# -- a swap: the attack's own call before the change is its twin ------------------------------------
+
+
+def _swap_judged(hostile: Response, twin: Twin | None) -> tuple[Verdict, Layer | None, str]:
+    """Asked about the file, the harness swapped it for a link to a directory, then said yes."""
+    value = "014-mca-symlink-003-link-to-directory/victim.txt"
+    call = {"name": "delete_file", "arguments": {"path": value}}
+    exchanges = (
+        Exchange(Phase.SETUP, "ask", "primary", call, ASKED),
+        Exchange(Phase.ATTACK, "accept", "primary", call, hostile),
+    )
+    transcript = Transcript(
+        "MCA-SYMLINK-003",
+        "delete_file",
+        Precondition(True),
+        exchanges,
+        TREE,
+        TREE,
+        signatures=LEARNED,
+        twin=twin,
+    )
+    result = judge(attack_spec("symlink-swap"), transcript)
+    return result.verdict, result.layer, result.reason
+
+
+A_DIRECTORY = Response(
+    Outcome.TOOL_ERROR,
+    "Error executing tool delete_file: '014-mca-symlink-003-link-to-directory/victim.txt' is a directory; "
+    "this tool deletes single files",
+)
+BEFORE_THE_SWAP = Twin("014-mca-symlink-003-link-to-directory/victim.txt", (0,), "was asked about", True)
+
+
+def test_a_swap_refused_in_words_naming_no_concern_is_the_tools_when_the_same_call_was_asked_before_it() -> (
+    None
+):
+    # The case name echoed back ("link-to-directory") names no concern: the call asked before the swap does.
+    verdict, layer, reason = _swap_judged(A_DIRECTORY, BEFORE_THE_SWAP)
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert "refused the answer after the swap with no effect" in reason
+    assert "before the swap was asked about" in reason
+    assert "benign twin" not in reason
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        Response(Outcome.TOOL_ERROR, "1 validation error for delete_fileArguments\npath\n  Field required"),
+        Response(Outcome.COMPLETE, "ok"),
+    ],
+)
+def test_a_swap_answered_with_a_malformed_call_or_a_plain_answer_stays_inconclusive(
+    hostile: Response,
+) -> None:
+    verdict, _, _ = _swap_judged(hostile, BEFORE_THE_SWAP)
+    assert verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_swap_refused_in_such_words_with_no_record_of_the_call_before_it_stays_inconclusive() -> None:
+    verdict, _, _ = _swap_judged(A_DIRECTORY, None)
+    assert verdict is Verdict.INCONCLUSIVE
