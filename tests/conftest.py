@@ -39,7 +39,6 @@ OFFICIAL_SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38ce
 # Regressions found when eight branches were merged on 2026-12-06, each open and named in that session's
 # closing note: they are shown as xfail (never as passed) until fixed, and this list only shrinks.
 KNOWN_REGRESSIONS = {
-    "tests/matrix/test_two_servers.py::test_the_shipped_two_servers_profile_loads_and_runs": "the shipped two-server profile's approval-replay result after the link-twice variant and the placeholder rules met",
     "tests/matrix/test_two_servers.py::test_with_a_zygote_every_server_of_the_pair_is_forked_from_it": "a confined zygote cannot see a server script outside the project it was started in",
     "tests/docs/test_tutorial_commands.py::test_your_first_audit_refuses_on_the_careful_server_and_finds_the_flaw": "the tutorial's printed outcome predates the merged families and the confinement line",
     "tests/plugin/test_state_depth_options.py::test_replicas_of_an_http_target_from_the_ini_file": "processes_started counts 4 for two replicas since the merge",
