@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The profile's model: it builds the frozen specs of the mechanisms, channels and effects it names.
     ("profile",),
     ("target",),
-    ("engine.action", "engine.observation", "engine.phases"),
+    ("engine.action", "engine.observation", "engine.phases", "engine.reading"),
     ("techniques",),
     # The catalogue's loader checks the data against the registered techniques.
     ("catalogue.loader", "catalogue.entries", "catalogue.docs", "engine"),
