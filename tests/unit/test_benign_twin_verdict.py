@@ -22,9 +22,9 @@ from mcp_confirm_audit.models import (
     Signatures,
     Transcript,
     TreeSnapshot,
-    Twin,
     Verdict,
 )
+from mcp_confirm_audit.techniques._twin import BeforeTheChange, Twin
 
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
 LEARNED = Signatures(
@@ -53,7 +53,7 @@ def judged(hostile: Response, twin: Response | None, reached: str = "") -> tuple
         TREE,
         TREE,
         signatures=LEARNED,
-        twin=recorded,
+        parts=(recorded,) if recorded is not None else (),
     )
     result = judge(attack_spec("out-of-root", refuse_before_asking=True), transcript)
     return result.verdict, result.layer, result.reason
@@ -142,7 +142,7 @@ def test_only_a_whole_echoed_value_is_taken_out_of_a_reply() -> None:
 # -- a swap: the attack's own call before the change is its twin ------------------------------------
 
 
-def _swap_judged(hostile: Response, twin: Twin | None) -> tuple[Verdict, Layer | None, str]:
+def _swap_judged(hostile: Response, twin: BeforeTheChange | None) -> tuple[Verdict, Layer | None, str]:
     """Asked about the file, the harness swapped it for a link to a directory, then said yes."""
     value = "014-mca-symlink-003-link-to-directory/victim.txt"
     call = {"name": "delete_file", "arguments": {"path": value}}
@@ -158,7 +158,7 @@ def _swap_judged(hostile: Response, twin: Twin | None) -> tuple[Verdict, Layer |
         TREE,
         TREE,
         signatures=LEARNED,
-        twin=twin,
+        parts=(twin,) if twin is not None else (),
     )
     result = judge(attack_spec("symlink-swap"), transcript)
     return result.verdict, result.layer, result.reason
@@ -169,7 +169,7 @@ A_DIRECTORY = Response(
     "Error executing tool delete_file: '014-mca-symlink-003-link-to-directory/victim.txt' is a directory; "
     "this tool deletes single files",
 )
-BEFORE_THE_SWAP = Twin("014-mca-symlink-003-link-to-directory/victim.txt", (0,), "was asked about", True)
+BEFORE_THE_SWAP = BeforeTheChange("014-mca-symlink-003-link-to-directory/victim.txt", (0,), "was asked about")
 
 
 def test_a_swap_refused_in_words_naming_no_concern_is_the_tools_when_the_same_call_was_asked_before_it() -> (
