@@ -220,6 +220,9 @@ class Exchange:
     # `{NAME}` placeholders of the profile's call the harness had no value for, sent as literal text
     # (a name only the person's step saves, in an attack that leaves the person out).
     unfilled: tuple[str, ...] = ()
+    # What was wrong with the call itself by the tool's own schema (a challenge object where a
+    # string token belongs, a required argument left out): whatever came back is about that.
+    malformed: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ setup; calls after it, and only the disk changes after it, are judged.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -496,10 +496,22 @@ class Attack:
         if unfilled:
             # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
             exchange = replace(exchange, unfilled=tuple(unfilled))
+        if not self.spec.any_refusal and (wrong := self._malformed(tool or self.plan.name, args)):
+            # The harness's own call was wrong by the tool's schema: recorded, never judged a refusal.
+            exchange = replace(exchange, malformed=wrong)
         self._record(exchange)
         if staging:
             self._staging_tools.add(tool or self.plan.name)
         return exchange
+
+    def _malformed(self, tool: str, args: Mapping[str, Any]) -> str:
+        """What is wrong with `args` by `tool`'s own schema; a mechanism's own argument may be left out."""
+        info = next((t for t in self.tools if t.name == tool), None)
+        if info is None:
+            return ""
+        mechanism = self.plan.mechanism
+        own = set(mechanism.own_arguments) if mechanism is not None else set()
+        return malformed_call(info.input_schema, args, may_omit=own)
 
     def _track(self, conn: Connection) -> None:
         self._make_case()  # before anything reaches the target
@@ -832,3 +844,35 @@ class Attack:
 def on_the_wire(responses: Mapping[str, Any]) -> dict[str, Any]:
     """Typed answers as the JSON a raw request carries."""
     return {k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in responses.items()}
+
+
+# A schema's scalar types, and the JSON values that are none of them.
+_SCALARS = {"string", "integer", "number", "boolean"}
+
+
+def malformed_call(
+    schema: Mapping[str, Any], args: Mapping[str, Any], *, may_omit: Iterable[str] = ()
+) -> str:
+    """What is wrong with a call's `args` by its tool's input `schema`, in one line ("" if nothing).
+
+    Only what no reading can excuse: a required argument left out (but those in `may_omit`, a
+    mechanism's own, which attacks leave out on purpose), and an object or a list where the
+    schema takes only a scalar (a challenge object where a string token belongs).
+    """
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    required = schema.get("required")
+    skip = set(may_omit)
+    for name in required if isinstance(required, list) else ():
+        if isinstance(name, str) and name not in args and name not in skip:
+            return f"the call left out {name!r}, which the tool's schema requires"
+    for name, value in args.items():
+        declared = properties.get(name)
+        kinds = declared.get("type") if isinstance(declared, Mapping) else None
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not isinstance(kinds, list) or not kinds or not set(kinds) <= _SCALARS:
+            continue
+        if isinstance(value, Mapping | list | tuple):
+            shape = "an object" if isinstance(value, Mapping) else "a list"
+            return f"the call sent {shape} as {name!r}, where the tool's schema takes {' or '.join(kinds)}"
+    return ""
