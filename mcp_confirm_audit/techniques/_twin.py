@@ -45,6 +45,9 @@ class ReadTwin(Reading[Twin]):
             f"{literal(part.value)} {part.reached}: {said}"
         )
 
+    def evidence(self, part: Twin) -> tuple[str, ...]:
+        return (f"benign twin {literal(part.value)}: {part.reached or 'did not reach the gate'}",)
+
     def unshown(self, part: Twin, seen: Seen) -> str:
         if part.reached:
             return f" (its benign twin {literal(part.value)} {part.reached})"

@@ -25,6 +25,7 @@ from ..models import Verdict
 from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
 from ._params import Params
+from ._twins import redeemed_twin
 from .base import Attack
 
 
@@ -67,6 +68,8 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.note(f"a random token of the observed shape ({len(observed)} characters)")
     else:
         forged = await _derived(attack, flow, channel, decoy_args, shown, uses)
+    # Its twin: the decoy's own token, redeemed for the decoy before the attack proper.
+    await redeemed_twin(attack, flow, channel, decoy_args, observed)
     await attack.start_attack()
     for arguments, token in forged:
         # The agent's own token: never handed to a person to sign or follow.
