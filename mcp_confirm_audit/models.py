@@ -287,6 +287,8 @@ class Transcript:
     # The layer whose rule a finding breaks, when one does (a form sent to a client that declared no
     # elicitation breaks the protocol's); None: the result names no layer.
     finding_layer: Layer | None = None
+    # For a proxy target, the upstream the profile names: an effect seen is that process's doing.
+    upstream: str | None = None
     # What each effect probe saw when the attack proper started and at its end
     # (probe name -> JSON value), and the patterns that name bookkeeping.
     observed_before: Mapping[str, Any] | None = None

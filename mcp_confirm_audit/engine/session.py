@@ -868,7 +868,9 @@ class AuditSession:
         self._portal.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = replace(attack.transcript(precondition), signatures=outcome.signatures)
+        transcript = replace(
+            attack.transcript(precondition), signatures=outcome.signatures, upstream=self.profile.upstream
+        )
         if attack.may_be_parked:
             self._portal.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process

@@ -59,6 +59,12 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     parts = [(part, reading_of(part)) for part in transcript.parts]
 
     def result(verdict: Verdict, layer: Layer | None, reason: str) -> Result:
+        if transcript.upstream and effect.happened and verdict in (Verdict.VULNERABLE, Verdict.WEAK):
+            # A proxy's finding: the process that acted is the upstream behind it, which the profile names.
+            reason = (
+                f"{reason} (the process that acted is the upstream {literal(transcript.upstream)}, "
+                "as the profile names it: the proxy let the call through to it)"
+            )
         return Result(
             id=spec.id,
             family=spec.family,
