@@ -59,30 +59,24 @@ from ..techniques._offers import follow_offer
 from ..techniques.base import Attack, Unavailable
 from .action import SetupFailed
 from .classify import classify
+from .connection_key import PRIMARY, ConnectionKey, Declares, Era
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
 from .phases import PhaseClock
 from .search import search, searchable
 from .verdict import judge
 
-# The name of the variant of every connection with the SDK's boundary removed.
-ABLATED = "ablated-"
-# Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
-DECLARES = "declares-"
-# Connections named `legacy-…` speak the handshake era, `modern-…` 2026-07-28; others the profile's.
-LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
+
+def _declared(key: ConnectionKey) -> str:
+    """The elicitation capability a connection's client declares."""
+    return key.declares or "form+url"
 
 
-def _declared(name: str) -> str:
-    """The elicitation capability a connection called `name` declares (`…declares-none`: none)."""
-    return name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url"
-
-
-def era_of(name: str, pinned: str) -> str | None:
-    """The protocol a connection called `name` asks for; None: the profile's (`protocol:`)."""
-    if LEGACY_ERA in name:
+def era_of(key: ConnectionKey, pinned: str) -> str | None:
+    """The protocol a connection asks for; None: the profile's (`protocol:`)."""
+    if key.era == "legacy":
         return legacy_version(pinned)
-    if MODERN_ERA in name:
+    if key.era == "modern":
         # Discovered, not pinned: pinned, the SDK adopts 2026-07-28 without asking the server, and a
         # server that only knows the handshake would look modern until its first call.
         return "auto"
@@ -181,7 +175,7 @@ class AuditSession:
         self._numbered = 0
         self._unnumbered: set[str] = set()
         # The era each family of connections (by name prefix) negotiated.
-        self._eras: dict[str, str] = {}
+        self._eras: dict[ConnectionKey, str] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
         self._sink: Any = None
         # What {sink} (and other harness-provided names) stand for in templates.
@@ -214,7 +208,7 @@ class AuditSession:
             self._new_world()
             specs = list(specs)
             self.prepare(specs)
-            primary = self._ensure("primary")
+            primary = self._ensure(PRIMARY)
             self.tools = self._portal.call(primary.list_tools)
             session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
@@ -345,7 +339,7 @@ class AuditSession:
             try:
                 sandbox = self._world_sandbox()
                 try:
-                    world.set_result(_World(sandbox, self._open_process("primary", sandbox)))
+                    world.set_result(_World(sandbox, self._open_process(PRIMARY, sandbox)))
                 except BaseException:
                     self._discard_sandbox(sandbox)
                     raise
@@ -391,11 +385,11 @@ class AuditSession:
         except BaseException:
             # The warm start failed: start it here, so its error is the one reported.
             self._new_world()
-            self._ensure("primary")
+            self._ensure(PRIMARY)
         else:
             self._enter_world(world.sandbox)
             with self._lock:
-                self._live["primary"] = world.primary
+                self._live[PRIMARY.name] = world.primary
         # This world's attack is not run yet: one fewer than that remain after it.
         if len(self._warm) < self._worlds_ahead() - 1:
             self._warm.append(self._warm_world())
@@ -431,13 +425,13 @@ class AuditSession:
         elicitation or only URL mode, and the process of the other era.
         """
         specs = list(specs)
-        wanted = []
+        wanted: list[ConnectionKey] = []
         elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
         if any(spec.second_process for spec in specs) and not elsewhere:
-            wanted.append("other")
+            wanted.append(ConnectionKey("other"))
         if any("declaring" in _opens(spec) for spec in specs) and self.profile.transport == "stdio":
             # Elsewhere they are clients of the primary's process (`_Peers.declaring`), opened at once.
-            wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
+            wanted += [ConnectionKey(declares="none"), ConnectionKey(declares="url")]
         if (
             any("in_era" in _opens(spec) for spec in specs)
             and self.profile.transport == "stdio"
@@ -446,27 +440,27 @@ class AuditSession:
             # protocol-downgrade's other era is another process over stdio (`_Peers.in_era`): the
             # legacy one, unless the primary is pinned to a legacy era (then the modern one).
             pinned_legacy = self.profile.protocol in LEGACY
-            era_process = f"{MODERN_ERA if pinned_legacy else LEGACY_ERA}primary"
+            era_process = PRIMARY.in_era("modern" if pinned_legacy else "legacy")
             wanted.append(era_process)
             # Its name carries no number: the processes' numbers still say in which order the
             # attacks came to need them, as they did when this one started only when needed.
-            self._unnumbered.add(era_process)
-        for name in wanted:
-            if name not in self._live and name not in self._pending:
-                self._start_in_background(name)
+            self._unnumbered.add(era_process.name)
+        for key in wanted:
+            if key.name not in self._live and key.name not in self._pending:
+                self._start_in_background(key)
 
-    def _start_in_background(self, name: str) -> None:
+    def _start_in_background(self, key: ConnectionKey) -> None:
         pending: Future[Connection] = Future()
 
         def start() -> None:
             self._in_background.active = True  # beside the audit: no wall time of its own
             try:
-                pending.set_result(self._ensure_now(name))
+                pending.set_result(self._ensure_now(key))
             except BaseException as exc:
                 pending.set_exception(exc)
 
-        self._pending[name] = pending
-        threading.Thread(target=start, name=f"mcp-audit-start-{name}", daemon=True).start()
+        self._pending[key.name] = pending
+        threading.Thread(target=start, name=f"mcp-audit-start-{key.name}", daemon=True).start()
 
     def _adopt(self, name: str) -> None:
         """Wait for a connection being opened in the background; it is then live (or not)."""
@@ -488,7 +482,7 @@ class AuditSession:
                 world = self._warm.popleft().result()
             except BaseException:
                 continue
-            self._retire({"primary": world.primary}, world.sandbox)
+            self._retire({PRIMARY.name: world.primary}, world.sandbox)
         for retiring in self._retiring:
             retiring.join()
         self._retiring.clear()
@@ -529,24 +523,25 @@ class AuditSession:
 
     def _ensure(
         self,
-        name: str,
+        key: ConnectionKey,
         *,
         profile: Profile | None = None,
-        attach_to: str | None = None,
+        attach_to: ConnectionKey | None = None,
         identity: _Identity | None = None,
     ) -> Connection:
-        """The live connection called `name`, opened (or opened again, if lost) as needed."""
-        self._adopt(name)
-        return self._ensure_now(name, profile=profile, attach_to=attach_to, identity=identity)
+        """The live connection of `key`, opened (or opened again, if lost) as needed."""
+        self._adopt(key.name)
+        return self._ensure_now(key, profile=profile, attach_to=attach_to, identity=identity)
 
     def _ensure_now(
         self,
-        name: str,
+        key: ConnectionKey,
         *,
         profile: Profile | None = None,
-        attach_to: str | None = None,
+        attach_to: ConnectionKey | None = None,
         identity: _Identity | None = None,
     ) -> Connection:
+        name = key.name
         live = self._live.get(name)
         if live is not None and live.connection.alive:
             return live.connection
@@ -556,11 +551,11 @@ class AuditSession:
         assert self._portal is not None
         assert self.sandbox is not None
         if attach_to is None:
-            opened = self._open_process(name, self.sandbox, profile)
+            opened = self._open_process(key, self.sandbox, profile)
         else:
             endpoint = self._ensure(attach_to).endpoint
-            era = era_of(name, self.profile.protocol)
-            declares = _declared(name)
+            era = era_of(key, self.profile.protocol)
+            declares = _declared(key)
             opener = (
                 attach(self.profile, endpoint, name, protocol=era, elicitation=declares)
                 if identity is None
@@ -574,13 +569,14 @@ class AuditSession:
                     elicitation=declares,
                 )
             )
-            opened = self._enter(opener, attach_to)
+            opened = self._enter(opener, attach_to.name)
         with self._lock:
             self._live[name] = opened
         return opened.connection
 
-    def _open_process(self, name: str, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
+    def _open_process(self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
         """A new process of the target on `sandbox`, and the harness's connection to it."""
+        name = key.name
         with self._lock:
             if name in self._unnumbered:
                 label = name  # started ahead of need: the others keep the numbers they had without it
@@ -595,9 +591,9 @@ class AuditSession:
             sandbox.root,
             sandbox.logs,
             label,
-            ablate=name.startswith(ABLATED),
-            elicitation=_declared(name),
-            protocol=era_of(name, self.profile.protocol),
+            ablate=key.ablated,
+            elicitation=_declared(key),
+            protocol=era_of(key, self.profile.protocol),
             zygote=self._zygote_for(started, sandbox),
         )
         return self._enter(opener, None)
@@ -663,20 +659,20 @@ class AuditSession:
 
     async def open(
         self,
-        name: str,
+        key: ConnectionKey,
         *,
         profile: Profile | None = None,
-        attach_to: str | None = None,
+        attach_to: ConnectionKey | None = None,
         identity: _Identity | None = None,
     ) -> Connection:
-        live = self._live.get(name)
-        if live is not None and live.connection.alive and name not in self._pending:
+        live = self._live.get(key.name)
+        if live is not None and live.connection.alive and key.name not in self._pending:
             # Open already (most asks are for a connection an earlier attack opened): no thread hop.
             return live.connection
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside the attack's task.
         return await anyio.to_thread.run_sync(
-            lambda: self._ensure(name, profile=profile, attach_to=attach_to, identity=identity)
+            lambda: self._ensure(key, profile=profile, attach_to=attach_to, identity=identity)
         )
 
     # -- controls and attacks -------------------------------------------
@@ -684,9 +680,9 @@ class AuditSession:
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
 
-    def prefix(self, tool: str, *, ablated: bool = False) -> str:
-        """How the connections a tool is audited over are named: ablated or not, and its era."""
-        return f"{ABLATED if ablated else ''}{LEGACY_ERA if tool in self._legacy_tools else ''}"
+    def prefix(self, tool: str, *, ablated: bool = False) -> ConnectionKey:
+        """The connections a tool is audited over: ablated or not, and its era (a key with no role yet)."""
+        return ConnectionKey(ablated=ablated, era="legacy" if tool in self._legacy_tools else None)
 
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
         with self.stats.clock.phase("controls"):
@@ -714,7 +710,7 @@ class AuditSession:
                     outcome = legacy
                     self.stats.notes.append(
                         f"{tool}: asks over a back channel (elicitation/create), so it is audited over a "
-                        f"legacy connection ({self._ensure(self.prefix(tool) + 'primary').era})"
+                        f"legacy connection ({self._ensure(self.prefix(tool).at('primary')).era})"
                     )
                 else:
                     self._legacy_tools.discard(tool)
@@ -742,7 +738,7 @@ class AuditSession:
         async def fresh() -> tuple[Connection, Path]:
             await anyio.to_thread.run_sync(self._isolate)
             assert self.sandbox is not None
-            return self._ensure(f"{self.prefix(tool)}primary"), self.sandbox.root
+            return self._ensure(self.prefix(tool).at("primary")), self.sandbox.root
 
         # A token flow is searched through its preview: the call that asks, never the one that acts.
         flow = outcome.mechanism
@@ -750,7 +746,7 @@ class AuditSession:
         if renewable:
             self._isolate()  # the search starts in a world no control has touched
         assert self.sandbox is not None
-        conn = self._ensure(f"{self.prefix(tool)}primary")
+        conn = self._ensure(self.prefix(tool).at("primary"))
         found = self._portal.call(
             search,
             plan,
@@ -773,14 +769,14 @@ class AuditSession:
         assert self._portal is not None
         assert self.sandbox is not None
         prefix = self.prefix(tool, ablated=ablated)
-        conn = self._ensure(f"{prefix}primary")
+        conn = self._ensure(prefix.at("primary"))
         sandbox, plan = self.sandbox, self.plan(tool)
         observer = self.observer((*plan.probes, *plan.candidate_probes))
 
         async def fresh_world() -> tuple[Connection, Sandbox]:
             await anyio.to_thread.run_sync(self._isolate)
             assert self.sandbox is not None
-            return self._ensure(f"{prefix}primary"), self.sandbox
+            return self._ensure(prefix.at("primary")), self.sandbox
 
         # A fresh world can be had from any target the harness starts itself (not a running URL).
         renewable = not ablated and not self.profile.is_url
@@ -830,7 +826,7 @@ class AuditSession:
         prefix = self.prefix(tool, ablated=ablated)
         # The era is the connection's (the same in every world): MRTR, or elicitation over a legacy one.
         if (era := self._eras.get(prefix)) is None:
-            era = self._eras[prefix] = self._ensure(f"{prefix}primary").era
+            era = self._eras[prefix] = self._ensure(prefix.at("primary")).era
         mechanism = outcome.mechanism or plan.mechanism or _asking(era, tool)
         plan = replace(plan, mechanism=mechanism)
         if (other := mrtr_only(spec.technique, mechanism)) is not None:
@@ -840,14 +836,14 @@ class AuditSession:
             return judge(spec, transcript), transcript
         if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
-        primary = self._ensure(f"{prefix}primary")
+        primary = self._ensure(prefix.at("primary"))
         peers = _Peers(self, prefix)
         attack = Attack(
             spec,
             plan,
             outcome.style or "relative",
             self.sandbox,
-            self.sandbox.reserve_case(f"{prefix}{spec.id}-{spec.slug}"),
+            self.sandbox.reserve_case(f"{prefix.name}{spec.id}-{spec.slug}"),
             primary,
             peers.other,
             tools=self.tools,
@@ -874,7 +870,7 @@ class AuditSession:
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         with self._lock:
-            self._untouched = not transcript.exchanges and set(self._live) == {"primary"}
+            self._untouched = not transcript.exchanges and set(self._live) == {PRIMARY.name}
         return judge(spec, transcript), transcript
 
 
@@ -902,7 +898,7 @@ _NO_PRINCIPALS = (
 class _Peers:
     """What an attack may ask for beyond the primary, opened through the session."""
 
-    def __init__(self, session: AuditSession, prefix: str) -> None:
+    def __init__(self, session: AuditSession, prefix: ConnectionKey) -> None:
         self._session = session
         self._profile = session.profile
         self._prefix = prefix
@@ -930,7 +926,7 @@ class _Peers:
         self._not_started_here("another process of the target")
         if self._profile.replicas >= 2:
             return (await self.replicas())[1]
-        return await self._session.open(f"{self._prefix}other")
+        return await self._session.open(self._prefix.at("other"))
 
     async def replicas(self) -> list[Connection]:
         if self._profile.replicas < 2:
@@ -939,19 +935,20 @@ class _Peers:
                 "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
             )
         self._not_started_here("replicas")
-        first = await self._session.open(f"{self._prefix}primary")
+        first = await self._session.open(self._prefix.at("primary"))
         rest = [
-            await self._session.open(f"{self._prefix}replica-{i}") for i in range(1, self._profile.replicas)
+            await self._session.open(self._prefix.at(f"replica-{i}"))
+            for i in range(1, self._profile.replicas)
         ]
         return [first, *rest]
 
     async def same_process(self, count: int) -> list[Connection]:
-        primary = await self._session.open(f"{self._prefix}primary")
+        primary = await self._session.open(self._prefix.at("primary"))
         if primary.endpoint is None:
             # Over stdio a process has one connection: concurrent requests on it.
             return [primary] * count
         peers = [
-            await self._session.open(f"{self._prefix}client-{i}", attach_to=f"{self._prefix}primary")
+            await self._session.open(self._prefix.at(f"client-{i}"), attach_to=self._prefix.at("primary"))
             for i in range(1, count)
         ]
         return [primary, *peers]
@@ -964,7 +961,7 @@ class _Peers:
             )
         self._not_started_here("a short-lived process of the target")
         profile = self._session._started.with_ttl()
-        return await self._session.open(f"{self._prefix}short-lived", profile=profile), self._profile.ttl
+        return await self._session.open(self._prefix.at("short-lived"), profile=profile), self._profile.ttl
 
     async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
         principals = self._profile.principals
@@ -977,7 +974,7 @@ class _Peers:
         name = name or next(iter(principals))
         if name not in principals:
             raise Unavailable(f"the profile names no principal {name!r}; it names {', '.join(principals)}")
-        headers, label = principals[name], f"{self._prefix}principal-{name}"
+        headers, role = principals[name], f"principal-{name}"
         if victims_claim:
             claim = (self._profile.identity_header or "").lower()
             victims = next((h for h in self._profile.headers if claim and h.name.lower() == claim), None)
@@ -986,7 +983,7 @@ class _Peers:
                     "needs the header the target takes as the caller's identity without verifying it: set "
                     "identity_header: NAME in the profile, with the victim's value in headers:"
                 )
-            headers, label = overlay(headers, [victims]), f"{label}-claiming-the-victim"
+            headers, role = overlay(headers, [victims]), f"{role}-claiming-the-victim"
             if as_dict(headers) == as_dict(self._profile.headers):
                 # The identity header is this target's whole credential: the other identity
                 # claiming the victim would simply be the victim.
@@ -995,35 +992,38 @@ class _Peers:
                     "so it is the victim: give it a credential of its own in principals:"
                 )
         identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
-        return await self._session.open(label, attach_to=f"{self._prefix}primary", identity=identity)
+        return await self._session.open(
+            self._prefix.at(role), attach_to=self._prefix.at("primary"), identity=identity
+        )
 
     async def declaring(self, elicitation: str) -> Connection:
         if elicitation not in ("none", "url"):
             raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
-        primary = await self._session.open(f"{self._prefix}primary")
+        declares: Declares = "none" if elicitation == "none" else "url"
+        primary = await self._session.open(self._prefix.at("primary"))
         if primary.endpoint is not None:
             # HTTP and in-process: what a client declares is its own session's, so another client
             # of the same process declares it (as another era's client is, in `in_era`).
-            label = f"{self._prefix}client-{DECLARES}{elicitation}"
-            return await self._session.open(label, attach_to=f"{self._prefix}primary")
+            client = self._prefix.at("client", declares=declares)
+            return await self._session.open(client, attach_to=self._prefix.at("primary"))
         # Over stdio a process has one connection, whose client declared its capabilities: a process of its own.
-        return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
+        return await self._session.open(self._prefix.at("", declares=declares))
 
     async def in_era(self, era: str) -> Connection:
         if era not in ("legacy", "modern"):
             raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
-        primary = await self._session.open(f"{self._prefix}primary")
+        primary = await self._session.open(self._prefix.at("primary"))
         if (era == "legacy") == primary.legacy:
             return primary
-        base = self._prefix.replace(LEGACY_ERA, "").replace(MODERN_ERA, "")
-        label = f"{base}{LEGACY_ERA if era == 'legacy' else MODERN_ERA}"
+        other: Era = "legacy" if era == "legacy" else "modern"
         try:
             if primary.endpoint is not None:
                 # HTTP and in-process: another client of the same process, in the other era.
-                conn = await self._session.open(f"{label}client", attach_to=f"{self._prefix}primary")
+                client = self._prefix.in_era(other).at("client")
+                conn = await self._session.open(client, attach_to=self._prefix.at("primary"))
             else:
                 # Over stdio the era is the process's connection's: another process on the same root.
-                conn = await self._session.open(f"{label}primary")
+                conn = await self._session.open(self._prefix.in_era(other).at("primary"))
         except TargetError as exc:
             raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
         if (era == "legacy") != conn.legacy:
