@@ -14,7 +14,7 @@ import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -47,7 +47,6 @@ from ..models import (
 )
 from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
-from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
 from ..target import confine, reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
@@ -56,12 +55,13 @@ from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from ..techniques import mrtr_only, traits_of
 from ..techniques._offers import follow_offer
-from ..techniques.base import Attack, Unavailable
+from ..techniques.base import Attack
 from .action import SetupFailed
 from .classify import classify
-from .connection_key import PRIMARY, ConnectionKey, Declares, Era
+from .connection_key import PRIMARY, ConnectionKey
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
+from .peers import Identity, SessionPeers
 from .phases import PhaseClock
 from .search import search, searchable
 from .verdict import judge
@@ -430,14 +430,14 @@ class AuditSession:
         if any(spec.second_process for spec in specs) and not elsewhere:
             wanted.append(ConnectionKey("other"))
         if any("declaring" in _opens(spec) for spec in specs) and self.profile.transport == "stdio":
-            # Elsewhere they are clients of the primary's process (`_Peers.declaring`), opened at once.
+            # Elsewhere they are clients of the primary's process (`SessionPeers.declaring`), opened at once.
             wanted += [ConnectionKey(declares="none"), ConnectionKey(declares="url")]
         if (
             any("in_era" in _opens(spec) for spec in specs)
             and self.profile.transport == "stdio"
             and self.profile.isolation != "process"
         ):
-            # protocol-downgrade's other era is another process over stdio (`_Peers.in_era`): the
+            # protocol-downgrade's other era is another process over stdio (`SessionPeers.in_era`): the
             # legacy one, unless the primary is pinned to a legacy era (then the modern one).
             pinned_legacy = self.profile.protocol in LEGACY
             era_process = PRIMARY.in_era("modern" if pinned_legacy else "legacy")
@@ -527,7 +527,7 @@ class AuditSession:
         *,
         profile: Profile | None = None,
         attach_to: ConnectionKey | None = None,
-        identity: _Identity | None = None,
+        identity: Identity | None = None,
     ) -> Connection:
         """The live connection of `key`, opened (or opened again, if lost) as needed."""
         self._adopt(key.name)
@@ -539,7 +539,7 @@ class AuditSession:
         *,
         profile: Profile | None = None,
         attach_to: ConnectionKey | None = None,
-        identity: _Identity | None = None,
+        identity: Identity | None = None,
     ) -> Connection:
         name = key.name
         live = self._live.get(name)
@@ -663,7 +663,7 @@ class AuditSession:
         *,
         profile: Profile | None = None,
         attach_to: ConnectionKey | None = None,
-        identity: _Identity | None = None,
+        identity: Identity | None = None,
     ) -> Connection:
         live = self._live.get(key.name)
         if live is not None and live.connection.alive and key.name not in self._pending:
@@ -676,6 +676,11 @@ class AuditSession:
         )
 
     # -- controls and attacks -------------------------------------------
+
+    @property
+    def started(self) -> Profile:
+        """The profile the target's processes are started with (a short-lived one shortens its lifetime)."""
+        return self._started
 
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
@@ -837,7 +842,7 @@ class AuditSession:
         if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
         primary = self._ensure(prefix.at("primary"))
-        peers = _Peers(self, prefix)
+        peers = SessionPeers(self, prefix)
         attack = Attack(
             spec,
             plan,
@@ -879,156 +884,6 @@ def _asking(era: str, tool: str) -> Mechanism:
     if era != MODERN:
         return Elicitation(tool, era=era)
     return Mrtr(tool)
-
-
-@dataclass(frozen=True, slots=True)
-class _Identity:
-    """Another identity's headers for a client of the primary's process, and where to fix them."""
-
-    headers: tuple[Header, ...]
-    hint: str
-
-
-_NO_PRINCIPALS = (
-    "needs a second identity the target authenticates: add it to the profile as principals: "
-    "{mallory: {headers: {Authorization: 'Bearer ${MALLORY_TOKEN}'}}} (headers: being the victim's)"
-)
-
-
-class _Peers:
-    """What an attack may ask for beyond the primary, opened through the session."""
-
-    def __init__(self, session: AuditSession, prefix: ConnectionKey) -> None:
-        self._session = session
-        self._profile = session.profile
-        self._prefix = prefix
-
-    @property
-    def shared_keys(self) -> bool:
-        return bool(self._profile.shared_key_env)
-
-    @property
-    def redemptions(self) -> int:
-        return self._profile.redemptions
-
-    @property
-    def principals(self) -> Mapping[str, tuple[Header, ...]]:
-        return self._profile.principals
-
-    def _not_started_here(self, what: str) -> None:
-        if self._profile.is_url:
-            raise Unavailable(
-                f"{what} needs processes the harness starts, and this target is a URL it only connects to; "
-                "give the command instead (with {port} to serve it over HTTP)"
-            )
-
-    async def other(self) -> Connection:
-        self._not_started_here("another process of the target")
-        if self._profile.replicas >= 2:
-            return (await self.replicas())[1]
-        return await self._session.open(self._prefix.at("other"))
-
-    async def replicas(self) -> list[Connection]:
-        if self._profile.replicas < 2:
-            raise Unavailable(
-                "needs two or more replicas of the target on one root: pass --mcp-replicas 2 (or replicas: 2 "
-                "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
-            )
-        self._not_started_here("replicas")
-        first = await self._session.open(self._prefix.at("primary"))
-        rest = [
-            await self._session.open(self._prefix.at(f"replica-{i}"))
-            for i in range(1, self._profile.replicas)
-        ]
-        return [first, *rest]
-
-    async def same_process(self, count: int) -> list[Connection]:
-        primary = await self._session.open(self._prefix.at("primary"))
-        if primary.endpoint is None:
-            # Over stdio a process has one connection: concurrent requests on it.
-            return [primary] * count
-        peers = [
-            await self._session.open(self._prefix.at(f"client-{i}"), attach_to=self._prefix.at("primary"))
-            for i in range(1, count)
-        ]
-        return [primary, *peers]
-
-    async def short_lived(self) -> tuple[Connection, float]:
-        if not self._profile.ttl_flag:
-            raise Unavailable(
-                "the profile does not say how to shorten the target's confirmation lifetime: set ttl_flag "
-                "(e.g. '--ttl-seconds {ttl}', or 'ttl_seconds={ttl}' for an in-process factory) and ttl: 1"
-            )
-        self._not_started_here("a short-lived process of the target")
-        profile = self._session._started.with_ttl()
-        return await self._session.open(self._prefix.at("short-lived"), profile=profile), self._profile.ttl
-
-    async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
-        principals = self._profile.principals
-        if not principals:
-            raise Unavailable(_NO_PRINCIPALS)
-        if self._profile.transport != "http":
-            raise Unavailable(
-                f"another identity is a set of HTTP headers, and this target speaks {self._profile.transport}"
-            )
-        name = name or next(iter(principals))
-        if name not in principals:
-            raise Unavailable(f"the profile names no principal {name!r}; it names {', '.join(principals)}")
-        headers, role = principals[name], f"principal-{name}"
-        if victims_claim:
-            claim = (self._profile.identity_header or "").lower()
-            victims = next((h for h in self._profile.headers if claim and h.name.lower() == claim), None)
-            if victims is None:
-                raise Unavailable(
-                    "needs the header the target takes as the caller's identity without verifying it: set "
-                    "identity_header: NAME in the profile, with the victim's value in headers:"
-                )
-            headers, role = overlay(headers, [victims]), f"{role}-claiming-the-victim"
-            if as_dict(headers) == as_dict(self._profile.headers):
-                # The identity header is this target's whole credential: the other identity
-                # claiming the victim would simply be the victim.
-                raise Unavailable(
-                    f"principal {name!r} with the victim's {victims.name} sends exactly the victim's headers, "
-                    "so it is the victim: give it a credential of its own in principals:"
-                )
-        identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
-        return await self._session.open(
-            self._prefix.at(role), attach_to=self._prefix.at("primary"), identity=identity
-        )
-
-    async def declaring(self, elicitation: str) -> Connection:
-        if elicitation not in ("none", "url"):
-            raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
-        declares: Declares = "none" if elicitation == "none" else "url"
-        primary = await self._session.open(self._prefix.at("primary"))
-        if primary.endpoint is not None:
-            # HTTP and in-process: what a client declares is its own session's, so another client
-            # of the same process declares it (as another era's client is, in `in_era`).
-            client = self._prefix.at("client", declares=declares)
-            return await self._session.open(client, attach_to=self._prefix.at("primary"))
-        # Over stdio a process has one connection, whose client declared its capabilities: a process of its own.
-        return await self._session.open(self._prefix.at("", declares=declares))
-
-    async def in_era(self, era: str) -> Connection:
-        if era not in ("legacy", "modern"):
-            raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
-        primary = await self._session.open(self._prefix.at("primary"))
-        if (era == "legacy") == primary.legacy:
-            return primary
-        other: Era = "legacy" if era == "legacy" else "modern"
-        try:
-            if primary.endpoint is not None:
-                # HTTP and in-process: another client of the same process, in the other era.
-                client = self._prefix.in_era(other).at("client")
-                conn = await self._session.open(client, attach_to=self._prefix.at("primary"))
-            else:
-                # Over stdio the era is the process's connection's: another process on the same root.
-                conn = await self._session.open(self._prefix.in_era(other).at("primary"))
-        except TargetError as exc:
-            raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
-        if (era == "legacy") != conn.legacy:
-            raise Unavailable(f"the target does not speak the {era} era (it negotiated {conn.era})")
-        return conn
 
 
 def _waited_out(profile: Profile, spec: AttackSpec) -> float:
