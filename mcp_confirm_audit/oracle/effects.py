@@ -171,11 +171,39 @@ def probe_places(
         was, now = before[name], after[name]
         if _unobserved(was) or _unobserved(now):
             continue
-        for path, how in changes_by_kind(name, was, now):
+        for path, how in changes_by_kind(name, *by_rows(was, now)):
             bare = _PLACE.sub("", path)
             if not is_ignored(bare, patterns):
                 out.add(f"{how} {generalised(bare)}")
     return sorted(out)
+
+
+def by_rows(before: Any, after: Any) -> tuple[Any, Any]:
+    """`before` and `after` with each text of several lines, on either side, read as its rows.
+
+    A probe that answers in text is coarse: read whole, a note added to an order and the
+    order's cancellation are one change of it. Row by row (its non-blank lines), the gated
+    kind of change is what the approve control did to its rows (a row removed, changed or
+    added), and another tool's other change at that place is told apart from it.
+    """
+    if isinstance(before, str) and isinstance(after, str):
+        if "\n" in before.strip() or "\n" in after.strip():
+            return _lines(before), _lines(after)
+        return before, after
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        pairs = {k: by_rows(before[k], after[k]) for k in before if k in after}
+        return (
+            {k: pairs[k][0] if k in pairs else v for k, v in before.items()},
+            {k: pairs[k][1] if k in pairs else v for k, v in after.items()},
+        )
+    if isinstance(before, list | tuple) and isinstance(after, list | tuple) and len(before) == len(after):
+        paired = [by_rows(a, b) for a, b in zip(before, after, strict=True)]
+        return [a for a, _ in paired], [b for _, b in paired]
+    return before, after
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 # How a file changed in place is named among places: it says where, not what changed in it.

@@ -374,6 +374,14 @@ class ProfileKeys(Keys):
         accepts="a string (quote a number)",
         example="0.2.1",
     )
+    upstream: str | None = key(
+        None,
+        "For a proxy target: the upstream server it forwards the audited tool to, by name. A finding whose "
+        "effect shows then says that process acted, the proxy having let the call through.",
+        accepts="a non-empty string",
+        example="filesystem-server 1.4 (npx)",
+        pattern=_TEXT,
+    )
     env: dict[
         str,
         Annotated[

@@ -45,6 +45,8 @@ class Profile:
     # The target's version as the reports should name it, for servers that do
     # not say it themselves (e.g. the PyPI release a profile pins).
     version: str | None = None
+    # For a proxy target: the upstream process it forwards the audited tool to, as findings name it.
+    upstream: str | None = None
     # `${NAME}` filled in from the harness's environment; values marked secret are scrubbed like headers.
     env: TargetEnv = field(default_factory=TargetEnv)
     # "arg": the command has a {root} placeholder. "cwd": the server works in

@@ -7,15 +7,22 @@ been wrong. Its twin says which: the same tool, the same arguments, a harmless
 value of the same shape, sent before the attack proper. A twin that reaches the
 gate (it asks, a preview hands out a handle, the gate's own check takes it)
 shows the call was right, so the hostile value's refusal is the tool's check;
-a twin that fails too leaves the attack inconclusive (`Transcript.twin`).
+a twin that fails too leaves the attack inconclusive (the `Twin` part, techniques/_twin.py).
 
 The twin is setup, never judged: its question is left unanswered (cancelled on a
 legacy connection, where it holds the call open), its handle is never redeemed.
+A token or id attack (token-forgery) has the opposite twin: the same confirming
+call with the real token or id a preview of another use (the decoy) handed out,
+redeemed for that use before the attack proper; taken by the gate, it shows the
+confirming call was right (`redeemed_twin`).
 """
 
 from __future__ import annotations
 
-from ..confirmations import as_flow, replies
+from collections.abc import Mapping
+from typing import Any
+
+from ..confirmations import AgentFlow, HumanFailed, as_flow, replies
 from ..models import Outcome, Response, Said
 from ._flows import AttackChannel
 from .base import Attack
@@ -53,3 +60,25 @@ async def send_twin(attack: Attack, value: str) -> None:
 
 def _asked(response: Response) -> str:
     return "was asked about" if response.outcome is Outcome.INPUT_REQUIRED and response.questions else ""
+
+
+async def redeemed_twin(
+    attack: Attack, flow: AgentFlow, channel: AttackChannel, arguments: Mapping[str, Any], handle: str
+) -> None:
+    """A token or id attack's twin: the same confirming call with a real value of the shape, redeemed in setup.
+
+    `handle` is what a preview of another use (the decoy) handed out, redeemed for that use
+    as the agent would: taken by the gate, it shows the confirming call was right, so a forged
+    value refused with no effect, in whatever words, was refused by the tool's own check.
+    """
+    before = len(channel.exchanges)
+    try:
+        response = await flow.confirm(channel, arguments, handle, as_agent=True)
+    except HumanFailed as exc:
+        attack.note(f"the benign twin (the decoy's own {flow.kind}) could not be redeemed: {exc}")
+        response = None
+    taken = response is not None and replies.said(response) is Said.ACTED
+    reached = (
+        f"was taken by the gate (the decoy's own {flow.kind}, redeemed before the attack)" if taken else ""
+    )
+    attack.benign_twin(handle, channel.exchanges[before:], reached)

@@ -1,4 +1,4 @@
-"""`Attack`: what a technique holds while it runs, and the recorder of what it saw.
+"""`Attack`: what a technique holds while it runs (the world, its connections, its calls); what it saw is its `Recorder`'s.
 
 Every request goes through here so that nothing reaches the target without
 being written into the transcript. Calls made before `start_attack()` are
@@ -8,7 +8,7 @@ setup; calls after it, and only the disk changes after it, are judged.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,19 +25,16 @@ from ..confirmations import answers
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
-    Approvals,
-    Asked,
     AttackSpec,
+    AtTheGate,
     Exchange,
     Outcome,
     Phase,
     Precondition,
     Question,
     Response,
-    SingleUse,
     Transcript,
     TreeSnapshot,
-    Twin,
     Verdict,
 )
 from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
@@ -45,6 +42,8 @@ from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, ident
 from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
+from ._in_place import InPlace
+from ._recorder import Recorder
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +53,6 @@ class Mark:
     probes: Mapping[str, Any]
     tree: TreeSnapshot
 
-
-# Values not asked about whose answers a transcript keeps: enough to quote, never hundreds.
-_ASKED_SAID_KEPT = 3
 
 # What an attack may name to the target: its victim (a case file or a use of the action), another
 # path of the sandbox, or a string sent exactly as written.
@@ -151,7 +147,7 @@ class NoPeers:
         raise Unavailable("no client of another protocol era can be opened here")
 
 
-class Attack:
+class Attack(Recorder):
     def __init__(
         self,
         spec: AttackSpec,
@@ -174,6 +170,7 @@ class Attack:
         gated_places: Sequence[str] = (),
         items_per_effect: int = 1,
     ) -> None:
+        super().__init__(items_per_effect)
         self.spec = spec
         self.plan = plan
         self.style = style
@@ -190,16 +187,8 @@ class Attack:
         self._negative_template = negative_template
         self.generation = generation or Generation()
         self._phase = Phase.SETUP
-        self._exchanges: list[Exchange] = []
-        self._notes: list[str] = []
         self._before: TreeSnapshot | None = None
-        self._setup_failure: str | None = None
-        self._not_applicable: str | None = None
-        self._findings: list[tuple[Verdict, str]] = []
-        self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
-        self._single_use: SingleUse | None = None
-        self._approvals: Approvals | None = None
         self.observer = observer
         self.bookkeeping = tuple(bookkeeping)
         # What `{sink}` and other harness-provided names stand for in the templates.
@@ -210,8 +199,6 @@ class Attack:
         self._used: list[Connection] = [primary]
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
-        self._effect_verdict: tuple[Verdict, str] | None = None
-        self._drift: tuple[Any, ...] = ()
         # URL-mode questions and the person's visits; while `person_completes`, an accept sent
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
@@ -220,17 +207,11 @@ class Attack:
         self.waited = 0.0
         # Where and how the honest approval's effect showed, as the controls saw it.
         self.gated_places = tuple(gated_places)
-        # How many items one honest effect changed (the approve control's): a race's unit.
-        self.items_per_effect = items_per_effect
         self._at_the_gate = False
         self._staged_at_the_gate = False
         self._staging_tools: set[str] = set()
-        # Hostile values sent to be asked about (prompt-forging): which reached a question.
-        self._asked: Asked | None = None
         # What the last setup that could not be made said (`staged_with`), for the attack's reason.
         self.staging_failed = ""
-        # An input attack's benign twin (techniques/_twins.py): what a refusal of the hostile value means.
-        self._twin: Twin | None = None
         # Why the honest flow did not complete, for a family that runs without one (None: it completed).
         self.honest_flow_failed: str | None = None
 
@@ -495,10 +476,22 @@ class Attack:
         if unfilled:
             # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
             exchange = replace(exchange, unfilled=tuple(unfilled))
+        if not self.spec.any_refusal and (wrong := self._malformed(tool or self.plan.name, args)):
+            # The harness's own call was wrong by the tool's schema: recorded, never judged a refusal.
+            exchange = replace(exchange, malformed=wrong)
         self._record(exchange)
         if staging:
             self._staging_tools.add(tool or self.plan.name)
         return exchange
+
+    def _malformed(self, tool: str, args: Mapping[str, Any]) -> str:
+        """What is wrong with `args` by `tool`'s own schema; a mechanism's own argument may be left out."""
+        info = next((t for t in self.tools if t.name == tool), None)
+        if info is None:
+            return ""
+        mechanism = self.plan.mechanism
+        own = set(mechanism.own_arguments) if mechanism is not None else set()
+        return malformed_call(info.input_schema, args, may_omit=own)
 
     def _track(self, conn: Connection) -> None:
         self._make_case()  # before anything reaches the target
@@ -683,7 +676,8 @@ class Attack:
 
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
-        self._changed_in_place.append(self.case.rel(path))
+        known = self.recorded(InPlace)
+        self.record(InPlace((*(known.paths if known else ()), self.case.rel(path))))
 
     def restore_victim(self, path: Path | None = None) -> None:
         target = path or self.case.victim
@@ -699,83 +693,6 @@ class Attack:
         with timed:
             await anyio.sleep(seconds)
 
-    def note(self, text: str) -> None:
-        self._notes.append(text)
-
-    def last_reply(self) -> Response | None:
-        """The target's answer to the attack's last request, if the attack proper sent one."""
-        attack = [e for e in self._exchanges if e.phase is Phase.ATTACK]
-        return attack[-1].response if attack else None
-
-    @property
-    def effect_judged(self) -> bool:
-        """Whether the technique said itself what an effect means (`effect_means`)."""
-        return self._effect_verdict is not None
-
-    def finding(self, verdict: Verdict, message: str) -> None:
-        """Something the target showed the human, judged without looking at the disk."""
-        self._findings.append((verdict, message))
-
-    def single_use(
-        self,
-        pairs: Sequence[tuple[Exchange, Exchange]],
-        taken_racing: int,
-        taken: int,
-        if_none_taken: str = "inconclusive",
-        counted_by: str = "restorer",
-    ) -> None:
-        """Record redemptions of one approval of which at most one may act; the verdict judges them.
-
-        `pairs`: each racing redemption with the sequential replay on its process.
-        """
-        if counted_by == "probes" and self.items_per_effect > 1:
-            self.note(
-                f"one honest effect changed {self.items_per_effect} items (the approve control's): "
-                "the effects are counted in that unit"
-            )
-        index = {id(e): i for i, e in enumerate(self._exchanges)}
-        racing = tuple(index[id(redemption)] for redemption, _ in pairs)
-        replays = tuple(index[id(replay)] for _, replay in pairs)
-        self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
-
-    def asked_about(self) -> None:
-        """A hostile value reached a question the person read: it was judged."""
-        record = self._asked or Asked()
-        self._asked = replace(record, reached=record.reached + 1)
-
-    def not_asked_about(self, value: str, said: str) -> None:
-        """A hostile value got no question (refused, or answered without asking): `said` is the answer."""
-        record = self._asked or Asked()
-        kept = record.said if len(record.said) >= _ASKED_SAID_KEPT else (*record.said, (value, said))
-        self._asked = replace(record, withheld=record.withheld + 1, said=kept)
-
-    def benign_twin(self, value: str, exchanges: Sequence[Exchange], reached: str) -> None:
-        """Record the benign twin of this attack's hostile value: its calls, and how it reached the gate ("" if not)."""
-        index = {id(e): i for i, e in enumerate(self._exchanges)}
-        self._twin = Twin(value, tuple(index[id(e)] for e in exchanges), reached)
-
-    def approvals(self, calls: int, accepted: int, taken: int) -> None:
-        """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
-        self._approvals = Approvals(calls, accepted, taken)
-
-    def drifted(self, values: Sequence[Any]) -> None:
-        """Record what a change after the question brought into the subject; the verdict looks for it in the effects."""
-        self._drift = tuple(values)
-
-    def effect_means(self, verdict: Verdict, why: str) -> None:
-        """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
-        self._effect_verdict = (verdict, why)
-
-    def setup_failed(self, reason: str) -> None:
-        self._setup_failure = self._setup_failure or reason
-
-    def not_applicable(self, reason: str) -> None:
-        self._not_applicable = self._not_applicable or reason
-
-    @property
-    def failed(self) -> bool:
-        return self._setup_failure is not None or self._not_applicable is not None
-
     def transcript(self, precondition: Precondition) -> Transcript:
         after = self.sandbox.snapshot() if self._before is not None else None
         return Transcript(
@@ -789,26 +706,56 @@ class Attack:
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),
-            changed_in_place=tuple(self._changed_in_place),
-            single_use=self._single_use,
+            finding_layer=self._finding_layer,
             observed_before=self._observed_before,
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
             # Every era the attack drove, the primary's first (protocol-downgrade drives two).
             era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
-            approvals=self._approvals,
             effect_verdict=self._effect_verdict,
             case_dir=self.sandbox.case_dir(self._case_name),
-            gated_places=self.gated_places if self._at_the_gate else None,
-            staged_at_the_gate=self._staged_at_the_gate,
-            staging_tools=tuple(sorted(self._staging_tools)),
-            drift=self._drift,
-            asked=self._asked,
-            twin=self._twin,
+            gate=(
+                AtTheGate(self.gated_places, self._staged_at_the_gate, tuple(sorted(self._staging_tools)))
+                if self._at_the_gate
+                else None
+            ),
+            parts=tuple(self._parts.values()),
         )
 
 
 def on_the_wire(responses: Mapping[str, Any]) -> dict[str, Any]:
     """Typed answers as the JSON a raw request carries."""
     return {k: v.model_dump(by_alias=True, mode="json", exclude_none=True) for k, v in responses.items()}
+
+
+# A schema's scalar types, and the JSON values that are none of them.
+_SCALARS = {"string", "integer", "number", "boolean"}
+
+
+def malformed_call(
+    schema: Mapping[str, Any], args: Mapping[str, Any], *, may_omit: Iterable[str] = ()
+) -> str:
+    """What is wrong with a call's `args` by its tool's input `schema`, in one line ("" if nothing).
+
+    Only what no reading can excuse: a required argument left out (but those in `may_omit`, a
+    mechanism's own, which attacks leave out on purpose), and an object or a list where the
+    schema takes only a scalar (a challenge object where a string token belongs).
+    """
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    required = schema.get("required")
+    skip = set(may_omit)
+    for name in required if isinstance(required, list) else ():
+        if isinstance(name, str) and name not in args and name not in skip:
+            return f"the call left out {name!r}, which the tool's schema requires"
+    for name, value in args.items():
+        declared = properties.get(name)
+        kinds = declared.get("type") if isinstance(declared, Mapping) else None
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not isinstance(kinds, list) or not kinds or not set(kinds) <= _SCALARS:
+            continue
+        if isinstance(value, Mapping | list | tuple):
+            shape = "an object" if isinstance(value, Mapping) else "a list"
+            return f"the call sent {shape} as {name!r}, where the tool's schema takes {' or '.join(kinds)}"
+    return ""

@@ -2,17 +2,20 @@
 
 MRTR: a server MUST NOT send an input request the client has not declared,
 and MUST answer -32021 instead. Acting without a question is vulnerable. A
-form sent anyway is answered "accept" on that very connection, as the agent
-behind a client that cannot reach a human would: if the file then goes, the
-confirmation was completed by a party that said no human could be asked
-(vulnerable, and seen on disk); if it does not, the MUST NOT is still broken
-(weak). A fallback to a token or pending flow is completed by the agent: the
-same action asks a human on the path the caller avoided (vulnerable). The
-fallback may be a result that stages the action, or a refusal that offers it
-("call with dry_run, then confirm=<token>", `detect.offered`): either is
-followed on the client that declared less, with the agent's own calls only,
-since the offer may hold for that client alone. A fallback that still needs a
-person's step (a pending id approved elsewhere) is no finding.
+form sent anyway is answered as that very client answers it, never "accept":
+a client that declared no elicitation (or URL mode only) cannot show a form,
+so over the back channel it replies with the error the SDK's own client sends
+("Elicitation not supported"), and over MRTR it sends no second round at all
+(the SDK's client raises before one). Sending the form is the MUST NOT broken
+(weak, layer protocol); the action taking place afterwards, on no answer, is
+vulnerable, and seen on disk. A fallback to a token or pending flow is
+completed by the agent: the same action asks a human on the path the caller
+avoided (vulnerable). The fallback may be a result that stages the action, or
+a refusal that offers it ("call with dry_run, then confirm=<token>",
+`detect.offered`): either is followed on the client that declared less, with
+the agent's own calls only, since the offer may hold for that client alone. A
+fallback that still needs a person's step (a pending id approved elsewhere) is
+no finding.
 """
 
 from __future__ import annotations
@@ -20,15 +23,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from mcp import types
 from pydantic import Field
 
 from ..confirmations import HumanFailed, as_flow
 from ..confirmations.detect import from_response, offered
-from ..models import Outcome, Verdict
+from ..models import Layer, Outcome, Verdict
 from . import ANY, technique
 from ._flows import AttackChannel, tool_info
 from ._params import Params
 from .base import Attack
+
+# The SDK client's own error for an elicitation request it declared no capability for.
+NOT_SUPPORTED = "Elicitation not supported"
 
 
 class DowngradeParams(Params):
@@ -58,16 +65,29 @@ async def capability_downgrade(attack: Attack, params: Mapping[str, Any]) -> Non
     if first.outcome is Outcome.INPUT_REQUIRED and forms:
         attack.effect_means(
             Verdict.VULNERABLE,
-            f"sent a form to a client that declared {what} (MUST NOT), and acted on that client's answer",
+            f"sent a form to a client that declared {what} (MUST NOT), and acted though that client "
+            "could not answer it",
         )
-        await attack.call(
-            "accept, on the client that cannot ask anyone",
-            victim,
-            state=first.request_state,
-            responses=attack.accept(first, victim),
-            connection=conn,
+        if conn.legacy:
+            # What the SDK's client answers an elicitation/create it declared no capability for.
+            cannot = {
+                q.key: types.ErrorData(code=types.INVALID_REQUEST, message=NOT_SUPPORTED) for q in forms
+            }
+            await attack.call(
+                "the error a client that cannot show a form answers with",
+                victim,
+                state=first.request_state,
+                responses=cannot,
+                connection=conn,
+            )
+        else:
+            # Over MRTR such a client sends no second round: it cannot answer, so nothing more is sent.
+            attack.note(f"a client declaring {what} cannot answer the form: no second round was sent")
+        attack.finding(
+            Verdict.WEAK,
+            f"sent an input request to a client that declared {what} (MUST NOT)",
+            layer=Layer.PROTOCOL,
         )
-        attack.finding(Verdict.WEAK, f"sent an input request to a client that declared {what} (MUST NOT)")
         return
     info = tool_info(attack)
     if info is None:

@@ -19,13 +19,13 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ..confirmations import derivations
+from ..confirmations import AgentFlow, derivations
 from ..confirmations.base import Preview
-from ..confirmations.token import Token
 from ..models import Verdict
 from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
 from ._params import Params
+from ._twins import redeemed_twin
 from .base import Attack
 
 
@@ -68,6 +68,8 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.note(f"a random token of the observed shape ({len(observed)} characters)")
     else:
         forged = await _derived(attack, flow, channel, decoy_args, shown, uses)
+    # Its twin: the decoy's own token, redeemed for the decoy before the attack proper.
+    await redeemed_twin(attack, flow, channel, decoy_args, observed)
     await attack.start_attack()
     for arguments, token in forged:
         # The agent's own token: never handed to a person to sign or follow.
@@ -76,7 +78,7 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
 
 async def _derived(
     attack: Attack,
-    flow: Token,
+    flow: AgentFlow,
     channel: AttackChannel,
     decoy_args: dict[str, Any],
     shown: Preview,

@@ -2,6 +2,7 @@
 
     python targets/collections/server.py --root DIR [--on-drift act-on-shown|ask-again] [--flaw NAME]
         [--choices-in tool|argument] [--by-id none|refuses-members] [--confirm ask|token]
+        [--listing json|text]
 
 Links live in collections, kept in this process's memory and seen only through
 the read-only `list_links`. `delete_collection(collection_id)` asks the person
@@ -22,6 +23,11 @@ answers with a preview (the same text as the question) and a token, and the call
 acts, on what the preview showed (or, ask-again, with a new preview if the collection changed). The
 move can then come between the preview and the confirming call, and the same flaw deletes what the
 preview never named.
+
+With `--listing text`, `list_links` answers in text, one line a link: a probe that is coarse when
+read whole, where another tool's added link and the collection's deletion are one change of it;
+row by row they are told apart. The flaw `prunes-unasked` adds `prune_links()`, which deletes every
+link asking nobody: rows removed, the gated kind of change, around the gate.
 
 `on_links` says what becomes of the links, as linkwarden-mcp's does: a plain string whose
 choices only the descriptions list. The careful server still asks, naming what will
@@ -58,11 +64,14 @@ FLAWS = {
     "deletes-current-members": "deletes every link the collection holds at the answer, not the ones shown",
     "on-links-skips-question": "acts on the caller's on_links without asking the person",
     "deletes-links-unasked": "delete_links deletes a collection's links by id, asking nobody",
+    "prunes-unasked": "prune_links deletes every link of every collection, asking nobody",
 }
 OnDrift = Literal["act-on-shown", "ask-again"]
 Confirm = Literal["ask", "token"]
 ChoicesIn = Literal["tool", "argument"]
 ById = Literal["none", "refuses-members"]
+# How list_links answers: JSON rows, or text, one line a link (a probe that is coarse read whole).
+Listing = Literal["json", "text"]
 ON_LINKS = ("delete", "keep", "cancel")
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
@@ -222,6 +231,7 @@ def build_server(
     choices_in: ChoicesIn = "tool",
     by_id: ById = "none",
     confirm: Confirm = "ask",
+    listing: Listing = "json",
 ) -> MCPServer:
     """The server, for `mcp.Client(server)` in-process or `.run()`; `root` is unused (all in memory)."""
     active = frozenset(flaws)
@@ -233,6 +243,8 @@ def build_server(
         raise ValueError(f"bad --by-id {by_id!r}: use {' or '.join(get_args(ById))}")
     if confirm not in get_args(Confirm):
         raise ValueError(f"bad --confirm {confirm!r}: use {' or '.join(get_args(Confirm))}")
+    if listing not in get_args(Listing):
+        raise ValueError(f"bad --listing {listing!r}: use {' or '.join(get_args(Listing))}")
     store = Store()
     gate = Gate(store, active, on_drift)
     server = MCPServer(SERVER_NAME)
@@ -256,6 +268,16 @@ def build_server(
 
     def list_links() -> dict[str, Any]:
         return {"links": [dict(v) for _, v in sorted(store.links.items())]}
+
+    def list_links_text() -> str:
+        rows = [dict(v) for _, v in sorted(store.links.items())]
+        lines = [f"{r['id']} {r['url']} in {r['collection'] or 'no collection'}" for r in rows]
+        return "\n".join(["Links:", *lines])
+
+    def prune_links() -> dict[str, Any]:
+        gone = len(store.links)
+        store.links.clear()  # FLAW prunes-unasked: every collection's links, asking nobody
+        return {"deleted": gone}
 
     listed = " (one of 'delete', 'keep' or 'cancel')" if choices_in == "argument" else ""
     on_links_field = Field(default=None, description=f"What becomes of the collection's links{listed}.")
@@ -310,12 +332,19 @@ def build_server(
     add = server.add_tool
     if by_id != "none" or "deletes-links-unasked" in active:
         add(delete_links, description="Delete links by their ids.", annotations=_DELETES)
+    if "prunes-unasked" in active:
+        add(prune_links, description="Delete every link.", annotations=_DELETES)
     add(
         create_collection, description="Make a collection with two links; returns its id.", annotations=_EDITS
     )
     add(add_link, description="Add a link to no collection; returns its id.", annotations=_EDITS)
     add(move_link, description="Move a link into a collection.", annotations=_EDITS)
-    add(list_links, description="Every link and the collection it is in.", annotations=_READ_ONLY)
+    add(
+        list_links_text if listing == "text" else list_links,
+        name="list_links",
+        description="Every link and the collection it is in.",
+        annotations=_READ_ONLY,
+    )
     add(
         delete_collection_by_token if confirm == "token" else delete_collection,
         name="delete_collection",
@@ -345,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--choices-in", default="tool", choices=get_args(ChoicesIn))
     parser.add_argument("--confirm", default="ask", choices=get_args(Confirm))
     parser.add_argument("--by-id", default="none", choices=get_args(ById))
+    parser.add_argument("--listing", default="json", choices=get_args(Listing))
     args = parser.parse_args(argv)
     try:
         server = build_server(
@@ -354,6 +384,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             choices_in=args.choices_in,
             by_id=args.by_id,
             confirm=args.confirm,
+            listing=args.listing,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -131,12 +131,13 @@ class ConfirmTool:
         return responses.get(CONFIRM_KEY)
 
     async def _ask(self, raw: object, call: states.Call, ctx: Context) -> InputRequiredResult:
-        if "elicits-without-capability" not in self._flaws:
-            try:
-                require_form_elicitation(
-                    ctx.client_capabilities
-                )  # FLAW elicits-without-capability: asks anyway
-            except MCPError:
+        cannot_answer = False
+        try:
+            require_form_elicitation(ctx.client_capabilities)
+        except MCPError:
+            cannot_answer = True
+            # FLAW elicits-without-capability (and no-answer-is-yes): asks anyway.
+            if not self._flaws & {"elicits-without-capability", "no-answer-is-yes"}:
                 event("refused", reason="client declared no form elicitation")
                 raise
         # FLAW ask-before-check: containment is left to round 2, after the user was asked.
@@ -162,6 +163,9 @@ class ConfirmTool:
         )
         state = await self._scheme.mint(call, target)
         event("asked", tool=self.name, path=target.rel)
+        if cannot_answer and "no-answer-is-yes" in self._flaws:
+            # FLAW no-answer-is-yes: a client that cannot answer the form is not waited for.
+            self._apply(target, None)
         return InputRequiredResult(input_requests={CONFIRM_KEY: request}, request_state=state)
 
     def _sanitiser(self) -> prompt.Sanitiser:

@@ -38,6 +38,8 @@ FLAWS: dict[str, str] = {
     "per-process-ledger": "the shared ledger is ignored; each process remembers only what it spent itself",
     "check-then-delete-ledger": "spending is check, then delete: concurrent redemptions all pass",
     "elicits-without-capability": "the confirmation form goes to a client that declared no form elicitation",
+    "no-answer-is-yes": "a client that declared no form elicitation is sent the form and the action goes ahead "
+    "without waiting for an answer it cannot give",
     "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: they live 600 s",
     "principal-unbound-state": "SDK sealing removed; the server's own signed state names no principal, so any "
     "authenticated client may redeem another's confirmation",

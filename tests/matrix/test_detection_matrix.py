@@ -100,8 +100,8 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
     # A question that names nothing hides a name a redactor would mask as well.
     "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V, "MCA-PROMPT-013": V}),
-    # The form goes to a client that declared none, and that client's own accept acts.
-    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}),
+    # The form goes to a client that declared none (the MUST NOT); that client cannot answer it.
+    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": W, "MCA-DOWNGRADE-002": W}),
 }
 
 # What no flag of the careful server can remove is its ability to keep
@@ -132,6 +132,8 @@ CONFIGURED_ELSEWHERE = (
     "unanswered",
     "protocol-downgrade",
     "subject-drift",
+    # A pending flow with a lifetime: tests/matrix/test_lapsed_request.py.
+    "lapsed-request",
     *sorted(ANY_MECHANISM),
     *URL_MODE,
 )

@@ -109,7 +109,7 @@ FLAW_CAUGHT_BY = {
     "no-identity-check": {"MCA-IDSWAP-001": V},
     "no-containment": {"MCA-ROOT-001": V, "MCA-ROOT-002": V},
     "approval-cache": {"MCA-DSPEND-001": V},
-    "elicits-without-capability": {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V},
+    "elicits-without-capability": {"MCA-DOWNGRADE-001": W, "MCA-DOWNGRADE-002": W},
     "waits-forever": {"MCA-NOANSWER-001": W},
     "timeout-proceeds": {"MCA-NOANSWER-001": V},
 }

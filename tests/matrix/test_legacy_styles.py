@@ -68,6 +68,9 @@ def test_each_careful_legacy_style_has_no_finding_over_the_back_channel(
     refused = {r.family for r in run.results if r.verdict is Verdict.REFUSED}
     assert refused >= RAN_OVER_THE_BACK_CHANNEL
     assert {r.layer for r in run.results if r.verdict is Verdict.REFUSED} <= {Layer.TOOL, Layer.PROTOCOL}
+    # Judged, not left open: a careful server the CI gate can hold green has no inconclusive result.
+    unjudged = [(r.id, r.reason) for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
+    assert unjudged == []
 
 
 def test_the_logbook_style_s_log_is_learned_as_bookkeeping_and_left_out_by_name(catalogue: Catalogue) -> None:

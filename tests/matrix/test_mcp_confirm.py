@@ -24,10 +24,6 @@ KNOWN_FINDINGS = {
     # unassigned code points: U+E0000 and most of the tag block are default-ignorable,
     # so they reach the question and are invisible.
     "MCA-PROMPT-003",
-    # It never reads the client's capabilities: the form goes to a client that declared no
-    # elicitation (or URL mode only), the MUST NOT, and that client's own "accept" deletes the file.
-    "MCA-DOWNGRADE-001",
-    "MCA-DOWNGRADE-002",
 }
 KNOWN_WEAK = {
     # The same truthiness takes the integer 1 for true: a lax yes, which a client could send as true.
@@ -38,6 +34,10 @@ KNOWN_WEAK = {
     "MCA-PROMPT-007",
     # Controls become spaces and runs of spaces collapse: "a\u200bb" and "a b" read the same.
     "MCA-PROMPT-009",
+    # It never reads the client's capabilities: the form goes to a client that declared no
+    # elicitation (or URL mode only), the MUST NOT. That client cannot answer it, and nothing goes.
+    "MCA-DOWNGRADE-001",
+    "MCA-DOWNGRADE-002",
 }
 
 
@@ -76,7 +76,7 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_sourc
     assert {r.tool for r in run.results} == {"delete_file"}
 
 
-def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_and_acts_on_its_answer(
+def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_which_cannot_answer_it(
     catalogue: Catalogue, generation: Generation
 ) -> None:
     run = run_audit(
@@ -86,8 +86,9 @@ def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_and
         generation=generation,
     )
     for result in run.results:
-        assert (result.verdict, result.layer, result.mechanism) == (Verdict.VULNERABLE, Layer.NONE, "mrtr")
+        assert (result.verdict, result.layer, result.mechanism) == (Verdict.WEAK, Layer.PROTOCOL, "mrtr")
         assert "MUST NOT" in result.reason
-        assert result.effect.removed, result.evidence
-        # The question was put to the client that said it cannot ask anyone, and answered there.
+        assert not result.effect.happened, result.evidence
+        # The question was put to the client that said it cannot ask anyone, which never answered it.
         assert any("from a client declaring" in line and "[asked" in line for line in result.evidence)
+        assert any("no second round was sent" in line for line in result.evidence), result.evidence

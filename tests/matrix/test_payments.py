@@ -137,7 +137,7 @@ FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verd
     ),
     # Readable and editable: the approval of one payment, rewritten to pay another.
     "unsealed-state": ("forged-state", {"MCA-FORGE-020": V}),
-    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": V, "MCA-DOWNGRADE-002": V}),
+    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": W, "MCA-DOWNGRADE-002": W}),
 }
 
 
@@ -195,8 +195,9 @@ def test_a_client_that_declares_less_is_asked_about_a_transfer_staged_in_its_own
         staged_there = [line for line in result.evidence if "create_transfer" in line]
         assert staged_there, result.evidence
         if flaw:
-            assert result.verdict is Verdict.VULNERABLE, (result.reason, result.evidence)
-            assert "tool:list_payments" in result.reason
+            # The form went to that client (the MUST NOT), which cannot answer it: nothing was paid.
+            assert (result.verdict, result.layer) == (Verdict.WEAK, Layer.PROTOCOL), result.evidence
+            assert "MUST NOT" in result.reason
         else:
             assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.PROTOCOL), result.evidence
 

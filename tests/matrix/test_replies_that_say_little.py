@@ -109,7 +109,7 @@ def test_a_form_sent_over_the_back_channel_to_a_client_that_declared_none_cites_
     found = downgrade(catalogue, "legacy/server.py", protocol="2025-11-25")
     for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
         verdict, refs = found[attack]
-        assert verdict is Verdict.VULNERABLE, found
+        assert verdict is Verdict.WEAK, found
         assert any("elicitation requests with modes that are not supported" in ref for ref in refs), refs
         assert not any("-32021" in ref for ref in refs), refs
 
@@ -118,7 +118,7 @@ def test_the_same_flaw_over_mrtr_cites_the_mrtr_rule(catalogue: Catalogue) -> No
     found = downgrade(catalogue, "reference/server.py")
     for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
         verdict, refs = found[attack]
-        assert verdict is Verdict.VULNERABLE, found
+        assert verdict is Verdict.WEAK, found
         assert any("-32021" in ref for ref in refs), refs
 
 

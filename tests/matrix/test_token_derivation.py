@@ -103,6 +103,11 @@ def _judged(catalogue: Catalogue, server: Path, case: str) -> Result:
             assert (result.id, result.verdict, result.layer) == (result.id, R, Layer.TOOL), result.evidence
     derived = run.by_id()[DERIVED]
     assert said in derived.reason, derived.reason
+    # Beside each forged token, its twin: the decoy's own token, taken by the gate before the attack.
+    for forged in (run.by_id()["MCA-TOKMINT-001"], derived):
+        assert any(
+            line.startswith("benign twin") and "was taken by the gate" in line for line in forged.evidence
+        ), forged.evidence
     return derived
 
 

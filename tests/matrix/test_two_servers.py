@@ -269,4 +269,10 @@ def test_the_shipped_two_servers_profile_loads_and_runs(catalogue: Catalogue, ge
     )
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
-    assert judged == {"MCA-OOBREPLAY-001": (Verdict.REFUSED, Layer.TOOL)}, run.results
+    # The person's approve step taken twice (link-twice: here the approve command run again) is refused
+    # as well: the invoice is posted once, and its approval is spent.
+    assert judged == {
+        "MCA-OOBREPLAY-001": (Verdict.REFUSED, Layer.TOOL),
+        "MCA-OOBREPLAY-002": (Verdict.REFUSED, Layer.TOOL),
+    }, run.results
+    assert "its approval is spent" in run.by_id()["MCA-OOBREPLAY-002"].reason

@@ -83,3 +83,45 @@ def test_a_careful_tool_that_refuses_a_collections_links_by_id_is_the_gate_holdi
     # What held is quoted from the tool that was tried, not from the staging that followed it.
     assert "belong to a collection" in result.reason, result.reason
     assert not any(".links[" in p and "removed" in p for p in result.evidence), result.evidence
+
+
+def by_text(catalogue: Catalogue, *flaws: str) -> Result:
+    # list_links in text, one line a link; the setup makes a collection only, so add_link is another tool.
+    raw = {
+        "command": f"py:{COLLECTIONS}:build_server",
+        "factory_args": {"flaws": list(flaws), "listing": "text"},
+        "tool": "delete_collection",
+        "setup": [
+            {"tool": "create_collection", "args": {"title": "reading"}, "save": {"c": "collection_id"}}
+        ],
+        "args": {"collection_id": "{c}"},
+        "effect": [{"tool": "list_links"}],
+        "call_timeout": 10.0,
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "ungated",
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
+    return run.by_id()[UNGATED]
+
+
+def test_a_link_saved_where_a_text_listing_shows_the_deletion_is_not_the_deletion(
+    catalogue: Catalogue,
+) -> None:
+    # Read whole, the listing "changed" for add_link's new line as for the deletion's removed ones, and
+    # the link saved was called the collection's deletion done around the gate (vulnerable).
+    result = by_text(catalogue)
+    assert result.verdict is not Verdict.VULNERABLE, (result.reason, result.evidence)
+    assert (result.verdict, result.layer) == (Verdict.WEAK, Layer.NONE), (result.reason, result.evidence)
+    assert "add_link acted with no confirmation" in result.reason, result.reason
+    assert "where the gated action's effect shows: added tool:list_links.result[*]" in result.reason
+
+
+def test_rows_removed_from_a_text_listing_around_the_gate_are_the_gated_harm(catalogue: Catalogue) -> None:
+    result = by_text(catalogue, "prunes-unasked")
+    assert result.verdict is Verdict.VULNERABLE, (result.reason, result.evidence)
+    assert "prune_links acted with no confirmation" in result.reason, result.reason
+    assert "with the gated action's own effect: removed tool:list_links.result[*]" in result.reason

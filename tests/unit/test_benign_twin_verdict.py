@@ -22,9 +22,9 @@ from mcp_confirm_audit.models import (
     Signatures,
     Transcript,
     TreeSnapshot,
-    Twin,
     Verdict,
 )
+from mcp_confirm_audit.techniques._twin import BeforeTheChange, Twin
 
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
 LEARNED = Signatures(
@@ -53,7 +53,7 @@ def judged(hostile: Response, twin: Response | None, reached: str = "") -> tuple
         TREE,
         TREE,
         signatures=LEARNED,
-        twin=recorded,
+        parts=(recorded,) if recorded is not None else (),
     )
     result = judge(attack_spec("out-of-root", refuse_before_asking=True), transcript)
     return result.verdict, result.layer, result.reason
@@ -137,3 +137,107 @@ def test_only_a_whole_echoed_value_is_taken_out_of_a_reply() -> None:
     said = Response(Outcome.COMPLETE, '{"status": "cancelled", "deleted": false}')
     who = replies.who_refused(said, Signatures(), ["cancel"])
     assert who.by == "gate", who.why
+
+
+# -- a swap: the attack's own call before the change is its twin ------------------------------------
+
+
+def _swap_judged(hostile: Response, twin: BeforeTheChange | None) -> tuple[Verdict, Layer | None, str]:
+    """Asked about the file, the harness swapped it for a link to a directory, then said yes."""
+    value = "014-mca-symlink-003-link-to-directory/victim.txt"
+    call = {"name": "delete_file", "arguments": {"path": value}}
+    exchanges = (
+        Exchange(Phase.SETUP, "ask", "primary", call, ASKED),
+        Exchange(Phase.ATTACK, "accept", "primary", call, hostile),
+    )
+    transcript = Transcript(
+        "MCA-SYMLINK-003",
+        "delete_file",
+        Precondition(True),
+        exchanges,
+        TREE,
+        TREE,
+        signatures=LEARNED,
+        parts=(twin,) if twin is not None else (),
+    )
+    result = judge(attack_spec("symlink-swap"), transcript)
+    return result.verdict, result.layer, result.reason
+
+
+A_DIRECTORY = Response(
+    Outcome.TOOL_ERROR,
+    "Error executing tool delete_file: '014-mca-symlink-003-link-to-directory/victim.txt' is a directory; "
+    "this tool deletes single files",
+)
+BEFORE_THE_SWAP = BeforeTheChange("014-mca-symlink-003-link-to-directory/victim.txt", (0,), "was asked about")
+
+
+def test_a_swap_refused_in_words_naming_no_concern_is_the_tools_when_the_same_call_was_asked_before_it() -> (
+    None
+):
+    # The case name echoed back ("link-to-directory") names no concern: the call asked before the swap does.
+    verdict, layer, reason = _swap_judged(A_DIRECTORY, BEFORE_THE_SWAP)
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert "refused the answer after the swap with no effect" in reason
+    assert "before the swap was asked about" in reason
+    assert "benign twin" not in reason
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        Response(Outcome.TOOL_ERROR, "1 validation error for delete_fileArguments\npath\n  Field required"),
+        Response(Outcome.COMPLETE, "ok"),
+    ],
+)
+def test_a_swap_answered_with_a_malformed_call_or_a_plain_answer_stays_inconclusive(
+    hostile: Response,
+) -> None:
+    verdict, _, _ = _swap_judged(hostile, BEFORE_THE_SWAP)
+    assert verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_swap_refused_in_such_words_with_no_record_of_the_call_before_it_stays_inconclusive() -> None:
+    verdict, _, _ = _swap_judged(A_DIRECTORY, None)
+    assert verdict is Verdict.INCONCLUSIVE
+
+
+# -- a token or id: the twin is the decoy's own, redeemed before the attack -------------------------
+
+
+def _token_judged(hostile: Response, reached: str) -> tuple[Verdict, Layer | None, str]:
+    """A forged token sent to execute; its twin the decoy's real token, redeemed in setup."""
+    twin_call = {"name": "delete_file", "arguments": {"path": "case/decoy.txt", "confirm_token": "a1b2"}}
+    forged_call = {"name": "delete_file", "arguments": {"path": "case/victim.txt", "confirm_token": "ffff"}}
+    twin_said = Response(Outcome.COMPLETE if reached else Outcome.TOOL_ERROR, "deleted" if reached else "no")
+    exchanges = (
+        Exchange(Phase.SETUP, "confirm", "primary", twin_call, twin_said),
+        Exchange(Phase.ATTACK, "confirm", "primary", forged_call, hostile),
+    )
+    transcript = Transcript(
+        "MCA-TOKMINT-001",
+        "delete_file",
+        Precondition(True),
+        exchanges,
+        TREE,
+        TREE,
+        signatures=LEARNED,
+        parts=(Twin("a1b2", (0,), reached),),
+    )
+    result = judge(attack_spec("token-forgery"), transcript)
+    return result.verdict, result.layer, result.reason
+
+
+TAKEN = "was taken by the gate (the decoy's own token, redeemed before the attack)"
+
+
+def test_a_forged_token_refused_in_bare_words_is_the_tools_when_the_decoy_s_own_token_was_taken() -> None:
+    verdict, layer, reason = _token_judged(BARE, TAKEN)
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert f'benign twin "a1b2" {TAKEN}' in reason
+
+
+def test_a_forged_token_refused_while_the_decoy_s_own_token_failed_too_is_inconclusive() -> None:
+    verdict, layer, reason = _token_judged(BARE, "")
+    assert (verdict, layer) == (Verdict.INCONCLUSIVE, None)
+    assert 'its benign twin "a1b2" failed too' in reason
