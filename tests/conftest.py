@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deadline import deadline
 from jsonschema import Draft4Validator, Draft202012Validator
 from tiers import SLOW_FIXTURES, SLOW_FOLDERS, TESTS
 
@@ -120,14 +121,14 @@ def redis_url() -> Iterator[str]:
     args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
+        until = time.monotonic() + deadline(10)
         while True:
             assert process.poll() is None, f"redis-server exited with {process.returncode}"
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline, f"redis-server did not listen on {port}"
+                assert time.monotonic() < until, f"redis-server did not listen on {port}"
                 time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:

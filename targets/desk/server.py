@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import logging
 import re
 import secrets
 from pathlib import Path
@@ -260,4 +261,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # The SDK's default log handler renders every record with rich (a refusal's traceback
+    # syntax-highlighted): CPU the audit waits on; a plain one says the same, and the SDK's own
+    # basicConfig then leaves it in place.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     main()

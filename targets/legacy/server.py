@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import secrets
 import sys
@@ -386,4 +387,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    # The SDK's default log handler renders every record with rich (a refusal's traceback
+    # syntax-highlighted): CPU the audit waits on; a plain one says the same, and the SDK's own
+    # basicConfig then leaves it in place.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     main()

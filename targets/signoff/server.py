@@ -30,6 +30,7 @@ import argparse
 import base64
 import binascii
 import json
+import logging
 import os
 import secrets
 import sys
@@ -146,4 +147,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # The SDK's default log handler renders every record with rich (a refusal's traceback
+    # syntax-highlighted): CPU the audit waits on; a plain one says the same, and the SDK's own
+    # basicConfig then leaves it in place.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     main()

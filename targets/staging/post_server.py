@@ -16,6 +16,7 @@ which the agent never sees. Flaws, each removing one defence:
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -113,4 +114,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # The SDK's default log handler renders every record with rich (a refusal's traceback
+    # syntax-highlighted): CPU the audit waits on; a plain one says the same, and the SDK's own
+    # basicConfig then leaves it in place.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     main()

@@ -45,6 +45,7 @@ import argparse
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import sys
 from collections.abc import Collection
@@ -383,4 +384,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # The SDK's default log handler renders every record with rich (a refusal's traceback
+    # syntax-highlighted): CPU the audit waits on; a plain one says the same, and the SDK's own
+    # basicConfig then leaves it in place.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     main()

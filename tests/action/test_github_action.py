@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from deadline import deadline
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -55,7 +56,7 @@ def run_step(name: str, tmp_path: Path, **env: str) -> tuple[subprocess.Complete
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     return done, output, summary
 

@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 from packaging.requirements import Requirement
 
 # Which of the heavy modules (the SDK, pytest, the profile's models, YAML) a command imported.
@@ -30,7 +31,7 @@ print(json.dumps({"code": code, "loaded": [m for m in HEAVY if m in sys.modules]
 
 def loaded_by(cwd: Path, *argv: str) -> tuple[int, list[str]]:
     run = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _PROBE, *argv], cwd=cwd, capture_output=True, text=True, timeout=deadline(120)
     )
     said = json.loads(run.stderr.strip().splitlines()[-1])
     return said["code"], said["loaded"]

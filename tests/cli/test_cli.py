@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from deadline import deadline
 
 from mcp_confirm_audit import __version__
 from mcp_confirm_audit.catalogue.docs import COMMAND, markdown
@@ -127,7 +128,7 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
         "replay",
         "audit.json",
         "MCA-REPLAY-002",
-        timeout=120,
+        timeout=deadline(120),
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
     run.stdout.fnmatch_lines(
@@ -165,7 +166,7 @@ def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytest
         "--",
         "-k",
         "MCA-REPLAY-001",
-        timeout=120,
+        timeout=deadline(120),
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
     run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
@@ -184,7 +185,7 @@ def test_run_takes_the_servers_command_line_after_the_double_dash(pytester: pyte
         "--",
         "-k",
         "MCA-REPLAY-001",
-        timeout=120,
+        timeout=deadline(120),
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
     run.stdout.fnmatch_lines(["*1 failed, * deselected*"])

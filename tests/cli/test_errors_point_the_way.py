@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.target.launch import free_port
 
@@ -24,7 +25,7 @@ def cli(cwd: Path, *argv: str) -> tuple[int, list[str]]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=deadline(180),
         stdin=subprocess.DEVNULL,
     )
     lines = [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
@@ -65,7 +66,7 @@ def test_a_server_that_prints_to_stdout_is_one_line_not_the_sdks_tracebacks(tmp_
     server = tmp_path / "noisy.py"
     server.write_text("import sys\nprint('starting \\x1b[31mserver\\x1b[0m on stdio')\nsys.stdin.read()\n")
     command = shlex.join([sys.executable, str(server), "--root", "{root}"])
-    code, lines = cli(tmp_path, "run", command, "--", "--mcp-start-timeout=15")
+    code, lines = cli(tmp_path, "run", command, "--", f"--mcp-start-timeout={deadline(15):g}")
     assert code == pytest.ExitCode.INTERRUPTED
     assert lines == [
         f"Exit: mcp-confirm-audit: target {command!r}: the server wrote non-JSON-RPC to stdout: "

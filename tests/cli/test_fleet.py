@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from deadline import deadline
 
 from mcp_confirm_audit.cli.main import main
 
@@ -56,7 +57,18 @@ def write_fleet(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     folder = tmp_path_factory.mktemp("fleet")
-    code = main(["fleet", str(write_fleet(folder)), "-n", "2", "-o", str(folder / "out"), "--timeout", "300"])
+    code = main(
+        [
+            "fleet",
+            str(write_fleet(folder)),
+            "-n",
+            "2",
+            "-o",
+            str(folder / "out"),
+            "--timeout",
+            str(deadline(300)),
+        ]
+    )
     return code, folder / "out"
 
 

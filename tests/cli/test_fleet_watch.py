@@ -90,7 +90,7 @@ def cli(cwd: Path, *argv: str, timeout: float = 1500) -> subprocess.CompletedPro
 def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     folder = tmp_path_factory.mktemp("watch")
     write_fleet(folder)
-    run = cli(folder, "fleet", "ci/FLEET.yaml", "-n", "2", "-o", "out", "--timeout", "900")
+    run = cli(folder, "fleet", "ci/FLEET.yaml", "-n", "2", "-o", "out", "--timeout", str(deadline(900)))
     return run, folder / "out"
 
 
@@ -176,12 +176,12 @@ def test_each_target_leaves_a_record_a_registry_can_store(
 
 def test_matrix_paths_are_relative_to_where_the_job_runs_not_to_the_fleet_file(tmp_path: Path) -> None:
     write_fleet(tmp_path)
-    run = cli(tmp_path, "fleet", "ci/FLEET.yaml", "--matrix", timeout=120)
+    run = cli(tmp_path, "fleet", "ci/FLEET.yaml", "--matrix", timeout=deadline(120))
     assert run.returncode == 0, run.stderr
     jobs = {job["name"]: job for job in json.loads(run.stdout)["include"]}
     assert jobs["in-process"]["profile"] == "ci/targets/in-process.yaml"
     assert (tmp_path / jobs["in-process"]["profile"]).is_file()
-    inside = cli(tmp_path / "ci", "fleet", "FLEET.yaml", "--matrix", timeout=120)
+    inside = cli(tmp_path / "ci", "fleet", "FLEET.yaml", "--matrix", timeout=deadline(120))
     assert json.loads(inside.stdout)["include"][3]["profile"] == "targets/in-process.yaml"
 
 

@@ -14,6 +14,7 @@ from xml.etree import ElementTree
 
 import pytest
 import yaml
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 from mcp_confirm_audit.cli.main import main
@@ -186,7 +187,7 @@ def _cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=deadline(600),
         stdin=subprocess.DEVNULL,
     )
 

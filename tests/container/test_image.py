@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "targets" / "reference" / "server.py"
@@ -50,14 +51,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     command = [sys.executable, str(SERVER), "--root", str(root), "--transport", "http", "--port", str(port)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
+        until = time.monotonic() + deadline(20)
         while True:
             assert process.poll() is None, "the reference server exited before it listened"
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline, "the reference server did not listen"
+                assert time.monotonic() < until, "the reference server did not listen"
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp", root
     finally:
@@ -85,7 +86,7 @@ def test_the_images_entry_point_audits_a_url_target_with_the_words_docker_run_pa
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=deadline(300),
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads((tmp_path / "out" / "audit.json").read_text())
@@ -96,7 +97,7 @@ def _runtime_or_skip() -> str:
     docker = shutil.which("docker")
     if docker is None:
         pytest.skip("no container runtime: docker is not on PATH (the image is not smoke-tested here)")
-    info = subprocess.run([docker, "info"], capture_output=True, text=True, timeout=60)
+    info = subprocess.run([docker, "info"], capture_output=True, text=True, timeout=deadline(60))
     if info.returncode != 0:
         said = (info.stderr.strip().splitlines() or ["docker info failed"])[-1]
         pytest.skip(f"the container runtime is not usable here: {said}")
@@ -135,10 +136,10 @@ def test_the_image_builds_and_audits_a_url_target_on_the_hosts_loopback(
             [docker, "run", "--rm", "--network", "host", *mounts, IMAGE, *audit],
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=deadline(600),
         )
     finally:
-        subprocess.run([docker, "image", "rm", "-f", IMAGE], capture_output=True, timeout=120)
+        subprocess.run([docker, "image", "rm", "-f", IMAGE], capture_output=True, timeout=deadline(120))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     report = json.loads((out / "audit.json").read_text())
     assert [(r["id"], r["verdict"]) for r in report["results"]] == [("MCA-REPLAY-001", "refused")]

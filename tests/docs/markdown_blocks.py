@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from deadline import deadline
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -47,5 +49,11 @@ def newcomer_folder(tmp_path: Path) -> Path:
 
 def run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=deadline(300),
+        check=False,
     )

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 # A liveness bound for a loaded machine, not a timing.
-BOUND = 120
+BOUND = deadline(120)
 NUL = b"\0"
 
 
@@ -188,9 +188,9 @@ def test_without_confinement_the_same_target_escapes_which_is_what_the_checks_ab
 
 def _wait_for(condition: object, what: str, bound: float = BOUND) -> None:
     """Poll until `condition()` holds (a liveness bound for a loaded machine, not a timing)."""
-    deadline = time.monotonic() + bound
+    until = time.monotonic() + bound
     while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"{what} did not happen within {bound}s"
+        assert time.monotonic() < until, f"{what} did not happen within {bound}s"
         time.sleep(0.1)
 
 

@@ -11,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from deadline import deadline
+
 from mcp_confirm_audit.profile.loader import beside_interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +65,9 @@ def test_the_readme_command_as_written_regenerates_the_checked_in_review_byte_fo
     words[0] = beside_interpreter(words[0])
     words[-1] = str(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
-    done = subprocess.run(words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=deadline(300), check=False
+    )
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]  # findings: the expected outcome
     for name in ("review.md", "audit.sarif"):
         fresh, checked_in = (tmp_path / name).read_text(), (REVIEW / name).read_text()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION, forked
-from deadline import deadline
+from deadline import deadline, scaled
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -60,7 +60,8 @@ def _audit(
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
     served, *more = SERVER_CHANNEL.get(channel, (channel,))
     words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", served, *more]
-    words += ["--ttl", f"{ttl:g}"] if channel == "terminal" else []
+    # The server's wait for its person, scaled as the profile's deadlines are (forked() below).
+    words += ["--ttl", f"{deadline(ttl):g}"] if channel == "terminal" else []
     words += ["--webhook", "{sink}/hook"] if channel == "webhook" else []
     for flaw in flaws:
         words += ["--flaw", flaw]
@@ -221,7 +222,7 @@ def test_a_gate_that_waits_longer_than_a_round_trip_passes_its_unanswered_contro
     # Undeclared, its bound is one call timeout (6 s): the control fails and names the key that says more.
     passed, detail = _unanswered_control(catalogue, SLOW_PERSON["ttl"])
     assert not passed
-    assert "did not fail closed within its bound (6s" in detail
+    assert f"did not fail closed within its bound ({deadline(6):g}s" in detail
     assert "set answer_deadline" in detail
 
 
@@ -230,7 +231,7 @@ def test_a_gate_that_waits_far_past_its_declared_deadline_still_fails_its_unansw
 ) -> None:
     passed, detail = _unanswered_control(catalogue, 600, answer_deadline=SLOW_PERSON["ttl"])
     assert not passed
-    assert "within its bound (16s: its declared answer_deadline of 10s" in detail
+    assert f"within its bound ({deadline(16):g}s: its declared answer_deadline of {deadline(10):g}s" in detail
 
 
 def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_waits_kind(
@@ -239,13 +240,22 @@ def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_wait
     # The terminal gate with a terminal nobody answers: the call neither asks over MCP nor fails, it
     # blocks. A newcomer's first run must say that a person elsewhere may be awaited and how to state
     # it, not leave "no answer within 2s" as if the server were broken.
-    command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "30"]
+    command = [
+        sys.executable,
+        str(SERVER),
+        "--root",
+        "{root}",
+        "--channel",
+        "terminal",
+        "--ttl",
+        f"{deadline(30):g}",
+    ]
     profile = resolve_profile(None, shlex.join(command), None)
     profile = replace(profile, tty=True, call_timeout=deadline(2.0))
     run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
     approve = {c.name: c for c in run.controls}["approve"]
     assert not approve.passed
-    assert "no answer within 2s" in approve.detail
+    assert f"no answer within {deadline(2):g}s" in approve.detail
     assert "confirmation: {kind: waits" in approve.detail, approve.detail
     assert "answer_deadline" in approve.detail
 
@@ -268,8 +278,17 @@ def test_a_waits_flow_whose_decline_steps_show_nothing_says_prompt_forging_reads
     assert "python -c pass" in profile_text
     written = tmp_path / "terminal-decline-blind.yaml"
     written.write_text(profile_text)
-    command = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--ttl", "2"]
-    profile = resolve_profile(load_profile(written), shlex.join(command), None)
+    command = [
+        sys.executable,
+        str(SERVER),
+        "--root",
+        "{root}",
+        "--channel",
+        "terminal",
+        "--ttl",
+        f"{deadline(2):g}",
+    ]
+    profile = scaled(resolve_profile(load_profile(written), shlex.join(command), None))
     run = run_audit(
         profile,
         catalogue=catalogue,

@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import MATRIX_GENERATION
+from deadline import deadline
 from mcp import types
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -233,7 +234,9 @@ async def test_an_answer_given_after_the_server_stopped_waiting_leaves_the_next_
         "protocol": "2025-11-25",
     }
     profile = profile_from_mapping(raw, source="test")
-    with anyio.fail_after(60):  # a hang is the defect; the rounds themselves are bounded by call_timeout
+    with anyio.fail_after(
+        deadline(60)
+    ):  # a hang is the defect; the rounds themselves are bounded by call_timeout
         async with connect(profile, tmp_path, tmp_path, "primary") as conn:
             assert conn.back is not None
             asked = (await conn.call(Phase.ATTACK, "ask", "delete_file", {"path": "first.txt"})).response

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterator
 
 import pytest
 from conftest import MATRIX_GENERATION
+from deadline import deadline
 from test_confirmation_kinds import FAMILIES, HUMAN_CHANNEL, KINDS_SERVER, audit
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -158,7 +159,7 @@ def failing_endpoint() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=10)
+        thread.join(timeout=deadline(10))
 
 
 def _nothing_listening() -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
@@ -43,7 +44,9 @@ def _old_sdk_python() -> Path:
         if python.exists() and ready.exists() and ready.read_text() == " ".join(REQUIREMENTS):
             return python
         try:
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=120)
+            subprocess.run(
+                [sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=deadline(120)
+            )
             subprocess.run(
                 [str(python), "-m", "pip", "install", "-q", *REQUIREMENTS],
                 check=True,
@@ -68,7 +71,7 @@ def old_sdk() -> Path:
         check=True,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=deadline(60),
     ).stdout.strip()
     assert version.startswith("1."), f"the old SDK venv has mcp {version}"
     return python

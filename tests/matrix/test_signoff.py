@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import MATRIX_GENERATION
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -117,7 +118,9 @@ REDEEMING = frozenset({"approver-substitution", "self-approval", "approval-repla
 def the_agent_as_approver() -> dict[str, Any]:
     """The agent's own wallet: an identity of its own, and the command that signs as it."""
     wallet = [sys.executable, str(DESK / "wallet.py"), "--seed", "the-agents-own-seed"]
-    own = subprocess.run([*wallet, "--identity"], capture_output=True, text=True, check=True, timeout=30)
+    own = subprocess.run(
+        [*wallet, "--identity"], capture_output=True, text=True, check=True, timeout=deadline(30)
+    )
     signs = shlex.join(wallet) + " {challenge}"
     return {"agent": own.stdout.strip(), "steps": [{"sign": {"command": signs}}]}
 

@@ -27,8 +27,8 @@ def _free_port() -> int:
 
 
 def _wait_until_listening(port: int, process: subprocess.Popen[bytes], bound: float = 20.0) -> None:
-    deadline = time.monotonic() + bound
-    while time.monotonic() < deadline:
+    until = time.monotonic() + deadline(bound)
+    while time.monotonic() < until:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode} before listening")
         try:
@@ -36,7 +36,7 @@ def _wait_until_listening(port: int, process: subprocess.Popen[bytes], bound: fl
             return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"the server did not listen on {port} within {bound}s")
+    raise RuntimeError(f"the server did not listen on {port} within {deadline(bound):g}s")
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def running_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield f"http://127.0.0.1:{port}/mcp", served
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=deadline(10))
 
 
 def test_a_running_server_reached_by_url_refuses_the_catalogue_in_its_served_directory(

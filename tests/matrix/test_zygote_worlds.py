@@ -146,8 +146,8 @@ def test_a_harness_killed_outright_leaves_no_zygote_behind(tmp_path: Path) -> No
     with harness, harness.stdout as printed:  # type: ignore[union-attr]
         zygote_pid = int(printed.readline())
         harness.kill()
-    deadline = time.monotonic() + 30  # a liveness bound, not a speed measurement
-    while _alive(zygote_pid) and time.monotonic() < deadline:
+    until = time.monotonic() + deadline(30)  # a liveness bound, not a speed measurement
+    while _alive(zygote_pid) and time.monotonic() < until:
         time.sleep(0.05)
     assert not _alive(zygote_pid)
 

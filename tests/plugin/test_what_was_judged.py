@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 
@@ -39,7 +40,7 @@ def test_a_target_whose_honest_flow_hangs_is_not_audited_everywhere_and_its_term
     # The whole catalogue, every attack inconclusive: each says why in one line.
     command = shlex.join([sys.executable, str(HOSTILE), "--root", "{root}", "--mode", "hang-on-answer"])
     result = pytester.runpytest_subprocess(
-        "--mcp-target", command, "--mcp-call-timeout", "1", "--mcp-report-dir", "out", timeout=120
+        "--mcp-target", command, "--mcp-call-timeout", "1", "--mcp-report-dir", "out", timeout=deadline(120)
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     lines = result.stdout.lines + result.stderr.lines

@@ -21,6 +21,7 @@ import anyio
 import mcp
 import pytest
 import yaml
+from deadline import deadline
 from mcp import StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
 from rounds import ask, asking_client, decline, import_by_path, redeem, text
@@ -447,7 +448,7 @@ def recorder() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     finally:
         httpd.shutdown()
         httpd.server_close()
-        thread.join(timeout=5)
+        thread.join(timeout=deadline(5))
 
 
 async def test_every_payment_reaches_the_webhook(
@@ -550,5 +551,5 @@ async def test_http_on_loopback_with_port(root: Path) -> None:
             assert len(await paid(c)) == 1
     finally:
         proc.terminate()
-        stdout, _ = proc.communicate(timeout=10)
+        stdout, _ = proc.communicate(timeout=deadline(10))
     assert stdout == b""

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import mcp
 import pytest
+from deadline import deadline
 from mcp import StdioServerParameters, types
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
@@ -49,8 +50,8 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
         assert proc.poll() is None, f"process exited with {proc.returncode}"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -281,7 +282,7 @@ async def test_option_http_transport(server_py: Path, root: Path) -> None:
             assert text(await redeem(c, {"path": "a.txt"}, r1.request_state)).startswith("Deleted")
     finally:
         proc.terminate()
-        stdout, _ = proc.communicate(timeout=10)
+        stdout, _ = proc.communicate(timeout=deadline(10))
     assert not (root / "a.txt").exists()
     assert stdout == b""
 
@@ -302,7 +303,7 @@ def test_shared_key_accepts_hex_and_base64(reference: ModuleType) -> None:
 @pytest.mark.slow  # a real target process (tests/README.md)
 def test_unknown_flaw_is_a_usage_error(server_py: Path, root: Path) -> None:
     cmd = [sys.executable, str(server_py), "--root", str(root), "--flaw", "bogus"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=deadline(30), check=False)
     assert done.returncode == 2
     assert "no-ledger" in done.stderr
     assert "check-then-delete-ledger" in done.stderr

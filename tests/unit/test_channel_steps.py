@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.channels.base import HumanFailed, Place, Step, Where, take_all
 from mcp_confirm_audit.channels.terminal import Pty
@@ -73,7 +74,7 @@ async def test_the_webhook_for_this_action_is_read_at_the_sink_by_its_json_path(
             sent = urllib.request.Request(
                 f"{sink.url}/hook", data=body.encode(), headers={"Content-Type": "application/json"}
             )
-            with urllib.request.urlopen(sent, timeout=5):
+            with urllib.request.urlopen(sent, timeout=deadline(5)):
                 pass
         steps = _steps(
             [{"read": {"from": "sink", "json": "links.approve", "containing": "{id}"}, "save": "link"}]
@@ -126,7 +127,7 @@ async def test_the_person_answers_the_prompt_on_the_targets_own_terminal(tmp_pat
         )
         steps = _steps([{"terminal": {"expect": r"allow\? \[y/N\] ", "answer": "y"}}])
         _, taken = await take_all(steps, Where(tmp_path, 10.0, terminal=pty))
-        out, _ = process.communicate(timeout=10)
+        out, _ = process.communicate(timeout=deadline(10))
     finally:
         pty.close()
     assert out.decode().strip() == "y"
@@ -285,7 +286,7 @@ async def test_on_the_terminal_the_change_comes_between_the_prompt_and_the_answe
         )
         steps = _steps([{"terminal": {"expect": r"allow\? \[y/N\] ", "answer": "y"}}])
         await take_all(steps, Where(tmp_path, 10.0, terminal=pty, before_answer=swapped))
-        out, _ = process.communicate(timeout=10)
+        out, _ = process.communicate(timeout=deadline(10))
     finally:
         pty.close()
     assert out.decode().split() == ["y", "False", "True"]

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.oracle.sandbox import OWNER, mark_owner, sweep
 from mcp_confirm_audit.profile.loader import Profile
@@ -143,7 +144,7 @@ def test_a_confined_command_writes_apart_sees_loopback_only_and_its_writes_are_r
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=deadline(60),
         check=False,
     )
     assert done.stdout.strip() == "done", done.stderr

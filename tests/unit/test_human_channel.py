@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.channels.human import Command, HttpCall, Where, base_url, run
 from mcp_confirm_audit.confirmations.base import HumanFailed
@@ -70,7 +71,7 @@ def endpoint() -> Iterator[tuple[str, list[tuple[str, str, dict[str, str], bytes
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=10)
+        thread.join(timeout=deadline(10))
 
 
 APPROVER = Header("Authorization", "Bearer secret-approver-token")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.errors import TargetError
 from mcp_confirm_audit.profile.loader import Profile
@@ -59,7 +60,7 @@ async def test_the_target_is_reached_on_its_port_and_its_whole_group_is_stopped(
         assert url.endswith("/mcp")
         child = int(pidfile.read_text())
         assert alive(child)
-    with anyio.fail_after(10):
+    with anyio.fail_after(deadline(10)):
         while alive(child):
             await anyio.sleep(0.05)
 

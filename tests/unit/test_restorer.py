@@ -10,6 +10,8 @@ import os
 import threading
 from pathlib import Path
 
+from deadline import deadline
+
 from mcp_confirm_audit.oracle.restorer import Restorer
 from mcp_confirm_audit.oracle.sandbox import identity_of
 
@@ -69,7 +71,7 @@ def test_every_one_of_several_removals_in_a_row_finds_the_victim_and_is_counted(
 
         worker = threading.Thread(target=remove_five)
         worker.start()
-        worker.join(timeout=30)
+        worker.join(timeout=deadline(30))
     assert not worker.is_alive()
     assert restorer.taken == 5
     assert victim.exists()

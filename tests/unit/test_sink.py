@@ -10,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 from probe_env import FakeEnv, observe
 
 from mcp_confirm_audit.oracle.effect_spec import parse_effect
@@ -20,7 +21,7 @@ from mcp_confirm_audit.oracle.kinds.sink import MAX_BODY, Sink
 def post(url: str, body: bytes, **headers: str) -> tuple[int, bytes]:
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
+        with urllib.request.urlopen(request, timeout=deadline(10)) as reply:
             return reply.status, reply.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -79,7 +80,7 @@ def test_any_method_is_answered_and_recorded() -> None:
     with Sink() as sink:
         host, port = sink.url.removeprefix("http://").split(":")
         for method in ("GET", "PUT", "DELETE", "PATCH", "PROPFIND"):
-            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            connection = http.client.HTTPConnection(host, int(port), timeout=deadline(10))
             connection.request(method, "/thing/1")
             assert connection.getresponse().status == 200
             connection.close()
@@ -109,7 +110,7 @@ def test_a_body_larger_than_the_cap_is_kept_in_part_and_said_so() -> None:
 def test_a_chunked_body_is_read() -> None:
     with Sink() as sink:
         host, port = sink.url.removeprefix("http://").split(":")
-        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        connection = http.client.HTTPConnection(host, int(port), timeout=deadline(10))
         connection.request("POST", "/stream", body=iter([b'{"amount"', b": 5}"]), encode_chunked=True)
         assert connection.getresponse().status == 200
         connection.close()
@@ -127,7 +128,7 @@ def test_only_the_latest_requests_are_kept_and_a_new_one_always_shows() -> None:
 def test_close_leaves_no_thread_even_with_a_client_that_stopped_mid_request() -> None:
     sink = Sink()
     host, port = sink.url.removeprefix("http://").split(":")
-    stalled = socket.create_connection((host, int(port)), timeout=10)
+    stalled = socket.create_connection((host, int(port)), timeout=deadline(10))
     stalled.sendall(b"POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")  # and then nothing
     post(f"{sink.url}/ok", b"{}")  # the sink still serves others meanwhile
     assert [r["path"] for r in sink.requests()] == ["/ok"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.profile.loader import Profile
@@ -45,15 +46,15 @@ def alive(pid: int) -> bool:
 
 
 def gone_within(pid: int, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while alive(pid) and time.monotonic() < deadline:
+    until = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < until:
         time.sleep(0.02)
     return not alive(pid)
 
 
 @pytest.fixture
 def zygote() -> Zygote:
-    started = Zygote(sys.executable, ["json"], dict(os.environ), timeout=30)
+    started = Zygote(sys.executable, ["json"], dict(os.environ), timeout=deadline(30))
     yield started
     started.close()
 
@@ -80,7 +81,7 @@ def test_each_relay_gets_a_fresh_child_of_the_zygote_in_its_own_directory_with_i
         root = tmp_path / world
         root.mkdir()
         process = relay(zygote, [str(script), "3", world], root, f"test/{world}")
-        out, _ = process.communicate(f"hello-{world}\n", timeout=30)
+        out, _ = process.communicate(f"hello-{world}\n", timeout=deadline(30))
         # The child's status is the relay's: what the launcher sees when the target exits.
         assert process.returncode == 3
         said, pid, parent, cwd, marker, args = out.split(" ", 5)
@@ -98,8 +99,8 @@ def test_a_child_shows_its_world_marker_where_the_reaper_looks(zygote: Zygote, t
     script = tmp_path / "wait.py"
     script.write_text("import sys\nsys.stdin.read()\n")
     with relay(zygote, [str(script)], tmp_path, "test/marked") as process:
-        deadline = time.monotonic() + 30
-        while len(found := reaper.marked("test/marked")) < 2 and time.monotonic() < deadline:
+        until = time.monotonic() + deadline(30)
+        while len(found := reaper.marked("test/marked")) < 2 and time.monotonic() < until:
             time.sleep(0.02)
         # The relay and its child: the reaper finds the child by the world's marker, not only the zygote's.
         assert process.pid in found, found
@@ -122,7 +123,7 @@ def test_a_killed_relay_takes_its_child_with_it(zygote: Zygote, tmp_path: Path) 
 
 
 def test_closing_the_zygote_leaves_no_process_it_forked(tmp_path: Path) -> None:
-    zygote = Zygote(sys.executable, [], dict(os.environ), timeout=30)
+    zygote = Zygote(sys.executable, [], dict(os.environ), timeout=deadline(30))
     script = tmp_path / "sleep.py"
     script.write_text("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(600)\n")
     with relay(zygote, [str(script)], tmp_path, "test/left") as process:
@@ -137,13 +138,13 @@ def test_closing_the_zygote_leaves_no_process_it_forked(tmp_path: Path) -> None:
 
 
 def test_a_zygote_that_was_killed_says_it_is_not_running(tmp_path: Path) -> None:
-    zygote = Zygote(sys.executable, [], dict(os.environ), timeout=30)
+    zygote = Zygote(sys.executable, [], dict(os.environ), timeout=deadline(30))
     try:
         assert zygote.running
         assert zygote.pid is not None
         os.kill(zygote.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while zygote.running and time.monotonic() < deadline:
+        until = time.monotonic() + deadline(30)
+        while zygote.running and time.monotonic() < until:
             time.sleep(0.02)
         assert not zygote.running
     finally:
@@ -155,7 +156,7 @@ def test_a_module_the_target_cannot_import_is_a_clear_start_failure() -> None:
     from mcp_confirm_audit.errors import TargetError
 
     with pytest.raises(TargetError, match=r"zygote .* did not start.*no_such_module_here"):
-        Zygote(sys.executable, ["no_such_module_here"], dict(os.environ), timeout=30)
+        Zygote(sys.executable, ["no_such_module_here"], dict(os.environ), timeout=deadline(30))
 
 
 @pytest.mark.parametrize(
@@ -179,8 +180,8 @@ def test_any_other_command_shape_is_a_usage_error_saying_which_shapes_work(argv:
 
 @pytest.mark.slow  # a real target process (tests/README.md)
 def test_the_reference_server_forked_per_world_answers_and_leaves_nothing(tmp_path: Path) -> None:
-    profile = Profile(command=f"{sys.executable} {REFERENCE} --root {{root}}", start_timeout=60)
-    zygote = Zygote(sys.executable, ["mcp.server.mcpserver"], dict(os.environ), timeout=60)
+    profile = Profile(command=f"{sys.executable} {REFERENCE} --root {{root}}", start_timeout=deadline(60))
+    zygote = Zygote(sys.executable, ["mcp.server.mcpserver"], dict(os.environ), timeout=deadline(60))
     pids = []
 
     async def world(name: str) -> None:
