@@ -15,6 +15,7 @@ confirmation:
   #                                        {follow: {link: link, method: POST}}],
   #           decline: [...], execute: {tool: confirm, args: {request_id: "{id}", evidence: "{evidence}"}}}
   # token: {from: challenge, into: approval_token, human: [{sign: {command: "signer {challenge}"}}]}
+  # mrtr: {human: [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]}
   # waits: {human: [{terminal: {expect: 'allow\? \[y/N\]', answer: y}}], decline: [...]}
   # flag: {arg: human_approved, value: true}
 policy_tools: [set_frame]
@@ -51,7 +52,11 @@ def confirmation(keys: ConfirmationKeys, source: str) -> Mechanism:
     """The mechanism a profile states (for every tool it audits), from its validated keys."""
     where = f"profile {source}: confirmation"
     if keys.kind == "mrtr":
-        return Mrtr(source="profile")
+        if keys.mrtr is None:
+            return Mrtr(source="profile")
+        return Mrtr(
+            source="profile", human=human.Person(human.parse_steps(keys.mrtr.human, f"{where}.mrtr.human"))
+        )
     if keys.kind == "token":
         return _token(keys.token, dict(keys.preview or {}), where)
     if keys.kind == "waits":

@@ -325,6 +325,22 @@ class WaitsKeys(Keys):
     )
 
 
+class MrtrKeys(Keys):
+    """An MRTR question the person answers somewhere else: the call answers `input_required`, the server
+    sends the person a link (a webhook, a chat), and waits for the client to retry with its requestState."""
+
+    human: Steps = key(
+        ...,
+        "The steps the person takes on their own channel before the client retries with the requestState "
+        "(read the link from the sink, follow it); taken once per question, when the client accepts it.",
+        accepts=_STEPS,
+        example=[
+            {"read": {"from": "sink", "json": "approve_url"}, "save": "link"},
+            {"follow": {"link": "link"}},
+        ],
+    )
+
+
 class FlagKeys(Keys):
     """The argument the agent sets to say a person approved."""
 
@@ -338,7 +354,7 @@ class FlagKeys(Keys):
     value: Any = key(True, "The value that says so.", accepts="any value", example=True)
 
 
-_FOR_KIND = {"token": "token", "pending": "pending", "flag": "flag", "waits": "waits"}
+_FOR_KIND = {"mrtr": "mrtr", "token": "token", "pending": "pending", "flag": "flag", "waits": "waits"}
 
 
 class ConfirmationKeys(Keys):
@@ -355,6 +371,18 @@ class ConfirmationKeys(Keys):
         "token: the arguments that make the first call a preview.",
         accepts="a mapping of argument names to values",
         example={"dry_run": True},
+    )
+    mrtr: MrtrKeys | None = key(
+        None,
+        "mrtr: the person's steps on a channel of their own before the retry (a link posted to a webhook); "
+        "unset: the question is answered in the client.",
+        accepts="a mapping with human",
+        example={
+            "human": [
+                {"read": {"from": "sink", "json": "approve_url"}, "save": "link"},
+                {"follow": {"link": "link"}},
+            ]
+        },
     )
     token: TokenKeys | None = key(
         None,

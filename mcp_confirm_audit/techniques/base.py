@@ -21,7 +21,7 @@ from mcp import types
 from ..catalogue.generation import Generation
 from ..channels.human import HumanFailed
 from ..channels.url_flow import Pages, answer_content
-from ..confirmations import answers
+from ..confirmations import answers, honest
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
@@ -216,6 +216,15 @@ class Attack:
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
         self.person_completes = True
+        # An MRTR question approved elsewhere (a link at the webhook): the same hook takes the person's steps.
+        sink = observer.sink if observer is not None else None
+        honest.elsewhere(
+            plan.mechanism,
+            pages,
+            lambda: honest.person_where(
+                primary, sandbox.root, sink.requests if sink is not None else None, primary.call_timeout
+            ),
+        )
         # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
         self.waited = 0.0
         # Where and how the honest approval's effect showed, as the controls saw it.
