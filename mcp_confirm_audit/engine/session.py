@@ -26,6 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
+from ..channels.human import Step
 from ..channels.url_flow import Pages
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import policy_tools
@@ -918,6 +919,10 @@ class _Peers:
     @property
     def principals(self) -> Mapping[str, tuple[Header, ...]]:
         return self._profile.principals
+
+    @property
+    def principal_steps(self) -> Mapping[str, tuple[Step, ...]]:
+        return self._profile.principal_steps
 
     def _not_started_here(self, what: str) -> None:
         if self._profile.is_url:

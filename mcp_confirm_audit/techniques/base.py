@@ -19,7 +19,7 @@ import anyio
 from mcp import types
 
 from ..catalogue.generation import Generation
-from ..channels.human import HumanFailed
+from ..channels.human import HumanFailed, Step
 from ..channels.url_flow import Pages, answer_content
 from ..confirmations import answers, honest
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
@@ -89,6 +89,11 @@ class Peers(Protocol):
         """The other identities the profile names, each its own headers (none: an empty mapping)."""
         ...
 
+    @property
+    def principal_steps(self) -> Mapping[str, tuple[Step, ...]]:
+        """Second paired devices the profile names, each the steps that read its credentials."""
+        ...
+
     async def other(self) -> Connection:
         """Another process (or instance) of the target on the same root."""
         ...
@@ -128,6 +133,7 @@ class NoPeers:
     shared_keys = False
     redemptions = 8
     principals: Mapping[str, tuple[Header, ...]] = MappingProxyType({})
+    principal_steps: Mapping[str, tuple[Step, ...]] = MappingProxyType({})
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")
