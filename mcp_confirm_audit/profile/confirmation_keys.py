@@ -340,6 +340,28 @@ class MrtrKeys(Keys):
         ],
     )
 
+    @field_validator("human")
+    @classmethod
+    def _no_handle(cls, steps: list[StepKeys | str]) -> list[StepKeys | str]:
+        if problem := no_handle(steps, "an MRTR question"):
+            raise Within(*problem)
+        return steps
+
+
+def no_handle(steps: list[StepKeys | str], what: str) -> tuple[str, int] | None:
+    """Why (and in which step) steps taken where no flow hands out an id, challenge or token name one."""
+    for index, item in enumerate(steps):
+        text = item if isinstance(item, str) else item.templates()
+        for name in ("id", "challenge", "token"):
+            if "{" + name + "}" in text:
+                return (
+                    f"names {{{name}}}, which {what} does not hand out (no pending id, challenge or "
+                    "token): read what the person is sent instead, e.g. {read: {from: sink, json: "
+                    "approve_url}, save: link}",
+                    index,
+                )
+    return None
+
 
 class FlagKeys(Keys):
     """The argument the agent sets to say a person approved."""

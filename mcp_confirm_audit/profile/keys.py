@@ -24,7 +24,7 @@ from ..channels.base import PLACEHOLDER
 from ..confirmations import elicitation
 from ..oracle.effect_spec import parse_effects, parse_ignore
 from . import headers as http_headers
-from .confirmation_keys import ConfirmationKeys, Steps
+from .confirmation_keys import ConfirmationKeys, Steps, no_handle
 from .contract import Keys, Within, key, says_nothing
 from .environment import parse_env
 from .url_mode import url_people
@@ -274,6 +274,13 @@ class PrincipalKeys(Keys):
         "[{read: {from: stderr, pattern: 'second device code (\\d{6})'}, save: code}]",
         example=[{"read": {"from": "stderr", "pattern": "second device code (\\d{6})"}, "save": "code"}],
     )
+
+    @field_validator("steps")
+    @classmethod
+    def _no_handle(cls, steps: list[Any] | None) -> list[Any] | None:
+        if steps is not None and (problem := no_handle(steps, "pairing a second device")):
+            raise Within(*problem)
+        return steps
 
     @model_validator(mode="after")
     def _one_identity(self) -> PrincipalKeys:

@@ -80,6 +80,12 @@ PLACES = (
         "{challenge}, {token}: what the preview handed out, in a pending flow the pending id)",
     ),
     Place(
+        "confirmation.mrtr.human, principals.NAME.steps",
+        ("root", "url", "profile_dir"),
+        "names saved by the steps before it",
+        "when the person takes the step (no id, challenge or token: nothing hands one out there)",
+    ),
+    Place(
         "confirmation.pending.execute.args",
         ("id", "profile_dir"),
         "names the person's steps saved; names saved by setup that the action's args carry whole",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_confirm_audit.confirmations.flag import Flag
+from mcp_confirm_audit.confirmations.mrtr import Mrtr
 from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.errors import UsageError
@@ -94,3 +95,58 @@ def test_policy_tools_unset_is_not_an_empty_list() -> None:
 def test_policy_tools_must_be_names() -> None:
     with pytest.raises(UsageError, match="'policy_tools' must be a list of tool names"):
         profile(policy_tools="set_frame")
+
+
+def test_an_mrtr_question_approved_elsewhere_carries_the_persons_steps() -> None:
+    stated = profile(
+        confirmation={
+            "kind": "mrtr",
+            "mrtr": {
+                "human": [
+                    {"read": {"from": "sink", "json": "approve_url"}, "save": "link"},
+                    {"follow": {"link": "link", "method": "POST"}},
+                ]
+            },
+        }
+    ).confirmation
+    assert isinstance(stated, Mrtr)
+    assert stated.human is not None
+    assert [step.kind for step in stated.human.approve] == ["read", "follow"]
+    assert "on a channel of their own" in stated.describe()
+    # Without mrtr:, the question is answered in the client, as before.
+    assert profile(confirmation={"kind": "mrtr"}).confirmation == Mrtr(source="profile")
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            {"confirmation": {"kind": "mrtr", "mrtr": {"human": [{"command": "approve {id}"}]}}},
+            "confirmation.mrtr.human[0] names {id}, which an MRTR question does not hand out",
+        ),
+        (
+            {"confirmation": {"kind": "token", "mrtr": {"human": [{"command": "approve"}]}}},
+            "has 'mrtr', which is for kind mrtr, and kind is token",
+        ),
+        (
+            {"principals": {"laptop": {"steps": [{"command": "read-code {challenge}"}]}}},
+            "principals.laptop.steps[0] names {challenge}, which pairing a second device does not hand out",
+        ),
+        ({"principals": {"laptop": {}}}, "needs headers: (an identity the target authenticates) or steps:"),
+    ],
+)
+def test_steps_where_nothing_hands_out_an_id_say_so_in_one_line(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        profile(**raw)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_second_paired_device_is_a_principal_of_a_stdio_target() -> None:
+    stated = profile(
+        principals={
+            "laptop": {"steps": [{"read": {"from": "stderr", "pattern": r"code (\d{6})"}, "save": "code"}]}
+        }
+    )
+    assert stated.principals == {}
+    assert [step.kind for step in stated.principal_steps["laptop"]] == ["read"]
