@@ -584,7 +584,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True)
     parser.add_argument("--channel", choices=CHANNELS, required=True)
-    parser.add_argument("--webhook")
+    parser.add_argument(
+        "--webhook",
+        default=os.environ.get("ELSEWHERE_WEBHOOK"),
+        help="where the link goes (ELSEWHERE_WEBHOOK)",
+    )
     parser.add_argument("--ttl", type=float, default=30.0)
     parser.add_argument("--approver", help="webhook: the user the approval is sent to (ELSEWHERE_USERS)")
     parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])

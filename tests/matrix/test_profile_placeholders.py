@@ -1,7 +1,7 @@
 """Every placeholder where it may stand, in one profile that is loaded and run.
 
 `targets/elsewhere-placeholders.yaml` serves the webhook server over HTTP ({port} in its command and
-in env:), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
+in env:; {sink} in env: too), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
 person follow the link with a command that trusts only {url}; {profile_dir}, {root} and {sink} stand
 wherever they may. If any of them were passed on unfilled, the honest flow would not complete.
 """
@@ -35,6 +35,10 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert here in profile.approver.steps[0].line
     assert profile.env.at("/r", 8123)["ELSEWHERE_PUBLIC_URL"] == "http://127.0.0.1:8123"
     assert profile.env.at("/r")["ELSEWHERE_HOME"] == "/r"
+    assert profile.env["ELSEWHERE_WEBHOOK"] == "{sink}/hook"  # filled when the target starts
+    assert profile.uses_sink  # {sink} in env: alone starts the sink
+    assert profile.url == "http://127.0.0.1:{port}/mcp"
+    assert profile.ttl_flag == "--ttl {ttl}"
     assert isinstance(profile.confirmation, Pending)
     assert profile.protocol == "2025-11-25"
 
@@ -48,9 +52,11 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert approve.passed, approve.detail
     said = " ".join(e for r in run.results for e in r.evidence)
     # The link is served beside /mcp (ELSEWHERE_PUBLIC_URL, its {port} filled), and the person's command
-    # followed it: approve.py refuses any link not on --origin {url}, so {url} was filled too.
+    # followed it: approve.py refuses any link not on --origin {url}, not for --request {id}, {challenge} and
+    # {token}, or run elsewhere than --home {root}, so each of those was filled too; the webhook went to
+    # ELSEWHERE_WEBHOOK, so {sink} in env: was.
     assert "read sink (approve_url): http://127.0.0.1:" in said, said
-    assert '{"approved":' in said, said
+    assert "--home {root}': {\"approve" in said, said
     judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
     assert judged
     assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
