@@ -23,6 +23,7 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -116,6 +117,7 @@ def _pending(keys: PendingKeys | None, where: str) -> Pending:
         )
     return Pending(
         id_from=keys.id_from,
+        id_pattern=re.compile(keys.id_pattern) if keys.id_pattern is not None else None,
         approve=_call(keys.approve),
         human=person,
         execute=_call(keys.execute),

@@ -17,6 +17,7 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
@@ -246,6 +247,14 @@ class PendingKeys(Keys):
         example="pending_id",
         pattern=_NAME,
     )
+    id_pattern: str | None = key(
+        None,
+        "A regular expression over the staging call's reply, for an id said in prose (an error that says "
+        "'request abc123, expires in 10 minutes'): its first group is the pending id.",
+        accepts="a regular expression with one group",
+        example="request (\\S+?),",
+        min_length=1,
+    )
     approve: CallKeys | None = key(
         None,
         "The agent-callable tool that approves (a flaw in itself, audited as one).",
@@ -277,8 +286,25 @@ class PendingKeys(Keys):
         example={"tool": "execute_pending", "args": {"pending_id": "{id}"}},
     )
 
+    @field_validator("id_pattern")
+    @classmethod
+    def _one_group(cls, pattern: str | None) -> str | None:
+        if pattern is None:
+            return None
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+        if groups < 1:
+            raise ValueError(f"{pattern!r} has no group: put the id in one, e.g. 'request (\\S+?),'")
+        return pattern
+
     @model_validator(mode="after")
     def _decline_beside_steps(self) -> PendingKeys:
+        if self.id_from is not None and self.id_pattern is not None:
+            raise ValueError(
+                "has both id_from (a result field) and id_pattern (prose): keep the one the reply has"
+            )
         if self.decline is not None and not isinstance(self.human, list):
             raise Within(
                 "goes with a list of human: steps; with the old human: {command: ...}, give human.decline",

@@ -150,3 +150,33 @@ def test_a_second_paired_device_is_a_principal_of_a_stdio_target() -> None:
     )
     assert stated.principals == {}
     assert [step.kind for step in stated.principal_steps["laptop"]] == ["read"]
+
+
+def test_a_pending_id_said_in_prose_is_read_by_id_pattern() -> None:
+    stated = profile(
+        confirmation={
+            "kind": "pending",
+            "pending": {"id_pattern": r"request (\S+?),", "human": {"command": "approve ok {id}"}},
+        }
+    ).confirmation
+    assert isinstance(stated, Pending)
+    assert stated.id_pattern is not None
+    said = "APPROVAL REQUIRED - this did not run.\n(request 8sk_SXB6grg, expires in 1 minutes)"
+    assert stated.id_pattern.search(said).group(1) == "8sk_SXB6grg"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("pending", "message"),
+    [
+        ({"id_pattern": "request \\S+"}, "has no group: put the id in one"),
+        ({"id_pattern": "request ("}, "is not a regular expression"),
+        (
+            {"id_pattern": "r (\\S+)", "id_from": "request_id"},
+            "has both id_from (a result field) and id_pattern",
+        ),
+    ],
+)
+def test_id_pattern_mistakes_are_one_line(pending: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        profile(confirmation={"kind": "pending", "pending": pending})
+    assert message in str(caught.value)
