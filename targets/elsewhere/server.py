@@ -465,17 +465,33 @@ def _ticketed(server: MCPServer, gate: Gate) -> None:
     assert tickets is not None
     paths_of: dict[str, str] = {}
 
+    def where(home: str, notify: str, profile: str) -> None:
+        """Each call says where it stands: the server's root, its webhook's base, the folder of this script.
+
+        A change system that checks the caller's context: an unfilled `{root}`, `{sink}` or
+        `{profile_dir}` in a profile's args is refused, so its honest flow cannot complete.
+        """
+        if not os.path.isdir(home) or not os.path.samefile(home, gate.root):
+            raise ValueError(f"refused: home {home!r} is not this server's root")
+        if not notify.startswith("http://") or not (gate.webhook or "").startswith(notify.rstrip("/") + "/"):
+            raise ValueError(f"refused: notify {notify!r} is not the base of this server's webhook")
+        script = Path(profile) / "elsewhere" / "server.py"
+        if not script.is_file() or not os.path.samefile(script, __file__):
+            raise ValueError(f"refused: profile {profile!r} is not the folder this server is in")
+
     @server.tool()
-    def open_ticket(path: str) -> dict[str, str]:
-        """Open a change ticket for deleting one file (nothing is deleted yet)."""
+    def open_ticket(path: str, home: str, notify: str, profile: str) -> dict[str, str]:
+        """Open a change ticket for deleting one file (nothing is deleted yet), from where the caller stands."""
+        where(home, notify, profile)
         gate.target(path)
         ticket = f"T-{secrets.token_hex(4)}"
         tickets[ticket], paths_of[ticket] = "", path
         return {"ticket_id": ticket}
 
     @server.tool(annotations=_DESTRUCTIVE)
-    def delete_file(ticket: str) -> str:
+    def delete_file(ticket: str, home: str, notify: str, profile: str) -> str:
         """Stage the deletion a change ticket names; a person approves it from the link sent to them."""
+        where(home, notify, profile)
         if tickets.get(ticket) != "":
             raise ValueError("refused: no open ticket by that id")
         path = paths_of[ticket]
