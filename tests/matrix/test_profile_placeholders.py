@@ -4,6 +4,8 @@
 in env:; {sink} in env: too), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
 person follow the link with a command that trusts only {url}; {profile_dir}, {root} and {sink} stand
 wherever they may. If any of them were passed on unfilled, the honest flow would not complete.
+`targets/elsewhere-placeholders-form.yaml` puts {name}, {path} and {profile_dir} in answer: and
+negative_answer: of a form that refuses an answer naming another file or folder.
 """
 
 from __future__ import annotations
@@ -62,3 +64,26 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
         (r.id, r.verdict, r.reason) for r in run.results
     ]
+
+
+def test_the_form_answers_placeholders_are_filled_in_the_yes_and_in_the_keep(catalogue: Catalogue) -> None:
+    profile = resolve_profile(load_profile(TARGETS / "elsewhere-placeholders-form.yaml"), None, None)
+    here = str(TARGETS.resolve())
+    assert profile.answer == {
+        "decision": "delete",
+        "confirm_name": "{name}",
+        "path": "{path}",
+        "profile": here,
+    }
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-REPLAY-001",
+        generation=MATRIX_GENERATION,
+    )
+    controls = {c.name: c for c in run.controls}
+    # The yes deleted the file: its name, path and folder were filled (the form refuses any other).
+    assert controls["approve"].passed, controls["approve"].detail
+    # The keep was read as a keep, not refused as naming another file: filled too.
+    assert controls["negative"].passed, controls["negative"].detail
+    assert "kept " in controls["negative"].detail, controls["negative"].detail
