@@ -414,6 +414,7 @@ async def take_all(
     """
     saved: dict[str, str] = {}
     taken: list[Taken] = []
+    credentials: set[str] = set()
     for step in steps:
         answering = not (step.kind == "read" or getattr(step, "shows", False))
         if answering and where.before_answer is not None and not getattr(step, "reads_then_answers", False):
@@ -422,6 +423,11 @@ async def take_all(
         done = await step.take(where.with_values(saved).on(server_of(step)))
         if answering:
             where = replace(where, before_answer=None)
+        if getattr(step, "secret", False):
+            credentials.update(v for v in done.values.values() if v)
+        for value in credentials:
+            # A credential read by an earlier step is never in a later step's line (a URL it went into).
+            done = replace(done, said=done.said.replace(value, "<secret>"))
         saved.update(done.values)
         taken.append(done)
         if on_taken is not None:

@@ -51,6 +51,8 @@ class Read:
     # A dotted field of the JSON read that the person reads as text (a chat app shows a webhook's
     # `text`): what they were shown is that field's value, not the whole body as JSON.
     reads: str | None = None
+    # The value is the person's credential (a session token, a pairing code): never in the evidence.
+    secret: bool = False
 
     @property
     def kind(self) -> str:
@@ -65,8 +67,13 @@ class Read:
                     value, shown, document = found
                     if self.reads is not None and (text := dotted(document, self.reads)) is not None:
                         shown = text
-                    said = f"read {self._what()}: {one_line(value)[:SAID]}"
-                    return Taken(said, self.save.values(value, f"what was read from {self.source}"), shown)
+                    shown_value = (
+                        f"<secret, {len(value)} characters>" if self.secret else one_line(value)[:SAID]
+                    )
+                    said = f"read {self._what()}: {shown_value}"
+                    saved = self.save.values(value, f"what was read from {self.source}")
+                    # A credential read is no question put to the person: nothing of it is kept as shown.
+                    return Taken(said, saved, None if self.secret else shown)
                 if self.source == "seen":
                     break  # what the agent saw is all there is: nothing more arrives
                 await anyio.sleep(_POLL)
@@ -204,6 +211,13 @@ class ReadKeys(Keys):
         accepts="text",
         example="{id}",
     )
+    secret: bool = key(
+        False,
+        "The value read is the person's credential (a session token, a pairing code): the evidence says it "
+        "was read, never what it is.",
+        accepts="true or false",
+        example=True,
+    )
     reads: str | None = key(
         None,
         "A dotted field of the JSON read that the person reads as text, as a chat app shows a webhook's "
@@ -262,4 +276,12 @@ class ReadStep(StepKeys):
     def step(self, where: str) -> Read:
         said = self.read
         compiled = re.compile(said.pattern) if said.pattern is not None else None
-        return Read(said.origin, compiled, said.json_path, said.containing, self.saved(), reads=said.reads)
+        return Read(
+            said.origin,
+            compiled,
+            said.json_path,
+            said.containing,
+            self.saved(),
+            reads=said.reads,
+            secret=said.secret,
+        )

@@ -7,6 +7,11 @@ that once per question (a `requestState` and its key), before the answer is
 sent, and every later answer to the same question finds it done. A technique
 that judges what happens when nobody completes the page, or someone else does,
 answers with `person=False` and opens the page itself.
+
+An MRTR question approved somewhere else (`confirmation.mrtr.human`: a link
+posted to a webhook) is the same thing without a page in the question: once
+per question, before the client's first retry that accepts it, the person
+takes the profile's steps on their own channel (`Pages.elsewhere`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import anyio
 
 from ..models import Outcome, Response
 from ..profile.url_mode import UrlPeople
-from .human import HumanFailed
+from .human import HumanFailed, Step, Taken, Where, take_all
 from .url_page import Browser, Visit, visit
 
 _Content = TypeVar("_Content")
@@ -57,10 +62,23 @@ class Pages:
         self._urls: dict[tuple[str | None, str], str] = {}
         self._done: dict[tuple[str | None, str], anyio.Event] = {}
         self.lines: list[str] = []
+        # The person's steps elsewhere (an MRTR question approved by a link) and where they take them.
+        self._steps: tuple[Step, ...] = ()
+        self._where: Where | None = None
+        self._asked: set[str] = set()
+        self._approved: dict[str, anyio.Event] = {}
+        # What the person's steps showed them (a webhook's body): the text a person read.
+        self.shown: list[tuple[str, str]] = []
+
+    def elsewhere(self, steps: tuple[Step, ...], where: Where) -> None:
+        """The person approves each question by `steps` on their own channel, taken with `where`."""
+        self._steps, self._where = steps, where
 
     def remember(self, response: Response) -> None:
         for key, url in url_questions(response).items():
             self._urls.setdefault((response.request_state, key), url)
+        if self._steps and response.outcome is Outcome.INPUT_REQUIRED and response.request_state:
+            self._asked.add(response.request_state)
 
     def url_of(self, state: str | None, key: str) -> str | None:
         return self._urls.get((state, key))
@@ -83,6 +101,9 @@ class Pages:
         Concurrent answers to one question (a race) wait for the one visit, so they all
         reach the server after the person did what they do.
         """
+        accepts = any(getattr(a, "action", None) == "accept" for a in (responses or {}).values())
+        if state is not None and state in self._asked and accepts:
+            await self._approve_elsewhere(state)
         for key, answer in (responses or {}).items():
             url = self._urls.get((state, key))
             if url is None or getattr(answer, "action", None) != "accept":
@@ -98,3 +119,24 @@ class Pages:
                 pass  # in `lines`; the server's answer to the accept says the rest
             finally:
                 self._done[where].set()
+
+    async def _approve_elsewhere(self, state: str) -> None:
+        """The person's steps for the question `state` came with, once (a race's retries wait for them)."""
+        if state in self._approved:
+            await self._approved[state].wait()
+            return
+        self._approved[state] = anyio.Event()
+        assert self._where is not None
+
+        def kept(done: Taken) -> None:
+            if done.said:
+                self.lines.append(f"the person, on their own channel: {done.said[:160]}")
+            if done.shown is not None:
+                self.shown.append((done.medium, done.shown))
+
+        try:
+            await take_all(self._steps, self._where, kept)
+        except HumanFailed as exc:
+            self.lines.append(f"the person could not approve on their own channel: {exc}")
+        finally:
+            self._approved[state].set()

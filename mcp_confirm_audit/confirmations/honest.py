@@ -22,6 +22,7 @@ from . import replies
 from .base import AgentFlow, HumanFailed
 
 if TYPE_CHECKING:
+    from ..channels.url_flow import Pages
     from ..target.driver import Connection
 
 
@@ -31,6 +32,29 @@ class Honest:
     results: tuple[ControlResult, ...]
     # The replies of the gate's refusals (the preview alone, a wrong token or id): how it words them.
     gate: tuple[Signature, ...] = ()
+
+
+def person_where(
+    conn: Connection, root: Path, sink: Callable[[], list[dict[str, Any]]] | None, timeout: float
+) -> human.Where:
+    """Where the person takes their steps beside `conn`: its root, its base URL, its output, the sink."""
+    return human.Where(
+        root,
+        timeout,
+        human.base_url(conn.endpoint),
+        {},
+        sink,
+        conn.stderr_path,
+        conn.terminal,
+        servers=conn.places(),
+    )
+
+
+def elsewhere(mechanism: object, pages: Pages | None, where: Callable[[], human.Where]) -> None:
+    """An MRTR question the profile has approved on the person's own channel: `pages` takes their steps."""
+    person = getattr(mechanism, "human", None)
+    if pages is not None and getattr(mechanism, "kind", None) == "mrtr" and person is not None:
+        pages.elsewhere(person.approve, where())
 
 
 class RecordingChannel:

@@ -88,6 +88,8 @@ Human = Person
 class Pending(FlowDefaults):
     tool: str = ""
     id_from: str | None = None  # None: the first result field named like an action id
+    # An id said in prose ("request abc123, expires..."): the first group of this pattern in the reply.
+    id_pattern: re.Pattern[str] | None = None
     approve: CallTemplate | None = None
     human: Human | None = None
     execute: CallTemplate | None = None
@@ -149,7 +151,11 @@ class Pending(FlowDefaults):
         return self.execute.tool, self.execute.filled(handle, saved, arguments)
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
-        return Preview.read(await channel.call("stage", self.tool, arguments), self.id_from, ID_FIELD)
+        response = await channel.call("stage", self.tool, arguments)
+        if self.id_pattern is not None:
+            found = self.id_pattern.search(response.text)
+            return Preview(response, found.group(1) if found else None, "id_pattern" if found else None)
+        return Preview.read(response, self.id_from, ID_FIELD)
 
     async def confirm(
         self,

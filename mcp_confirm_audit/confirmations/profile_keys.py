@@ -15,6 +15,7 @@ confirmation:
   #                                        {follow: {link: link, method: POST}}],
   #           decline: [...], execute: {tool: confirm, args: {request_id: "{id}", evidence: "{evidence}"}}}
   # token: {from: challenge, into: approval_token, human: [{sign: {command: "signer {challenge}"}}]}
+  # mrtr: {human: [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]}
   # waits: {human: [{terminal: {expect: 'allow\? \[y/N\]', answer: y}}], decline: [...]}
   # flag: {arg: human_approved, value: true}
 policy_tools: [set_frame]
@@ -22,6 +23,7 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -51,7 +53,11 @@ def confirmation(keys: ConfirmationKeys, source: str) -> Mechanism:
     """The mechanism a profile states (for every tool it audits), from its validated keys."""
     where = f"profile {source}: confirmation"
     if keys.kind == "mrtr":
-        return Mrtr(source="profile")
+        if keys.mrtr is None:
+            return Mrtr(source="profile")
+        return Mrtr(
+            source="profile", human=human.Person(human.parse_steps(keys.mrtr.human, f"{where}.mrtr.human"))
+        )
     if keys.kind == "token":
         return _token(keys.token, dict(keys.preview or {}), where)
     if keys.kind == "waits":
@@ -111,6 +117,7 @@ def _pending(keys: PendingKeys | None, where: str) -> Pending:
         )
     return Pending(
         id_from=keys.id_from,
+        id_pattern=re.compile(keys.id_pattern) if keys.id_pattern is not None else None,
         approve=_call(keys.approve),
         human=person,
         execute=_call(keys.execute),

@@ -1,7 +1,8 @@
 """Reading a named value (a token, a pending id) out of a tool's result.
 
 Results are JSON text (what MCPServer makes of a dict) more often than not;
-otherwise a `name: value` or `name=value` in the text is taken.
+otherwise a `name: value` or `name=value` in the text is taken. A JSON-RPC
+error's `data` is read as a result's fields (an approval proxy's record id).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from ..models import Response
 
 
 def fields(response: Response) -> dict[str, Any]:
-    """Every scalar field of a JSON result, nested objects flattened (inner names win no ties)."""
+    """Every scalar field of a JSON result, nested objects flattened (inner names win no ties); of a
+    JSON-RPC error, its `data` (a proxy's approval_required hands its record id out there)."""
+    found: dict[str, Any] = {}
     try:
         data = json.loads(response.text)
     except ValueError:
-        return {}
-    found: dict[str, Any] = {}
-    for key, value in _walk(data):
+        data = None
+    for key, value in (*_walk(data), *_walk(response.data)):
         found.setdefault(key, value)
     return found
 

@@ -140,6 +140,15 @@ class _Runner:
         self.unasked: str | None = None
         # URL-mode questions: an honest accept is the person's consent, and they complete the page.
         self.pages = pages
+        # An MRTR question approved elsewhere: the person takes the profile's steps before the retry.
+        sink = observer.sink
+        honest.elsewhere(
+            plan.mechanism,
+            pages,
+            lambda: honest.person_where(
+                conn, sandbox.root, sink.requests if sink is not None else None, conn.call_timeout
+            ),
+        )
         # The replies of controls the gate refused (a decline, a wrong state) and of a subject that
         # does not exist: how this target words "refused by the gate" and "failed otherwise".
         self.gate: list[Signature] = []

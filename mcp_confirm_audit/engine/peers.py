@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..channels.human import Step
 from ..errors import TargetError
 from ..profile.headers import Header, as_dict, overlay
 from ..target.driver import Connection
@@ -55,6 +56,10 @@ class SessionPeers:
     @property
     def principals(self) -> Mapping[str, tuple[Header, ...]]:
         return self._profile.principals
+
+    @property
+    def principal_steps(self) -> Mapping[str, tuple[Step, ...]]:
+        return self._profile.principal_steps
 
     def _not_started_here(self, what: str) -> None:
         if self._profile.is_url:

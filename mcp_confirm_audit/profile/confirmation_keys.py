@@ -17,6 +17,7 @@ policy_tools: [set_frame]
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
@@ -246,6 +247,14 @@ class PendingKeys(Keys):
         example="pending_id",
         pattern=_NAME,
     )
+    id_pattern: str | None = key(
+        None,
+        "A regular expression over the staging call's reply, for an id said in prose (an error that says "
+        "'request abc123, expires in 10 minutes'): its first group is the pending id.",
+        accepts="a regular expression with one group",
+        example="request (\\S+?),",
+        min_length=1,
+    )
     approve: CallKeys | None = key(
         None,
         "The agent-callable tool that approves (a flaw in itself, audited as one).",
@@ -277,8 +286,25 @@ class PendingKeys(Keys):
         example={"tool": "execute_pending", "args": {"pending_id": "{id}"}},
     )
 
+    @field_validator("id_pattern")
+    @classmethod
+    def _one_group(cls, pattern: str | None) -> str | None:
+        if pattern is None:
+            return None
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+        if groups < 1:
+            raise ValueError(f"{pattern!r} has no group: put the id in one, e.g. 'request (\\S+?),'")
+        return pattern
+
     @model_validator(mode="after")
     def _decline_beside_steps(self) -> PendingKeys:
+        if self.id_from is not None and self.id_pattern is not None:
+            raise ValueError(
+                "has both id_from (a result field) and id_pattern (prose): keep the one the reply has"
+            )
         if self.decline is not None and not isinstance(self.human, list):
             raise Within(
                 "goes with a list of human: steps; with the old human: {command: ...}, give human.decline",
@@ -325,6 +351,44 @@ class WaitsKeys(Keys):
     )
 
 
+class MrtrKeys(Keys):
+    """An MRTR question the person answers somewhere else: the call answers `input_required`, the server
+    sends the person a link (a webhook, a chat), and waits for the client to retry with its requestState."""
+
+    human: Steps = key(
+        ...,
+        "The steps the person takes on their own channel before the client retries with the requestState "
+        "(read the link from the sink, follow it); taken once per question, when the client accepts it.",
+        accepts=_STEPS,
+        example=[
+            {"read": {"from": "sink", "json": "approve_url"}, "save": "link"},
+            {"follow": {"link": "link"}},
+        ],
+    )
+
+    @field_validator("human")
+    @classmethod
+    def _no_handle(cls, steps: list[StepKeys | str]) -> list[StepKeys | str]:
+        if problem := no_handle(steps, "an MRTR question"):
+            raise Within(*problem)
+        return steps
+
+
+def no_handle(steps: list[StepKeys | str], what: str) -> tuple[str, int] | None:
+    """Why (and in which step) steps taken where no flow hands out an id, challenge or token name one."""
+    for index, item in enumerate(steps):
+        text = item if isinstance(item, str) else item.templates()
+        for name in ("id", "challenge", "token"):
+            if "{" + name + "}" in text:
+                return (
+                    f"names {{{name}}}, which {what} does not hand out (no pending id, challenge or "
+                    "token): read what the person is sent instead, e.g. {read: {from: sink, json: "
+                    "approve_url}, save: link}",
+                    index,
+                )
+    return None
+
+
 class FlagKeys(Keys):
     """The argument the agent sets to say a person approved."""
 
@@ -338,7 +402,7 @@ class FlagKeys(Keys):
     value: Any = key(True, "The value that says so.", accepts="any value", example=True)
 
 
-_FOR_KIND = {"token": "token", "pending": "pending", "flag": "flag", "waits": "waits"}
+_FOR_KIND = {"mrtr": "mrtr", "token": "token", "pending": "pending", "flag": "flag", "waits": "waits"}
 
 
 class ConfirmationKeys(Keys):
@@ -355,6 +419,18 @@ class ConfirmationKeys(Keys):
         "token: the arguments that make the first call a preview.",
         accepts="a mapping of argument names to values",
         example={"dry_run": True},
+    )
+    mrtr: MrtrKeys | None = key(
+        None,
+        "mrtr: the person's steps on a channel of their own before the retry (a link posted to a webhook); "
+        "unset: the question is answered in the client.",
+        accepts="a mapping with human",
+        example={
+            "human": [
+                {"read": {"from": "sink", "json": "approve_url"}, "save": "link"},
+                {"follow": {"link": "link"}},
+            ]
+        },
     )
     token: TokenKeys | None = key(
         None,

@@ -23,7 +23,7 @@ from ..channels import human
 from ..channels.base import PLACEHOLDER
 from ..confirmations import elicitation
 from . import headers as http_headers
-from .confirmation_keys import ConfirmationKeys, Steps
+from .confirmation_keys import ConfirmationKeys, Steps, no_handle
 from .contract import Keys, Within, key, says_nothing
 from .environment import parse_env
 from .url_mode import url_people
@@ -255,16 +255,40 @@ def _env_form(value: Any) -> str:
 
 
 class PrincipalKeys(Keys):
-    """Another authenticated identity, with all of its own headers."""
+    """Another identity: an authenticated one with all of its own headers, or a second paired device."""
 
-    headers: dict[str, str] = key(
-        ...,
+    headers: dict[str, str] | None = key(
+        None,
         "Its headers (the profile's are not added), ${NAME} read from the environment; never shown.",
         accepts="a non-empty mapping of header names to strings",
         example={"Authorization": "Bearer ${MALLORY_TOKEN}"},
         secret=True,
         min_length=1,
     )
+    steps: Steps | None = key(
+        None,
+        "A second paired device (its own pairing code and key), for approver-identity on any target: the steps "
+        "that read its credentials, taken in place of the person's steps that save the same names.",
+        accepts="a list of the person's steps that save what the person's own steps save, e.g. "
+        "[{read: {from: stderr, pattern: 'second device code (\\d{6})'}, save: code}]",
+        example=[{"read": {"from": "stderr", "pattern": "second device code (\\d{6})"}, "save": "code"}],
+    )
+
+    @field_validator("steps")
+    @classmethod
+    def _no_handle(cls, steps: list[Any] | None) -> list[Any] | None:
+        if steps is not None and (problem := no_handle(steps, "pairing a second device")):
+            raise Within(*problem)
+        return steps
+
+    @model_validator(mode="after")
+    def _one_identity(self) -> PrincipalKeys:
+        if self.headers is None and self.steps is None:
+            raise ValueError(
+                "needs headers: (an identity the target authenticates) or steps: (a second paired device's "
+                "credentials, read as the person reads theirs)"
+            )
+        return self
 
 
 class BrowserKeys(Keys):
@@ -604,9 +628,10 @@ class ProfileKeys(Keys):
     )
     principals: dict[Annotated[str, Field(pattern=_PRINCIPAL)], PrincipalKeys] = key(
         {},
-        "Other authenticated identities by name: for cross-principal (over HTTP), and for approver-identity "
-        "(the first takes the person's steps, its headers on their http and follow requests).",
-        accepts="a mapping of short names (a word, e.g. mallory) to {headers: {...}}",
+        "Other identities by name: for cross-principal (over HTTP), and for approver-identity (the first "
+        "takes the person's steps, its headers on their http and follow requests; or, a second paired "
+        "device, its steps: read its own credentials in place of the person's).",
+        accepts="a mapping of short names (a word, e.g. mallory) to {headers: {...}} or {steps: [...]}",
         example={"mallory": {"headers": {"Authorization": "Bearer ${MALLORY_TOKEN}"}}},
         secret=True,
         min_length=1,
@@ -743,11 +768,17 @@ class ProfileKeys(Keys):
             elif name == "headers":
                 value = http_headers.from_mapping(value, source=where, environ=os.environ)
             elif name == "principals":
+                out["principal_steps"] = {
+                    who: human.parse_steps(spec.steps, f"{where}: principals.{who}.steps")
+                    for who, spec in value.items()
+                    if spec.steps is not None
+                }
                 value = {
                     who: http_headers.from_mapping(
                         spec.headers, source=f"{where}: principal {who}", environ=os.environ
                     )
                     for who, spec in value.items()
+                    if spec.headers is not None
                 }
             elif name == "confirmation":
                 value = value.mechanism(source) if value is not None else None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..channels.base import Step
 from ..channels.http import HttpCall
 from ..confirmations import Mechanism, profile_keys
 from ..confirmations.pending import Pending
@@ -111,6 +112,8 @@ class Profile:
     # Other authenticated identities, by name, each with all of its own headers
     # (the profile's are not added to them), for the cross-principal family.
     principals: Mapping[str, tuple[Header, ...]] = field(default_factory=dict)
+    # Second paired devices, by name: the steps that read each one's credentials (approver-identity).
+    principal_steps: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
     # A header the target takes as the caller's identity (a gateway's principal
     # header): cross-principal sends the victim's value of it with another's credentials.
     identity_header: str | None = None

@@ -70,7 +70,8 @@ PLACES = (
         "answer, negative_answer",
         ("name", "path", "profile_dir"),
         "",
-        "when the form is answered",
+        "when the form is answered (its fields' strings; {root}, {sink}, {port} refused there: "
+        "the person types the answer, and it names the subject only)",
     ),
     Place(
         "steps of confirmation's human: and decline:, approver.steps",
@@ -78,6 +79,12 @@ PLACES = (
         "names saved by the steps before it",
         "when the person takes the step ({url}: the target's base URL, or the named server's; "
         "{challenge}, {token}: what the preview handed out, in a pending flow the pending id)",
+    ),
+    Place(
+        "confirmation.mrtr.human, principals.NAME.steps",
+        ("root", "url", "profile_dir"),
+        "names saved by the steps before it",
+        "when the person takes the step (no id, challenge or token: nothing hands one out there)",
     ),
     Place(
         "confirmation.pending.execute.args",
@@ -106,6 +113,9 @@ _NOT_HERE = {
     "challenge": "{challenge} is what a preview handed out, known to the person's steps only",
     "ttl": "{ttl} goes in ttl_flag:, which the expiry family adds to the command",
     "path": "{path} is a case file, known to the action's args only",
+    "root": "{root} is the sandbox root, known where the target starts, to the action's args and the person's steps",
+    "sink": "{sink} is the loopback sink, known where the target starts and to the action's args",
+    "port": "{port} is the target's port, known where it starts and in url:",
 }
 
 
@@ -150,6 +160,12 @@ def _strings(raw: Mapping[str, Any]) -> Iterator[tuple[str, str, Place]]:
     for name, place in by_key.items():
         if isinstance(text := raw.get(name), str):
             yield name, text, place
+    for name in ("answer", "negative_answer"):  # the form's fields: only their own strings are filled
+        fields = raw.get(name)
+        if isinstance(fields, Mapping):
+            for field, value in fields.items():
+                if isinstance(value, str):
+                    yield f"{name}.{field}", value, PLACES[6]
     for key, place in (("servers", PLACES[0]), ("env", PLACES[1]), ("files", PLACES[2])):
         entries = raw.get(key)
         if not isinstance(entries, Mapping):
@@ -178,7 +194,8 @@ def check(raw: Mapping[str, Any], source: str) -> None:
                 why = "{port} is filled only for a target served over HTTP: put {port} in its command too"
             else:
                 why = _NOT_HERE.get(name, "nothing fills it there")
+            label = "negative_answer" if address.startswith("negative_") else place.keys.split(",")[0]
             raise UsageError(
                 f"profile {source}: {address} names {{{name}}}, which is not filled there ({why}); "
-                f"{place.keys.split(',')[0]} takes {takes}"
+                f"{label} takes {takes}"
             )

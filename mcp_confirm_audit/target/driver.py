@@ -659,9 +659,16 @@ async def _session(
     if not started:
         if isinstance(server, StdoutChecked) and (problem := server.problem()):
             raise TargetError(f"{_describe(profile)}: {http_headers.scrub_values(problem, secrets)}")
+        # Over stdio, a server that waits for a Content-Length header (actgate) never answers at all.
+        framing = (
+            "; nothing came back on stdout (MCP's stdio transport is one JSON-RPC message per line: a server "
+            "that waits for a Content-Length header, as a language server does, never answers)"
+            if isinstance(server, StdoutChecked)
+            else ""
+        )
         raise TargetError(
             f"{_describe(profile)} did not answer server/discover within {profile.start_timeout:g}s"
-            f"{_tail(stderr_path, secrets)}; check it starts by hand, or raise the start timeout "
+            f"{_tail(stderr_path, secrets)}{framing}; check it starts by hand, or raise the start timeout "
             "(--mcp-start-timeout, or start_timeout in the profile)"
         )
 

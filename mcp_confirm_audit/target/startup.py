@@ -4,12 +4,15 @@ Three failures the SDK reports badly on its own: a stdio server that prints to
 stdout (the SDK logs a traceback per line and the handshake then waits out the
 start timeout), a URL where nothing listens (a bare `ConnectError`), and a
 server that exits at once (its status stays inside the SDK: a confined target's
-init writes it on stderr, read back here).
+init writes it on stderr, read back here). A server that frames stdio as a
+language server does (`Content-Length:` headers) is told so: MCP's stdio
+transport is one JSON-RPC message per line, and no timeout makes the two meet.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +28,8 @@ from .confine_main import EXITED
 _SDK_STDIO_LOGGER = "mcp.client.stdio"
 _PARSE_FAILED = "Failed to parse JSONRPC message from server"
 _log = logging.getLogger(__name__)
+# A line as `escaped` keeps it: an LSP-style header (`Content-Length: 52`), the framing MCP's stdio does not use.
+_LSP_HEADER = re.compile(r"^'content-length\s*:", re.IGNORECASE)
 
 
 class _QuietParseFailures(logging.Filter):
@@ -129,6 +134,13 @@ class StdoutChecked:
     def problem(self) -> str | None:
         if not self.noise:
             return None
+        header = next((line for line in self.noise if _LSP_HEADER.match(line)), None)
+        if header is not None:
+            return (
+                f"the server wrote {header} to stdout, a Content-Length header as a language server frames "
+                "its messages, but MCP's stdio transport is one JSON-RPC message per line with no headers: "
+                "make it write each message as one line of JSON (or serve it over HTTP and give its url)"
+            )
         return (
             f"the server wrote non-JSON-RPC to stdout: {self.noise[0]}; servers on stdio must log to stderr"
         )

@@ -19,9 +19,9 @@ import anyio
 from mcp import types
 
 from ..catalogue.generation import Generation
-from ..channels.human import HumanFailed
+from ..channels.human import HumanFailed, Step
 from ..channels.url_flow import Pages, answer_content
-from ..confirmations import answers
+from ..confirmations import answers, honest
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
@@ -85,6 +85,11 @@ class Peers(Protocol):
         """The other identities the profile names, each its own headers (none: an empty mapping)."""
         ...
 
+    @property
+    def principal_steps(self) -> Mapping[str, tuple[Step, ...]]:
+        """Second paired devices the profile names, each the steps that read its credentials."""
+        ...
+
     async def other(self) -> Connection:
         """Another process (or instance) of the target on the same root."""
         ...
@@ -124,6 +129,7 @@ class NoPeers:
     shared_keys = False
     redemptions = 8
     principals: Mapping[str, tuple[Header, ...]] = MappingProxyType({})
+    principal_steps: Mapping[str, tuple[Step, ...]] = MappingProxyType({})
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")
@@ -203,6 +209,15 @@ class Attack(Recorder):
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
         self.person_completes = True
+        # An MRTR question approved elsewhere (a link at the webhook): the same hook takes the person's steps.
+        sink = observer.sink if observer is not None else None
+        honest.elsewhere(
+            plan.mechanism,
+            pages,
+            lambda: honest.person_where(
+                primary, sandbox.root, sink.requests if sink is not None else None, primary.call_timeout
+            ),
+        )
         # Seconds the attack had to let pass by design (a lifetime running out): no client is faster.
         self.waited = 0.0
         # Where and how the honest approval's effect showed, as the controls saw it.

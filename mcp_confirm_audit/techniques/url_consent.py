@@ -4,6 +4,11 @@ The client answers `accept` and nobody opens the page; it retries once more, as
 a client polling for the result would. The action must not happen: the server
 answers another question (the same page), or refuses, until the person
 completed the page.
+
+An MRTR question approved somewhere else (`confirmation.mrtr.human`: the
+server posts the person a link) is the same consent without a page in the
+question: the client accepts with the honest answer and nobody follows the
+link; the action must not happen until the person did.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from .base import Attack
 
 @technique("url-consent")
 async def url_consent(attack: Attack, params: Mapping[str, Any]) -> None:
+    mechanism = attack.plan.mechanism
+    if mechanism is not None and mechanism.kind == "mrtr" and getattr(mechanism, "human", None) is not None:
+        await _nobody_followed_the_link(attack)
+        return
     first = await asked(attack)
     if first is None:
         return
@@ -35,4 +44,26 @@ async def url_consent(attack: Attack, params: Mapping[str, Any]) -> None:
             attack.victim,
             state=retry.request_state,
             responses=first.answer("accept"),
+        )
+
+
+async def _nobody_followed_the_link(attack: Attack) -> None:
+    """The client accepts, twice, a question the person approves elsewhere; nobody takes their steps."""
+    attack.person_completes = False
+    first = await attack.ask(attack.victim)
+    if attack.failed:
+        return
+    await attack.start_attack()
+    retry = await attack.call(
+        "accept; nobody followed the link sent to the person",
+        attack.victim,
+        state=first.request_state,
+        responses=attack.accept(first, attack.victim),
+    )
+    if retry.outcome is Outcome.INPUT_REQUIRED:
+        await attack.call(
+            "accept again, as a client polling for the result; still nobody followed the link",
+            attack.victim,
+            state=retry.request_state,
+            responses=attack.accept(retry, attack.victim),
         )

@@ -3,8 +3,8 @@
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
-                any-approver|no-recheck|check-then-spend|link-rearms|unsigned]
-        [--fields one|two] [--port PORT] [--ticket]
+                any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device]
+        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -38,6 +38,9 @@ checks an approval and spends it a moment later, so redemptions sent together al
 link-rearms (webhook) never spends the approve link: followed again, it approves the spent request again.
 unsigned (device) takes any request as the paired device's: no signature is checked, so whoever
 reaches the device API confirms a card without the pairing code.
+`--devices 2` (device) pairs a second device, the requester's own laptop, with a code of its own: it sees
+the cards, and only the approver's device confirms them; any-device takes a confirmation from any paired
+device (so the requester approves their own request).
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -88,6 +91,7 @@ FLAWS = (
     "no-recheck",
     "check-then-spend",
     "unsigned",
+    "any-device",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -174,6 +178,8 @@ class Gate:
         self.lock = threading.Lock()
         self.race, self.turn = RaceGate(), threading.Lock()  # check-then-spend's window (race_gate.py)
         self.pairing = f"{secrets.randbelow(10**6):06d}"
+        # --devices 2: a second paired device (the requester's own laptop): it sees the cards, never approves.
+        self.other_pairing: str | None = None
         self.owner_key = os.environ.get("ELSEWHERE_OWNER_KEY", "")
         self.api: str | None = None
         # Who approves (the webhook goes to them), and every user of the approval system by token.
@@ -459,17 +465,33 @@ def _ticketed(server: MCPServer, gate: Gate) -> None:
     assert tickets is not None
     paths_of: dict[str, str] = {}
 
+    def where(home: str, notify: str, profile: str) -> None:
+        """Each call says where it stands: the server's root, its webhook's base, the folder of this script.
+
+        A change system that checks the caller's context: an unfilled `{root}`, `{sink}` or
+        `{profile_dir}` in a profile's args is refused, so its honest flow cannot complete.
+        """
+        if not os.path.isdir(home) or not os.path.samefile(home, gate.root):
+            raise ValueError(f"refused: home {home!r} is not this server's root")
+        if not notify.startswith("http://") or not (gate.webhook or "").startswith(notify.rstrip("/") + "/"):
+            raise ValueError(f"refused: notify {notify!r} is not the base of this server's webhook")
+        script = Path(profile) / "elsewhere" / "server.py"
+        if not script.is_file() or not os.path.samefile(script, __file__):
+            raise ValueError(f"refused: profile {profile!r} is not the folder this server is in")
+
     @server.tool()
-    def open_ticket(path: str) -> dict[str, str]:
-        """Open a change ticket for deleting one file (nothing is deleted yet)."""
+    def open_ticket(path: str, home: str, notify: str, profile: str) -> dict[str, str]:
+        """Open a change ticket for deleting one file (nothing is deleted yet), from where the caller stands."""
+        where(home, notify, profile)
         gate.target(path)
         ticket = f"T-{secrets.token_hex(4)}"
         tickets[ticket], paths_of[ticket] = "", path
         return {"ticket_id": ticket}
 
     @server.tool(annotations=_DESTRUCTIVE)
-    def delete_file(ticket: str) -> str:
+    def delete_file(ticket: str, home: str, notify: str, profile: str) -> str:
         """Stage the deletion a change ticket names; a person approves it from the link sent to them."""
+        where(home, notify, profile)
         if tickets.get(ticket) != "":
             raise ValueError("refused: no open ticket by that id")
         path = paths_of[ticket]
@@ -527,7 +549,7 @@ def _serve_api(gate: Gate) -> None:
                     key = dict(p.partition("=")[::2] for p in query.split("&") if p).get("key", "")
                     return self._reply(*gate.approve(parts[1], key, self.headers.get("Authorization")))
                 if parts[0] == "cards" and len(parts) == 3 and parts[2] == "confirm":
-                    self._signed(raw)
+                    self._signed(raw, approves=True)
                     request = gate.live(parts[1])
                     request["evidence"] = request["evidence"] or f"ev-{secrets.token_hex(8)}"
                     return self._reply(200, {"evidence_ref": request["evidence"]})
@@ -552,13 +574,19 @@ def _serve_api(gate: Gate) -> None:
                 return self._reply(409, {"error": str(exc)})
             self._reply(404, {"error": "no such route"})
 
-        def _signed(self, body: bytes) -> None:
+        def _signed(self, body: bytes, approves: bool = False) -> None:
             if "unsigned" in gate.flaws:
                 return  # FLAW unsigned: a kiosk that takes any request as its paired device's
             said = self.headers.get("X-Device-Signature", "")
-            wanted = sign(gate.pairing, f"{self.command} {self.path} ".encode().decode() + body.decode())
-            if not hmac.compare_digest(said, wanted):
-                raise PermissionError("the request is not signed by the paired device")
+            message = f"{self.command} {self.path} " + body.decode()
+            if hmac.compare_digest(said, sign(gate.pairing, message)):
+                return
+            other = gate.other_pairing
+            if other is not None and hmac.compare_digest(said, sign(other, message)):
+                if approves and "any-device" not in gate.flaws:  # FLAW any-device: any paired device approves
+                    raise PermissionError("that device is paired, but it is not the approver's device")
+                return
+            raise PermissionError("the request is not signed by the paired device")
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -572,7 +600,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True)
     parser.add_argument("--channel", choices=CHANNELS, required=True)
-    parser.add_argument("--webhook")
+    parser.add_argument(
+        "--webhook",
+        default=os.environ.get("ELSEWHERE_WEBHOOK"),
+        help="where the link goes (ELSEWHERE_WEBHOOK)",
+    )
     parser.add_argument("--ttl", type=float, default=30.0)
     parser.add_argument("--approver", help="webhook: the user the approval is sent to (ELSEWHERE_USERS)")
     parser.add_argument("--flaw", action="append", choices=FLAWS, default=[])
@@ -586,6 +618,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--ticket", action="store_true", help="webhook: open_ticket first, named by both calls"
+    )
+    parser.add_argument(
+        "--devices",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="device: 2 pairs a second device too (the requester's own), which sees cards but never approves",
     )
     args = parser.parse_args(argv)
     gate = Gate(
@@ -605,6 +644,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.channel == "device":
         print(f"device api {gate.api}", file=sys.stderr, flush=True)
         print(f"pairing code {gate.pairing}", file=sys.stderr, flush=True)
+        if args.devices == 2:
+            gate.other_pairing = f"{secrets.randbelow(10**6):06d}"
+            print(f"requester's laptop paired too: code {gate.other_pairing}", file=sys.stderr, flush=True)
     # A refusal raised from a tool is logged with its traceback; the SDK's default handler renders it
     # with rich (syntax-highlighted frames), a CPU-heavy render serialised behind the logging lock, so on
     # a loaded machine a burst of refused redemptions queued behind it for seconds each. A plain handler

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
+import approve_link
 import forms
 import paths
 import prompt
@@ -72,6 +73,7 @@ class ConfirmTool:
         flaws: frozenset[str],
         style: styles.Style = styles.STYLES["quoted"],
         race: race_gate.RaceGate | None = None,
+        links: approve_link.Links | None = None,
     ) -> None:
         self.name = name
         self.effect = effect
@@ -84,6 +86,8 @@ class ConfirmTool:
         # FLAW check-then-delete-ledger: the redemptions the ledger let through act one at a time.
         self._race = race
         self._turn = anyio.Lock()
+        # --approve-link: the person approves each question by a link posted to a webhook.
+        self._links = links
 
     async def __call__(self, raw: object, ctx: Context) -> str | InputRequiredResult:
         try:
@@ -102,6 +106,11 @@ class ConfirmTool:
                 return await self._act(raw, answer, None)  # FLAW stateless-answers
             event("answer-without-state-ignored", tool=self.name, path=raw)
             return await self._ask(raw, call, ctx)
+        # A decline or cancel closes the question (its state spent below); only an accept waits for the link.
+        accepts = self._read(answer).action == "accept"
+        if self._links is not None and accepts and not self._links.approved(ctx.request_state):
+            event("not-approved-elsewhere", tool=self.name, path=raw)
+            raise ToolError("refused: not approved yet: the person has not followed the link sent to them")
         approval = await self._scheme.redeem(ctx.request_state, call)
         if self._race is None:
             return await self._act(raw, answer, approval)
@@ -162,6 +171,8 @@ class ConfirmTool:
             )
         )
         state = await self._scheme.mint(call, target)
+        if self._links is not None:
+            await anyio.to_thread.run_sync(self._links.post, state, request.params.message)
         event("asked", tool=self.name, path=target.rel)
         if cannot_answer and "no-answer-is-yes" in self._flaws:
             # FLAW no-answer-is-yes: a client that cannot answer the form is not waited for.

@@ -43,6 +43,8 @@ FLAWS: dict[str, str] = {
     "no-expiry": "the lifetime option reaches neither the SDK's seal nor the ledger: they live 600 s",
     "principal-unbound-state": "SDK sealing removed; the server's own signed state names no principal, so any "
     "authenticated client may redeem another's confirmation",
+    "link-unchecked": "with --approve-link, the link is posted but never looked at: the client's accept "
+    "alone acts",
     "trusts-identity-header": "the SDK binds states to the principal the client's X-MCP-User header names, "
     "not to the one its token proves",
 }

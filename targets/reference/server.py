@@ -11,6 +11,8 @@ signed-and-sealed`, as mcp-confirm 0.1.0 did); round 2 reads the answer
 and the state, spends the state's nonce, re-checks the file and deletes it beneath a
 directory descriptor. `--second-tool` adds `truncate_file`, confirmed the same way.
 `--transport http --auth bearer --tokens-env NAME` wants a bearer token (identity.py).
+`--approve-link WEBHOOK` has the person approve each question by a link posted to a
+webhook, and acts on the retry only once it was followed (approve_link.py).
 `--style` writes the same careful server in another hand (see styles/): how the name
 is escaped and quoted, the refusal texts, and for `own-ledger` its own single-use tickets.
 """
@@ -37,6 +39,7 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+import approve_link  # noqa: E402
 import confirm  # noqa: E402
 import flaws as flaw_switches  # noqa: E402
 import forms  # noqa: E402
@@ -82,9 +85,16 @@ def build_server(
     tokens: Mapping[str, str] | None = None,
     style: str = "quoted",
     late_first_question: float = 0.0,
+    approve_link_to: str | None = None,
 ) -> MCPServer:
-    """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
+    """The server, ready for `mcp.Client(server)` in-process or `.run()`; `approve_link_to`: a webhook
+    the person's approve link is posted to (approve_link.py)."""
     active = flaw_switches.check(flaws, state=state)
+    if "link-unchecked" in active and approve_link_to is None:
+        raise ValueError("link-unchecked weakens --approve-link: give the webhook too")
+    links = None
+    if approve_link_to is not None:
+        links = approve_link.Links(approve_link_to, unchecked="link-unchecked" in active).start()
     _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
     written = _style(style, active, state, ledger, shared_key is not None)
     serving.configure_log(log, "mcp-confirm-reference")
@@ -132,7 +142,9 @@ def build_server(
     if second_tool:
         tools.append((SECOND_TOOL, "truncate"))  # same policy, same scheme, hence the same ledger
     for name, effect in tools:
-        tool = confirm.ConfirmTool(name, effect, path_arg, policy, scheme, form, active, written, nonces.race)
+        tool = confirm.ConfirmTool(
+            name, effect, path_arg, policy, scheme, form, active, written, nonces.race, links
+        )
         _add_confirm_tool(server, tool, path_arg)
     _add_stat_tool(server, paths.PathPolicy.create(root, mode=paths_mode))
     return server
@@ -343,6 +355,12 @@ def _parser() -> argparse.ArgumentParser:
         help="alice's bearer token on the command line, as many real servers take one: the audit must "
         "redact it from every report as it redacts the header carrying it",
     )
+    add(
+        "--approve-link",
+        metavar="WEBHOOK",
+        help="the person approves each question by a link posted to WEBHOOK; the retry with the state "
+        "acts only once it was followed (approve_link.py)",
+    )
     names = sorted(flaw_switches.FLAWS)
     add(
         "--flaw",
@@ -393,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             tokens=tokens,
             style=args.style,
             late_first_question=args.late_first_question,
+            approve_link_to=args.approve_link,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

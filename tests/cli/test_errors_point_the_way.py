@@ -74,6 +74,42 @@ def test_a_server_that_prints_to_stdout_is_one_line_not_the_sdks_tracebacks(tmp_
     ]
 
 
+def test_a_server_that_frames_stdio_with_content_length_headers_is_told_mcp_is_one_message_a_line(
+    tmp_path: Path,
+) -> None:
+    # actgate's framing (a language server's): a header, a blank line, then the JSON with no newline.
+    server = tmp_path / "lsp.py"
+    server.write_text(
+        'import sys\nbody = \'{"jsonrpc": "2.0", "method": "ready"}\'\n'
+        "sys.stdout.write(f'Content-Length: {len(body)}\\r\\n\\r\\n{body}')\nsys.stdout.flush()\n"
+        "sys.stdin.read()\n"
+    )
+    command = shlex.join([sys.executable, str(server), "--root", "{root}"])
+    code, lines = cli(tmp_path, "run", command, "--", "--mcp-start-timeout=5")
+    assert code == pytest.ExitCode.INTERRUPTED
+    assert lines == [
+        f"Exit: mcp-confirm-audit: target {command!r}: the server wrote 'Content-Length: 37\\r' to stdout, "
+        "a Content-Length header as a language server frames its messages, but MCP's stdio transport is one "
+        "JSON-RPC message per line with no headers: make it write each message as one line of JSON (or serve "
+        "it over HTTP and give its url)"
+    ]
+
+
+def test_a_server_that_waits_for_a_content_length_header_is_told_mcp_is_one_message_a_line(
+    tmp_path: Path,
+) -> None:
+    # actgate's reader: header lines until a blank one; MCP's one line of JSON never ends the headers.
+    server = tmp_path / "waits.py"
+    server.write_text("import sys\nwhile sys.stdin.readline() not in ('\\r\\n', '\\n', ''):\n    pass\n")
+    command = shlex.join([sys.executable, str(server), "--root", "{root}"])
+    code, [line] = cli(tmp_path, "run", command, "--", "--mcp-start-timeout=5")
+    assert code == pytest.ExitCode.INTERRUPTED
+    assert (
+        "; nothing came back on stdout (MCP's stdio transport is one JSON-RPC message per line: a server that "
+        "waits for a Content-Length header, as a language server does, never answers); check it starts by hand"
+    ) in line
+
+
 def test_a_url_where_nothing_listens_says_so_and_to_start_the_server(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     (tmp_path / "served").mkdir()

@@ -38,6 +38,7 @@ HANDED_OVER = ("webhook", "device", "signed", "signed-two")
 SERVER_CHANNEL = {
     "signed-two": ("signed", "--fields", "two"),
     "webhook-chat": ("webhook", "--webhook", "{sink}/hook"),
+    "device-two": ("device", "--devices", "2"),
 }
 
 
@@ -473,3 +474,19 @@ def test_a_kiosk_that_takes_an_unsigned_request_is_approved_by_the_agent_without
         )
         # The device API turned the unsigned card request away: the agent got no further.
         assert "the agent could not take the person's steps with what it saw" in " ".join(result.evidence)
+
+
+@pytest.mark.parametrize(("flaws", "verdict"), [((), Verdict.REFUSED), (("any-device",), Verdict.VULNERABLE)])
+def test_a_second_paired_device_approving_is_tried_on_a_stdio_target_both_ways(
+    catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict
+) -> None:
+    # principals: names the requester's own laptop by the steps that read its pairing code; approver-identity
+    # has it take the person's steps. The careful server turns it away; any-device lets it approve.
+    run = _audit(catalogue, "device-two", *flaws, families=frozenset({"approver-identity"}))
+    result = run.by_id()["MCA-OOBWHO-001"]
+    assert (result.verdict, result.layer if verdict is Verdict.REFUSED else None) == (
+        verdict,
+        Layer.TOOL if verdict is Verdict.REFUSED else None,
+    ), (result.reason, result.evidence)
+    said = " ".join(result.evidence)
+    assert "principal requester-laptop approves in the person's place" in said

@@ -1,9 +1,11 @@
 """Every placeholder where it may stand, in one profile that is loaded and run.
 
 `targets/elsewhere-placeholders.yaml` serves the webhook server over HTTP ({port} in its command and
-in env:), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
+in env:; {sink} in env: too), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
 person follow the link with a command that trusts only {url}; {profile_dir}, {root} and {sink} stand
 wherever they may. If any of them were passed on unfilled, the honest flow would not complete.
+`targets/elsewhere-placeholders-form.yaml` puts {name}, {path} and {profile_dir} in answer: and
+negative_answer: of a form that refuses an answer naming another file or folder.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert here in profile.approver.steps[0].line
     assert profile.env.at("/r", 8123)["ELSEWHERE_PUBLIC_URL"] == "http://127.0.0.1:8123"
     assert profile.env.at("/r")["ELSEWHERE_HOME"] == "/r"
+    assert profile.env["ELSEWHERE_WEBHOOK"] == "{sink}/hook"  # filled when the target starts
+    assert profile.uses_sink  # {sink} in env: alone starts the sink
+    assert profile.url == "http://127.0.0.1:{port}/mcp"
+    assert profile.ttl_flag == "--ttl {ttl}"
     assert isinstance(profile.confirmation, Pending)
     assert profile.protocol == "2025-11-25"
 
@@ -48,11 +54,36 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert approve.passed, approve.detail
     said = " ".join(e for r in run.results for e in r.evidence)
     # The link is served beside /mcp (ELSEWHERE_PUBLIC_URL, its {port} filled), and the person's command
-    # followed it: approve.py refuses any link not on --origin {url}, so {url} was filled too.
+    # followed it: approve.py refuses any link not on --origin {url}, not for --request {id}, {challenge} and
+    # {token}, or run elsewhere than --home {root}, so each of those was filled too; the webhook went to
+    # ELSEWHERE_WEBHOOK, so {sink} in env: was.
     assert "read sink (approve_url): http://127.0.0.1:" in said, said
-    assert '{"approved":' in said, said
+    assert "--home {root}': {\"approve" in said, said
     judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
     assert judged
     assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
         (r.id, r.verdict, r.reason) for r in run.results
     ]
+
+
+def test_the_form_answers_placeholders_are_filled_in_the_yes_and_in_the_keep(catalogue: Catalogue) -> None:
+    profile = resolve_profile(load_profile(TARGETS / "elsewhere-placeholders-form.yaml"), None, None)
+    here = str(TARGETS.resolve())
+    assert profile.answer == {
+        "decision": "delete",
+        "confirm_name": "{name}",
+        "path": "{path}",
+        "profile": here,
+    }
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-REPLAY-001",
+        generation=MATRIX_GENERATION,
+    )
+    controls = {c.name: c for c in run.controls}
+    # The yes deleted the file: its name, path and folder were filled (the form refuses any other).
+    assert controls["approve"].passed, controls["approve"].detail
+    # The keep was read as a keep, not refused as naming another file: filled too.
+    assert controls["negative"].passed, controls["negative"].detail
+    assert "kept " in controls["negative"].detail, controls["negative"].detail

@@ -290,3 +290,24 @@ async def test_on_the_terminal_the_change_comes_between_the_prompt_and_the_answe
     finally:
         pty.close()
     assert out.decode().split() == ["y", "False", "True"]
+
+
+@pytest.mark.anyio
+async def test_a_credential_read_is_used_but_never_shown_in_any_steps_line(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{"port": 4242, "session_token": "tok-8f2e9a-never-shown"}')
+    steps = _steps(
+        [
+            {
+                "read": {"from": "file:manifest.json", "json": "session_token", "secret": True},
+                "save": "session",
+            },
+            {"command": _python("import sys; print('opened', sys.argv[1])") + " http://x/{session}/{id}"},
+        ]
+    )
+    saved, taken = await take_all(steps, Where(tmp_path, 5.0, values={"id": "r-1"}))
+    assert saved["session"] == "tok-8f2e9a-never-shown"  # the next step had it
+    said = " ".join(t.said for t in taken)
+    assert "tok-8f2e9a" not in said, said
+    assert "<secret, 22 characters>" in said
+    assert "opened http://x/<secret>/r-1" in said
+    assert taken[0].shown is None  # no question put to the person: nothing for the prompt checks

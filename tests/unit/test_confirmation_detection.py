@@ -141,6 +141,22 @@ def test_a_token_named_by_a_dotted_path_is_read_from_inside_the_result_and_only_
     assert values.find(challenge, "challenge.token", TOKEN_FIELD) is None
 
 
+def test_a_pending_id_handed_out_in_a_json_rpc_errors_data_is_read() -> None:
+    from mcp_confirm_audit.confirmations import values
+    from mcp_confirm_audit.confirmations.pending import ID_FIELD
+
+    # agentveil-mcp-proxy's approval_required: the record id is in the error's data, not its message.
+    refused = Response(
+        Outcome.RPC_ERROR,
+        text="Approval required. Open the approval page and wait while the user approves or denies.",
+        code=-32011,
+        data={"status": "approval_required", "record_id": "3ae49e88", "redirect_context": {"x": "y"}},
+    )
+    assert values.find(refused, "record_id", ID_FIELD) == ("record_id", "3ae49e88")
+    # Nothing in it is named like a pending id: detection finds none there.
+    assert values.find(refused, None, ID_FIELD) is None
+
+
 def test_an_argument_naming_who_approves_is_found_by_a_small_rule_and_an_owner_only_where_words_say_so() -> (
     None
 ):

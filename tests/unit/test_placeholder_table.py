@@ -43,6 +43,18 @@ PENDING_COMMAND = {
             "files.a.txt names {id}, which is not filled there",
         ),
         ({"command": "srv {root}", "ttl_flag": "--ttl {ttl} --at {path}"}, "ttl_flag names {path}"),
+        (
+            {"command": "srv {root}", "answer": {"folder": "{root}"}},
+            "answer.folder names {root}, which is not filled there ({root} is the sandbox root, known where "
+            "the target starts, to the action's args and the person's steps); answer takes {name}, {path}, "
+            "{profile_dir}",
+        ),
+        (
+            {"command": "srv {root}", "negative_answer": {"hook": "{sink}/h"}},
+            "negative_answer.hook names {sink}, which is not filled there ({sink} is the loopback sink, known "
+            "where the target starts and to the action's args); negative_answer takes {name}, {path}, "
+            "{profile_dir}",
+        ),
     ],
 )
 def test_one_of_the_harnesss_names_where_it_is_not_filled_is_refused_with_the_reason(
