@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,29 +28,20 @@ from mcp_confirm_audit.profile.loader import Profile, profile_from_mapping
 from mcp_confirm_audit.target.discovery import look_around, plan_tools
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
-SERVERS = {
-    # The mechanism, the era the connection negotiates, and how its profile names the server.
-    "mrtr": ("2026-07-28", {"command": f"py:{TARGETS / 'reference' / 'server.py'}:build_server"}),
-    "elicitation": (
-        "2025-11-25",
-        {
-            "command": f"py:{TARGETS / 'legacy' / 'server.py'}:build_server",
-            "protocol": "2025-11-25",
-            "answer_timeout": 2.0,
-        },
-    ),
-}
+REFERENCE = f"py:{TARGETS / 'reference' / 'server.py'}:build_server"
+LEGACY = f"py:{TARGETS / 'legacy' / 'server.py'}:build_server"
+# The era each mechanism's connection negotiates.
+SERVERS = {"mrtr": "2026-07-28", "elicitation": "2025-11-25"}
 
 
 def _profile(mechanism: str, flaws: tuple[str, ...]) -> Profile:
-    _, raw = SERVERS[mechanism]
-    factory: dict[str, object] = {"flaws": list(flaws)}
-    if "answer_timeout" in raw:
-        factory["answer_timeout"] = raw["answer_timeout"]
-    settings = {key: value for key, value in raw.items() if key != "answer_timeout"}
-    return profile_from_mapping(
-        {**settings, "factory_args": factory, "tool": "delete_file", "call_timeout": 10.0}, source="test"
-    )
+    raw: dict[str, Any] = {"tool": "delete_file", "call_timeout": 10.0}
+    if mechanism == "mrtr":
+        raw |= {"command": REFERENCE, "factory_args": {"flaws": list(flaws)}}
+    else:
+        factory = {"flaws": list(flaws), "answer_timeout": 2.0}
+        raw |= {"command": LEGACY, "factory_args": factory, "protocol": "2025-11-25"}
+    return profile_from_mapping(raw, source="test")
 
 
 @contextmanager
@@ -93,7 +85,7 @@ def _passed(outcome: ControlOutcome) -> dict[str, bool]:
 @pytest.mark.parametrize("mechanism", list(SERVERS))
 def test_the_honest_flow_approves_acts_and_every_other_answer_leaves_the_file(mechanism: str) -> None:
     era, outcome = _controls(mechanism)
-    assert era == SERVERS[mechanism][0]
+    assert era == SERVERS[mechanism]
     passed = _passed(outcome)
     assert outcome.approve_ok, outcome.results[0].detail
     assert {"approve", "decline", "cancel"} <= passed.keys(), passed
