@@ -66,7 +66,7 @@ def test_with_a_zygote_every_server_of_the_pair_is_forked_from_it(catalogue: Cat
     session = AuditSession(two_servers(), catalogue)
     session.start()
     try:
-        zygote = session._zygote
+        zygote = session.world.zygote
         assert zygote is not None
         assert zygote.pid is not None
         # Confined, the zygote's interpreter runs below its launcher and its namespace's init: the
