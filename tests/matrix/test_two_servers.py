@@ -32,11 +32,12 @@ def command(script: str, *options: str) -> str:
     return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
 
 
-def two_servers(*post_flaws: str, words: str = "approval") -> Profile:
+def two_servers(*post_flaws: str, words: str = "approval", edits: str | None = None) -> Profile:
     flags = [word for flaw in post_flaws for word in ("--flaw", flaw)] + ["--words", words]
+    stage = ("--edits", edits) if edits is not None else ()
     approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
     raw = {
-        "servers": {"stage": command("stage_server.py"), "post": command("post_server.py", *flags)},
+        "servers": {"stage": command("stage_server.py", *stage), "post": command("post_server.py", *flags)},
         "tool": "stage_invoice",
         "args": {"vendor": "acme", "amount_cents": 500},
         "effect": [{"tool": "list_posted", "server": "post"}],
@@ -245,3 +246,39 @@ def test_the_shipped_two_servers_profile_loads_and_runs(catalogue: Catalogue, ge
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     judged = {r.id: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
     assert judged == {"MCA-OOBREPLAY-001": (Verdict.REFUSED, Layer.TOOL)}, run.results
+
+
+STAGED = frozenset({"staged-fields", "subject-drift", "ungated"})
+
+
+@pytest.mark.parametrize(
+    ("edits", "flaws", "expected"),
+    [
+        # The stage server edits an approved invoice; the post server compares what the person approved
+        # with what is staged now, and refuses the edited one.
+        ("open", (), (Verdict.REFUSED, Layer.TOOL)),
+        # The stage server freezes an invoice once a person decided on it: the edit itself is refused.
+        ("locked", (), (Verdict.REFUSED, Layer.TOOL)),
+        # The post server reads the decision but not what it approved: the edited amount is posted.
+        ("open", ("posts-edited",), (V, Layer.NONE)),
+    ],
+    ids=["careful-post", "careful-stage", "posts-edited"],
+)
+def test_a_staged_invoice_edited_after_its_approval_is_refused_or_caught(
+    catalogue: Catalogue, generation: Any, edits: str, flaws: tuple[str, ...], expected: tuple[Verdict, Layer]
+) -> None:
+    run = run_audit(
+        two_servers(*flaws, edits=edits),
+        catalogue=catalogue,
+        generation=generation,
+        select=lambda spec: spec.family in STAGED,
+    )
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    result = next(r for r in run.results if r.family == "staged-fields")
+    assert (result.verdict, result.layer) == expected, (result.reason, result.evidence)
+    said = " ".join(result.evidence)
+    # The amount, changed tenfold and more after the person approved 500, through the stage server's tool.
+    assert 'edit_invoice({"amount_cents": 5007, "invoice_id": "inv_' in said, said
+    # Only this family is fooled: the edit tool is no ungated way to post, and no drift was declared.
+    others = [(r.id, r.verdict) for r in run.results if r.family != "staged-fields"]
+    assert all(v not in (V, Verdict.WEAK) for _, v in others), others
