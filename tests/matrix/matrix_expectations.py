@@ -45,7 +45,7 @@ NOT_MRTR = {
     # A wrong guess needs a token or pending id (test_confirmation_kinds.py proves the family).
     "MCA-BURN-001": "confirms with mrtr",
     # A staged item edited between approval and commit (test_two_servers.py proves the family).
-    "MCA-STAGED-001": "confirms with mrtr",
+    **{f"MCA-STAGED-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
     "MCA-FLAGBYPASS-001": "no boolean or enum argument",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
