@@ -46,7 +46,7 @@ NOT_MRTR = {
     "MCA-BURN-001": "confirms with mrtr",
     # A staged item edited between approval and commit (test_two_servers.py proves the family).
     **{f"MCA-STAGED-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
-    "MCA-FLAGBYPASS-001": "no boolean or enum argument",
+    **{f"MCA-FLAGBYPASS-00{n}": "no boolean or enum argument" for n in (1, 2)},
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
     **{
