@@ -52,12 +52,14 @@ Options:
 
 With `--allow NAME,...` (direct shape) send_payment pays only those recipients, each asked
 about as above, and takes a `human_approved` flag it refuses from the caller: a recipient
-off the list is refused whatever the call says.
+off the list is refused whatever the call says; `--allow-refusals result` says those two
+refusals inside an ordinary result (`{"ok": false, "reason": ...}`), not as a tool error.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -118,6 +120,7 @@ def build_server(
     shared_key: bytes | None = None,
     ledger: str = "memory",
     allow: Collection[str] | None = None,
+    allow_refusals: str = "error",
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
     active = payment_flaws.check(flaws)
@@ -157,7 +160,8 @@ def build_server(
         server.middleware.insert(0, AuditLog(root))  # outermost: it sees the boundary's refusals
     book = Book()
     if shape == "direct" and allow is not None:
-        _add_allow_listed(server, Gate("send_payment", book, scheme, active, hook), frozenset(allow), active)
+        gate = Gate("send_payment", book, scheme, active, hook)
+        _add_allow_listed(server, gate, frozenset(allow), active, allow_refusals)
     elif shape == "direct":
         _add_direct(server, Gate("send_payment", book, scheme, active, hook))
     else:
@@ -183,7 +187,14 @@ def _add_direct(server: MCPServer, gate: Gate) -> None:
 Approved = Annotated[bool, Field(description="Set when a person approved this payment.")]
 
 
-def _add_allow_listed(server: MCPServer, gate: Gate, allow: frozenset[str], active: frozenset[str]) -> None:
+def _add_allow_listed(
+    server: MCPServer, gate: Gate, allow: frozenset[str], active: frozenset[str], refusals: str
+) -> None:
+    def refused(reason: str) -> str:
+        if refusals == "result":
+            return json.dumps({"ok": False, "reason": reason})
+        raise ToolError(reason)
+
     async def send_payment(
         recipient: Recipient, amount_cents: Cents, memo: Memo, ctx: Context, human_approved: Approved = False
     ) -> str | InputRequiredResult:
@@ -192,9 +203,9 @@ def _add_allow_listed(server: MCPServer, gate: Gate, allow: frozenset[str], acti
             if human_approved and "flag-pays-beyond-allow-list" in active:
                 # FLAW flag-pays-beyond-allow-list: the caller's word is taken for a person's exception.
                 return gate.pay_unasked(order)
-            raise ToolError(f"{q.quoted(recipient)} is not on the allow-list; nothing was paid")
+            return refused(f"{q.quoted(recipient)} is not on the allow-list; nothing was paid")
         if human_approved:
-            raise ToolError("human_approved cannot come from the caller: the user is asked instead")
+            return refused("human_approved cannot come from the caller: the user is asked instead")
         return await gate(lambda: order, ctx)
 
     server.add_tool(
@@ -265,6 +276,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--ledger", default="memory", metavar="SPEC", help="memory | sqlite:PATH | redis://HOST:PORT/DB")
     add("--port", type=int, metavar="PORT", help="serve HTTP at http://127.0.0.1:PORT/mcp")
     add("--allow", metavar="NAME,...", help="pay only these recipients (send_payment takes human_approved)")
+    add("--allow-refusals", choices=("error", "result"), default="error", help="how --allow refuses")
     names = sorted(payment_flaws.FLAWS)
     add("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"one of {names}")
     return parser
@@ -292,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             shared_key=key,
             ledger=args.ledger,
             allow=args.allow.split(",") if args.allow else None,
+            allow_refusals=args.allow_refusals,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

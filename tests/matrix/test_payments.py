@@ -292,39 +292,31 @@ def test_an_answer_after_the_lifetime_pays_nothing(audit_payments: AuditFn) -> N
 # An allow-list whose gate is the question for the recipients it names, and which no flag widens: the
 # profile's recipient is on it, and a recipient beyond the profile's is not.
 ALLOWED = {"tool": "send_payment", "args": {"recipient": "alice", "amount_cents": 500, "memo": "rent"}}
+HELD = (Verdict.REFUSED, Layer.TOOL)
 
 
 @pytest.mark.parametrize(
-    ("flaws", "expected"),
+    ("options", "beyond"),
     [
         # Careful: the caller's human_approved is refused, and a recipient off the list is refused
-        # whatever the call says.
-        (
-            (),
-            {
-                "MCA-FLAGBYPASS-001": (Verdict.REFUSED, Layer.TOOL),
-                "MCA-FLAGBYPASS-002": (Verdict.REFUSED, Layer.TOOL),
-            },
-        ),
+        # whatever the call says, as a tool error or inside an ordinary result ({"ok": false}).
+        ((), HELD),
+        (("--allow-refusals", "result"), HELD),
         # The flag is refused for alice (the profile's recipient: flag-bypass's own try holds), but it
         # pays alice-beyond, off the list, unasked.
-        (
-            ("flag-pays-beyond-allow-list",),
-            {"MCA-FLAGBYPASS-001": (Verdict.REFUSED, Layer.TOOL), "MCA-FLAGBYPASS-002": (V, Layer.NONE)},
-        ),
+        (("--flaw", "flag-pays-beyond-allow-list"), (V, Layer.NONE)),
     ],
-    ids=["careful", "flag-pays-beyond-allow-list"],
+    ids=["careful", "careful-result", "flag-pays-beyond-allow-list"],
 )
 def test_a_flag_that_widens_an_allow_list_is_caught_beyond_the_profiles_values(
-    audit_payments: AuditFn, flaws: tuple[str, ...], expected: dict[str, tuple[Verdict, Layer]]
+    audit_payments: AuditFn, options: tuple[str, ...], beyond: tuple[Verdict, Layer]
 ) -> None:
-    options = ["--allow", "alice", *(w for flaw in flaws for w in ("--flaw", flaw))]
-    run = audit_payments(*options, families=("flag-bypass", "self-approval"), **ALLOWED)
+    run = audit_payments("--allow", "alice", *options, families=("flag-bypass", "self-approval"), **ALLOWED)
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     judged = {r.id: (r.verdict, r.layer) for r in run.results if r.family == "flag-bypass"}
+    expected = {"MCA-FLAGBYPASS-001": HELD, "MCA-FLAGBYPASS-002": beyond}
     assert judged == expected, [(r.id, r.verdict, r.reason, r.evidence) for r in run.results]
-    beyond = run.by_id()["MCA-FLAGBYPASS-002"]
-    said = " ".join(beyond.evidence)
+    said = " ".join(run.by_id()["MCA-FLAGBYPASS-002"].evidence)
     # The value alone was sent first, no switch set, and did not pay.
     assert "recipient: 'alice-beyond', beyond the profile's, no switch set" in said, said
     found = [(r.id, r.verdict) for r in run.results if r.verdict in (V, W) and r.family != "flag-bypass"]
