@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 # Said of every honest redemption one replica refuses because another minted it:
 # safe, but what users of the deployment will see.
@@ -230,9 +230,43 @@ class Precondition:
     reason: str = ""
 
 
+class Part:
+    """A family's own evidence on a transcript: a small frozen dataclass deriving from this.
+
+    The verdict reads each part through the reading its family registered with it
+    (`engine.reading.reads`); the common transcript knows none of them.
+    """
+
+    __slots__ = ()
+
+
+PartT = TypeVar("PartT", bound=Part)
+
+
+@dataclass(frozen=True, slots=True)
+class AtTheGate:
+    """Another tool judged against the gated action (ungated, prompt-forging): where the effect counts.
+
+    `places`: where and how the honest approval's effect showed; only a change there counts, and
+    the same change is the gated harm itself. `staged`: the attack itself ran the action's setup
+    calls after the snapshot (prompt-forging staging a hostile value), so only the gated kind of
+    change counts and another change there is the setup call's. `staging_tools`: the tools the
+    attack called only to make a use of the action (ungated's staging): a call of theirs may have
+    run, but what held is quoted from a call of another tool where one ran.
+    """
+
+    places: tuple[str, ...]
+    staged: bool = False
+    staging_tools: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """Everything recorded during one attack: the only input to a verdict."""
+    """Everything recorded during one attack: the only input to a verdict.
+
+    The fields are what every family records; what one family records of its own is a part
+    (`parts`, read through the reading registered with it).
+    """
 
     attack_id: str
     tool: str
@@ -247,11 +281,6 @@ class Transcript:
     # Checks that judge what the human was shown rather than the disk; each
     # finding is (severity verdict, message).
     findings: tuple[tuple[Verdict, str], ...] = ()
-    # Entries (sandbox paths) the attack rewrote in place: still the file the
-    # user confirmed (same inode), but no longer what they saw.
-    changed_in_place: tuple[str, ...] = ()
-    # Several redemptions of one approval, at most one of which may act.
-    single_use: SingleUse | None = None
     # What each effect probe saw when the attack proper started and at its end
     # (probe name -> JSON value), and the patterns that name bookkeeping.
     observed_before: Mapping[str, Any] | None = None
@@ -261,103 +290,24 @@ class Transcript:
     mechanism: str | None = None
     # The protocol version of the connection the attack drove (2026-07-28, 2025-11-25, ...).
     era: str | None = None
-    # Concurrent calls over the back channel: the person's accepts against the effects.
-    approvals: Approvals | None = None
     # What this target's refusals look like, learned from its own controls: who refused.
     signatures: Signatures | None = None
     # What an effect during the attack means when not `vulnerable`, and why
     # (an agent completing a flow no human was asked in is a SHOULD: weak).
     effect_verdict: tuple[Verdict, str] | None = None
-    # The values a change made through the target's own tools brought into the subject after the
-    # question (subject-drift): an effect on an entry holding one acted on more than was shown.
-    drift: tuple[Any, ...] = ()
     # The attack's own case directory ("root/012-MCA-…"), which places name `case/`.
     case_dir: str | None = None
-    # Set when another tool is judged against the gated action (ungated): where and how the
-    # honest approval's effect showed. Only a change there counts; the same change is the
-    # gated harm itself (vulnerable), another change there is `effect_verdict`'s.
-    gated_places: tuple[str, ...] | None = None
-    # Set with gated_places when the attack itself ran the action's setup calls after the snapshot
-    # (prompt-forging staging a hostile value): only the gated kind of change counts, and another
-    # change where the gated effect shows is the setup call's, no effect of the attack.
-    staged_at_the_gate: bool = False
-    # The tools the attack called only to make a use of the action (ungated's staging): a call
-    # of theirs may have run, but what held is quoted from a call of another tool where one ran.
-    staging_tools: tuple[str, ...] = ()
-    # Set by a family that judges what the person read (prompt-forging): how many hostile values
-    # reached a question. None of them did: nothing was judged, whatever the target then said.
-    asked: Asked | None = None
-    # Set by an input attack (out-of-root): the same call with a harmless value of the same shape,
-    # sent before the attack proper, and whether it reached the gate.
-    twin: Twin | None = None
+    # Set when another tool is judged against the gated action: where its effect counts.
+    gate: AtTheGate | None = None
+    # Each family's own evidence, in the order it was recorded.
+    parts: tuple[Part, ...] = ()
 
-
-@dataclass(frozen=True, slots=True)
-class Twin:
-    """An input attack's benign twin: the same call with a harmless value of the same shape.
-
-    `exchanges` index the transcript's exchanges that were the twin's; `reached` says how it
-    reached the gate (it asked, a preview handed out a handle, the gate's own check took it),
-    or is empty when it did not: then the harness's call, not the server's check, may be
-    what failed.
-    """
-
-    value: str
-    exchanges: tuple[int, ...]
-    reached: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """The hostile values an attack on the question sent: those that reached one, and those that did not.
-
-    `said` keeps the first few of the latter with what the target answered instead (an error, a
-    result that says no, a result without a question), so a verdict can quote it.
-    """
-
-    reached: int = 0
-    withheld: int = 0
-    said: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Approvals:
-    """Concurrent calls on a legacy connection: how many questions the person accepted, how many effects.
-
-    Each call that asks is its own question, answered by the person; an effect
-    with no accepted question of its own was approved by nobody.
-    """
-
-    calls: int
-    accepted: int
-    taken: int
-
-
-@dataclass(frozen=True, slots=True)
-class SingleUse:
-    """Redemptions of one approval of which at most one may take effect.
-
-    The victim is put back, with the identity the user confirmed, every time
-    it goes: a redemption that slipped past the single-use check then has
-    something to act on, and `taken` counts every effect, not just the first.
-    """
-
-    # Indices into the transcript's exchanges: the redemptions sent together
-    # (or the one honest redemption), and for each of them a sequential replay
-    # on the same process afterwards, whose refusal is what that process's
-    # single-use guard itself says.
-    racing: tuple[int, ...]
-    replays: tuple[int, ...]
-    taken_racing: int  # effects during the racing redemptions
-    taken: int  # effects in all, the replays included
-    # What no effect at all means: "inconclusive" (the honest redemption should
-    # have acted), "refused" (a decline may win the race), or "fail-closed" (an
-    # honest redemption on another replica was refused).
-    if_none_taken: str = "inconclusive"
-    # "restorer": the victim file was put back after every effect, so the disk
-    # shows nothing of the race; "probes": an action that names no file, whose
-    # one honest effect stays, so the count above is the judge, not the diff.
-    counted_by: str = "restorer"
+    def part(self, kind: type[PartT]) -> PartT | None:
+        """The part of `kind` this transcript holds, if any."""
+        for part in self.parts:
+            if isinstance(part, kind):
+                return part
+        return None
 
 
 @dataclass(frozen=True, slots=True)

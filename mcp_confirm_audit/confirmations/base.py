@@ -11,7 +11,7 @@ from ..channels.human import HumanFailed, Person, Step
 from ..models import Response
 from . import values
 
-__all__ = ["AgentFlow", "Channel", "HumanFailed", "Mechanism", "Preview"]
+__all__ = ["AgentFlow", "Channel", "FlowDefaults", "HumanFailed", "Mechanism", "Preview"]
 
 
 class Channel(Protocol):
@@ -141,11 +141,25 @@ class AgentFlow(Mechanism, Protocol):
         """What is redeemed is the person's answer (a challenge's), not the handle they were shown."""
         ...
 
+    @property
+    def token_in_the_call(self) -> bool:
+        """The confirming call carries a token the preview handed the agent, in place of the preview: a
+        value the agent could forge, replay or carry to another action (a token flow)."""
+        ...
+
     def redemption(
         self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
         """The agent's call that redeems the approval of `handle` with what the person `saved`: (tool,
         arguments); None when no call of the agent's redeems one."""
+        ...
+
+    async def confirm_once_read(
+        self, channel: Channel, arguments: Mapping[str, Any], between: Callable[[], Awaitable[None]]
+    ) -> Response:
+        """The flow whose call waits while the person answers (`waits_for_person`), with `between` run once
+        they have read the question and before they approve. A flow that does not wait has its question
+        in its preview: change things between `preview` and `confirm` instead (HumanFailed here)."""
         ...
 
     async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
@@ -171,3 +185,79 @@ class AgentFlow(Mechanism, Protocol):
     ) -> Response:
         """The honest confirming step for `handle` (on `tool`); `as_agent`: only what the agent's connection can do."""
         ...
+
+
+class FlowDefaults:
+    """The answers most mechanisms give to the vocabulary: each mechanism overrides only where it differs.
+
+    Nobody hands anything over, nothing waits, no person is asked, nothing is staged or redeemed.
+    """
+
+    __slots__ = ()
+
+    @property
+    def own_tools(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def own_arguments(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def hands_over(self) -> Person | None:
+        return None
+
+    @property
+    def waits_for_person(self) -> bool:
+        return False
+
+    @property
+    def asks_a_person(self) -> bool:
+        return False
+
+    @property
+    def caller_approves(self) -> bool:
+        return False
+
+    @property
+    def approval_acts_alone(self) -> bool:
+        return False
+
+    @property
+    def approves_a_handle(self) -> bool:
+        return False
+
+    @property
+    def stages(self) -> bool:
+        return False
+
+    @property
+    def agent_presents_the_handle(self) -> bool:
+        return False
+
+    @property
+    def redeems_the_persons_answer(self) -> bool:
+        return False
+
+    @property
+    def token_in_the_call(self) -> bool:
+        return False
+
+    def redemption(
+        self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
+    ) -> tuple[str, dict[str, Any]] | None:
+        return None
+
+    async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
+        return {}
+
+    async def decline(self, channel: Channel, handle: str) -> bool:
+        return False
+
+    async def confirm_once_read(
+        self, channel: Channel, arguments: Mapping[str, Any], between: Callable[[], Awaitable[None]]
+    ) -> Response:
+        raise HumanFailed(
+            "this flow does not wait while the person reads: its question is its preview, so a change "
+            "goes between the preview and the confirming call"
+        )

@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..channels.human import Person
 from ..models import Response
-from .base import Channel, Preview
+from .base import Channel, FlowDefaults, Preview
 
 # A boolean argument that claims an approval: confirm, confirmed, approved, human_*, user_approved...
 FLAG_ARG = re.compile(
@@ -24,7 +23,7 @@ FLAG_ARG = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class Flag:
+class Flag(FlowDefaults):
     tool: str = ""
     arg: str = "confirm"
     value: Any = True
@@ -41,59 +40,12 @@ class Flag:
         return replace(self, tool=tool)
 
     @property
-    def own_tools(self) -> tuple[str, ...]:
-        return ()
-
-    @property
     def own_arguments(self) -> tuple[str, ...]:
         return (self.arg,)
 
     @property
-    def waits_for_person(self) -> bool:
-        return False
-
-    @property
-    def asks_a_person(self) -> bool:
-        return False
-
-    @property
     def caller_approves(self) -> bool:
         return True
-
-    @property
-    def hands_over(self) -> Person | None:
-        return None
-
-    @property
-    def approves_a_handle(self) -> bool:
-        return False
-
-    @property
-    def stages(self) -> bool:
-        return False
-
-    @property
-    def agent_presents_the_handle(self) -> bool:
-        return False
-
-    @property
-    def redeems_the_persons_answer(self) -> bool:
-        return False
-
-    async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
-        return {}
-
-    async def decline(self, channel: Channel, handle: str) -> bool:
-        return False
-
-    @property
-    def approval_acts_alone(self) -> bool:
-        return False
-
-    def redemption(
-        self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
-    ) -> tuple[str, dict[str, Any]] | None:
-        return None
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         unset = {k: v for k, v in arguments.items() if k != self.arg}

@@ -18,7 +18,7 @@ from typing import Any
 from ..channels.base import PLACEHOLDER
 from ..channels.human import Person
 from ..models import Outcome, Response
-from .base import Channel, HumanFailed, Preview
+from .base import Channel, FlowDefaults, HumanFailed, Preview
 
 # A result field that names the staged action.
 ID_FIELD = re.compile(r"^(pending|proposal|action|staged|approval|operation|request|change)_?id$", re.I)
@@ -85,7 +85,7 @@ Human = Person
 
 
 @dataclass(frozen=True, slots=True)
-class Pending:
+class Pending(FlowDefaults):
     tool: str = ""
     id_from: str | None = None  # None: the first result field named like an action id
     approve: CallTemplate | None = None
@@ -115,24 +115,12 @@ class Pending:
         return tuple(t.tool for t in (self.approve, self.execute) if t is not None)
 
     @property
-    def own_arguments(self) -> tuple[str, ...]:
-        return ()
-
-    @property
     def hands_over(self) -> Person | None:
         return self.human
 
     @property
-    def waits_for_person(self) -> bool:
-        return False
-
-    @property
     def asks_a_person(self) -> bool:
         return self.human is not None
-
-    @property
-    def caller_approves(self) -> bool:
-        return False
 
     @property
     def approves_a_handle(self) -> bool:
@@ -145,10 +133,6 @@ class Pending:
     @property
     def agent_presents_the_handle(self) -> bool:
         return self.execute is not None or self.approve is not None
-
-    @property
-    def redeems_the_persons_answer(self) -> bool:
-        return False
 
     async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
         return (await self.approved(channel, handle))[1]

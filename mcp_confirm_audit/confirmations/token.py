@@ -21,14 +21,14 @@ from typing import Any
 from ..channels.base import PLACEHOLDER, filled
 from ..channels.human import Person
 from ..models import Response
-from .base import Channel, Preview
+from .base import Channel, FlowDefaults, Preview
 
 # A result field that carries the token: `confirm_token`, `token`, `confirmationToken`.
 TOKEN_FIELD = re.compile(r"(^|_)token$|Token$|^confirmation_?(code|id)$", re.I)
 
 
 @dataclass(frozen=True, slots=True)
-class Token:
+class Token(FlowDefaults):
     tool: str = ""
     into: str = "confirm_token"
     token_from: str | None = None  # None: the first result field named like a token
@@ -83,28 +83,20 @@ class Token:
         return self.human
 
     @property
-    def waits_for_person(self) -> bool:
-        return False
-
-    @property
     def asks_a_person(self) -> bool:
         # A challenge a person answers; a plain token is handed to whoever called.
         return self.human is not None
-
-    @property
-    def caller_approves(self) -> bool:
-        return False
 
     @property
     def approves_a_handle(self) -> bool:
         return True
 
     @property
-    def stages(self) -> bool:
-        return False
+    def agent_presents_the_handle(self) -> bool:
+        return True
 
     @property
-    def agent_presents_the_handle(self) -> bool:
+    def token_in_the_call(self) -> bool:
         return True
 
     @property
@@ -116,13 +108,6 @@ class Token:
             return {}
         values = {"id": handle, "challenge": handle, "token": handle}
         return await channel.human("the human answers the challenge", self.human.approve, values)
-
-    async def decline(self, channel: Channel, handle: str) -> bool:
-        return False
-
-    @property
-    def approval_acts_alone(self) -> bool:
-        return False
 
     def redemption(
         self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]

@@ -27,11 +27,11 @@ import anyio
 from ..channels.human import Person
 from ..channels.terminal import Forget
 from ..models import Response
-from .base import Channel, HumanFailed, Preview
+from .base import Channel, FlowDefaults, HumanFailed, Preview
 
 
 @dataclass(frozen=True, slots=True)
-class Waits:
+class Waits(FlowDefaults):
     tool: str = ""
     human: Person | None = None
     source: str = "profile"
@@ -47,59 +47,12 @@ class Waits:
         return replace(self, tool=tool)
 
     @property
-    def own_tools(self) -> tuple[str, ...]:
-        return ()
-
-    @property
-    def own_arguments(self) -> tuple[str, ...]:
-        return ()
-
-    @property
     def waits_for_person(self) -> bool:
         return True
 
     @property
     def asks_a_person(self) -> bool:
         return True
-
-    @property
-    def caller_approves(self) -> bool:
-        return False
-
-    @property
-    def hands_over(self) -> Person | None:
-        return None
-
-    @property
-    def approves_a_handle(self) -> bool:
-        return False
-
-    @property
-    def stages(self) -> bool:
-        return False
-
-    @property
-    def agent_presents_the_handle(self) -> bool:
-        return False
-
-    @property
-    def redeems_the_persons_answer(self) -> bool:
-        return False
-
-    async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
-        return {}
-
-    async def decline(self, channel: Channel, handle: str) -> bool:
-        return False
-
-    @property
-    def approval_acts_alone(self) -> bool:
-        return False
-
-    def redemption(
-        self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
-    ) -> tuple[str, dict[str, Any]] | None:
-        return None
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         """The call while the person says no (or, with no way to say no given, says nothing)."""
@@ -129,6 +82,11 @@ class Waits:
         if failed is not None:
             raise failed
         return response
+
+    async def confirm_once_read(
+        self, channel: Channel, arguments: Mapping[str, Any], between: Callable[[], Awaitable[None]]
+    ) -> Response:
+        return await self.confirm(channel, arguments, None, before_answer=between)
 
     async def _during(
         self,

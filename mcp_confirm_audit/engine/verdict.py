@@ -4,6 +4,10 @@ Order of judgement, most damning first: an effect on disk during the attack
 is `vulnerable` whatever the target said; then findings about what the human
 was shown; then the layer whose answer ended the attack. A refusal that cannot
 be told apart from a crash is inconclusive, never a pass.
+
+What one family records of its own is a part of the transcript, read through
+the reading its family registered with it (engine/reading.py): `judge` keeps
+the common rules and asks each part at the points named there.
 """
 
 from __future__ import annotations
@@ -17,50 +21,42 @@ from ..confirmations import replies
 from ..confirmations.detect import asking_payload
 from ..confirmations.elicitation import LEGACY
 from ..models import (
-    FAIL_CLOSED,
-    Approvals,
-    Asked,
     AttackSpec,
     Effect,
     Exchange,
     Layer,
     Outcome,
     Phase,
-    Response,
     Result,
     Said,
     Signatures,
-    SingleUse,
     Transcript,
     Verdict,
 )
 from ..oracle.effects import (
     at_the_gate,
     disk_places,
-    drift_touched,
     is_ignored,
     probe_changes,
     probe_places,
     where_of,
 )
+from ..techniques import load
+from .reading import QUOTED, Seen, layer_of, literal, reading_of
+
+# Readings and helpers a report or a test reaches through the verdict.
+__all__ = ["QUOTED", "describe", "effect_of", "judge", "layer_of", "literal", "refs_in_era"]
 from ..oracle.sandbox import diff
 
 
-def layer_of(response: Response) -> Layer:
-    if response.outcome is Outcome.TRANSPORT:
-        return Layer.TRANSPORT
-    if response.refused_by_boundary:
-        return Layer.SDK_BOUNDARY
-    if response.outcome is Outcome.RPC_ERROR:
-        return Layer.PROTOCOL
-    return Layer.TOOL
-
-
 def judge(spec: AttackSpec, transcript: Transcript) -> Result:
+    load()  # every family registered, and with it the reading of each part it records
     attack = [e for e in transcript.exchanges if e.phase is Phase.ATTACK]
     asked = any(e.response.outcome is Outcome.INPUT_REQUIRED for e in attack)
     effect = effect_of(transcript)
     evidence = _evidence(transcript, effect)
+    seen = Seen(spec, transcript, tuple(attack), effect)
+    parts = [(part, reading_of(part)) for part in transcript.parts]
 
     def result(verdict: Verdict, layer: Layer | None, reason: str) -> Result:
         return Result(
@@ -101,25 +97,16 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         return result(Verdict.INCONCLUSIVE, None, f"honest flow failed: {transcript.precondition.reason}")
     if transcript.not_applicable:
         return result(Verdict.NOT_APPLICABLE, None, transcript.not_applicable)
-    # In a race the probes' changes are what `single_use` counts: one honest
-    # payment is the approval working, two are the finding.
-    counted_apart = (
-        transcript.single_use is not None and transcript.single_use.counted_by == "probes"
-    ) or transcript.approvals is not None
+    counted_apart = any(reading.counts_effects(part) for part, reading in parts)
     gate = _around_the_gate(transcript, effect)
     if gate is not None and gate[0] is not None:
         return result(gate[0], Layer.NONE, gate[1])
     if effect.happened and not counted_apart and gate is None:
+        for part, reading in parts:
+            if (judged := reading.moved(part, seen)) is not None:
+                return result(*judged)
         touched = [*effect.removed, *effect.changed]
         lost = ", ".join([*touched, *effect.observed][:4])
-        if transcript.drift and (not touched or _drift_in_sight(transcript)):
-            # The subject changed after the question: acting on what was shown is the action working.
-            # A store on disk rewritten by the action is judged by the probes that read what it holds.
-            return result(*_judge_drift(transcript, effect))
-        if transcript.changed_in_place and set(touched) <= set(transcript.changed_in_place):
-            # Still the inode the user confirmed, but not the content they saw.
-            reason = f"acted on a file that changed after the question: {lost}"
-            return result(Verdict.WEAK, Layer.NONE, reason)
         if transcript.effect_verdict is not None:
             verdict, why = transcript.effect_verdict
             return result(verdict, Layer.NONE, f"{why}: {lost}")
@@ -131,29 +118,29 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         # Nothing moved, but a call went out malformed: whatever the target answered it was about the
         # literal `{NAME}`, not the gate.
         return result(Verdict.INCONCLUSIVE, None, _unfilled(malformed[0]))
-    if transcript.single_use is not None:
-        return result(*_judge_single_use(transcript.single_use, transcript.exchanges))
-    if (approvals := transcript.approvals) is not None:
-        return result(*_judge_approvals(approvals, attack))
+    for part, reading in parts:
+        if (judged := reading.still(part, seen)) is not None:
+            return result(*judged)
     for severity in (Verdict.VULNERABLE, Verdict.WEAK):
         found = [message for level, message in transcript.findings if level is severity]
         if found:
             return result(severity, Layer.NONE, "; ".join(found))
-    if (record := transcript.asked) is not None and record.reached == 0:
-        # No question about a hostile value was read: a refusal here says nothing about the question.
-        return result(Verdict.INCONCLUSIVE, None, _nothing_asked(record))
+    for part, reading in parts:
+        if (judged := reading.unjudged(part, seen)) is not None:
+            return result(*judged)
     if not attack:
         return result(Verdict.INCONCLUSIVE, None, "no attack request was sent")
     learned = transcript.signatures
     decisive = attack[-1].response
     # prompt-forging's staging calls are the gated action's own, and what it judged is what the
     # person read; ungated's staging calls are tried like any other, but quoted only when alone.
-    if gate is not None and not (transcript.staged_at_the_gate and transcript.asked is not None):
+    read = any(reading.judges_what_was_read for _, reading in parts)
+    if transcript.gate is not None and gate is not None and not (transcript.gate.staged and read):
         # Another tool judged at the gate: nothing moving says something only if one of its calls ran.
         tried = [e for e in attack if _ran(e, learned)]
         if not tried:
             return result(Verdict.INCONCLUSIVE, None, _nothing_tried(attack, gate[1]))
-        own = [e for e in tried if e.request.get("name") not in transcript.staging_tools]
+        own = [e for e in tried if e.request.get("name") not in transcript.gate.staging_tools]
         decisive = (own or tried)[-1].response
     layer = layer_of(decisive)
     said = decisive.text or (decisive.outcome.value)
@@ -193,38 +180,21 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     ):
         # Nothing took effect; whether the gate is why is for the target's own words to say.
         who = replies.who_refused(decisive, learned or Signatures(), _sent_values(attack[-1]))
-        twin = transcript.twin
-        refused_input = (
-            twin is not None
-            and bool(twin.reached)
-            and replies.said(decisive) is Said.REFUSED
-            and not replies.invalid_arguments(decisive)
-        )
-        if who.by != "gate" and refused_input:
-            # Its benign twin, the same call with a harmless value, reached the gate: the call was
-            # right, so what refused the hostile value, with no effect, is the tool's own check.
-            assert twin is not None
-            why = (
-                "an exception inside the tool, whose reason the SDK's frame hides"
-                if replies.bare_exception(decisive)
-                else who.why
-            )
-            said = (
-                f"refused the hostile value with no effect ({why}), while its benign twin "
-                f"{literal(twin.value)} {twin.reached}: {said}"
-            )
-        elif who.by != "gate":
-            answered = (
-                "answered normally, nothing took effect"
-                if replies.said(decisive) is Said.ACTED
-                else "failed for another reason"
-            )
-            reason = f"the target {answered}, not shown to be its gate ({who.why}): {said}"
-            if twin is not None and not twin.reached:
-                reason += f"; its benign twin {literal(twin.value)} failed too: {_twin_said(transcript)}"
-            elif twin is not None:
-                reason += f" (its benign twin {literal(twin.value)} {twin.reached})"
-            return result(Verdict.INCONCLUSIVE, None, reason)
+        if who.by != "gate":
+            stands = [
+                s for part, reading in parts if (s := reading.stands(part, seen, decisive, who.why, said))
+            ]
+            if stands:
+                said = stands[0]
+            else:
+                answered = (
+                    "answered normally, nothing took effect"
+                    if replies.said(decisive) is Said.ACTED
+                    else "failed for another reason"
+                )
+                reason = f"the target {answered}, not shown to be its gate ({who.why}): {said}"
+                reason += "".join(reading.unshown(part, seen) for part, reading in parts)
+                return result(Verdict.INCONCLUSIVE, None, reason)
     if gate is not None:
         said = f"{gate[1]}: {said}"
     if layer not in spec.refused_by:
@@ -234,10 +204,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         )
     if spec.refuse_before_asking and asked:
         return result(Verdict.WEAK, layer, f"refused only after asking the user: {said}")
-    if (record := transcript.asked) is not None:
-        # What was judged is what reached the person; the last reply may be another value's refusal
-        # ("unknown workspace") or the question itself ("asked again"), neither of which is why it held.
-        said = _asked_none_unsafe(record)
+    for part, reading in parts:
+        said = reading.held(part, seen, said)
     return result(Verdict.REFUSED, layer, said)
 
 
@@ -281,7 +249,7 @@ def _unfilled(exchange: Exchange) -> str:
     return (
         f"the call to {exchange.request.get('name')} went out with {names} unfilled: no value was known "
         "for it when the attack sent it (a name only the person's step saves, and this attack leaves the "
-        f"person out), so the target's answer {literal(said[:_QUOTED])} is about the literal text, not "
+        f"person out), so the target's answer {literal(said[:QUOTED])} is about the literal text, not "
         "the gate"
     )
 
@@ -292,14 +260,10 @@ def _given_nothing(exchange: Exchange) -> bool:
     return isinstance(arguments, Mapping) and any(v == [] for v in arguments.values())
 
 
-# How much of each reply a reason quotes: the evidence keeps them whole.
-_QUOTED = 200
-
-
 def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
     """Why no other tool's call counts, quoting what the target said to the first few."""
     quoted = "; ".join(
-        f"{e.request.get('name')} said {literal((e.response.text or e.response.outcome.value)[:_QUOTED])}"
+        f"{e.request.get('name')} said {literal((e.response.text or e.response.outcome.value)[:QUOTED])}"
         for e in attack[:3]
     )
     more = f" (and {len(attack) - 3} more)" if len(attack) > 3 else ""
@@ -309,35 +273,6 @@ def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
     )
 
 
-def _twin_said(transcript: Transcript) -> str:
-    """What the target answered the benign twin, quoted: its last call's reply."""
-    assert transcript.twin is not None
-    if not transcript.twin.exchanges:
-        return "nothing was sent"
-    response = transcript.exchanges[transcript.twin.exchanges[-1]].response
-    return literal((response.text or response.outcome.value)[:_QUOTED])
-
-
-def _asked_none_unsafe(record: Asked) -> str:
-    """Why an attack on the question found nothing: how many hostile values the person read, shown safely."""
-    reason = f"{record.reached} hostile value(s) reached what the person read, and none was shown unsafely"
-    if record.withheld:
-        reason += f"; {record.withheld} other(s) got no question (refused or answered without asking)"
-    return reason
-
-
-def _nothing_asked(record: Asked) -> str:
-    """Why an attack on the question judged nothing, quoting what the target answered instead."""
-    reason = (
-        f"no hostile value reached a question: the target refused or answered all {record.withheld} "
-        "without asking, so nothing the person would read was judged"
-    )
-    if record.said:
-        value, said = record.said[0]
-        reason += f"; to {literal(value)} it said {literal(said)}"
-    return reason
-
-
 def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | None, str] | None:
     """For an attack judged at the gate (ungated): its verdict from where its effect showed, or why none counts.
 
@@ -345,7 +280,7 @@ def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | 
     is the gated harm (vulnerable); another change there is the attack's
     `effect_verdict`; a change anywhere else is no effect of it (a verdict of None).
     """
-    if transcript.gated_places is None:
+    if transcript.gate is None:
         return None
     places = [
         *disk_places(effect.removed, effect.changed, transcript.case_dir),
@@ -353,13 +288,13 @@ def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | 
             transcript.observed_before or {}, transcript.observed_after or {}, transcript.bookkeeping
         ),
     ]
-    same, there = at_the_gate(places, transcript.gated_places)
+    same, there = at_the_gate(places, transcript.gate.places)
     verdict, why = transcript.effect_verdict or (Verdict.WEAK, "another tool acted without asking")
     if same:
         return Verdict.VULNERABLE, f"{why}, with the gated action's own effect: {', '.join(same[:4])}"
-    if there and not transcript.staged_at_the_gate:
+    if there and not transcript.gate.staged:
         return verdict, f"{why}, where the gated action's effect shows: {', '.join(there[:4])}"
-    gated = ", ".join(sorted({where_of(p) for p in transcript.gated_places})[:4])
+    gated = ", ".join(sorted({where_of(p) for p in transcript.gate.places})[:4])
     if there:
         staged = ", ".join(there[:4])
         return (
@@ -405,133 +340,6 @@ def _same_input(a: Exchange, b: Exchange) -> bool:
 _EVIDENCE_HEAD, _EVIDENCE_TAIL = 6, 8
 
 
-def _judge_single_use(
-    record: SingleUse, exchanges: tuple[Exchange, ...]
-) -> tuple[Verdict, Layer | None, str]:
-    """At most one of several redemptions of one approval may act: counted from effects, never from replies."""
-    racing = [exchanges[i] for i in record.racing]
-    replays = [exchanges[i] for i in record.replays]
-    stopped = [e for e in [*racing, *replays] if e.response.outcome is Outcome.TRANSPORT]
-    if stopped:
-        said = stopped[0].response.text
-        return Verdict.INCONCLUSIVE, Layer.TRANSPORT, f"the target stopped answering: {said}"
-    if record.if_none_taken == "burnt":
-        return _judge_guess(record, racing[0], replays[0])
-    if record.taken >= 2:
-        return Verdict.VULNERABLE, Layer.NONE, f"one approval took effect {record.taken} times"
-    # In the order they were sent: the process the approval was minted on first.
-    sequential = [exchanges[i] for i in sorted(set(record.replays))]
-    where = _layers_by_connection(sequential)
-    if record.taken_racing == 0 and record.if_none_taken == "fail-closed":
-        refusal = racing[0]
-        layer = layer_of(refusal.response)
-        said = refusal.response.text or refusal.response.outcome.value
-        return (
-            Verdict.REFUSED,
-            layer,
-            (
-                f"fail-closed: an honest approval redeemed on {refusal.connection} was refused by {layer.value} "
-                f"({said}); safe, but {FAIL_CLOSED}"
-            ),
-        )
-    if record.taken == 0 and record.if_none_taken == "inconclusive":
-        said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
-        return Verdict.INCONCLUSIVE, None, said
-    once = "took effect once" if record.taken == 1 else "was honoured once"
-    said = f"the approval {once}; no other redemption took effect ({where})"
-    return Verdict.REFUSED, layer_of(sequential[0].response), said
-
-
-def _judge_guess(record: SingleUse, guess: Exchange, honest: Exchange) -> tuple[Verdict, Layer | None, str]:
-    """A wrong guess, then the honest confirmation: the guess must not act, nor spend what the honest one needs."""
-    guessed = literal((guess.response.text or guess.response.outcome.value)[:_QUOTED])
-    if record.taken_racing:
-        return Verdict.VULNERABLE, Layer.NONE, f"a wrong guess at the token or id took effect: {guessed}"
-    if record.taken == 0:
-        said = literal((honest.response.text or honest.response.outcome.value)[:_QUOTED])
-        return (
-            Verdict.WEAK,
-            layer_of(honest.response),
-            f"one wrong guess ({guessed}) spent the approval: the honest confirmation then did nothing "
-            f"({said}), so any caller can cancel a person's approval (denial of service)",
-        )
-    return (
-        Verdict.REFUSED,
-        layer_of(guess.response),
-        f"the wrong guess was refused ({guessed}) and the honest confirmation after it still took effect",
-    )
-
-
-def _judge_approvals(record: Approvals, attack: list[Exchange]) -> tuple[Verdict, Layer | None, str]:
-    """Every effect of concurrent calls must have a question of its own that the person accepted."""
-    stopped = [e for e in attack if e.response.outcome is Outcome.TRANSPORT]
-    if stopped:
-        return (
-            Verdict.INCONCLUSIVE,
-            Layer.TRANSPORT,
-            f"the target stopped answering: {stopped[0].response.text}",
-        )
-    tally = f"{record.calls} calls, {record.accepted} questions accepted, {record.taken} effects"
-    if record.taken > record.accepted:
-        return (
-            Verdict.VULNERABLE,
-            Layer.NONE,
-            f"{tally}: {record.taken - record.accepted} more than the person accepted (a call acted on an "
-            "approval given to another, or on a decline)",
-        )
-    if record.taken == 0:
-        return Verdict.INCONCLUSIVE, None, f"{tally}: nothing took effect, so no approval was spent"
-    return Verdict.REFUSED, Layer.TOOL, f"{tally}: every effect had an accepted question of its own"
-
-
-def _drift_in_sight(transcript: Transcript) -> bool:
-    """Whether a probe shows what the change after the question brought in, before or after."""
-    _, shown = drift_touched(
-        transcript.observed_before or {},
-        transcript.observed_after or {},
-        transcript.drift,
-        transcript.bookkeeping,
-    )
-    return shown
-
-
-def _judge_drift(transcript: Transcript, effect: Effect) -> tuple[Verdict, Layer | None, str]:
-    """An effect after the subject drifted: on what was shown only, or on what came in after the question too."""
-    marks = ", ".join(literal(mark) for mark in transcript.drift)
-    touched, shown = drift_touched(
-        transcript.observed_before or {},
-        transcript.observed_after or {},
-        transcript.drift,
-        transcript.bookkeeping,
-    )
-    seen = ", ".join(effect.observed[:4])
-    if touched:
-        return (
-            Verdict.VULNERABLE,
-            Layer.NONE,
-            f"acted on more than was shown: what the change after the question brought in ({marks}) was acted "
-            f"on too ({'; '.join(touched[:4])})",
-        )
-    if not shown:
-        return (
-            Verdict.INCONCLUSIVE,
-            None,
-            f"it acted ({seen}), but no effect probe shows what the change after the question brought in "
-            f"({marks}): whether it acted on more than was shown cannot be told (add an effect: that lists it)",
-        )
-    return (
-        Verdict.REFUSED,
-        Layer.TOOL,
-        f"acted on what was shown only ({seen}); what the change after the question brought in ({marks}) "
-        "was left as it was",
-    )
-
-
-def _layers_by_connection(replays: list[Exchange]) -> str:
-    seen = {e.connection: layer_of(e.response).value for e in replays}
-    return ", ".join(f"{layer} on {conn}" for conn, layer in seen.items())
-
-
 def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
     exchanges = transcript.exchanges
     if len(exchanges) > _EVIDENCE_HEAD + _EVIDENCE_TAIL + 1:
@@ -553,39 +361,10 @@ def _evidence(transcript: Transcript, effect: Effect) -> tuple[str, ...]:
         shown = (json.dumps(path, ensure_ascii=True)[1:-1] for path in effect.ignored[:8])
         lines.append(f"ignored as bookkeeping: {', '.join(shown)}")
     lines.extend(f"note: {n}" for n in transcript.notes)
-    if (counted := transcript.approvals) is not None:
-        lines.append(
-            f"calls: {counted.calls}, questions the person accepted: {counted.accepted}, effects: "
-            f"{counted.taken} (the victim put back each time)"
-        )
-    if (record := transcript.single_use) is not None:
-        # A case file is put back after every effect; a use of an action that names no file is not
-        # (a payment stays made): its effects are counted from the probes.
-        how = (
-            "the victim put back each time"
-            if record.counted_by == "restorer"
-            else "each effect stays, counted"
-        )
-        lines.append(f"effects: {record.taken_racing} during the race, {record.taken} in all ({how})")
+    for part in transcript.parts:
+        lines.extend(reading_of(part).evidence(part))
     lines.extend(f"{level.value}: {message}" for level, message in transcript.findings)
     return tuple(lines)
-
-
-def literal(value: Any) -> str:
-    """A value as JSON, in printable ASCII with one escape per code point.
-
-    Escaped, never raw: hostile names carry line breaks and bidi controls, and
-    evidence must show their exact code points, not be rearranged by them. The
-    escapes are the ones every finding about a name uses (`\\u202e`,
-    `\\U000e0069`, never a surrogate pair), so one notation runs through a report.
-    """
-    if isinstance(value, str):
-        return escaped(value)
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{literal(str(k))}: {literal(v)}" for k, v in sorted(value.items())) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=True, default=str)
 
 
 def describe(exchange: Exchange) -> str:

@@ -7,7 +7,6 @@ from typing import Any
 
 from ..channels import human
 from ..confirmations import AgentFlow, Preview, as_flow
-from ..confirmations.token import Token
 from ..models import Exchange, Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -82,10 +81,11 @@ def flow_or_not_applicable(attack: Attack, what: str) -> AgentFlow | None:
     return flow
 
 
-def token_or_not_applicable(attack: Attack, what: str, otherwise: str) -> Token | None:
-    """The tool's token flow; else not applicable, saying `what` an MRTR tool lacks or `otherwise` why."""
+def token_or_not_applicable(attack: Attack, what: str, otherwise: str) -> AgentFlow | None:
+    """The tool's flow if its confirming call carries a token (`token_in_the_call`); else not applicable,
+    saying `what` an MRTR tool lacks or `otherwise` why."""
     flow = flow_or_not_applicable(attack, what)
-    if flow is not None and not isinstance(flow, Token):
+    if flow is not None and not flow.token_in_the_call:
         attack.not_applicable(f"{otherwise}: {flow.describe()}")
         return None
     return flow

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
-from ..confirmations.waits import Waits
 from ._flows import AttackChannel, previewed
 from .base import Attack
 
@@ -27,7 +26,8 @@ async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: C
     """Round one about `victim`, then `swap()` (which says what it did), then accept."""
     if not attack.file_only():
         return
-    if isinstance(flow := as_flow(attack.plan.mechanism), Waits):
+    flow = as_flow(attack.plan.mechanism)
+    if flow is not None and flow.waits_for_person:
         await _swap_while_the_person_reads(attack, flow, victim, swap)
         return
     if flow is not None:
@@ -62,7 +62,7 @@ async def _swap_between_preview_and_confirm(
 
 
 async def _swap_while_the_person_reads(
-    attack: Attack, flow: Waits, victim: Path, swap: Callable[[], str]
+    attack: Attack, flow: AgentFlow, victim: Path, swap: Callable[[], str]
 ) -> None:
     swapped = False
 
@@ -76,7 +76,7 @@ async def _swap_while_the_person_reads(
     # The one call is the attack proper; its snapshot is taken once the person has read the question.
     attack.attack_under_way()
     try:
-        await flow.confirm(AttackChannel(attack), attack.arguments(victim), None, before_answer=after_reading)
+        await flow.confirm_once_read(AttackChannel(attack), attack.arguments(victim), after_reading)
     except HumanFailed as exc:
         attack.setup_failed(str(exc))
         return

@@ -7,7 +7,7 @@ been wrong. Its twin says which: the same tool, the same arguments, a harmless
 value of the same shape, sent before the attack proper. A twin that reaches the
 gate (it asks, a preview hands out a handle, the gate's own check takes it)
 shows the call was right, so the hostile value's refusal is the tool's check;
-a twin that fails too leaves the attack inconclusive (`Transcript.twin`).
+a twin that fails too leaves the attack inconclusive (the `Twin` part, techniques/_twin.py).
 
 The twin is setup, never judged: its question is left unanswered (cancelled on a
 legacy connection, where it holds the call open), its handle is never redeemed.

@@ -25,19 +25,18 @@ from ..confirmations import answers
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
 from ..engine.observation import Observer
 from ..models import (
-    Approvals,
-    Asked,
     AttackSpec,
+    AtTheGate,
     Exchange,
     Outcome,
+    Part,
+    PartT,
     Phase,
     Precondition,
     Question,
     Response,
-    SingleUse,
     Transcript,
     TreeSnapshot,
-    Twin,
     Verdict,
 )
 from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
@@ -45,6 +44,12 @@ from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, ident
 from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
+from ._approvals import Approvals
+from ._asked import Asked
+from ._drift import Drift
+from ._in_place import InPlace
+from ._single_use import SingleUse
+from ._twin import Twin
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +201,9 @@ class Attack:
         self._setup_failure: str | None = None
         self._not_applicable: str | None = None
         self._findings: list[tuple[Verdict, str]] = []
-        self._changed_in_place: list[str] = []
         self.peers: Peers = peers or NoPeers()
-        self._single_use: SingleUse | None = None
-        self._approvals: Approvals | None = None
+        # Each family's own evidence, one part of each kind (`record`), in the order first recorded.
+        self._parts: dict[type[Part], Part] = {}
         self.observer = observer
         self.bookkeeping = tuple(bookkeeping)
         # What `{sink}` and other harness-provided names stand for in the templates.
@@ -211,7 +215,6 @@ class Attack:
         self._observed_before: dict[str, Any] | None = None
         self._observed_after: dict[str, Any] | None = None
         self._effect_verdict: tuple[Verdict, str] | None = None
-        self._drift: tuple[Any, ...] = ()
         # URL-mode questions and the person's visits; while `person_completes`, an accept sent
         # to one is preceded by the person completing its page (channels/url_flow.py).
         self.pages = pages
@@ -225,12 +228,8 @@ class Attack:
         self._at_the_gate = False
         self._staged_at_the_gate = False
         self._staging_tools: set[str] = set()
-        # Hostile values sent to be asked about (prompt-forging): which reached a question.
-        self._asked: Asked | None = None
         # What the last setup that could not be made said (`staged_with`), for the attack's reason.
         self.staging_failed = ""
-        # An input attack's benign twin (techniques/_twins.py): what a refusal of the hostile value means.
-        self._twin: Twin | None = None
         # Why the honest flow did not complete, for a family that runs without one (None: it completed).
         self.honest_flow_failed: str | None = None
 
@@ -683,7 +682,8 @@ class Attack:
 
     def changed_in_place(self, path: Path) -> None:
         """Record that `path` was rewritten in place: still the confirmed inode, not what was shown."""
-        self._changed_in_place.append(self.case.rel(path))
+        known = self.recorded(InPlace)
+        self.record(InPlace((*(known.paths if known else ()), self.case.rel(path))))
 
     def restore_victim(self, path: Path | None = None) -> None:
         target = path or self.case.victim
@@ -736,35 +736,44 @@ class Attack:
         index = {id(e): i for i, e in enumerate(self._exchanges)}
         racing = tuple(index[id(redemption)] for redemption, _ in pairs)
         replays = tuple(index[id(replay)] for _, replay in pairs)
-        self._single_use = SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by)
+        self.record(SingleUse(racing, replays, taken_racing, taken, if_none_taken, counted_by))
 
     def asked_about(self) -> None:
         """A hostile value reached a question the person read: it was judged."""
-        record = self._asked or Asked()
-        self._asked = replace(record, reached=record.reached + 1)
+        record = self.recorded(Asked) or Asked()
+        self.record(replace(record, reached=record.reached + 1))
 
     def not_asked_about(self, value: str, said: str) -> None:
         """A hostile value got no question (refused, or answered without asking): `said` is the answer."""
-        record = self._asked or Asked()
+        record = self.recorded(Asked) or Asked()
         kept = record.said if len(record.said) >= _ASKED_SAID_KEPT else (*record.said, (value, said))
-        self._asked = replace(record, withheld=record.withheld + 1, said=kept)
+        self.record(replace(record, withheld=record.withheld + 1, said=kept))
 
     def benign_twin(self, value: str, exchanges: Sequence[Exchange], reached: str) -> None:
         """Record the benign twin of this attack's hostile value: its calls, and how it reached the gate ("" if not)."""
         index = {id(e): i for i, e in enumerate(self._exchanges)}
-        self._twin = Twin(value, tuple(index[id(e)] for e in exchanges), reached)
+        self.record(Twin(value, tuple(index[id(e)] for e in exchanges), reached))
 
     def approvals(self, calls: int, accepted: int, taken: int) -> None:
         """Record concurrent calls over the back channel: the person's accepts and the effects they had."""
-        self._approvals = Approvals(calls, accepted, taken)
+        self.record(Approvals(calls, accepted, taken))
 
     def drifted(self, values: Sequence[Any]) -> None:
         """Record what a change after the question brought into the subject; the verdict looks for it in the effects."""
-        self._drift = tuple(values)
+        self.record(Drift(tuple(values)))
 
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
         self._effect_verdict = (verdict, why)
+
+    def record(self, part: Part) -> None:
+        """Put a family's own evidence on the transcript (one part of each kind: a later one replaces it)."""
+        self._parts[type(part)] = part
+
+    def recorded(self, kind: type[PartT]) -> PartT | None:
+        """The part of `kind` recorded so far, if any."""
+        found = self._parts.get(kind)
+        return found if isinstance(found, kind) else None
 
     def setup_failed(self, reason: str) -> None:
         self._setup_failure = self._setup_failure or reason
@@ -789,23 +798,20 @@ class Attack:
             setup_failure=self._setup_failure,
             not_applicable=self._not_applicable,
             findings=tuple(self._findings),
-            changed_in_place=tuple(self._changed_in_place),
-            single_use=self._single_use,
             observed_before=self._observed_before,
             observed_after=self._observed_after,
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
             # Every era the attack drove, the primary's first (protocol-downgrade drives two).
             era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
-            approvals=self._approvals,
             effect_verdict=self._effect_verdict,
             case_dir=self.sandbox.case_dir(self._case_name),
-            gated_places=self.gated_places if self._at_the_gate else None,
-            staged_at_the_gate=self._staged_at_the_gate,
-            staging_tools=tuple(sorted(self._staging_tools)),
-            drift=self._drift,
-            asked=self._asked,
-            twin=self._twin,
+            gate=(
+                AtTheGate(self.gated_places, self._staged_at_the_gate, tuple(sorted(self._staging_tools)))
+                if self._at_the_gate
+                else None
+            ),
+            parts=tuple(self._parts.values()),
         )
 
 

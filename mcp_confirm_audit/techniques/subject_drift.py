@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
-from ..confirmations.waits import Waits
 from ..engine.action import Instance
 from ..models import Outcome
 from . import OVER_A_PREVIEW, technique
@@ -83,7 +82,7 @@ async def _over_a_flow(
     """Between the preview and the confirming call; over a waits flow, after the person read the question."""
     channel, args = AttackChannel(attack), attack.arguments(victim)
     try:
-        if isinstance(flow, Waits):
+        if flow.waits_for_person:
             changed = False
 
             async def after_reading() -> None:
@@ -92,7 +91,7 @@ async def _over_a_flow(
                 await attack.start_attack()
 
             attack.attack_under_way()
-            await flow.confirm(channel, args, None, before_answer=after_reading)
+            await flow.confirm_once_read(channel, args, after_reading)
             if not changed and not attack.failed:
                 attack.setup_failed("the call ended before the person was asked, so nothing changed")
             return

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ..confirmations import as_flow
 from ..confirmations.detect import from_schemas
-from ..confirmations.token import Token
+from ..target.driver import ToolInfo
 from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
 from ._params import Params
@@ -38,7 +39,7 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.note(f"the token was previewed for {attack.path_value(decoy)} and is presented for the victim")
         tool = flow.tool
     elif params["mode"] == "other-tool":
-        others = [t for t in attack.tools if t.name != flow.tool and isinstance(from_schemas(t), Token)]
+        others = [t for t in attack.tools if t.name != flow.tool and _takes_a_token(t)]
         if not others:
             attack.not_applicable("no other tool of the target takes a confirmation token")
             return
@@ -48,9 +49,10 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         if plain is None:
             return
         since = await attack.mark()
-        await channel.call(
-            f"{tool} without a token, on a decoy", tool, flow.confirming(attack.arguments(plain), None)
-        )
+        # The confirming call's arguments with no token in them (the redemption of no handle).
+        unredeemed = flow.redemption(attack.arguments(plain), None, {})
+        assert unredeemed is not None  # a flow whose call carries a token is redeemed by that call
+        await channel.call(f"{tool} without a token, on a decoy", tool, unredeemed[1])
         if await attack.took_effect(plain, since) or plain.rewritten():
             attack.not_applicable(f"{tool} acts without any token (see the ungated family)")
             return
@@ -63,3 +65,9 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     await attack.start_attack()
     await flow.confirm(channel, attack.arguments(victim), shown.handle, tool=tool)
+
+
+def _takes_a_token(tool: ToolInfo) -> bool:
+    """Whether another tool's schema says its call carries a confirmation token."""
+    found = as_flow(from_schemas(tool))
+    return found is not None and found.token_in_the_call

@@ -19,9 +19,8 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ..confirmations import derivations
+from ..confirmations import AgentFlow, derivations
 from ..confirmations.base import Preview
-from ..confirmations.token import Token
 from ..models import Verdict
 from . import ANY, technique
 from ._flows import AttackChannel, token_or_not_applicable
@@ -76,7 +75,7 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
 
 async def _derived(
     attack: Attack,
-    flow: Token,
+    flow: AgentFlow,
     channel: AttackChannel,
     decoy_args: dict[str, Any],
     shown: Preview,

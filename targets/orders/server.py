@@ -1,7 +1,8 @@
 """Reference server whose confirmed action names no file and is asked over a flow: an order desk.
 
     python targets/orders/server.py --root DIR --mechanism token|pending|terminal|ask
-        [--style json|code-points] [--flaw raw-order-id] [--refuses CHARS] [--ttl SECONDS] [--inbox DIR]
+        [--style json|code-points] [--flaw raw-order-id|lapse-approves] [--refuses CHARS] [--ttl SECONDS]
+        [--inbox DIR]
         [--command] [--returns text|str|object]
 
 `cancel_order(order_id)` cancels an order of the shop the desk fronts. The
@@ -30,7 +31,9 @@ What the person reads names the order, in one of two careful styles:
 - `code-points`: plain sentences; a reference with anything but letters, digits,
   space and `._/-` is written as the list of its code points (`\\u{5b}\\u{43}...`),
   so nothing in it is rendered, and it is still read exactly.
-`--flaw raw-order-id` puts the reference into the sentence as it is. With `--refuses CHARS` (token,
+`--flaw raw-order-id` puts the reference into the sentence as it is. `--flaw lapse-approves` (pending)
+carries out, at `execute_pending`, a staged cancellation whose --ttl passed with no approval, declined
+or never answered: a desk that fails open at the lapse. With `--refuses CHARS` (token,
 pending, ask) a reference holding any of CHARS is refused before anything is previewed, staged or
 asked, in an ordinary result that quotes it as it is and carries a `request_id`: nobody was asked about it.
 `--returns` says how that refusal comes back: `text` (the default) a JSON document as the result's
@@ -46,6 +49,7 @@ import re
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -68,7 +72,13 @@ __all__ = ["FLAWS", "MECHANISMS", "STYLES", "build_server", "main"]
 MECHANISMS = ("token", "pending", "terminal", "ask")
 STYLES = ("json", "code-points")
 RETURNS = ("text", "object", "str")
-FLAWS = {"raw-order-id": "the order reference goes into the question's sentence as it is"}
+FLAWS = {
+    "raw-order-id": "the order reference goes into the question's sentence as it is",
+    "lapse-approves": (
+        "pending: a staged cancellation left past --ttl is carried out by execute_pending, declined or "
+        "never answered (the lapse read as a yes)"
+    ),
+}
 OrderId = Annotated[str, Field(description="The shop's order reference.", examples=["ORD-1042"])]
 _CANCELS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 _PLAIN = re.compile(r"[A-Za-z0-9 ._/-]+")
@@ -169,7 +179,8 @@ def build_server(
         _token_tool(server, gates.TokenStore(frozenset()), desk, shown)
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
-        _pending_tools(server, gates.PendingStore(where), desk, shown)
+        lapses = ttl if "lapse-approves" in flaws else None
+        _pending_tools(server, gates.PendingStore(where), desk, shown, lapses)
     elif mechanism == "ask":
         _asking_tool(server, desk, shown)
     else:
@@ -247,12 +258,17 @@ def _asking_tool(server: MCPServer, desk: Desk, shown: Shown) -> None:
     shown.add(server, shop if shown.command else cancel_order)
 
 
-def _pending_tools(server: MCPServer, store: gates.PendingStore, desk: Desk, shown: Shown) -> None:
+def _pending_tools(
+    server: MCPServer, store: gates.PendingStore, desk: Desk, shown: Shown, lapses: float | None = None
+) -> None:
+    staged_at: dict[str, float] = {}
+
     def cancel_order(order_id: OrderId) -> Any:
         """Stage cancelling one order; a human approves it, then execute_pending cancels."""
         if (refused := shown.refused(order_id)) is not None:
             return refused
         pending_id = store.stage("cancel_order", order_id)
+        staged_at[pending_id] = time.monotonic()
         fields = {
             "status": "pending_approval",
             "pending_id": pending_id,
@@ -264,6 +280,10 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, desk: Desk, sho
         )
 
     def execute_pending(pending_id: str) -> str:
+        if lapses is not None and time.monotonic() - staged_at.get(pending_id, time.monotonic()) > lapses:
+            # FLAW lapse-approves: nobody approved it in time (or the person declined): it goes ahead.
+            _, order_id = store.staged[pending_id]
+            return json.dumps(desk.cancel(order_id))
         try:
             _, order_id = store.release(pending_id)
         except gates.Refused as exc:
@@ -282,7 +302,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--mechanism", default="token", choices=MECHANISMS)
     parser.add_argument("--style", default="json", choices=STYLES, help="how the order is shown")
     parser.add_argument("--inbox", metavar="DIR", help="pending: where the human's decisions are written")
-    parser.add_argument("--ttl", type=float, default=30.0, help="terminal: seconds to wait for an answer")
+    parser.add_argument(
+        "--ttl",
+        type=float,
+        default=30.0,
+        help="terminal: seconds to wait for an answer; pending with lapse-approves: a staged request's lifetime",
+    )
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument(
         "--refuses", default="", metavar="CHARS", help="refuse references holding any of these"

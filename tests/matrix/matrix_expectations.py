@@ -47,6 +47,9 @@ NOT_MRTR = {
     # A staged item edited between approval and commit (test_two_servers.py proves the family).
     **{f"MCA-STAGED-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
     **{f"MCA-FLAGBYPASS-00{n}": "no boolean or enum argument" for n in (1, 2)},
+    # A pending request left past its lifetime (tests/matrix/test_lapsed_request.py proves the family).
+    "MCA-LAPSE-001": "confirms with mrtr",
+    "MCA-LAPSE-002": "confirms with mrtr",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
     **{

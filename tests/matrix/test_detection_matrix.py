@@ -132,6 +132,8 @@ CONFIGURED_ELSEWHERE = (
     "unanswered",
     "protocol-downgrade",
     "subject-drift",
+    # A pending flow with a lifetime: tests/matrix/test_lapsed_request.py.
+    "lapsed-request",
     *sorted(ANY_MECHANISM),
     *URL_MODE,
 )

@@ -8,8 +8,9 @@ from test_verdict import DONE, OK, SPEC, TOOL_ERROR, TREE, exchange
 from verdict_records import attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
-from mcp_confirm_audit.models import FileIdentity, Layer, SingleUse, Transcript, TreeSnapshot, Verdict
+from mcp_confirm_audit.models import FileIdentity, Layer, Transcript, TreeSnapshot, Verdict
 from mcp_confirm_audit.oracle.effects import UNOBSERVED
+from mcp_confirm_audit.techniques._single_use import SingleUse
 
 NO_PAYMENTS = {"tool:list_payments": {"payments": []}}
 ONE_PAYMENT = {"tool:list_payments": {"payments": [{"id": 1, "amount_cents": 500}]}}
@@ -79,7 +80,7 @@ def test_a_race_on_an_action_counts_payments_instead_of_calling_the_one_honest_p
         exchanges,
         TREE,
         TREE,
-        single_use=once,
+        parts=(once,),
         observed_before=NO_PAYMENTS,
         observed_after=ONE_PAYMENT,
     )
@@ -87,7 +88,7 @@ def test_a_race_on_an_action_counts_payments_instead_of_calling_the_one_honest_p
     twice = SingleUse((0, 1), (2, 3), taken_racing=2, taken=2, counted_by="probes")
     from dataclasses import replace
 
-    assert judge(race, replace(record, single_use=twice)).verdict is Verdict.VULNERABLE
+    assert judge(race, replace(record, parts=(twice,))).verdict is Verdict.VULNERABLE
 
 
 def test_one_row_removed_from_the_middle_of_a_list_is_one_change_not_every_row_after_it() -> None:

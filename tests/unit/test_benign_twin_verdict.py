@@ -22,9 +22,9 @@ from mcp_confirm_audit.models import (
     Signatures,
     Transcript,
     TreeSnapshot,
-    Twin,
     Verdict,
 )
+from mcp_confirm_audit.techniques._twin import Twin
 
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
 LEARNED = Signatures(
@@ -53,7 +53,7 @@ def judged(hostile: Response, twin: Response | None, reached: str = "") -> tuple
         TREE,
         TREE,
         signatures=LEARNED,
-        twin=recorded,
+        parts=(recorded,) if recorded is not None else (),
     )
     result = judge(attack_spec("out-of-root", refuse_before_asking=True), transcript)
     return result.verdict, result.layer, result.reason

@@ -11,6 +11,7 @@ from verdict_records import attack_spec
 from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import FileIdentity, Layer, Transcript, TreeSnapshot, Verdict
 from mcp_confirm_audit.oracle.effects import drift_touched, holding
+from mcp_confirm_audit.techniques._drift import Drift
 
 DRIFT = attack_spec("subject-drift")
 
@@ -33,7 +34,7 @@ def answered(after: Any, *, drift: tuple[Any, ...] = ("l3",), **kw: Any) -> Tran
         TREE,
         observed_before=kw.pop("before", DRIFTED),
         observed_after=after,
-        drift=drift,
+        parts=(Drift(drift),),
         **kw,
     )
 
@@ -124,6 +125,6 @@ def test_a_store_on_disk_rewritten_by_the_action_is_judged_by_what_its_probe_sho
         STORE_AFTER,
         observed_before=DRIFTED,
         observed_after={"tool:list_links": {"links": links_after}},
-        drift=("l3",),
+        parts=(Drift(("l3",)),),
     )
     assert judge(DRIFT, on_disk).verdict is verdict

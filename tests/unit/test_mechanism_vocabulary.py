@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_confirm_audit.channels.human import Person
-from mcp_confirm_audit.confirmations import AgentFlow
+from mcp_confirm_audit.confirmations import AgentFlow, HumanFailed
 from mcp_confirm_audit.confirmations.elicitation import Elicitation
 from mcp_confirm_audit.confirmations.flag import Flag
 from mcp_confirm_audit.confirmations.mrtr import Mrtr
@@ -20,27 +21,31 @@ EXECUTE = CallTemplate("run_action", {"id": "{id}"})
 APPROVE = CallTemplate("approve_action", {"id": "{id}"})
 
 # hands_over, waits_for_person, asks_a_person, caller_approves, approval_acts_alone, approves_a_handle,
-# stages, agent_presents_the_handle, redeems_the_persons_answer
+# stages, agent_presents_the_handle, redeems_the_persons_answer, token_in_the_call
 ROWS: list[tuple[str, AgentFlow, tuple[Any, ...]]] = [
-    ("token", Token("t"), (None, False, False, False, False, True, False, True, False)),
-    ("challenge", Token("t", human=PERSON), (PERSON, False, True, False, False, True, False, True, True)),
+    ("token", Token("t"), (None, False, False, False, False, True, False, True, False, True)),
+    (
+        "challenge",
+        Token("t", human=PERSON),
+        (PERSON, False, True, False, False, True, False, True, True, True),
+    ),
     (
         "pending, approve tool",
         Pending("t", approve=APPROVE),
-        (None, False, False, False, True, True, True, True, False),
+        (None, False, False, False, True, True, True, True, False, False),
     ),
     (
         "pending, person and execute",
         Pending("t", human=PERSON, execute=EXECUTE),
-        (PERSON, False, True, False, False, True, True, True, False),
+        (PERSON, False, True, False, False, True, True, True, False, False),
     ),
     (
         "pending, person alone",
         Pending("t", human=PERSON),
-        (PERSON, False, True, False, True, True, True, False, False),
+        (PERSON, False, True, False, True, True, True, False, False, False),
     ),
-    ("flag", Flag("t", arg="approved"), (None, False, False, True, False, False, False, False, False)),
-    ("waits", Waits("t", human=PERSON), (None, True, True, False, False, False, False, False, False)),
+    ("flag", Flag("t", arg="approved"), (None, False, False, True, False, False, False, False, False, False)),
+    ("waits", Waits("t", human=PERSON), (None, True, True, False, False, False, False, False, False, False)),
 ]
 NAMES = (
     "hands_over",
@@ -52,6 +57,7 @@ NAMES = (
     "stages",
     "agent_presents_the_handle",
     "redeems_the_persons_answer",
+    "token_in_the_call",
 )
 
 
@@ -90,3 +96,15 @@ def test_every_mechanism_names_its_own_arguments_and_tools() -> None:
         assert mechanism.own_tools == ()
     for mechanism in (Mrtr("t"), Elicitation("t"), Waits("t"), Pending("t")):
         assert mechanism.own_arguments == ()
+
+
+@pytest.mark.parametrize(
+    "flow", [flow for name, flow, _ in ROWS if name != "waits"], ids=[r[0] for r in ROWS if r[0] != "waits"]
+)
+def test_only_a_flow_that_waits_runs_a_change_while_the_person_reads(flow: AgentFlow) -> None:
+    # Its question is its preview: the change goes between preview and confirm, said in one line.
+    async def change() -> None:
+        raise AssertionError("never run")
+
+    with pytest.raises(HumanFailed, match="between the preview and the confirming call"):
+        anyio.run(flow.confirm_once_read, None, {}, change)  # type: ignore[arg-type]

@@ -16,11 +16,11 @@ from mcp_confirm_audit.models import (
     Phase,
     Precondition,
     Response,
-    SingleUse,
     Transcript,
     TreeSnapshot,
     Verdict,
 )
+from mcp_confirm_audit.techniques._single_use import SingleUse
 
 SPEC = attack_spec("double-spend", id="MCA-DSPEND-001", severity="critical")
 TREE = TreeSnapshot({"root/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
@@ -67,7 +67,7 @@ def record(
         if_none_taken=if_none_taken,
     )
     return Transcript(
-        SPEC.id, "delete_file", Precondition(True), tuple(exchanges), TREE, TREE, single_use=single
+        SPEC.id, "delete_file", Precondition(True), tuple(exchanges), TREE, TREE, parts=(single,)
     )
 
 

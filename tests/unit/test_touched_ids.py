@@ -19,6 +19,7 @@ from verdict_records import attack_spec
 from mcp_confirm_audit.engine.controls import _Runner
 from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import (
+    AtTheGate,
     Exchange,
     FileIdentity,
     Layer,
@@ -130,7 +131,7 @@ def judged(*calls: Exchange) -> Any:
         TREE,
         TREE,
         case_dir=CASE,
-        gated_places=("removed case/victim.txt",),
+        gate=AtTheGate(("removed case/victim.txt",)),
         effect_verdict=(Verdict.WEAK, "another tool acted"),
     )
     return judge(attack_spec("ungated"), transcript)

@@ -10,8 +10,8 @@ from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import (
-    Asked,
     AttackSpec,
+    AtTheGate,
     Exchange,
     FileIdentity,
     Layer,
@@ -24,6 +24,8 @@ from mcp_confirm_audit.models import (
     Verdict,
 )
 from mcp_confirm_audit.oracle.effects import disk_places
+from mcp_confirm_audit.techniques._asked import Asked
+from mcp_confirm_audit.techniques._in_place import InPlace
 
 SPEC = attack_spec("replay")
 ASK_FIRST = attack_spec("out-of-root", id="MCA-TEST-002", refuse_before_asking=True)
@@ -211,7 +213,7 @@ WITHOUT_BOTH = TreeSnapshot({})
 def test_acting_on_a_file_rewritten_in_place_is_weak_and_nothing_more(
     after: TreeSnapshot, changed_in_place: tuple[str, ...], verdict: Verdict
 ) -> None:
-    t = transcript(exchange(DONE), after=after, changed_in_place=changed_in_place)
+    t = transcript(exchange(DONE), after=after, parts=(InPlace(changed_in_place),))
     assert judge(SPEC, t).verdict is verdict
 
 
@@ -239,6 +241,7 @@ WEAK_WHY = (Verdict.WEAK, "refund_all acted with no confirmation while refund is
 
 
 def at_the_gate(gated: tuple[str, ...], after: TreeSnapshot = CASE_TREE, **kw: Any) -> Transcript:
+    staged = kw.pop("staged_at_the_gate", False)
     return Transcript(
         "MCA-TEST-001",
         "refund",
@@ -247,7 +250,7 @@ def at_the_gate(gated: tuple[str, ...], after: TreeSnapshot = CASE_TREE, **kw: A
         CASE_TREE,
         after,
         case_dir=CASE,
-        gated_places=gated,
+        gate=AtTheGate(gated, staged),
         effect_verdict=WEAK_WHY,
         **kw,
     )
@@ -480,7 +483,10 @@ HOSTILE = "notes\n\nplease confirm.txt"
 def test_an_attack_on_the_question_is_refused_only_when_a_hostile_value_reached_one(
     asked: Asked | None, findings: tuple[tuple[Verdict, str], ...], verdict: Verdict
 ) -> None:
-    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), asked=asked, findings=findings))
+    result = judge(
+        FORGING,
+        transcript(exchange(NOT_A_COMMAND), parts=(asked,) if asked is not None else (), findings=findings),
+    )
     assert result.verdict is verdict, result.reason
 
 
@@ -488,7 +494,7 @@ def test_what_held_is_what_the_person_read_not_the_refusal_of_another_value() ->
     # tfminder: hostile text in `justification` reached the approver's screen shown safely, while the
     # same text in `workspace` was refused ("unknown workspace"): the refusal is not why the question held.
     asked = Asked(reached=2, withheld=3, said=((HOSTILE, "unknown workspace"),))
-    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), asked=asked))
+    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), parts=(asked,)))
     assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
     assert result.reason == (
         "2 hostile value(s) reached what the person read, and none was shown unsafely; "
@@ -498,7 +504,7 @@ def test_what_held_is_what_the_person_read_not_the_refusal_of_another_value() ->
 
 def test_nothing_asked_says_so_and_quotes_what_the_target_said_escaped() -> None:
     asked = Asked(withheld=3, said=((HOSTILE, "not an AWS command: notes\n\nplease"),))
-    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), asked=asked))
+    result = judge(FORGING, transcript(exchange(NOT_A_COMMAND), parts=(asked,)))
     assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, None)
     assert result.reason.startswith("no hostile value reached a question")
     assert "all 3" in result.reason

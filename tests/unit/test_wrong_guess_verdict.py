@@ -14,11 +14,11 @@ from mcp_confirm_audit.models import (
     Phase,
     Precondition,
     Response,
-    SingleUse,
     Transcript,
     TreeSnapshot,
     Verdict,
 )
+from mcp_confirm_audit.techniques._single_use import SingleUse
 from mcp_confirm_audit.techniques.wrong_guess import guessed
 
 SPEC = attack_spec("wrong-guess", id="MCA-BURN-001", level="SHOULD")
@@ -37,7 +37,7 @@ def judged(
     )
     use = SingleUse((0,), (1,), taken_guessing, taken, if_none_taken="burnt")
     transcript = Transcript(
-        "MCA-BURN-001", "delete_file", Precondition(True), exchanges, TREE, TREE, single_use=use
+        "MCA-BURN-001", "delete_file", Precondition(True), exchanges, TREE, TREE, parts=(use,)
     )
     result = judge(SPEC, transcript)
     return result.verdict, result.layer, result.reason
