@@ -25,11 +25,14 @@ nothing but the id to change: an id of one's own is then a guess
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
-from ..models import Outcome
+from ..engine.reading import Judged, Reading, Seen, literal, reads
+from ..models import Layer, Outcome, Part, Verdict
+from ..oracle.effects import drift_touched
 from ..target import arguments as values
 from ..target.driver import ToolInfo
 from . import ANY, technique
@@ -93,17 +96,60 @@ async def staged_fields(attack: Attack, params: Mapping[str, Any]) -> None:
         own = _own_id(handle)
         restated = {k: own if k in id_args else v for k, v in restated.items()}
         attack.note(f"the person approved {handle[:40]}; the commit names {own!r}, never staged")
-        attack.drifted([own])
+        attack.record(Staged(own, None, "the commit named an id never staged"))
     else:
         field = _restated(restated, business)[0]
         new = _changed(field, restated[field], {})
         attack.note(
             f"the person approved {handle[:40]}; the commit restates {field} as {new!r}, not {restated[field]!r}"
         )
+        attack.record(Staged(new, restated[field], f"the commit restated {field} otherwise"))
         restated = {**restated, field: new}
-        attack.drifted([new])
     await attack.start_attack()
     await channel.call(f"the commit restating the approved item otherwise ({at})", tool, restated)
+
+
+@dataclass(frozen=True, slots=True)
+class Staged(Part):
+    """The value the attack put into the approved item (or the id of its own), what the person approved in
+    its place (None: nothing, an id never staged), and how, in words."""
+
+    changed: Any
+    approved: Any
+    how: str
+
+
+@reads(Staged)
+class ReadStaged(Reading[Staged]):
+    """An effect after the approved item changed: on the change (the finding), or on the item as approved."""
+
+    def moved(self, part: Staged, seen: Seen) -> Judged | None:
+        transcript = seen.transcript
+        before, after = transcript.observed_before or {}, transcript.observed_after or {}
+        touched, _ = drift_touched(before, after, (part.changed,), transcript.bookkeeping)
+        if touched:
+            return (
+                Verdict.VULNERABLE,
+                Layer.NONE,
+                f"committed what the person never approved: {part.how}, and {literal(part.changed)} was acted "
+                f"on ({'; '.join(touched[:4])})",
+            )
+        if part.approved is not None:
+            kept, _ = drift_touched(before, after, (part.approved,), transcript.bookkeeping)
+            if kept:
+                return (
+                    Verdict.REFUSED,
+                    Layer.TOOL,
+                    f"committed the item as the person approved it ({literal(part.approved)}): {part.how}, "
+                    f"and {literal(part.changed)} was not acted on",
+                )
+        acted = ", ".join([*seen.effect.removed, *seen.effect.changed, *seen.effect.observed][:4])
+        return (
+            Verdict.INCONCLUSIVE,
+            None,
+            f"it acted ({acted}), but no effect probe shows {literal(part.changed)} or the item as approved: "
+            "whether what was done is what the person approved cannot be told (add an effect: that lists it)",
+        )
 
 
 _PROBE = "\x00staged-id\x00"
@@ -160,7 +206,7 @@ async def _edited(
                 f"after the person approved {handle[:40]}: {tool.name} set {field} from "
                 f"{business[field]!r} to {new!r}"
             )
-            attack.drifted([new])
+            attack.record(Staged(new, business[field], f"{field} was edited after the approval"))
             return True
     # What was approved stays what is staged: that refusal is the gate's.
     attack.note(f"every edit of the approved item was refused ({', '.join(e[0].name for e in editors)})")
