@@ -19,7 +19,9 @@ the root once confirmed:
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
   when a caller sets it, `reversible: true` asks all the same, and `scope: directory`
   (the file's whole directory) is refused: each file is confirmed on its own.
-`set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
+`set_policy` is there for every mechanism: the agent may tighten it, never loosen it. With
+`--policy-tool unit` it is `tune_deletions(bytes)` instead, the same rule named for its unit, which
+only its description tells apart ("... deleted without asking for confirmation").
 Each `--flaw` removes exactly one defence (see kind_flaws.py).
 
 Two careful variants of the token gate, each as careful as the default:
@@ -90,6 +92,7 @@ def build_server(
     binds: str = "arguments",
     token_preview: str = "argument",
     refuses_types: Collection[str] = (),
+    policy_tool: str = "limit",
     token_scheme: str = "random",
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
@@ -205,7 +208,22 @@ def build_server(
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
 
-    server.add_tool(set_policy, name="set_policy", annotations=ToolAnnotations(read_only_hint=False))
+    def tune_deletions(bytes: int) -> str:
+        try:
+            return rules.set(bytes)
+        except gates.Refused as exc:
+            raise ToolError(str(exc)) from None
+
+    if policy_tool == "unit":
+        # The same rule, found only by what the tool does: its name and its argument's say nothing.
+        server.add_tool(
+            tune_deletions,
+            name="tune_deletions",
+            description="Files smaller than this many bytes are deleted without asking for confirmation.",
+            annotations=ToolAnnotations(read_only_hint=False),
+        )
+    else:
+        server.add_tool(set_policy, name="set_policy", annotations=ToolAnnotations(read_only_hint=False))
 
     def stat_file(path: str) -> int:
         return size(path)
@@ -487,6 +505,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=TOKEN_PREVIEWS,
         help="token: dry_run, or simulate_impact",
     )
+    parser.add_argument(
+        "--policy-tool",
+        default="limit",
+        choices=("limit", "unit"),
+        help="set_policy(auto_approve_under_bytes), or tune_deletions(bytes), named for the unit",
+    )
     names = sorted(flaw_switches.FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     parser.add_argument(
@@ -518,6 +542,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             token_preview=args.token_preview,
             refuses_types=args.refuses_type,
             token_scheme=args.token_scheme,
+            policy_tool=args.policy_tool,
         )
     except ValueError as exc:
         parser.error(str(exc))
