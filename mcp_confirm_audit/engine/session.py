@@ -14,7 +14,7 @@ import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -47,7 +47,6 @@ from ..models import (
 )
 from ..oracle.effects import ProbeSpec
 from ..oracle.sandbox import Sandbox
-from ..profile.headers import Header, as_dict, overlay
 from ..profile.loader import Profile
 from ..target import confine, reaper
 from ..target.discovery import ToolPlan, look_around, plan_tools
@@ -56,33 +55,28 @@ from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from ..techniques import mrtr_only, traits_of
 from ..techniques._offers import follow_offer
-from ..techniques.base import Attack, Unavailable
+from ..techniques.base import Attack
 from .action import SetupFailed
 from .classify import classify
+from .connection_key import PRIMARY, ConnectionKey
 from .controls import ControlOutcome, run_controls
 from .observation import Observer
+from .peers import Identity, SessionPeers
 from .phases import PhaseClock
 from .search import search, searchable
 from .verdict import judge
 
-# The name of the variant of every connection with the SDK's boundary removed.
-ABLATED = "ablated-"
-# Connections named `…declares-none` / `…declares-url` declare that elicitation capability.
-DECLARES = "declares-"
-# Connections named `legacy-…` speak the handshake era, `modern-…` 2026-07-28; others the profile's.
-LEGACY_ERA, MODERN_ERA = "legacy-", "modern-"
+
+def _declared(key: ConnectionKey) -> str:
+    """The elicitation capability a connection's client declares."""
+    return key.declares or "form+url"
 
 
-def _declared(name: str) -> str:
-    """The elicitation capability a connection called `name` declares (`…declares-none`: none)."""
-    return name.rsplit(DECLARES, 1)[1] if DECLARES in name else "form+url"
-
-
-def era_of(name: str, pinned: str) -> str | None:
-    """The protocol a connection called `name` asks for; None: the profile's (`protocol:`)."""
-    if LEGACY_ERA in name:
+def era_of(key: ConnectionKey, pinned: str) -> str | None:
+    """The protocol a connection asks for; None: the profile's (`protocol:`)."""
+    if key.era == "legacy":
         return legacy_version(pinned)
-    if MODERN_ERA in name:
+    if key.era == "modern":
         # Discovered, not pinned: pinned, the SDK adopts 2026-07-28 without asking the server, and a
         # server that only knows the handshake would look modern until its first call.
         return "auto"
@@ -181,7 +175,7 @@ class AuditSession:
         self._numbered = 0
         self._unnumbered: set[str] = set()
         # The era each family of connections (by name prefix) negotiated.
-        self._eras: dict[str, str] = {}
+        self._eras: dict[ConnectionKey, str] = {}
         # The loopback sink a target's outbound requests go to, when the profile uses one.
         self._sink: Any = None
         # What {sink} (and other harness-provided names) stand for in templates.
@@ -214,7 +208,7 @@ class AuditSession:
             self._new_world()
             specs = list(specs)
             self.prepare(specs)
-            primary = self._ensure("primary")
+            primary = self._ensure(PRIMARY)
             self.tools = self._portal.call(primary.list_tools)
             session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
@@ -345,7 +339,7 @@ class AuditSession:
             try:
                 sandbox = self._world_sandbox()
                 try:
-                    world.set_result(_World(sandbox, self._open_process("primary", sandbox)))
+                    world.set_result(_World(sandbox, self._open_process(PRIMARY, sandbox)))
                 except BaseException:
                     self._discard_sandbox(sandbox)
                     raise
@@ -391,11 +385,11 @@ class AuditSession:
         except BaseException:
             # The warm start failed: start it here, so its error is the one reported.
             self._new_world()
-            self._ensure("primary")
+            self._ensure(PRIMARY)
         else:
             self._enter_world(world.sandbox)
             with self._lock:
-                self._live["primary"] = world.primary
+                self._live[PRIMARY.name] = world.primary
         # This world's attack is not run yet: one fewer than that remain after it.
         if len(self._warm) < self._worlds_ahead() - 1:
             self._warm.append(self._warm_world())
@@ -431,42 +425,42 @@ class AuditSession:
         elicitation or only URL mode, and the process of the other era.
         """
         specs = list(specs)
-        wanted = []
+        wanted: list[ConnectionKey] = []
         elsewhere = self.profile.is_url or self.profile.replicas >= 2  # none, or a replica serves
         if any(spec.second_process for spec in specs) and not elsewhere:
-            wanted.append("other")
+            wanted.append(ConnectionKey("other"))
         if any("declaring" in _opens(spec) for spec in specs) and self.profile.transport == "stdio":
-            # Elsewhere they are clients of the primary's process (`_Peers.declaring`), opened at once.
-            wanted += [f"{DECLARES}{declared}" for declared in ("none", "url")]
+            # Elsewhere they are clients of the primary's process (`SessionPeers.declaring`), opened at once.
+            wanted += [ConnectionKey(declares="none"), ConnectionKey(declares="url")]
         if (
             any("in_era" in _opens(spec) for spec in specs)
             and self.profile.transport == "stdio"
             and self.profile.isolation != "process"
         ):
-            # protocol-downgrade's other era is another process over stdio (`_Peers.in_era`): the
+            # protocol-downgrade's other era is another process over stdio (`SessionPeers.in_era`): the
             # legacy one, unless the primary is pinned to a legacy era (then the modern one).
             pinned_legacy = self.profile.protocol in LEGACY
-            era_process = f"{MODERN_ERA if pinned_legacy else LEGACY_ERA}primary"
+            era_process = PRIMARY.in_era("modern" if pinned_legacy else "legacy")
             wanted.append(era_process)
             # Its name carries no number: the processes' numbers still say in which order the
             # attacks came to need them, as they did when this one started only when needed.
-            self._unnumbered.add(era_process)
-        for name in wanted:
-            if name not in self._live and name not in self._pending:
-                self._start_in_background(name)
+            self._unnumbered.add(era_process.name)
+        for key in wanted:
+            if key.name not in self._live and key.name not in self._pending:
+                self._start_in_background(key)
 
-    def _start_in_background(self, name: str) -> None:
+    def _start_in_background(self, key: ConnectionKey) -> None:
         pending: Future[Connection] = Future()
 
         def start() -> None:
             self._in_background.active = True  # beside the audit: no wall time of its own
             try:
-                pending.set_result(self._ensure_now(name))
+                pending.set_result(self._ensure_now(key))
             except BaseException as exc:
                 pending.set_exception(exc)
 
-        self._pending[name] = pending
-        threading.Thread(target=start, name=f"mcp-audit-start-{name}", daemon=True).start()
+        self._pending[key.name] = pending
+        threading.Thread(target=start, name=f"mcp-audit-start-{key.name}", daemon=True).start()
 
     def _adopt(self, name: str) -> None:
         """Wait for a connection being opened in the background; it is then live (or not)."""
@@ -488,7 +482,7 @@ class AuditSession:
                 world = self._warm.popleft().result()
             except BaseException:
                 continue
-            self._retire({"primary": world.primary}, world.sandbox)
+            self._retire({PRIMARY.name: world.primary}, world.sandbox)
         for retiring in self._retiring:
             retiring.join()
         self._retiring.clear()
@@ -529,24 +523,25 @@ class AuditSession:
 
     def _ensure(
         self,
-        name: str,
+        key: ConnectionKey,
         *,
         profile: Profile | None = None,
-        attach_to: str | None = None,
-        identity: _Identity | None = None,
+        attach_to: ConnectionKey | None = None,
+        identity: Identity | None = None,
     ) -> Connection:
-        """The live connection called `name`, opened (or opened again, if lost) as needed."""
-        self._adopt(name)
-        return self._ensure_now(name, profile=profile, attach_to=attach_to, identity=identity)
+        """The live connection of `key`, opened (or opened again, if lost) as needed."""
+        self._adopt(key.name)
+        return self._ensure_now(key, profile=profile, attach_to=attach_to, identity=identity)
 
     def _ensure_now(
         self,
-        name: str,
+        key: ConnectionKey,
         *,
         profile: Profile | None = None,
-        attach_to: str | None = None,
-        identity: _Identity | None = None,
+        attach_to: ConnectionKey | None = None,
+        identity: Identity | None = None,
     ) -> Connection:
+        name = key.name
         live = self._live.get(name)
         if live is not None and live.connection.alive:
             return live.connection
@@ -556,11 +551,11 @@ class AuditSession:
         assert self._portal is not None
         assert self.sandbox is not None
         if attach_to is None:
-            opened = self._open_process(name, self.sandbox, profile)
+            opened = self._open_process(key, self.sandbox, profile)
         else:
             endpoint = self._ensure(attach_to).endpoint
-            era = era_of(name, self.profile.protocol)
-            declares = _declared(name)
+            era = era_of(key, self.profile.protocol)
+            declares = _declared(key)
             opener = (
                 attach(self.profile, endpoint, name, protocol=era, elicitation=declares)
                 if identity is None
@@ -574,13 +569,14 @@ class AuditSession:
                     elicitation=declares,
                 )
             )
-            opened = self._enter(opener, attach_to)
+            opened = self._enter(opener, attach_to.name)
         with self._lock:
             self._live[name] = opened
         return opened.connection
 
-    def _open_process(self, name: str, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
+    def _open_process(self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
         """A new process of the target on `sandbox`, and the harness's connection to it."""
+        name = key.name
         with self._lock:
             if name in self._unnumbered:
                 label = name  # started ahead of need: the others keep the numbers they had without it
@@ -595,9 +591,9 @@ class AuditSession:
             sandbox.root,
             sandbox.logs,
             label,
-            ablate=name.startswith(ABLATED),
-            elicitation=_declared(name),
-            protocol=era_of(name, self.profile.protocol),
+            ablate=key.ablated,
+            elicitation=_declared(key),
+            protocol=era_of(key, self.profile.protocol),
             zygote=self._zygote_for(started, sandbox),
         )
         return self._enter(opener, None)
@@ -663,30 +659,35 @@ class AuditSession:
 
     async def open(
         self,
-        name: str,
+        key: ConnectionKey,
         *,
         profile: Profile | None = None,
-        attach_to: str | None = None,
-        identity: _Identity | None = None,
+        attach_to: ConnectionKey | None = None,
+        identity: Identity | None = None,
     ) -> Connection:
-        live = self._live.get(name)
-        if live is not None and live.connection.alive and name not in self._pending:
+        live = self._live.get(key.name)
+        if live is not None and live.connection.alive and key.name not in self._pending:
             # Open already (most asks are for a connection an earlier attack opened): no thread hop.
             return live.connection
         # Opened from a worker thread through the portal, so its context lives
         # in the portal's own task rather than inside the attack's task.
         return await anyio.to_thread.run_sync(
-            lambda: self._ensure(name, profile=profile, attach_to=attach_to, identity=identity)
+            lambda: self._ensure(key, profile=profile, attach_to=attach_to, identity=identity)
         )
 
     # -- controls and attacks -------------------------------------------
 
+    @property
+    def started(self) -> Profile:
+        """The profile the target's processes are started with (a short-lived one shortens its lifetime)."""
+        return self._started
+
     def plan(self, tool: str) -> ToolPlan:
         return next(p for p in self.plans if p.name == tool)
 
-    def prefix(self, tool: str, *, ablated: bool = False) -> str:
-        """How the connections a tool is audited over are named: ablated or not, and its era."""
-        return f"{ABLATED if ablated else ''}{LEGACY_ERA if tool in self._legacy_tools else ''}"
+    def prefix(self, tool: str, *, ablated: bool = False) -> ConnectionKey:
+        """The connections a tool is audited over: ablated or not, and its era (a key with no role yet)."""
+        return ConnectionKey(ablated=ablated, era="legacy" if tool in self._legacy_tools else None)
 
     def controls(self, tool: str, *, ablated: bool = False) -> ControlOutcome:
         with self.stats.clock.phase("controls"):
@@ -714,7 +715,7 @@ class AuditSession:
                     outcome = legacy
                     self.stats.notes.append(
                         f"{tool}: asks over a back channel (elicitation/create), so it is audited over a "
-                        f"legacy connection ({self._ensure(self.prefix(tool) + 'primary').era})"
+                        f"legacy connection ({self._ensure(self.prefix(tool).at('primary')).era})"
                     )
                 else:
                     self._legacy_tools.discard(tool)
@@ -742,7 +743,7 @@ class AuditSession:
         async def fresh() -> tuple[Connection, Path]:
             await anyio.to_thread.run_sync(self._isolate)
             assert self.sandbox is not None
-            return self._ensure(f"{self.prefix(tool)}primary"), self.sandbox.root
+            return self._ensure(self.prefix(tool).at("primary")), self.sandbox.root
 
         # A token flow is searched through its preview: the call that asks, never the one that acts.
         flow = outcome.mechanism
@@ -750,7 +751,7 @@ class AuditSession:
         if renewable:
             self._isolate()  # the search starts in a world no control has touched
         assert self.sandbox is not None
-        conn = self._ensure(f"{self.prefix(tool)}primary")
+        conn = self._ensure(self.prefix(tool).at("primary"))
         found = self._portal.call(
             search,
             plan,
@@ -773,14 +774,14 @@ class AuditSession:
         assert self._portal is not None
         assert self.sandbox is not None
         prefix = self.prefix(tool, ablated=ablated)
-        conn = self._ensure(f"{prefix}primary")
+        conn = self._ensure(prefix.at("primary"))
         sandbox, plan = self.sandbox, self.plan(tool)
         observer = self.observer((*plan.probes, *plan.candidate_probes))
 
         async def fresh_world() -> tuple[Connection, Sandbox]:
             await anyio.to_thread.run_sync(self._isolate)
             assert self.sandbox is not None
-            return self._ensure(f"{prefix}primary"), self.sandbox
+            return self._ensure(prefix.at("primary")), self.sandbox
 
         # A fresh world can be had from any target the harness starts itself (not a running URL).
         renewable = not ablated and not self.profile.is_url
@@ -830,7 +831,7 @@ class AuditSession:
         prefix = self.prefix(tool, ablated=ablated)
         # The era is the connection's (the same in every world): MRTR, or elicitation over a legacy one.
         if (era := self._eras.get(prefix)) is None:
-            era = self._eras[prefix] = self._ensure(f"{prefix}primary").era
+            era = self._eras[prefix] = self._ensure(prefix.at("primary")).era
         mechanism = outcome.mechanism or plan.mechanism or _asking(era, tool)
         plan = replace(plan, mechanism=mechanism)
         if (other := mrtr_only(spec.technique, mechanism)) is not None:
@@ -840,14 +841,14 @@ class AuditSession:
             return judge(spec, transcript), transcript
         if self.profile.isolation == "process" and not self._untouched:
             self._isolate()
-        primary = self._ensure(f"{prefix}primary")
-        peers = _Peers(self, prefix)
+        primary = self._ensure(prefix.at("primary"))
+        peers = SessionPeers(self, prefix)
         attack = Attack(
             spec,
             plan,
             outcome.style or "relative",
             self.sandbox,
-            self.sandbox.reserve_case(f"{prefix}{spec.id}-{spec.slug}"),
+            self.sandbox.reserve_case(f"{prefix.name}{spec.id}-{spec.slug}"),
             primary,
             peers.other,
             tools=self.tools,
@@ -874,7 +875,7 @@ class AuditSession:
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         with self._lock:
-            self._untouched = not transcript.exchanges and set(self._live) == {"primary"}
+            self._untouched = not transcript.exchanges and set(self._live) == {PRIMARY.name}
         return judge(spec, transcript), transcript
 
 
@@ -883,152 +884,6 @@ def _asking(era: str, tool: str) -> Mechanism:
     if era != MODERN:
         return Elicitation(tool, era=era)
     return Mrtr(tool)
-
-
-@dataclass(frozen=True, slots=True)
-class _Identity:
-    """Another identity's headers for a client of the primary's process, and where to fix them."""
-
-    headers: tuple[Header, ...]
-    hint: str
-
-
-_NO_PRINCIPALS = (
-    "needs a second identity the target authenticates: add it to the profile as principals: "
-    "{mallory: {headers: {Authorization: 'Bearer ${MALLORY_TOKEN}'}}} (headers: being the victim's)"
-)
-
-
-class _Peers:
-    """What an attack may ask for beyond the primary, opened through the session."""
-
-    def __init__(self, session: AuditSession, prefix: str) -> None:
-        self._session = session
-        self._profile = session.profile
-        self._prefix = prefix
-
-    @property
-    def shared_keys(self) -> bool:
-        return bool(self._profile.shared_key_env)
-
-    @property
-    def redemptions(self) -> int:
-        return self._profile.redemptions
-
-    @property
-    def principals(self) -> Mapping[str, tuple[Header, ...]]:
-        return self._profile.principals
-
-    def _not_started_here(self, what: str) -> None:
-        if self._profile.is_url:
-            raise Unavailable(
-                f"{what} needs processes the harness starts, and this target is a URL it only connects to; "
-                "give the command instead (with {port} to serve it over HTTP)"
-            )
-
-    async def other(self) -> Connection:
-        self._not_started_here("another process of the target")
-        if self._profile.replicas >= 2:
-            return (await self.replicas())[1]
-        return await self._session.open(f"{self._prefix}other")
-
-    async def replicas(self) -> list[Connection]:
-        if self._profile.replicas < 2:
-            raise Unavailable(
-                "needs two or more replicas of the target on one root: pass --mcp-replicas 2 (or replicas: 2 "
-                "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
-            )
-        self._not_started_here("replicas")
-        first = await self._session.open(f"{self._prefix}primary")
-        rest = [
-            await self._session.open(f"{self._prefix}replica-{i}") for i in range(1, self._profile.replicas)
-        ]
-        return [first, *rest]
-
-    async def same_process(self, count: int) -> list[Connection]:
-        primary = await self._session.open(f"{self._prefix}primary")
-        if primary.endpoint is None:
-            # Over stdio a process has one connection: concurrent requests on it.
-            return [primary] * count
-        peers = [
-            await self._session.open(f"{self._prefix}client-{i}", attach_to=f"{self._prefix}primary")
-            for i in range(1, count)
-        ]
-        return [primary, *peers]
-
-    async def short_lived(self) -> tuple[Connection, float]:
-        if not self._profile.ttl_flag:
-            raise Unavailable(
-                "the profile does not say how to shorten the target's confirmation lifetime: set ttl_flag "
-                "(e.g. '--ttl-seconds {ttl}', or 'ttl_seconds={ttl}' for an in-process factory) and ttl: 1"
-            )
-        self._not_started_here("a short-lived process of the target")
-        profile = self._session._started.with_ttl()
-        return await self._session.open(f"{self._prefix}short-lived", profile=profile), self._profile.ttl
-
-    async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
-        principals = self._profile.principals
-        if not principals:
-            raise Unavailable(_NO_PRINCIPALS)
-        if self._profile.transport != "http":
-            raise Unavailable(
-                f"another identity is a set of HTTP headers, and this target speaks {self._profile.transport}"
-            )
-        name = name or next(iter(principals))
-        if name not in principals:
-            raise Unavailable(f"the profile names no principal {name!r}; it names {', '.join(principals)}")
-        headers, label = principals[name], f"{self._prefix}principal-{name}"
-        if victims_claim:
-            claim = (self._profile.identity_header or "").lower()
-            victims = next((h for h in self._profile.headers if claim and h.name.lower() == claim), None)
-            if victims is None:
-                raise Unavailable(
-                    "needs the header the target takes as the caller's identity without verifying it: set "
-                    "identity_header: NAME in the profile, with the victim's value in headers:"
-                )
-            headers, label = overlay(headers, [victims]), f"{label}-claiming-the-victim"
-            if as_dict(headers) == as_dict(self._profile.headers):
-                # The identity header is this target's whole credential: the other identity
-                # claiming the victim would simply be the victim.
-                raise Unavailable(
-                    f"principal {name!r} with the victim's {victims.name} sends exactly the victim's headers, "
-                    "so it is the victim: give it a credential of its own in principals:"
-                )
-        identity = _Identity(headers, f"set principals: {name}: headers: in the profile")
-        return await self._session.open(label, attach_to=f"{self._prefix}primary", identity=identity)
-
-    async def declaring(self, elicitation: str) -> Connection:
-        if elicitation not in ("none", "url"):
-            raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
-        primary = await self._session.open(f"{self._prefix}primary")
-        if primary.endpoint is not None:
-            # HTTP and in-process: what a client declares is its own session's, so another client
-            # of the same process declares it (as another era's client is, in `in_era`).
-            label = f"{self._prefix}client-{DECLARES}{elicitation}"
-            return await self._session.open(label, attach_to=f"{self._prefix}primary")
-        # Over stdio a process has one connection, whose client declared its capabilities: a process of its own.
-        return await self._session.open(f"{self._prefix}{DECLARES}{elicitation}")
-
-    async def in_era(self, era: str) -> Connection:
-        if era not in ("legacy", "modern"):
-            raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
-        primary = await self._session.open(f"{self._prefix}primary")
-        if (era == "legacy") == primary.legacy:
-            return primary
-        base = self._prefix.replace(LEGACY_ERA, "").replace(MODERN_ERA, "")
-        label = f"{base}{LEGACY_ERA if era == 'legacy' else MODERN_ERA}"
-        try:
-            if primary.endpoint is not None:
-                # HTTP and in-process: another client of the same process, in the other era.
-                conn = await self._session.open(f"{label}client", attach_to=f"{self._prefix}primary")
-            else:
-                # Over stdio the era is the process's connection's: another process on the same root.
-                conn = await self._session.open(f"{label}primary")
-        except TargetError as exc:
-            raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
-        if (era == "legacy") != conn.legacy:
-            raise Unavailable(f"the target does not speak the {era} era (it negotiated {conn.era})")
-        return conn
 
 
 def _waited_out(profile: Profile, spec: AttackSpec) -> float:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from . import technique
+from . import ROUNDS, technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel, previewed
 from ._lifetime import TRIES, never_in_time, try_again
@@ -31,7 +31,7 @@ class LapsedRequestParams(Params):
     mode: Literal["unanswered", "declined"]
 
 
-@technique("lapsed-request", mechanisms={"mrtr", "pending"}, waits_lifetime=True, params=LapsedRequestParams)
+@technique("lapsed-request", mechanisms={*ROUNDS, "pending"}, waits_lifetime=True, params=LapsedRequestParams)
 async def lapsed_request(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "pending request to leave past its lifetime")
     if flow is None:

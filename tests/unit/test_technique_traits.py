@@ -69,7 +69,7 @@ def test_which_family_applies_to_which_mechanism_is_read_from_the_traits() -> No
 
 
 def test_the_traits_that_replaced_the_hand_kept_lists() -> None:
-    assert [n for n, t in traits().items() if t.waits_lifetime] == ["expiry"]
+    assert [n for n, t in traits().items() if t.waits_lifetime] == ["expiry", "lapsed-request"]
     assert {n for n, t in traits().items() if t.both_eras} == {"protocol-downgrade"}
     asked = {n for n, t in traits().items() if t.premise_asked}
     assert {"symlink-swap", "replay", "double-spend"} <= asked
