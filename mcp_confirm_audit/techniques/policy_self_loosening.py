@@ -86,7 +86,7 @@ def described(attack: Attack) -> list[ToolInfo]:
     """Tools that may change the gate's rules by what they say they do: tried, never a finding by their name.
 
     Not read-only, not named for reading, not destructive, neither the action nor its flow's own
-    tools; named or described as about confirmation, approval, a policy or a threshold; taking a
+    tools nor another that acts on the same subject; named or described as about confirmation, approval, a policy or a threshold; taking a
     number, a switch or a list (what a rule is set with), whatever it is named.
     """
     flow = as_flow(attack.plan.mechanism)
@@ -95,6 +95,8 @@ def described(attack: Attack) -> list[ToolInfo]:
     for tool in attack.tools:
         if tool.name in own or tool.read_only is True or tool.destructive is True:
             continue
+        if attack.victim.acted_on_by(tool):
+            continue  # another action on the same subject (a sibling gated tool), not a rule
         if READING_TOOL.match(tool.name) or not _SPEAKS_OF_THE_GATE.search(f"{tool.name} {tool.description}"):
             continue
         if _rule_arguments(tool):
