@@ -2,7 +2,7 @@
 
 Another process, replicas, more clients of one process, a short-lived process, another principal,
 a client that declares less, the other era. Each is a `ConnectionKey` under the prefix of the tool's
-connections (ablated or not, its era); the session opens it (`AuditSession.open`), and what cannot
+connections (ablated or not, its era); the session's world opens it (`World.open`), and what cannot
 be had here raises `Unavailable` with the profile key that would give it.
 """
 
@@ -19,7 +19,8 @@ from ..techniques.base import Unavailable
 from .connection_key import ConnectionKey, Declares, Era
 
 if TYPE_CHECKING:
-    from .session import AuditSession
+    from ..profile.loader import Profile
+    from .world import World
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +38,11 @@ _NO_PRINCIPALS = (
 
 
 class SessionPeers:
-    """What an attack may ask for beyond the primary, opened through the session."""
+    """What an attack may ask for beyond the primary, opened in the session's world."""
 
-    def __init__(self, session: AuditSession, prefix: ConnectionKey) -> None:
-        self._session = session
-        self._profile = session.profile
+    def __init__(self, world: World, profile: Profile, prefix: ConnectionKey) -> None:
+        self._world = world
+        self._profile = profile
         self._prefix = prefix
 
     @property
@@ -67,7 +68,7 @@ class SessionPeers:
         self._not_started_here("another process of the target")
         if self._profile.replicas >= 2:
             return (await self.replicas())[1]
-        return await self._session.open(self._prefix.at("other"))
+        return await self._world.open(self._prefix.at("other"))
 
     async def replicas(self) -> list[Connection]:
         if self._profile.replicas < 2:
@@ -76,20 +77,19 @@ class SessionPeers:
                 "in the profile), and shared_key_env in the profile if the replicas share request-state keys"
             )
         self._not_started_here("replicas")
-        first = await self._session.open(self._prefix.at("primary"))
+        first = await self._world.open(self._prefix.at("primary"))
         rest = [
-            await self._session.open(self._prefix.at(f"replica-{i}"))
-            for i in range(1, self._profile.replicas)
+            await self._world.open(self._prefix.at(f"replica-{i}")) for i in range(1, self._profile.replicas)
         ]
         return [first, *rest]
 
     async def same_process(self, count: int) -> list[Connection]:
-        primary = await self._session.open(self._prefix.at("primary"))
+        primary = await self._world.open(self._prefix.at("primary"))
         if primary.endpoint is None:
             # Over stdio a process has one connection: concurrent requests on it.
             return [primary] * count
         peers = [
-            await self._session.open(self._prefix.at(f"client-{i}"), attach_to=self._prefix.at("primary"))
+            await self._world.open(self._prefix.at(f"client-{i}"), attach_to=self._prefix.at("primary"))
             for i in range(1, count)
         ]
         return [primary, *peers]
@@ -101,8 +101,8 @@ class SessionPeers:
                 "(e.g. '--ttl-seconds {ttl}', or 'ttl_seconds={ttl}' for an in-process factory) and ttl: 1"
             )
         self._not_started_here("a short-lived process of the target")
-        profile = self._session.started.with_ttl()
-        return await self._session.open(self._prefix.at("short-lived"), profile=profile), self._profile.ttl
+        profile = self._world.started.with_ttl()
+        return await self._world.open(self._prefix.at("short-lived"), profile=profile), self._profile.ttl
 
     async def principal(self, name: str | None = None, *, victims_claim: bool = False) -> Connection:
         principals = self._profile.principals
@@ -133,7 +133,7 @@ class SessionPeers:
                     "so it is the victim: give it a credential of its own in principals:"
                 )
         identity = Identity(headers, f"set principals: {name}: headers: in the profile")
-        return await self._session.open(
+        return await self._world.open(
             self._prefix.at(role), attach_to=self._prefix.at("primary"), identity=identity
         )
 
@@ -141,19 +141,19 @@ class SessionPeers:
         if elicitation not in ("none", "url"):
             raise ValueError(f"a client declares elicitation 'none' or 'url', not {elicitation!r}")
         declares: Declares = "none" if elicitation == "none" else "url"
-        primary = await self._session.open(self._prefix.at("primary"))
+        primary = await self._world.open(self._prefix.at("primary"))
         if primary.endpoint is not None:
             # HTTP and in-process: what a client declares is its own session's, so another client
             # of the same process declares it (as another era's client is, in `in_era`).
             client = self._prefix.at("client", declares=declares)
-            return await self._session.open(client, attach_to=self._prefix.at("primary"))
+            return await self._world.open(client, attach_to=self._prefix.at("primary"))
         # Over stdio a process has one connection, whose client declared its capabilities: a process of its own.
-        return await self._session.open(self._prefix.at("", declares=declares))
+        return await self._world.open(self._prefix.at("", declares=declares))
 
     async def in_era(self, era: str) -> Connection:
         if era not in ("legacy", "modern"):
             raise ValueError(f"an era is 'legacy' or 'modern', not {era!r}")
-        primary = await self._session.open(self._prefix.at("primary"))
+        primary = await self._world.open(self._prefix.at("primary"))
         if (era == "legacy") == primary.legacy:
             return primary
         other: Era = "legacy" if era == "legacy" else "modern"
@@ -161,10 +161,10 @@ class SessionPeers:
             if primary.endpoint is not None:
                 # HTTP and in-process: another client of the same process, in the other era.
                 client = self._prefix.in_era(other).at("client")
-                conn = await self._session.open(client, attach_to=self._prefix.at("primary"))
+                conn = await self._world.open(client, attach_to=self._prefix.at("primary"))
             else:
                 # Over stdio the era is the process's connection's: another process on the same root.
-                conn = await self._session.open(self._prefix.in_era(other).at("primary"))
+                conn = await self._world.open(self._prefix.in_era(other).at("primary"))
         except TargetError as exc:
             raise Unavailable(f"the target cannot be reached in the {era} era: {exc}") from None
         if (era == "legacy") != conn.legacy:

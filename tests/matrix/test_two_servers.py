@@ -72,7 +72,7 @@ def test_with_a_zygote_every_server_of_the_pair_is_forked_from_it(catalogue: Cat
     session = AuditSession(two_servers(), catalogue)
     session.start()
     try:
-        zygote = session._zygote
+        zygote = session.world.zygote
         assert zygote is not None
         forked_from_it = [
             pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if _parent(pid) == zygote.pid

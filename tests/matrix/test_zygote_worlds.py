@@ -46,7 +46,7 @@ def _audit_forked(
     try:
         session.controls("delete_file")
         runs = [session.run(spec, "delete_file") for spec in specs]
-        return session._zygote, runs
+        return session.world.zygote, runs
     finally:
         session.close()
 
@@ -82,14 +82,14 @@ def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
     session.start([spec])
     try:
         session.controls("delete_file")
-        first = session._zygote
+        first = session.world.zygote
         assert first is not None
         assert first.pid is not None
         os.kill(first.pid, signal.SIGKILL)
         first._process.wait()  # type: ignore[union-attr]
         # Worlds already started from it still serve; the next start needs a zygote again.
         results = [session.run(spec, "delete_file")[0] for _ in range(8)]
-        again = session._zygote
+        again = session.world.zygote
     finally:
         session.close()
     assert {(r.verdict, r.layer) for r in results} == {(Verdict.REFUSED, Layer.TOOL)}

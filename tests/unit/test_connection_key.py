@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_confirm_audit.engine.connection_key import PRIMARY, ConnectionKey
-from mcp_confirm_audit.engine.session import _declared, era_of
+from mcp_confirm_audit.engine.world import _declared, era_of
 
 ABLATED_LEGACY = ConnectionKey(ablated=True, era="legacy")
 

@@ -1,0 +1,526 @@
+"""The world an audit's attacks run in: the target's processes and the sandbox they run on.
+
+One event loop in a background thread (an anyio blocking portal) for the whole session; the
+sandbox and the target's files in it; every process and client of the target, opened by
+`ConnectionKey` the first time something asks and kept, opened again when lost; the processes
+started ahead of need (another process, the other era's, a client that declares less); with
+`isolation: process`, the fresh worlds started ahead and the used ones retired beside the next
+attack; the zygote processes are forked from; the loopback sink; and, at the end, every process
+reaped and every sandbox removed. It decides nothing about controls or attacks: the session
+(`engine/session.py`) asks it for connections and for a fresh world.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from collections import deque
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from ..confirmations.elicitation import legacy_version
+from ..errors import UsageError
+from ..oracle.sandbox import Sandbox
+from ..profile.loader import Profile
+from ..target import confine, reaper
+from ..target.driver import Connection, attach
+from ..target.routed import connect_servers
+from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
+from .connection_key import PRIMARY, ConnectionKey
+from .phases import PhaseClock
+
+if TYPE_CHECKING:
+    from .peers import Identity
+
+
+def _declared(key: ConnectionKey) -> str:
+    """The elicitation capability a connection's client declares."""
+    return key.declares or "form+url"
+
+
+def era_of(key: ConnectionKey, pinned: str) -> str | None:
+    """The protocol a connection asks for; None: the profile's (`protocol:`)."""
+    if key.era == "legacy":
+        return legacy_version(pinned)
+    if key.era == "modern":
+        # Discovered, not pinned: pinned, the SDK adopts 2026-07-28 without asking the server, and a
+        # server that only knows the handshake would look modern until its first call.
+        return "auto"
+    return None
+
+
+@dataclass
+class _Live:
+    connection: Connection
+    context: AbstractContextManager[Connection]
+    # The connection whose process this one attached to (its clients close with it).
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _World:
+    """A sandbox and the one process of the target started on it (`isolation: process`)."""
+
+    sandbox: Sandbox
+    primary: _Live
+
+
+# Worlds started ahead of the attack that will use them. A start that mostly waits (on a
+# database, a model, the network) overlaps this many attacks; one that burns CPU is bounded by
+# the cores whatever the number.
+_WARM_WORLDS = 6
+# Forked from a zygote, a start costs little CPU and mostly waits (the server's own start-up):
+# more of them overlap, and the cores are still free for the attacks.
+_WARM_FORKED = 16
+
+
+@dataclass
+class Stats:
+    processes_started: int = 0
+    attacks_run: int = 0
+    # Requests sent, over every connection closed so far (tools/list included).
+    round_trips: int = 0
+    tool_listings: int = 0
+    # Wall seconds the harness waited on its tools/call requests (each connection's, overlaps once).
+    in_round_trips: float = 0.0
+    # Seconds the attacks had to let pass by design (an expiry's lifetime).
+    waited: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    # Where the wall time went (what `bench` prints).
+    clock: PhaseClock = field(default_factory=PhaseClock)
+
+
+class World:
+    """The target's processes and the sandbox they run on: started, kept, replaced, reaped."""
+
+    def __init__(self, profile: Profile, stats: Stats) -> None:
+        # The profile as loaded: what the world reads of it (files, root, zygote, protocol) never changes.
+        self.profile = profile
+        self.stats = stats
+        self.sandbox: Sandbox | None = None
+        # What {sink}, {root} (and other harness-provided names) stand for in templates.
+        self.values: dict[str, Any] = {}
+        # Files the confined target wrote outside its root: path as it saw it, size, the start of the text.
+        self.outside_writes: list[dict[str, Any]] = []
+        # The loopback sink a target's outbound requests go to, when the profile uses one.
+        self.sink: Any = None
+        self.zygote: Zygote | None = None
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._live: dict[str, _Live] = {}
+        # Connections being opened in the background (see `start_ahead`).
+        self._pending: dict[str, Future[Connection]] = {}
+        self._lock = threading.Lock()
+        self._in_background = threading.local()
+        # `isolation: process`: the worlds started ahead, and the used ones being closed.
+        self._warm: deque[Future[_World]] = deque()
+        self._untouched = False
+        self._retiring: list[threading.Thread] = []
+        # How many attacks will run, when it is known (`expect`); None: no bound on the worlds ahead.
+        self._attacks_expected: int | None = None
+        self._zygote_lock = threading.Lock()
+        # Each process is named with a number, in the order they start; a name in `_unnumbered`
+        # (a process started ahead of need) is used as it is.
+        self._numbered = 0
+        self._unnumbered: set[str] = set()
+        # Every process the harness starts gets the same fresh key, as replicas
+        # behind one balancer would.
+        self._started = profile
+        if profile.shared_key_env:
+            self._started = replace(
+                profile, env=profile.env.with_secret(profile.shared_key_env, secrets.token_hex(32))
+            )
+
+    @property
+    def portal(self) -> BlockingPortal:
+        """The session's event loop, in its background thread."""
+        assert self._portal is not None
+        return self._portal
+
+    @property
+    def started(self) -> Profile:
+        """The profile the target's processes are started with (a short-lived one shortens its lifetime)."""
+        return self._started
+
+    def begin(self) -> None:
+        """The event loop, the sink if the profile uses one, and the first sandbox (no process yet)."""
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        self._start_sink()
+        self._new_world()
+
+    def untouched(self, sent: bool) -> None:
+        """After an attack: one that sent nothing, with no other connection opened, leaves its world fresh.
+
+        The next attack then gets that one rather than a world of its own.
+        """
+        with self._lock:
+            self._untouched = not sent and set(self._live) == {PRIMARY.name}
+
+    def fresh(self) -> None:
+        """`isolation: process`: a world nobody used, unless the one in place still is."""
+        if not self._untouched:
+            self.isolate()
+
+    def start_ahead(self, keys: Iterable[ConnectionKey], *, unnumbered: Iterable[str] = ()) -> None:
+        """Open these connections in the background, unless open or opening already.
+
+        A name in `unnumbered` keeps its name rather than taking the next process number.
+        """
+        self._unnumbered.update(unnumbered)
+        for key in keys:
+            if key.name not in self._live and key.name not in self._pending:
+                self.start_in_background(key)
+
+    def _start_sink(self) -> None:
+        if not self.profile.uses_sink or self.sink is not None:
+            return
+        from ..oracle.kinds.sink import Sink  # only a target that sends requests out needs it
+
+        self.sink = Sink()
+        url = self.sink.url
+        self.values["sink"] = url
+        started = self._started
+        self._started = replace(
+            started,
+            command=started.command.replace("{sink}", url),
+            env=started.env.replaced("{sink}", url),
+        )
+
+    def _new_world(self) -> None:
+        self._enter_world(self._world_sandbox())
+
+    def _enter_world(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        # `{root}` in args: and setup:, for a tool that takes absolute paths or its directory.
+        self.values["root"] = str(sandbox.root)
+
+    def _world_sandbox(self) -> Sandbox:
+        """A fresh sandbox, with the profile's files written into its root before the target starts."""
+        served = self.profile.root if self.profile.is_url else None
+        sandbox = Sandbox(served_root=Path(served) if served else None)
+        for name, text in self.profile.files.items():
+            path = sandbox.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = text.replace("{root}", str(sandbox.root))
+            path.write_text(text.replace("{sink}", str(self.values.get("sink", "{sink}"))))
+        return sandbox
+
+    def _warm_world(self) -> Future[_World]:
+        """`isolation: process`: the next attack's world, started beside the current one.
+
+        Its own fresh sandbox and its own process, never used before and never used again: the
+        process start (most of an isolated attack's cost) overlaps the attacks before it.
+        """
+        world: Future[_World] = Future()
+
+        def start() -> None:
+            self._in_background.active = True
+            try:
+                sandbox = self._world_sandbox()
+                try:
+                    world.set_result(_World(sandbox, self._open_process(PRIMARY, sandbox)))
+                except BaseException:
+                    self._discard_sandbox(sandbox)
+                    raise
+            except BaseException as exc:
+                world.set_exception(exc)
+
+        threading.Thread(target=start, name="mcp-audit-warm", daemon=True).start()
+        return world
+
+    def _discard_sandbox(self, sandbox: Sandbox) -> None:
+        reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+        self._keep_outside_writes(sandbox)
+        sandbox.remove()
+
+    def _keep_outside_writes(self, sandbox: Sandbox) -> None:
+        """What the target wrote outside the root (kept apart by its confinement), before the sandbox goes."""
+        found = confine.outside_writes(sandbox.base)
+        with self._lock:
+            known = {entry["path"] for entry in self.outside_writes}
+            self.outside_writes += [entry for entry in found if entry["path"] not in known]
+
+    def isolate(self) -> None:
+        """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
+        with self.stats.clock.phase("starts"):
+            self._isolate_now()
+
+    def _isolate_now(self) -> None:
+        self._untouched = False
+        with self._lock:
+            lives, self._live = self._live, {}
+        old = self.sandbox
+        assert old is not None
+        # The world just used goes away beside the next attack: nothing waits for its processes.
+        retiring = threading.Thread(
+            target=self._retire, args=(lives, old), name="mcp-audit-retire", daemon=True
+        )
+        retiring.start()
+        self._retiring.append(retiring)
+        while len(self._warm) < max(1, self._worlds_ahead()):
+            self._warm.append(self._warm_world())
+        try:
+            world = self._warm.popleft().result()
+        except BaseException:
+            # The warm start failed: start it here, so its error is the one reported.
+            self._new_world()
+            self.ensure(PRIMARY)
+        else:
+            self._enter_world(world.sandbox)
+            with self._lock:
+                self._live[PRIMARY.name] = world.primary
+        # This world's attack is not run yet: one fewer than that remain after it.
+        if len(self._warm) < self._worlds_ahead() - 1:
+            self._warm.append(self._warm_world())
+
+    def _worlds_ahead(self) -> int:
+        """How many worlds to have starting: never more than the attacks still to run would use."""
+        ahead = _WARM_FORKED if self.profile.zygote else _WARM_WORLDS
+        if self._attacks_expected is not None:
+            ahead = min(ahead, self._attacks_expected - self.stats.attacks_run)
+        return ahead
+
+    def expect(self, attacks: int) -> None:
+        """How many attacks this session will run (when known): worlds are not started for nothing."""
+        self._attacks_expected = attacks
+
+    def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
+        """Close a used world: its clients before their processes, then its sandbox."""
+        for name in reversed(list(lives)):
+            self._close(lives[name])
+        self._discard_sandbox(sandbox)
+
+    def start_in_background(self, key: ConnectionKey) -> None:
+        pending: Future[Connection] = Future()
+
+        def start() -> None:
+            self._in_background.active = True  # beside the audit: no wall time of its own
+            try:
+                pending.set_result(self._ensure_now(key))
+            except BaseException as exc:
+                pending.set_exception(exc)
+
+        self._pending[key.name] = pending
+        threading.Thread(target=start, name=f"mcp-audit-start-{key.name}", daemon=True).start()
+
+    def _adopt(self, name: str) -> None:
+        """Wait for a connection being opened in the background; it is then live (or not)."""
+        if (pending := self._pending.pop(name, None)) is not None:
+            try:
+                pending.result()
+            except Exception as exc:  # opened again, and reported, when it is needed
+                self.stats.notes.append(f"starting {name} in the background: {exc}")
+
+    def close(self) -> None:
+        with self.stats.clock.phase("stops"):
+            self._close_all()
+
+    def _close_all(self) -> None:
+        for name in list(self._pending):
+            self._adopt(name)
+        while self._warm:
+            try:
+                world = self._warm.popleft().result()
+            except BaseException:
+                continue
+            self._retire({PRIMARY.name: world.primary}, world.sandbox)
+        for retiring in self._retiring:
+            retiring.join()
+        self._retiring.clear()
+        with self._lock:
+            lives, self._live = self._live, {}
+
+        def group(root: str) -> list[_Live]:
+            # Clients attached to a process close before it, as they opened after it.
+            children = [n for n in reversed(list(lives)) if lives[n].parent == root]
+            return [*(live for child in children for live in group(child)), lives[root]]
+
+        def close_group(members: list[_Live]) -> None:
+            for live in members:
+                self._close(live)
+
+        groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
+        # Processes side by side: each close waits for its own process to exit.
+        with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
+            list(pool.map(close_group, groups))
+        if self._portal_cm is not None:
+            self._portal_cm.__exit__(None, None, None)
+            self._portal_cm = self._portal = None
+        if self.zygote is not None:
+            # After every process forked from it was closed: it kills whatever of them is left
+            # (a kept one is left running; each of this audit's processes died with its relay).
+            release_zygote(self.zygote)
+            self.zygote = None
+        if self.sandbox is not None:
+            # Last: a descendant that scrubbed its environment still works in the sandbox.
+            sandbox = self.sandbox
+            reaper.kill_now(lambda: reaper.working_in(sandbox.base))
+            self._keep_outside_writes(sandbox)
+            self.sandbox.remove()
+            self.sandbox = None
+        if self.sink is not None:
+            self.sink.close()
+            self.sink = None
+
+    def ensure(
+        self,
+        key: ConnectionKey,
+        *,
+        profile: Profile | None = None,
+        attach_to: ConnectionKey | None = None,
+        identity: Identity | None = None,
+    ) -> Connection:
+        """The live connection of `key`, opened (or opened again, if lost) as needed."""
+        self._adopt(key.name)
+        return self._ensure_now(key, profile=profile, attach_to=attach_to, identity=identity)
+
+    def _ensure_now(
+        self,
+        key: ConnectionKey,
+        *,
+        profile: Profile | None = None,
+        attach_to: ConnectionKey | None = None,
+        identity: Identity | None = None,
+    ) -> Connection:
+        name = key.name
+        live = self._live.get(name)
+        if live is not None and live.connection.alive:
+            return live.connection
+        if live is not None:
+            self.stats.notes.append(f"{name} connection was lost; started the target again")
+            self._drop(name)
+        assert self._portal is not None
+        assert self.sandbox is not None
+        if attach_to is None:
+            opened = self._open_process(key, self.sandbox, profile)
+        else:
+            endpoint = self.ensure(attach_to).endpoint
+            era = era_of(key, self.profile.protocol)
+            declares = _declared(key)
+            opener = (
+                attach(self.profile, endpoint, name, protocol=era, elicitation=declares)
+                if identity is None
+                else attach(
+                    self.profile,
+                    endpoint,
+                    name,
+                    headers=identity.headers,
+                    hint=identity.hint,
+                    protocol=era,
+                    elicitation=declares,
+                )
+            )
+            opened = self._enter(opener, attach_to.name)
+        with self._lock:
+            self._live[name] = opened
+        return opened.connection
+
+    def _open_process(self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
+        """A new process of the target on `sandbox`, and the harness's connection to it."""
+        name = key.name
+        with self._lock:
+            if name in self._unnumbered:
+                label = name  # started ahead of need: the others keep the numbers they had without it
+                self._unnumbered.discard(name)
+            else:
+                label = f"{name}-{self._numbered}"
+                self._numbered += 1
+            self.stats.processes_started += 1
+        started = profile or self._started
+        opener = connect_servers(
+            started,
+            sandbox.root,
+            sandbox.logs,
+            label,
+            ablate=key.ablated,
+            elicitation=_declared(key),
+            protocol=era_of(key, self.profile.protocol),
+            zygote=self._zygote_for(started, sandbox),
+        )
+        return self._enter(opener, None)
+
+    def _zygote_for(self, started: Profile, sandbox: Sandbox) -> Zygote | None:
+        """`zygote:`: the one parent every process of the target is forked from, started the first time."""
+        if not self.profile.zygote:
+            return None
+        with self._zygote_lock:
+            if self.zygote is not None and not self.zygote.running:
+                # Gone (killed by a process of the target, say): the worlds after it need another.
+                release_zygote(self.zygote)
+                self.zygote = None
+                self.stats.notes.append("the target's zygote exited; it was started again")
+            if self.zygote is None:
+                # With servers:, the first is the command; each other one is forked if it can be.
+                if started.is_url or started.is_in_process or started.serves_http or started.tty:
+                    raise UsageError(
+                        "zygote: forks a Python target started over stdio; this one is not (a URL, py:, "
+                        "{port} or tty:): remove zygote: from the profile"
+                    )
+                interpreter, _ = split_command(started.argv(sandbox.root))
+                self.zygote = open_zygote(
+                    interpreter,
+                    self.profile.zygote,
+                    {**os.environ, **started.env},
+                    self.profile.start_timeout,
+                    own_env=started.env,
+                    confined=(confine.regime(started), [str(sandbox.base.parent)]),
+                )
+            return self.zygote
+
+    def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
+        assert self._portal is not None
+        context = self._portal.wrap_async_context_manager(opener)
+        if getattr(self._in_background, "active", False):
+            connection = context.__enter__()
+        else:
+            with self.stats.clock.phase("starts"):
+                connection = context.__enter__()
+        return _Live(connection, context, parent)
+
+    def _drop(self, name: str) -> None:
+        """Close a connection and every client attached to its process."""
+        with self._lock:
+            children = [n for n, live in self._live.items() if live.parent == name]
+        for child in children:
+            self._drop(child)
+        with self._lock:
+            live = self._live.pop(name, None)
+        if live is not None:
+            self._close(live)
+
+    def _close(self, live: _Live) -> None:
+        with self._lock:
+            self.stats.round_trips += live.connection.round_trips
+            self.stats.tool_listings += live.connection.listings
+            self.stats.in_round_trips += live.connection.waited_on
+        try:
+            live.context.__exit__(None, None, None)
+        except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
+            self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
+
+    async def open(
+        self,
+        key: ConnectionKey,
+        *,
+        profile: Profile | None = None,
+        attach_to: ConnectionKey | None = None,
+        identity: Identity | None = None,
+    ) -> Connection:
+        live = self._live.get(key.name)
+        if live is not None and live.connection.alive and key.name not in self._pending:
+            # Open already (most asks are for a connection an earlier attack opened): no thread hop.
+            return live.connection
+        # Opened from a worker thread through the portal, so its context lives
+        # in the portal's own task rather than inside the attack's task.
+        return await anyio.to_thread.run_sync(
+            lambda: self.ensure(key, profile=profile, attach_to=attach_to, identity=identity)
+        )
