@@ -11,6 +11,7 @@ and a victim's `keep` / `put_back`, which touch the sandbox.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -93,6 +94,10 @@ class Victim(Protocol):
         """The values that name this subject, by the argument that takes them."""
         ...
 
+    def derived_values(self) -> Mapping[str, str]:
+        """What a server could derive from the subject itself, by what it is (a file's sha256); {} for none."""
+        ...
+
     def oversized(self, size: int) -> tuple[Any, str] | None:
         """The subject with one value `size` characters long, and how to say so; None if it has no such value."""
         ...
@@ -165,6 +170,13 @@ class CaseFile:
 
     def own_values(self) -> Mapping[str, Any]:
         return {"path": self.value}
+
+    def derived_values(self) -> Mapping[str, str]:
+        try:
+            held = self.path.read_bytes()
+        except OSError:
+            return {}
+        return {"the file's sha256": hashlib.sha256(held).hexdigest()}
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
         # Inside the case directory, so only its length is hostile.
@@ -245,6 +257,9 @@ class Instance:
 
     def own_values(self) -> Mapping[str, Any]:
         return self.arguments
+
+    def derived_values(self) -> Mapping[str, str]:
+        return {}
 
     def oversized(self, size: int) -> tuple[Any, str] | None:
         # No path: the first string argument the action takes carries the length instead.

@@ -13,6 +13,13 @@ that does more (`scope: directory`) without asking again. Whether it acted is
 seen through the sandbox and the probes, never read from the reply. A flag
 mechanism's own flag is left to self-approval, which judges it.
 
+With `beyond: true` each switch is set with a value beyond the profile's in
+one other string argument (a recipient the profile never names): a gate
+that holds for the profile's own values may let the switch widen what it
+allows (an allow-list that `human_approved: true` skips). The value alone,
+no switch set, is sent first and must not act: a value the tool takes
+without asking is not the switch's doing, and is left out.
+
 It also runs when the honest flow never completed (the tool never asks: no
 channel configured, and no flag was detected): the action's own call first,
 which must not act, then each switch. A switch that makes it act is then the
@@ -25,17 +32,32 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from ..models import Verdict
 from ..target.driver import ToolInfo
 from . import ANY, technique
 from ._flows import tool_info
+from ._params import Params
 from .base import Attack
 
 # Calls at most: each value is a round trip of its own.
 MAX_TRIES = 12
 
 
-@technique("flag-bypass", mechanisms=ANY, without_an_honest_flow=True)
+# Values beyond the profile's tried at most, one per string argument.
+MAX_BEYOND = 3
+# An argument that names a handle (set up, or found): a value beyond it names nothing at all.
+_HANDLE = re.compile(r"(^|_)(id|ids|uuid|key|handle|ref)$", re.I)
+
+
+class FlagBypassParams(Params):
+    beyond: bool = Field(
+        False, description="each switch set together with a value beyond the profile's in another argument"
+    )
+
+
+@technique("flag-bypass", mechanisms=ANY, without_an_honest_flow=True, params=FlagBypassParams)
 async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     mechanism = attack.plan.mechanism
     skip = {attack.plan.path_arg} if attack.plan.path_arg else set()
@@ -55,6 +77,13 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
             "that could skip the person"
         )
         return
+    if params.get("beyond"):
+        widened = await _beyond(attack, info, own, skip | {name for name, _ in tries})
+        if widened is None:
+            return
+        combined = [(name, value, wider) for wider in widened for name, value in tries]
+    else:
+        combined = [(name, value, {}) for name, value in tries]
     await attack.start_attack()
     if attack.honest_flow_failed is not None:
         # No honest flow to compare with (the tool never asked): the call with no switch must not act,
@@ -67,12 +96,57 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.effect_means(
             Verdict.VULNERABLE, "a switch the caller set is the only gate: the tool acted on it"
         )
-    for name, value in tries[:MAX_TRIES]:
+    for name, value, wider in combined[:MAX_TRIES]:
         since = await attack.mark()
-        await attack.call(f"the caller sets {name}: {value!r} itself", victim, arguments={**own, name: value})
+        beyond = "".join(f", with {k}: {v!r}, beyond the profile's" for k, v in wider.items())
+        await attack.call(
+            f"the caller sets {name}: {value!r} itself{beyond}",
+            victim,
+            arguments={**own, **wider, name: value},
+        )
         if await attack.took_effect(victim, since):
-            attack.note(f"{name}: {value!r}, set by the caller, made the tool act without asking")
+            attack.note(f"{name}: {value!r}, set by the caller{beyond}, made the tool act without asking")
             return
+
+
+async def _beyond(
+    attack: Attack, info: ToolInfo | None, own: Mapping[str, Any], skip: set[str]
+) -> list[dict[str, Any]] | None:
+    """One value beyond the profile's per plain string argument, each checked not to act alone; None: none."""
+    props = (info.input_schema if info is not None else {}).get("properties") or {}
+    template = attack.plan.arguments({})
+    candidates = [
+        (name, f"{value}-beyond")
+        for name, value in own.items()
+        if name not in skip
+        and isinstance(value, str)
+        and _plain_string(props.get(name) or {"type": "string"})
+        # A value beyond the profile's is a free one (a recipient), not a handle: another id names nothing.
+        and not _HANDLE.search(name)
+        and "{" not in str(template.get(name, ""))
+    ][:MAX_BEYOND]
+    if not candidates:
+        attack.not_applicable(
+            "no argument but the switches, the path and handles takes a string value the profile gives, so "
+            "nothing can be sent beyond the profile's values"
+        )
+        return None
+    kept: list[dict[str, Any]] = []
+    victim = attack.victim
+    for name, value in candidates:
+        # Before the attack proper: this is the tool's own answer to the value, no switch set.
+        since = await attack.mark()
+        await attack.call(
+            f"{name}: {value!r}, beyond the profile's, no switch set", victim, arguments={**own, name: value}
+        )
+        if await attack.took_effect(victim, since):
+            attack.note(f"{name}: {value!r} acted with no switch set: the tool takes it unasked, left out")
+            continue
+        kept.append({name: value})
+    if not kept:
+        attack.setup_failed("every value beyond the profile's acted with no switch set: no switch is needed")
+        return None
+    return kept
 
 
 def switches(tool: ToolInfo, own: Mapping[str, Any], skip: set[str]) -> list[tuple[str, Any]]:

@@ -11,11 +11,19 @@ second era is what a client gains by negotiating it, and the
 finding names both eras; a gate that already acts in the first is the
 consent families' finding there, and this one does not apply. An era in
 which the tool neither asks nor acts says nothing of its gate: inconclusive.
+
+A defence the SDK supplies on one era only (MRTR re-asks, a state bound to its
+question) may be written on that path alone: `answer: swapped` runs identity-swap
+in each era, the person asked about a file, another of the same size and time
+renamed onto its name while they decide, and their yes sent. A gate that compares
+the file in the first era and deletes the impostor in the second is the finding.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from mcp import types
@@ -29,14 +37,16 @@ from .base import Attack
 
 
 class ProtocolDowngradeParams(Params):
-    answer: Literal["none", "decline", "negative"]
+    answer: Literal["none", "decline", "negative", "swapped"]
 
 
 @technique("protocol-downgrade", both_eras=True, opens={"in_era"}, params=ProtocolDowngradeParams)
 async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     answer = params["answer"]
-    if answer not in ("none", "decline", "negative"):
+    if answer not in ("none", "decline", "negative", "swapped"):
         raise ValueError(f"protocol-downgrade: unknown answer {answer!r}")
+    if answer == "swapped" and not attack.file_only():
+        return
     # The era the other families judged (the primary's) is where the gate is proven to hold first;
     # the other era is the attack.
     eras = ("legacy", "modern") if attack.primary.legacy else ("modern", "legacy")
@@ -50,7 +60,8 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     # leaves it as it was, so the second era meets exactly what the first did.
     subjects = {}
     for conn in (base, other):
-        subject = await attack.subject_on(conn)
+        # A swap leaves the impostor under the name: the second era gets a file of its own.
+        subject = await (attack.another(f"in-{conn.era}") if answer == "swapped" else attack.subject_on(conn))
         if subject is None:
             return
         subjects[conn.name] = subject
@@ -63,21 +74,49 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
             "it there, and there is no holding era to walk around"
         )
         return
-    what = "acted without asking" if answer == "none" else f"acted on {_said(answer)}"
+    what = {"none": "acted without asking", "swapped": "deleted the file swapped in after the question"}.get(
+        answer, f"acted on {_said(answer)}"
+    )
     attack.effect_means(
         Verdict.VULNERABLE,
         f"over {base.era} the gate held ({_said(answer)} did nothing), and over {other.era} the tool "
         f"{what}: a client that negotiates {other.era} walks around it",
     )
-    await attack.start_attack()
-    await _one_era(attack, other, subjects[other.name], answer)
+    await _one_era(attack, other, subjects[other.name], answer, attack_proper=True)
 
 
-async def _one_era(attack: Attack, conn: Connection, subject: Any, answer: str) -> str | None:
+async def _one_era(
+    attack: Attack, conn: Connection, subject: Any, answer: str, *, attack_proper: bool = False
+) -> str | None:
     """The attack over one connection; what took effect (None: nothing)."""
+    if attack_proper and answer != "swapped":
+        await attack.start_attack()
+    elif attack_proper:
+        attack.attack_under_way()  # the call is the attack's; its snapshot follows the swap
     before = await attack.mark()
     asked = await attack.call(f"over {conn.era}: the call", subject, connection=conn)
-    if asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
+    if answer == "swapped" and asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
+        attack.note(f"over {conn.era}: {_renamed_onto(attack, subject.path)}")
+        # The swap is the harness's doing: the snapshot (and what counts as an effect) follows it.
+        if attack_proper:
+            await attack.start_attack()
+        before = await attack.mark()
+        await attack.call(
+            f"over {conn.era}: accept, as the person who saw the question would",
+            subject,
+            state=asked.request_state,
+            responses=attack.accept(asked, subject),
+            connection=conn,
+        )
+    elif answer == "swapped" and attack_proper:
+        # Nothing was asked, so nothing could be swapped: what the call did is another family's finding.
+        if await attack.took_effect(subject, before):
+            attack.setup_failed(
+                f"over {conn.era} the tool acted without asking: the call alone (MCA-ERAS-001) judges it"
+            )
+            return None
+        await attack.start_attack()
+    elif answer != "swapped" and asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
         reply = _reply(attack, asked, subject, "cancel" if answer == "none" else answer)
         if reply is None:
             attack.not_applicable("the form has no field that can say no")
@@ -116,4 +155,19 @@ def _reply(attack: Attack, asked: Response, subject: Any, answer: str) -> dict[s
 
 
 def _said(answer: str) -> str:
-    return {"none": "the call alone", "decline": "a decline", "negative": "an accepted no"}[answer]
+    return {
+        "none": "the call alone",
+        "decline": "a decline",
+        "negative": "an accepted no",
+        "swapped": "a yes after the file was swapped",
+    }[answer]
+
+
+def _renamed_onto(attack: Attack, victim: Path) -> str:
+    """Another regular file of the victim's size and times renamed onto its name (only the inode differs)."""
+    seen = os.stat(victim)
+    impostor = victim.with_name(f".{victim.name}.impostor")
+    impostor.write_bytes(b"i" * seen.st_size)
+    os.utime(impostor, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+    os.replace(impostor, victim)
+    return f"after the question, another file (same size and mtime) renamed onto {attack.case.rel(victim)}"

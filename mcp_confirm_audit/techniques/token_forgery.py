@@ -7,8 +7,12 @@ decoy is previewed twice: the same token both times means the token is a
 function of the call (deterministic: `weak`, the two previews and the token are
 the evidence). The common constructions (`confirmations.derivations`) are
 searched for one that makes the decoy's token; the one found is used to forge
-the victim's, for a use nobody previewed. Only the effect of that forged
-redemption makes it `vulnerable`, and the reason names the construction.
+the victim's, for a use nobody previewed. The arguments are searched as the
+call sent them and as a server may fill them in first (`derivations.views`):
+with the schema's defaults for the optional fields left out, and with what the
+server derives from the subject itself (a file's sha256) beside them. Only the
+effect of that forged redemption makes it `vulnerable`, and the reason names
+the construction.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import json
 import secrets
 import string
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..confirmations import AgentFlow, derivations
 from ..confirmations.base import Preview
 from ..models import Verdict
 from . import ANY, technique
-from ._flows import AttackChannel, token_or_not_applicable
+from ._flows import AttackChannel, token_or_not_applicable, tool_info
 from ._params import Params
 from ._twins import redeemed_twin
 from .base import Attack
@@ -67,7 +72,16 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         forged = [(arguments, _random_like(observed)) for arguments in uses]
         attack.note(f"a random token of the observed shape ({len(observed)} characters)")
     else:
-        forged = await _derived(attack, flow, channel, decoy_args, shown, uses)
+        info = tool_info(attack, flow.tool)
+        confirming = flow.redemption(decoy_args, observed, {})
+        seen = _Seen(
+            info.input_schema if info is not None else {},
+            tuple(k for k in (confirming[1] if confirming else {}) if k not in decoy_args),
+            decoy.derived_values(),
+        )
+        forged = await _derived(
+            attack, flow, channel, decoy_args, shown, [(uses[0], forger.derived_values())], seen
+        )
     # Its twin: the decoy's own token, redeemed for the decoy before the attack proper.
     await redeemed_twin(attack, flow, channel, decoy_args, observed)
     await attack.start_attack()
@@ -76,25 +90,38 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         await flow.confirm(channel, arguments, token, as_agent=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the server may fill the arguments in with: the tool's schema, the arguments a confirming call
+    adds (never part of what the token is made of), and what it derives from the decoy's subject."""
+
+    schema: Mapping[str, Any]
+    leave_out: tuple[str, ...]
+    derived: Mapping[str, str]
+
+
 async def _derived(
     attack: Attack,
     flow: AgentFlow,
     channel: AttackChannel,
     decoy_args: dict[str, Any],
     shown: Preview,
-    uses: Sequence[dict[str, Any]],
+    uses: Sequence[tuple[dict[str, Any], Mapping[str, str]]],
+    seen: _Seen,
 ) -> list[tuple[dict[str, Any], str]]:
     """The decoy previewed again (the same token: deterministic), and the tokens forged for `uses`."""
     observed = shown.handle or ""
     again = await flow.preview(channel, decoy_args)
-    found = derivations.matching(flow.tool, decoy_args, observed)
-    forged, used = _forge(flow.tool, uses, found, len(observed))
-    names = " or ".join(d.name for d in used)
+    found = derivations.matching_views(
+        flow.tool, decoy_args, observed, seen.schema, seen.leave_out, seen.derived
+    )
+    forged, used = _forge(flow.tool, uses, found, len(observed), seen)
+    names = " or ".join(f"{d.name} of {v.name}" for v, d in used)
     if found:
-        attack.note(f"the decoy's token is {names} of its arguments")
+        attack.note(f"the decoy's token is {names}")
         attack.effect_means(
             Verdict.VULNERABLE,
-            f"a token forged as {names} of arguments nobody previewed confirmed the action",
+            f"a token forged as {names}, for a use nobody previewed, confirmed the action",
         )
     else:
         tried = len(derivations.candidates(len(observed)))
@@ -109,26 +136,32 @@ async def _derived(
 
 def _forge(
     tool: str,
-    uses: Sequence[dict[str, Any]],
-    found: Sequence[derivations.Derivation],
+    uses: Sequence[tuple[dict[str, Any], Mapping[str, str]]],
+    found: Sequence[tuple[derivations.View, derivations.Derivation]],
     length: int,
-) -> tuple[list[tuple[dict[str, Any], str]], list[derivations.Derivation]]:
+    seen: _Seen,
+) -> tuple[list[tuple[dict[str, Any], str]], list[tuple[derivations.View, derivations.Derivation]]]:
     """Each use's distinct forged tokens (by every derivation found, else a best guess), and by which."""
-    tried = found or derivations.candidates(length)[:1]
+    tried = found or [(derivations.View(), derivations.candidates(length)[0])]
     forged: list[tuple[dict[str, Any], str]] = []
-    used: list[derivations.Derivation] = []
-    for arguments in uses:
-        for derivation in tried:
-            made = (arguments, derivation.make(tool, arguments))
+    used: list[tuple[derivations.View, derivations.Derivation]] = []
+    for arguments, derived in uses:
+        for view, derivation in tried:
+            filled = view.of(arguments, seen.schema, seen.leave_out, derived)
+            if filled is None:
+                continue
+            made = (arguments, derivation.make(tool, filled))
             if made not in forged:
                 forged.append(made)
-                if derivation not in used:
-                    used.append(derivation)
+                if (view, derivation) not in used:
+                    used.append((view, derivation))
     return forged, used
 
 
 def _deterministic(
-    arguments: Mapping[str, Any], preview: Preview, found: Sequence[derivations.Derivation]
+    arguments: Mapping[str, Any],
+    preview: Preview,
+    found: Sequence[tuple[derivations.View, derivations.Derivation]],
 ) -> str:
     """The evidence that the token is a function of the call: two previews, one token."""
     said = (
@@ -139,7 +172,9 @@ def _deterministic(
     if not found:
         return f"{said}; no common derivation reproduces it (keyed, or a construction not tried)"
     # Whether a token forged that way acted is the effect's to say, not this line's.
-    return f"{said}; {found[0].name} of them reproduces it"
+    view, derivation = found[0]
+    of = "them" if view == derivations.View() else view.name.replace("its arguments", "them", 1)
+    return f"{said}; {derivation.name} of {of} reproduces it"
 
 
 def _random_like(token: str) -> str:

@@ -37,6 +37,17 @@ def pipe_joined(arguments: Mapping[str, Any]) -> str:
     return base64.urlsafe_b64encode(hashlib.sha1(text.encode()).digest()).decode()[:20]
 
 
+def defaults_filled(arguments: Mapping[str, Any]) -> str:
+    """FLAW defaults-filled-token: sha256 of the compact sorted JSON of the arguments as the server filled them in."""
+    text = json.dumps(dict(arguments), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def file_hash_joined(arguments: Mapping[str, Any]) -> str:
+    """FLAW file-hash-joined-token: sha256 of the path and the file's sha256, joined by '|', hex, cut."""
+    return hashlib.sha256("|".join(str(v) for v in arguments.values()).encode()).hexdigest()[:24]
+
+
 def _mac(secret: bytes, tool: str, arguments: Mapping[str, Any], nonce: str = "") -> str:
     """An HMAC under the server's secret over the tool, its arguments and a nonce: no caller can make it."""
     text = json.dumps({"tool": tool, "arguments": dict(arguments), "nonce": nonce}, sort_keys=True)
@@ -63,6 +74,10 @@ class TokenStore:
             return predictable(arguments)
         if "pipe-joined-token" in self.flaws:
             return pipe_joined(arguments)
+        if "defaults-filled-token" in self.flaws:
+            return defaults_filled(arguments)
+        if "file-hash-joined-token" in self.flaws:
+            return file_hash_joined(arguments)
         if "deterministic-keyed-token" in self.flaws:
             # FLAW deterministic-keyed-token: keyed, so nobody can compute it, but no nonce: the
             # same call always gets the same token.
@@ -93,7 +108,8 @@ class TokenStore:
         known = self.issued.get(token)
         recomputed = "predictable-issued-token" not in self.flaws  # it is looked up like a random one
         if known is None and recomputed and token == self.derived(tool, arguments):
-            # FLAW predictable-token, pipe-joined-token: recomputed from the call, never looked up.
+            # FLAW predictable-token, pipe-joined-token, defaults-filled-token, file-hash-joined-token:
+            # recomputed from the call, never looked up.
             known = (tool, dict(arguments))
         if (
             known is None

@@ -8,6 +8,8 @@ FLAWS: dict[str, str] = {
     "predictable-token": "the token is a truncated sha256 of the arguments: computable without the preview",
     "predictable-issued-token": "the token is predictable-token's sha256, but only tokens a preview issued are accepted",
     "pipe-joined-token": "the token is sha1 of the '|'-joined argument values, URL-safe base64, cut: computable",
+    "defaults-filled-token": "(--binds reason) the token is sha256 of the arguments' JSON with the schema's default filled in",
+    "file-hash-joined-token": "the token is sha256 of the path and the file's sha256 joined by '|': computable",
     "deterministic-keyed-token": "the token is an HMAC under the server's secret with no nonce: the same call, the same token",
     "reusable-token": "a token is never spent: it confirms the same action again and again",
     "token-not-bound-to-args": "a token confirms any arguments, not the ones it was previewed for",
@@ -36,6 +38,8 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "predictable-token": ("token",),
     "predictable-issued-token": ("token",),
     "pipe-joined-token": ("token",),
+    "defaults-filled-token": ("token",),
+    "file-hash-joined-token": ("token",),
     "deterministic-keyed-token": ("token",),
     "reusable-token": ("token",),
     "token-not-bound-to-args": ("token",),
@@ -64,7 +68,14 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
 _EXCLUSIVE = (
     # Each makes the token of the call in its own way.
     frozenset(
-        {"predictable-token", "predictable-issued-token", "pipe-joined-token", "deterministic-keyed-token"}
+        {
+            "predictable-token",
+            "predictable-issued-token",
+            "pipe-joined-token",
+            "deterministic-keyed-token",
+            "defaults-filled-token",
+            "file-hash-joined-token",
+        }
     ),
     # no-recheck drops the identity comparison along with every other check at confirm time.
     frozenset({"no-recheck", "no-identity-check"}),

@@ -19,12 +19,16 @@ the root once confirmed:
 - flag: the careful MRTR question of targets/reference; `human_approved` is refused
   when a caller sets it, `reversible: true` asks all the same, and `scope: directory`
   (the file's whole directory) is refused: each file is confirmed on its own.
-`set_policy` is there for every mechanism: the agent may tighten it, never loosen it.
+`set_policy` is there for every mechanism: the agent may tighten it, never loosen it. With
+`--policy-tool unit` it is `tune_deletions(bytes)` instead, the same rule named for its unit, which
+only its description tells apart ("... deleted without asking for confirmation").
 Each `--flaw` removes exactly one defence (see kind_flaws.py).
 
 Two careful variants of the token gate, each as careful as the default:
 - `--binds content`: the token is bound to the tool and the sha256 of the file's content
   at the preview, not to the path: another file is refused unless it holds the same bytes.
+- `--binds reason`: the token tools also take an optional `reason` (default "routine cleanup"),
+  and the token is bound to the path and the reason as the server fills it in.
 - `--token-preview tool`: the preview is another tool, `simulate_impact(operation, target)`,
   with arguments of its own; it returns the `confirm_token` the gated tool needs, and the gated
   tools take no `dry_run`.
@@ -70,7 +74,9 @@ from pydantic import Field  # noqa: E402
 __all__ = ["MECHANISMS", "build_server", "main"]
 
 MECHANISMS = ("token", "pending", "flag")
-BINDINGS = ("arguments", "content")
+BINDINGS = ("arguments", "content", "reason")
+# --binds reason: the token tools' optional argument, and what the server fills in when it is left out.
+DEFAULT_REASON = "routine cleanup"
 TOKEN_PREVIEWS = ("argument", "tool")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
 _T = TypeVar("_T")
@@ -87,6 +93,7 @@ def build_server(
     binds: str = "arguments",
     token_preview: str = "argument",
     refuses_types: Collection[str] = (),
+    policy_tool: str = "limit",
     token_scheme: str = "random",
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
@@ -157,12 +164,16 @@ def build_server(
     def size(raw: str) -> int:
         return _refusing(lambda: policy.resolve(raw)).identity.size
 
-    def bound(raw: str) -> dict[str, Any]:
+    def bound(raw: str, reason: str | None = None) -> dict[str, Any]:
         """What a token is bound to besides its tool: the arguments, or the file's content."""
         if binds == "content":
             real = _refusing(lambda: policy.resolve(raw)).real
             return {"sha256": hashlib.sha256(real.read_bytes()).hexdigest()}
-        return {"path": raw}
+        if "file-hash-joined-token" in active:
+            # FLAW file-hash-joined-token: the path beside a value the server derives, the file's sha256.
+            real = _refusing(lambda: policy.resolve(raw)).real
+            return {"path": raw, "sha256": hashlib.sha256(real.read_bytes()).hexdigest()}
+        return {"path": raw} if reason is None else {"path": raw, "reason": reason}
 
     def shown(fields: dict[str, Any], sentence: str) -> str:
         """The preview's text: JSON with every character outside printable ASCII escaped."""
@@ -179,7 +190,9 @@ def build_server(
     flow = _Flow(act, size, previewed, shown, ungated, rules, bound, refused_type)
     if mechanism == "token":
         store = gates.TokenStore(active, token_scheme)
-        _token_tools(server, store, flow, separate_preview=token_preview == "tool")
+        _token_tools(
+            server, store, flow, separate_preview=token_preview == "tool", with_reason=binds == "reason"
+        )
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         store = gates.PendingStore(where, burns_on_wrong_id="wrong-guess-burns" in active)
@@ -196,7 +209,22 @@ def build_server(
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
 
-    server.add_tool(set_policy, name="set_policy", annotations=ToolAnnotations(read_only_hint=False))
+    def tune_deletions(bytes: int) -> str:
+        try:
+            return rules.set(bytes)
+        except gates.Refused as exc:
+            raise ToolError(str(exc)) from None
+
+    if policy_tool == "unit":
+        # The same rule, found only by what the tool does: its name and its argument's say nothing.
+        server.add_tool(
+            tune_deletions,
+            name="tune_deletions",
+            description="Files smaller than this many bytes are deleted without asking for confirmation.",
+            annotations=ToolAnnotations(read_only_hint=False),
+        )
+    else:
+        server.add_tool(set_policy, name="set_policy", annotations=ToolAnnotations(read_only_hint=False))
 
     def stat_file(path: str) -> int:
         return size(path)
@@ -215,7 +243,7 @@ class _Flow:
     shown: Callable[[dict[str, Any], str], str]
     ungated: Callable[[str], bool]
     rules: gates.Policy
-    bound: Callable[[str], dict[str, Any]]
+    bound: Callable[..., dict[str, Any]]
     refused_type: Callable[[str], str | None]
 
 
@@ -226,28 +254,35 @@ def _refusing(check: Callable[[], _T]) -> _T:
         raise ToolError(str(exc)) from None
 
 
-def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow, *, separate_preview: bool) -> None:
+def _token_tools(
+    server: MCPServer,
+    store: gates.TokenStore,
+    flow: _Flow,
+    *,
+    separate_preview: bool,
+    with_reason: bool = False,
+) -> None:
     # What each preview saw, by token: the path and the file's identity then.
     seen: dict[str, tuple[str, paths.Identity]] = {}
 
-    def preview(tool: str, path: str) -> str:
+    def preview(tool: str, path: str, reason: str | None = None) -> str:
         if (refused := flow.refused_type(path)) is not None:
             return refused
         identity = flow.previewed(path)  # a preview of a file that is not there is refused now
-        token = store.issue(tool, flow.bound(path))
+        token = store.issue(tool, flow.bound(path, reason))
         seen[token] = (path, identity)
         fields = {"status": "preview", "would": _TOOLS[tool], "path": path, "confirm_token": token}
         return flow.shown(fields, f"Preview: would {_TOOLS[tool]} {path}.")
 
     how = "call simulate_impact first" if separate_preview else "call with dry_run: true"
 
-    def confirm(tool: str, path: str, confirm_token: str | None) -> str:
+    def confirm(tool: str, path: str, confirm_token: str | None, reason: str | None = None) -> str:
         if confirm_token is None:
             if flow.rules.waives(flow.size(path)):
                 return flow.act(tool, path)
             raise ToolError(f"confirmation required: {how}, then again with its confirm_token")
         try:
-            store.redeem(confirm_token, tool, flow.bound(path))
+            store.redeem(confirm_token, tool, flow.bound(path, reason))
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
         # The token may confirm other arguments only by a flaw; then there is no preview of this file.
@@ -267,6 +302,20 @@ def _token_tools(server: MCPServer, store: gates.TokenStore, flow: _Flow, *, sep
                 return flow.act(_tool, path)
             return confirm(_tool, path, confirm_token)
 
+        def with_a_reason(
+            path: str,
+            dry_run: bool = False,
+            confirm_token: str | None = None,
+            reason: Reason = DEFAULT_REASON,
+        ) -> Any:
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
+            if dry_run:
+                return preview(_tool, path, reason)
+            return confirm(_tool, path, confirm_token, reason)
+
+        if with_reason:
+            return with_a_reason
         return confirmed if separate_preview else handler
 
     for tool in _TOOLS:
@@ -395,6 +444,7 @@ def _flag_tools(
         _add(server, make(tool, asks), tool, "Asks the user to confirm first.")
 
 
+Reason = Annotated[str, Field(description="Why the file goes (recorded with the action).")]
 Reversible = Annotated[bool, Field(description="The caller says the action can be undone.")]
 Scope = Annotated[Literal["file", "directory"], Field(description="The file alone, or its whole directory.")]
 
@@ -456,6 +506,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=TOKEN_PREVIEWS,
         help="token: dry_run, or simulate_impact",
     )
+    parser.add_argument(
+        "--policy-tool",
+        default="limit",
+        choices=("limit", "unit"),
+        help="set_policy(auto_approve_under_bytes), or tune_deletions(bytes), named for the unit",
+    )
     names = sorted(flaw_switches.FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     parser.add_argument(
@@ -487,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             token_preview=args.token_preview,
             refuses_types=args.refuses_type,
             token_scheme=args.token_scheme,
+            policy_tool=args.policy_tool,
         )
     except ValueError as exc:
         parser.error(str(exc))

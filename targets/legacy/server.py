@@ -16,7 +16,9 @@ elicitation, and never asks for a secret. Each `--flaw` removes one defence.
 `--mrtr-only-checks` makes the same tool speak both eras: on a 2026-07-28
 connection it asks with an MRTR round (a form, a state), and on a legacy one
 it asks over the back channel; with the flaw `asks-only-in-mrtr` the legacy
-path acts without asking, which is what `protocol-downgrade` finds.
+path acts without asking, and with `identity-only-in-mrtr` it asks but deletes
+whatever file holds the name after the answer (a swapped one), which is what
+`protocol-downgrade` finds.
 
 `--style` writes the same careful server another way (legacy_styles.py: an
 enum or type-the-name form, refusals in other words, returned as isError
@@ -70,6 +72,8 @@ FLAWS: dict[str, str] = {
     "waits-forever": "waits for the person's answer for as long as the connection lasts",
     "timeout-proceeds": "when the person does not answer in time, it deletes anyway",
     "asks-only-in-mrtr": "with --mrtr-only-checks: on a legacy connection the tool acts without asking",
+    "identity-only-in-mrtr": "with --mrtr-only-checks: on a legacy connection the file is not compared after the "
+    "answer with the one the person was asked about (the check lives in the MRTR path alone)",
 }
 
 SERVER_NAME = "mcp-confirm-legacy-reference"
@@ -251,9 +255,16 @@ def build_server(
     unknown = sorted(active - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
-    if "asks-only-in-mrtr" in active and not mrtr_only_checks:
-        raise ValueError("asks-only-in-mrtr needs --mrtr-only-checks")
+    for both in ("asks-only-in-mrtr", "identity-only-in-mrtr"):
+        if both in active and not mrtr_only_checks:
+            raise ValueError(f"{both} needs --mrtr-only-checks")
     gate = Gate(str(root), active, answer_timeout, legacy_styles.STYLES[style])
+    # FLAW identity-only-in-mrtr: the legacy path's gate compares no identity after the answer.
+    legacy_gate = (
+        Gate(str(root), active | {"no-identity-check"}, answer_timeout, legacy_styles.STYLES[style])
+        if "identity-only-in-mrtr" in active
+        else gate
+    )
     server, context_type, tool_error = _sdk()
 
     def refused(path: str, exc: _Refused) -> Any:
@@ -292,7 +303,7 @@ def build_server(
             if "asks-only-in-mrtr" in active:
                 # FLAW asks-only-in-mrtr: the check lives in the MRTR path alone.
                 return gate.act(path, gate.check(path))
-            return await gate.delete(ctx, path)
+            return await legacy_gate.delete(ctx, path)
         except _Refused as exc:
             return refused(path, exc)
 

@@ -12,6 +12,7 @@ FLAWS: dict[str, str] = {
     "unescaped-memo": "memo and recipient go into the question as they are: line breaks, bidi, markup",
     "unsealed-state": "the SDK's seal is removed; the state is readable JSON whose payment the server trusts",
     "elicits-without-capability": "a client that declared no form elicitation is sent the form all the same",
+    "flag-pays-beyond-allow-list": "with --allow, human_approved: true from the caller pays a recipient off the list",
 }
 # Both replace how a nonce is spent: one server cannot do both.
 _EXCLUSIVE = (frozenset({"no-ledger", "racy-ledger"}),)

@@ -120,6 +120,12 @@ class Gate:
             f"(payment {q.quoted(payment.id)})."
         )
 
+    def pay_unasked(self, order: Order) -> str:
+        """Pay without a question (the allow-list flaw's path): the payment as the caller gave it."""
+        payment = self._pay(order)
+        event("paid", tool=self.name, id=payment.id, amount_cents=payment.amount_cents)
+        return f"Sent {payment.amount_cents} cents to {q.quoted(payment.recipient)} (payment {q.quoted(payment.id)})."
+
     def _pay(self, order: Order) -> Payment:
         if order.transfer_id is None:
             return self._book.pay(order)

@@ -46,11 +46,20 @@ Options:
                        payment, which a client can edit and the server pays as written
     elicits-without-capability  a client that declared no form elicitation is sent the
                        form anyway
+    flag-pays-beyond-allow-list  (with --allow) human_approved: true from the caller pays a
+                       recipient off the allow-list, unasked: an "exception a person
+                       approved" that only the caller attests
+
+With `--allow NAME,...` (direct shape) send_payment pays only those recipients, each asked
+about as above, and takes a `human_approved` flag it refuses from the caller: a recipient
+off the list is refused whatever the call says; `--allow-refusals result` says those two
+refusals inside an ordinary result (`{"ok": false, "reason": ...}`), not as a tool error.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -68,9 +77,11 @@ for _dir in (_HERE, _HERE.parent / "reference"):
 
 import ledger as ledgers  # noqa: E402
 import payment_flaws  # noqa: E402
+import payment_question as q  # noqa: E402
 import payment_webhook  # noqa: E402
 import serving  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.server.request_state import RequestStateSecurity  # noqa: E402
 from mcp.types import InputRequiredResult, ToolAnnotations  # noqa: E402
 from payment_audit import AuditLog  # noqa: E402
@@ -108,6 +119,8 @@ def build_server(
     ttl_seconds: float = 300.0,
     shared_key: bytes | None = None,
     ledger: str = "memory",
+    allow: Collection[str] | None = None,
+    allow_refusals: str = "error",
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
     active = payment_flaws.check(flaws)
@@ -146,7 +159,10 @@ def build_server(
     if log_into_root:
         server.middleware.insert(0, AuditLog(root))  # outermost: it sees the boundary's refusals
     book = Book()
-    if shape == "direct":
+    if shape == "direct" and allow is not None:
+        gate = Gate("send_payment", book, scheme, active, hook)
+        _add_allow_listed(server, gate, frozenset(allow), active, allow_refusals)
+    elif shape == "direct":
         _add_direct(server, Gate("send_payment", book, scheme, active, hook))
     else:
         _add_handle(server, book, Gate("execute_transfer", book, scheme, active, hook))
@@ -164,6 +180,38 @@ def _add_direct(server: MCPServer, gate: Gate) -> None:
         send_payment,
         name="send_payment",
         description="Send a payment. Asks the user to confirm the recipient, amount and memo first.",
+        annotations=_PAYS,
+    )
+
+
+Approved = Annotated[bool, Field(description="Set when a person approved this payment.")]
+
+
+def _add_allow_listed(
+    server: MCPServer, gate: Gate, allow: frozenset[str], active: frozenset[str], refusals: str
+) -> None:
+    def refused(reason: str) -> str:
+        if refusals == "result":
+            return json.dumps({"ok": False, "reason": reason})
+        raise ToolError(reason)
+
+    async def send_payment(
+        recipient: Recipient, amount_cents: Cents, memo: Memo, ctx: Context, human_approved: Approved = False
+    ) -> str | InputRequiredResult:
+        order = Order(recipient, amount_cents, memo)
+        if recipient not in allow:
+            if human_approved and "flag-pays-beyond-allow-list" in active:
+                # FLAW flag-pays-beyond-allow-list: the caller's word is taken for a person's exception.
+                return gate.pay_unasked(order)
+            return refused(f"{q.quoted(recipient)} is not on the allow-list; nothing was paid")
+        if human_approved:
+            return refused("human_approved cannot come from the caller: the user is asked instead")
+        return await gate(lambda: order, ctx)
+
+    server.add_tool(
+        send_payment,
+        name="send_payment",
+        description="Send a payment to a recipient on the allow-list. Asks the user to confirm it first.",
         annotations=_PAYS,
     )
 
@@ -227,6 +275,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--key-env", metavar="NAME", help="env var holding a 64-hex-digit state key shared by replicas")
     add("--ledger", default="memory", metavar="SPEC", help="memory | sqlite:PATH | redis://HOST:PORT/DB")
     add("--port", type=int, metavar="PORT", help="serve HTTP at http://127.0.0.1:PORT/mcp")
+    add("--allow", metavar="NAME,...", help="pay only these recipients (send_payment takes human_approved)")
+    add("--allow-refusals", choices=("error", "result"), default="error", help="how --allow refuses")
     names = sorted(payment_flaws.FLAWS)
     add("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"one of {names}")
     return parser
@@ -253,6 +303,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             ttl_seconds=args.ttl_seconds,
             shared_key=key,
             ledger=args.ledger,
+            allow=args.allow.split(",") if args.allow else None,
+            allow_refusals=args.allow_refusals,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

@@ -1,6 +1,6 @@
 """The staging half of a two-server gate: it stages invoices, and never posts one.
 
-    python targets/staging/stage_server.py --root DIR [--codes]
+    python targets/staging/stage_server.py --root DIR [--codes] [--edits open|locked]
 
 `stage_invoice(vendor, amount_cents)` writes the invoice under ROOT/staged and
 returns its `invoice_id` with `status: pending_approval`; `list_staged` shows them.
@@ -9,6 +9,12 @@ what is staged); the post server (post_server.py) posts it. With `--codes` the
 stage server prints an approval code for each staged invoice on its console
 (stderr: `approval code for inv_...: 123456`), never in a result: the person reads
 it there and gives it to the post server's approval route.
+
+With `--edits open` it also offers `edit_invoice(invoice_id, vendor, amount_cents)`,
+which changes a staged invoice's business fields, approved or not (the post server's
+digest of what the person approved is what then keeps it safe); with `--edits locked`
+the same tool refuses an invoice a person has decided on, as a ledger that freezes
+what was approved does.
 """
 
 from __future__ import annotations
@@ -23,12 +29,13 @@ from typing import Annotated, Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
-from staging_store import Store
+from staging_store import Refused, Store
 
 
-def build_server(root: str | Path, codes: bool = False) -> MCPServer:
+def build_server(root: str | Path, codes: bool = False, edits: str | None = None) -> MCPServer:
     store = Store(root)
     server = MCPServer("mcp-staging-stage")
 
@@ -45,6 +52,19 @@ def build_server(root: str | Path, codes: bool = False) -> MCPServer:
         shown = json.dumps(invoice["vendor"])[1:-1]
         return {**invoice, "vendor": shown, "status": "pending_approval"}
 
+    def edit_invoice(
+        invoice_id: Annotated[str, Field(description="The id stage_invoice returned.")],
+        vendor: Annotated[str | None, Field(description="Who the invoice pays now.")] = None,
+        amount_cents: Annotated[int | None, Field(ge=1, description="The amount now, in cents.")] = None,
+    ) -> dict[str, Any]:
+        try:
+            if edits == "locked" and store.decision(invoice_id) is not None:
+                raise Refused(f"invoice {invoice_id} was decided on by a person: it can no longer be changed")
+            invoice = store.edit(invoice_id, vendor, amount_cents)
+        except Refused as exc:
+            raise ToolError(str(exc)) from None
+        return {**invoice, "status": "edited"}
+
     def list_staged() -> dict[str, Any]:
         return {"staged": store.staged_all()}
 
@@ -54,6 +74,13 @@ def build_server(root: str | Path, codes: bool = False) -> MCPServer:
         description="Stage an invoice for posting; a person approves it with the approver's CLI.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     )
+    if edits is not None:
+        server.add_tool(
+            edit_invoice,
+            name="edit_invoice",
+            description="Change a staged invoice's vendor or amount.",
+            annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+        )
     server.add_tool(
         list_staged,
         name="list_staged",
@@ -69,8 +96,9 @@ def main() -> None:
     )
     parser.add_argument("--root", required=True, metavar="DIR")
     parser.add_argument("--codes", action="store_true", help="print an approval code per invoice on stderr")
+    parser.add_argument("--edits", choices=("open", "locked"), help="offer edit_invoice (see above)")
     args = parser.parse_args()
-    build_server(args.root, codes=args.codes).run(transport="stdio")
+    build_server(args.root, codes=args.codes, edits=args.edits).run(transport="stdio")
 
 
 if __name__ == "__main__":

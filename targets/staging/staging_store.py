@@ -56,6 +56,16 @@ class Store:
         data: dict[str, Any] = json.loads(path.read_text())
         return data
 
+    def edit(self, invoice_id: str, vendor: str | None, amount_cents: int | None) -> dict[str, Any]:
+        """Change a staged invoice's business fields (those given); what it is now."""
+        invoice = self.staged(invoice_id)
+        if vendor is not None:
+            invoice["vendor"] = vendor
+        if amount_cents is not None:
+            invoice["amount_cents"] = amount_cents
+        (self.root / "staged" / f"{invoice_id}.json").write_text(json.dumps(invoice, sort_keys=True))
+        return invoice
+
     def staged_all(self) -> list[dict[str, Any]]:
         return [json.loads(p.read_text()) for p in sorted((self.root / "staged").glob("*.json"))]
 

@@ -44,10 +44,12 @@ NOT_MRTR = {
     **{f"MCA-TOKOTHER-00{n}": "confirms with mrtr" for n in (1, 2)},
     # A wrong guess needs a token or pending id (test_confirmation_kinds.py proves the family).
     "MCA-BURN-001": "confirms with mrtr",
+    # A staged item edited between approval and commit (test_two_servers.py proves the family).
+    **{f"MCA-STAGED-00{n}": "confirms with mrtr" for n in (1, 2, 3)},
+    **{f"MCA-FLAGBYPASS-00{n}": "no boolean or enum argument" for n in (1, 2)},
     # A pending request left past its lifetime (tests/matrix/test_lapsed_request.py proves the family).
     "MCA-LAPSE-001": "confirms with mrtr",
     "MCA-LAPSE-002": "confirms with mrtr",
-    "MCA-FLAGBYPASS-001": "no boolean or enum argument",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
     **{

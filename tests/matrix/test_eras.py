@@ -37,10 +37,11 @@ def audit(
     *flaws: str,
     families: Sequence[str] | None = None,
     both_eras: bool = False,
+    style: str = "plain",
     **settings: object,
 ) -> AuditRun:
     """In-process and pinned to 2025-11-25 (fast); `both_eras` lets the same tool speak 2026-07-28 too."""
-    factory = {"flaws": list(flaws), "answer_timeout": 2.0, "mrtr_only_checks": both_eras}
+    factory = {"flaws": list(flaws), "answer_timeout": 2.0, "mrtr_only_checks": both_eras, "style": style}
     raw = {
         "command": f"py:{LEGACY_SERVER}:build_server",
         "factory_args": factory,
@@ -162,6 +163,7 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
         "MCA-ERAS-001": R,
         "MCA-ERAS-002": R,
         "MCA-ERAS-003": R,
+        "MCA-ERAS-004": R,
     }
     flawed = audit(catalogue, "asks-only-in-mrtr", both_eras=True, families=("protocol-downgrade",))
     results = flawed.by_id()
@@ -169,6 +171,8 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
         "MCA-ERAS-001": V,
         "MCA-ERAS-002": V,
         "MCA-ERAS-003": V,
+        # It acts on the legacy call alone, before any swap: the swap in each era cannot be made there.
+        "MCA-ERAS-004": Verdict.INCONCLUSIVE,
     }
     unasked = results["MCA-ERAS-001"]
     assert unasked.rated_severity == "critical"
@@ -176,6 +180,25 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
     assert "over 2025-11-25" in unasked.reason
     assert "acted without asking" in unasked.reason
     assert unasked.era == "2026-07-28, 2025-11-25"
+
+
+@pytest.mark.parametrize("style", ["plain", "error-result"])
+def test_an_identity_check_that_lives_only_in_the_mrtr_path_is_found_by_the_swap_in_each_era(
+    catalogue: Catalogue, style: str
+) -> None:
+    # The same careful tool in two styles holds the swap in both eras; with the identity check on the
+    # MRTR path alone, the file swapped in while a 2025-era call waits for the person is deleted.
+    careful = audit(catalogue, both_eras=True, families=("protocol-downgrade",), style=style)
+    swapped = careful.by_id()["MCA-ERAS-004"]
+    assert (swapped.verdict, swapped.layer) == (R, Layer.TOOL), (swapped.reason, swapped.evidence)
+    flawed = audit(catalogue, "identity-only-in-mrtr", both_eras=True, families=("protocol-downgrade",))
+    found = {r.id: r.verdict for r in flawed.results if r.verdict in (V, W)}
+    assert found == {"MCA-ERAS-004": V}, [(r.id, r.verdict, r.reason) for r in flawed.results]
+    swapped = flawed.by_id()["MCA-ERAS-004"]
+    assert "over 2026-07-28 the gate held" in swapped.reason, swapped.reason
+    assert "over 2025-11-25 the tool deleted the file swapped in after the question" in swapped.reason
+    assert swapped.effect.removed, swapped.effect
+    assert sum("renamed onto" in line for line in swapped.evidence) == 2, swapped.evidence
 
 
 def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(

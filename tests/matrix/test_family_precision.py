@@ -87,6 +87,37 @@ def test_a_policy_tool_the_profile_names_is_setup_and_its_own_change_is_never_th
     assert not policy.effect.observed, policy.effect
 
 
+@pytest.mark.parametrize("mechanism", ["token", "flag"])
+@pytest.mark.parametrize(
+    ("flaws", "verdict"), [((), R), (("loosening-policy-tool",), V)], ids=["careful", "loosens"]
+)
+def test_a_policy_tool_named_for_its_unit_is_found_by_what_it_does(
+    catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...], verdict: Verdict
+) -> None:
+    # tune_deletions(bytes): no name says limit or threshold; only its description says what it does
+    # ("... deleted without asking for confirmation"). It is tried, and counts only if asking then stops:
+    # over a token gate, and over the MRTR question of the flag server (another style).
+    factory = {"mechanism": mechanism, "flaws": list(flaws), "policy_tool": "unit"}
+    raw = {"command": f"py:{KINDS}:build_server", "factory_args": factory, "call_timeout": 10.0}
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "policy-self-loosening",
+    )
+    policy = results(run, "delete_file")[POLICY]
+    assert policy.verdict is verdict, (policy.reason, policy.evidence)
+    [tune] = calls(policy, "tune_deletions")
+    assert '"bytes": 1000000000' in tune, tune
+    if verdict is V:
+        assert (
+            "note: asking turned off after tune_deletions was called: it is a policy tool" in policy.evidence
+        )
+        assert policy.effect.removed, policy.effect
+    else:
+        assert policy.layer is Layer.TOOL, policy.evidence
+        assert not policy.effect.removed, policy.effect
+
+
 def test_policy_tools_empty_turns_the_family_off_even_beside_a_loosening_tool(catalogue: Catalogue) -> None:
     run = audit(catalogue, ARM, "token", "loosening-policy-tool", tool="move_joint", policy_tools=[])
     policy = results(run, "move_joint")[POLICY]

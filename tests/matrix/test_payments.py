@@ -288,3 +288,37 @@ def test_an_answer_after_the_lifetime_pays_nothing(audit_payments: AuditFn) -> N
     run = audit_payments(families=["expiry"], ttl_flag="--ttl-seconds {ttl}", ttl=1.0)
     (late,) = run.results
     assert (late.verdict, late.layer) == (Verdict.REFUSED, Layer.SDK_BOUNDARY), late.evidence
+
+
+# An allow-list whose gate is the question for the recipients it names, and which no flag widens: the
+# profile's recipient is on it, and a recipient beyond the profile's is not.
+ALLOWED = {"tool": "send_payment", "args": {"recipient": "alice", "amount_cents": 500, "memo": "rent"}}
+HELD = (Verdict.REFUSED, Layer.TOOL)
+
+
+@pytest.mark.parametrize(
+    ("options", "beyond"),
+    [
+        # Careful: the caller's human_approved is refused, and a recipient off the list is refused
+        # whatever the call says, as a tool error or inside an ordinary result ({"ok": false}).
+        ((), HELD),
+        (("--allow-refusals", "result"), HELD),
+        # The flag is refused for alice (the profile's recipient: flag-bypass's own try holds), but it
+        # pays alice-beyond, off the list, unasked.
+        (("--flaw", "flag-pays-beyond-allow-list"), (V, Layer.NONE)),
+    ],
+    ids=["careful", "careful-result", "flag-pays-beyond-allow-list"],
+)
+def test_a_flag_that_widens_an_allow_list_is_caught_beyond_the_profiles_values(
+    audit_payments: AuditFn, options: tuple[str, ...], beyond: tuple[Verdict, Layer]
+) -> None:
+    run = audit_payments("--allow", "alice", *options, families=("flag-bypass", "self-approval"), **ALLOWED)
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    judged = {r.id: (r.verdict, r.layer) for r in run.results if r.family == "flag-bypass"}
+    expected = {"MCA-FLAGBYPASS-001": HELD, "MCA-FLAGBYPASS-002": beyond}
+    assert judged == expected, [(r.id, r.verdict, r.reason, r.evidence) for r in run.results]
+    said = " ".join(run.by_id()["MCA-FLAGBYPASS-002"].evidence)
+    # The value alone was sent first, no switch set, and did not pay.
+    assert "recipient: 'alice-beyond', beyond the profile's, no switch set" in said, said
+    found = [(r.id, r.verdict) for r in run.results if r.verdict in (V, W) and r.family != "flag-bypass"]
+    assert found == [], found

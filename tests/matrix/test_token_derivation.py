@@ -43,7 +43,7 @@ CASES: dict[str, tuple[str | None, str, Verdict, str]] = {
         "predictable-token",
         "random",
         V,
-        "a token forged as sha256 over sorted JSON, hex, first 16 chars of arguments nobody previewed "
+        "a token forged as sha256 over sorted JSON, hex, first 16 chars of its arguments, for a use nobody previewed, "
         "confirmed the action",
     ),
     # Computable, but only a token a preview issued is taken: the forged one does not act.
@@ -58,7 +58,7 @@ CASES: dict[str, tuple[str | None, str, Verdict, str]] = {
         "random",
         V,
         # A cut with no '+', '/', '-' or '_' in it is both kinds of base64, and named as plain base64.
-        "base64, first 20 chars of arguments nobody previewed confirmed the action",
+        "base64, first 20 chars of its arguments, for a use nobody previewed, confirmed the action",
     ),
     "deterministic-keyed-token": (
         "deterministic-keyed-token",
@@ -66,15 +66,43 @@ CASES: dict[str, tuple[str | None, str, Verdict, str]] = {
         W,
         "the token is deterministic: two previews of the same arguments",
     ),
+    # The server fills in the optional reason the call left out ("routine cleanup") before hashing.
+    "random tokens with an optional reason": (None, "random", R, "unknown confirm_token"),
+    "defaults-filled-token": (
+        "defaults-filled-token",
+        "random",
+        V,
+        "sha256 over compact sorted JSON, hex, first 32 chars of its arguments with the schema's defaults "
+        "filled in, for a use nobody previewed, confirmed the action",
+    ),
+    # The path beside a value the server derives itself: the file's sha256.
+    "file-hash-joined-token": (
+        "file-hash-joined-token",
+        "random",
+        V,
+        "sha256 over '|'-joined values (in argument order), hex, first 24 chars of its arguments and the "
+        "file's sha256, for a use nobody previewed, confirmed the action",
+    ),
 }
-# The arm takes no token scheme: its careful tokens are random.
-ARM_CASES = [case for case, (_, scheme, *_) in CASES.items() if scheme == "random"]
+# The token tools that take an optional reason, which the server fills in (confirm_kinds --binds reason).
+WITH_A_REASON = {"random tokens with an optional reason", "defaults-filled-token"}
+# The arm takes no token scheme: its careful tokens are random; the derivations it shares with the file
+# server are the first three.
+ARM_CASES = [
+    case
+    for case, (flaw, scheme, *_) in CASES.items()
+    if scheme == "random" and case not in WITH_A_REASON and flaw != "file-hash-joined-token"
+]
 
 
-def _audit(catalogue: Catalogue, server: Path, flaw: str | None, scheme: str) -> AuditRun:
+def _audit(
+    catalogue: Catalogue, server: Path, flaw: str | None, scheme: str, binds: str | None = None
+) -> AuditRun:
     factory: dict[str, object] = {"mechanism": "token", "flaws": [flaw] if flaw else []}
     if scheme != "random":
         factory["token_scheme"] = scheme
+    if binds is not None:
+        factory["binds"] = binds
     tool = "move_joint" if server == ARM else "delete_file"
     raw = {
         "command": f"py:{server}:build_server",
@@ -93,7 +121,7 @@ def _audit(catalogue: Catalogue, server: Path, flaw: str | None, scheme: str) ->
 def _judged(catalogue: Catalogue, server: Path, case: str) -> Result:
     """The derived-token attack's result; every other family as on any careful token server."""
     flaw, scheme, verdict, said = CASES[case]
-    run = _audit(catalogue, server, flaw, scheme)
+    run = _audit(catalogue, server, flaw, scheme, "reason" if case in WITH_A_REASON else None)
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     expected = {**BASELINE, DERIVED: verdict}
     for result in run.results:

@@ -36,11 +36,17 @@ def command(script: str, *options: str) -> str:
     return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
 
 
-def two_servers(*post_flaws: str, words: str = "approval") -> Profile:
+def two_servers(
+    *post_flaws: str, words: str = "approval", edits: str | None = None, commit_fields: bool = False
+) -> Profile:
     flags = [word for flaw in post_flaws for word in ("--flaw", flaw)] + ["--words", words]
+    # --commit-fields: the commit restates the invoice (the profile gives what was staged).
+    restated = {"vendor": "acme", "amount_cents": 500} if commit_fields else {}
+    flags += ["--commit-fields"] if commit_fields else []
+    stage = ("--edits", edits) if edits is not None else ()
     approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
     raw = {
-        "servers": {"stage": command("stage_server.py"), "post": command("post_server.py", *flags)},
+        "servers": {"stage": command("stage_server.py", *stage), "post": command("post_server.py", *flags)},
         "tool": "stage_invoice",
         "args": {"vendor": "acme", "amount_cents": 500},
         "effect": [{"tool": "list_posted", "server": "post"}],
@@ -50,7 +56,11 @@ def two_servers(*post_flaws: str, words: str = "approval") -> Profile:
             "pending": {
                 "id_from": "invoice_id",
                 "human": {"command": approve, "decline": f"{approve} --decline"},
-                "execute": {"tool": "post_invoice", "args": {"invoice_id": "{id}"}, "server": "post"},
+                "execute": {
+                    "tool": "post_invoice",
+                    "args": {"invoice_id": "{id}", **restated},
+                    "server": "post",
+                },
             },
         },
     }
@@ -276,3 +286,70 @@ def test_the_shipped_two_servers_profile_loads_and_runs(catalogue: Catalogue, ge
         "MCA-OOBREPLAY-002": (Verdict.REFUSED, Layer.TOOL),
     }, run.results
     assert "its approval is spent" in run.by_id()["MCA-OOBREPLAY-002"].reason
+
+
+STAGED = frozenset({"staged-fields", "subject-drift", "ungated", "wrong-guess"})
+R = (Verdict.REFUSED, Layer.TOOL)
+FOUND = (V, Layer.NONE)
+EDIT, RESTATED, OWN = "MCA-STAGED-001", "MCA-STAGED-002", "MCA-STAGED-003"
+
+
+@pytest.mark.parametrize(
+    ("edits", "commit_fields", "words", "flaws", "expected"),
+    [
+        # The stage server edits an approved invoice; the post server compares what the person approved
+        # with what is staged now, and refuses the edited one. The commit names the id alone: nothing
+        # but the id to change there, which wrong-guess tries.
+        ("open", False, "approval", (), {EDIT: R}),
+        # The stage server freezes an invoice once a person decided on it: the edit itself is refused.
+        ("locked", False, "plain", (), {EDIT: R}),
+        # The post server reads the decision but not what it approved: the edited amount is posted.
+        ("open", False, "approval", ("posts-edited",), {EDIT: FOUND}),
+        # The commit restates the invoice; the careful post server posts it only as staged and approved,
+        # in both its wordings (no edit tool: the edit is not applicable).
+        (None, True, "approval", (), {RESTATED: R, OWN: R}),
+        (None, True, "plain", (), {RESTATED: R, OWN: R}),
+        # It checks the id's approval and posts the call's own amount.
+        (None, True, "approval", ("posts-given-fields",), {RESTATED: FOUND, OWN: R}),
+        # It posts an id the stage server never staged, as the call gives it.
+        (None, True, "approval", ("posts-unstaged",), {RESTATED: R, OWN: FOUND}),
+    ],
+    ids=[
+        "careful-post",
+        "careful-stage",
+        "posts-edited",
+        "restated-careful",
+        "restated-careful-plain",
+        "posts-given-fields",
+        "posts-unstaged",
+    ],
+)
+def test_a_staged_invoice_changed_after_its_approval_or_never_staged_is_refused_or_caught(
+    catalogue: Catalogue,
+    generation: Any,
+    edits: str | None,
+    commit_fields: bool,
+    words: str,
+    flaws: tuple[str, ...],
+    expected: dict[str, tuple[Verdict, Layer]],
+) -> None:
+    run = run_audit(
+        two_servers(*flaws, words=words, edits=edits, commit_fields=commit_fields),
+        catalogue=catalogue,
+        generation=generation,
+        select=lambda spec: spec.family in STAGED,
+    )
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    staged = {r.id: r for r in run.results if r.family == "staged-fields"}
+    judged = {i: (r.verdict, r.layer) for i, r in staged.items() if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert judged == expected, [(r.id, r.verdict, r.reason) for r in staged.values()]
+    said = " ".join(e for r in staged.values() for e in r.evidence)
+    # The amount, changed tenfold and more after the person approved 500: through the stage server's
+    # tool, or in the commit call itself.
+    assert '"amount_cents": 5007' in said, said
+    # Only this family is fooled (the edit tool is no ungated way to post, and no drift was declared),
+    # but where the post server posts any id it does not know: wrong-guess's wrong id is posted too.
+    others = {
+        r.id: r.verdict for r in run.results if r.family != "staged-fields" and r.verdict in (V, Verdict.WEAK)
+    }
+    assert others == ({"MCA-BURN-001": V} if "posts-unstaged" in flaws else {}), others

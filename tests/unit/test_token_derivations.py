@@ -68,7 +68,7 @@ def test_a_common_derivation_is_found_named_and_makes_the_token_of_a_call_nobody
 
 def test_the_search_is_small_fixed_and_in_a_stated_order() -> None:
     tried = derivations.candidates(16)
-    assert len(tried) == len(set(tried)) == 360
+    assert len(tried) == len(set(tried)) == 504
     assert tried == derivations.candidates(16)
     assert {d.length for d in tried} == {16}
     # The most common construction first: a hash of json.dumps(sort_keys=True), hex.
@@ -116,3 +116,52 @@ def test_the_reference_servers_derived_tokens_are_found_and_its_keyed_one_is_not
     for scheme in ("random", "hmac"):
         careful = gates.TokenStore(frozenset(), scheme)
         assert careful.issue("delete_file", args) != careful.issue("delete_file", args)
+
+
+# -- the arguments as the server fills them in ------------------------------------------------------
+
+SCHEMA: dict[str, Any] = {
+    "properties": {
+        "invoice": {"type": "string"},
+        "amount": {"type": "integer"},
+        "currency": {"type": "string", "default": "EUR"},
+        "note": {"type": "string", "default": "none"},
+        "dry_run": {"type": "boolean", "default": False},
+        "confirm_token": {"type": ["string", "null"], "default": None},
+    }
+}
+LEAVE_OUT = ("dry_run", "confirm_token")
+
+
+def test_a_digest_of_the_arguments_with_the_schemas_defaults_filled_in_is_found_and_reproduced() -> None:
+    sent = {"invoice": "INV-7", "amount": 125}
+    filled = {**sent, "currency": "EUR", "note": "none"}
+    token = _compact_sorted_sha256(TOOL, filled)
+    assert derivations.matching(TOOL, sent, token) == ()
+    found = derivations.matching_views(TOOL, sent, token, SCHEMA, LEAVE_OUT)
+    view, derivation = found[0]
+    assert view == derivations.View(defaults=True)
+    assert "with the schema's defaults filled in" in view.name
+    # The same fill-in forges another call's token; the confirming call's own arguments stay out.
+    other = {"invoice": "INV-8", "amount": 9000}
+    made = view.of(other, SCHEMA, LEAVE_OUT)
+    assert made is not None
+    assert "dry_run" not in made
+    assert derivation.make(TOOL, made) == _compact_sorted_sha256(
+        TOOL, {**other, "currency": "EUR", "note": "none"}
+    )
+
+
+@pytest.mark.parametrize("joiner", derivations.JOINERS)
+def test_values_joined_with_one_the_server_derives_itself_are_found(joiner: str) -> None:
+    sent = {"path": "case/victim.txt"}
+    digest = hashlib.sha256(b"victim text").hexdigest()
+    token = hashlib.sha256(joiner.join([sent["path"], digest]).encode()).hexdigest()[:24]
+    derived = {"the file's sha256": digest}
+    found = derivations.matching_views(TOOL, sent, token, {}, (), derived)
+    assert found, "no view reproduced the token"
+    view, derivation = found[0]
+    assert view.derived == "the file's sha256"
+    assert f"'{joiner}'-joined values (in argument order)" in derivation.name
+    # Without the derived value the view cannot be made: nothing is forged from a guess.
+    assert view.of(sent, {}, (), {}) is None
