@@ -17,6 +17,21 @@ question) may be written on that path alone: `answer: swapped` runs identity-swa
 in each era, the person asked about a file, another of the same size and time
 renamed onto its name while they decide, and their yes sent. A gate that compares
 the file in the first era and deletes the impostor in the second is the finding.
+
+`answer: replayed` does the same for single use: in each era the person's yes
+acts once, the subject is put back (a file with the identity it had), and the
+approval is presented again. Over MRTR that is the same state with the same
+accept; over the back channel a question is the server's own request, answered
+once, so there is nothing to present but the same call again, which must ask
+anew. A second effect in one era only is the finding (a server that spends the
+MRTR state but remembers a legacy yes for the path).
+
+Forged state has no such analogue: on a legacy connection the SDK's dispatcher
+binds each answer to the `elicitation/create` it answers by its JSON-RPC id (a
+response to an unknown or late id is dropped), inside the tool call's own await,
+so a client holds no state to forge or to carry to another call; what it does
+control, the form's content, is read by the same code in both eras and judged by
+`answer: negative`.
 """
 
 from __future__ import annotations
@@ -37,15 +52,16 @@ from .base import Attack
 
 
 class ProtocolDowngradeParams(Params):
-    answer: Literal["none", "decline", "negative", "swapped"]
+    answer: Literal["none", "decline", "negative", "swapped", "replayed"]
 
 
 @technique("protocol-downgrade", both_eras=True, opens={"in_era"}, params=ProtocolDowngradeParams)
 async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     answer = params["answer"]
-    if answer not in ("none", "decline", "negative", "swapped"):
+    if answer not in ("none", "decline", "negative", "swapped", "replayed"):
         raise ValueError(f"protocol-downgrade: unknown answer {answer!r}")
-    if answer == "swapped" and not attack.file_only():
+    # A replay needs the subject put back with its identity after the honest yes acted: a file.
+    if answer in ("swapped", "replayed") and not attack.file_only():
         return
     # The era the other families judged (the primary's) is where the gate is proven to hold first;
     # the other era is the attack.
@@ -60,29 +76,39 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     # leaves it as it was, so the second era meets exactly what the first did.
     subjects = {}
     for conn in (base, other):
-        # A swap leaves the impostor under the name: the second era gets a file of its own.
-        subject = await (attack.another(f"in-{conn.era}") if answer == "swapped" else attack.subject_on(conn))
+        # A swap leaves the impostor under the name, and a replay keeps the file's identity aside:
+        # the second era gets a file of its own.
+        own = answer in ("swapped", "replayed")
+        subject = await (attack.another(f"in-{conn.era}") if own else attack.subject_on(conn))
         if subject is None:
             return
         subjects[conn.name] = subject
-    acted = await _one_era(attack, base, subjects[base.name], answer)
+    once = _replayed if answer == "replayed" else _one_era
+    acted = await once(attack, base, subjects[base.name], answer)
     if attack.failed:
         return
     if acted is not None:
+        judges = (
+            "the single-use families (replay, double-spend)"
+            if answer == "replayed"
+            else "the consent families"
+        )
         attack.not_applicable(
-            f"over {base.era} the gate already acts on {_said(answer)} ({acted}): the consent families judge "
+            f"over {base.era} the gate already acts on {_said(answer)} ({acted}): {judges} judge "
             "it there, and there is no holding era to walk around"
         )
         return
-    what = {"none": "acted without asking", "swapped": "deleted the file swapped in after the question"}.get(
-        answer, f"acted on {_said(answer)}"
-    )
+    what = {
+        "none": "acted without asking",
+        "swapped": "deleted the file swapped in after the question",
+        "replayed": "acted a second time on the person's one yes",
+    }.get(answer, f"acted on {_said(answer)}")
     attack.effect_means(
         Verdict.VULNERABLE,
         f"over {base.era} the gate held ({_said(answer)} did nothing), and over {other.era} the tool "
         f"{what}: a client that negotiates {other.era} walks around it",
     )
-    await _one_era(attack, other, subjects[other.name], answer, attack_proper=True)
+    await once(attack, other, subjects[other.name], answer, attack_proper=True)
 
 
 async def _one_era(
@@ -142,6 +168,82 @@ async def _one_era(
     return None
 
 
+async def _replayed(
+    attack: Attack, conn: Connection, subject: Any, answer: str, *, attack_proper: bool = False
+) -> str | None:
+    """The person's yes acts once over `conn`, the subject is put back, and the approval is presented again."""
+    if attack_proper:
+        attack.attack_under_way()  # the calls are the attack's; its snapshot follows the honest redemption
+    first = await attack.mark()
+    asked = await attack.call(f"over {conn.era}: the call", subject, connection=conn)
+    if asked.outcome is not Outcome.INPUT_REQUIRED or not asked.questions:
+        acted = await attack.took_effect(subject, first)
+        if needs_back_channel(asked):
+            attack.not_applicable(
+                f"the tool asks only over a back channel (elicitation/create): over {conn.era} it cannot ask "
+                "at all and refuses, so no era lets a client around its question"
+            )
+        elif attack_proper and not acted and asked.outcome is not Outcome.COMPLETE:
+            await attack.start_attack()  # the era refused whole (a gate may): that refusal is judged
+        else:
+            did = "acted" if acted else "did nothing"
+            attack.setup_failed(
+                f"over {conn.era} the tool did not ask and {did} ({asked.outcome}: {asked.text[:160]}), so "
+                "there was no approval to present again: the call alone (MCA-ERAS-001) judges that era"
+            )
+        return None
+    yes = attack.accept(asked, subject)
+    subject.keep()
+    since = await attack.mark()
+    done = await attack.call(
+        f"over {conn.era}: accept, as the person would (the honest redemption)",
+        subject,
+        state=asked.request_state,
+        responses=yes,
+        connection=conn,
+    )
+    if not await attack.took_effect(subject, since):
+        attack.setup_failed(
+            f"over {conn.era} the person's yes did not take effect ({done.outcome}: {done.text[:160]})"
+        )
+        return None
+    if (put_back := subject.put_back()) is not None:
+        attack.note(f"over {conn.era}: {put_back} after the honest redemption")
+    if attack_proper:
+        await attack.start_attack()
+    before = await attack.mark()
+    if conn.legacy:
+        # The question was the server's own request, answered once: nothing to present but the call.
+        # A question asked again stays open (the person is not there to answer it twice).
+        again = await attack.call(
+            f"over {conn.era}: the same call again (no state to present: the yes was the answer to one request)",
+            subject,
+            connection=conn,
+        )
+    else:
+        again = await attack.call(
+            f"over {conn.era}: the same state redeemed again, accepting",
+            subject,
+            state=asked.request_state,
+            responses=yes,
+            connection=conn,
+        )
+    if await attack.took_effect(subject, before):
+        changed = attack.changes(before, await attack.mark())
+        return ", ".join(changed[:3]) or "the subject"
+    if not attack_proper and conn.legacy and again.outcome is Outcome.INPUT_REQUIRED and again.questions:
+        # Before the attack proper, the open question is cancelled now: what it does next belongs to
+        # no other era's snapshot.
+        await attack.call(
+            f"over {conn.era}: the person cancels the question asked again",
+            subject,
+            state=again.request_state,
+            responses=attack.reply(again, "cancel"),
+            connection=conn,
+        )
+    return None
+
+
 def _reply(attack: Attack, asked: Response, subject: Any, answer: str) -> dict[str, Any] | None:
     if answer in ("decline", "cancel"):
         return attack.reply(asked, answer)
@@ -160,6 +262,7 @@ def _said(answer: str) -> str:
         "decline": "a decline",
         "negative": "an accepted no",
         "swapped": "a yes after the file was swapped",
+        "replayed": "an approval presented again after it acted",
     }[answer]
 
 

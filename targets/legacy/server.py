@@ -16,9 +16,11 @@ elicitation, and never asks for a secret. Each `--flaw` removes one defence.
 `--mrtr-only-checks` makes the same tool speak both eras: on a 2026-07-28
 connection it asks with an MRTR round (a form, a state), and on a legacy one
 it asks over the back channel; with the flaw `asks-only-in-mrtr` the legacy
-path acts without asking, and with `identity-only-in-mrtr` it asks but deletes
-whatever file holds the name after the answer (a swapped one), which is what
-`protocol-downgrade` finds.
+path acts without asking, with `identity-only-in-mrtr` it asks but deletes
+whatever file holds the name after the answer (a swapped one), and with
+`single-use-only-in-mrtr` it keeps the person's yes for the path, so the same
+call again acts without asking (the MRTR path spends its state once), which is
+what `protocol-downgrade` finds.
 
 `--style` writes the same careful server another way (legacy_styles.py: an
 enum or type-the-name form, refusals in other words, returned as isError
@@ -74,6 +76,13 @@ FLAWS: dict[str, str] = {
     "asks-only-in-mrtr": "with --mrtr-only-checks: on a legacy connection the tool acts without asking",
     "identity-only-in-mrtr": "with --mrtr-only-checks: on a legacy connection the file is not compared after the "
     "answer with the one the person was asked about (the check lives in the MRTR path alone)",
+    "single-use-only-in-mrtr": "with --mrtr-only-checks: the MRTR path spends its state once, but on a legacy "
+    "connection (no state to spend) the person's yes is kept for the path: the same call again acts unasked",
+}
+# The legacy path of a tool that speaks both eras, with the one defence its flaw leaves on the MRTR path.
+_LEGACY_ONLY: dict[str, str] = {
+    "identity-only-in-mrtr": "no-identity-check",
+    "single-use-only-in-mrtr": "approval-cache",
 }
 
 SERVER_NAME = "mcp-confirm-legacy-reference"
@@ -255,15 +264,15 @@ def build_server(
     unknown = sorted(active - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
-    for both in ("asks-only-in-mrtr", "identity-only-in-mrtr"):
+    for both in ("asks-only-in-mrtr", *_LEGACY_ONLY):
         if both in active and not mrtr_only_checks:
             raise ValueError(f"{both} needs --mrtr-only-checks")
     gate = Gate(str(root), active, answer_timeout, legacy_styles.STYLES[style])
     # FLAW identity-only-in-mrtr: the legacy path's gate compares no identity after the answer.
+    # FLAW single-use-only-in-mrtr: the legacy path's gate remembers a yes for the path.
+    weakened = {_LEGACY_ONLY[flaw] for flaw in active & _LEGACY_ONLY.keys()}
     legacy_gate = (
-        Gate(str(root), active | {"no-identity-check"}, answer_timeout, legacy_styles.STYLES[style])
-        if "identity-only-in-mrtr" in active
-        else gate
+        Gate(str(root), active | weakened, answer_timeout, legacy_styles.STYLES[style]) if weakened else gate
     )
     server, context_type, tool_error = _sdk()
 

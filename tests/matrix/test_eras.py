@@ -164,6 +164,7 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
         "MCA-ERAS-002": R,
         "MCA-ERAS-003": R,
         "MCA-ERAS-004": R,
+        "MCA-ERAS-005": R,
     }
     flawed = audit(catalogue, "asks-only-in-mrtr", both_eras=True, families=("protocol-downgrade",))
     results = flawed.by_id()
@@ -171,8 +172,10 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
         "MCA-ERAS-001": V,
         "MCA-ERAS-002": V,
         "MCA-ERAS-003": V,
-        # It acts on the legacy call alone, before any swap: the swap in each era cannot be made there.
+        # It acts on the legacy call alone, before any swap or any yes: neither the swap nor the
+        # replay in each era can be made there.
         "MCA-ERAS-004": Verdict.INCONCLUSIVE,
+        "MCA-ERAS-005": Verdict.INCONCLUSIVE,
     }
     unasked = results["MCA-ERAS-001"]
     assert unasked.rated_severity == "critical"
@@ -182,23 +185,50 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
     assert unasked.era == "2026-07-28, 2025-11-25"
 
 
-@pytest.mark.parametrize("style", ["plain", "error-result"])
-def test_an_identity_check_that_lives_only_in_the_mrtr_path_is_found_by_the_swap_in_each_era(
-    catalogue: Catalogue, style: str
+# One careful run per style holds both defences in both eras; the flawed run beside it has one of
+# them on the MRTR path alone, and exactly the attack that runs that family in each era finds it.
+@pytest.mark.parametrize(
+    ("style", "flaw", "caught"),
+    [
+        ("plain", "identity-only-in-mrtr", "MCA-ERAS-004"),
+        ("error-result", "single-use-only-in-mrtr", "MCA-ERAS-005"),
+    ],
+    ids=["swap-plain", "replay-error-result"],
+)
+def test_a_defence_that_lives_only_in_the_mrtr_path_is_found_by_its_family_in_each_era(
+    catalogue: Catalogue, style: str, flaw: str, caught: str
 ) -> None:
-    # The same careful tool in two styles holds the swap in both eras; with the identity check on the
-    # MRTR path alone, the file swapped in while a 2025-era call waits for the person is deleted.
+    # The same careful tool in two styles holds the swap and the replay in both eras: over MRTR its
+    # state is spent once, over the back channel the same call again asks anew.
     careful = audit(catalogue, both_eras=True, families=("protocol-downgrade",), style=style)
-    swapped = careful.by_id()["MCA-ERAS-004"]
-    assert (swapped.verdict, swapped.layer) == (R, Layer.TOOL), (swapped.reason, swapped.evidence)
-    flawed = audit(catalogue, "identity-only-in-mrtr", both_eras=True, families=("protocol-downgrade",))
+    for held in ("MCA-ERAS-004", "MCA-ERAS-005"):
+        result = careful.by_id()[held]
+        assert (result.verdict, result.layer) == (R, Layer.TOOL), (held, result.reason, result.evidence)
+    replayed = careful.by_id()["MCA-ERAS-005"]
+    assert "asked the user again instead of acting" in replayed.reason, replayed.reason
+    flawed = audit(catalogue, flaw, both_eras=True, families=("protocol-downgrade",), style=style)
     found = {r.id: r.verdict for r in flawed.results if r.verdict in (V, W)}
-    assert found == {"MCA-ERAS-004": V}, [(r.id, r.verdict, r.reason) for r in flawed.results]
-    swapped = flawed.by_id()["MCA-ERAS-004"]
-    assert "over 2026-07-28 the gate held" in swapped.reason, swapped.reason
-    assert "over 2025-11-25 the tool deleted the file swapped in after the question" in swapped.reason
-    assert swapped.effect.removed, swapped.effect
-    assert sum("renamed onto" in line for line in swapped.evidence) == 2, swapped.evidence
+    assert found == {caught: V}, [(r.id, r.verdict, r.reason) for r in flawed.results]
+    result = flawed.by_id()[caught]
+    assert "over 2026-07-28 the gate held" in result.reason, result.reason
+    assert result.effect.removed, result.effect
+    if caught == "MCA-ERAS-004":
+        # With the identity check on the MRTR path alone, the file swapped in while a 2025-era call
+        # waits for the person is deleted.
+        assert "over 2025-11-25 the tool deleted the file swapped in after the question" in result.reason
+        assert sum("renamed onto" in line for line in result.evidence) == 2, result.evidence
+    else:
+        # The MRTR state is refused the second time; the legacy path remembered the yes for the path,
+        # and the same call again deleted the file put back after the honest deletion, unasked.
+        assert "over 2025-11-25 the tool acted a second time on the person's one yes" in result.reason
+        assert sum("after the honest redemption" in line for line in result.evidence) == 2, result.evidence
+        again = [line for line in result.evidence if "the same call again" in line]
+        [unasked] = again
+        assert "[attack]" in unasked, unasked
+        assert "[asked" not in unasked, unasked
+        mrtr_replay = next(line for line in result.evidence if "the same state redeemed again" in line)
+        assert "[setup]" in mrtr_replay, mrtr_replay
+        assert "<- tool-error" in mrtr_replay, mrtr_replay
 
 
 def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(

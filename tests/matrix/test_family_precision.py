@@ -96,8 +96,10 @@ def test_a_policy_tool_named_for_its_unit_is_found_by_what_it_does(
 ) -> None:
     # tune_deletions(bytes): no name says limit or threshold; only its description says what it does
     # ("... deleted without asking for confirmation"). It is tried, and counts only if asking then stops:
-    # over a token gate, and over the MRTR question of the flag server (another style).
-    factory = {"mechanism": mechanism, "flaws": list(flaws), "policy_tool": "unit"}
+    # over a token gate, and over the MRTR question of the flag server (another style). Before it, the
+    # decoy propose_threshold(threshold_bytes) speaks of the threshold and accepts the call, but asking
+    # never changes: tried first, it is never the finding, beside a careful rule or a loosening one.
+    factory = {"mechanism": mechanism, "flaws": list(flaws), "policy_tool": "unit", "proposal_tool": True}
     raw = {"command": f"py:{KINDS}:build_server", "factory_args": factory, "call_timeout": 10.0}
     run = run_audit(
         profile_from_mapping(raw, source="test"),
@@ -108,6 +110,11 @@ def test_a_policy_tool_named_for_its_unit_is_found_by_what_it_does(
     assert policy.verdict is verdict, (policy.reason, policy.evidence)
     [tune] = calls(policy, "tune_deletions")
     assert '"bytes": 1000000000' in tune, tune
+    [proposed] = calls(policy, "propose_threshold")
+    assert "<- complete" in proposed, proposed  # accepted, changing nothing
+    assert "recorded" in proposed, proposed
+    assert policy.evidence.index(proposed) < policy.evidence.index(tune), policy.evidence
+    assert not any("after propose_threshold" in line for line in policy.evidence), policy.evidence
     if verdict is V:
         assert (
             "note: asking turned off after tune_deletions was called: it is a policy tool" in policy.evidence
