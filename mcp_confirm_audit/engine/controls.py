@@ -141,12 +141,14 @@ class _Runner:
         # URL-mode questions: an honest accept is the person's consent, and they complete the page.
         self.pages = pages
         # An MRTR question approved elsewhere: the person takes the profile's steps before the retry.
-        sink = observer.sink
         honest.elsewhere(
-            plan.mechanism,
+            getattr(plan, "mechanism", None),
             pages,
             lambda: honest.person_where(
-                conn, sandbox.root, sink.requests if sink is not None else None, conn.call_timeout
+                conn,
+                sandbox.root,
+                observer.sink.requests if observer.sink is not None else None,
+                conn.call_timeout,
             ),
         )
         # The replies of controls the gate refused (a decline, a wrong state) and of a subject that

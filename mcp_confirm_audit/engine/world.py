@@ -499,7 +499,11 @@ class World:
                     self.profile.start_timeout,
                     own_env=started.env,
                     confined=confine.Confined(
-                        confine.regime(started), (str(sandbox.base.parent),), _forks(started, sandbox.root)
+                        confine.regime(started),
+                        (str(sandbox.base.parent),),
+                        # {root} as the worlds' folder (writable already): the same for every audit, so a
+                        # kept zygote is found again by the next one.
+                        _forks(started, sandbox.base.parent),
                     ),
                 )
             return self.zygote

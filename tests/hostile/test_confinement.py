@@ -27,6 +27,7 @@ from deadline import deadline
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 from mcp_confirm_audit.engine.session import AuditSession
 from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.target.zygote import keep_zygotes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 
@@ -262,15 +263,20 @@ def test_a_server_forked_from_a_zygote_writes_nowhere_and_its_writes_are_reporte
         confinement="required",
     )
     catalogue = load_catalogue()
-    session = AuditSession(profile, catalogue)
-    session.start([])
-    try:
-        assert session._zygote is not None
-        approve = [
-            c for plan in session.plans for c in session.controls(plan.name).results if c.name == "approve"
-        ]
-    finally:
-        session.close()
+    # Its own zygote, stopped with the audit (a matrix run earlier in this worker keeps them all).
+    with keep_zygotes(False):
+        session = AuditSession(profile, catalogue)
+        session.start([])
+        try:
+            assert session.world.zygote is not None
+            approve = [
+                c
+                for plan in session.plans
+                for c in session.controls(plan.name).results
+                if c.name == "approve"
+            ]
+        finally:
+            session.close()
     assert approve, "no approve control ran"
     written = {w["path"]: w["text"] for w in session.outside_writes}
     tmp_write = f"/tmp/hostile-escape-{marker}.txt"

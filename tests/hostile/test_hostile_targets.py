@@ -76,7 +76,7 @@ def output_of(result: pytest.RunResult) -> str:
         ("silent", "did not answer server/discover within 10s (stderr: hostile-server: reading stdin"),
         (
             "exit-at-start",
-            "did not start: it exited before answering initialize (stderr ends: hostile-server: refusing to start)",
+            "did not start: it exited with status 3 before answering initialize (stderr ends: hostile-server: refusing to start)",
         ),
         ("hang-on-list", "did not answer tools/list within 1s; target stderr: hostile-server: tools/list"),
     ],

@@ -91,7 +91,7 @@ def test_the_careful_server_refuses_every_swap_and_forged_prompt_in_the_tool(
         "10",
     )
     assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=21)
+    result.assert_outcomes(passed=22)
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     assert {r["family"] for r in report["results"]} == FAMILIES
     assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}

@@ -85,8 +85,12 @@ def test_the_sdk_is_pinned_to_its_minor_version_and_every_imported_library_is_de
                 imported.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 imported.add(node.module.split(".")[0])
+    # A script run by path (target/netns_main.py) imports a module beside it by its bare name.
+    beside = {path.stem for path in PACKAGE.rglob("*.py")}
     third_party = {
-        name for name in imported if name not in sys.stdlib_module_names and name != "mcp_confirm_audit"
+        name
+        for name in imported
+        if name not in sys.stdlib_module_names and name != "mcp_confirm_audit" and name not in beside
     }
     # The distribution that provides each import name (regex, yaml -> PyYAML, ...).
     provides = metadata.packages_distributions()
