@@ -18,14 +18,13 @@ from typing import Any
 
 from ..models import Outcome
 from . import technique
-from ._url import asked
+from ._url import approved_elsewhere, asked
 from .base import Attack
 
 
 @technique("url-consent")
 async def url_consent(attack: Attack, params: Mapping[str, Any]) -> None:
-    mechanism = attack.plan.mechanism
-    if mechanism is not None and mechanism.kind == "mrtr" and getattr(mechanism, "human", None) is not None:
+    if approved_elsewhere(attack.plan.mechanism):
         await _nobody_followed_the_link(attack)
         return
     first = await asked(attack)
