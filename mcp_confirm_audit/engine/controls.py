@@ -707,6 +707,11 @@ async def _answered(
     before_victim: Any,
 ) -> ControlResult:
     tool = run.plan.name
+    if name == "negative" and honest.approved_elsewhere(run.plan.mechanism):
+        # The person's steps on their own channel come before any accepting retry: the client's "no" is not theirs.
+        return ControlResult(
+            tool, name, True, False, "the person approves on their own channel: the client's no is not theirs"
+        )
     if name == "negative":
         label, value = run.names(subject)
         contents = {q.key: answers.negative(q.schema, label, value, run.negative) for q in first.questions}

@@ -29,11 +29,6 @@ class Asked:
         return {self.key: types.ElicitResult(action=action)}  # type: ignore[arg-type]
 
 
-def approved_elsewhere(mechanism: object) -> bool:
-    """Whether an MRTR question is approved by the person on their own channel (`confirmation.mrtr.human`)."""
-    return getattr(mechanism, "kind", None) == "mrtr" and getattr(mechanism, "human", None) is not None
-
-
 async def asked(attack: Attack) -> Asked | None:
     """Round one, asked with nobody to complete the page; None (not applicable, or set up wrong) if it is no URL."""
     if (flow := as_flow(attack.plan.mechanism)) is not None:

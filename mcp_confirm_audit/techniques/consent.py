@@ -14,10 +14,10 @@ from mcp import types
 from pydantic import Field
 
 from ..confirmations import answers
+from ..confirmations.honest import approved_elsewhere
 from ..models import Verdict
 from . import technique
 from ._params import Params
-from ._url import approved_elsewhere
 from .base import Attack
 
 # Per decision field type, what each schema-violating answer puts in it.

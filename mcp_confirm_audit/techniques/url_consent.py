@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..confirmations.honest import approved_elsewhere
 from ..models import Outcome
 from . import technique
-from ._url import approved_elsewhere, asked
+from ._url import asked
 from .base import Attack
 
 
