@@ -36,6 +36,8 @@ Two careful variants of the token gate, each as careful as the default:
   one file; confirmed the same way, and acting only on the file the preview saw. A file the
   preview saw that is gone when it is confirmed is created again at that path: the write
   approved is content at that path (missing-is-deleted reports it written without writing).
+- `--write-rate N`: at most N actions per process, then "write rate limit reached (N/hour)"
+  (sendgrid-mcp-secure's write bucket): a throttle in front of whatever the gate decided.
 - `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
   previewed or staged, in an ordinary result that says so and carries a `request_id`, the
   name quoted as it is (`{"status": "refused", "error": "file type not allowed: ..."}`).
@@ -103,6 +105,7 @@ def build_server(
     policy_tool: str = "limit",
     token_scheme: str = "random",
     write_tool: bool = False,
+    write_rate: int | None = None,
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
@@ -127,6 +130,8 @@ def build_server(
         root, containment=containment, link_check=links, cut_at_nul="truncates-at-nul" in active
     )
     rules = gates.Policy(active)
+    # --write-rate: the actions this process may still take.
+    bucket = [write_rate]
     server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
 
     def act(tool: str, raw: str, seen: paths.Identity | None = None) -> str:
@@ -150,6 +155,10 @@ def build_server(
             return f"Wrote {raw}." if effect == "write" else f"Deleted {raw}."
         except paths.Refused as exc:
             raise ToolError(str(exc)) from None
+        if bucket[0] is not None:
+            if bucket[0] <= 0:
+                raise ToolError(f"write rate limit reached ({write_rate}/hour)")
+            bucket[0] -= 1
         expected = target.identity if seen is None else seen
         if "no-identity-check" in active:
             expected = None  # FLAW no-identity-check: a file replaced since the preview is acted on
@@ -533,6 +542,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=("limit", "unit"),
         help="set_policy(auto_approve_under_bytes), or tune_deletions(bytes), named for the unit",
     )
+    parser.add_argument("--write-rate", type=int, metavar="N", help="at most N actions per process")
     parser.add_argument(
         "--write-tool", action="store_true", help="token or pending: add write_file, confirmed the same way"
     )
@@ -569,6 +579,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             token_scheme=args.token_scheme,
             policy_tool=args.policy_tool,
             write_tool=args.write_tool,
+            write_rate=args.write_rate,
         )
     except ValueError as exc:
         parser.error(str(exc))
