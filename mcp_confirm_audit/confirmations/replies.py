@@ -349,7 +349,7 @@ _ECHO_MIN = 3
 # gate's concern too: an amount limit), the call was not judged at all.
 _RATE_LIMITED = re.compile(
     r"""(?x)\b(
-    rate[- ]?limit\w* | too\ many\ (requests|calls|attempts) | (http|status|error)[\ :]*429 | 429\ too
+    rate[- ]?limit\w* | too\ many\ (requests|calls) | (http|status|error)[\ :]*429 | 429\ too
     | throttl\w* | quota\ (exceeded|reached|exhausted) | retry[- ]after | slow\ down
     )\b""",
     re.I,
