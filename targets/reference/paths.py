@@ -111,12 +111,16 @@ class PathPolicy:
     def place(self, raw: object) -> tuple[str, ...]:
         """Where a file that is not there would be created: every check of `resolve` but the file's own."""
         text = _syntax(raw, cut_at_nul=self.cut_at_nul)
-        candidate = self._candidate(text)
+        name = PurePosixPath(text).name
+        if name in ("", ".", ".."):
+            raise Refused(f"{text!r} names no file")
+        folder = str(PurePosixPath(text).parent)
+        candidate = self._candidate(folder)
         real = Path(os.path.realpath(candidate))
-        if not self._contains(candidate, real) or real == self.root:
+        if not self._contains(candidate, real):
             raise Refused(f"{text!r} is outside the root")
-        self._check_links(text, candidate, real)
-        return tuple(os.path.relpath(real, self.root).split(os.sep))
+        self._check_links(folder, candidate, real)  # the folder's: the file itself is not there
+        return tuple(os.path.relpath(real / name, self.root).split(os.sep))
 
     def _candidate(self, text: str) -> Path:
         absolute = text.startswith("/")
