@@ -50,6 +50,14 @@ def person_where(
     )
 
 
+def approved_elsewhere(mechanism: object) -> bool:
+    """Whether an MRTR question is approved by the person on their own channel (`confirmation.mrtr.human`).
+
+    The client's in-band answer is then not the person's: its form is not their consent, nor its "no".
+    """
+    return getattr(mechanism, "kind", None) == "mrtr" and getattr(mechanism, "human", None) is not None
+
+
 def elsewhere(mechanism: object, pages: Pages | None, where: Callable[[], human.Where]) -> None:
     """An MRTR question the profile has approved on the person's own channel: `pages` takes their steps."""
     person = getattr(mechanism, "human", None)

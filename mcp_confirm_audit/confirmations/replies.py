@@ -329,7 +329,9 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
     Its arguments refused, a refusal worded as the world's, or one that names no confirmation
     ("Link not found", "Unknown collection"): the call tried nothing.
     """
-    if invalid_arguments(response) or _like(response, signatures.other) is not None:
+    if invalid_arguments(response) or rate_limited(response) is not None:
+        return False
+    if _like(response, signatures.other) is not None:
         return False
     if _like(response, signatures.gate) is not None:
         return True
@@ -340,6 +342,26 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
 # The shortest argument value taken out of a reply before its concern is read: shorter ones
 # ("." , "a") are in too many words to be told from the target's own.
 _ECHO_MIN = 3
+
+
+# A server's own throttle saying no: its rate limiter, not its gate (sendgrid-mcp-secure's "write rate
+# limit reached (20/hour)", an HTTP 429's "Too Many Requests"). Whatever else it names ("limit" is a
+# gate's concern too: an amount limit), the call was not judged at all.
+_RATE_LIMITED = re.compile(
+    r"""(?x)\b(
+    rate[- ]?limit\w* | too\ many\ (requests|calls) | (http|status|error)[\ :]*429 | 429\ too
+    | throttl\w* | quota\ (exceeded|reached|exhausted) | retry[- ]after | slow\ down
+    )\b""",
+    re.I,
+)
+
+
+def rate_limited(response: Response) -> str | None:
+    """The words that say a refusal is the server's rate limit (never its gate), or None."""
+    if said(response) is not Said.REFUSED:
+        return None
+    found = _RATE_LIMITED.search(refusal_text(response)[:_READ])
+    return found.group(0) if found else None
 
 
 def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] = ()) -> Refusal:
@@ -353,6 +375,9 @@ def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] 
         # Checked first: the controls may have met the same wording, and the argument it names
         # ("approval_token Field required") would otherwise read as the gate's concern.
         return Refusal("other", "the SDK refused the call's arguments before the tool ran: input validation")
+    if (throttled := rate_limited(response)) is not None:
+        # Before the learned words: a control met the same limit, and its "limit" is a gate's concern.
+        return Refusal("other", f"a rate limit ({throttled.lower()!r}): the server's throttle, not its gate")
     other = _like(response, signatures.other)
     gate = _like(response, signatures.gate)
     # A snake_case status (`pending_approval`, `approval_required`) names its words too.

@@ -44,8 +44,10 @@ from ..oracle.effects import (
     probe_changes,
     probe_of,
     probe_places,
+    where_of,
 )
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
+from ..target.arguments import another
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo, got_no_answer
 from .action import Instance, SetupFailed, prepare, render
@@ -166,9 +168,14 @@ class _Runner:
     def gate_said(self, control: str, done: Response) -> None:
         """Learn how the gate refused a control, unless the SDK refused its arguments: that is never the gate.
 
-        Nor is a success with nothing to do (a duplicate, `"moved": 0`): the world, not the gate.
+        Nor is a success with nothing to do (a duplicate, `"moved": 0`): the world, not the gate,
+        nor a rate limit: the server's throttle.
         """
-        if not replies.invalid_arguments(done) and replies.nothing_done(done) is None:
+        if (
+            not replies.invalid_arguments(done)
+            and replies.nothing_done(done) is None
+            and replies.rate_limited(done) is None
+        ):
             self.gate.append(replies.signature(control, done))
 
     async def look(self) -> _Look:
@@ -338,7 +345,6 @@ async def run_controls(
         results.append(ControlResult(plan.name, UNASKED, False, True, run.unasked))
     probes: tuple[ProbeSpec, ...] = ()
     if style is not None:
-        probes = _effect_probes(run)
         for name in ("decline", "cancel", "negative"):
             await run.renew()
             results.append(await _refusal_in_a_fresh_world_if_need_be(run, style, name))
@@ -346,6 +352,8 @@ async def run_controls(
         await _wrong_state(run, style)
         await run.renew()
         await _no_such_subject(run, style)
+        # After it: a place every call moves leaves the effect there, and is then read by no probe.
+        probes = _effect_probes(run)
     signatures, learned = run.refusals()
     if learned is not None:
         results.append(learned)
@@ -701,6 +709,11 @@ async def _answered(
     before_victim: Any,
 ) -> ControlResult:
     tool = run.plan.name
+    if name == "negative" and honest.approved_elsewhere(run.plan.mechanism):
+        # The person's steps on their own channel come before any accepting retry: the client's "no" is not theirs.
+        return ControlResult(
+            tool, name, True, False, "the person approves on their own channel: the client's no is not theirs"
+        )
     if name == "negative":
         label, value = run.names(subject)
         contents = {q.key: answers.negative(q.schema, label, value, run.negative) for q in first.questions}
@@ -779,13 +792,41 @@ async def _no_such_subject(run: _Runner, style: str) -> None:
             "no such subject: accept", subject, state=done.request_state, responses=responses
         )
     moved = run.changed(before, await run.look(), added=True)
-    if replies.said(done) is not Said.REFUSED or any(generalised(p) in run.effect for p in moved):
+    _learn_from_no_such_subject(run, moved, done, case)
+
+
+def _learn_from_no_such_subject(run: _Runner, moved: list[str], done: Response, case: Case) -> None:
+    """What a refused call about a subject that does not exist changed: the target's bookkeeping.
+
+    It acted on nothing, so what moved is what every call leaves: a log line, a rate counter.
+    Where the honest approval moved the same places (sendgrid-mcp-secure's audit log and write
+    counter, beside the suppression it removed), they are learned as bookkeeping and leave the
+    effect, so long as some of the effect did not move here: a call that moved all of it may
+    have acted, and teaches nothing.
+    """
+    if replies.said(done) is not Said.REFUSED:
         return
-    run.learn(moved, "changed on a call about a subject that does not exist", case)
+    why = "changed on a call about a subject that does not exist"
+    shared = {generalised(p) for p in moved} & run.effect
+    if shared:
+        patterns = [*run.bookkeeping, *shared]
+        left = {name for name in run.effect if not is_ignored(name, patterns)}
+        if not left:
+            return
+        for name in sorted(shared):
+            run.bookkeeping.append(name)
+            run.notes.setdefault(name, f"{why}, as the honest approval did: every call's, not the action's")
+        run.effect = left
+        run.places = {p for p in run.places if not is_ignored(where_of(p), run.bookkeeping)}
+    run.learn(moved, why, case)
     run.other.append(replies.signature("no-such-subject", done))
 
 
 _NAMED_LIKE_AN_ID = re.compile(r"(^|_)(id|ref|handle|key|slug|number)$|[a-z](Id|Ref|Number)$", re.I)
+# A value that names one thing by its shape: an email, or a code that counts on (`WIDGET-001`, `S-102`).
+_NAMES_A_THING = re.compile(r"[^@\s]+@[^@\s]+\.\w+|(?=.*[A-Za-z])[\w.-]*\d+")
+# How far another value of the same shape is counted on: far enough to name nothing that exists.
+_FAR = 7919
 
 
 def _absent(instance: Instance) -> Instance | None:
@@ -801,6 +842,18 @@ def _absent(instance: Instance) -> Instance | None:
         for k, v in instance.arguments.items()
         if isinstance(v, str | int) and not isinstance(v, bool) and names_a_subject(k, v)
     }
+    if not changed and not handles:
+        # Nothing named like an id (`email`, `sku`): the values that name one thing by their shape, as
+        # another valid value of it (an address nobody has, a code counted far on), so the call fails
+        # where the action begins instead of on its arguments' form.
+        changed = {
+            k: other
+            for k, v in instance.arguments.items()
+            if isinstance(v, str)
+            and _NAMES_A_THING.fullmatch(v)
+            and (other := another(v, _FAR, k)) is not None
+            and other != v
+        }
     if not changed:
         return None
     return Instance({**instance.arguments, **changed}, instance.label, instance.saved)
@@ -830,13 +883,11 @@ async def _no_such_subject_of_flow(
     arguments = run.arguments(subject)
     preview = await flow.preview(channel, arguments)
     done = preview.response
-    if replies.said(done) is not Said.REFUSED and preview.handle is not None:
+    # A flag's preview is the call without it, which the gate refuses: the flag is how the flow confirms.
+    if flow.caller_approves or (replies.said(done) is not Said.REFUSED and preview.handle is not None):
         try:
             done = await flow.confirm(channel, arguments, preview.handle)
         except HumanFailed:
             return
     moved = run.changed(before, await run.look(), added=True)
-    if replies.said(done) is not Said.REFUSED or any(generalised(p) in run.effect for p in moved):
-        return
-    run.learn(moved, "changed on a call about a subject that does not exist", case)
-    run.other.append(replies.signature("no-such-subject", done))
+    _learn_from_no_such_subject(run, moved, done, case)

@@ -14,6 +14,7 @@ from mcp import types
 from pydantic import Field
 
 from ..confirmations import answers
+from ..confirmations.honest import approved_elsewhere
 from ..models import Verdict
 from . import technique
 from ._params import Params
@@ -42,13 +43,27 @@ class ConsentParams(Params):
     ] = Field(description="the answer sent in place of a yes")
 
 
+# The answers that accept, in a form of their own: an accept is what has the person take their steps.
+_ACCEPTING = frozenset({"negative", "string-false", "string-no", "integer-one", "missing-field", "wrong-key"})
+
+
 @technique("consent", params=ConsentParams)
 async def consent(attack: Attack, params: Mapping[str, Any]) -> None:
     victim = attack.victim
+    answer = params["answer"]
+    if answer in _ACCEPTING and approved_elsewhere(attack.plan.mechanism):
+        # The person approves on their own channel before the retry (confirmation.mrtr.human): the in-band
+        # answer is the client's, not their consent, and a server may ignore it by design. Whether it
+        # acts with nobody approving is url-consent's question; decline and cancel are still judged here.
+        attack.not_applicable(
+            "the person approves this question on their own channel (confirmation.mrtr.human), before the "
+            f"client's accepting retry: the form of the in-band answer ({answer}) is not their consent, so it "
+            "is not the gate; url-consent judges an accept with nobody approving"
+        )
+        return
     first = await attack.ask(victim)
     if attack.failed:
         return
-    answer = params["answer"]
     question = first.questions[0]
     responses: Mapping[str, Any]
     if answer in ("decline", "cancel"):

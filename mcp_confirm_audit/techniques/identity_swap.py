@@ -4,15 +4,21 @@ While the user decides, another regular file is renamed onto the victim's name
 (another inode, with the victim's size and modification time copied, so only
 the inode tells them apart); or the victim is rewritten in place (the same
 inode, another size and time); or it is deleted, and the tool must not then
-claim it deleted it.
+claim it deleted it. A tool that writes its file (creates it where it is
+missing) and created it again at the approved path did what was approved,
+content at that path: that is told from a claim by what the disk shows, the
+entry created by the call, and the attack does not apply to it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..engine.reading import Judged, Reading, Seen, reads
+from ..models import Part, Verdict
 from ..oracle.sandbox import VICTIM_TEXT
 from . import OVER_A_PREVIEW, technique
 from ._params import Params
@@ -26,6 +32,27 @@ REWRITTEN_TEXT = "victim, rewritten after the user was asked about it: longer no
 
 class IdentitySwapParams(Params):
     change: Literal["renamed-onto", "rewritten-in-place", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedBeforeTheAnswer(Part):
+    """The confirmed file (its sandbox path), deleted by the harness after the question."""
+
+    path: str
+
+
+@reads(DeletedBeforeTheAnswer)
+class ReadDeletedBeforeTheAnswer(Reading[DeletedBeforeTheAnswer]):
+    def still(self, part: DeletedBeforeTheAnswer, seen: Seen) -> Judged | None:
+        # A new entry is no effect (verdict.effect_of), so a write lands here: created, not claimed.
+        if part.path not in seen.effect.added:
+            return None
+        reason = (
+            f"the action writes its file: after {part.path} was deleted, the call created it again at the "
+            "approved path, which is what was approved (content at that path), not a success it could not "
+            "have had; a swap of a file that is gone does not apply to a write"
+        )
+        return Verdict.NOT_APPLICABLE, None, reason
 
 
 @technique("identity-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=IdentitySwapParams)
@@ -54,6 +81,7 @@ async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
             attack.changed_in_place(victim)
             return f"after the question: {where} rewritten in place (same inode, other size and mtime)"
         os.unlink(victim)
+        attack.record(DeletedBeforeTheAnswer(where))
         return f"after the question: {where} deleted"
 
     await swap_between_question_and_answer(attack, victim, swap)

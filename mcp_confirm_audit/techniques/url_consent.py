@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..confirmations.honest import approved_elsewhere
 from ..models import Outcome
 from . import technique
 from ._url import asked
@@ -24,8 +25,7 @@ from .base import Attack
 
 @technique("url-consent")
 async def url_consent(attack: Attack, params: Mapping[str, Any]) -> None:
-    mechanism = attack.plan.mechanism
-    if mechanism is not None and mechanism.kind == "mrtr" and getattr(mechanism, "human", None) is not None:
+    if approved_elsewhere(attack.plan.mechanism):
         await _nobody_followed_the_link(attack)
         return
     first = await asked(attack)

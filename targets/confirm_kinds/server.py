@@ -35,6 +35,12 @@ Two careful variants of the token gate, each as careful as the default:
 - `--token-preview tool`: the preview is another tool, `simulate_impact(operation, target)`,
   with arguments of its own; it returns the `confirm_token` the gated tool needs, and the gated
   tools take no `dry_run`.
+- `--write-tool` (token or pending): a third tool, `write_file`, that writes a fixed text to
+  one file; confirmed the same way, and acting only on the file the preview saw. A file the
+  preview saw that is gone when it is confirmed is created again at that path: the write
+  approved is content at that path (missing-is-deleted reports it written without writing).
+- `--write-rate N`: at most N actions per process, then "write rate limit reached (N/hour)"
+  (sendgrid-mcp-secure's write bucket): a throttle in front of whatever the gate decided.
 - `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
   previewed or staged, in an ordinary result that says so and carries a `request_id`, the
   name quoted as it is (`{"status": "refused", "error": "file type not allowed: ..."}`).
@@ -50,8 +56,8 @@ import os
 import secrets
 import shutil
 import sys
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -82,6 +88,9 @@ BINDINGS = ("arguments", "content", "reason")
 DEFAULT_REASON = "routine cleanup"
 TOKEN_PREVIEWS = ("argument", "tool")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
+# --write-tool: what write_file writes, and every tool's verb.
+WRITTEN = b"written after confirmation\n"
+_VERBS = {**_TOOLS, "write_file": "write"}
 _T = TypeVar("_T")
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -99,6 +108,8 @@ def build_server(
     policy_tool: str = "limit",
     token_scheme: str = "random",
     proposal_tool: bool = False,
+    write_tool: bool = False,
+    write_rate: int | None = None,
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
@@ -108,7 +119,10 @@ def build_server(
         raise ValueError(f"--binds is one of {BINDINGS}, --token-preview one of {TOKEN_PREVIEWS}")
     if (binds, token_preview) != ("arguments", "argument") and mechanism != "token":
         raise ValueError("--binds and --token-preview shape the token gate: use them with --mechanism token")
+    if write_tool and mechanism == "flag":
+        raise ValueError("--write-tool is for a token or pending flow")
     active = flaw_switches.check(flaws, mechanism)
+    tools = {**_TOOLS, **({"write_file": "write"} if write_tool else {})}
     # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
     containment: paths.Containment = "resolved"
     if "no-containment" in active:
@@ -120,23 +134,35 @@ def build_server(
         root, containment=containment, link_check=links, cut_at_nul="truncates-at-nul" in active
     )
     rules = gates.Policy(active)
+    # --write-rate: the actions this process may still take.
+    bucket = [write_rate]
     server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
 
     def act(tool: str, raw: str, seen: paths.Identity | None = None) -> str:
         """Act on `raw`; `seen`: the file the preview showed, which it must still be."""
-        effect = _TOOLS[tool]
-        if "no-recheck" in active:
+        effect = _VERBS[tool]
+        if "no-recheck" in active and effect != "write":
             # FLAW no-recheck: the name is followed as it is now, links and all.
             acted = _refusing(lambda: paths.follow_and_act(policy.root, raw, effect))
             return f"{'Deleted' if effect == 'delete' else 'Emptied'} {raw} ({acted.size} bytes)."
         try:
             target = policy.resolve(raw)
         except paths.Missing:
+            if effect == "write" and seen is not None and "missing-is-deleted" not in active:
+                # Gone since the preview: the approved write is content at that path, so it creates it.
+                parts = _refusing(lambda: policy.place(raw))
+                _refusing(lambda: paths.create_beneath(policy.root, parts, WRITTEN))
+                return f"Wrote {raw} (created)."
             if "missing-is-deleted" not in active:
                 raise ToolError(f"{raw!r} does not exist") from None
-            return f"Deleted {raw}."  # FLAW missing-is-deleted: gone is as good as deleted
+            # FLAW missing-is-deleted: gone is as good as deleted (or written)
+            return f"Wrote {raw}." if effect == "write" else f"Deleted {raw}."
         except paths.Refused as exc:
             raise ToolError(str(exc)) from None
+        if bucket[0] is not None:
+            if bucket[0] <= 0:
+                raise ToolError(f"write rate limit reached ({write_rate}/hour)")
+            bucket[0] -= 1
         expected = target.identity if seen is None else seen
         if "no-identity-check" in active:
             expected = None  # FLAW no-identity-check: a file replaced since the preview is acted on
@@ -145,6 +171,9 @@ def build_server(
         if effect == "delete":
             _refusing(lambda: paths.unlink_beneath(policy.root, target.parts, expected))
             return f"Deleted {target.rel} ({target.identity.size} bytes)."
+        if effect == "write":
+            _refusing(lambda: paths.write_beneath(policy.root, target.parts, expected, WRITTEN))
+            return f"Wrote {target.rel}."
         _refusing(lambda: paths.truncate_beneath(policy.root, target.parts, expected))
         return f"Emptied {target.rel}."
 
@@ -191,7 +220,7 @@ def build_server(
     def ungated(tool: str) -> bool:
         return tool == "truncate_file" and "ungated-second-tool" in active  # FLAW ungated-second-tool
 
-    flow = _Flow(act, size, previewed, shown, ungated, rules, bound, refused_type)
+    flow = _Flow(act, size, previewed, shown, ungated, rules, bound, refused_type, tools)
     if mechanism == "token":
         store = gates.TokenStore(active, token_scheme)
         _token_tools(
@@ -261,6 +290,7 @@ class _Flow:
     rules: gates.Policy
     bound: Callable[..., dict[str, Any]]
     refused_type: Callable[[str], str | None]
+    tools: Mapping[str, str] = field(default_factory=lambda: dict(_TOOLS))  # name -> verb
 
 
 def _refusing(check: Callable[[], _T]) -> _T:
@@ -287,8 +317,8 @@ def _token_tools(
         identity = flow.previewed(path)  # a preview of a file that is not there is refused now
         token = store.issue(tool, flow.bound(path, reason))
         seen[token] = (path, identity)
-        fields = {"status": "preview", "would": _TOOLS[tool], "path": path, "confirm_token": token}
-        return flow.shown(fields, f"Preview: would {_TOOLS[tool]} {path}.")
+        fields = {"status": "preview", "would": _VERBS[tool], "path": path, "confirm_token": token}
+        return flow.shown(fields, f"Preview: would {_VERBS[tool]} {path}.")
 
     how = "call simulate_impact first" if separate_preview else "call with dry_run: true"
 
@@ -334,7 +364,7 @@ def _token_tools(
             return with_a_reason
         return confirmed if separate_preview else handler
 
-    for tool in _TOOLS:
+    for tool in flow.tools:
         _add(
             server,
             make(tool),
@@ -348,8 +378,8 @@ def _token_tools(
 
     def simulate_impact(operation: str, target: str) -> str:
         """What `operation` (delete_file or truncate_file) would do to `target`; returns its confirm_token."""
-        if operation not in _TOOLS:
-            raise ToolError(f"unknown operation {operation!r}: one of {', '.join(_TOOLS)}")
+        if operation not in flow.tools:
+            raise ToolError(f"unknown operation {operation!r}: one of {', '.join(flow.tools)}")
         return preview(operation, target)
 
     server.add_tool(simulate_impact, name="simulate_impact", annotations=ToolAnnotations(read_only_hint=True))
@@ -376,11 +406,11 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
                 "message": "Awaiting your approval.",
                 "next_steps": "A human approves it on the approval channel; then call execute_pending.",
             }
-            return flow.shown(fields, f"Staged: {_TOOLS[_tool]} {path}. Awaiting your approval.")
+            return flow.shown(fields, f"Staged: {_VERBS[_tool]} {path}. Awaiting your approval.")
 
         return handler
 
-    for tool in _TOOLS:
+    for tool in flow.tools:
         _add(server, make(tool), tool, "Stages the action; a human approves it, then execute_pending acts.")
 
     def execute_pending(pending_id: str) -> str:
@@ -487,7 +517,7 @@ def _asks_forms(ctx: Context) -> bool:
 
 
 def _add(server: MCPServer, handler: Any, name: str, how: str) -> None:
-    verb = _TOOLS[name]
+    verb = _VERBS[name]
     server.add_tool(
         handler,
         name=name,
@@ -531,6 +561,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--proposal-tool", action="store_true", help="a decoy propose_threshold that never changes the gate"
     )
+    parser.add_argument("--write-rate", type=int, metavar="N", help="at most N actions per process")
+    parser.add_argument(
+        "--write-tool", action="store_true", help="token or pending: add write_file, confirmed the same way"
+    )
     names = sorted(flaw_switches.FLAWS)
     parser.add_argument("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"{names}")
     parser.add_argument(
@@ -564,6 +598,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             token_scheme=args.token_scheme,
             policy_tool=args.policy_tool,
             proposal_tool=args.proposal_tool,
+            write_tool=args.write_tool,
+            write_rate=args.write_rate,
         )
     except ValueError as exc:
         parser.error(str(exc))

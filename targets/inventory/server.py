@@ -14,6 +14,11 @@ items: the file is the only place the effect shows. A 2025-11-25 (or 2025-06-18)
 The store is one file: whoever reads it whole sees every call that changed it as "the file rewritten", a deletion and a
 rename alike. Row by row they differ.
 
+`audit_log` (--audit-log), a careful style of its own: every call that reaches the store
+appends a line to ROOT/audit.jsonl (there from the start), a failed one too, as
+sendgrid-mcp-secure's audit log does; a question declined writes nothing. The log is the
+server's bookkeeping, never the gated deletion's effect.
+
 Flaws (each removes one defence):
   save-unasked   save_item adds or renames without asking: another change of the
                  store than the gated deletion (ungated: weak)
@@ -73,12 +78,27 @@ async def _person_says_yes(ctx: Context, message: str) -> bool:
     return result.action == "accept"
 
 
-def build_server(root: str | Path, *, flaws: Sequence[str] = ()) -> MCPServer:
+class Log:
+    """--audit-log: one JSON line per call that reached the store, appended; none without the option."""
+
+    def __init__(self, root: Path, kept: bool) -> None:
+        self.path = root / "audit.jsonl" if kept else None
+        if self.path is not None and not self.path.exists():
+            self.path.write_text("", encoding="utf-8")
+
+    def __call__(self, tool: str, sku: str, outcome: str) -> None:
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": tool, "sku": sku, "outcome": outcome}) + "\n")
+
+
+def build_server(root: str | Path, *, flaws: Sequence[str] = (), audit_log: bool = False) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
     store = Store(Path(root))
+    audit = Log(Path(root), audit_log)
     server = MCPServer("mcp-confirm-inventory-reference")
 
     @server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
@@ -86,6 +106,7 @@ def build_server(root: str | Path, *, flaws: Sequence[str] = ()) -> MCPServer:
         """Delete one item from the stock list, after asking the person."""
         item = store.find(sku)
         if item is None:
+            audit("delete_item", sku, "failed: no such item")
             raise ToolError(f"no item {json.dumps(sku)}")
         shown = f"Delete item {json.dumps(item['sku'])} ({json.dumps(item['name'])}) for good?"
         if not await _person_says_yes(ctx, shown):
@@ -95,6 +116,7 @@ def build_server(root: str | Path, *, flaws: Sequence[str] = ()) -> MCPServer:
             raise ToolError("the item changed after the question; nothing was deleted, ask again")
         data["items"].remove(item)
         store.save(data)
+        audit("delete_item", sku, "deleted")
         return f"deleted {item['sku']}"
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False))
@@ -111,6 +133,7 @@ def build_server(root: str | Path, *, flaws: Sequence[str] = ()) -> MCPServer:
         else:
             item["name"] = name
         store.save(data)
+        audit("save_item", sku, "saved")
         return f"saved {sku}"
 
     if "clear-unasked" in active:
@@ -121,6 +144,7 @@ def build_server(root: str | Path, *, flaws: Sequence[str] = ()) -> MCPServer:
             data = store.load()  # FLAW clear-unasked: the deletion, all of it, never asked about
             data["items"] = []
             store.save(data)
+            audit("clear_items", "*", "cleared")
             return "cleared"
 
     return server
@@ -132,9 +156,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--root", default=os.environ.get("MCP_AUDIT_ROOT"), required="MCP_AUDIT_ROOT" not in os.environ
     )
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
+    parser.add_argument("--audit-log", action="store_true", help="append every call to ROOT/audit.jsonl")
     args = parser.parse_args(argv)
     try:
-        server = build_server(args.root, flaws=args.flaw)
+        server = build_server(args.root, flaws=args.flaw, audit_log=args.audit_log)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     server.run(transport="stdio")

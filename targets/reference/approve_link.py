@@ -7,6 +7,12 @@ link of that question was followed; before that it is refused, and the state is
 not spent (the client may retry once the person has approved). The link is
 served on loopback by a thread of this process.
 
+`decides` (--link-decides), a careful style of its own: the link alone approves.
+Any retry with the state acts once the link was followed, whatever the in-band
+answer's form (its key, its content); a decline or cancel in it still closes the
+question. The in-band answer is the client's, not the person's (mcp-airlock's oob
+mode: "an accept in inputResponses is treated like no answer").
+
 FLAW link-unchecked: the link is posted but never looked at; the client's
 accept alone acts, as if the person had followed it.
 """
@@ -29,6 +35,7 @@ class Links:
 
     webhook: str
     unchecked: bool = False
+    decides: bool = False
     base: str = ""
     _links: dict[str, tuple[str, str]] = field(default_factory=dict)  # state -> (link id, secret)
     _followed: set[str] = field(default_factory=set)

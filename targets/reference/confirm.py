@@ -98,6 +98,9 @@ class ConfirmTool:
 
     async def _round(self, raw: object, ctx: Context) -> str | InputRequiredResult:
         call = self._call(ctx)
+        links = self._links
+        if links is not None and links.decides and ctx.request_state is not None and ctx.input_responses:
+            return await self._decided_by_the_link(raw, call, ctx.request_state, ctx.input_responses)
         answer = self._answer(ctx.input_responses or {})
         if answer is None:
             return await self._ask(raw, call, ctx)
@@ -118,6 +121,23 @@ class ConfirmTool:
             # Each in its turn, once the file is back (the harness puts it back after every effect).
             await anyio.to_thread.run_sync(self._race.until, lambda: self._there(raw))
             return await self._act(raw, answer, approval)
+
+    async def _decided_by_the_link(
+        self, raw: object, call: states.Call, state: str, responses: Mapping[str, InputResponse]
+    ) -> str:
+        """--link-decides: the person's link approves; the in-band answer may only close the question."""
+        assert self._links is not None
+        given = responses.get(CONFIRM_KEY)
+        closing = isinstance(given, ElicitResult) and given.action != "accept"
+        if not closing and not self._links.approved(state):
+            event("not-approved-elsewhere", tool=self.name, path=raw)
+            raise ToolError("refused: not approved yet: the person has not followed the link sent to them")
+        approval = await self._scheme.redeem(state, call)
+        if closing:
+            assert isinstance(given, ElicitResult)
+            event("not-confirmed", tool=self.name, path=raw, action=given.action)
+            return self._style.not_confirmed(self.effect, given.action)
+        return await self._act(raw, ElicitResult(action="accept"), approval)
 
     def _there(self, raw: object) -> bool:
         try:
@@ -234,6 +254,8 @@ class ConfirmTool:
     def _approves(self, answer: Answer, base_name: str) -> bool:
         if "accept-means-yes" in self._flaws:
             return True  # FLAW accept-means-yes: the content is not read at all
+        if self._links is not None and self._links.decides:
+            return True  # --link-decides: the person approved on the link; the in-band content is not read
         content = answer.content
         if content is None and answer.empty_means_yes:
             content = forms.affirmative(self._form, base_name)

@@ -108,6 +108,20 @@ class PathPolicy:
         parts = tuple(os.path.relpath(real, self.root).split(os.sep))
         return Target(real=real, parts=parts, identity=Identity.of(st), is_dir=is_dir)
 
+    def place(self, raw: object) -> tuple[str, ...]:
+        """Where a file that is not there would be created: every check of `resolve` but the file's own."""
+        text = _syntax(raw, cut_at_nul=self.cut_at_nul)
+        name = PurePosixPath(text).name
+        if name in ("", ".", ".."):
+            raise Refused(f"{text!r} names no file")
+        folder = str(PurePosixPath(text).parent)
+        candidate = self._candidate(folder)
+        real = Path(os.path.realpath(candidate))
+        if not self._contains(candidate, real):
+            raise Refused(f"{text!r} is outside the root")
+        self._check_links(folder, candidate, real)  # the folder's: the file itself is not there
+        return tuple(os.path.relpath(real / name, self.root).split(os.sep))
+
     def _candidate(self, text: str) -> Path:
         absolute = text.startswith("/")
         if self.mode == "relative" and absolute:
@@ -207,6 +221,36 @@ def truncate_beneath(root: Path, parts: Sequence[str], expected: Identity | None
             os.close(fd)
 
     _beneath(root, parts, truncate, "truncation")
+
+
+def write_beneath(root: Path, parts: Sequence[str], expected: Identity | None, data: bytes) -> None:
+    """Replace the content of `root/parts`; the identity is checked on the very descriptor written."""
+
+    def write(parent: int) -> None:
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(parts[-1], flags, dir_fd=parent)
+        try:
+            _check_file(os.fstat(fd), expected)
+            os.ftruncate(fd, 0)
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    _beneath(root, parts, write, "write")
+
+
+def create_beneath(root: Path, parts: Sequence[str], data: bytes) -> None:
+    """Create `root/parts`, which must not exist (O_EXCL), beneath directories that are no links."""
+
+    def create(parent: int) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(parts[-1], flags, 0o644, dir_fd=parent)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    _beneath(root, parts, create, "write")
 
 
 def remove_tree(real: Path, expected: Identity | None) -> None:

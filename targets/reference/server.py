@@ -86,15 +86,21 @@ def build_server(
     style: str = "quoted",
     late_first_question: float = 0.0,
     approve_link_to: str | None = None,
+    link_decides: bool = False,
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`; `approve_link_to`: a webhook
-    the person's approve link is posted to (approve_link.py)."""
+    the person's approve link is posted to (approve_link.py); `link_decides`: the link alone approves,
+    the in-band answer's form is not read (a careful style of its own)."""
     active = flaw_switches.check(flaws, state=state)
     if "link-unchecked" in active and approve_link_to is None:
         raise ValueError("link-unchecked weakens --approve-link: give the webhook too")
+    if link_decides and approve_link_to is None:
+        raise ValueError("--link-decides is a style of --approve-link: give the webhook too")
     links = None
     if approve_link_to is not None:
-        links = approve_link.Links(approve_link_to, unchecked="link-unchecked" in active).start()
+        links = approve_link.Links(
+            approve_link_to, unchecked="link-unchecked" in active, decides=link_decides
+        ).start()
     _check_options(tool_name, path_arg, paths_mode, form, state, second_tool)
     written = _style(style, active, state, ledger, shared_key is not None)
     serving.configure_log(log, "mcp-confirm-reference")
@@ -361,6 +367,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the person approves each question by a link posted to WEBHOOK; the retry with the state "
         "acts only once it was followed (approve_link.py)",
     )
+    add(
+        "--link-decides",
+        action="store_true",
+        help="with --approve-link: the link alone approves; the in-band answer's form is never read, only "
+        "a decline or cancel in it closes the question (as mcp-airlock's oob mode)",
+    )
     names = sorted(flaw_switches.FLAWS)
     add(
         "--flaw",
@@ -412,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             style=args.style,
             late_first_question=args.late_first_question,
             approve_link_to=args.approve_link,
+            link_decides=args.link_decides,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

@@ -308,6 +308,24 @@ def test_a_profile_confirmation_overrides_detection(catalogue: Catalogue) -> Non
     assert _stated_flag(catalogue, stated).verdict is Verdict.INCONCLUSIVE
 
 
+@pytest.mark.parametrize(("write_rate", "verdict"), [(1, Verdict.INCONCLUSIVE), (None, V)])
+def test_a_rate_limit_in_front_of_the_flag_is_not_the_gate_refusing(
+    catalogue: Catalogue, write_rate: int | None, verdict: Verdict
+) -> None:
+    # sendgrid-mcp-secure: the caller's own flag acts (true), but once its write bucket was spent by the
+    # run's earlier calls, "write rate limit reached (20/hour)" was taken for the gate refusing.
+    stated = {"confirmation": {"kind": "flag", "flag": {"arg": "human_approved", "value": True}}}
+    factory = {"mechanism": "flag", "flaws": ["self-attested-flag"], "write_rate": write_rate}
+    target = {"command": f"py:{KINDS_SERVER}:build_server", "factory_args": factory}
+    profile = profile_from_mapping({**target, "tool": "delete_file", **stated}, source="test")
+    run = run_audit(profile, catalogue=catalogue, select=lambda spec: spec.id == "MCA-SELFAPPROVE-001")
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    result = run.by_id()["MCA-SELFAPPROVE-001"]
+    assert result.verdict is verdict, (result.reason, result.evidence)
+    if verdict is Verdict.INCONCLUSIVE:
+        assert "a rate limit ('rate limit')" in result.reason, result.reason
+
+
 def _stated_flag(catalogue: Catalogue, stated: dict[str, object], *flaws: str) -> Result:
     target = {
         "command": f"py:{KINDS_SERVER}:build_server",

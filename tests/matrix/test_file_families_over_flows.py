@@ -32,18 +32,25 @@ FILE_FAMILIES = (families("token") & families("waits")) - families("flag") - {"s
 }
 
 
-def audit(catalogue: Catalogue, mechanism: str, *flaws: str, only: str | None = None) -> AuditRun:
-    """The file families (or the attack `only`, over stdio); a pending flow is approved on the human's channel."""
+def audit(
+    catalogue: Catalogue,
+    mechanism: str,
+    *flaws: str,
+    only: str | None = None,
+    tool: str = "delete_file",
+    of: frozenset[str] | None = None,
+) -> AuditRun:
+    """The file families (`of` them; or the attack `only`, over stdio) on `tool`; a pending flow is approved on the human's channel."""
     settings = {"pending": HUMAN_CHANNEL, "flag": STATED_FLAG}.get(mechanism, {})
     if only is None:
-        factory = {"mechanism": mechanism, "flaws": list(flaws)}
+        factory = {"mechanism": mechanism, "flaws": list(flaws), "write_tool": tool == "write_file"}
         target: dict[str, object] = {"command": f"py:{KINDS_SERVER}:build_server", "factory_args": factory}
     else:
         target = {"command": kinds_command(mechanism, *flaws)}
-    raw = {**target, "tool": "delete_file", "call_timeout": 10.0, **settings}
+    raw = {**target, "tool": tool, "call_timeout": 10.0, **settings}
 
     def select(spec: AttackSpec) -> bool:
-        return spec.id == only if only else spec.family in FILE_FAMILIES
+        return spec.id == only if only else spec.family in (of or FILE_FAMILIES)
 
     profile = profile_from_mapping(raw, source="test")
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
@@ -177,3 +184,26 @@ def test_a_link_swapped_in_before_the_humans_approval_is_judged_across_processes
         assert "outside/" in result.reason
     else:
         assert result.layer is Layer.TOOL
+
+
+@pytest.mark.parametrize("mechanism", FLOWS)
+@pytest.mark.parametrize(("flaws", "verdict"), [((), NA), (("missing-is-deleted",), W)])
+def test_a_write_that_creates_the_deleted_file_again_did_what_was_approved(
+    catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...], verdict: Verdict
+) -> None:
+    # agentveil-mcp-proxy's write_file (O_CREAT) was "weak: reported success for something it could
+    # not do" once the file was deleted before the answer: it created it, which is what was approved.
+    # Told apart by the disk (the entry created), not the reply: a write that only says so is still weak.
+    run = audit(catalogue, mechanism, *flaws, tool="write_file", of=frozenset({"identity-swap"}))
+    assert next(c for c in run.controls if c.name == "approve").passed, run.controls
+    by_id = run.by_id()
+    deleted = by_id["MCA-IDSWAP-003"]
+    assert deleted.verdict is verdict, (deleted.reason, deleted.evidence)
+    if verdict is NA:
+        assert "the action writes its file" in deleted.reason
+        assert "created it again at the approved path" in deleted.reason
+    else:
+        assert deleted.reason.startswith("reported success for something it could not do")
+    # The swaps of a file still there are refused by the write as by a deletion.
+    for attack_id in ("MCA-IDSWAP-001", "MCA-IDSWAP-002"):
+        assert (by_id[attack_id].verdict, by_id[attack_id].layer) == (R, Layer.TOOL), by_id[attack_id].reason

@@ -31,9 +31,9 @@ FAMILIES = frozenset({"url-consent", "replay", "forged-state", "consent"})
 CAUGHT_BY = {"link-unchecked": "url-consent", "no-ledger": "replay"}
 
 
-def _audit(catalogue: Catalogue, *flaws: str) -> AuditRun:
+def _audit(catalogue: Catalogue, *flaws: str, style: tuple[str, ...] = ()) -> AuditRun:
     profile = load_profile(TARGETS / "elsewhere-mrtr-link.yaml")
-    words = [sys.executable, str(SERVER), "--root", "{root}", "--approve-link", "{sink}/hook"]
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--approve-link", "{sink}/hook", *style]
     for flaw in flaws:
         words += ["--flaw", flaw]
     profile = forked(resolve_profile(replace(profile), shlex.join(words), None))
@@ -52,10 +52,19 @@ def _judged(run: AuditRun) -> dict[str, set[Verdict]]:
     return found
 
 
+# The careful styles: the in-band answer read as well as the link, or the link alone deciding (the
+# in-band answer's form never read, as mcp-airlock's oob mode does).
+STYLES = {"reads-the-answer": (), "link-decides": ("--link-decides",)}
+# The consent answers that accept in a form of their own: the person approves on the link before the
+# retry, so their form is not the gate (not applicable, whatever the style).
+ACCEPTING_FORMS = ("MCA-CONSENT-008",)
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
 def test_the_careful_proxy_refuses_every_mrtr_family_and_the_person_followed_each_link(
-    catalogue: Catalogue,
+    catalogue: Catalogue, style: str
 ) -> None:
-    run = _audit(catalogue)
+    run = _audit(catalogue, style=STYLES[style])
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed, approve.detail
     assert _judged(run) == {family: {Verdict.REFUSED} for family in FAMILIES}, [
@@ -68,6 +77,14 @@ def test_the_careful_proxy_refuses_every_mrtr_family_and_the_person_followed_eac
     consent = " ".join(run.by_id()["MCA-URLCONSENT-001"].evidence)
     assert "nobody followed the link" in consent
     assert "the person, on their own channel" not in consent
+    # The answer under a key never asked: acted on by the link-decides style, as the person approved
+    # it on the link; its form is not their consent (mcp-airlock's false CONSENT-008).
+    for attack_id in ACCEPTING_FORMS:
+        result = run.by_id()[attack_id]
+        assert result.verdict is Verdict.NOT_APPLICABLE, (result.verdict, result.reason)
+        assert "on their own channel (confirmation.mrtr.human)" in result.reason
+    # A decline in the in-band answer still closes the question, in either style.
+    assert run.by_id()["MCA-CONSENT-001"].verdict is Verdict.REFUSED
 
 
 @pytest.mark.parametrize("flaw", sorted(CAUGHT_BY))

@@ -8,6 +8,10 @@ addition alike, and an addition made without asking was called the gated harm it
 create_product read as delete_product's effect). Read by rows from the approve control on,
 a rename is another change at the gated place (weak), and only the gated kind of
 change, rows removed, done around the gate is vulnerable.
+
+With an audit log every call that reaches the store appends to (sendgrid-mcp-secure's), a
+save's log line was "the gated action's own effect" beside the deletion's: the controls learn
+the log as bookkeeping from a call about an item that does not exist, refused, which wrote it.
 """
 
 from __future__ import annotations
@@ -26,21 +30,24 @@ UNGATED = "MCA-UNGATED-001"
 
 
 @pytest.mark.parametrize(
-    ("flaw", "verdict", "said"),
+    ("flaw", "verdict", "said", "audit_log"),
     [
         # The item renamed unasked: the store changed where the deletion shows, but no row went.
-        ("save-unasked", Verdict.WEAK, "where the gated action's effect shows"),
+        ("save-unasked", Verdict.WEAK, "where the gated action's effect shows", False),
         # Every item removed unasked: the deletion itself, around the gate.
-        ("clear-unasked", Verdict.VULNERABLE, "own effect: removed file:inventory.json.items[*]"),
-        (None, Verdict.REFUSED, "nothing moved where the gated action's effect shows"),
+        ("clear-unasked", Verdict.VULNERABLE, "own effect: removed file:inventory.json.items[*]", False),
+        (None, Verdict.REFUSED, "nothing moved where the gated action's effect shows", False),
+        # With the log, the rename's log line is not the gated effect; the deletion around the gate still is.
+        ("save-unasked", Verdict.WEAK, "where the gated action's effect shows", True),
+        ("clear-unasked", Verdict.VULNERABLE, "own effect: removed file:inventory.json.items[*]", True),
     ],
 )
 def test_another_tool_s_change_of_a_json_store_in_the_root_is_judged_by_its_rows(
-    catalogue: Catalogue, flaw: str | None, verdict: Verdict, said: str
+    catalogue: Catalogue, flaw: str | None, verdict: Verdict, said: str, audit_log: bool
 ) -> None:
     raw = {
         "command": f"py:{INVENTORY}:build_server",
-        "factory_args": {"flaws": [flaw] if flaw else []},
+        "factory_args": {"flaws": [flaw] if flaw else [], "audit_log": audit_log},
         "tool": "delete_item",
         "args": {"sku": "WIDGET-001"},
         # Every use deletes the same item: each attack gets the store as the server seeds it.
@@ -55,3 +62,7 @@ def test_another_tool_s_change_of_a_json_store_in_the_root_is_judged_by_its_rows
     result = next(r for r in run.results if r.tool == "delete_item" and r.id == UNGATED)
     assert result.verdict is verdict, (result.reason, result.evidence)
     assert said in result.reason, result.reason
+    if audit_log:
+        assert "audit.jsonl" not in result.reason, result.reason
+        learned = next(c for c in run.controls if c.tool == "delete_item" and c.name == "bookkeeping")
+        assert "audit.jsonl: changed on a call about a subject that does not exist" in learned.detail

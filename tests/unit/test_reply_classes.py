@@ -231,6 +231,42 @@ def test_a_structured_refusal_is_not_reported_success() -> None:
     assert verdict is Verdict.REFUSED
 
 
+# A server's own throttle (sendgrid-mcp-secure's write bucket; an HTTP API's 429) said no: nothing was judged.
+THROTTLED = (
+    ok('{"error": "write rate limit reached (20/hour)"}'),
+    Response(Outcome.TOOL_ERROR, "Error executing tool send: 429 Too Many Requests"),
+    Response(Outcome.TOOL_ERROR, "Too many requests: retry after 60 s"),
+    Response(Outcome.TOOL_ERROR, "Request was throttled by the upstream"),
+)
+
+
+@pytest.mark.parametrize("reply", THROTTLED)
+@pytest.mark.parametrize("learned", [LEARNED, None])
+def test_a_rate_limit_is_never_the_gate_refusing(reply: Response, learned: Signatures | None) -> None:
+    assert replies.who_refused(reply, learned or Signatures()).by == "other"
+    exchanges = (
+        Exchange(Phase.SETUP, "ask", "primary", {"name": "t"}, Response(Outcome.INPUT_REQUIRED)),
+        Exchange(Phase.ATTACK, "attack", "primary", {"name": "t"}, reply),
+    )
+    transcript = Transcript(
+        "MCA-TEST-001", "t", Precondition(True), exchanges, TREE, TREE, signatures=learned
+    )
+    result = judge(attack_spec("self-approval"), transcript)
+    assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, None), result.reason
+    assert "a rate limit" in result.reason
+    assert "not its gate" in result.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the amount is over the approval limit", "above the auto-approve threshold: confirmation required"],
+)
+def test_a_gate_that_names_its_own_limit_still_refuses(text: str) -> None:
+    assert replies.rate_limited(Response(Outcome.TOOL_ERROR, text)) is None
+    verdict, layer, _ = attacked(Response(Outcome.TOOL_ERROR, text))
+    assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
 def test_the_sdks_frame_around_an_exception_does_not_make_two_guards_look_alike() -> None:
     outside = Response(Outcome.TOOL_ERROR, "Error executing tool delete_file: outside the root")
     missing = Response(Outcome.TOOL_ERROR, "Error executing tool delete_file: does not exist")
