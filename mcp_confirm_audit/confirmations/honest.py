@@ -215,6 +215,11 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             # All the confirmation changed had changed at the preview already: it acted twice.
             detail = f"the preview itself acted ({style}): {at_preview.shown()} changed at the preview"
             return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
+        if at_confirm and style != "value" and not at_confirm.victim:
+            # Named by a path, the action is on that file: a change elsewhere (a ledger named like the
+            # path, a log) does not make it one, as an MRTR approve's untouched file does not.
+            tried.append(f"{style}: confirmed, the file was untouched; what did change: {at_confirm.shown()}")
+            continue
         if at_confirm:
             # Only now is a preview's change known not to be the action: a staged row, say.
             use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")
