@@ -150,7 +150,9 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     staged = values.find(response, None, ID_FIELD)
     status = str(found.get("status") or found.get("state") or "")
     if (staged is not None and not _DONE.match(status)) or WAITING.match(status):
-        return _pending(tool, tools, staged[0] if staged else None)
+        # A status that says it waits names its id however it calls it (`draft_id`).
+        named = next((k for k, v in found.items() if _ANY_ID.search(k) and _usable(v)), None)
+        return _pending(tool, tools, staged[0] if staged else named, found)
     if (challenge := _echoed_challenge(response, tool)) is not None:
         return challenge
     if (token := values.find(response, None, TOKEN_FIELD)) is not None:
@@ -168,7 +170,7 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
         return Token(tool.name, into=echoed, token_from=echoed)
     named = next((k for k, v in found.items() if _ANY_ID.search(k) and _usable(v)), None)
     if named is not None:
-        return _pending(tool, tools, named)
+        return _pending(tool, tools, named, found)
     if flag is not None:
         return Flag(tool.name, arg=flag)
     return None
@@ -232,23 +234,38 @@ def _into(tool: ToolInfo, field: str) -> str:
     return _typed(tool, "string", TOKEN_ARG) or field
 
 
-def _pending(tool: ToolInfo, tools: Sequence[ToolInfo], id_from: str | None) -> Pending:
+def _pending(
+    tool: ToolInfo, tools: Sequence[ToolInfo], id_from: str | None, found: Mapping[str, Any] | None = None
+) -> Pending:
     return Pending(
         tool.name,
         id_from=id_from,
-        approve=_id_tool(tools, APPROVE_TOOL, tool.name),
-        execute=_id_tool(tools, EXECUTE_TOOL, tool.name),
+        approve=_id_tool(tools, APPROVE_TOOL, tool.name, found or {}),
+        execute=_id_tool(tools, EXECUTE_TOOL, tool.name, found or {}),
     )
 
 
-def _id_tool(tools: Sequence[ToolInfo], name: re.Pattern[str], gated: str) -> CallTemplate | None:
-    """Another tool named for the step that takes the pending id, called with it."""
+def _id_tool(
+    tools: Sequence[ToolInfo], name: re.Pattern[str], gated: str, found: Mapping[str, Any]
+) -> CallTemplate | None:
+    """Another tool named for the step that takes the pending id, called with it.
+
+    Another argument it requires is carried back from the staging result's field named for it
+    (`confirmation` from `confirmation_phrase_required`): filled per staged id (`Pending.staged`).
+    """
     for other in tools:
         if other.name == gated or other.read_only is True or not name.search(other.name):
             continue
         arg = next((k for k in _props(other) if _ID_ARG.search(k)), None)
         if arg is not None:
-            return CallTemplate(other.name, {arg: "{id}"})
+            required = (other.input_schema or {}).get("required") or ()
+            carried = {
+                k: f"{{{field}}}"
+                for k in required
+                if k != arg
+                and (field := next((f for f in found if f.startswith(k) and _usable(found[f])), None))
+            }
+            return CallTemplate(other.name, {arg: "{id}", **carried})
     return None
 
 

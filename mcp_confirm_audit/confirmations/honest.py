@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
 from ..models import ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
+from ..oracle.effects import generalised, where_of
 from . import replies
 from .base import AgentFlow, HumanFailed
 
@@ -153,7 +154,10 @@ class Uses(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Moved:
-    """What one step changed: `effect` counts as the action's (no new files); `seen` is everything."""
+    """What one step changed: `effect` counts as the action's (no new files); `seen` is everything.
+
+    A new file counts only at the confirmation, through `made` (`with_made`).
+    """
 
     effect: tuple[str, ...]
     seen: tuple[str, ...]
@@ -161,9 +165,31 @@ class Moved:
     victim: bool = False
     # `effect` as places, with how each changed (`removed case/victim.txt`): see oracle.effects.
     places: tuple[str, ...] = ()
+    # Files the step created in the root (an outbox a send began), of a kind no earlier step of the
+    # use created, bookkeeping left out; and their places, as an attack's probe of them shows them.
+    made: tuple[str, ...] = ()
+    made_places: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.victim or bool(self.effect)
+
+    def with_made(self, preview: Moved) -> Moved:
+        """The confirmation's effect with the files it created; files the preview created are not it.
+
+        A file the approved action creates (the provider's outbox its first send began) is its
+        effect. A file the preview created or changed, and the confirmation changed again, is
+        written on every call, asked or not: bookkeeping, learned as such from the preview
+        (`Use.learn`), never the effect.
+        """
+        if not self.made:
+            return self
+        created = {*preview.made, *preview.seen}
+        dropped = {generalised(p) for p in self.effect if p in created}
+        return replace(
+            self,
+            effect=(*(p for p in self.effect if p not in created), *self.made),
+            places=(*(p for p in self.places if where_of(p) not in dropped), *self.made_places),
+        )
 
     def shown(self, limit: int = 4) -> str:
         return ", ".join(self.effect[:limit]) or "the victim"
@@ -192,11 +218,16 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
         except HumanFailed as exc:
             tried.append(f"{style}: {exc}")
             continue
-        at_confirm = await use.moved()
+        at_confirm = (await use.moved()).with_made(at_preview)
         if at_confirm and _places(at_confirm) <= _places(at_preview):
             # All the confirmation changed had changed at the preview already: it acted twice.
             detail = f"the preview itself acted ({style}): {at_preview.shown()} changed at the preview"
             return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
+        if at_confirm and style != "value" and not at_confirm.victim:
+            # Named by a path, the action is on that file: a change elsewhere (a ledger named like the
+            # path, a log) does not make it one, as an MRTR approve's untouched file does not.
+            tried.append(f"{style}: confirmed, the file was untouched; what did change: {at_confirm.shown()}")
+            continue
         if at_confirm:
             # Only now is a preview's change known not to be the action: a staged row, say.
             use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")

@@ -18,6 +18,7 @@ from typing import Any
 from ..channels.base import PLACEHOLDER
 from ..channels.human import Person
 from ..models import Outcome, Response
+from . import values
 from .base import Channel, FlowDefaults, HumanFailed, Preview
 
 # A result field that names the staged action.
@@ -94,6 +95,9 @@ class Pending(FlowDefaults):
     human: Human | None = None
     execute: CallTemplate | None = None
     source: str = "detected"
+    # What each staging call answered beside its id, by id: a detected approve call may carry one of
+    # its fields back (`confirmation: "{confirmation_phrase_required}"`, the phrase the draft wants).
+    staged: dict[str, dict[str, str]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def kind(self) -> str:
@@ -155,7 +159,11 @@ class Pending(FlowDefaults):
         if self.id_pattern is not None:
             found = self.id_pattern.search(response.text)
             return Preview(response, found.group(1) if found else None, "id_pattern" if found else None)
-        return Preview.read(response, self.id_from, ID_FIELD)
+        read = Preview.read(response, self.id_from, ID_FIELD)
+        if read.handle is not None:
+            said = values.fields(response)
+            self.staged[read.handle] = {k: str(v) for k, v in said.items() if isinstance(v, str | int)}
+        return read
 
     async def confirm(
         self,
@@ -193,7 +201,8 @@ class Pending(FlowDefaults):
             saved = await channel.human(f"the human approves {handle}", self.human.approve, handed(handle))
             return None, saved
         if self.approve is not None:
-            return await channel.call("approve", self.approve.tool, self.approve.filled(handle)), {}
+            filled = self.approve.filled(handle, self.staged.get(handle))
+            return await channel.call("approve", self.approve.tool, filled), {}
         if not as_agent:
             raise HumanFailed(
                 "nothing can approve the pending action: name the human's channel in the profile "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from mcp import types
@@ -46,6 +47,7 @@ from ..oracle.effects import (
     probe_places,
     where_of,
 )
+from ..oracle.kinds.file_rows import read_file
 from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.arguments import another
 from ..target.discovery import ToolPlan
@@ -135,6 +137,8 @@ class _Runner:
         self.places: set[str] = set()
         # How many items the honest approval's effect changed, counted as a race counts them.
         self.items_per_effect = 1
+        # The files in the root the honest approval created (an outbox its send began): read by a probe.
+        self.created: set[str] = set()
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
         # Structured files the target kept in its root before the first call, read by rows meanwhile.
         self.kept: tuple[ProbeSpec, ...] = ()
@@ -203,6 +207,32 @@ class _Runner:
             *disk_places(removed, changed, own),
             *probe_places(before.probes, after.probes, self.bookkeeping),
         ]
+
+    def made(self, before: _Look, after: _Look) -> list[str]:
+        """Files created between two looks directly in the root, less the bookkeeping: an outbox, say.
+
+        Only a file in the root itself, named as no call mints a name (no date, no id): one an
+        attack's probe can read again by that name. Never inside a case's own directory (a backup
+        written beside the file an action names is not its effect).
+        """
+        found = []
+        for path in diff(before.tree, after.tree).added:
+            name = path.removeprefix("root/")
+            if name == path or "/" in name or _MINTED.search(name) or is_ignored(path, self.bookkeeping):
+                continue
+            if (self.sandbox.root / name).is_file():
+                found.append(path)
+        return found
+
+    def made_places(self, paths: Sequence[str]) -> list[str]:
+        """Created files as places, by rows: what an attack's probe of each sees when it gains rows."""
+        names = {f"file:{p.removeprefix('root/')}": p.removeprefix("root/") for p in paths}
+        now = {probe: read_file(self.sandbox.root, PurePosixPath(name)) for probe, name in names.items()}
+        empty = {
+            probe: type(rows)() if isinstance(rows, list | dict | str) else None
+            for probe, rows in now.items()
+        }
+        return probe_places(empty, now, self.bookkeeping)
 
     def learn(self, paths: list[str], why: str, case: Case | None) -> None:
         """Changes seen where the action did not happen: the target's bookkeeping."""
@@ -413,12 +443,16 @@ def _effect_probes(run: _Runner) -> tuple[ProbeSpec, ...]:
         inside = path.removeprefix("root/")
         if is_ignored(path, run.bookkeeping):
             continue  # a log the target keeps is never read by rows as if it were the effect
-        if path.startswith("root/") and inside.endswith(_STRUCTURED) and f"file:{inside}" not in named:
+        readable = inside.endswith(_STRUCTURED) or path in run.created
+        if path.startswith("root/") and readable and f"file:{inside}" not in named:
             learned.append(ProbeSpec("file", f"file:{inside}", {"path": inside}))
     return (*run.plan.probes, *learned)
 
 
 _STRUCTURED = (".csv", ".json", ".jsonl", ".yaml", ".yml")
+# A name a call mints (a date, an id): a file so named is made anew by every call, and an attack's
+# probe could never read it again by that name.
+_MINTED = re.compile(r"\d{4,}|[0-9a-f]{8,}", re.I)
 
 
 def _watched(run: _Runner) -> str:
@@ -483,15 +517,23 @@ class _Use:
         self.arguments = run.arguments(subject)
         self._last = look
         self._victim = identity_of(case.victim)
+        # The kinds of file this use's steps created so far (a log its preview began).
+        self._made: set[str] = set()
 
     async def moved(self) -> honest.Moved:
         now = await self._run.look()
         effect = self._run.changed(self._last, now)
         seen = self._run.changed(self._last, now, added=True)
         places = self._run.placed(self._last, now, self._case)
+        made: list[str] = []
+        if self._style == "value":
+            # An action that names no file may show only as a file it creates (honest.Moved.with_made).
+            made = [p for p in self._run.made(self._last, now) if generalised(p) not in self._made]
+            self._made.update(generalised(p) for p in made)
         self._last = now
         victim = self._style != "value" and identity_of(self._case.victim) != self._victim
-        return honest.Moved(tuple(effect), tuple(seen), victim, tuple(places))
+        made_places = tuple(self._run.made_places(made))
+        return honest.Moved(tuple(effect), tuple(seen), victim, tuple(places), tuple(made), made_places)
 
     def learn(self, moved: honest.Moved, why: str) -> None:
         self._run.learn(list(moved.seen), why, self._case)
@@ -532,6 +574,7 @@ class _Uses:
 
     def effect(self, moved: honest.Moved) -> None:
         self._run.effect.update(generalised(p) for p in moved.effect)
+        self._run.created.update(p for p in moved.made if p in moved.effect)
         self._run.places.update(moved.places)
         self._run.items_per_effect = max(count_items(moved.effect), 1)
 
@@ -583,6 +626,9 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         )
         after = await run.look()
         effect = run.changed(after_ask, after)
+        # An action that names no file may show only as a file it creates (an outbox a send began);
+        # one the ask round created is bookkeeping already (learned above), never among these.
+        made = run.made(after_ask, after) if style == "value" else []
         if style != "value":
             if identity_of(case.victim) != before_victim:
                 run.effect.update(generalised(p) for p in effect)
@@ -595,9 +641,11 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                 f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
             )
             continue
-        if effect:
+        if effect or made:
+            effect = [*effect, *made]
             run.effect.update(generalised(p) for p in effect)
-            run.places.update(run.placed(after_ask, after, case))
+            run.created.update(made)
+            run.places.update([*run.placed(after_ask, after, case), *run.made_places(made)])
             run.items_per_effect = max(count_items(effect), 1)
             shown = ", ".join(effect[:4])
             return (

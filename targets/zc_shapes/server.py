@@ -26,6 +26,16 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              refuses crops it does not grow, litres out of range and a missing
              `reason`, optional in its schema, in words); the
              call with the token sprays (a separate preview tool, found by its name).
+- outbox:    `post_notice(text, notice_token=None)` answers `{"ok": false, "needs_confirm":
+             true, "notice_token": T}`; the call carrying T posts the notice to the
+             growers' outbox, ROOT/outbox.jsonl, which the first post creates (its only
+             effect: a new file). Every call, asked or not, appends to ROOT/notices.log,
+             which the first call creates: bookkeeping, never the effect.
+- draft:     `order_seed(crop, kg)` stages a draft: `{"draft_id": D, "status": "AWAITING
+             CONFIRMATION ...", "confirmation_phrase_required": "CONFIRM <D[:8]>"}`;
+             `confirm_write(draft_id, confirmation)` with that phrase places the order
+             (a pending id named unlike `pending_id`, and a second value the approve
+             call needs from the staging result).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -36,7 +46,7 @@ table, unlike the other reference servers' closures.
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                preview; signed: a valid MAC is enough, the spent nonces are not kept)
+                preview, outbox, draft: a draft confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
@@ -77,12 +87,14 @@ SHAPES = (
     "needs-confirm",
     "signed",
     "preview",
+    "outbox",
+    "draft",
     "opaque",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
-    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "bench"),
+    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "outbox", "draft", "bench"),
 }
 VENTS = ("north", "south", "roof")
 ANGLES = (15, 75)
@@ -104,6 +116,8 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "needs-confirm": (("open_roof", _ACTS),),
     "signed": (("flush_line", _ACTS),),
     "preview": (("preview_spray", None), ("spray", _ACTS)),
+    "outbox": (("post_notice", _ACTS),),
+    "draft": (("order_seed", _ACTS), ("confirm_write", _ACTS)),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -296,6 +310,44 @@ class Greenhouse:
         state["roof"] = percent if state["roof"] != percent else 0
         self.save(state)
         return {"ok": True, "roof": state["roof"]}
+
+    def post_notice(self, text: str, notice_token: str | None = None) -> dict[str, Any]:
+        """Post a notice to every grower. Needs confirmation: the first call returns a notice_token."""
+        with (self.root / "notices.log").open("a") as log:  # every call, asked or not
+            log.write(f"post_notice {text!r}\n")
+        if notice_token is None:
+            token = self.issued(f"notice:{text}")
+            return {"ok": False, "needs_confirm": True, "notice_token": token, "preview": f"post {text!r}"}
+        if not self.redeem(notice_token, f"notice:{text}"):
+            return {"ok": False, "error": "notice_token is not valid"}
+        with (self.root / "outbox.jsonl").open("a") as outbox:  # created by the first post
+            outbox.write(json.dumps({"to": "all growers", "text": text}) + "\n")
+        return {"ok": True, "posted": text}
+
+    def order_seed(self, crop: str, kg: int) -> dict[str, Any]:
+        """Order seed for a crop. Stages a draft; nothing is ordered until confirm_write."""
+        if crop not in CROPS:
+            return {"ok": False, "error": f"unknown crop {crop!r}: crops are {', '.join(CROPS)}"}
+        draft = f"{secrets.token_hex(8)}"
+        self.tokens[draft] = f"{crop}:{kg}"
+        return {
+            "draft_id": draft,
+            "status": "AWAITING CONFIRMATION - nothing has been ordered",
+            "confirmation_phrase_required": f"CONFIRM {draft[:8]}",
+            "next_step": "Call confirm_write(draft_id=..., confirmation=...) once the grower agrees",
+        }
+
+    def confirm_write(self, draft_id: str, confirmation: str) -> dict[str, Any]:
+        """Place a staged order: `confirmation` must be the draft's confirmation_phrase_required."""
+        order = self.tokens.get(draft_id)
+        if order is None or confirmation.strip() != f"CONFIRM {draft_id[:8]}":
+            return {"ok": False, "error": "no draft waiting with that id and phrase"}
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: a draft is never used up
+            del self.tokens[draft_id]
+        state = self.load()
+        state.setdefault("orders", []).append(order)
+        self.save(state)
+        return {"ok": True, "ordered": order}
 
     def sealed(self, line: str) -> str:
         """A challenge for flushing `line`, signed with the server's own key: `flush:LINE:NONCE.MAC`."""

@@ -4,7 +4,9 @@ targets/zc_shapes/server.py, one shape per cause: a business rule said only in t
 refusal (an enum and a range), a subject that must be made first, a log that grows on
 every call, an unannotated read tool that alone shows the effect, a challenge echoed
 back, a challenge the server signed itself that comes back as the signature, a
-`needs_confirm` payload. Nothing is configured. Each careful shape is judged
+`needs_confirm` payload, an effect that is only a new file (an outbox the first post
+creates) beside a log every call creates, a draft whose id is `draft_id` and whose
+approve call needs the phrase the staging result states. Nothing is configured. Each careful shape is judged
 refused, its flawed twin vulnerable: the search only counts when attacks are judged.
 """
 
@@ -35,6 +37,8 @@ ATTACK = {
     "needs-confirm": "MCA-TOKREUSE-001",
     "signed": "MCA-TOKREUSE-001",
     "preview": "MCA-TOKREUSE-001",
+    "outbox": "MCA-TOKREUSE-001",
+    "draft": "MCA-TOKREUSE-001",
 }
 FLAW = {"MCA-CONSENT-001": "decline-acts", "MCA-TOKREUSE-001": "token-reuse"}
 GATED = {
@@ -46,6 +50,8 @@ GATED = {
     "needs-confirm": "open_roof",
     "signed": "flush_line",
     "preview": "spray",
+    "outbox": "post_notice",
+    "draft": "order_seed",
 }
 
 
@@ -183,3 +189,23 @@ def test_a_token_flows_refused_preview_is_searched_through_the_preview(
     assert "body from" not in said, said
     assert "through token" in control(run, "send_sms", "approve")
     assert run.by_id()["MCA-TOKREUSE-001"].verdict is Verdict.REFUSED
+
+
+def test_a_file_only_the_approved_action_creates_is_its_effect_a_log_every_call_creates_is_not(
+    audit: Audit,
+) -> None:
+    run = audit("outbox")
+    approve = control(run, "post_notice", "approve")
+    assert "through token" in approve, approve
+    assert "root/outbox.jsonl" in approve, approve
+    assert "notices.log" not in approve, approve
+    kept = control(run, "post_notice", "bookkeeping")
+    assert "root/notices.log" in kept, kept
+
+
+def test_a_draft_id_is_the_pending_id_and_the_approve_call_carries_the_stated_phrase(audit: Audit) -> None:
+    run = audit("draft")
+    approve = control(run, "order_seed", "approve")
+    assert "previewed, confirmed, acted" in approve, approve
+    assert "through pending: root/greenhouse.json" in approve, approve
+    assert {r.tool for r in run.results} == {"order_seed"}

@@ -124,3 +124,32 @@ def test_an_id_beside_a_status_that_says_it_acted_is_no_pending_action() -> None
         Outcome.COMPLETE, text='{"proposal_id": "p1a24aff", "status": "pending", "hold": "approval"}'
     )
     assert isinstance(from_response(waiting, tool, [tool]), Pending)
+
+
+def test_a_waiting_draft_names_its_id_and_the_approve_call_carries_the_phrase_it_states() -> None:
+    stage = _described("order_seed", "Stage an order.", ("crop",), crop="string")
+    confirm = _described(
+        "confirm_write", "Place it.", ("draft_id", "confirmation"), draft_id="string", confirmation="string"
+    )
+    said = Response(
+        Outcome.COMPLETE,
+        text='{"draft_id": "9f3a01be77", "status": "AWAITING CONFIRMATION - nothing ordered", '
+        '"confirmation_phrase_required": "CONFIRM 9f3a01be"}',
+    )
+    found = from_response(said, stage, [stage, confirm])
+    assert isinstance(found, Pending)
+    assert found.id_from == "draft_id"
+    assert found.approve is not None
+    assert dict(found.approve.args) == {
+        "draft_id": "{id}",
+        "confirmation": "{confirmation_phrase_required}",
+    }
+    # Each staged id keeps what its staging result said: the approve call carries that phrase back.
+    staged = {"confirmation_phrase_required": "CONFIRM 9f3a01be"}
+    assert found.approve.filled("9f3a01be77", staged) == {
+        "draft_id": "9f3a01be77",
+        "confirmation": "CONFIRM 9f3a01be",
+    }
+    # The same id beside a status that does not say it waits is no pending action.
+    done = Response(Outcome.COMPLETE, text='{"draft_id": "9f3a01be77", "status": "saved"}')
+    assert not isinstance(from_response(done, stage, [stage, confirm]), Pending)
