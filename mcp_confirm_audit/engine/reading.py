@@ -13,7 +13,9 @@ This module is pure and sits below the techniques: a family module imports it to
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -80,14 +82,21 @@ class Reading(Generic[P]):
         return ()
 
 
-_READINGS: dict[type[Part], Reading[Any]] = {}
+# Keyed by the part's module and name, not its class object: a module imported again (pytest's
+# in-process runs restore sys.modules between runs) makes a new class of the same part, and a technique
+# kept from the first import records the old one.
+_READINGS: dict[tuple[str, str], Reading[Any]] = {}
+
+
+def _key(kind: type[Part]) -> tuple[str, str]:
+    return kind.__module__, kind.__qualname__
 
 
 def reads(kind: type[P]) -> Callable[[type[Reading[P]]], type[Reading[P]]]:
     """Register how the verdict reads parts of `kind`; one reading per kind (a reloaded module replaces its own)."""
 
     def register(cls: type[Reading[P]]) -> type[Reading[P]]:
-        known = _READINGS.get(kind)
+        known = _READINGS.get(_key(kind))
         if known is not None and (type(known).__module__, type(known).__qualname__) != (
             cls.__module__,
             cls.__qualname__,
@@ -95,7 +104,7 @@ def reads(kind: type[P]) -> Callable[[type[Reading[P]]], type[Reading[P]]]:
             raise ValueError(
                 f"part {kind.__name__} is read twice ({type(known).__module__} and {cls.__module__})"
             )
-        _READINGS[kind] = cls()
+        _READINGS[_key(kind)] = cls()
         return cls
 
     return register
@@ -103,7 +112,12 @@ def reads(kind: type[P]) -> Callable[[type[Reading[P]]], type[Reading[P]]]:
 
 def reading_of(part: Part) -> Reading[Any]:
     """The registered reading of a part; a part no reading registers is a bug, said in one line."""
-    found = _READINGS.get(type(part))
+    found = _READINGS.get(_key(type(part)))
+    if found is None and type(part).__module__ not in sys.modules:
+        # Its module left sys.modules after the part was made (an in-process pytest run restores them):
+        # imported again, it registers its reading again.
+        importlib.import_module(type(part).__module__)
+        found = _READINGS.get(_key(type(part)))
     if found is None:
         raise LookupError(
             f"no reading registers {type(part).__name__}: decorate one with @reads({type(part).__name__})"

@@ -84,14 +84,15 @@ def test_the_careful_server_refuses_every_swap_and_forged_prompt_in_the_tool(
         "--mcp-target",
         target(),
         "-k",
-        "swap or prompt",
+        # The swap in each era (MCA-ERAS-004) is protocol-downgrade's: this server refuses the old era whole.
+        "(swap or prompt) and not ERAS",
         "--mcp-report-dir",
         "out",
         "--mcp-examples",
         "10",
     )
     assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=22)
+    result.assert_outcomes(passed=21)
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     assert {r["family"] for r in report["results"]} == FAMILIES
     assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}
