@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from deadline import deadline
+from processes import survivors
 
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 from mcp_confirm_audit.engine.session import AuditSession
@@ -34,21 +35,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 # A liveness bound for a loaded machine, not a timing.
 BOUND = deadline(120)
-NUL = b"\0"
-
-
-def survivors(marker: str) -> list[str]:
-    """Live processes (not zombies) whose command line carries the marker."""
-    alive = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            alive.append(f"{pid}: {cmdline.replace(NUL, b' ').decode(errors='replace')}")
-    return alive
 
 
 def output_of(result: pytest.RunResult) -> str:

@@ -19,32 +19,18 @@ from pathlib import Path
 
 import pytest
 from deadline import deadline
+from processes import survivors
 
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 
 # Generous: every round trip times out after 1 s, a start after 3 s, and the
 # selections below hold a handful of attacks (each bounded at 8 round trips).
 BOUND = deadline(90)
-NUL = b"\0"
 
 
 @pytest.fixture
 def marker() -> str:
     return f"hostile-{uuid.uuid4().hex}"
-
-
-def survivors(marker: str) -> list[str]:
-    """Live processes (not zombies) whose command line carries the marker."""
-    alive = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            alive.append(f"{pid}: {cmdline.replace(NUL, b' ').decode(errors='replace')}")
-    return alive
 
 
 def audit(pytester: pytest.Pytester, mode: str, marker: str, *args: str) -> pytest.RunResult:
