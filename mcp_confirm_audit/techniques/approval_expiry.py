@@ -9,7 +9,6 @@ again), and then one redeemed after it must be refused.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +17,7 @@ import anyio
 from . import ANY, technique
 from ._elsewhere import approved, person_flow, redeem
 from ._flows import AttackChannel
-from ._lifetime import TRIES, never_in_time, try_again
+from ._lifetime import InTime, approved_in_time
 from .base import Attack
 
 # Past the lifetime by this much (and by half the lifetime), as for the expiry family.
@@ -35,31 +34,15 @@ async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     conn, ttl = found
     channel = AttackChannel(attack, conn)
-    for attempt in range(1, TRIES + 1):
-        label = "redeemed-in-time" if attempt == 1 else f"redeemed-in-time-{attempt}"
-        control = await attack.another(label, connection=conn)
-        if control is None:
-            return
-        control_args = attack.arguments(control)
-        # From before the preview to after the redemption: the most the server can have seen pass.
-        started = time.monotonic()
-        got = await approved(attack, flow, channel, control_args)
-        if got is None:
-            return
-        before = await attack.mark()
-        done = await redeem(
-            flow, channel, control_args, *got, f"control: redeemed at once (lifetime {ttl:g}s)"
-        )
-        took = time.monotonic() - started
-        if await attack.took_effect(control, before):
-            break
-        failure = f"an approval redeemed inside the lifetime did not take effect ({done.text[:160]})"
-        if not try_again(attack, took, ttl, failure, "approval and redemption"):
-            return
-    else:
-        never_in_time(
-            attack, ttl, "approval could be redeemed", "a slow or loaded machine, or a slow person's step"
-        )
+    words = InTime(
+        label="redeemed-in-time",
+        redeemed="control: redeemed at once",
+        acted="an approval redeemed inside the lifetime",
+        steps="approval and redemption",
+        could="approval could be redeemed",
+        why="a slow or loaded machine, or a slow person's step",
+    )
+    if not await approved_in_time(attack, flow, channel, conn, ttl, words):
         return
     victim = await attack.subject_on(conn)
     if victim is None:

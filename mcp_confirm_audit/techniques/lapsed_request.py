@@ -11,14 +11,13 @@ effect, during the wait or at the call, is the finding: the common rule judges i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from . import ROUNDS, technique
-from ._elsewhere import approved, person_flow, redeem
+from ._elsewhere import person_flow, redeem
 from ._flows import AttackChannel, previewed
-from ._lifetime import TRIES, never_in_time, try_again
+from ._lifetime import InTime, approved_in_time
 from ._params import Params
 from .base import Attack
 
@@ -45,29 +44,15 @@ async def lapsed_request(attack: Attack, params: Mapping[str, Any]) -> None:
     conn, ttl = found
     channel = AttackChannel(attack, conn)
     # The control: an approval redeemed inside the lifetime acts in this process.
-    for attempt in range(1, TRIES + 1):
-        control = await attack.another("in-time" if attempt == 1 else f"in-time-{attempt}", connection=conn)
-        if control is None:
-            return
-        control_args = attack.arguments(control)
-        started = time.monotonic()
-        got = await approved(attack, flow, channel, control_args)
-        if got is None:
-            return
-        before = await attack.mark()
-        done = await redeem(
-            flow, channel, control_args, *got, f"control: executed at once (lifetime {ttl:g}s)"
-        )
-        took = time.monotonic() - started
-        if await attack.took_effect(control, before):
-            break
-        failure = (
-            f"a request approved and executed inside the lifetime did not take effect ({done.text[:160]})"
-        )
-        if not try_again(attack, took, ttl, failure, "approval and execution"):
-            return
-    else:
-        never_in_time(attack, ttl, "request could be approved and executed", "a slow or loaded machine")
+    words = InTime(
+        label="in-time",
+        redeemed="control: executed at once",
+        acted="a request approved and executed inside the lifetime",
+        steps="approval and execution",
+        could="request could be approved and executed",
+        why="a slow or loaded machine",
+    )
+    if not await approved_in_time(attack, flow, channel, conn, ttl, words):
         return
     victim = await attack.subject_on(conn)
     if victim is None:
