@@ -223,8 +223,12 @@ class Instance:
     def keep(self) -> None:
         # A second payment, message or move is an effect of its own; only a case file a setup call
         # staged is put back, with its identity, so a replay has it to act on again.
-        if self.staged is not None and self.keep_at is not None:
-            os.link(self.staged, self.keep_at)
+        if self.staged is None or self.keep_at is None:
+            return
+        # Uses in each era share the attack's case file: kept once, by the first.
+        if identity_of(self.keep_at) is not None and identity_of(self.keep_at) == identity_of(self.staged):
+            return
+        os.link(self.staged, self.keep_at)
 
     def put_back(self) -> str | None:
         if self.staged is None or self.keep_at is None or identity_of(self.staged) is not None:

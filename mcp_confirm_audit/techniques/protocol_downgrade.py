@@ -18,9 +18,10 @@ in each era, the person asked about a file, another of the same size and time
 renamed onto its name while they decide, and their yes sent. A gate that compares
 the file in the first era and deletes the impostor in the second is the finding.
 
-`answer: replayed` does the same for single use: in each era the person's yes
-acts once, the subject is put back (a file with the identity it had), and the
-approval is presented again. Over MRTR that is the same state with the same
+`answer: replayed` does the same for single use, for any action: in each era the
+person's yes acts once, the subject is put back (a file with the identity it had;
+a payment, a message or a row needs nothing put back, a second one is an effect
+of its own), and the approval is presented again. Over MRTR that is the same state with the same
 accept; over the back channel a question is the server's own request, answered
 once, so there is nothing to present but the same call again, which must ask
 anew. A second effect in one era only is the finding (a server that spends the
@@ -60,8 +61,9 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     answer = params["answer"]
     if answer not in ("none", "decline", "negative", "swapped", "replayed"):
         raise ValueError(f"protocol-downgrade: unknown answer {answer!r}")
-    # A replay needs the subject put back with its identity after the honest yes acted: a file.
-    if answer in ("swapped", "replayed") and not attack.file_only():
+    # A swap renames another file onto the name: a file. A replay acts again on a use of any action
+    # (a second payment or message is an effect of its own; a staged case file is put back).
+    if answer == "swapped" and not attack.file_only():
         return
     # The era the other families judged (the primary's) is where the gate is proven to hold first;
     # the other era is the attack.

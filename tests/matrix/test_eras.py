@@ -401,3 +401,63 @@ def test_an_approval_that_leaves_three_marks_is_counted_as_one_effect_even_after
     run = run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     assert {r.id: r.verdict for r in run.results} == expected, [(r.id, r.reason) for r in run.results]
+
+
+def _wake_in_each_era(catalogue: Catalogue, style: str, flaws: Sequence[str], protocol: str | None) -> Result:
+    """MCA-ERAS-005 alone on the wake server speaking both eras: an action that names no file."""
+    raw = {
+        "command": f"py:{WAKE_SERVER}:build_server",
+        "factory_args": {"flaws": list(flaws), "both_eras": True, "style": style},
+        "tool": "wake",
+        "args": {"host": "study-pc"},
+        "effect": [{"file": "packets.jsonl"}],
+        "call_timeout": 10.0,
+        **({"protocol": protocol} if protocol else {}),
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-ERAS-005",
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    return run.by_id()["MCA-ERAS-005"]
+
+
+# Replay in each era for an action that names no file (a wake: three packet rows per use). The
+# primary's era is where the gate must hold first: the negotiated 2026-07-28, or 2025-11-25 pinned.
+@pytest.mark.parametrize(
+    ("style", "flaw", "protocol", "walks_into"),
+    [
+        ("plain", None, None, None),
+        ("signed", None, "2025-11-25", None),
+        ("plain", "single-use-only-in-mrtr", None, "2025-11-25"),
+        ("signed", "single-use-only-in-legacy", "2025-11-25", "2026-07-28"),
+    ],
+    ids=["careful-plain", "careful-signed-legacy-first", "mrtr-only", "legacy-only"],
+)
+def test_an_approval_spent_in_one_era_only_is_found_for_an_action_that_names_no_file(
+    catalogue: Catalogue, style: str, flaw: str | None, protocol: str | None, walks_into: str | None
+) -> None:
+    result = _wake_in_each_era(catalogue, style, [flaw] if flaw else [], protocol)
+    if walks_into is None:
+        # Both careful styles spend an MRTR state once and ask anew over the back channel.
+        assert (result.verdict, result.layer) == (R, Layer.TOOL), (result.reason, result.evidence)
+        # Over the back channel the same call asks anew; over MRTR the state is refused, in the
+        # signed style's own words.
+        said = (
+            "Refused: approval invalid or replayed" if protocol else "asked the user again instead of acting"
+        )
+        assert said in result.reason, result.reason
+        return
+    held = "2026-07-28" if walks_into == "2025-11-25" else "2025-11-25"
+    assert result.verdict is V, (result.reason, result.evidence)
+    assert f"over {held} the gate held" in result.reason, result.reason
+    assert f"over {walks_into} the tool acted a second time on the person's one yes" in result.reason
+    # The effect is observed: a second wake's three packet rows, not a reply's words.
+    assert "file:packets.jsonl" in result.reason, result.reason
+    honest = [line for line in result.evidence if "(the honest redemption)" in line]
+    assert len(honest) == 2, result.evidence
+    again = "the same call again" if walks_into == "2025-11-25" else "the same state redeemed again"
+    [replayed] = [line for line in result.evidence if again in line]
+    assert "[attack]" in replayed, replayed
