@@ -93,8 +93,8 @@ class DriftKeys(Keys):
     )
     args: dict[str, Any] | None = key(
         None,
-        "Its arguments ({NAME} saved by setup, {root}, {sink}); a value the action's own arguments do not "
-        "hold is what the person was not shown.",
+        "Its arguments ({NAME} saved by setup, {path} the attack's case file, {root}, {sink}, {profile_dir}); "
+        "a value the action's own arguments do not hold is what the person was not shown.",
         accepts="a mapping of argument names to values",
         example={"link_id": "{loose}", "collection_id": "{collection}"},
     )

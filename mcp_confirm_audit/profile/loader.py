@@ -164,7 +164,14 @@ class Profile:
         """Whether the harness must run its loopback sink for this target."""
         if any(spec.kind == "sink" for spec in self.effect):
             return True
-        words = [self.command, *self.env.values(), *self.files.values(), repr(self.args), repr(self.setup)]
+        words = [
+            self.command,
+            *self.env.values(),
+            *self.files.values(),
+            repr(self.args),
+            repr(self.setup),
+            repr(self.drift),
+        ]
         return any("{sink}" in word for word in words)
 
     @property

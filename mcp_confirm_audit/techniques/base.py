@@ -350,8 +350,12 @@ class Attack(Recorder):
         return replace(instance, staged=self.case.victim, keep_at=self.sandbox.keep / self.case.name)
 
     def filled(self, template: Mapping[str, Any], instance: Instance) -> dict[str, Any]:
-        """`template` with {NAME} saved by this use's setup calls and the harness's own values."""
-        rendered = render(dict(template), {**self._values, **instance.saved})
+        """`template` with {NAME} saved by this use's setup calls and the harness's own values.
+
+        {path} is this attack's case file, as the setup calls were given it.
+        """
+        values = {**self._values, "path": os.path.relpath(self.case.victim, self.sandbox.root)}
+        rendered = render(dict(template), {**values, **instance.saved})
         assert isinstance(rendered, dict)
         return rendered
 

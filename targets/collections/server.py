@@ -11,7 +11,7 @@ first, naming the collection and every link it will delete, in either era: over
 `elicitation/create` while the call waits (what `ctx.elicit` sends).
 
 Between the question and the answer, the target's own `move_link` can move
-another link into the collection. The careful server acts on what was shown:
+another link into the collection (or `add_link` save a new one straight into it). The careful server acts on what was shown:
 with `--on-drift act-on-shown` (the default) it deletes only the links the
 question named and keeps the collection with what was moved in since; with
 `--on-drift ask-again` it asks again about the collection as it is now. The flaw
@@ -258,8 +258,15 @@ def build_server(
         links = [store.add(f"https://example.org/{collection}/{n}", collection) for n in (1, 2)]
         return {"collection_id": collection, "links": links}
 
-    def add_link(url: Annotated[str, Field(description="The link's URL.")]) -> dict[str, Any]:
-        return {"link_id": store.add(url, None)}
+    def add_link(
+        url: Annotated[str, Field(description="The link's URL.")],
+        collection_id: Annotated[
+            str | None, Field(description="A collection to save it in, as create_collection returned it.")
+        ] = None,
+    ) -> dict[str, Any]:
+        if collection_id is not None and collection_id not in store.titles:
+            raise ToolError("no such collection")
+        return {"link_id": store.add(url, collection_id)}
 
     def move_link(link_id: LinkId, collection_id: CollectionId) -> dict[str, Any]:
         if link_id not in store.links or collection_id not in store.titles:

@@ -6,13 +6,17 @@ person follow the link with a command that trusts only {url}; {profile_dir}, {ro
 wherever they may. If any of them were passed on unfilled, the honest flow would not complete.
 `targets/elsewhere-placeholders-form.yaml` puts {name}, {path} and {profile_dir} in answer: and
 negative_answer: of a form that refuses an answer naming another file or folder.
+`targets/collections-drift-placeholders.yaml` puts {sink}, {root}, {path}, {profile_dir} and a name
+setup saved in drift.args, of an action that names no file (subject-drift skips file actions).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 
+import pytest
 from conftest import MATRIX_GENERATION
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -87,3 +91,48 @@ def test_the_form_answers_placeholders_are_filled_in_the_yes_and_in_the_keep(cat
     # The keep was read as a keep, not refused as naming another file: filled too.
     assert controls["negative"].passed, controls["negative"].detail
     assert "kept " in controls["negative"].detail, controls["negative"].detail
+
+
+@pytest.mark.parametrize(
+    ("factory_args", "verdict", "layer"),
+    [
+        ({"flaws": ["deletes-current-members"]}, Verdict.VULNERABLE, Layer.NONE),
+        ({}, Verdict.REFUSED, Layer.TOOL),
+    ],
+    ids=["flawed", "careful"],
+)
+def test_the_drift_calls_placeholders_are_filled_and_reach_the_server(
+    catalogue: Catalogue, factory_args: dict[str, object], verdict: Verdict, layer: Layer
+) -> None:
+    loaded = load_profile(TARGETS / "collections-drift-placeholders.yaml")
+    profile = dataclasses.replace(resolve_profile(loaded, None, None), factory_args=factory_args)
+    assert profile.drift is not None
+    here = str(TARGETS.resolve())
+    assert profile.drift.args["url"] == f"{{sink}}/saved?root={{root}}&case={{path}}&profile={here}"
+    assert profile.uses_sink  # {sink} in drift.args alone starts the sink
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "subject-drift",
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    [result] = run.results
+    assert (result.verdict, result.layer) == (verdict, layer), (result.reason, result.evidence)
+    # The drift call went out with every name filled: the sink's loopback URL, the sandbox root, the
+    # case file beneath it, this folder, and the collection setup saved (add_link refuses another).
+    [drifted] = [line for line in result.evidence if line.startswith("note: after the question")]
+    assert "add_link(" in drifted, drifted
+    for name in ("sink", "root", "path", "profile_dir", "collection"):
+        assert "{" + name + "}" not in drifted, drifted
+    assert "http://127.0.0.1:" in drifted, drifted
+    assert "root=/" in drifted, drifted
+    assert f"profile={here}" in drifted, drifted
+    assert "/victim" in drifted.split("&case=", 1)[1], drifted
+    # What the server was given is what its read-only listing shows: the link saved under that URL
+    # went with the collection (flawed) or was left as it was (careful), seen through list_links.
+    if verdict is Verdict.VULNERABLE:
+        assert "list_links: the entry holding" in result.reason, result.reason
+        assert "saved?root=/" in result.reason, result.reason
+    else:
+        assert result.reason.startswith("acted on what was shown only"), result.reason
