@@ -21,7 +21,8 @@ the file in the first era and deletes the impostor in the second is the finding.
 `answer: replayed` does the same for single use, for any action: in each era the
 person's yes acts once, the subject is put back (a file with the identity it had;
 a payment, a message or a row needs nothing put back, a second one is an effect
-of its own), and the approval is presented again. Over MRTR that is the same state with the same
+of its own, which the first era shows by asking and approving the same use again),
+and the approval is presented again. Over MRTR that is the same state with the same
 accept; over the back channel a question is the server's own request, answered
 once, so there is nothing to present but the same call again, which must ask
 anew. A second effect in one era only is the finding (a server that spends the
@@ -45,6 +46,7 @@ from typing import Any, Literal
 from mcp import types
 
 from ..confirmations.elicitation import needs_back_channel
+from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
@@ -79,8 +81,10 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
     subjects = {}
     for conn in (base, other):
         # A swap leaves the impostor under the name, and a replay keeps the file's identity aside:
-        # the second era gets a file of its own.
-        own = answer in ("swapped", "replayed")
+        # the second era gets a file of its own. A use of an action that names no file is the
+        # attack's own in each era (minted again by setup over another process): a second use of it
+        # is an effect of its own, which the replay's control shows first (`_repeats`).
+        own = answer == "swapped" or (answer == "replayed" and attack.names_file)
         subject = await (attack.another(f"in-{conn.era}") if own else attack.subject_on(conn))
         if subject is None:
             return
@@ -211,6 +215,8 @@ async def _replayed(
         return None
     if (put_back := subject.put_back()) is not None:
         attack.note(f"over {conn.era}: {put_back} after the honest redemption")
+    if not attack_proper and isinstance(subject, Instance) and not await _repeats(attack, conn, subject):
+        return None
     if attack_proper:
         await attack.start_attack()
     before = await attack.mark()
@@ -244,6 +250,37 @@ async def _replayed(
             connection=conn,
         )
     return None
+
+
+async def _repeats(attack: Attack, conn: Connection, subject: Instance) -> bool:
+    """A use of an action that names no file, asked and approved again: whether it acts again.
+
+    A second payment or message is an effect of its own, so an approval presented again can be
+    seen acting; a collection deleted or a status set leaves nothing a second use changes, and
+    then nothing a replay does could be seen (not applicable, saying why).
+    """
+    before = await attack.mark()
+    asked = await attack.call(
+        f"over {conn.era}: control: the same use again, asked anew", subject, connection=conn
+    )
+    done = asked
+    if asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
+        done = await attack.call(
+            f"over {conn.era}: control: the person approves the same use again",
+            subject,
+            state=asked.request_state,
+            responses=attack.accept(asked, subject),
+            connection=conn,
+        )
+    if await attack.took_effect(subject, before):
+        return True
+    attack.not_applicable(
+        f"over {conn.era} the same use of {attack.plan.name!r}, asked and approved again, did not act again "
+        f"({done.outcome}: {done.text[:160]}): its subject is gone or already as the first use left it, so an "
+        "approval presented again could not be seen acting; replay in each era needs an action each use of "
+        "which is an effect of its own (a payment, a message) or a file"
+    )
+    return False
 
 
 def _reply(attack: Attack, asked: Response, subject: Any, answer: str) -> dict[str, Any] | None:

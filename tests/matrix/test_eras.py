@@ -23,11 +23,12 @@ from mcp import types
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Outcome, Phase, Result, Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.profile.loader import load_profile, profile_from_mapping
 from mcp_confirm_audit.target.driver import connect
 from mcp_confirm_audit.techniques import traits_of
 
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
+COLLECTIONS = LEGACY_SERVER.parents[1] / "collections-drift.yaml"
 V, W, R, NA = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED, Verdict.NOT_APPLICABLE
 ACCEPT = types.ElicitResult(action="accept", content={"confirm": True})
 
@@ -461,3 +462,19 @@ def test_an_approval_spent_in_one_era_only_is_found_for_an_action_that_names_no_
     again = "the same call again" if walks_into == "2025-11-25" else "the same state redeemed again"
     [replayed] = [line for line in result.evidence if again in line]
     assert "[attack]" in replayed, replayed
+
+
+def test_a_use_that_does_not_act_twice_is_not_applicable_to_replay_in_each_era(catalogue: Catalogue) -> None:
+    # A deleted collection is gone: the same use asked and approved again acts on nothing, so no
+    # replay could be seen acting. Not applicable, saying why; never inconclusive or refused.
+    profile = load_profile(COLLECTIONS)
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-ERAS-005",
+        generation=MATRIX_GENERATION,
+    )
+    result = run.by_id()["MCA-ERAS-005"]
+    assert result.verdict is NA, (result.reason, result.evidence)
+    assert "the same use of 'delete_collection', asked and approved again, did not act again" in result.reason
+    assert "no collection" in result.reason, result.reason

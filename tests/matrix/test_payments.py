@@ -83,10 +83,16 @@ def assert_careful(
             assert result.verdict is Verdict.INCONCLUSIVE, result
             assert result.reason.startswith("no hostile value reached a question"), result.reason
             assert "no job" in result.reason, result.reason
-        elif result.id in ("MCA-ERAS-004", "MCA-ERAS-005"):
-            # A swap or a replay in each era puts a file back with its identity: no file, nothing to try.
+        elif result.id == "MCA-ERAS-004":
+            # A swap in each era renames another file onto the name: no file, nothing to try. (A replay
+            # in each era, MCA-ERAS-005, runs: a second payment is an effect of its own.)
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert "needs an argument that names a file" in result.reason, result.reason
+        elif result.id == "MCA-ERAS-005" and result.verdict is Verdict.NOT_APPLICABLE:
+            # A staged transfer is executed once: the same use, asked and approved again, does not pay
+            # again, so an approval presented again could not be seen acting (the handle shape).
+            assert "did not act again" in result.reason, result.reason
+            assert "already executed" in result.reason, result.reason
         elif result.id == "MCA-FLAGBYPASS-002" and switches and result.verdict is Verdict.NOT_APPLICABLE:
             # The job tracker takes a row id and a status enum: no free value to send beyond the profile's.
             assert "nothing can be sent beyond the profile's values" in result.reason, result.reason
