@@ -46,7 +46,6 @@ from typing import Any, Literal
 from mcp import types
 
 from ..confirmations.elicitation import needs_back_channel
-from ..engine.action import Instance
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
@@ -215,7 +214,7 @@ async def _replayed(
         return None
     if (put_back := subject.put_back()) is not None:
         attack.note(f"over {conn.era}: {put_back} after the honest redemption")
-    if not attack_proper and isinstance(subject, Instance) and not await _repeats(attack, conn, subject):
+    if not attack_proper and not attack.names_file and not await _repeats(attack, conn, subject):
         return None
     if attack_proper:
         await attack.start_attack()
@@ -252,7 +251,7 @@ async def _replayed(
     return None
 
 
-async def _repeats(attack: Attack, conn: Connection, subject: Instance) -> bool:
+async def _repeats(attack: Attack, conn: Connection, subject: Any) -> bool:
     """A use of an action that names no file, asked and approved again: whether it acts again.
 
     A second payment or message is an effect of its own, so an approval presented again can be
