@@ -502,8 +502,11 @@ def _ticketed(server: MCPServer, gate: Gate) -> None:
         return json.dumps({"status": "pending_approval", "request_id": staged["request_id"]})
 
     @server.tool(annotations=_DESTRUCTIVE)
-    def execute_request(request_id: str, ticket: str) -> str:
-        """Delete the file of an approved request, under the ticket it was staged with."""
+    def execute_request(request_id: str, ticket: str, profile: str) -> str:
+        """Delete the file of an approved request, under the ticket it was staged with, from this folder."""
+        script = Path(profile) / "elsewhere" / "server.py"
+        if not script.is_file() or not os.path.samefile(script, __file__):
+            raise ValueError(f"refused: profile {profile!r} is not the folder this server is in")
         if tickets.get(ticket) != request_id:
             raise ValueError("refused: that request was not staged under this ticket")
         if not gate.live(request_id)["approved"]:

@@ -128,3 +128,55 @@ def test_the_key_reference_has_one_table_of_every_placeholder() -> None:
     assert "## Placeholders" in page
     for line in placeholders.table():
         assert line in page
+
+
+def _strings(value: object, seen: set[int]) -> list[str]:
+    """Every string reachable from a loaded profile: its fields, mappings, sequences and objects."""
+    if isinstance(value, str):
+        return [value]
+    if id(value) in seen or value is None or isinstance(value, (bool, int, float, Path)):
+        return []
+    seen.add(id(value))
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _strings(k, seen) + _strings(v, seen)]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [s for v in value for s in _strings(v, seen)]
+    fields = getattr(value, "__dataclass_fields__", None) or getattr(type(value), "model_fields", None)
+    if fields is not None:
+        return [s for name in fields for s in _strings(getattr(value, name, None), seen)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "confirmation",
+    [
+        # the agent's own approve call (self-approval) and the executing call of a pending flow
+        "{kind: pending, pending: {human: [{command: 'ok {id}'}],"
+        " approve: {tool: approve, args: {pending_id: '{id}', by: '{profile_dir}/agent'}},"
+        " execute: {tool: x, args: {r: '{id}', from: '{profile_dir}'}}}}",
+        # a token handed out by another tool, its preview call's arguments, and into: as a mapping
+        "{kind: token, token: {preview: {tool: simulate, args: {target: '{path}', conf: '{profile_dir}'}},"
+        " into: {approval: '{token}', keyring: '{profile_dir}/keys'}}}",
+    ],
+    ids=["pending approve and execute", "token preview and into"],
+)
+def test_profile_dir_leaves_no_string_of_a_loaded_profile_unfilled_in_any_place(
+    tmp_path: Path, confirmation: str
+) -> None:
+    # {profile_dir} is spelled out once, at load, in every string: a place the run fills later
+    # ({id}, {token}) then sees the folder, never the placeholder. A walk over the whole loaded
+    # profile proves it for the places no reference profile runs it in.
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    path = folder / "p.yaml"
+    path.write_text(
+        "command: python {profile_dir}/srv.py --root {root}\n"
+        "tool: delete_file\n"
+        "args: {path: '{path}', conf: '{profile_dir}'}\n"
+        f"confirmation: {confirmation}\n"
+    )
+    profile = load_profile(path)
+    strings = _strings(profile, set())
+    here = str(folder.resolve())
+    assert not [s for s in strings if "{profile_dir}" in s]
+    assert sum(here in s for s in strings) >= 4, strings
