@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..models import ControlResult, Result, Verdict
-from .baseline import ACCEPTED, DRIFT, STALE, Baseline, Mark
+from .baseline import ACCEPTED, CONTROLS, DRIFT, STALE, Baseline, Mark
 
 PASSED = "passed"
 SKIPPED = "skipped"
@@ -25,7 +25,7 @@ _FAILING = (FAILED, ERROR)
 
 # The controls that are pytest items of their own, for every audited tool: an MRTR flow's "no"
 # is a decline, a cancel or a negative answer; a token or pending flow's is its preview alone.
-CONTROL_ITEMS = ("approve", "preview-alone", "decline", "cancel", "negative")
+CONTROL_ITEMS = ("approve", *CONTROLS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +69,22 @@ def attack_gate(result: Result, baseline: Baseline | None, *, strict: bool = Fal
     return Gate(WARNED, drifted, mark) if drifted else Gate(PASSED, "", mark)
 
 
-def control_gate(control: ControlResult | None, name: str) -> Gate:
-    """What a control's item does: the approve control not passing is an error, another one a failure."""
+def control_gate(control: ControlResult | None, name: str, baseline: Baseline | None = None) -> Gate:
+    """What a control's item does: the approve control not passing is an error, another one a failure.
+
+    A failing control the baseline accepts (`control-NAME`) is excused; once it passes, stale.
+    """
     if name == "approve" and (control is None or not control.passed):
         return Gate(ERROR, control.detail if control else "not run")
     if control is None:
         return Gate(SKIPPED, "not run: the approve control failed")
     if not control.applicable:
         return Gate(SKIPPED, control.detail)
+    mark = baseline.mark_control(control) if baseline is not None else None
+    if baseline is not None and mark is not None:
+        if mark.status == STALE:
+            return Gate(FAILED, f"STALE baseline entry in {baseline.source}: {mark.reason}; remove it", mark)
+        return Gate(EXCUSED, f"baselined in {baseline.source}: {mark.reason}", mark)
     if not control.passed:
         return Gate(FAILED, f"control {name} on {control.tool}: {control.detail}")
     return Gate(PASSED, "")
@@ -99,7 +107,7 @@ def failing(
     for control in controls:
         if control.name not in CONTROL_ITEMS:
             continue
-        gate = control_gate(control, control.name)
+        gate = control_gate(control, control.name, baseline)
         if gate.fails:
             lines.append(f"control {control.name} on {control.tool}: {gate.outcome}, {gate.said}")
     for result in results:

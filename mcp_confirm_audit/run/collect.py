@@ -104,7 +104,11 @@ class ControlItem(pytest.Item):
         result = self._result()
         if result is None and self.control == "preview-alone" and self._approved():
             pytest.skip("an MRTR flow has no preview: its decline, cancel and negative answer were checked")
-        gate = control_gate(result, self.control)
+        gate = control_gate(result, self.control, self.config.stash.get(BASELINE_KEY, None))
+        if gate.mark is not None and gate.mark.status == STALE:
+            raise StaleBaseline(gate.said)
+        if gate.outcome == EXCUSED:
+            pytest.xfail(gate.said)
         if gate.outcome == SKIPPED:
             pytest.skip(gate.said)
         if gate.outcome == FAILED:

@@ -21,28 +21,35 @@ from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
 def baseline_of(run: AuditRun) -> str:
     """The baseline `mcp-confirm-audit baseline` writes from this run, its TODO reasons filled in."""
-    written = baseline_from_audit({"results": [r.as_dict() for r in run.results]}, "this run")
+    document = {
+        "results": [r.as_dict() for r in run.results],
+        "controls": [c.as_dict() for c in run.controls],
+    }
+    written = baseline_from_audit(document, "this run")
     return written.replace("TODO say why this is accepted", "accepted by the test")
 
 
 def assert_green_with_its_findings_baselined(run: AuditRun, catalogue: Catalogue) -> None:
     """What `--mcp-baseline` of this run's own findings makes of the same results: exit 0.
 
-    A baseline excuses findings only: an inconclusive result or a failed control still fails the
-    run, so a server the CI gate can hold green has neither. The run must have found something,
+    A baseline excuses findings, and a control that fails (a decline acted on) by its id
+    `control-NAME`; an inconclusive result or a failed approve control still fails the run, so a
+    server the CI gate can hold green has neither. The run must have found something,
     or the check proves nothing about the baseline.
     """
     findings = [r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)]
     assert findings, "no finding to baseline"
     baseline = baseline_from_mapping(yaml.safe_load(baseline_of(run)), catalogue, source="this run")
     tools = sorted({r.tool for r in run.results})
-    assert failing(run.results, run.controls, baseline, tools=tools) == []
+    lines = failing(run.results, run.controls, baseline, tools=tools)
+    assert lines == [], lines
     marks = {r.id: baseline.mark(r) for r in findings}
     assert {m.status if m else None for m in marks.values()} == {ACCEPTED}, marks
 
 
 def assert_green_as_it_is(run: AuditRun) -> None:
     """A careful server's audit exits 0 with no baseline: no finding, no inconclusive, every control held."""
-    assert failing(run.results, run.controls, None) == []
+    lines = failing(run.results, run.controls, None)
+    assert lines == [], lines
     weak = [(r.id, r.reason) for r in run.results if r.verdict is Verdict.WEAK]
     assert weak == []  # a warning, not a failure, without --mcp-strict: held to zero all the same

@@ -17,7 +17,9 @@ from mcp_confirm_audit.engine.gate import (
     control_gate,
     failing,
 )
+from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.models import ControlResult, Layer, Verdict
+from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
 V, W, R = Verdict.VULNERABLE, Verdict.WEAK, Verdict.REFUSED
 
@@ -89,3 +91,27 @@ def test_a_run_exits_0_only_with_every_finding_baselined_and_no_entry_unmatched(
     gone = {**ACCEPT_REPLAY, "tool": "gone_tool"}
     lines = failing(found, [], baseline(catalogue, findings=[ACCEPT_REPLAY, gone]), tools=["delete_file"])
     assert lines == ["MCA-REPLAY-001 on gone_tool: the target no longer offers that tool for audit"]
+
+
+def test_a_control_that_fails_is_accepted_by_its_id_and_once_it_passes_is_stale(catalogue: Catalogue) -> None:
+    negative = ControlResult(
+        "delete_file", "negative", False, True, "the victim was removed after a negative"
+    )
+    written = baseline_from_audit({"results": [], "controls": [negative.as_dict()]}, "a run")
+    assert "id: control-negative" in written
+    accepted = baseline(
+        catalogue, findings=[{"id": "control-negative", "tool": "delete_file", "reason": "#7"}]
+    )
+    assert control_gate(negative, "negative", accepted).outcome == EXCUSED
+    assert failing([], [negative], accepted, tools=["delete_file"]) == []
+    fixed = ControlResult("delete_file", "negative", True, True, "no effect")
+    stale = control_gate(fixed, "negative", accepted)
+    assert (stale.outcome, stale.said) == (
+        FAILED,
+        "STALE baseline entry in b.yaml: the negative control no longer fails: #7; remove it",
+    )
+
+
+def test_the_approve_control_cannot_be_accepted(catalogue: Catalogue) -> None:
+    with pytest.raises(UsageError, match="'control-approve' is not in the catalogue"):
+        baseline(catalogue, findings=[{"id": "control-approve", "tool": "delete_file", "reason": "#7"}])
