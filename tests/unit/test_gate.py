@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from test_baseline import ACCEPT_REPLAY, baseline, result
 
 from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
+from mcp_confirm_audit.engine.baseline import baseline_from_mapping
 from mcp_confirm_audit.engine.gate import (
     ERROR,
     EXCUSED,
@@ -115,3 +119,10 @@ def test_a_control_that_fails_is_accepted_by_its_id_and_once_it_passes_is_stale(
 def test_the_approve_control_cannot_be_accepted(catalogue: Catalogue) -> None:
     with pytest.raises(UsageError, match="'control-approve' is not in the catalogue"):
         baseline(catalogue, findings=[{"id": "control-approve", "tool": "delete_file", "reason": "#7"}])
+
+
+def test_the_how_to_page_s_baseline_is_one_the_gate_reads(catalogue: Catalogue) -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "baseline-a-failing-control.md"
+    block = page.read_text(encoding="utf-8").split("```yaml\n", 1)[1].split("```", 1)[0]
+    read = baseline_from_mapping(yaml.safe_load(block), catalogue, source="the page")
+    assert [f.id for f in read.findings] == ["MCA-CONSENT-001", "control-decline"]
