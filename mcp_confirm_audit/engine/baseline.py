@@ -18,7 +18,7 @@ from typing import Any
 
 from ..catalogue.loader import Catalogue
 from ..errors import UsageError
-from ..models import Layer, Result, Verdict
+from ..models import ControlResult, Layer, Result, Verdict
 from ..profile.contract import says_nothing
 from ..profile.yamlfile import read_yaml
 
@@ -27,6 +27,11 @@ STALE = "stale"
 DRIFT = "layer-drift"
 
 _FINDINGS = (Verdict.VULNERABLE, Verdict.WEAK)
+# The controls a baseline may accept as failing, by the id `control-NAME`: each says the gate acts
+# on a "no" (a decline, a cancel, a negative answer, the preview alone), which is a finding of its
+# own. The approve control cannot be accepted: without an honest flow nothing is judged.
+CONTROLS = ("preview-alone", "decline", "cancel", "negative")
+CONTROL_PREFIX = "control-"
 _REFUSING = tuple(layer for layer in Layer if layer not in (Layer.NONE, Layer.TRANSPORT))
 
 
@@ -81,6 +86,16 @@ class Baseline:
             )
         return None
 
+    def mark_control(self, control: ControlResult) -> Mark | None:
+        """An accepted failing control: accepted while it still fails, stale once it passes."""
+        key = (CONTROL_PREFIX + control.name, control.tool)
+        accepted = next((f for f in self.findings if (f.id, f.tool) == key), None)
+        if accepted is None or not control.applicable:
+            return None
+        if control.passed:
+            return Mark(STALE, f"the {control.name} control no longer fails: {accepted.reason}", "failed")
+        return Mark(ACCEPTED, accepted.reason, "failed")
+
     def unmatched(self, results: Iterable[Result], tools: Sequence[str] | None) -> list[str]:
         """Accepted findings no result of this run can ever match: stale too.
 
@@ -89,7 +104,7 @@ class Baseline:
         seen = {(r.id, r.tool) for r in results}
         stale = []
         for entry in self.findings:
-            if (entry.id, entry.tool) in seen:
+            if (entry.id, entry.tool) in seen or (entry.id.startswith(CONTROL_PREFIX) and tools is None):
                 continue
             if entry.id in self.retired:
                 stale.append(
@@ -195,6 +210,12 @@ def _key(
     attack_id, tool = entry.get("id"), entry.get("tool")
     if not isinstance(attack_id, str) or not isinstance(tool, str) or not tool:
         raise fail(f"{where} needs 'id' (an attack id) and 'tool' (the tool it was found on)")
+    if attack_id.startswith(CONTROL_PREFIX) and attack_id.removeprefix(CONTROL_PREFIX) in CONTROLS:
+        if "verdict" in entry or "variant" in entry or "layer" in entry:
+            raise fail(
+                f"{where} ({attack_id}): a control is accepted as failing: give it only id, tool and reason"
+            )
+        return attack_id, tool
     if attack_id not in specs:
         raise fail(
             f"{where}: {attack_id!r} is not in the catalogue; list the ids with 'mcp-confirm-audit catalogue'"

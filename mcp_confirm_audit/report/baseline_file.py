@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from ..engine.baseline import CONTROL_PREFIX, CONTROLS
+
 _FINDINGS = ("vulnerable", "weak")
 _REFUSING = ("sdk-boundary", "protocol", "tool")
 
@@ -66,6 +68,16 @@ def baseline_from_audit(document: Mapping[str, Any], source: str, *, layers: boo
             )
         elif layers and result["verdict"] == "refused" and result.get("layer") in _REFUSING:
             pinned.append({"id": result["id"], "tool": result["tool"], "layer": result["layer"]})
+    for control in document.get("controls", ()):
+        # A control that fails says the gate acts on a "no": accepted by its id, as a finding is.
+        if control["name"] in CONTROLS and control.get("applicable", True) and not control["passed"]:
+            findings.append(
+                {
+                    "id": CONTROL_PREFIX + control["name"],
+                    "tool": control["tool"],
+                    "reason": f"TODO say why this is accepted (failed {found_on}: {control['detail'][:160]})",
+                }
+            )
     head = [
         f"# mcp-confirm-audit baseline, written from {source}.",
         "# findings: accepted findings; each passes (xfail) while it is still found and fails the run as",

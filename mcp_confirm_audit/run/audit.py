@@ -22,6 +22,7 @@ import pytest
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import load_catalogue
 from ..engine.baseline import Baseline, load_baseline
+from ..engine.gate import CONTROL_ITEMS
 from ..engine.session import AuditSession
 from ..errors import TargetError, UsageError
 from ..models import ControlResult, Result
@@ -32,7 +33,6 @@ from ..report.depth import depth_summary
 from ..target import confine
 from .collect import (
     BASELINE_KEY,
-    CONTROL_ITEMS,
     CONTROL_PROPERTY,
     RESULT_PROPERTY,
     SESSION_KEY,

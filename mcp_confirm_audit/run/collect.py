@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from ..engine.baseline import ACCEPTED, DRIFT, STALE, Baseline
+from ..engine.baseline import DRIFT, STALE, Baseline
 from ..engine.controls import ControlOutcome
+from ..engine.gate import CONTROL_ITEMS, ERROR, EXCUSED, FAILED, SKIPPED, WARNED, attack_gate, control_gate
 from ..engine.session import AuditSession
 from ..engine.verdict import describe
 from ..models import ControlResult, Effect, Exchange, Result, Verdict
@@ -61,11 +62,6 @@ class AuditCollector(pytest.Collector):
         return []
 
 
-# The controls that are pytest items of their own, for every audited tool: an MRTR flow's "no"
-# is a decline, a cancel or a negative answer; a token or pending flow's is its preview alone.
-CONTROL_ITEMS = ("approve", "preview-alone", "decline", "cancel", "negative")
-
-
 class ControlItem(pytest.Item):
     def __init__(self, *, tool: str, control: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -100,21 +96,23 @@ class ControlItem(pytest.Item):
             for other in self.outcome.results:
                 if other.name not in CONTROL_ITEMS:
                     self.user_properties.append((CONTROL_PROPERTY, json.dumps(other.as_dict())))
-        if self.control == "approve" and (result is None or not result.passed):
-            raise Inconclusive(
-                f"the honest flow failed on {self.tool}: {result.detail if result else 'not run'}"
-            )
+        gate = control_gate(result, self.control)
+        if gate.outcome == ERROR:
+            raise Inconclusive(f"the honest flow failed on {self.tool}: {gate.said}")
 
     def runtest(self) -> None:
         result = self._result()
         if result is None and self.control == "preview-alone" and self._approved():
             pytest.skip("an MRTR flow has no preview: its decline, cancel and negative answer were checked")
-        if result is None:
-            pytest.skip("not run: the approve control failed")
-        if not result.applicable:
-            pytest.skip(result.detail)
-        if not result.passed:
-            raise AttackFound(f"control {self.control} on {self.tool}: {result.detail}")
+        gate = control_gate(result, self.control, self.config.stash.get(BASELINE_KEY, None))
+        if gate.mark is not None and gate.mark.status == STALE:
+            raise StaleBaseline(gate.said)
+        if gate.outcome == EXCUSED:
+            pytest.xfail(gate.said)
+        if gate.outcome == SKIPPED:
+            pytest.skip(gate.said)
+        if gate.outcome == FAILED:
+            raise AttackFound(gate.said)
 
     def _approved(self) -> bool:
         assert self.outcome is not None
@@ -166,33 +164,30 @@ class AttackItem(pytest.Item):
             value = getattr(result, key)
             self.user_properties.append((f"mcp.{key}", getattr(value, "value", value) or ""))
         self.user_properties.append((RESULT_PROPERTY, json.dumps(result.as_dict())))
-        if result.verdict is Verdict.INCONCLUSIVE:
+        if attack_gate(result, None).outcome == ERROR:
             raise Inconclusive(result.reason)
 
     def runtest(self) -> None:
+        # What the item does is decided in engine/gate.py: the exit status as a pure function.
         assert self.result is not None
-        verdict = self.result.verdict
         strict = self.config.stash.get(STRICT_KEY, False)
         baseline = self.config.stash.get(BASELINE_KEY, None)
-        mark = baseline.mark(self.result) if baseline is not None else None
-        if baseline is not None and mark is not None:
+        gate = attack_gate(self.result, baseline, strict=strict)
+        mark = gate.mark
+        if mark is not None:
             self.user_properties.append(("mcp.baseline", mark.status))
-            if mark.status == STALE:
-                raise StaleBaseline(f"STALE baseline entry in {baseline.source}: {mark.reason}; remove it")
-            if mark.status == ACCEPTED:
-                pytest.xfail(f"baselined in {baseline.source}: {mark.reason}")
-            if mark.status == DRIFT:
-                if strict:
-                    raise AttackFound(f"LAYER DRIFT (--mcp-strict): {mark.reason}, as {baseline.source} says")
-                self.warn(LayerDrift(f"{self.spec.id} layer drift on {self.tool}: {mark.reason}"))
-        if verdict in (Verdict.NOT_APPLICABLE, Verdict.EXCLUDED):
-            pytest.skip(self.result.reason)
-        if verdict is Verdict.VULNERABLE:
-            raise AttackFound(f"VULNERABLE: {self.result.reason}")
-        if verdict is Verdict.WEAK:
-            if strict:
-                raise AttackFound(f"WEAK (--mcp-strict): {self.result.reason}")
-            self.warn(AuditWarning(f"{self.spec.id} weak on {self.tool}: {self.result.reason}"))
+        if mark is not None and mark.status == STALE:
+            raise StaleBaseline(gate.said)
+        if gate.outcome == EXCUSED:
+            pytest.xfail(gate.said)
+        if mark is not None and mark.status == DRIFT and gate.outcome == WARNED:
+            self.warn(LayerDrift(f"{self.spec.id} layer drift on {self.tool}: {mark.reason}"))
+        if gate.outcome == SKIPPED:
+            pytest.skip(gate.said)
+        if gate.outcome == FAILED:
+            raise AttackFound(gate.said)
+        if self.result.verdict is Verdict.WEAK:
+            self.warn(AuditWarning(gate.said))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         # A weak result's warning becomes an exception under -W error: show it like a finding.

@@ -36,7 +36,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import types
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..models import Outcome, Question, Response
 
@@ -109,7 +109,7 @@ class BackChannel:
             # Nobody reads this call any more: the person cancels rather than leave the server waiting.
             return _ABANDON
         await asked.answered.wait()
-        reply = asked.reply
+        reply = _retyped(asked.reply)
         if isinstance(reply, types.ElicitResult | types.ErrorData):
             return reply
         # A result of another kind (a roots result under the question's key): the client
@@ -252,3 +252,16 @@ def _typed(reply: Any) -> Any:
         except ValidationError:
             return types.ErrorData(code=types.INVALID_PARAMS, message="the client sent a malformed answer")
     return reply
+
+
+def _retyped(reply: Any) -> Any:
+    """`reply` as this SDK's own type, when it is the same model built from another import of the SDK.
+
+    A second in-process pytest run (pytester) imports `mcp.types` again: an answer a module kept from
+    the first run built is then an ElicitResult of another class, which the SDK would not send.
+    """
+    if isinstance(reply, types.ElicitResult | types.ErrorData) or not isinstance(reply, BaseModel):
+        return reply
+    kinds: dict[str, type[BaseModel]] = {"ElicitResult": types.ElicitResult, "ErrorData": types.ErrorData}
+    kind = kinds.get(type(reply).__name__)
+    return kind.model_validate(reply.model_dump(by_alias=True)) if kind is not None else reply

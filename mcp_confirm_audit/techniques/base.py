@@ -399,10 +399,12 @@ class Attack(Recorder):
         return {**self.plan.extra_args, self.plan.path_arg: value, **overrides}
 
     def other_tool(self) -> tuple[str, dict[str, Any]] | None:
-        """Another tool of the target, with arguments naming the same victim."""
-        others = sorted(
-            (t for t in self.tools if t.name != self.plan.name), key=lambda t: t.read_only is True
-        )
+        """Another tool of the target that may act, with arguments naming the same victim.
+
+        A tool that declares itself read-only is never one: an approval presented to it has nothing
+        to act on, and its normal answer would leave the attack neither refused nor found.
+        """
+        others = [t for t in self.tools if t.name != self.plan.name and t.read_only is not True]
         if not others:
             return None
         value = self.path_value(self.case.victim) if self.names_file else None

@@ -62,7 +62,13 @@ async def cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     elif mode == "other-tool":
         tool = attack.other_tool()
         if tool is None:
-            attack.not_applicable("the target offers no other tool to present the state to")
+            read_only = sorted(t.name for t in attack.tools if t.name != attack.plan.name)
+            attack.not_applicable(
+                f"the target's other tools are read-only ({', '.join(read_only)}): an approval presented to "
+                "one has nothing to act on"
+                if read_only
+                else "the target offers no other tool to present the state to"
+            )
             return
         name, arguments = tool
         await attack.start_attack()

@@ -55,6 +55,8 @@ def test_baseline_writes_a_file_the_gate_accepts(tmp_path: Path) -> None:
     assert [(f.id, f.verdict.value if f.verdict else None) for f in written.findings] == [
         ("MCA-CONSENT-004", "weak"),
         ("MCA-REPLAY-001", "vulnerable"),
+        # The golden run's decline control failed: accepted by its id, as a finding is.
+        ("control-decline", None),
     ]
     assert {(e.id, e.layer.value) for e in written.layers} == {
         ("MCA-FORGE-001", "sdk-boundary"),

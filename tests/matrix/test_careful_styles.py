@@ -15,14 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-import yaml
+from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
 from test_detection_matrix import V_OR_W, assert_caught_and_nothing_else
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.baseline import ACCEPTED, STALE, baseline_from_mapping
 from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
 AuditFn = Callable[..., AuditRun]
 V, W = Verdict.VULNERABLE, Verdict.WEAK
@@ -50,6 +48,7 @@ def test_a_careful_server_in_another_style_gets_no_finding_over_the_whole_catalo
     for result in run.results:
         if result.family == "out-of-root":
             assert any(line.startswith("[setup] benign twin") for line in result.evidence), result.evidence
+    assert_green_as_it_is(run)
 
 
 def test_a_terse_refusal_of_the_root_itself_is_the_tools_because_its_benign_twin_was_asked_about(
@@ -99,27 +98,6 @@ def test_a_flaw_in_another_style_is_still_caught_and_fools_no_other_family(
     assert_caught_and_nothing_else(run, families, expected)
     # The same run, gated by a baseline of its own findings, is green.
     assert_green_with_its_findings_baselined(run, catalogue)
-
-
-def assert_green_with_its_findings_baselined(run: AuditRun, catalogue: Catalogue) -> None:
-    """What `--mcp-baseline` of this run's own findings makes of it: every item passes, skips or is excused.
-
-    A baseline excuses findings only: an inconclusive result or a failed control still fails the
-    run, so a server the CI gate can hold green has neither.
-    """
-    assert all(c.passed for c in run.controls if c.applicable), run.controls
-    unjudged = [(r.id, r.reason) for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
-    assert unjudged == []
-    written = baseline_from_audit({"results": [r.as_dict() for r in run.results]}, "this run")
-    accepted = written.replace("TODO say why this is accepted", "accepted by the test")
-    baseline = baseline_from_mapping(yaml.safe_load(accepted), catalogue, source="this run")
-    for result in run.results:
-        mark = baseline.mark(result)
-        if result.verdict in (V, W):
-            assert mark is not None, result.id
-            assert mark.status == ACCEPTED, (result.id, mark)
-        else:
-            assert mark is None or mark.status != STALE, (result.id, mark)
 
 
 def test_a_sanitiser_that_lets_hangul_fillers_and_variation_selectors_through_is_caught_by_code_point(

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
 from conftest import MATRIX_GENERATION, REFERENCE_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -223,6 +224,11 @@ def _caught_by_its_family_and_refused_elsewhere(catalogue: Catalogue, case: str,
     assert set(expected) <= judged
     want = "mrtr" if mechanism == "flag" else mechanism
     assert {r.mechanism for r in run.results} == {want}
+    # The CI gate: green with the findings baselined, or as it is when there are none.
+    if expected:
+        assert_green_with_its_findings_baselined(run, catalogue)
+    else:
+        assert_green_as_it_is(run)
     return run
 
 

@@ -73,3 +73,17 @@ def test_the_page_is_from_the_whole_corpus_as_it_is_and_a_cheap_subset_still_sco
     assert wrong == []
     assert set(tallies) <= families
     assert all(t.detected == t.expected > 0 for t in tallies.values())
+
+
+def test_every_flawed_case_is_audited_by_a_matrix_test_that_baselines_its_findings(
+    manifest: Manifest,
+) -> None:
+    # Each of these matrix tests ends with baselined.assert_green_with_its_findings_baselined: a run
+    # gated by a baseline of its own findings exits 0. A flawed case audited nowhere so is named here.
+    baselined = {f"reference/{flaw}" for flaw in detection.FLAWS}
+    baselined |= {f"reference/{style}/{flaw}" for style, (flaw, _, _) in styles.FLAWED.items()}
+    baselined |= {f"hostile/{mode}" for mode in detection.HOSTILE}
+    baselined |= {f"elsewhere-{c}/{flaw}" for c in elsewhere.HANDED_OVER for flaw in elsewhere.OUT_OF_BAND}
+    baselined |= {f"elsewhere-{c}/check-then-spend" for c in elsewhere.CHECK_THEN_SPEND}
+    flawed = {c.id for c in manifest.cases if not c.careful}
+    assert flawed - baselined == set(), "audit these cases in a matrix test that baselines its findings"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -160,6 +161,7 @@ def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_
             Verdict.REFUSED,
             CAREFUL_LAYER_BY_ID.get(result.id, CAREFUL_LAYER[result.family]),
         ), result.evidence
+    assert_green_as_it_is(run)
 
 
 def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_tool(
@@ -179,10 +181,14 @@ def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_t
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
-def test_each_flaw_is_caught_by_its_family_and_fools_no_other(audit_reference: AuditFn, flaw: str) -> None:
+def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
+    audit_reference: AuditFn, catalogue: Catalogue, flaw: str
+) -> None:
     families, expected = FLAWS[flaw]
     run = audit_reference(*_options(flaw))
     assert_caught_and_nothing_else(run, families, expected)
+    # The same run, gated by a baseline of its own findings, exits 0.
+    assert_green_with_its_findings_baselined(run, catalogue)
 
 
 def assert_caught_and_nothing_else(
@@ -200,7 +206,7 @@ def assert_caught_and_nothing_else(
 
 @pytest.mark.parametrize("mode", sorted(HOSTILE))
 def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(
-    audit_hostile: AuditFn, mode: str
+    audit_hostile: AuditFn, catalogue: Catalogue, mode: str
 ) -> None:
     family, expected = HOSTILE[mode]
     run = audit_hostile(mode)
@@ -213,6 +219,7 @@ def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(
         assert sum("-> delete_file" in line and "[attack]" in line for line in by_id[attack_id].evidence) >= 2
     fooled = [r for r in run.results if r.family != family and r.verdict in (V, W)]
     assert fooled == [], [(r.id, r.verdict, r.reason) for r in fooled]
+    assert_green_with_its_findings_baselined(run, catalogue)
 
 
 @pytest.mark.parametrize("flaw", ["link-after-resolve", "link-last-component-only"])

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from baselined import assert_green_with_its_findings_baselined
 from conftest import MATRIX_GENERATION, forked
 from deadline import deadline, scaled
 
@@ -106,6 +107,7 @@ def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
     caught = OUT_OF_BAND[flaw]
     assert verdicts.pop(caught)[0] is Verdict.VULNERABLE, [(r.id, r.verdict, r.reason) for r in run.results]
     assert set(verdicts.values()) == {(Verdict.REFUSED, Layer.TOOL)}, verdicts
+    assert_green_with_its_findings_baselined(run, catalogue)
 
 
 def test_an_approval_redeemed_past_its_lifetime_on_a_loaded_machine_is_tried_again_not_judged(
@@ -376,7 +378,11 @@ def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_caref
     assert run.by_id()["MCA-DSPEND-002"].verdict is Verdict.NOT_APPLICABLE
 
 
-@pytest.mark.parametrize("channel", ["webhook", "signed"])
+# The channels whose server can hold an approval's check and its spending apart (--flaw check-then-spend).
+CHECK_THEN_SPEND = ("webhook", "signed")
+
+
+@pytest.mark.parametrize("channel", CHECK_THEN_SPEND)
 def test_an_approval_checked_then_spent_a_moment_later_is_taken_by_every_redemption_at_once(
     catalogue: Catalogue, channel: str
 ) -> None:
@@ -390,6 +396,7 @@ def test_an_approval_checked_then_spent_a_moment_later_is_taken_by_every_redempt
     # Sent one after another the approval is spent by then: only the race finds this flaw.
     replay = verdicts["MCA-OOBREPLAY-001"]
     assert (replay.verdict, replay.layer) == (Verdict.REFUSED, Layer.TOOL), replay.reason
+    assert_green_with_its_findings_baselined(run, catalogue)
 
 
 def test_the_persons_saved_link_followed_twice_approves_again_only_where_the_link_is_never_spent(

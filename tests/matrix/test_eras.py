@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
 from conftest import MATRIX_GENERATION
 from deadline import deadline
 from mcp import types
@@ -88,6 +89,8 @@ def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channe
     # Its ctx.elicit cannot ask over 2026-07-28 at all: there is no second era to walk around it with.
     downgrade = {r.verdict for r in run.results if r.family == "protocol-downgrade"}
     assert downgrade == {NA}
+    # Judged, not left open: no inconclusive result, every control held; the CI gate exits 0.
+    assert_green_as_it_is(run)
 
 
 def test_the_state_families_do_not_apply_to_a_legacy_question_each_saying_why(catalogue: Catalogue) -> None:
@@ -144,6 +147,7 @@ def test_each_flaw_of_the_legacy_server_is_caught_by_its_family_and_fools_no_oth
         assert found.get(attack_id) is verdict, (attack_id, run.by_id()[attack_id].reason)
     fooled = {r.family for r in run.results if r.verdict in (V, W)}
     assert fooled <= FLAW_FAMILIES[flaw], [(r.id, r.reason) for r in run.results if r.family in fooled]
+    assert_green_with_its_findings_baselined(run, catalogue)
 
 
 def test_a_vulnerable_result_over_the_back_channel_names_its_era_and_the_person_was_asked(

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from baselined import assert_green_as_it_is
 from conftest import MATRIX_GENERATION
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -71,6 +72,7 @@ def test_each_careful_legacy_style_has_no_finding_over_the_back_channel(
     # Judged, not left open: a careful server the CI gate can hold green has no inconclusive result.
     unjudged = [(r.id, r.reason) for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
     assert unjudged == []
+    assert_green_as_it_is(run)
 
 
 def test_the_logbook_style_s_log_is_learned_as_bookkeeping_and_left_out_by_name(catalogue: Catalogue) -> None:
