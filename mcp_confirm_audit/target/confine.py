@@ -256,6 +256,11 @@ def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
                 yield os.path.dirname(path)
 
 
+def needed_by(argv: Sequence[str]) -> list[str]:
+    """What `argv` needs to see: its program's prefix, and the existing absolute paths it names."""
+    return list(_needed(argv, Path("/nonexistent")))
+
+
 def _checkout(path: str, folders: Sequence[str]) -> str:
     """A path in a temporary folder widened to its top folder there (a checkout in /tmp whose script
     imports its neighbours); in the home, only the path itself. Never a folder holding a hidden one."""

@@ -175,6 +175,23 @@ def _imports_key(
     return interpreter, tuple(modules), tuple(sorted({**python, **own}.items()))
 
 
+def _confinement_key(confined: confine.Confined | None) -> object:
+    """What a zygote's confinement is made of: its regime, its worlds' folders and what its forks must see.
+
+    The forks' own arguments (`--flaw X`, a port) are not in it: a zygote confined for one command
+    sees the interpreter and the scripts of another that names the same paths, so one zygote serves
+    every audit of a script however it is started (a matrix's hundreds of audits), instead of one each.
+    A word with `..` is kept as it is: from the zygote's own directory it may name a path outside it.
+    """
+    if confined is None:
+        return None
+    regime, worlds, forks = confined
+    paths = sorted({path for argv in forks for path in confine.needed_by(argv)})
+    relative = sorted({word for argv in forks for word in argv[1:] if ".." in word})
+    # The regime's `why` only says why (a peer's port, say): what confines is these three.
+    return (regime.confined, regime.net, regime.shared), worlds, tuple(paths), tuple(relative)
+
+
 @contextlib.contextmanager
 def keep_zygotes(keep: bool = True) -> Iterator[None]:
     """While open, audits in this process share a zygote for the same imports instead of one each.
@@ -212,7 +229,7 @@ def open_zygote(
     with _kept_lock:
         if _kept is None:
             return Zygote(interpreter, modules, env, timeout, confined)
-        key = (*_imports_key(interpreter, modules, env, own_env or {}), repr(confined))
+        key = (*_imports_key(interpreter, modules, env, own_env or {}), _confinement_key(confined))
         zygote = _kept.get(key)
         if zygote is None or not zygote.running:
             if zygote is not None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from deadline import deadline, scaled
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
+from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
 from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
@@ -83,18 +85,105 @@ def _audit(
 FEW_NAMES = Generation(examples=3, seed=CI_SEED)
 
 
-def _verdicts(run: AuditRun) -> dict[str, tuple[Verdict, Layer | None]]:
-    return {r.family: (r.verdict, r.layer) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+def _verdicts(run: AuditRun, of: frozenset[str] | None = None) -> dict[str, tuple[Verdict, Layer | None]]:
+    return {
+        r.family: (r.verdict, r.layer)
+        for r in run.results
+        if r.verdict is not Verdict.NOT_APPLICABLE and (of is None or r.family in of)
+    }
+
+
+def _of(run: AuditRun, families: frozenset[str]) -> list[Result]:
+    return [r for r in run.results if r.family in families]
+
+
+SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
+# Each careful channel is audited once (per worker) for every test below that asks it something: the
+# out-of-band families, and beside them what the person is shown (few names: prompt-forging alone reads
+# the generation's examples), the race of one approval, the terminal's own question, wait and swaps.
+CAREFUL_FAMILIES = {
+    "webhook": frozenset({*OUT_OF_BAND.values(), "prompt-forging", "double-spend"}),
+    "device": frozenset({*OUT_OF_BAND.values(), "prompt-forging"}),
+    "signed": frozenset({*OUT_OF_BAND.values(), "double-spend"}),
+    "signed-two": frozenset(OUT_OF_BAND.values()),
+    "terminal": frozenset({"self-approval", "prompt-forging", "unanswered", *SWAPS}),
+}
+# The terminal gate that takes no answer as yes, likewise once for its two tests.
+FAILS_OPEN_FAMILIES = frozenset({"unanswered", "self-approval"})
+
+
+@pytest.fixture(scope="module")
+def careful(catalogue: Catalogue) -> Callable[[str], AuditRun]:
+    """The careful server's audit on a channel, run the first time a test asks for it."""
+
+    @cache
+    def run(channel: str) -> AuditRun:
+        return _audit(catalogue, channel, families=CAREFUL_FAMILIES[channel], generation=FEW_NAMES)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def fails_open(catalogue: Catalogue) -> Callable[[], AuditRun]:
+    @cache
+    def run() -> AuditRun:
+        return _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES)
+
+    return run
 
 
 @pytest.mark.parametrize("channel", HANDED_OVER)
-def test_the_careful_server_refuses_every_out_of_band_family(catalogue: Catalogue, channel: str) -> None:
-    run = _audit(catalogue, channel, families=frozenset(OUT_OF_BAND.values()))
+def test_the_careful_server_refuses_every_out_of_band_family(
+    careful: Callable[[str], AuditRun], channel: str
+) -> None:
+    run = careful(channel)
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed, approve.detail
-    assert _verdicts(run) == {family: (Verdict.REFUSED, Layer.TOOL) for family in OUT_OF_BAND.values()}, [
-        (r.id, r.verdict, r.reason) for r in run.results
+    handed_over = frozenset(OUT_OF_BAND.values())
+    assert _verdicts(run, handed_over) == {family: (Verdict.REFUSED, Layer.TOOL) for family in handed_over}, [
+        (r.id, r.verdict, r.reason) for r in _of(run, handed_over)
     ]
+
+
+@pytest.mark.parametrize("channel", HANDED_OVER)
+def test_the_careful_server_refuses_the_persons_steps_taken_twice(
+    careful: Callable[[str], AuditRun], channel: str
+) -> None:
+    twice = careful(channel).by_id()["MCA-OOBREPLAY-002"]
+    assert (twice.verdict, twice.layer) == (Verdict.REFUSED, Layer.TOOL), (twice.reason, twice.evidence)
+
+
+def test_the_person_reads_the_webhook_and_follows_its_link(careful: Callable[[str], AuditRun]) -> None:
+    said = " ".join(careful("webhook").by_id()["MCA-OOBREPLAY-001"].evidence)
+    # What the person did is in the evidence: the body read at the sink, the link followed on loopback.
+    assert "read sink (approve_url): http://127.0.0.1:" in said
+    assert "POST http://127.0.0.1:" in said
+    assert "/approve/" in said
+
+
+@pytest.mark.parametrize("channel", ["webhook", "device"])
+def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
+    careful: Callable[[str], AuditRun], channel: str
+) -> None:
+    # The agent's preview names no file; the webhook body and the device's card do, escaped.
+    shown = _of(careful(channel), frozenset({"prompt-forging"}))
+    judged = [r for r in shown if r.verdict is not Verdict.NOT_APPLICABLE]
+    assert judged
+    assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
+
+
+@pytest.mark.parametrize("channel", ["webhook", "signed"])
+def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server(
+    careful: Callable[[str], AuditRun], channel: str
+) -> None:
+    # The person approves once; the agent sends what they handed over eight times at once.
+    run = careful(channel)
+    race = run.by_id()["MCA-DSPEND-001"]
+    assert (race.verdict, race.layer) == (Verdict.REFUSED, Layer.TOOL), (race.reason, race.evidence)
+    assert "took effect once" in race.reason
+    assert any("redemption 8 of 8 of the person's approval" in line for line in race.evidence)
+    # Nothing handed over says no: a decline has nothing to race.
+    assert run.by_id()["MCA-DSPEND-002"].verdict is Verdict.NOT_APPLICABLE
 
 
 @pytest.mark.parametrize("channel", HANDED_OVER)
@@ -123,30 +212,10 @@ def test_an_approval_redeemed_past_its_lifetime_on_a_loaded_machine_is_tried_aga
     assert any("past the 3s lifetime: proves nothing, tried again" in line for line in late.evidence)
 
 
-def test_the_person_reads_the_webhook_and_follows_its_link(catalogue: Catalogue) -> None:
-    run = _audit(catalogue, "webhook", families=frozenset({"approval-replay"}))
-    said = " ".join(run.by_id()["MCA-OOBREPLAY-001"].evidence)
-    # What the person did is in the evidence: the body read at the sink, the link followed on loopback.
-    assert "read sink (approve_url): http://127.0.0.1:" in said
-    assert "POST http://127.0.0.1:" in said
-    assert "/approve/" in said
-
-
-@pytest.mark.parametrize("channel", ["webhook", "device"])
-def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
-    catalogue: Catalogue, channel: str
+def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(
+    careful: Callable[[str], AuditRun],
 ) -> None:
-    # The agent's preview names no file; the webhook body and the device's card do, escaped.
-    run = _audit(catalogue, channel, families=frozenset({"prompt-forging"}), generation=FEW_NAMES)
-    judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
-    assert judged
-    assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
-
-
-def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(catalogue: Catalogue) -> None:
-    run = _audit(
-        catalogue, "terminal", families=frozenset({"self-approval", "prompt-forging"}), generation=FEW_NAMES
-    )
+    run = careful("terminal")
     controls = {c.name: c for c in run.controls}
     assert controls["approve"].passed, controls["approve"].detail
     assert "through waits" in controls["approve"].detail
@@ -191,12 +260,30 @@ def test_a_card_that_shows_the_name_raw_is_caught_and_its_markup_is_text_on_the_
     assert "MCA-PROMPT-007" not in found, run.by_id()["MCA-PROMPT-007"].reason
 
 
-def test_a_terminal_gate_that_takes_no_answer_as_yes_fails_its_control(catalogue: Catalogue) -> None:
-    run = _audit(catalogue, "terminal", "fails-open", families=frozenset({"self-approval"}))
+def test_a_terminal_gate_that_takes_no_answer_as_yes_fails_its_control(
+    fails_open: Callable[[], AuditRun],
+) -> None:
+    run = fails_open()
     controls = {c.name: c for c in run.controls}
     assert not controls["unanswered"].passed
     assert "acted though the person never answered" in controls["unanswered"].detail
-    assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
+    self_approval = _of(run, frozenset({"self-approval"}))
+    assert self_approval
+    assert {r.verdict for r in self_approval} == {Verdict.INCONCLUSIVE}
+
+
+def test_a_terminal_gate_that_acts_when_nobody_answers_is_the_unanswered_familys_finding(
+    fails_open: Callable[[], AuditRun],
+) -> None:
+    # Its control fails (every other attack waits for an honest flow), and the family itself sends
+    # the call with nobody at the terminal: the deletion that follows is the finding.
+    run = fails_open()
+    assert not {c.name: c for c in run.controls}["unanswered"].passed
+    found = run.by_id()["MCA-NOANSWER-001"]
+    assert (found.verdict, found.layer) == (Verdict.VULNERABLE, Layer.NONE), (found.reason, found.evidence)
+    assert "nobody answered" in found.reason
+    assert found.effect.removed, found.evidence
+    assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is Verdict.INCONCLUSIVE
 
 
 # A terminal that waits longer for its person than a round trip takes, on purpose (--ttl).
@@ -335,20 +422,17 @@ def test_a_terminal_prompt_printed_through_console_markup_is_caught_by_its_live_
     assert "U+001B from the name reached the question" in found["MCA-PROMPT-007"].reason
 
 
-SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
-
-
 def test_a_file_swapped_while_the_person_reads_the_terminal_is_refused_by_a_server_that_checks_again(
-    catalogue: Catalogue,
+    careful: Callable[[str], AuditRun],
 ) -> None:
     # One call waits at the prompt; the harness swaps the file after the prompt is read, before the y.
-    run = _audit(catalogue, "terminal", families=SWAPS)
-    judged = {r.id: (r.verdict, r.layer) for r in run.results}
-    assert judged, run.results
+    swaps = _of(careful("terminal"), SWAPS)
+    judged = {r.id: (r.verdict, r.layer) for r in swaps}
+    assert judged, swaps
     assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
-        (r.id, r.verdict, r.reason) for r in run.results
+        (r.id, r.verdict, r.reason) for r in swaps
     ]
-    said = " ".join(e for r in run.results for e in r.evidence)
+    said = " ".join(e for r in swaps for e in r.evidence)
     assert "after the question:" in said
     assert "typed 'y'" in said
 
@@ -362,20 +446,6 @@ def test_a_yes_that_follows_the_name_again_deletes_what_the_person_never_read_ab
     # file renamed onto the name: each deleted on the yes about the file the prompt showed.
     expected = {"MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-001", "MCA-PARENT-002", "MCA-IDSWAP-001"}
     assert expected <= vulnerable, [(r.id, r.verdict, r.reason) for r in run.results]
-
-
-@pytest.mark.parametrize("channel", ["webhook", "signed"])
-def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server(
-    catalogue: Catalogue, channel: str
-) -> None:
-    # The person approves once; the agent sends what they handed over eight times at once.
-    run = _audit(catalogue, channel, families=frozenset({"double-spend"}))
-    race = run.by_id()["MCA-DSPEND-001"]
-    assert (race.verdict, race.layer) == (Verdict.REFUSED, Layer.TOOL), (race.reason, race.evidence)
-    assert "took effect once" in race.reason
-    assert any("redemption 8 of 8 of the person's approval" in line for line in race.evidence)
-    # Nothing handed over says no: a decline has nothing to race.
-    assert run.by_id()["MCA-DSPEND-002"].verdict is Verdict.NOT_APPLICABLE
 
 
 # The channels whose server can hold an approval's check and its spending apart (--flaw check-then-spend).
@@ -414,31 +484,10 @@ def test_the_persons_saved_link_followed_twice_approves_again_only_where_the_lin
     )
 
 
-@pytest.mark.parametrize("channel", HANDED_OVER)
-def test_the_careful_server_refuses_the_persons_steps_taken_twice(catalogue: Catalogue, channel: str) -> None:
-    run = _audit(catalogue, channel, families=frozenset({"approval-replay"}))
-    twice = run.by_id()["MCA-OOBREPLAY-002"]
-    assert (twice.verdict, twice.layer) == (Verdict.REFUSED, Layer.TOOL), (twice.reason, twice.evidence)
-
-
-def test_a_terminal_gate_that_acts_when_nobody_answers_is_the_unanswered_familys_finding(
-    catalogue: Catalogue,
-) -> None:
-    # Its control fails (every other attack waits for an honest flow), and the family itself sends
-    # the call with nobody at the terminal: the deletion that follows is the finding.
-    run = _audit(catalogue, "terminal", "fails-open", families=frozenset({"unanswered", "self-approval"}))
-    assert not {c.name: c for c in run.controls}["unanswered"].passed
-    found = run.by_id()["MCA-NOANSWER-001"]
-    assert (found.verdict, found.layer) == (Verdict.VULNERABLE, Layer.NONE), (found.reason, found.evidence)
-    assert "nobody answered" in found.reason
-    assert found.effect.removed, found.evidence
-    assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is Verdict.INCONCLUSIVE
-
-
 def test_a_careful_terminal_gate_passes_its_unanswered_control_and_the_family_adds_nothing(
-    catalogue: Catalogue,
+    careful: Callable[[str], AuditRun],
 ) -> None:
-    run = _audit(catalogue, "terminal", families=frozenset({"unanswered"}))
+    run = careful("terminal")
     assert {c.name: c for c in run.controls}["unanswered"].passed
     result = run.by_id()["MCA-NOANSWER-001"]
     assert result.verdict is Verdict.NOT_APPLICABLE, result.reason
@@ -467,10 +516,13 @@ def test_a_webhook_text_the_person_reads_as_text_is_judged_as_shown_raw(
 
 @pytest.mark.parametrize("flaw", [(), ("unsigned",)], ids=["careful", "unsigned"])
 def test_a_kiosk_that_takes_an_unsigned_request_is_approved_by_the_agent_without_the_pairing_code(
-    catalogue: Catalogue, flaw: tuple[str, ...]
+    catalogue: Catalogue, careful: Callable[[str], AuditRun], flaw: tuple[str, ...]
 ) -> None:
     # credentials: [code] on the device's command steps: the agent runs them without the person's code.
-    run = _audit(catalogue, "device", *flaw, families=frozenset({"agent-reachable-approval"}))
+    if flaw:
+        run = _audit(catalogue, "device", *flaw, families=frozenset({"agent-reachable-approval"}))
+    else:
+        run = careful("device")  # the careful device's audit runs agent-reachable-approval too
     result = run.by_id()["MCA-OOBSELF-001"]
     if flaw:
         assert result.verdict is Verdict.VULNERABLE, (result.reason, result.evidence)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import anyio
@@ -60,14 +62,33 @@ def audit(
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
 
+SharedFn = Callable[..., AuditRun]
+
+
+@pytest.fixture(scope="module")
+def shared(catalogue: Catalogue) -> SharedFn:
+    """`audit`, run once (per worker) for every test that asks the same of the same server."""
+
+    @cache
+    def run(
+        *flaws: str, families: tuple[str, ...] | None = None, both_eras: bool = False, style: str = "plain"
+    ) -> AuditRun:
+        return audit(catalogue, *flaws, families=families, both_eras=both_eras, style=style)
+
+    return run
+
+
+def _only(run: AuditRun, *families: str) -> AuditRun:
+    """The results of `families` in a run that audited more of them."""
+    return replace(run, results=tuple(r for r in run.results if r.family in families))
+
+
 def _found(run: AuditRun) -> dict[str, Verdict]:
     return {r.id: r.verdict for r in run.results if r.verdict in (V, W)}
 
 
-def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channel(
-    catalogue: Catalogue,
-) -> None:
-    run = audit(catalogue)
+def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channel(shared: SharedFn) -> None:
+    run = shared()
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     assert _found(run) == {}
     judged = [r for r in run.results if r.verdict is not NA]
@@ -93,8 +114,9 @@ def test_the_careful_legacy_server_holds_every_family_asked_over_the_back_channe
     assert_green_as_it_is(run)
 
 
-def test_the_state_families_do_not_apply_to_a_legacy_question_each_saying_why(catalogue: Catalogue) -> None:
-    run = audit(catalogue, families=("replay", "forged-state", "cross-target"))
+def test_the_state_families_do_not_apply_to_a_legacy_question_each_saying_why(shared: SharedFn) -> None:
+    # The careful server's whole-catalogue audit above: these families' results in it.
+    run = _only(shared(), "replay", "forged-state", "cross-target")
     assert run.results
     for result in run.results:
         assert result.verdict is NA
@@ -139,9 +161,9 @@ FLAW_FAMILIES = {
 
 @pytest.mark.parametrize("flaw", sorted(FLAW_CAUGHT_BY))
 def test_each_flaw_of_the_legacy_server_is_caught_by_its_family_and_fools_no_other(
-    catalogue: Catalogue, flaw: str
+    catalogue: Catalogue, shared: SharedFn, flaw: str
 ) -> None:
-    run = audit(catalogue, flaw)
+    run = shared(flaw)
     found = _found(run)
     for attack_id, verdict in FLAW_CAUGHT_BY[flaw].items():
         assert found.get(attack_id) is verdict, (attack_id, run.by_id()[attack_id].reason)
@@ -151,9 +173,10 @@ def test_each_flaw_of_the_legacy_server_is_caught_by_its_family_and_fools_no_oth
 
 
 def test_a_vulnerable_result_over_the_back_channel_names_its_era_and_the_person_was_asked(
-    catalogue: Catalogue,
+    shared: SharedFn,
 ) -> None:
-    run = audit(catalogue, "no-identity-check", families=("identity-swap",))
+    # The flaw's whole-catalogue audit of the matrix above.
+    run = shared("no-identity-check")
     swapped = run.by_id()["MCA-IDSWAP-001"]
     assert swapped.verdict is V
     assert swapped.era == "2025-11-25"
@@ -162,8 +185,8 @@ def test_a_vulnerable_result_over_the_back_channel_names_its_era_and_the_person_
     assert any("elicitation/create" in line for line in swapped.evidence)
 
 
-def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catalogue: Catalogue) -> None:
-    careful = audit(catalogue, both_eras=True, families=("protocol-downgrade",))
+def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(shared: SharedFn) -> None:
+    careful = shared(both_eras=True, families=("protocol-downgrade",))
     assert {r.id: r.verdict for r in careful.results} == {
         "MCA-ERAS-001": R,
         "MCA-ERAS-002": R,
@@ -171,7 +194,8 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
         "MCA-ERAS-004": R,
         "MCA-ERAS-005": R,
     }
-    flawed = audit(catalogue, "asks-only-in-mrtr", both_eras=True, families=("protocol-downgrade",))
+    # The family's results in the flawed tool's whole-catalogue audit (the next test's).
+    flawed = _only(shared("asks-only-in-mrtr", both_eras=True), "protocol-downgrade")
     results = flawed.by_id()
     assert {r.id: r.verdict for r in flawed.results} == {
         "MCA-ERAS-001": V,
@@ -201,11 +225,11 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(catal
     ids=["swap-plain", "replay-error-result"],
 )
 def test_a_defence_that_lives_only_in_the_mrtr_path_is_found_by_its_family_in_each_era(
-    catalogue: Catalogue, style: str, flaw: str, caught: str
+    catalogue: Catalogue, shared: SharedFn, style: str, flaw: str, caught: str
 ) -> None:
     # The same careful tool in two styles holds the swap and the replay in both eras: over MRTR its
     # state is spent once, over the back channel the same call again asks anew.
-    careful = audit(catalogue, both_eras=True, families=("protocol-downgrade",), style=style)
+    careful = shared(both_eras=True, families=("protocol-downgrade",), style=style)
     for held in ("MCA-ERAS-004", "MCA-ERAS-005"):
         result = careful.by_id()[held]
         assert (result.verdict, result.layer) == (R, Layer.TOOL), (held, result.reason, result.evidence)
@@ -237,10 +261,10 @@ def test_a_defence_that_lives_only_in_the_mrtr_path_is_found_by_its_family_in_ea
 
 
 def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(
-    catalogue: Catalogue,
+    shared: SharedFn,
 ) -> None:
     # The flaw lives on the legacy path: every family but protocol-downgrade, run over MRTR, misses it.
-    run = audit(catalogue, "asks-only-in-mrtr", both_eras=True)
+    run = shared("asks-only-in-mrtr", both_eras=True)
     assert {r.mechanism for r in run.results} == {"mrtr"}
     assert {r.family for r in run.results if r.verdict in (V, W)} == {"protocol-downgrade"}
 

@@ -11,7 +11,9 @@ so the zero is the server's doing and not the style hiding it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -55,11 +57,26 @@ def audit(catalogue: Catalogue, style: str, *flaws: str, families: Sequence[str]
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
 
+@pytest.fixture(scope="module")
+def careful_in(catalogue: Catalogue) -> Callable[[str], AuditRun]:
+    """A careful style's whole-catalogue audit, once (per worker) for every test that reads it."""
+
+    @cache
+    def run(style: str) -> AuditRun:
+        return audit(catalogue, style)
+
+    return run
+
+
+def _only(run: AuditRun, family: str) -> AuditRun:
+    return replace(run, results=tuple(r for r in run.results if r.family == family))
+
+
 @pytest.mark.parametrize("style", STYLES)
 def test_each_careful_legacy_style_has_no_finding_over_the_back_channel(
-    catalogue: Catalogue, style: str
+    careful_in: Callable[[str], AuditRun], style: str
 ) -> None:
-    run = audit(catalogue, style)
+    run = careful_in(style)
     assert all(c.passed for c in run.controls if c.applicable), run.controls
     found = [
         (r.id, r.verdict, r.reason) for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)
@@ -75,13 +92,28 @@ def test_each_careful_legacy_style_has_no_finding_over_the_back_channel(
     assert_green_as_it_is(run)
 
 
-def test_the_logbook_style_s_log_is_learned_as_bookkeeping_and_left_out_by_name(catalogue: Catalogue) -> None:
-    run = audit(catalogue, "logbook", families=("consent",))
+def test_the_logbook_style_s_log_is_learned_as_bookkeeping_and_left_out_by_name(
+    careful_in: Callable[[str], AuditRun],
+) -> None:
+    run = _only(careful_in("logbook"), "consent")
     learned = next(c for c in run.controls if c.name == "bookkeeping")
     assert "root/legacy-audit.jsonl" in learned.detail
     decline = run.by_id()["MCA-CONSENT-001"]
     assert decline.verdict is Verdict.REFUSED
     assert "root/legacy-audit.jsonl" in decline.effect.ignored
+
+
+def test_an_accept_with_no_content_is_the_yes_of_a_form_that_asks_nothing_but_never_of_a_decision_form(
+    catalogue: Catalogue, careful_in: Callable[[str], AuditRun]
+) -> None:
+    # stocktrim-mcp-server 0.17.0 confirms with FastMCP's ctx.elicit(response_type=None): a form with no
+    # field, whose accept is the person's yes. Acting on {"action": "accept", "content": null} there is
+    # acting on that yes, not a bypass; on a form whose field decides, the same answer says nothing.
+    bare = careful_in("bare-accept").by_id()["MCA-CONSENT-010"]
+    assert bare.verdict is Verdict.NOT_APPLICABLE, bare.reason
+    assert "no field that decides" in bare.reason
+    decided = audit(catalogue, "plain", "accept-means-yes", families=("consent",)).by_id()["MCA-CONSENT-010"]
+    assert decided.verdict is Verdict.VULNERABLE, decided.reason
 
 
 # style -> the flaw, its family, and the attacks that must catch it in that style.
@@ -116,16 +148,3 @@ def test_a_flaw_is_still_caught_in_each_legacy_style(catalogue: Catalogue, style
     results = run.by_id()
     for attack_id, verdict in expected.items():
         assert results[attack_id].verdict is verdict, (attack_id, results[attack_id].reason)
-
-
-def test_an_accept_with_no_content_is_the_yes_of_a_form_that_asks_nothing_but_never_of_a_decision_form(
-    catalogue: Catalogue,
-) -> None:
-    # stocktrim-mcp-server 0.17.0 confirms with FastMCP's ctx.elicit(response_type=None): a form with no
-    # field, whose accept is the person's yes. Acting on {"action": "accept", "content": null} there is
-    # acting on that yes, not a bypass; on a form whose field decides, the same answer says nothing.
-    bare = audit(catalogue, "bare-accept", families=("consent",)).by_id()["MCA-CONSENT-010"]
-    assert bare.verdict is Verdict.NOT_APPLICABLE, bare.reason
-    assert "no field that decides" in bare.reason
-    decided = audit(catalogue, "plain", "accept-means-yes", families=("consent",)).by_id()["MCA-CONSENT-010"]
-    assert decided.verdict is Verdict.VULNERABLE, decided.reason

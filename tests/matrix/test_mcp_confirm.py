@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_confirm_audit.catalogue.generation import Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.session import run_audit
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile, beside_interpreter
 
@@ -41,12 +43,18 @@ KNOWN_WEAK = {
 }
 
 
-def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(
-    catalogue: Catalogue, generation: Generation
-) -> None:
+@pytest.fixture(scope="module")
+def whole_catalogue(catalogue: Catalogue, generation: Generation) -> AuditRun:
+    """The whole catalogue, the command alone as its users would run it: once for both tests below."""
     # Beside the interpreter running the tests, whether or not its venv is activated.
     assert beside_interpreter("mcp-confirm") != "mcp-confirm", "mcp-confirm is part of the dev extra"
-    run = run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation)
+    return run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation)
+
+
+def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(
+    whole_catalogue: AuditRun,
+) -> None:
+    run = whole_catalogue
     by_id = run.by_id()
     vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
     assert vulnerable == KNOWN_FINDINGS, [
@@ -77,15 +85,12 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_sourc
 
 
 def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_which_cannot_answer_it(
-    catalogue: Catalogue, generation: Generation
+    whole_catalogue: AuditRun,
 ) -> None:
-    run = run_audit(
-        Profile(command="mcp-confirm --root {root}", tool="delete_file"),
-        catalogue=catalogue,
-        select=lambda spec: spec.family == "capability-downgrade",
-        generation=generation,
-    )
-    for result in run.results:
+    # The family's results in the whole catalogue's audit (its one tool is delete_file).
+    downgrade = [r for r in whole_catalogue.results if r.family == "capability-downgrade"]
+    assert downgrade
+    for result in downgrade:
         assert (result.verdict, result.layer, result.mechanism) == (Verdict.WEAK, Layer.PROTOCOL, "mrtr")
         assert "MUST NOT" in result.reason
         assert not result.effect.happened, result.evidence

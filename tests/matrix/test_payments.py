@@ -163,12 +163,19 @@ def test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other(
     assert_caught_and_nothing_else(run, families, expected)
 
 
+@pytest.fixture(scope="module")
+def handle_shape(catalogue: Catalogue, generation: Any) -> AuditRun:
+    """The shipped handle-shape profile over the whole catalogue: once for the tests that read it."""
+    return run_audit(
+        load_profile(TARGETS / "payments-handle.yaml"), catalogue=catalogue, generation=generation
+    )
+
+
 def test_the_handle_shape_is_audited_through_its_setup_call_with_the_shipped_profile(
-    catalogue: Catalogue, generation: Any
+    handle_shape: AuditRun,
 ) -> None:
     # The handle (a transfer id) is minted by create_transfer before every use of the action.
-    profile = load_profile(TARGETS / "payments-handle.yaml")
-    run = run_audit(profile, catalogue=catalogue, generation=generation)
+    run = handle_shape
     assert {r.tool for r in run.results} == {"execute_transfer"}
     assert_careful(run, others=True)
     replay = run.by_id()["MCA-REPLAY-001"]
@@ -192,17 +199,19 @@ def test_the_handle_shape_with_no_ledger_pays_a_declined_transfer_but_never_one_
 
 @pytest.mark.parametrize("flaw", [None, "elicits-without-capability"])
 def test_a_client_that_declares_less_is_asked_about_a_transfer_staged_in_its_own_process(
-    catalogue: Catalogue, generation: Any, flaw: str | None
+    catalogue: Catalogue, generation: Any, handle_shape: AuditRun, flaw: str | None
 ) -> None:
     # Over stdio the client that declares no elicitation is a process of its own, and a transfer staged
     # on the primary is unknown there: the handle is minted again on that process (armguard-mcp's plan
     # ids were "unknown plan id" there, and the attack was never judged).
-    shipped = load_profile(TARGETS / "payments-handle.yaml")
-    command = f"{shipped.command} --flaw {flaw}" if flaw else shipped.command
-    profile = Profile(**{**_fields(shipped), "command": command})
-    run = run_audit(
-        profile, catalogue=catalogue, generation=generation, select=_family("capability-downgrade")
-    )
+    if flaw:
+        shipped = load_profile(TARGETS / "payments-handle.yaml")
+        profile = Profile(**{**_fields(shipped), "command": f"{shipped.command} --flaw {flaw}"})
+        run = run_audit(
+            profile, catalogue=catalogue, generation=generation, select=_family("capability-downgrade")
+        )
+    else:
+        run = handle_shape  # the careful shape's whole-catalogue audit runs the family too
     for attack in ("MCA-DOWNGRADE-001", "MCA-DOWNGRADE-002"):
         result = run.by_id()[attack]
         staged_there = [line for line in result.evidence if "create_transfer" in line]

@@ -24,10 +24,10 @@ from mcp_confirm_audit.target.zygote import Zygote, keep_zygotes
 REFERENCE = Path(__file__).parents[2] / "targets" / "reference" / "server.py"
 
 
-def _forked_reference() -> Profile:
+def _forked_reference(*options: str) -> Profile:
     """The careful reference server, a fresh process per attack, each forked from one zygote."""
     return Profile(
-        command=f"{sys.executable} {REFERENCE} --root {{root}}",
+        command=" ".join([sys.executable, str(REFERENCE), "--root", "{root}", *options]),
         tool="delete_file",
         isolation="process",
         zygote=("mcp.server.mcpserver",),
@@ -37,11 +37,11 @@ def _forked_reference() -> Profile:
 
 
 def _audit_forked(
-    catalogue: Catalogue, generation: Generation, family: str
+    catalogue: Catalogue, generation: Generation, family: str, *options: str
 ) -> tuple[Zygote | None, list[tuple[Result, Transcript]]]:
     """The controls and one family's attacks on the forked reference server, and the zygote they used."""
     specs = [spec for spec in catalogue.active if spec.family == family]
-    session = AuditSession(_forked_reference(), catalogue, generation)
+    session = AuditSession(_forked_reference(*options), catalogue, generation)
     session.start(specs)
     try:
         session.controls("delete_file")
@@ -100,9 +100,11 @@ def test_a_zygote_killed_mid_audit_is_started_again_for_the_next_world(
     assert reaper.marked(again.token) == []
 
 
-def _kept_audit(catalogue: Catalogue, generation: Generation, family: str) -> tuple[Zygote, set[str]]:
+def _kept_audit(
+    catalogue: Catalogue, generation: Generation, family: str, *options: str
+) -> tuple[Zygote, set[str]]:
     """One audit of the forked reference server: its zygote, and every marker issued so far."""
-    zygote, runs = _audit_forked(catalogue, generation, family)
+    zygote, runs = _audit_forked(catalogue, generation, family, *options)
     assert zygote is not None
     assert Verdict.REFUSED in {r.verdict for r, _ in runs}
     assert {r.verdict for r, _ in runs} <= {Verdict.REFUSED, Verdict.NOT_APPLICABLE}
@@ -121,6 +123,11 @@ def test_kept_zygotes_serve_audit_after_audit_and_no_audits_process_outlives_it(
         second, issued_second = _kept_audit(catalogue, generation, "forged-state")
         assert second is first
         assert [token for token in issued_second - before if reaper.marked(token)] == [first.token]
+        # The same script started with other options (a matrix's next server) is forked from it too:
+        # what its confinement must reveal is the same, only the arguments each child is given differ.
+        third, issued_third = _kept_audit(catalogue, generation, "consent", "--second-tool")
+        assert third is first
+        assert [token for token in issued_third - before if reaper.marked(token)] == [first.token]
         assert first.running
     # Closing what kept it stops it, with whatever it forked.
     assert not first.running
