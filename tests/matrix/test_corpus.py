@@ -9,7 +9,11 @@ and nothing on its careful twin.
 
 from __future__ import annotations
 
+import itertools
 import re
+import runpy
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,7 @@ import test_careful_styles as styles
 import test_detection_matrix as detection
 import test_elsewhere as elsewhere
 
-from mcp_confirm_audit.cli.corpus import Manifest, load_manifest, run_case, score
+from mcp_confirm_audit.cli.corpus import Manifest, load_manifest, profile_of, run_case, score
 from mcp_confirm_audit.models import Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,3 +77,86 @@ def test_the_page_is_from_the_whole_corpus_as_it_is_and_a_cheap_subset_still_sco
     assert wrong == []
     assert set(tallies) <= families
     assert all(t.detected == t.expected > 0 for t in tallies.values())
+
+
+# Where each reference server keeps its flaw switches (a module beside it, or the server itself), and
+# the names it keeps them under. A flaw added to a registry is missing from the corpus until a case
+# of the manifest runs that server with `--flaw` naming it.
+# targets/hostile is not among them: its modes are hostile to the harness (hangs, daemons, floods), two of
+# them cases of the robustness family.
+REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "reference/server.py": ("reference/flaws.py", ("FLAWS",)),
+    "elsewhere/server.py": ("elsewhere/server.py", ("FLAWS",)),
+    "payments/server.py": ("payments/payment_flaws.py", ("FLAWS",)),
+    "confirm_kinds/server.py": ("confirm_kinds/kind_flaws.py", ("FLAWS",)),
+    "legacy/server.py": ("legacy/server.py", ("FLAWS",)),
+    "orders/server.py": ("orders/server.py", ("FLAWS",)),
+    "url_mode/server.py": ("url_mode/url_flaws.py", ("FLAWS",)),
+    "zc_shapes/server.py": ("zc_shapes/server.py", ("FLAWS",)),
+    "staging/post_server.py": ("staging/post_server.py", ("FLAWS",)),
+    "robot_arm/server.py": ("robot_arm/server.py", ("ARM_FLAWS", "ARM_ONLY_FLAWS")),
+    "flag_only/server.py": ("flag_only/server.py", ("FLAWS",)),
+    "desk/server.py": ("desk/server.py", ("FLAWS",)),
+    "inventory/server.py": ("inventory/server.py", ("FLAWS",)),
+    "messages/server.py": ("messages/server.py", ("FLAWS",)),
+    "outcomes/server.py": ("outcomes/server.py", ("FLAWS",)),
+    "photos/server.py": ("photos/server.py", ("FLAWS",)),
+    "collections/server.py": ("collections/server.py", ("FLAWS",)),
+    "legacy/wake.py": ("legacy/wake.py", ("FLAWS",)),
+}
+# Flaws proven by their own matrices and not yet cases of the corpus, each named: a flaw that becomes
+# a case must leave this list (the test fails while it is still listed), and a new flaw must become a
+# case, never join it.
+NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {}
+
+
+def _registered(script: str) -> frozenset[str]:
+    module, names = REGISTRIES[script]
+    path = TARGETS / module
+    sys.path.insert(0, str(path.parent))
+    try:
+        found = runpy.run_path(str(path), run_name=f"corpus_registry_{path.stem}")
+    finally:
+        sys.path.remove(str(path.parent))
+    return frozenset(flaw for name in names for flaw in found[name])
+
+
+def _cased(manifest: Manifest) -> dict[str, set[str]]:
+    """Per server script: the flaws (or hostile modes) some case of the manifest runs it with."""
+    cased: dict[str, set[str]] = {}
+    for case in manifest.cases:
+        command = shlex.split(manifest.servers[case.server].command)
+        script = next(w.removeprefix("{targets}/") for w in command if w.startswith("{targets}/"))
+        words = [*command, *case.flags]
+        switches = {"--flaw", "--mode"}
+        cased.setdefault(script, set()).update(b for a, b in itertools.pairwise(words) if a in switches)
+    return cased
+
+
+def test_every_flaw_of_every_reference_server_is_a_case_of_the_corpus(manifest: Manifest) -> None:
+    cased = _cased(manifest)
+    cased.pop("hostile/server.py", None)
+    assert set(cased) <= set(REGISTRIES), (
+        f"name where these servers keep their flaws: {set(cased) - set(REGISTRIES)}"
+    )
+    missing = {script: _registered(script) - cased.get(script, set()) for script in REGISTRIES}
+    missing = {script: flaws for script, flaws in missing.items() if flaws}
+    stale = {
+        script: sorted(flaws - missing.get(script, frozenset()))
+        for script, flaws in NOT_YET_IN_THE_CORPUS.items()
+        if flaws - missing.get(script, frozenset())
+    }
+    assert not stale, f"these are cases of the corpus now: take them out of NOT_YET_IN_THE_CORPUS: {stale}"
+    new = {
+        script: sorted(flaws - NOT_YET_IN_THE_CORPUS.get(script, frozenset()))
+        for script, flaws in missing.items()
+        if flaws - NOT_YET_IN_THE_CORPUS.get(script, frozenset())
+    }
+    assert not new, f"add a case of targets/corpus/corpus.yaml for each of these flaws: {new}"
+
+
+def test_every_case_of_the_corpus_is_a_profile_the_audit_takes(manifest: Manifest) -> None:
+    # Cheap (no server starts): a mistyped setting, server or placeholder fails here, not an hour into a run.
+    for case in manifest.cases:
+        profile = profile_of(manifest, case, TARGETS)
+        assert profile.command or profile.servers, case.id
