@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -43,6 +43,9 @@ _Z95 = 1.959963984540054
 # A Python target over stdio forks from one process that imported the SDK (target/zygote.py).
 _SDK_ZYGOTE = ("mcp.server.mcpserver",)
 
+if TYPE_CHECKING:
+    from ..profile.loader import Profile
+
 
 class ServerEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -50,7 +53,15 @@ class ServerEntry(BaseModel):
     tool: str | None = None
     call_timeout: float | None = Field(default=None, gt=0)
     profile: str | None = None
+    # Profile keys (docs/profile.md) beside the command, as a profile file would hold them.
+    settings: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ServerEntry:
+        if self.profile and self.settings:
+            raise ValueError("a server starts from a profile or has settings:, not both")
+        return self
 
 
 class Case(BaseModel):
@@ -61,6 +72,9 @@ class Case(BaseModel):
     families: list[str] | None = None
     careful: bool = False
     expect: dict[str, list[str]] = Field(default_factory=dict)
+    # Profile keys of this case alone, over its server's `settings` (an in-process server's flaws go in
+    # its `factory_args`, as flags go on a command).
+    settings: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Case:
@@ -91,6 +105,10 @@ class Manifest(BaseModel):
                 raise ValueError(f"case {case.id}: no server {case.server!r} under servers:")
             if case.id in seen:
                 raise ValueError(f"case {case.id} is listed twice")
+            if case.settings and self.servers[case.server].profile:
+                raise ValueError(
+                    f"case {case.id}: its server starts from a profile; put settings in that profile"
+                )
             seen.add(case.id)
         return self
 
@@ -138,7 +156,71 @@ def command_of(manifest: Manifest, case: Case, targets: Path) -> str:
     return shlex.join([*words, *case.flags])
 
 
-def run_case(manifest: Manifest, case: Case, targets: Path, *, all_families: bool = False) -> Outcome:
+def _placed(value: Any, words: Mapping[str, str]) -> Any:
+    """`value` with each of `words` ({python}, {targets}, {flags}) put in every string."""
+    if isinstance(value, str):
+        for word, meaning in words.items():
+            value = value.replace(word, meaning)
+        return value
+    if isinstance(value, list):
+        return [_placed(item, words) for item in value]
+    if isinstance(value, dict):
+        return {key: _placed(item, words) for key, item in value.items()}
+    return value
+
+
+def settings_of(manifest: Manifest, case: Case, targets: Path) -> dict[str, Any]:
+    """The profile keys of a case: its server's, then its own (a key of both is the case's).
+
+    With `servers:` (a target of several servers) there is no one command to add the case's flags to:
+    `{flags}` in a server's command says where they go.
+    """
+    words = {"{python}": sys.executable, "{targets}": str(targets), "{flags}": shlex.join(case.flags)}
+    merged = {**manifest.servers[case.server].settings, **case.settings}
+    return {key: _placed(value, words) for key, value in merged.items()}
+
+
+def profile_of(manifest: Manifest, case: Case, targets: Path, *, scale: float = 1.0) -> Profile:
+    """The profile a case is audited with; UsageError (one line) if its settings are not a profile's.
+
+    `scale` multiplies the harness's own deadlines (a round trip, a start, an answer), as the suite's
+    MCA_DEADLINE_SCALE does on a loaded machine; never a server's own lifetimes (ttl), which the
+    verdicts are about.
+    """
+    from ..profile.loader import Profile, load_profile, profile_from_mapping, resolve_profile
+
+    server = manifest.servers[case.server]
+    for name, value in server.env.items():
+        os.environ.setdefault(name, value)
+    command = command_of(manifest, case, targets)
+    settings = settings_of(manifest, case, targets)
+    if server.profile:
+        profile = resolve_profile(load_profile(targets / server.profile), command, None)
+    elif settings:
+        command_key = {} if "servers" in settings else {"command": command}
+        raw = {**command_key, **({"tool": server.tool} if server.tool else {}), **settings}
+        profile = profile_from_mapping(raw, source=f"corpus case {case.id}")
+        profile = profile if "servers" in settings else resolve_profile(profile, None, None)
+    else:
+        profile = Profile(command=command, tool=server.tool)
+    if server.call_timeout is not None:
+        profile = dataclasses.replace(profile, call_timeout=server.call_timeout)
+    if not (profile.is_url or profile.is_in_process or profile.serves_http or profile.tty):
+        profile = dataclasses.replace(profile, zygote=_SDK_ZYGOTE)
+    if scale != 1.0:
+        answer = profile.answer_deadline
+        profile = dataclasses.replace(
+            profile,
+            call_timeout=profile.call_timeout * scale,
+            start_timeout=profile.start_timeout * scale,
+            answer_deadline=None if answer is None else answer * scale,
+        )
+    return profile
+
+
+def run_case(
+    manifest: Manifest, case: Case, targets: Path, *, all_families: bool = False, scale: float = 1.0
+) -> Outcome:
     """One case's audit, in this process (the target is a real process of its own).
 
     A careful case runs its `families` (all by default); a flawed case runs the families its flaw
@@ -146,22 +228,10 @@ def run_case(manifest: Manifest, case: Case, targets: Path, *, all_families: boo
     """
     from ..catalogue.generation import CI_SEED, Generation
     from ..engine.session import run_audit
-    from ..errors import UsageError
-    from ..profile.loader import Profile, load_profile, resolve_profile
+    from ..errors import AuditError
 
-    server = manifest.servers[case.server]
-    for name, value in server.env.items():
-        os.environ.setdefault(name, value)
-    command = command_of(manifest, case, targets)
     try:
-        if server.profile:
-            profile = resolve_profile(load_profile(targets / server.profile), command, None)
-        else:
-            profile = Profile(command=command, tool=server.tool)
-        if server.call_timeout is not None:
-            profile = dataclasses.replace(profile, call_timeout=server.call_timeout)
-        if not (profile.is_url or profile.is_in_process or profile.serves_http or profile.tty):
-            profile = dataclasses.replace(profile, zygote=_SDK_ZYGOTE)
+        profile = profile_of(manifest, case, targets, scale=scale)
         runs_all = case.families is None or (all_families and not case.careful)
         families = None if runs_all or case.families is None else frozenset(case.families)
         run = run_audit(
@@ -169,7 +239,8 @@ def run_case(manifest: Manifest, case: Case, targets: Path, *, all_families: boo
             select=lambda spec: families is None or spec.family in families,
             generation=Generation(examples=10, seed=CI_SEED),
         )
-    except (UsageError, OSError, RuntimeError) as exc:
+    except (AuditError, OSError, RuntimeError) as exc:
+        # A target that did not start (or a profile it cannot take) is this case's error, never the run's.
         return Outcome(case.id, (), error=f"{type(exc).__name__}: {exc}")
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
     # The honest approve flow gates every attack; a flaw may break another control (a decline that acts).
@@ -275,12 +346,19 @@ The intervals are 95% Wilson score intervals: with few trials even a perfect sco
 a wide interval, which is why each rate shows the count behind it.
 
 Regenerate this page with `mcp-confirm-audit corpus --write-docs` (from the repository's
-root; `-j 2` runs two audits at once).
+root; `-j 2` runs two audits at once; on a loaded machine `--deadline-scale 4` gives the
+harness's own deadlines four times as long, never a server's lifetimes).
 """
 
 
 def docs_page(
-    tallies: Mapping[str, Tally], cases: int, of: int, wrong: Sequence[str], *, all_families: bool = False
+    tallies: Mapping[str, Tally],
+    cases: int,
+    of: int,
+    wrong: Sequence[str],
+    *,
+    all_families: bool = False,
+    scale: float = 1.0,
 ) -> str:
     scope = f"All {of} cases." if cases == of else f"{cases} of the {of} cases (a subset chosen with --only)."
     scope += (
@@ -288,6 +366,7 @@ def docs_page(
         if all_families
         else " Flawed cases ran the families their flaw may fool; false positives are from the careful twins."
     )
+    scope += f" The harness's deadlines were scaled by {scale:g} (--deadline-scale)." if scale != 1.0 else ""
     misses = "\n".join(f"- {line}" for line in wrong) or "None."
     return f"{_DOCS_HEAD}\n## The last run\n\n{scope}\n\n{table(tallies)}\n\nMisses and false positives: {misses}\n"
 
@@ -307,6 +386,13 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="flawed cases run every family: a finding outside the flaw's families is a false positive",
     )
+    corpus.add_argument(
+        "--deadline-scale",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="multiply the harness's deadlines (start, round trip, answer) on a loaded machine (default 1)",
+    )
     corpus.add_argument("--write-docs", action="store_true", help=f"write the table to {DOCS_PAGE}")
 
 
@@ -322,9 +408,13 @@ def main(args: argparse.Namespace) -> int:
         print(f"mcp-confirm-audit corpus: {exc}", file=sys.stderr)
         return USAGE
     cases = select(manifest, args.only)
-    if not cases or args.jobs < 1:
+    if not cases or args.jobs < 1 or not args.deadline_scale > 0:
         why = (
-            "--jobs must be at least 1" if args.jobs < 1 else f"no case of {path} matches --only {args.only}"
+            "--jobs must be at least 1"
+            if args.jobs < 1
+            else f"--deadline-scale must be a positive number, such as 1 or 2.5, not {args.deadline_scale}"
+            if not args.deadline_scale > 0
+            else f"no case of {path} matches --only {args.only}"
         )
         print(f"mcp-confirm-audit corpus: {why}", file=sys.stderr)
         return USAGE
@@ -332,7 +422,10 @@ def main(args: argparse.Namespace) -> int:
     outcomes: list[Outcome] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [
-            pool.submit(run_case, manifest, case, targets, all_families=args.all_families) for case in cases
+            pool.submit(
+                run_case, manifest, case, targets, all_families=args.all_families, scale=args.deadline_scale
+            )
+            for case in cases
         ]
         for case, future in zip(cases, futures, strict=True):
             outcome = future.result()
@@ -345,7 +438,14 @@ def main(args: argparse.Namespace) -> int:
         print(line)
     if args.write_docs:
         DOCS_PAGE.parent.mkdir(parents=True, exist_ok=True)
-        page = docs_page(tallies, len(cases), len(manifest.cases), wrong, all_families=args.all_families)
+        page = docs_page(
+            tallies,
+            len(cases),
+            len(manifest.cases),
+            wrong,
+            all_families=args.all_families,
+            scale=args.deadline_scale,
+        )
         DOCS_PAGE.write_text(page, encoding="utf-8")
         print(f"wrote {DOCS_PAGE}")
     return 1 if wrong else 0

@@ -584,8 +584,13 @@ async def _session(
         handshake=protocol if protocol in LEGACY else None,
         elicitation_callback=back.elicit,
         client_info=types.Implementation(name="mcp-confirm-audit", version=__version__),
-        # The SDK's own backstop, past the harness's bound of any round (a round nobody answers is the longest).
-        read_timeout_seconds=profile.call_timeout + (profile.answer_deadline or 0.0) + 5,
+        # The SDK's own backstop, past the harness's bound of any round (a round nobody answers is the longest)
+        # and of the handshake: below the start bound, a slow start (a loaded machine, a raised
+        # start_timeout) ended in the SDK's "Request 'initialize' timed out", not the harness's line.
+        read_timeout_seconds=max(
+            profile.call_timeout + (profile.answer_deadline or 0.0), profile.start_timeout
+        )
+        + 5,
         cache=None,
     )
     started = False

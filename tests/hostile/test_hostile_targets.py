@@ -59,12 +59,18 @@ def output_of(result: pytest.RunResult) -> str:
 @pytest.mark.parametrize(
     ("mode", "says"),
     [
-        ("silent", "did not answer server/discover within 10s (stderr: hostile-server: reading stdin"),
+        (
+            "silent",
+            f"did not answer server/discover within {deadline(10):g}s (stderr: hostile-server: reading stdin",
+        ),
         (
             "exit-at-start",
             "did not start: it exited with status 3 before answering initialize (stderr ends: hostile-server: refusing to start)",
         ),
-        ("hang-on-list", "did not answer tools/list within 1s; target stderr: hostile-server: tools/list"),
+        (
+            "hang-on-list",
+            f"did not answer tools/list within {deadline(1):g}s; target stderr: hostile-server: tools/list",
+        ),
     ],
     ids=["silent", "exit-at-start", "hang-on-list"],
 )
@@ -86,7 +92,10 @@ def test_a_target_that_never_gets_going_is_one_clear_line_and_leaves_no_process(
             "crash-on-call",
             "*honest flow failed*Connection closed; target stderr: *hostile-server: tools/call: crashing*",
         ),
-        ("hang-on-answer", "*honest flow failed*no answer within 1s; target stderr: *blocking forever*"),
+        (
+            "hang-on-answer",
+            f"*honest flow failed*no answer within {deadline(1):g}s; target stderr: *blocking forever*",
+        ),
     ],
     ids=["crash-on-call", "hang-on-answer"],
 )
@@ -129,7 +138,14 @@ def test_a_second_process_that_will_not_start_leaves_its_attacks_inconclusive_an
         pytester,
         "once-per-root",
         marker,
-        *("-k", "MCA-FORGE-006 or MCA-REPLAY-001", "--mcp-report-dir", "out", "--mcp-start-timeout", "60"),
+        *(
+            "-k",
+            "MCA-FORGE-006 or MCA-REPLAY-001",
+            "--mcp-report-dir",
+            "out",
+            "--mcp-start-timeout",
+            f"{deadline(60):g}",
+        ),
     )
     assert "harness error" not in output_of(result)
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
@@ -151,7 +167,7 @@ def test_an_input_that_hangs_the_target_twice_is_a_weak_robustness_finding_with_
     result.stdout.fnmatch_lines(
         [
             "*verdict: weak*refused by: transport*",
-            "*the same input stopped two processes of the target*no answer within 1s*"
+            f"*the same input stopped two processes of the target*no answer within {deadline(1):g}s*"
             "hostile-server: tools/call with a 655??-character argument: blocking forever*",
         ]
     )

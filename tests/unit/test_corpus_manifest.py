@@ -1,0 +1,65 @@
+"""The corpus manifest's servers and cases as profiles: settings, several servers, a deadline scale."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_confirm_audit.cli.corpus import Manifest, profile_of, settings_of
+
+TARGETS = Path("/t")
+
+
+def _manifest(server: dict[str, object], case: dict[str, object]) -> Manifest:
+    return Manifest.model_validate(
+        {"servers": {"s": server}, "cases": [{"id": "s/c", "server": "s", "careful": True, **case}]}
+    )
+
+
+def test_settings_take_the_interpreter_the_targets_and_where_the_flags_go() -> None:
+    manifest = _manifest(
+        {
+            "command": "{python} {targets}/post.py --root {root}",
+            "settings": {"servers": {"post": "{python} {targets}/post.py --root {root} {flags}"}},
+        },
+        {"flags": ["--flaw", "posts-twice"], "settings": {"tool": "stage"}},
+    )
+    settings = settings_of(manifest, manifest.cases[0], TARGETS)
+    assert settings["servers"] == {"post": f"{sys.executable} /t/post.py --root {{root}} --flaw posts-twice"}
+    assert settings["tool"] == "stage"
+
+
+def test_a_case_setting_wins_over_its_servers() -> None:
+    manifest = _manifest({"command": "x --root {root}", "settings": {"ttl": 1.0}}, {"settings": {"ttl": 2.0}})
+    assert settings_of(manifest, manifest.cases[0], TARGETS) == {"ttl": 2.0}
+
+
+def test_the_scale_stretches_the_harnesss_deadlines_and_never_the_servers_lifetime() -> None:
+    manifest = _manifest(
+        {
+            "command": "srv --root {root}",
+            "call_timeout": 10,
+            "settings": {"ttl_flag": "--ttl {ttl}", "ttl": 1.0},
+        },
+        {},
+    )
+    plain = profile_of(manifest, manifest.cases[0], TARGETS)
+    scaled = profile_of(manifest, manifest.cases[0], TARGETS, scale=4)
+    assert (scaled.call_timeout, scaled.start_timeout) == (40, plain.start_timeout * 4)
+    assert scaled.ttl == plain.ttl == 1.0
+
+
+@pytest.mark.parametrize(
+    ("server", "case", "said"),
+    [
+        ({"command": "x", "profile": "p.yaml", "settings": {"ttl": 1}}, {}, "a profile or has settings"),
+        ({"command": "x", "profile": "p.yaml"}, {"settings": {"ttl": 1}}, "put settings in that profile"),
+    ],
+)
+def test_settings_beside_a_profile_are_refused_in_one_line(
+    server: dict[str, object], case: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ValueError, match=said):
+        _manifest(server, case)
