@@ -12,6 +12,7 @@ import re
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -82,8 +83,8 @@ def test_the_inputs_are_the_ones_asked_for_and_each_reaches_a_step() -> None:
         assert f"inputs.{name}" in used, name
 
 
-def test_every_output_is_one_the_audit_step_writes(tmp_path: Path) -> None:
-    written = set(outputs(_flawed_run(tmp_path)[0]))
+def test_every_output_is_one_the_audit_step_writes(flawed_run: FlawedRun) -> None:
+    written = set(outputs(flawed_run.output))
     for name, spec in ACTION["outputs"].items():
         assert spec["value"] == f"${{{{ steps.audit.outputs.{name} }}}}"
         assert name in written, name
@@ -141,8 +142,23 @@ def _flawed_run(
     return output, summary, done
 
 
-def test_a_flawed_server_fails_the_gate_with_its_counts_summary_and_reports(tmp_path: Path) -> None:
-    output, summary, done = _flawed_run(tmp_path)
+@dataclass(frozen=True)
+class FlawedRun:
+    folder: Path
+    output: Path
+    summary: Path
+    done: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def flawed_run(tmp_path_factory: pytest.TempPathFactory) -> FlawedRun:
+    """The audit step on the no-ledger flaw under the default threshold, run once for the tests that read it."""
+    folder = tmp_path_factory.mktemp("action")
+    return FlawedRun(folder, *_flawed_run(folder))
+
+
+def test_a_flawed_server_fails_the_gate_with_its_counts_summary_and_reports(flawed_run: FlawedRun) -> None:
+    output, summary, done = flawed_run.output, flawed_run.summary, flawed_run.done
     assert done.returncode == 0, done.stderr  # the gate step fails the job, after the uploads
     said = outputs(output)
     assert (said["vulnerable"], said["refused"], said["inconclusive"]) == ("1", "0", "0")
@@ -152,7 +168,7 @@ def test_a_flawed_server_fails_the_gate_with_its_counts_summary_and_reports(tmp_
     assert said["confinement"].startswith(("unshare (", "none: "))  # the regime, as the review's head says
     assert f"| Confinement | `{said['confinement']}` |" in summary.read_text()
     for key in ("audit-json", "review-md", "sarif-file"):
-        assert (tmp_path / said[key]).is_file()
+        assert (flawed_run.folder / said[key]).is_file()
     text = summary.read_text()
     assert text.startswith("**Gate: fail** (fail-on: medium): 1 finding(s) at or above medium")
     assert "## Summary" in text

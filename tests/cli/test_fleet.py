@@ -1,83 +1,35 @@
 """`fleet`, `fleet --matrix` and `merge`: many targets, each audited on its own, one summary.
 
-Six targets (the careful reference server, its no-ledger flaw, its own-ledger
-style, the payments server's handle profile, the PyPI server mcp-confirm, and
-one that cannot start) run two at a time; the merged SARIF is checked against
-the official 2.1.0 schema, and the matrix against what GitHub's matrix takes.
+The seven targets of tests/cli/fleets.py (the careful reference server, its no-ledger flaw, its
+own-ledger style, the payments server's handle profile, the PyPI server mcp-confirm, the reference
+server in process, and one that cannot start) run two at a time, in the one fleet run these tests
+share with test_fleet_watch.py; the merged SARIF is checked against the official 2.1.0 schema, and
+the matrix against what GitHub's matrix takes.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-import sys
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from deadline import deadline
+from fleets import NAMES, ONE_ATTACK, write_fleet
 
 from mcp_confirm_audit.cli.main import main
 
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "targets" / "reference" / "server.py"
-# Each target runs the controls and one attack: the fleet is the point, not the catalogue.
-ONE_ATTACK = "-k 'control or MCA-REPLAY-001'"
+FleetRun = tuple[subprocess.CompletedProcess[str], Path]
 
 
-def reference(*options: str) -> str:
-    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
-
-
-def write_fleet(folder: Path) -> Path:
-    fleet = {
-        "targets": [
-            {"name": "careful", "command": reference(), "args": ONE_ATTACK},
-            {"name": "no-ledger", "command": reference("--flaw", "no-ledger"), "args": ONE_ATTACK},
-            {"name": "own-ledger", "command": reference("--style", "own-ledger"), "args": ONE_ATTACK},
-            {
-                "name": "payments",
-                "profile": str(REPO / "targets" / "payments-handle.yaml"),
-                "args": ["-k", "control or MCA-REPLAY-001"],
-            },
-            {
-                "name": "mcp-confirm",
-                "profile": str(REPO / "targets" / "mcp-confirm.yaml"),
-                "args": ONE_ATTACK,
-            },
-            {"name": "never-starts", "command": "no-such-mcp-server-anywhere --root {root}"},
-        ]
-    }
-    path = folder / "fleet.yaml"
-    path.write_text(yaml.safe_dump(fleet, sort_keys=False))
-    return path
-
-
-@pytest.fixture(scope="module")
-def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
-    folder = tmp_path_factory.mktemp("fleet")
-    code = main(
-        [
-            "fleet",
-            str(write_fleet(folder)),
-            "-n",
-            "2",
-            "-o",
-            str(folder / "out"),
-            "--timeout",
-            str(deadline(300)),
-        ]
-    )
-    return code, folder / "out"
-
-
-def test_a_fleet_of_six_writes_a_folder_per_target_and_one_summary(fleet_run: tuple[int, Path]) -> None:
-    code, out = fleet_run
-    assert code == pytest.ExitCode.TESTS_FAILED  # a finding, and a target that failed
+def test_a_fleet_of_seven_writes_a_folder_per_target_and_one_summary(fleet_run: FleetRun) -> None:
+    run, out = fleet_run
+    # A finding, and a target that failed.
+    assert run.returncode == pytest.ExitCode.TESTS_FAILED, run.stdout + run.stderr
     summary = json.loads((out / "fleet.json").read_text())
     by_name = {t["name"]: t for t in summary["targets"]}
-    assert list(by_name) == ["careful", "no-ledger", "own-ledger", "payments", "mcp-confirm", "never-starts"]
+    assert list(by_name) == NAMES
     for name in ("careful", "own-ledger", "payments"):
         assert by_name[name]["status"] == "clean", by_name[name]
         assert by_name[name]["verdicts"]["refused"] == 1
@@ -93,7 +45,7 @@ def test_a_fleet_of_six_writes_a_folder_per_target_and_one_summary(fleet_run: tu
 
 
 def test_a_target_that_fails_does_not_stop_the_others_and_says_why_in_one_line(
-    fleet_run: tuple[int, Path],
+    fleet_run: FleetRun,
 ) -> None:
     _, out = fleet_run
     failed = json.loads((out / "fleet.json").read_text())["targets"][-1]
@@ -107,27 +59,22 @@ def test_a_target_that_fails_does_not_stop_the_others_and_says_why_in_one_line(
         "| `never-starts` | `-` | failed | 0 | - | - | - | - | - | - | - | `exit 2: mcp-confirm-audit: "
         in table
     )
-    assert "6 target(s): 5 audited, 1 failed" in table
+    assert "7 target(s): 6 audited, 1 failed" in table
 
 
 def test_the_merged_sarif_has_a_run_per_target_and_is_valid_sarif_2_1_0(
-    fleet_run: tuple[int, Path], sarif_errors: Any
+    fleet_run: FleetRun, sarif_errors: Any
 ) -> None:
     _, out = fleet_run
     document = json.loads((out / "fleet.sarif").read_text())
     assert sarif_errors(document) == []
     runs = document["runs"]
-    assert [r["automationDetails"]["id"] for r in runs] == [
-        f"mcp-confirm-audit/{name}/"
-        for name in ("careful", "no-ledger", "own-ledger", "payments", "mcp-confirm", "never-starts")
-    ]
+    assert [r["automationDetails"]["id"] for r in runs] == [f"mcp-confirm-audit/{name}/" for name in NAMES]
     assert [r["ruleId"] for r in runs[1]["results"]] == ["MCA-REPLAY-001"]
     assert runs[-1]["invocations"][0]["executionSuccessful"] is False
 
 
-def test_merge_of_the_folders_ci_uploaded_gives_the_same_summary(
-    fleet_run: tuple[int, Path], tmp_path: Path
-) -> None:
+def test_merge_of_the_folders_ci_uploaded_gives_the_same_summary(fleet_run: FleetRun, tmp_path: Path) -> None:
     _, out = fleet_run
     # As downloaded from a matrix: one folder per artifact, named as the action names them.
     downloaded = tmp_path / "artifacts"

@@ -2,8 +2,8 @@
 family and a link to each review, a record per target, --matrix from a FLEET.yaml in a subfolder,
 and --timeout stopping a run as Ctrl-C does.
 
-Five cheap targets (the reference server in three styles, in-process, and one that never starts),
-two at a time, each with the controls and one attack.
+The fleet run is the one test_fleet.py reads too (`fleet_run`, tests/cli/conftest.py): the seven
+cheap targets of tests/cli/fleets.py, two at a time, each with the controls and one attack.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from deadline import deadline
+from fleets import NAMES, REPO, cli, write_fleet
 from markdown_it import MarkdownIt
 
 from mcp_confirm_audit.cli import fleet as fleet_module
@@ -29,11 +30,7 @@ from mcp_confirm_audit.cli.main import main
 from mcp_confirm_audit.report.fleet import TargetOutcome, markdown
 from mcp_confirm_audit.report.fleet_html import html
 
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "targets" / "reference" / "server.py"
 HOSTILE = REPO / "targets" / "hostile" / "server.py"
-ONE_ATTACK = ["-k", "control or MCA-REPLAY-001"]
-NAMES = ["careful", "no-ledger", "own-ledger", "in-process", "never-starts"]
 
 
 def survivors(marker: str) -> list[str]:
@@ -50,50 +47,6 @@ def survivors(marker: str) -> list[str]:
     return alive
 
 
-def reference(*options: str) -> str:
-    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
-
-
-def write_fleet(folder: Path) -> Path:
-    """A FLEET.yaml in a subfolder (ci/), naming a profile beside it by a relative path."""
-    (folder / "ci" / "targets").mkdir(parents=True)
-    profile = (REPO / "targets" / "reference-in-process.yaml").read_text()
-    (folder / "ci" / "targets" / "in-process.yaml").write_text(
-        profile.replace("{profile_dir}/reference", str(REPO / "targets" / "reference"))
-    )
-    fleet = {
-        "targets": [
-            {"name": "careful", "command": reference(), "args": ONE_ATTACK},
-            {"name": "no-ledger", "command": reference("--flaw", "no-ledger"), "args": ONE_ATTACK},
-            {"name": "own-ledger", "command": reference("--style", "own-ledger"), "args": ONE_ATTACK},
-            {"name": "in-process", "profile": "targets/in-process.yaml", "args": ONE_ATTACK},
-            {"name": "never-starts", "command": "no-such-mcp-server-anywhere --root {root}"},
-        ]
-    }
-    path = folder / "ci" / "FLEET.yaml"
-    path.write_text(yaml.safe_dump(fleet, sort_keys=False))
-    return path
-
-
-def cli(cwd: Path, *argv: str, timeout: float = 1500) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_confirm_audit.cli.main", *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-@pytest.fixture(scope="module")
-def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
-    folder = tmp_path_factory.mktemp("watch")
-    write_fleet(folder)
-    run = cli(folder, "fleet", "ci/FLEET.yaml", "-n", "2", "-o", "out", "--timeout", str(deadline(900)))
-    return run, folder / "out"
-
-
 def test_a_fleet_prints_a_line_as_each_target_starts_and_as_it_ends(
     fleet_run: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
@@ -101,9 +54,11 @@ def test_a_fleet_prints_a_line_as_each_target_starts_and_as_it_ends(
     assert run.returncode == pytest.ExitCode.TESTS_FAILED, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     for number, name in enumerate(NAMES, start=1):
-        assert f"[{number}/5] {name}: started" in lines
+        assert f"[{number}/{len(NAMES)}] {name}: started" in lines
     ended = {
-        m.group(1): m.group(2) for line in lines if (m := re.match(r"\[\d/5\] (\S+): (?!started)(.*)", line))
+        m.group(1): m.group(2)
+        for line in lines
+        if (m := re.match(rf"\[\d/{len(NAMES)}\] (\S+): (?!started)(.*)", line))
     }
     assert set(ended) == set(NAMES)
     assert ended["careful"].startswith("clean, 0 finding(s)")
@@ -182,7 +137,8 @@ def test_matrix_paths_are_relative_to_where_the_job_runs_not_to_the_fleet_file(t
     assert jobs["in-process"]["profile"] == "ci/targets/in-process.yaml"
     assert (tmp_path / jobs["in-process"]["profile"]).is_file()
     inside = cli(tmp_path / "ci", "fleet", "FLEET.yaml", "--matrix", timeout=deadline(120))
-    assert json.loads(inside.stdout)["include"][3]["profile"] == "targets/in-process.yaml"
+    [in_process] = [job for job in json.loads(inside.stdout)["include"] if job["name"] == "in-process"]
+    assert in_process["profile"] == "targets/in-process.yaml"
 
 
 def test_fleet_html_escapes_every_target_string(tmp_path: Path) -> None:

@@ -114,19 +114,23 @@ def test_a_target_that_dies_or_hangs_in_the_honest_flow_makes_every_attack_an_er
     assert survivors(marker) == []
 
 
-@pytest.mark.parametrize(
-    "mode", ["non-json-stdout", "enormous-response", "slow", "ignore-sigterm", "spawn-children"]
-)
+def still_judged(result: pytest.RunResult, out: Path) -> None:
+    """The controls and the three replays judged as on the careful server: refused by the tool."""
+    assert result.ret == pytest.ExitCode.OK, output_of(result)
+    result.assert_outcomes(passed=7, skipped=1)  # an MRTR tool skips control-preview-alone
+    report = json.loads((out / "audit.json").read_text())
+    assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}
+    # An enormous answer is evidence in a few hundred characters, not 20 MB.
+    assert (out / "audit.json").stat().st_size < 100_000
+
+
+# spawn-children is judged the same way by test_the_harness_writes_nothing_outside_its_sandbox_and_removes_it.
+@pytest.mark.parametrize("mode", ["non-json-stdout", "enormous-response", "slow", "ignore-sigterm"])
 def test_a_target_that_misbehaves_around_a_working_flow_is_still_judged_and_leaves_no_process(
     pytester: pytest.Pytester, marker: str, mode: str
 ) -> None:
     result = audit(pytester, mode, marker, "-k", "MCA-REPLAY or control", "--mcp-report-dir", "out")
-    assert result.ret == pytest.ExitCode.OK, output_of(result)
-    result.assert_outcomes(passed=7, skipped=1)  # an MRTR tool skips control-preview-alone
-    report = json.loads((pytester.path / "out" / "audit.json").read_text())
-    assert {(r["verdict"], r["layer"]) for r in report["results"]} == {("refused", "tool")}
-    # An enormous answer is evidence in a few hundred characters, not 20 MB.
-    assert (pytester.path / "out" / "audit.json").stat().st_size < 100_000
+    still_judged(result, pytester.path / "out")
     assert survivors(marker) == []
 
 
@@ -181,8 +185,12 @@ def test_the_harness_writes_nothing_outside_its_sandbox_and_removes_it(
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))  # the sandbox goes here, in the child pytest
     before = sorted(p.name for p in pytester.path.iterdir())
-    result = audit(pytester, "spawn-children", marker, "-k", "MCA-REPLAY", "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.OK, output_of(result)
+    # A target whose children outlive their calls, judged as any misbehaving target is (the reports
+    # go beside the scratch folder, outside the inner run's).
+    out = tmp_path / "out"
+    args = ("-k", "MCA-REPLAY or control", "--mcp-report-dir", str(out), "-p", "no:cacheprovider")
+    result = audit(pytester, "spawn-children", marker, *args)
+    still_judged(result, out)
     assert list(scratch.iterdir()) == []
     # What pytester itself keeps of the inner run: its temporary directory and output.
     own = {"runpytest-0", "runpytest-current", "stdout", "stderr"}
