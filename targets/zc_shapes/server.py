@@ -36,6 +36,10 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              `confirm_write(draft_id, confirmation)` with that phrase places the order
              (a pending id named unlike `pending_id`, and a second value the approve
              call needs from the staging result).
+- switch:    `prune_row(name, head_grower_ok=False)` never asks: pruning is signed off in
+             the office, so no honest flow completes here; every call (refused too)
+             appends a line to ROOT/audit.jsonl, the only file that moves on a refusal:
+             bookkeeping, never the effect (tally-write-mcp's audit log was taken for one).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -45,6 +49,7 @@ table, unlike the other reference servers' closures.
 
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
+  switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
                 preview, outbox, draft: a draft confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
@@ -89,11 +94,13 @@ SHAPES = (
     "preview",
     "outbox",
     "draft",
+    "switch",
     "opaque",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
+    "switch-acts": ("switch",),
     "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "outbox", "draft", "bench"),
 }
 VENTS = ("north", "south", "roof")
@@ -118,6 +125,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "preview": (("preview_spray", None), ("spray", _ACTS)),
     "outbox": (("post_notice", _ACTS),),
     "draft": (("order_seed", _ACTS), ("confirm_write", _ACTS)),
+    "switch": (("prune_row", _ACTS),),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -191,6 +199,23 @@ class Greenhouse:
         if yes or "decline-acts" in self.flaws:  # FLAW decline-acts: any answer acts
             return act()
         return {"ok": False, "status": "declined", "message": "nothing was changed"}
+
+    def prune_row(self, name: str, head_grower_ok: bool = False) -> dict[str, Any]:
+        """Prune a row of vines, by the row's name. The head grower signs pruning off in the office."""
+        with (self.root / "audit.jsonl").open("a") as log:  # every call, refused or not
+            log.write(
+                json.dumps({"tool": "prune_row", "name": name, "head_grower_ok": head_grower_ok}) + "\n"
+            )
+        if not (
+            head_grower_ok and "switch-acts" in self.flaws
+        ):  # FLAW switch-acts: the caller's word is enough
+            raise ToolError(
+                f"row {name!r} not pruned: pruning is signed off by the head grower in the office"
+            )
+        state = self.load()
+        state.setdefault("pruned", []).append(name)
+        self.save(state)
+        return {"ok": True, "pruned": name}
 
     def issued(self, bound: str) -> str:
         token = secrets.token_hex(10)

@@ -39,8 +39,15 @@ ATTACK = {
     "preview": "MCA-TOKREUSE-001",
     "outbox": "MCA-TOKREUSE-001",
     "draft": "MCA-TOKREUSE-001",
+    "switch": "MCA-FLAGBYPASS-001",
 }
-FLAW = {"MCA-CONSENT-001": "decline-acts", "MCA-TOKREUSE-001": "token-reuse"}
+FLAW = {
+    "MCA-CONSENT-001": "decline-acts",
+    "MCA-TOKREUSE-001": "token-reuse",
+    "MCA-FLAGBYPASS-001": "switch-acts",
+}
+# A careful shape with no honest flow at all (it never asks) cannot be refused, only left unjudged.
+CAREFUL = {"switch": Verdict.INCONCLUSIVE}
 GATED = {
     "rules": "set_vent",
     "subject": "clear_bed",
@@ -52,6 +59,7 @@ GATED = {
     "preview": "spray",
     "outbox": "post_notice",
     "draft": "order_seed",
+    "switch": "prune_row",
 }
 
 
@@ -96,7 +104,7 @@ def test_each_shape_is_judged_with_nothing_configured(audit: Audit, shape: str, 
     result = run.by_id()[attack]
     approve = control(run, GATED[shape], "approve")
     assert result.tool == GATED[shape]
-    expected = Verdict.VULNERABLE if flawed else Verdict.REFUSED
+    expected = Verdict.VULNERABLE if flawed else CAREFUL.get(shape, Verdict.REFUSED)
     assert result.verdict is expected, (approve, result.reason)
 
 
@@ -209,3 +217,15 @@ def test_a_draft_id_is_the_pending_id_and_the_approve_call_carries_the_stated_ph
     assert "previewed, confirmed, acted" in approve, approve
     assert "through pending: root/greenhouse.json" in approve, approve
     assert {r.tool for r in run.results} == {"order_seed"}
+
+
+def test_with_no_honest_flow_a_log_every_call_grows_is_bookkeeping_not_the_switchs_effect(
+    audit: Audit,
+) -> None:
+    """tally-write-mcp: its audit log, written on every staged call, was read as a switch's effect."""
+    careful = audit("switch").by_id()["MCA-FLAGBYPASS-001"]
+    assert "audit.jsonl" not in careful.reason, careful.reason
+    assert any("root/audit.jsonl: grew on a call with no switch set" in line for line in careful.evidence)
+    flawed = audit("switch", "switch-acts").by_id()["MCA-FLAGBYPASS-001"]
+    assert "root/greenhouse.json" in flawed.reason, flawed.reason
+    assert "audit.jsonl" not in flawed.reason, flawed.reason
