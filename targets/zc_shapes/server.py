@@ -40,6 +40,13 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              the office, so no honest flow completes here; every call (refused too)
              appends a line to ROOT/audit.jsonl, the only file that moves on a refusal:
              bookkeeping, never the effect (tally-write-mcp's audit log was taken for one).
+- memo:      `file_note(note, source)` stages a grower's note: `note` is an object whose
+             `shelf` must be one the bed keeps, said only in the refusal and about the
+             field inside the object ("shelf 'x' is not valid in bed 'seedlings' (valid:
+             ...)"); it answers `{"staged": ID, "status": "staged"}` (the id in a field
+             named for the status); `keep(note)`, "called only when the grower has said
+             yes", files it (the approve step named unlike approve; its id argument is
+             named `note`, described as the id); `drop(note)` sets it aside.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -51,7 +58,7 @@ Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
   switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                preview, outbox, draft: a draft confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
+                preview, outbox, draft, memo: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
@@ -65,7 +72,7 @@ import secrets
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 _REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
 if _REFERENCE not in sys.path:
@@ -82,6 +89,7 @@ from mcp.types import (  # noqa: E402
     InputRequiredResult,
     ToolAnnotations,
 )
+from pydantic import Field  # noqa: E402
 
 SHAPES = (
     "rules",
@@ -95,15 +103,33 @@ SHAPES = (
     "outbox",
     "draft",
     "switch",
+    "memo",
     "opaque",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
     "switch-acts": ("switch",),
-    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "outbox", "draft", "bench"),
+    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "outbox", "draft", "memo", "bench"),
 }
 VENTS = ("north", "south", "roof")
+# The shelves each bed keeps its notes on (memo): said only in the refusal.
+SHELVES = {"seedlings": ("germination", "transplanting"), "orchard": ("pruning", "grafting")}
+
+
+# The note `file_note` takes: an object described inline, as magnemo-mcp's own JSON-RPC schema does.
+_NOTE = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "body": {"type": "string"},
+        "bed": {"type": "string", "enum": sorted(SHELVES)},
+        "shelf": {"type": "string", "description": "the shelf within the bed"},
+    },
+    "required": ["title", "body", "bed", "shelf"],
+}
+
+
 ANGLES = (15, 75)
 CROPS = ("tomato", "basil", "kale")
 _FORM = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
@@ -126,6 +152,11 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "outbox": (("post_notice", _ACTS),),
     "draft": (("order_seed", _ACTS), ("confirm_write", _ACTS)),
     "switch": (("prune_row", _ACTS),),
+    "memo": (
+        ("file_note", ToolAnnotations(destructive_hint=False)),
+        ("keep", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+        ("drop", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+    ),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -216,6 +247,43 @@ class Greenhouse:
         state.setdefault("pruned", []).append(name)
         self.save(state)
         return {"ok": True, "pruned": name}
+
+    def file_note(
+        self, note: Annotated[dict[str, Any], Field(json_schema_extra=_NOTE)], grower: str
+    ) -> dict[str, Any]:
+        """Stage a grower's note; it is filed only once the grower says yes (keep)."""
+        title, bed, shelf = (str(note.get(k, "")) for k in ("title", "bed", "shelf"))
+        if bed not in SHELVES:
+            raise ToolError(f"REFUSED: bed {bed!r} is not one of {', '.join(sorted(SHELVES))}")
+        if shelf not in SHELVES[bed]:
+            raise ToolError(
+                f"REFUSED: shelf {shelf!r} is not valid in bed {bed!r} (valid: {', '.join(SHELVES[bed])})"
+            )
+        staged = f"n-{secrets.token_hex(6)}"
+        self.tokens[staged] = json.dumps({"title": title, "shelf": shelf, "grower": grower})
+        return {
+            "staged": staged,
+            "status": "staged",
+            "say": "Staged. Say keep when the grower wants it kept.",
+        }
+
+    def keep(self, note: Annotated[str, Field(description="the staged note's id")]) -> dict[str, Any]:
+        """Call keep only when the grower has said yes to this note in their own words. The note is filed."""
+        held = self.tokens.get(note)
+        if held is None:
+            raise ToolError(f"no note waiting with the id {note!r}")
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: a staged note is never used up
+            del self.tokens[note]
+        state = self.load()
+        state.setdefault("notes", []).append(json.loads(held))
+        self.save(state)
+        return {"kept": note, "status": "kept"}
+
+    def drop(self, note: Annotated[str, Field(description="the staged note's id")]) -> dict[str, Any]:
+        """Call drop only when the grower has said no to this note. It is set aside, never filed."""
+        if self.tokens.pop(note, None) is None:
+            raise ToolError(f"no note waiting with the id {note!r}")
+        return {"dropped": note, "status": "dropped"}
 
     def issued(self, bound: str) -> str:
         token = secrets.token_hex(10)

@@ -40,6 +40,7 @@ ATTACK = {
     "outbox": "MCA-TOKREUSE-001",
     "draft": "MCA-TOKREUSE-001",
     "switch": "MCA-FLAGBYPASS-001",
+    "memo": "MCA-TOKREUSE-001",
 }
 FLAW = {
     "MCA-CONSENT-001": "decline-acts",
@@ -60,6 +61,7 @@ GATED = {
     "outbox": "post_notice",
     "draft": "order_seed",
     "switch": "prune_row",
+    "memo": "file_note",
 }
 
 
@@ -229,3 +231,16 @@ def test_with_no_honest_flow_a_log_every_call_grows_is_bookkeeping_not_the_switc
     flawed = audit("switch", "switch-acts").by_id()["MCA-FLAGBYPASS-001"]
     assert "root/greenhouse.json" in flawed.reason, flawed.reason
     assert "audit.jsonl" not in flawed.reason, flawed.reason
+
+
+def test_a_rule_about_a_field_inside_an_object_argument_and_an_approve_step_named_keep(audit: Audit) -> None:
+    """magnemo-mcp: `note.store` refused in words; `{"staged": id, "status": "staged"}`; `keep(note)`."""
+    run = audit("memo")
+    said = control(run, "file_note", "search")
+    assert "note.shelf from file_note's refusal" in said, said
+    assert "note.bed from" not in said, said
+    approve = control(run, "file_note", "approve")
+    assert "previewed, confirmed, acted (no file named) through pending" in approve, approve
+    assert "keep: a step of file_note's pending flow" in run.left_out, run.left_out
+    assert "drop: the decline step of file_note's pending flow (on the person's no)" in run.left_out
+    assert {r.tool for r in run.results} == {"file_note"}
