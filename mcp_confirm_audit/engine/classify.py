@@ -24,7 +24,8 @@ from ..target.driver import Connection, ToolInfo
 
 # A reader's name: the prior that decides which unannotated tools are tried at all.
 _READER = re.compile(
-    r"^(list|get|show|read|view|describe|status|inspect|fetch|find|search|count|current|whoami|check)(_|$)|"
+    # After one short namespace a server gives all its tools, if any (`wa_list_recipients`, `gh_get_repo`).
+    r"^([a-z0-9]{1,6}_)?(list|get|show|read|view|describe|status|inspect|fetch|find|search|count|current|whoami|check)(_|$)|"
     r"_(status|info|config|settings|state|list|summary|overview)$",
     re.I,
 )

@@ -289,7 +289,10 @@ def _tool_for(tools: Sequence[ToolInfo], thing: str, gated: str, *, listing: boo
     """A listing (read-only, no required argument) or a creating tool named for `thing`."""
     names = (thing, f"{thing}s", f"{thing[:-1]}ies" if thing.endswith("y") else f"{thing}es")
     for other in tools:
-        if other.name == gated or not any(n in other.name.lower() for n in names):
+        named = any(n in other.name.lower() for n in names)
+        # A listing whose description says what its rows are for ("use the returned name as the recipient").
+        said = listing and re.search(rf"\b{re.escape(thing)}\b", other.description or "", re.I) is not None
+        if other.name == gated or not (named or said):
             continue
         required = (other.input_schema or {}).get("required")
         if listing and other.read_only is True and not required:

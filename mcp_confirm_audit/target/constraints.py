@@ -81,7 +81,9 @@ _UNKNOWN = re.compile(
 )
 _LIST_FIRST = re.compile(r"\b(?:list|call list_?|see|use list_?)\s*(?P<thing>[a-z][\w-]*)\s+first", re.I)
 _NOT_FOUND = re.compile(
-    r"(?P<thing>[a-z][\w-]*)\s+(?:['\"`][^'\"`]*['\"`]|[\w.:-]+)\s+(?:(?:was |is )?not found|does not exist|doesn't exist)",
+    r"(?P<thing>[a-z][\w-]*)\s+(?:['\"`][^'\"`]*['\"`]|[\w.:-]+)\s+(?:(?:was |is )?not found|does not exist|doesn't exist"
+    # "recipient 'x' is not in the allowlist", "... is not allowlisted": a value the server holds a list of.
+    r"|is not (?:in|on) (?:the |your )?(?:allow-?list|white-?list|list)|is not (?:allow|white)-?listed)",
     re.I,
 )
 # "eleven digits": a string of that many digits (a carrier's number, an account number).

@@ -41,6 +41,7 @@ ATTACK = {
     "draft": "MCA-TOKREUSE-001",
     "switch": "MCA-FLAGBYPASS-001",
     "memo": "MCA-TOKREUSE-001",
+    "allowlist": "MCA-TOKREUSE-001",
 }
 FLAW = {
     "MCA-CONSENT-001": "decline-acts",
@@ -62,6 +63,7 @@ GATED = {
     "draft": "order_seed",
     "switch": "prune_row",
     "memo": "file_note",
+    "allowlist": "send_memo",
 }
 
 
@@ -244,3 +246,14 @@ def test_a_rule_about_a_field_inside_an_object_argument_and_an_approve_step_name
     assert "keep: a step of file_note's pending flow" in run.left_out, run.left_out
     assert "drop: the decline step of file_note's pending flow (on the person's no)" in run.left_out
     assert {r.tool for r in run.results} == {"file_note"}
+
+
+def test_a_value_not_in_the_allowlist_is_taken_from_a_namespaced_listing(audit: Audit) -> None:
+    """guarded-whatsapp-mcp: "recipient 'x' is not in the allowlist"; `wa_list_recipients` lists them."""
+    run = audit("allowlist")
+    assert any(
+        line.startswith("gh_list_growers: no annotations; two calls changed nothing") for line in run.left_out
+    )
+    said = control(run, "send_memo", "search")
+    assert "recipient from gh_list_growers" in said, said
+    assert "root/memo_outbox.jsonl" in control(run, "send_memo", "approve")
