@@ -3,8 +3,8 @@
 A tool with no annotations at all is taken for an action, and audited as one,
 though many are readers (a config inspector, a status page): then the only
 place an action's effect shows is never looked at. A tool whose name reads
-like a reader (the name is a prior, never the verdict) and that takes no
-argument is called twice; when neither call changed anything in the root but
+like a reader, or whose description says it is read-only (priors, never the
+verdict), and that takes no required argument is called twice; when neither call changed anything in the root but
 files that only grew (a log, a queue: bookkeeping), and both answered the
 same without refusing, it is read-only for this run, and may show an effect.
 """
@@ -29,6 +29,8 @@ _READER = re.compile(
     r"_(status|info|config|settings|state|list|summary|overview)$",
     re.I,
 )
+# A description that says in words the tool only reads ("Read-only. Numbers are masked."): a prior too.
+_SAYS_READ_ONLY = re.compile(r"\bread[- ]only\b", re.I)
 # Unannotated tools tried, at most.
 MAX_TRIED = 4
 
@@ -80,7 +82,7 @@ async def classify(conn: Connection, tools: Sequence[ToolInfo], root: Path) -> C
         if t.read_only is None
         and t.destructive is None
         and not (t.input_schema or {}).get("required")
-        and _READER.search(t.name)
+        and (_READER.search(t.name) or _SAYS_READ_ONLY.search(t.description or ""))
     ][:MAX_TRIED]
     readers: dict[str, str] = {}
     logs: dict[str, str] = {}

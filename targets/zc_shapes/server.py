@@ -51,7 +51,8 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              recipient "not in the allowlist"; the growers it may write to are listed only by
              `gh_list_growers`, unannotated and named after a namespace (`gh_`); the call with
              an allowed name answers `{"ok": false, "needs_confirm": true, "confirm_token": T}`,
-             and the call carrying T appends the memo to ROOT/memo_outbox.jsonl.
+             and the call carrying T appends the memo to ROOT/memo_outbox.jsonl; `gh_memo_tail(limit)`,
+             unannotated, says "Read-only." in words (its `limit` no rule of the gate).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -175,7 +176,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
         ("keep", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
         ("drop", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
     ),
-    "allowlist": (("gh_list_growers", None), ("send_memo", _ACTS)),
+    "allowlist": (("gh_list_growers", None), ("gh_memo_tail", None), ("send_memo", _ACTS)),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -307,6 +308,12 @@ class Greenhouse:
     def gh_list_growers(self) -> dict[str, Any]:
         """The growers memos may be sent to (use a grower's name as the recipient)."""
         return {"growers": [{"name": name, "phone": "…" + phone[-2:]} for name, phone in GROWERS.items()]}
+
+    def gh_memo_tail(self, limit: int = 20) -> dict[str, Any]:
+        """The memos sent most recently. Read-only."""
+        outbox = self.root / "memo_outbox.jsonl"
+        lines = outbox.read_text().splitlines() if outbox.exists() else []
+        return {"memos": [json.loads(line) for line in lines[-max(1, limit) :]]}
 
     def send_memo(self, recipient: str, text: str, confirm_token: str | None = None) -> dict[str, Any]:
         """Send a memo to a grower. A memo needs a confirm_token: the first call returns one."""

@@ -254,6 +254,10 @@ def test_a_value_not_in_the_allowlist_is_taken_from_a_namespaced_listing(audit: 
     assert any(
         line.startswith("gh_list_growers: no annotations; two calls changed nothing") for line in run.left_out
     )
+    # A reader that says so in words is classified by calling it: its `limit` is no rule of the gate.
+    assert any(
+        line.startswith("gh_memo_tail: no annotations; two calls changed nothing") for line in run.left_out
+    )
     said = control(run, "send_memo", "search")
     assert "recipient from gh_list_growers" in said, said
     assert "root/memo_outbox.jsonl" in control(run, "send_memo", "approve")
