@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..confirmations import replies
 from ..models import Outcome, Phase, Response, Said
+from ..oracle.grown import files, grown
 from ..target.driver import Connection, ToolInfo
 
 # A reader's name: the prior that decides which unannotated tools are tried at all.
@@ -42,36 +43,6 @@ class Classified:
     tools: tuple[ToolInfo, ...]
     notes: tuple[str, ...] = ()
     bookkeeping: tuple[tuple[str, str], ...] = ()
-
-
-def files(root: Path) -> dict[str, bytes]:
-    """The root's small files by path relative to it: enough to tell a log that only grows."""
-    found: dict[str, bytes] = {}
-    try:
-        paths = sorted(root.rglob("*"))[:400]
-    except OSError:
-        return found
-    for path in paths:
-        try:
-            if path.is_file() and not path.is_symlink() and path.stat().st_size <= 1 << 20:
-                found[path.relative_to(root).as_posix()] = path.read_bytes()
-        except OSError:
-            continue
-    return found
-
-
-def grown(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[set[str], set[str]]:
-    """(files that only grew, appended to or new; files otherwise changed or removed)."""
-    appended, changed = set(), set()
-    for name in before.keys() | after.keys():
-        was, now = before.get(name), after.get(name)
-        if was == now:
-            continue
-        if now is not None and len(now) > len(was or b"") and now.startswith(was or b""):
-            appended.add(name)
-        else:
-            changed.add(name)
-    return appended, changed
 
 
 async def classify(conn: Connection, tools: Sequence[ToolInfo], root: Path) -> Classified:

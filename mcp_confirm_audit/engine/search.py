@@ -30,13 +30,13 @@ from typing import Any
 
 from ..confirmations import detect, replies
 from ..models import Outcome, Phase, Response, Said
+from ..oracle.grown import files, grown
 from ..profile.loader import SetupCall
 from ..target import constraints
 from ..target.arguments import value_for
 from ..target.discovery import HANDLE_NAME, ToolPlan, _in_value, listed_values
 from ..target.driver import Connection, ToolInfo
 from .action import SetupFailed, prepare, result_value
-from .classify import files, grown
 
 # Calls of the gated tool one search may make, and calls of listing and creating tools beside them.
 MAX_ATTEMPTS = 12

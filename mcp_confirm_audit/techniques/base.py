@@ -23,7 +23,6 @@ from ..channels.human import HumanFailed, Step
 from ..channels.url_flow import Pages, answer_content
 from ..confirmations import answers, honest
 from ..engine.action import CaseFile, Instance, SetupFailed, Victim, prepare, render
-from ..engine.classify import files, grown
 from ..engine.observation import Observer
 from ..models import (
     AttackSpec,
@@ -39,6 +38,7 @@ from ..models import (
     Verdict,
 )
 from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
+from ..oracle.grown import files, grown
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, identity_of
 from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
