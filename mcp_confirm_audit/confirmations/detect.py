@@ -152,6 +152,10 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     if (staged is not None and not _DONE.match(status)) or WAITING.match(status):
         # A status that says it waits names its id however it calls it (`draft_id`).
         named = next((k for k, v in found.items() if _ANY_ID.search(k) and _usable(v)), None)
+        # Or the field named for the status itself: `{"staged": "n-20261206-1a2b", "status": "staged"}`.
+        named = named or next(
+            (k for k, v in found.items() if k.lower() == status.strip().lower() and _usable(v)), None
+        )
         return _pending(tool, tools, staged[0] if staged else named, found)
     if (challenge := _echoed_challenge(response, tool)) is not None:
         return challenge
@@ -254,9 +258,19 @@ def _id_tool(
     (`confirmation` from `confirmation_phrase_required`): filled per staged id (`Pending.staged`).
     """
     for other in tools:
-        if other.name == gated or other.read_only is True or not name.search(other.name):
+        if other.name == gated or other.read_only is True:
             continue
-        arg = next((k for k in _props(other) if _ID_ARG.search(k)), None)
+        if not name.search(other.name) and not (name is APPROVE_TOOL and _SAYS_YES.search(_first(other))):
+            continue
+        props = _props(other)
+        arg = next((k for k in props if _ID_ARG.search(k)), None) or next(
+            (
+                k
+                for k, v in props.items()
+                if isinstance(v, Mapping) and _ID_WORD.search(str(v.get("description", "")))
+            ),
+            None,
+        )
         if arg is not None:
             required = (other.input_schema or {}).get("required") or ()
             carried = {
@@ -267,6 +281,37 @@ def _id_tool(
             }
             return CallTemplate(other.name, {arg: "{id}", **carried})
     return None
+
+
+# A tool whose description opens by saying it is called on a person's yes (`keep`: "Call keep only when
+# the person has said yes to this note"): the approve step, whatever its name.
+_SAYS_YES = re.compile(r"\b(said|says|say|gave|gives|give)\s+(a\s+|their\s+|the\s+)?yes\b", re.I)
+# An argument described as an id ("the staged note's id"), named however (`note`).
+_ID_WORD = re.compile(r"\bid\b", re.I)
+
+
+_SAYS_NO = re.compile(r"\b(said|says|say|gave|gives|give)\s+(a\s+|their\s+|the\s+)?no\b", re.I)
+
+
+def declining_tools(tools: Sequence[ToolInfo], pending: Pending) -> list[str]:
+    """Tools that take a pending flow's id on a person's no (`drop`: "Call drop only when the person has
+    said no to this note"): the flow's decline step, no action of its own."""
+    if pending.approve is None:
+        return []
+    ids = {k for k, v in pending.approve.args.items() if v == "{id}"}
+    return [
+        t.name
+        for t in tools
+        if t.name not in (pending.tool, *pending.own_tools)
+        and t.read_only is not True
+        and _SAYS_NO.search(_first(t))
+        and ids & set(_props(t))
+    ]
+
+
+def _first(tool: ToolInfo) -> str:
+    """The first sentence of a tool's description."""
+    return re.split(r"(?<=[.;!?])\s", (tool.description or "").strip(), maxsplit=1)[0]
 
 
 def policy_tools(tools: Sequence[ToolInfo], stated: Sequence[str] | None = None) -> list[ToolInfo]:

@@ -3,8 +3,8 @@
 A tool with no annotations at all is taken for an action, and audited as one,
 though many are readers (a config inspector, a status page): then the only
 place an action's effect shows is never looked at. A tool whose name reads
-like a reader (the name is a prior, never the verdict) and that takes no
-argument is called twice; when neither call changed anything in the root but
+like a reader, or whose description says it is read-only (priors, never the
+verdict), and that takes no required argument is called twice; when neither call changed anything in the root but
 files that only grew (a log, a queue: bookkeeping), and both answered the
 same without refusing, it is read-only for this run, and may show an effect.
 """
@@ -13,21 +13,25 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..confirmations import replies
 from ..models import Outcome, Phase, Response, Said
+from ..oracle.grown import files, grown
 from ..target.driver import Connection, ToolInfo
 
 # A reader's name: the prior that decides which unannotated tools are tried at all.
 _READER = re.compile(
-    r"^(list|get|show|read|view|describe|status|inspect|fetch|find|search|count|current|whoami|check)(_|$)|"
+    # After one short namespace a server gives all its tools, if any (`wa_list_recipients`, `gh_get_repo`).
+    r"^([a-z0-9]{1,6}_)?(list|get|show|read|view|describe|status|inspect|fetch|find|search|count|current|whoami|check)(_|$)|"
     r"_(status|info|config|settings|state|list|summary|overview)$",
     re.I,
 )
+# A description that says in words the tool only reads ("Read-only. Numbers are masked."): a prior too.
+_SAYS_READ_ONLY = re.compile(r"\bread[- ]only\b", re.I)
 # Unannotated tools tried, at most.
 MAX_TRIED = 4
 
@@ -41,36 +45,6 @@ class Classified:
     bookkeeping: tuple[tuple[str, str], ...] = ()
 
 
-def files(root: Path) -> dict[str, bytes]:
-    """The root's small files by path relative to it: enough to tell a log that only grows."""
-    found: dict[str, bytes] = {}
-    try:
-        paths = sorted(root.rglob("*"))[:400]
-    except OSError:
-        return found
-    for path in paths:
-        try:
-            if path.is_file() and not path.is_symlink() and path.stat().st_size <= 1 << 20:
-                found[path.relative_to(root).as_posix()] = path.read_bytes()
-        except OSError:
-            continue
-    return found
-
-
-def grown(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[set[str], set[str]]:
-    """(files that only grew, appended to or new; files otherwise changed or removed)."""
-    appended, changed = set(), set()
-    for name in before.keys() | after.keys():
-        was, now = before.get(name), after.get(name)
-        if was == now:
-            continue
-        if now is not None and len(now) > len(was or b"") and now.startswith(was or b""):
-            appended.add(name)
-        else:
-            changed.add(name)
-    return appended, changed
-
-
 async def classify(conn: Connection, tools: Sequence[ToolInfo], root: Path) -> Classified:
     """Unannotated, argument-free tools named like readers, called twice: read-only when nothing moved."""
     tried = [
@@ -79,7 +53,7 @@ async def classify(conn: Connection, tools: Sequence[ToolInfo], root: Path) -> C
         if t.read_only is None
         and t.destructive is None
         and not (t.input_schema or {}).get("required")
-        and _READER.search(t.name)
+        and (_READER.search(t.name) or _SAYS_READ_ONLY.search(t.description or ""))
     ][:MAX_TRIED]
     readers: dict[str, str] = {}
     logs: dict[str, str] = {}

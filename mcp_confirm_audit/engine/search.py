@@ -30,13 +30,13 @@ from typing import Any
 
 from ..confirmations import detect, replies
 from ..models import Outcome, Phase, Response, Said
+from ..oracle.grown import files, grown
 from ..profile.loader import SetupCall
 from ..target import constraints
 from ..target.arguments import value_for
 from ..target.discovery import HANDLE_NAME, ToolPlan, _in_value, listed_values
 from ..target.driver import Connection, ToolInfo
 from .action import SetupFailed, prepare, result_value
-from .classify import files, grown
 
 # Calls of the gated tool one search may make, and calls of listing and creating tools beside them.
 MAX_ATTEMPTS = 12
@@ -110,7 +110,7 @@ async def search(
     place, its refusals read against its own schema.
     """
     tool = next(t for t in tools if t.name == (through or plan.name))
-    props: Mapping[str, Any] = (tool.input_schema or {}).get("properties") or {}
+    props = _with_fields((tool.input_schema or {}).get("properties") or {})
     template = dict(plan.template or {})
     state = _State(
         {k: v for k, v in plan.arguments({}).items() if k not in template}, list(plan.setup), template
@@ -140,7 +140,7 @@ async def search(
             return _reached(plan, state)
         state.refused.add(sent)
         text = replies.refusal_text(response) or response.text
-        learned = constraints.read(text, {**state.args, **state.template}, props)
+        learned = constraints.read(text, {**_fields(state.args), **state.template}, props)
         changed = False
         for found in learned:
             changed = await _apply(found, state, tool, tools, conn, props, listed) or changed
@@ -184,11 +184,14 @@ async def _apply(
     """Change the argument as the refusal says; False when nothing would change."""
     arg = found.arg
     prop = props.get(arg) or {}
-    if found.facets.get("x-required") and arg not in state.args and arg not in state.template:
+    if found.facets.get("x-required") and _get(state.args, arg) is None and arg not in state.template:
         # Its default (null, mostly) is what was refused: a value of its own type instead.
-        state.args[arg] = value_for(arg, {k: v for k, v in prop.items() if k != "default"}, listed)
+        _put(state.args, arg, value_for(arg, {k: v for k, v in prop.items() if k != "default"}, listed))
         state.sources[arg] = f"{tool.name}'s refusal ({_quoted(found.said)}): the schema left it optional"
         return True
+    said_enum, own_enum = found.facets.get("enum"), prop.get("enum")
+    if isinstance(said_enum, list) and isinstance(own_enum, list) and not set(said_enum) & set(own_enum):
+        return False  # choices none of which the schema allows here: the rule is another argument's
     if found.facets and not found.facets.get("x-required"):
         state.facets[arg] = {**state.facets.get(arg, {}), **found.facets}
         items = prop.get("items") if prop.get("type") == "array" else None
@@ -200,11 +203,11 @@ async def _apply(
             )
         if prop.get("type") == "array" and not isinstance(chosen, list):
             chosen = [chosen]  # the rule was each item's
-        if chosen != state.args.get(arg) and arg not in state.template:
-            state.args[arg] = chosen
+        if chosen != _get(state.args, arg) and arg.split(".")[0] not in state.template:
+            _put(state.args, arg, chosen)
             state.sources[arg] = f"{tool.name}'s refusal ({_quoted(found.said)})"
             return True
-    if found.listed is None or arg in state.template:
+    if found.listed is None or arg in state.template or "." in arg:
         return False
     thing = found.listed
     lister = _tool_for(tools, thing, tool.name, listing=True)
@@ -244,11 +247,52 @@ async def _apply(
     return True
 
 
+def _with_fields(props: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool's arguments, and the fields of each object argument as `arg.field`: a rule may be about one.
+
+    "store 'x' is not valid in partition 'dev' (valid: knowledge, ...)" is about `note.store`, a
+    field of the object argument `note` (magnemo-mcp's `stage`): read and applied there.
+    """
+    found = dict(props)
+    for name, prop in props.items():
+        fields = prop.get("properties") if isinstance(prop, Mapping) else None
+        if isinstance(fields, Mapping):
+            found.update({f"{name}.{k}": v for k, v in fields.items() if isinstance(v, Mapping)})
+    return found
+
+
+def _fields(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments as sent, and each object argument's fields as `arg.field` beside them."""
+    found = dict(args)
+    for name, value in args.items():
+        if isinstance(value, Mapping):
+            found.update({f"{name}.{k}": v for k, v in value.items()})
+    return found
+
+
+def _get(args: Mapping[str, Any], arg: str) -> Any:
+    top, _, sub = arg.partition(".")
+    value = args.get(top)
+    return (value.get(sub) if isinstance(value, Mapping) else None) if sub else value
+
+
+def _put(args: dict[str, Any], arg: str, value: Any) -> None:
+    top, _, sub = arg.partition(".")
+    if not sub:
+        args[top] = value
+        return
+    held = args.get(top)
+    args[top] = {**(held if isinstance(held, Mapping) else {}), sub: value}
+
+
 def _tool_for(tools: Sequence[ToolInfo], thing: str, gated: str, *, listing: bool) -> ToolInfo | None:
     """A listing (read-only, no required argument) or a creating tool named for `thing`."""
     names = (thing, f"{thing}s", f"{thing[:-1]}ies" if thing.endswith("y") else f"{thing}es")
     for other in tools:
-        if other.name == gated or not any(n in other.name.lower() for n in names):
+        named = any(n in other.name.lower() for n in names)
+        # A listing whose description says what its rows are for ("use the returned name as the recipient").
+        said = listing and re.search(rf"\b{re.escape(thing)}\b", other.description or "", re.I) is not None
+        if other.name == gated or not (named or said):
             continue
         required = (other.input_schema or {}).get("required")
         if listing and other.read_only is True and not required:

@@ -22,7 +22,7 @@ from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..channels.url_flow import Pages
 from ..confirmations.base import Mechanism
-from ..confirmations.detect import policy_tools
+from ..confirmations.detect import declining_tools, policy_tools
 from ..confirmations.elicitation import LEGACY, MODERN, Elicitation
 from ..confirmations.mrtr import Mrtr
 from ..confirmations.pending import Pending
@@ -192,6 +192,11 @@ class AuditSession:
             if isinstance(mechanism, Pending | Token):
                 for tool in mechanism.own_tools:
                     steps.setdefault(tool, f"a step of {plan.name}'s {mechanism.kind} flow")
+            if isinstance(mechanism, Pending):
+                for tool in declining_tools(self.tools, mechanism):
+                    steps.setdefault(
+                        tool, f"the decline step of {plan.name}'s pending flow (on the person's no)"
+                    )
             for info in policy_tools(self.tools, plan.policy_tools):
                 steps.setdefault(info.name, f"a rule of {plan.name}'s gate, judged by policy-self-loosening")
             if outcome.search is not None:

@@ -81,7 +81,9 @@ _UNKNOWN = re.compile(
 )
 _LIST_FIRST = re.compile(r"\b(?:list|call list_?|see|use list_?)\s*(?P<thing>[a-z][\w-]*)\s+first", re.I)
 _NOT_FOUND = re.compile(
-    r"(?P<thing>[a-z][\w-]*)\s+(?:['\"`][^'\"`]*['\"`]|[\w.:-]+)\s+(?:(?:was |is )?not found|does not exist|doesn't exist)",
+    r"(?P<thing>[a-z][\w-]*)\s+(?:['\"`][^'\"`]*['\"`]|[\w.:-]+)\s+(?:(?:was |is )?not found|does not exist|doesn't exist"
+    # "recipient 'x' is not in the allowlist", "... is not allowlisted": a value the server holds a list of.
+    r"|is not (?:in|on) (?:the |your )?(?:allow-?list|white-?list|list)|is not (?:allow|white)-?listed)",
     re.I,
 )
 # "eleven digits": a string of that many digits (a carrier's number, an account number).
@@ -142,7 +144,8 @@ def _structured(text: str, names: list[str]) -> list[Constraint]:
     """Pydantic's errors, as the SDK passes them on: each names its field."""
     found = []
     for match in _PYDANTIC.finditer(text):
-        arg = match["loc"].split(".")[0]
+        loc = match["loc"]
+        arg = loc if loc in names else loc.split(".")[0]  # a field of an object argument: `note.store`
         if arg not in names:
             continue
         msg, kind = match["msg"], match["type"]
@@ -189,7 +192,7 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
     # "must be one of a, b", or the things themselves listed: "tanks: rain, well", "vents are a, b".
     one = stem(arg).removesuffix("s")  # `crops` lists as "crops are ...", like `tank` as "tanks: ..."
     listing = re.compile(rf"\b{re.escape(one)}s\s*(?:are|:)\s*(?P<list>[^.;\n\])}}]+)", re.I)
-    for m in (_ONE_OF.search(clause), listing.search(clause)):
+    for m in (*_choices(clause), listing.search(clause)):
         if not facets and m is not None and len(items := _items(m["list"])) >= 2:
             facets["enum"] = items
     if not facets and (digits := _DIGITS.search(clause)) and prop.get("type") in (None, "string"):
@@ -209,6 +212,15 @@ def _business(clause: str, arg: str, prop: Mapping[str, Any]) -> Constraint | No
     if not facets and listed is None:
         return None
     return Constraint(arg, facets, listed, clause[:200])
+
+
+def _choices(clause: str) -> list[re.Match[str]]:
+    """Every place a clause may list choices, overlapping: "not valid in partition 'dev' (valid: a, b)"."""
+    found, at = [], 0
+    while (m := _ONE_OF.search(clause, at)) is not None:
+        found.append(m)
+        at = m.start() + 1
+    return found
 
 
 def _thing(clause: str) -> str | None:
@@ -256,7 +268,10 @@ def concerns(clause: str, args: Mapping[str, Any], names: list[str] | None = Non
     def says(word: str) -> bool:
         return bool(word) and re.search(rf"\b{re.escape(word)}s?\b", low) is not None
 
-    named = [a for a in pool if says(a.lower()) or says(a.lower().replace("_", " "))]
+    def field(arg: str) -> str:
+        return arg.lower().rsplit(".", 1)[-1]  # a field of an object argument is said by its own name
+
+    named = [a for a in pool if says(field(a)) or says(field(a).replace("_", " "))]
     if not named:
         named = [a for a in pool if len(stem(a)) > 2 and says(stem(a))]
     if not named:
@@ -271,7 +286,7 @@ def concerns(clause: str, args: Mapping[str, Any], names: list[str] | None = Non
         ]
         named = list(dict.fromkeys(named))
     # A value quoted back names one argument: when several were sent the same, the first is meant.
-    named = named[:1] if named and not any(says(a.lower()) or says(stem(a)) for a in named) else named
+    named = named[:1] if named and not any(says(field(a)) or says(stem(field(a))) for a in named) else named
     if not named and len(args) == 1:
         named = list(args)
     return named

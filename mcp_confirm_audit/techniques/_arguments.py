@@ -14,6 +14,7 @@ reaches a question is kept for every later value of the attack.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -42,6 +43,11 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
         and v not in handles  # a handle is a lookup, not text
         and _free_text(own, k)
     ]
+    # A value several arguments hold (one filler for all), shown fewer times than they hold it, does not
+    # say which of them the question shows (sendgrid-mcp-secure: `template_id`'s value shown, `body_text`
+    # holding the same one and dropped from the message a template sends): none of them is counted.
+    held = Counter(v for _, _, v in shown)
+    shown = [where for where in shown if held[where[2]] <= baseline.count(where[2])]
     # A setup value the action's own arguments also hold (a frame set for `ops-bot`, then a payment by
     # `ops-bot`) is in the question as the action's own: staged hostile, it makes another thing the
     # action never names, and its absence from the question says nothing about how one is shown.

@@ -38,6 +38,7 @@ from ..models import (
     Verdict,
 )
 from ..oracle.effects import at_the_gate, disk_places, is_ignored, probe_changes, probe_places
+from ..oracle.grown import files, grown
 from ..oracle.sandbox import VICTIM_TEXT, Case, Sandbox, decoy_text, diff, identity_of
 from ..profile.headers import Header
 from ..target.discovery import ToolPlan, arguments_for
@@ -669,6 +670,28 @@ class Attack(Recorder):
         disk = diff(before.tree, after.tree)
         counted += [p for p in (*disk.removed, *disk.changed) if not is_ignored(p, self.bookkeeping)]
         return counted
+
+    def root_files(self) -> dict[str, bytes]:
+        """The root's small files now (`learn_grown` compares them): enough to tell a log that only grew."""
+        return files(self.sandbox.root)
+
+    def learn_grown(self, before: Mapping[str, bytes], why: str) -> list[str]:
+        """Files of the root that only grew since `before` (appended to, or new) become bookkeeping.
+
+        Only for a call that must not act: a log the target writes on every call, asked or not. The
+        attack's own case files are what it acts on, never bookkeeping. Returns the names learned.
+        """
+        appended, _ = grown(before, files(self.sandbox.root))
+        case = f"{self._case_name}/"
+        learned = [
+            f"root/{name}"
+            for name in sorted(appended)
+            if not name.startswith(case) and not is_ignored(f"root/{name}", self.bookkeeping)
+        ]
+        if learned:
+            self.bookkeeping = (*self.bookkeeping, *learned)
+            self.note(f"{', '.join(learned)}: {why}")
+        return learned
 
     async def since_start(self) -> list[str]:
         """Every effect since the attack proper started (`start_attack`)."""

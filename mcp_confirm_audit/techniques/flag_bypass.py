@@ -88,9 +88,7 @@ async def flag_bypass(attack: Attack, params: Mapping[str, Any]) -> None:
     if attack.honest_flow_failed is not None:
         # No honest flow to compare with (the tool never asked): the call with no switch must not act,
         # or a switch's effect would be the tool's own.
-        since = await attack.mark()
-        await attack.call("the action's own call, no switch set", victim, arguments=own)
-        if await attack.took_effect(victim, since):
+        if await _acted_unswitched(attack, "the action's own call, no switch set", own):
             attack.setup_failed("the tool acted with no switch set: no switch of the caller's made it act")
             return
         attack.effect_means(
@@ -132,14 +130,11 @@ async def _beyond(
         )
         return None
     kept: list[dict[str, Any]] = []
-    victim = attack.victim
     for name, value in candidates:
         # Before the attack proper: this is the tool's own answer to the value, no switch set.
-        since = await attack.mark()
-        await attack.call(
-            f"{name}: {value!r}, beyond the profile's, no switch set", victim, arguments={**own, name: value}
-        )
-        if await attack.took_effect(victim, since):
+        if await _acted_unswitched(
+            attack, f"{name}: {value!r}, beyond the profile's, no switch set", {**own, name: value}
+        ):
             attack.note(f"{name}: {value!r} acted with no switch set: the tool takes it unasked, left out")
             continue
         kept.append({name: value})
@@ -147,6 +142,25 @@ async def _beyond(
         attack.setup_failed("every value beyond the profile's acted with no switch set: no switch is needed")
         return None
     return kept
+
+
+async def _acted_unswitched(attack: Attack, label: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether a call with no switch set acted; with no honest flow, the files it only grew are bookkeeping.
+
+    With no honest flow there is no bookkeeping learned by the controls, and a
+    server that logs every call (asked, refused or staged) changes its log on
+    this call too: a file that only grew on a call that must not act is that log,
+    learned as bookkeeping (`Attack.learn_grown`) before anything is judged, so
+    neither this call nor a switch's counts it as an effect.
+    """
+    if attack.honest_flow_failed is None:
+        since = await attack.mark()
+        await attack.call(label, attack.victim, arguments=arguments)
+        return await attack.took_effect(attack.victim, since)
+    since, held = await attack.mark(), attack.root_files()
+    await attack.call(label, attack.victim, arguments=arguments)
+    attack.learn_grown(held, f"grew on a call with no switch set ({label}), as on every call: bookkeeping")
+    return await attack.took_effect(attack.victim, since)
 
 
 def switches(tool: ToolInfo, own: Mapping[str, Any], skip: set[str]) -> list[tuple[str, Any]]:

@@ -36,6 +36,23 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              `confirm_write(draft_id, confirmation)` with that phrase places the order
              (a pending id named unlike `pending_id`, and a second value the approve
              call needs from the staging result).
+- switch:    `prune_row(name, head_grower_ok=False)` never asks: pruning is signed off in
+             the office, so no honest flow completes here; every call (refused too)
+             appends a line to ROOT/audit.jsonl, the only file that moves on a refusal:
+             bookkeeping, never the effect (tally-write-mcp's audit log was taken for one).
+- memo:      `file_note(note, source)` stages a grower's note: `note` is an object whose
+             `shelf` must be one the bed keeps, said only in the refusal and about the
+             field inside the object ("shelf 'x' is not valid in bed 'seedlings' (valid:
+             ...)"); it answers `{"staged": ID, "status": "staged"}` (the id in a field
+             named for the status); `keep(note)`, "called only when the grower has said
+             yes", files it (the approve step named unlike approve; its id argument is
+             named `note`, described as the id); `drop(note)` sets it aside.
+- allowlist: `send_memo(recipient, text, confirm_token=None)` refuses in its payload a
+             recipient "not in the allowlist"; the growers it may write to are listed only by
+             `gh_list_growers`, unannotated and named after a namespace (`gh_`); the call with
+             an allowed name answers `{"ok": false, "needs_confirm": true, "confirm_token": T}`,
+             and the call carrying T appends the memo to ROOT/memo_outbox.jsonl; `gh_memo_tail(limit)`,
+             unannotated, says "Read-only." in words (its `limit` no rule of the gate).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -45,8 +62,9 @@ table, unlike the other reference servers' closures.
 
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
+  switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                preview, outbox, draft: a draft confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
+                preview, outbox, draft, memo: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
@@ -60,7 +78,7 @@ import secrets
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 _REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
 if _REFERENCE not in sys.path:
@@ -77,6 +95,7 @@ from mcp.types import (  # noqa: E402
     InputRequiredResult,
     ToolAnnotations,
 )
+from pydantic import Field  # noqa: E402
 
 SHAPES = (
     "rules",
@@ -89,14 +108,47 @@ SHAPES = (
     "preview",
     "outbox",
     "draft",
+    "switch",
+    "memo",
+    "allowlist",
     "opaque",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
-    "token-reuse": ("challenge", "needs-confirm", "signed", "preview", "outbox", "draft", "bench"),
+    "switch-acts": ("switch",),
+    "token-reuse": (
+        "challenge",
+        "needs-confirm",
+        "signed",
+        "preview",
+        "outbox",
+        "draft",
+        "memo",
+        "allowlist",
+        "bench",
+    ),
 }
 VENTS = ("north", "south", "roof")
+# The growers memos may go to (allowlist), by name: listed only by `gh_list_growers`.
+GROWERS = {"Ada": "254700000001", "Bram": "254700000002"}
+# The shelves each bed keeps its notes on (memo): said only in the refusal.
+SHELVES = {"seedlings": ("germination", "transplanting"), "orchard": ("pruning", "grafting")}
+
+
+# The note `file_note` takes: an object described inline, as magnemo-mcp's own JSON-RPC schema does.
+_NOTE = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "body": {"type": "string"},
+        "bed": {"type": "string", "enum": sorted(SHELVES)},
+        "shelf": {"type": "string", "description": "the shelf within the bed"},
+    },
+    "required": ["title", "body", "bed", "shelf"],
+}
+
+
 ANGLES = (15, 75)
 CROPS = ("tomato", "basil", "kale")
 _FORM = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
@@ -118,6 +170,13 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "preview": (("preview_spray", None), ("spray", _ACTS)),
     "outbox": (("post_notice", _ACTS),),
     "draft": (("order_seed", _ACTS), ("confirm_write", _ACTS)),
+    "switch": (("prune_row", _ACTS),),
+    "memo": (
+        ("file_note", ToolAnnotations(destructive_hint=False)),
+        ("keep", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+        ("drop", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+    ),
+    "allowlist": (("gh_list_growers", None), ("gh_memo_tail", None), ("send_memo", _ACTS)),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -191,6 +250,87 @@ class Greenhouse:
         if yes or "decline-acts" in self.flaws:  # FLAW decline-acts: any answer acts
             return act()
         return {"ok": False, "status": "declined", "message": "nothing was changed"}
+
+    def prune_row(self, name: str, head_grower_ok: bool = False) -> dict[str, Any]:
+        """Prune a row of vines, by the row's name. The head grower signs pruning off in the office."""
+        with (self.root / "audit.jsonl").open("a") as log:  # every call, refused or not
+            log.write(
+                json.dumps({"tool": "prune_row", "name": name, "head_grower_ok": head_grower_ok}) + "\n"
+            )
+        if not (
+            head_grower_ok and "switch-acts" in self.flaws
+        ):  # FLAW switch-acts: the caller's word is enough
+            raise ToolError(
+                f"row {name!r} not pruned: pruning is signed off by the head grower in the office"
+            )
+        state = self.load()
+        state.setdefault("pruned", []).append(name)
+        self.save(state)
+        return {"ok": True, "pruned": name}
+
+    def file_note(
+        self, note: Annotated[dict[str, Any], Field(json_schema_extra=_NOTE)], grower: str
+    ) -> dict[str, Any]:
+        """Stage a grower's note; it is filed only once the grower says yes (keep)."""
+        title, bed, shelf = (str(note.get(k, "")) for k in ("title", "bed", "shelf"))
+        if bed not in SHELVES:
+            raise ToolError(f"REFUSED: bed {bed!r} is not one of {', '.join(sorted(SHELVES))}")
+        if shelf not in SHELVES[bed]:
+            raise ToolError(
+                f"REFUSED: shelf {shelf!r} is not valid in bed {bed!r} (valid: {', '.join(SHELVES[bed])})"
+            )
+        staged = f"n-{secrets.token_hex(6)}"
+        self.tokens[staged] = json.dumps({"title": title, "shelf": shelf, "grower": grower})
+        return {
+            "staged": staged,
+            "status": "staged",
+            "say": "Staged. Say keep when the grower wants it kept.",
+        }
+
+    def keep(self, note: Annotated[str, Field(description="the staged note's id")]) -> dict[str, Any]:
+        """Call keep only when the grower has said yes to this note in their own words. The note is filed."""
+        held = self.tokens.get(note)
+        if held is None:
+            raise ToolError(f"no note waiting with the id {note!r}")
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: a staged note is never used up
+            del self.tokens[note]
+        state = self.load()
+        state.setdefault("notes", []).append(json.loads(held))
+        self.save(state)
+        return {"kept": note, "status": "kept"}
+
+    def drop(self, note: Annotated[str, Field(description="the staged note's id")]) -> dict[str, Any]:
+        """Call drop only when the grower has said no to this note. It is set aside, never filed."""
+        if self.tokens.pop(note, None) is None:
+            raise ToolError(f"no note waiting with the id {note!r}")
+        return {"dropped": note, "status": "dropped"}
+
+    def gh_list_growers(self) -> dict[str, Any]:
+        """The growers memos may be sent to (use a grower's name as the recipient)."""
+        return {"growers": [{"name": name, "phone": "…" + phone[-2:]} for name, phone in GROWERS.items()]}
+
+    def gh_memo_tail(self, limit: int = 20) -> dict[str, Any]:
+        """The memos sent most recently. Read-only."""
+        outbox = self.root / "memo_outbox.jsonl"
+        lines = outbox.read_text().splitlines() if outbox.exists() else []
+        return {"memos": [json.loads(line) for line in lines[-max(1, limit) :]]}
+
+    def send_memo(self, recipient: str, text: str, confirm_token: str | None = None) -> dict[str, Any]:
+        """Send a memo to a grower. A memo needs a confirm_token: the first call returns one."""
+        if recipient not in GROWERS:
+            return {
+                "sent": False,
+                "ok": False,
+                "blocked_reason": f"recipient {recipient!r} is not in the allowlist. Add them to growers.yaml.",
+            }
+        bound = f"memo:{recipient}:{text}"
+        if confirm_token is None:
+            return {"sent": False, "ok": False, "needs_confirm": True, "confirm_token": self.issued(bound)}
+        if not self.redeem(confirm_token, bound):
+            return {"sent": False, "ok": False, "blocked_reason": "confirm_token is not valid"}
+        with (self.root / "memo_outbox.jsonl").open("a") as outbox:  # created by the first memo
+            outbox.write(json.dumps({"to": GROWERS[recipient], "text": text}) + "\n")
+        return {"sent": True, "ok": True}
 
     def issued(self, bound: str) -> str:
         token = secrets.token_hex(10)

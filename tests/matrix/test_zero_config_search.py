@@ -39,8 +39,17 @@ ATTACK = {
     "preview": "MCA-TOKREUSE-001",
     "outbox": "MCA-TOKREUSE-001",
     "draft": "MCA-TOKREUSE-001",
+    "switch": "MCA-FLAGBYPASS-001",
+    "memo": "MCA-TOKREUSE-001",
+    "allowlist": "MCA-TOKREUSE-001",
 }
-FLAW = {"MCA-CONSENT-001": "decline-acts", "MCA-TOKREUSE-001": "token-reuse"}
+FLAW = {
+    "MCA-CONSENT-001": "decline-acts",
+    "MCA-TOKREUSE-001": "token-reuse",
+    "MCA-FLAGBYPASS-001": "switch-acts",
+}
+# A careful shape with no honest flow at all (it never asks) cannot be refused, only left unjudged.
+CAREFUL = {"switch": Verdict.INCONCLUSIVE}
 GATED = {
     "rules": "set_vent",
     "subject": "clear_bed",
@@ -52,6 +61,9 @@ GATED = {
     "preview": "spray",
     "outbox": "post_notice",
     "draft": "order_seed",
+    "switch": "prune_row",
+    "memo": "file_note",
+    "allowlist": "send_memo",
 }
 
 
@@ -96,7 +108,7 @@ def test_each_shape_is_judged_with_nothing_configured(audit: Audit, shape: str, 
     result = run.by_id()[attack]
     approve = control(run, GATED[shape], "approve")
     assert result.tool == GATED[shape]
-    expected = Verdict.VULNERABLE if flawed else Verdict.REFUSED
+    expected = Verdict.VULNERABLE if flawed else CAREFUL.get(shape, Verdict.REFUSED)
     assert result.verdict is expected, (approve, result.reason)
 
 
@@ -209,3 +221,43 @@ def test_a_draft_id_is_the_pending_id_and_the_approve_call_carries_the_stated_ph
     assert "previewed, confirmed, acted" in approve, approve
     assert "through pending: root/greenhouse.json" in approve, approve
     assert {r.tool for r in run.results} == {"order_seed"}
+
+
+def test_with_no_honest_flow_a_log_every_call_grows_is_bookkeeping_not_the_switchs_effect(
+    audit: Audit,
+) -> None:
+    """tally-write-mcp: its audit log, written on every staged call, was read as a switch's effect."""
+    careful = audit("switch").by_id()["MCA-FLAGBYPASS-001"]
+    assert "audit.jsonl" not in careful.reason, careful.reason
+    assert any("root/audit.jsonl: grew on a call with no switch set" in line for line in careful.evidence)
+    flawed = audit("switch", "switch-acts").by_id()["MCA-FLAGBYPASS-001"]
+    assert "root/greenhouse.json" in flawed.reason, flawed.reason
+    assert "audit.jsonl" not in flawed.reason, flawed.reason
+
+
+def test_a_rule_about_a_field_inside_an_object_argument_and_an_approve_step_named_keep(audit: Audit) -> None:
+    """magnemo-mcp: `note.store` refused in words; `{"staged": id, "status": "staged"}`; `keep(note)`."""
+    run = audit("memo")
+    said = control(run, "file_note", "search")
+    assert "note.shelf from file_note's refusal" in said, said
+    assert "note.bed from" not in said, said
+    approve = control(run, "file_note", "approve")
+    assert "previewed, confirmed, acted (no file named) through pending" in approve, approve
+    assert "keep: a step of file_note's pending flow" in run.left_out, run.left_out
+    assert "drop: the decline step of file_note's pending flow (on the person's no)" in run.left_out
+    assert {r.tool for r in run.results} == {"file_note"}
+
+
+def test_a_value_not_in_the_allowlist_is_taken_from_a_namespaced_listing(audit: Audit) -> None:
+    """guarded-whatsapp-mcp: "recipient 'x' is not in the allowlist"; `wa_list_recipients` lists them."""
+    run = audit("allowlist")
+    assert any(
+        line.startswith("gh_list_growers: no annotations; two calls changed nothing") for line in run.left_out
+    )
+    # A reader that says so in words is classified by calling it: its `limit` is no rule of the gate.
+    assert any(
+        line.startswith("gh_memo_tail: no annotations; two calls changed nothing") for line in run.left_out
+    )
+    said = control(run, "send_memo", "search")
+    assert "recipient from gh_list_growers" in said, said
+    assert "root/memo_outbox.jsonl" in control(run, "send_memo", "approve")

@@ -106,3 +106,18 @@ def test_a_setup_value_the_action_holds_only_as_the_handle_it_saved_is_staged() 
     use = Instance({"collection": "Doomed"}, "Doomed", saved={"coll": "Doomed"})
     baseline = "Delete the collection 'Doomed' and its 2 links?"
     assert shown_arguments(attack, use, baseline) == [(0, "name", "Doomed")]  # type: ignore[arg-type]
+
+
+def test_one_filler_several_arguments_hold_counts_only_when_shown_as_often() -> None:
+    # sendgrid-mcp-secure: template_id, body_text and body_html all held the filler; the preview showed it
+    # once (the template's id): which argument it was is unknown, so none is taken as shown (a false
+    # "the end of the name is not in the question" on body_text, which a template's message drops).
+    send = ToolInfo("send", "", {"properties": {"template_id": {}, "body_text": {}, "to": {}}}, False, None)
+    attack = SimpleNamespace(tools=(send,), plan=SimpleNamespace(name="send", setup=()))
+    filler = "mcp-confirm-audit"
+    use = Instance({"template_id": filler, "body_text": filler, "to": "a@example.com"}, "send")
+    once = f'{{"to": "a@example.com", "template_id": "{filler}"}}'
+    assert shown_arguments(attack, use, once) == [(None, "to", "a@example.com")]  # type: ignore[arg-type]
+    # tally-write-mcp: both ledgers hold the filler and the preview shows it twice: both are counted.
+    twice = f"Dr {filler} 1.00 / Cr {filler} 1.00 / to a@example.com"
+    assert len(shown_arguments(attack, use, twice)) == 3  # type: ignore[arg-type]

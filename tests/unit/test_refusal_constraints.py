@@ -102,3 +102,23 @@ def test_arguments_a_refusal_asks_to_provide_are_required() -> None:
     props = {"to": {"type": "string"}, "body_text": {"type": "string"}, "template_id": {"type": "string"}}
     found = read("no content: provide body_text or template_id", {"to": "a@example.com"}, props)
     assert {c.arg for c in found if c.facets.get("x-required")} == {"body_text", "template_id"}
+
+
+def test_a_rule_about_a_field_inside_an_object_argument_is_read_there() -> None:
+    """magnemo-mcp's `stage`: the refusal names `store`, a field of the object argument `note`."""
+    from mcp_confirm_audit.engine.search import _fields, _with_fields
+
+    props = _with_fields(
+        {
+            "note": {
+                "type": "object",
+                "properties": {"partition": {"type": "string", "enum": ["dev"]}, "store": {"type": "string"}},
+            }
+        }
+    )
+    sent = _fields({"note": {"partition": "dev", "store": "mcp-confirm-audit"}})
+    said = (
+        "ERROR: REFUSED: store 'mcp-confirm-audit' is not valid in partition 'dev' (valid: knowledge, debt)"
+    )
+    found = {c.arg: c.facets for c in read(said, sent, props)}
+    assert found["note.store"] == {"enum": ["knowledge", "debt"]}
