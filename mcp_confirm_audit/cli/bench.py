@@ -81,6 +81,11 @@ class BenchResult:
     audit_round_trips: tuple[float, ...] = ()
     floor_round_trips: tuple[float, ...] = ()
     median_round_trips: float = 0.0
+    # CPU seconds of this process for the floor with as many servers as the audit (when timed).
+    floor_same_cpu: tuple[float, ...] = ()
+    # --compare-confinement: the same audit with its servers unconfined, run in turn with the others.
+    unconfined: tuple[float, ...] = ()
+    unconfined_cpu: tuple[float, ...] = ()
 
     @staticmethod
     def median(runs: Sequence[float]) -> float:
@@ -127,14 +132,7 @@ class BenchResult:
                 f"without the waits: audit {audit:.3f} s, floor {floor:.3f} s, ratio {audit / floor:.2f}x"
             )
         lines += self._own_work_lines()
-        if in_process and self.audit_cpu and self.floor_cpu and median(self.floor_cpu) > 0:
-            # Target and harness share this process, so its CPU time is the whole of each: the figure
-            # other jobs on the machine move least, and a wait costs none.
-            audit_cpu, floor_cpu = median(self.audit_cpu), median(self.floor_cpu)
-            lines.append(
-                f"cpu (this process, user and system): audit {audit_cpu:.3f} s, floor {floor_cpu:.3f} s, "
-                f"ratio {audit_cpu / floor_cpu:.2f}x"
-            )
+        lines += self._cpu_lines(in_process)
         if processes > 1 and self.floor_same_processes:
             lines += [
                 f"floor with {processes} servers: {median(self.floor_same_processes):.3f} s "
@@ -153,8 +151,54 @@ class BenchResult:
                 f"  {name:<9}{seconds:8.3f} s  {100 * seconds / total:5.1f}%"
                 for name, seconds in self.phases.items()
             ]
+        lines += self._confinement_lines()
         lines += _growth_lines(self.growth)
         return [*lines, f"(medians of {runs} runs each, alternating)"]
+
+    def _cpu_lines(self, in_process: bool) -> list[str]:
+        """CPU seconds (user and system), the figure other jobs on a busy machine move least.
+
+        In process, target and harness share this process: its CPU time is the whole of each, and
+        a wait costs none. Over stdio it is the harness's own (the floor's: a bare client's), set
+        against the floor that starts as many servers; the servers' own CPU is the target's work.
+        """
+        median = self.median
+        floor_cpu = self.floor_same_cpu or self.floor_cpu
+        if not self.audit_cpu or not floor_cpu or median(floor_cpu) <= 0:
+            return []
+        audit_cpu, floor = median(self.audit_cpu), median(floor_cpu)
+        if in_process:
+            return [
+                f"cpu (this process, user and system): audit {audit_cpu:.3f} s, floor {floor:.3f} s, "
+                f"ratio {audit_cpu / floor:.2f}x"
+            ]
+        servers = self.cost.processes_started if self.floor_same_cpu else 1
+        return [
+            f"cpu of the harness's own process (user and system): audit {audit_cpu:.3f} s, bare client "
+            f"with {servers} server{'s' if servers > 1 else ''} {floor:.3f} s, "
+            f"{audit_cpu - floor:.3f} s more ({1000 * (audit_cpu - floor) / max(self.cost.attacks, 1):.2f} ms "
+            "per attack)"
+        ]
+
+    def _confinement_lines(self) -> list[str]:
+        """--compare-confinement: the ratio to the floor confined, unconfined, and the one against the other."""
+        if not self.unconfined:
+            return []
+        median = self.median
+        floor = median(self.floor_same_processes or self.floor)
+        confined, unconfined = median(self.audit), median(self.unconfined)
+        lines = [
+            f"unconfined (--mcp-no-confinement), in turn with the others: audit {unconfined:.3f} s, "
+            f"ratio to the same floor {unconfined / floor:.2f}x (confined: {confined / floor:.2f}x)",
+            f"confined against unconfined: {confined / unconfined:.3f}x wall clock",
+        ]
+        if self.unconfined_cpu and self.audit_cpu and median(self.unconfined_cpu) > 0:
+            cpu, free = median(self.audit_cpu), median(self.unconfined_cpu)
+            lines.append(
+                f"  cpu of the harness's own process: confined {cpu:.3f} s, unconfined {free:.3f} s, "
+                f"{cpu / free:.3f}x"
+            )
+        return lines
 
     def _own_work_lines(self) -> list[str]:
         """The audit against a floor making the audit's own round trips, and the harness's work between them.
@@ -340,6 +384,7 @@ def run_bench(
     families: Sequence[str] = (),
     catalogue: Catalogue | None = None,
     growth: bool = False,
+    compare_confinement: bool = False,
 ) -> BenchResult:
     if profile.is_url:
         raise UsageError(_NOT_A_URL)
@@ -355,8 +400,17 @@ def run_bench(
     isolated = profile.isolation == "process"
     floors_trips: list[float] = []
     floors_same_trips: list[float] = []
+    floors_same_cpu: list[float] = []
+    unconfined: list[AuditCost] = []
+    if compare_confinement and (profile.is_in_process or profile.confinement == "off"):
+        raise UsageError(
+            "--compare-confinement times a target started as a process, confined and not: "
+            "give a command (not py:) and drop --mcp-no-confinement"
+        )
     for _ in range(repeat):
         audits.append(audit_once(profile, catalogue, selected))
+        if compare_confinement:
+            unconfined.append(audit_once(replace(profile, confinement="off"), catalogue, selected))
         floor = floor_timed(profile, audits[0])
         floors.append(floor.seconds)
         floors_cpu.append(floor.cpu)
@@ -365,6 +419,7 @@ def run_bench(
             same = floor_timed(profile, audits[0], audits[0].processes_started)
             floors_same.append(same.seconds)
             floors_same_trips.append(same.in_round_trips)
+            floors_same_cpu.append(same.cpu)
     middle = sorted(audits, key=lambda a: a.seconds)[len(audits) // 2]
     grown: list[tuple[int, float]] = []
     if growth:
@@ -383,6 +438,9 @@ def run_bench(
         audit_round_trips=tuple(a.in_round_trips for a in audits),
         floor_round_trips=tuple(floors_same_trips or floors_trips),
         median_round_trips=middle.in_round_trips,
+        floor_same_cpu=tuple(floors_same_cpu),
+        unconfined=tuple(a.seconds for a in unconfined),
+        unconfined_cpu=tuple(a.cpu for a in unconfined),
     )
 
 
@@ -433,6 +491,11 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="start the audit's server processes unconfined (to time confinement's cost against the floor)",
     )
+    bench.add_argument(
+        "--compare-confinement",
+        action="store_true",
+        help="also time the audit with its servers unconfined, in turn with the others; print both ratios",
+    )
     bench.add_argument("--repeat", type=int, default=3, help="runs of each, alternating (default 3)")
     bench.add_argument("--family", action="append", default=[], help="only this attack family (repeatable)")
     bench.add_argument(
@@ -457,7 +520,13 @@ def main(args: argparse.Namespace) -> int:
         if args.mcp_no_confinement:
             profile = replace(profile, confinement="off")
         with _quiet_in_process(profile):
-            result = run_bench(profile, repeat=args.repeat, families=args.family, growth=args.growth)
+            result = run_bench(
+                profile,
+                repeat=args.repeat,
+                families=args.family,
+                growth=args.growth,
+                compare_confinement=args.compare_confinement,
+            )
     # pytest's exit codes, as for an audit: 4 a usage error, 2 the target would not start.
     except UsageError as exc:
         print(f"mcp-confirm-audit bench: {exc}", file=sys.stderr)

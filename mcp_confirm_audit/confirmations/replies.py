@@ -344,6 +344,34 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
 _ECHO_MIN = 3
 
 
+def _word_part(char: str) -> bool:
+    """What `[\\w-]` matches: a letter, a digit, `_` or `-`."""
+    return char.isalnum() or char in "_-"
+
+
+def _without_echo(read: str, value: str) -> str:
+    """`read` with each whole occurrence of `value` (not inside a longer word) made a space.
+
+    What `re.sub(rf"(?<![\\w-]){re.escape(value)}(?![\\w-])", " ", read)` does, without compiling a
+    pattern for every value sent (each hostile name is new: the regular expression cache never hits).
+    """
+    if value not in read:
+        return read
+    kept: list[str] = []
+    start = at = 0
+    while (found := read.find(value, at)) != -1:
+        end = found + len(value)
+        if (found == 0 or not _word_part(read[found - 1])) and (
+            end == len(read) or not _word_part(read[end])
+        ):
+            kept += [read[start:found], " "]
+            start = at = end
+        else:
+            at = found + 1
+    kept.append(read[start:])
+    return "".join(kept)
+
+
 # A server's own throttle saying no: its rate limiter, not its gate (sendgrid-mcp-secure's "write rate
 # limit reached (20/hour)", an HTTP 429's "Too Many Requests"). Whatever else it names ("limit" is a
 # gate's concern too: an amount limit), the call was not judged at all.
@@ -390,7 +418,7 @@ def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] 
         {v for v in sent if isinstance(v, str) and len(v) >= _ECHO_MIN}, key=len, reverse=True
     ):
         # Whole values only: "cancel" sent is not the "cancelled" a status says.
-        read = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", " ", read)
+        read = _without_echo(read, value)
     concern = GATE_CONCERN.search(read.replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")

@@ -7,6 +7,7 @@ error's `data` is read as a result's fields (an approval proxy's record id).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -19,13 +20,21 @@ def fields(response: Response) -> dict[str, Any]:
     """Every scalar field of a JSON result, nested objects flattened (inner names win no ties); of a
     JSON-RPC error, its `data` (a proxy's approval_required hands its record id out there)."""
     found: dict[str, Any] = {}
-    try:
-        data = json.loads(response.text)
-    except ValueError:
-        data = None
-    for key, value in (*_walk(data), *_walk(response.data)):
+    for key, value in (*_walk(_parsed(response.text)), *_walk(response.data)):
         found.setdefault(key, value)
     return found
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str) -> Any:
+    """A result's JSON, parsed once: detection reads the same reply for an id, a challenge and a token.
+
+    Shared between callers, so read only (`fields` copies what it keeps).
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _walk(data: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
@@ -48,14 +57,22 @@ def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tupl
         if (key == name if name else pattern.search(key)) and _names_something(value):
             return key, str(value)
 
-    # The head only: a reply that echoes a 64 KiB argument must not cost this pattern quadratic time.
-    for match in _IN_TEXT.finditer(response.text[:4096]):
-        key = match.group("key")
-        if match.group("value").lower() in _NOTHING:
+    for key, value in _in_text(response.text[:4096]):
+        if value.lower() in _NOTHING:
             continue  # `"token": null` names no token: "null" is never sent back as one
         if key == name if name else pattern.search(key):
-            return key, match.group("value")
+            return key, value
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _in_text(head: str) -> tuple[tuple[str, str], ...]:
+    """Every `name: value` in a reply's head, found once for the several names detection asks about.
+
+    The head only: a reply that echoes a 64 KiB argument must not cost this pattern quadratic time
+    (and `_IN_TEXT` must not be either in a long word, as a hostile name echoed back is).
+    """
+    return tuple((match.group("key"), match.group("value")) for match in _IN_TEXT.finditer(head))
 
 
 def _object(response: Response, name: str) -> str | None:
@@ -72,7 +89,13 @@ def _object(response: Response, name: str) -> str | None:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-_IN_TEXT = re.compile(r"""["']?(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})""")
+# A key never starts right after a letter or `_`: from there it would end where the key starting one
+# earlier ends, and be followed by the same text, so it matches only if that one did, and finditer
+# takes the earlier. Without the look-behind every letter of a long word was tried as a start, each
+# running to the word's end: quadratic in a hostile name echoed back.
+_IN_TEXT = re.compile(
+    r"""["']?(?<![A-Za-z_])(?P<key>[A-Za-z_][\w-]*)["']?\s*[:=]\s*["']?(?P<value>[\w\-.~+/=]{4,})"""
+)
 
 
 _NOTHING = frozenset({"null", "none", "undefined", "nil", "false", "true"})

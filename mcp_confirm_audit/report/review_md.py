@@ -73,7 +73,7 @@ def inert(text: object) -> str:
     escapes first: a blank line would end the span (and the paragraph), and
     a bidi control would reorder what the reader sees.
     """
-    shown = "".join(_visible(ch) for ch in str(text))
+    shown = _visible_line(str(text))
     if not shown:
         return "` `"
     fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
@@ -374,7 +374,8 @@ def owasp_label(item: str) -> str:
 
 
 def _visible_line(line: str) -> str:
-    return "".join(_visible(ch) for ch in line)
+    # Printable (no Other or Separator character but the space): nothing in it to escape.
+    return line if line.isprintable() else "".join(_visible(ch) for ch in line)
 
 
 _MECHANISMS = {

@@ -51,10 +51,12 @@ def marked(token: str) -> list[int]:
     found = []
     for pid in _pids():
         try:
-            environ = (_PROC / str(pid) / "environ").read_bytes()
+            # A plain path, not a Path: this runs over every process on the machine at each close.
+            with open(f"{_PROC}/{pid}/environ", "rb") as handle:
+                environ = handle.read()
         except OSError:  # gone, a zombie, or another user's
             continue
-        if needle in environ.split(b"\0"):
+        if needle in environ and needle in environ.split(b"\0"):
             found.append(pid)
     return found
 
@@ -62,13 +64,14 @@ def marked(token: str) -> list[int]:
 def working_in(directory: Path) -> list[int]:
     """Processes whose current directory is inside `directory`."""
     inside = str(directory.resolve())
+    below = inside + os.sep
     found = []
     for pid in _pids():
         try:
-            cwd = os.readlink(_PROC / str(pid) / "cwd")
+            cwd = os.readlink(f"{_PROC}/{pid}/cwd")
         except OSError:
             continue
-        if cwd == inside or cwd.startswith(inside + os.sep):
+        if cwd == inside or cwd.startswith(below):
             found.append(pid)
     return found
 

@@ -51,8 +51,14 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     trips = re.fullmatch(r"(\d+) \(1 tools/list, (\d+) tools/call\)", fields["round trips"])
     assert trips is not None
     assert int(trips[1]) == int(trips[2]) + 1 > 23
-    # Over stdio most of the work is in the server's processes: this process's CPU time would not be the audit's.
+    # Over stdio most of the work is in the server's processes: this process's CPU time is the harness's
+    # own, set against the bare client's with as many servers, never called the audit's.
     assert "cpu (" not in out
+    assert re.fullmatch(
+        r"audit \d+\.\d{3} s, bare client with 2 servers \d+\.\d{3} s, -?\d+\.\d{3} s more "
+        r"\(-?\d+\.\d\d ms per attack\)",
+        fields["cpu of the harness's own process (user and system)"],
+    )
 
 
 def test_bench_runs_an_in_process_target_the_same_way(
@@ -105,8 +111,9 @@ def test_what_an_in_process_target_writes_to_stderr_is_not_among_the_figures(
         (["--mcp-target", CAREFUL, "--family", "no-such-family"], 4, "no attack family 'no-such-family'"),
         (["--mcp-target", "no-such-mcp-server-xyz --root {root}"], 2, "was not found on PATH"),
         (["--mcp-target", CAREFUL, "--repeat", "0"], 4, "--repeat must be at least 1"),
+        (["--mcp-target", "py:server:build_server", "--compare-confinement"], 4, "confined and not"),
     ],
-    ids=["url", "unknown-family", "not-installed", "no-runs"],
+    ids=["url", "unknown-family", "not-installed", "no-runs", "compare-in-process"],
 )
 def test_bench_says_what_is_wrong_in_one_line_with_pytests_exit_codes(
     capsys: pytest.CaptureFixture[str], args: list[str], code: int, says: str
@@ -118,8 +125,21 @@ def test_bench_says_what_is_wrong_in_one_line_with_pytests_exit_codes(
 
 
 def test_bench_says_where_the_audit_s_time_went_by_phase(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay")
+    # With the confined audit timed against the unconfined one in the same run (issue 36's 5%).
+    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay", "--compare-confinement")
     assert code == 0
+    assert re.search(
+        r"^unconfined \(--mcp-no-confinement\), in turn with the others: audit \d+\.\d{3} s, ratio to the "
+        r"same floor \d+\.\d\dx \(confined: \d+\.\d\dx\)$",
+        out,
+        re.MULTILINE,
+    )
+    assert re.search(r"^confined against unconfined: \d+\.\d{3}x wall clock$", out, re.MULTILINE)
+    assert re.search(
+        r"^  cpu of the harness's own process: confined \d+\.\d{3} s, unconfined \d+\.\d{3} s, \d+\.\d{3}x$",
+        out,
+        re.MULTILINE,
+    )
     lines = out.splitlines()
     start = lines.index("where the audit's time went (median run, each second counted once):")
     phases = [line.split()[0] for line in lines[start + 1 : start + 8]]
