@@ -252,6 +252,8 @@ NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
     "collections/server.py": frozenset(
         ["deletes-current-members", "deletes-links-unasked", "on-links-skips-question", "prunes-unasked"]
     ),
+    # a tool that never asks and logs every call, its switch the only gate (test_zero_config_search.py)
+    "zc_shapes/server.py": frozenset(["switch-acts"]),
     # three marks of one approval, and an approval spent in one era only (test_eras.py)
     "legacy/wake.py": frozenset(["approval-cache", "single-use-only-in-legacy", "single-use-only-in-mrtr"]),
 }

@@ -109,7 +109,8 @@ def assert_careful(
             assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.evidence
             assert result.reason.startswith("nothing moved where the gated action's effect shows"), result
         elif result.id == "MCA-XTARGET-004" and result.verdict is Verdict.NOT_APPLICABLE:
-            assert "no other tool" in result.reason  # a server with one tool
+            # A server with one tool, or whose other tools declare themselves read-only (list_payments).
+            assert "no other tool" in result.reason or "other tools are read-only" in result.reason, result
         elif result.id == "MCA-FORGE-020":
             assert (result.verdict, result.reason) == (Verdict.NOT_APPLICABLE, result.reason)
             assert "opaque" in result.reason
