@@ -375,6 +375,11 @@ class World:
         with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
             list(pool.map(close_group, groups))
         if self._portal_cm is not None:
+            # Every connection is closed: what still runs on the loop is a call whose caller is gone
+            # (a start the handshake of which Ctrl-C or SIGTERM interrupted, bounded only by a long
+            # start_timeout). Cancelled, not awaited: a stopped run ends now, not at that bound.
+            assert self._portal is not None
+            self._portal.call(self._portal.stop, True)
             self._portal_cm.__exit__(None, None, None)
             self._portal_cm = self._portal = None
         if self.zygote is not None:
