@@ -9,7 +9,6 @@ cheap targets of tests/cli/fleets.py, two at a time, each with the controls and 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import signal
@@ -23,6 +22,7 @@ import pytest
 import yaml
 from deadline import deadline
 from fleets import NAMES, REPO, cli, write_fleet
+from leftovers import survivors
 from markdown_it import MarkdownIt
 
 from mcp_confirm_audit.cli import fleet as fleet_module
@@ -31,20 +31,6 @@ from mcp_confirm_audit.report.fleet import TargetOutcome, markdown
 from mcp_confirm_audit.report.fleet_html import html
 
 HOSTILE = REPO / "targets" / "hostile" / "server.py"
-
-
-def survivors(marker: str) -> list[str]:
-    """Live processes (not zombies) whose command line carries the marker."""
-    alive = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            alive.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
-    return alive
 
 
 def test_a_fleet_prints_a_line_as_each_target_starts_and_as_it_ends(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from deadline import deadline
-from processes import survivors
+from leftovers import survivors
 
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 from mcp_confirm_audit.engine.session import AuditSession

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from deadline import deadline
-from processes import survivors
+from leftovers import survivors
 
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 

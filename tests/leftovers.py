@@ -1,4 +1,4 @@
-"""What a hostile target leaves behind: the tests' one reading of /proc."""
+"""What a target leaves behind: the tests' one reading of /proc (hostile targets, a fleet stopped by --timeout)."""
 
 from __future__ import annotations
 
