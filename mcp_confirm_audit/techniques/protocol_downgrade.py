@@ -49,6 +49,7 @@ from ..confirmations.elicitation import needs_back_channel
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
+from ._era_control import era_served
 from ._params import Params
 from .base import Attack
 
@@ -74,6 +75,9 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     other = await attack.peer(lambda: attack.peers.in_era(eras[1]))
     if other is None:
+        return
+    # Controls first: an era whose honest flow does not complete refuses nothing (once per tool per audit).
+    if not await era_served(attack, other):
         return
     # The same subject in both eras (a handle minted again on another process): a gate that holds
     # leaves it as it was, so the second era meets exactly what the first did.

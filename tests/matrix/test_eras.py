@@ -194,6 +194,9 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(share
         "MCA-ERAS-004": R,
         "MCA-ERAS-005": R,
     }
+    # Controls first: the honest flow completed over 2025-11-25 (asked, approved, deleted), once.
+    [control] = _controls_over_the_other_era(careful)
+    assert "<- input-required" in control, control
     # The family's results in the flawed tool's whole-catalogue audit (the next test's).
     flawed = _only(shared("asks-only-in-mrtr", both_eras=True), "protocol-downgrade")
     results = flawed.by_id()
@@ -258,6 +261,43 @@ def test_a_defence_that_lives_only_in_the_mrtr_path_is_found_by_its_family_in_ea
         mrtr_replay = next(line for line in result.evidence if "the same state redeemed again" in line)
         assert "[setup]" in mrtr_replay, mrtr_replay
         assert "<- tool-error" in mrtr_replay, mrtr_replay
+
+
+MRTR_ONLY = LEGACY_SERVER.parents[1] / "reference" / "server.py"
+UNSERVED = (
+    'the target completes no honest flow over 2025-11-25: "Handler returned an invalid result"; '
+    "a downgrade has nothing to reach"
+)
+
+
+def _controls_over_the_other_era(run: AuditRun) -> list[str]:
+    return [line for r in run.results for line in r.evidence if "control: the honest call" in line]
+
+
+def test_a_server_that_serves_no_legacy_client_refused_nothing_there_and_the_family_does_not_apply(
+    catalogue: Catalogue,
+) -> None:
+    # The MRTR reference tool cannot answer a 2025-11-25 connection at all (-32603): its honest flow
+    # never completes there, so no defence refused anything in that era. Controls first: not
+    # applicable, quoting the reply, never refused. The control runs once for the five attacks.
+    profile = profile_from_mapping(
+        {"command": f"py:{MRTR_ONLY}:build_server", "tool": "delete_file", "call_timeout": 10.0},
+        source="test",
+    )
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "protocol-downgrade",
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    assert {r.id: (r.verdict, r.reason) for r in run.results} == {
+        f"MCA-ERAS-00{n}": (NA, UNSERVED) for n in range(1, 6)
+    }
+    [control] = _controls_over_the_other_era(run)
+    assert '<- rpc-error -32603 "Handler returned an invalid result"' in control, control
+    assert "[setup] over 2025-11-25: control" in control, control
+    assert_green_as_it_is(run)
 
 
 def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(
