@@ -639,6 +639,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
             seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
             tried.append(
                 f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
+                f"{_paced(run, done)}"
             )
             continue
         if effect or made:
@@ -656,8 +657,21 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         tried.append(
             f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
+            f"{_paced(run, done)}"
         )
     return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
+
+
+def _paced(run: _Runner, done: Response) -> str:
+    """A hint when the person's yes was refused and the harness answered at once (no `answer_after`)."""
+    if run.conn.answer_after > 0 or (
+        done.outcome not in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and replies.refusal(done) is None
+    ):
+        return ""
+    return (
+        "; the yes went at once, as no person answers: a target that refuses an answer faster than a "
+        "person reads sets the pace with answer_after: SECONDS in the profile"
+    )
 
 
 def _declared_effect(run: _Runner, changed: list[str]) -> bool:

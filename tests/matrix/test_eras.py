@@ -300,6 +300,50 @@ def test_a_server_that_serves_no_legacy_client_refused_nothing_there_and_the_fam
     assert_green_as_it_is(run)
 
 
+# The server refuses an answer sooner than 0.3 s after its question (`--too-fast`, as magnemo-mcp does);
+# the person the profile describes reads for 0.4 s. Not a deadline: never scaled.
+TOO_FAST, READS_FOR = 0.3, 0.4
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", None], ids=["elicitation", "mrtr"])
+def test_a_server_that_refuses_answers_faster_than_a_person_reads_is_answered_at_the_profiles_pace(
+    catalogue: Catalogue, protocol: str | None
+) -> None:
+    def consent(**settings: object) -> AuditRun:
+        factory = {"too_fast": TOO_FAST, "mrtr_only_checks": protocol is None, "answer_timeout": 5.0}
+        raw = {
+            "command": f"py:{LEGACY_SERVER}:build_server",
+            "factory_args": factory,
+            "tool": "delete_file",
+            "call_timeout": 10.0,
+            **({"protocol": protocol} if protocol else {}),
+            **settings,
+        }
+        return run_audit(
+            profile_from_mapping(raw, source="test"),
+            catalogue=catalogue,
+            select=lambda spec: spec.id == "MCA-CONSENT-001",
+            generation=MATRIX_GENERATION,
+        )
+
+    # Answered at once, the honest yes is refused: no honest flow, so the attack is inconclusive, and
+    # the control says why and which key sets the pace.
+    hurried = consent()
+    approve = next(c for c in hurried.controls if c.name == "approve")
+    assert not approve.passed
+    assert "faster than a person reads it; nothing was deleted" in approve.detail, approve.detail
+    assert "answer_after: SECONDS" in approve.detail, approve.detail
+    declined = hurried.by_id()["MCA-CONSENT-001"]
+    assert declined.verdict is Verdict.INCONCLUSIVE, declined.reason
+    assert "faster than a person reads it" in declined.reason, declined.reason
+    # At the person's pace the honest flow completes, and the decline is judged: refused by the tool.
+    paced = consent(answer_after=READS_FOR)
+    assert all(c.passed for c in paced.controls if c.applicable), paced.controls
+    declined = paced.by_id()["MCA-CONSENT-001"]
+    assert (declined.verdict, declined.layer) == (R, Layer.TOOL), (declined.reason, declined.evidence)
+    assert "faster than a person" not in " ".join(declined.evidence)
+
+
 def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(
     shared: SharedFn,
 ) -> None:
