@@ -433,7 +433,9 @@ class AuditSession:
         attack = Attack(
             spec,
             plan,
-            outcome.style or "relative",
+            # No style proven (an attack that runs without an honest flow): the plan's own first, so an
+            # action that names no file is never sent a case file's path.
+            outcome.style or plan.path_styles[0],
             self.sandbox,
             self.sandbox.reserve_case(f"{prefix.name}{spec.id}-{spec.slug}"),
             primary,

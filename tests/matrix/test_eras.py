@@ -590,3 +590,29 @@ def test_a_use_that_does_not_act_twice_is_not_applicable_to_replay_in_each_era(c
     assert result.verdict is NA, (result.reason, result.evidence)
     assert "the same use of 'delete_collection', asked and approved again, did not act again" in result.reason
     assert "no collection" in result.reason, result.reason
+
+
+def test_an_action_that_names_no_file_is_never_sent_a_path_when_its_honest_flow_failed(
+    catalogue: Catalogue,
+) -> None:
+    # The person's yes is a "no" here (answer: confirm false), so approve never acts and no path style
+    # is proven. unanswered still runs without an honest flow (its trait): it must call the wake with
+    # its host, not a case file's path (magnemo-mcp's handoff ended in a harness error that way).
+    raw = {
+        "command": f"py:{WAKE_SERVER}:build_server",
+        "tool": "wake",
+        "args": {"host": "study-pc"},
+        "effect": [{"file": "packets.jsonl"}],
+        "call_timeout": 2.0,
+        "protocol": "2025-11-25",
+        "answer": {"confirm": False},
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-NOANSWER-001",
+        generation=MATRIX_GENERATION,
+    )
+    assert not next(c for c in run.controls if c.name == "approve").passed
+    result = run.by_id()["MCA-NOANSWER-001"]
+    assert result.evidence[0].startswith('[setup] ask -> wake({"host": "study-pc"})'), result.evidence
