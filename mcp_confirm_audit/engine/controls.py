@@ -662,11 +662,15 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
     return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
 
 
+# A reply that says the answer came too soon for a person (in an ordinary result too: magnemo-mcp's
+# `"asked": "refused: answered too fast to be a person (12 ms)"`).
+_TOO_SOON = re.compile(r"too (?:fast|quick|soon)|faster than|not a (?:person|human)", re.IGNORECASE)
+
+
 def _paced(run: _Runner, done: Response) -> str:
     """A hint when the person's yes was refused and the harness answered at once (no `answer_after`)."""
-    if run.conn.answer_after > 0 or (
-        done.outcome not in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and replies.refusal(done) is None
-    ):
+    refused = done.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) or replies.refusal(done) is not None
+    if run.conn.answer_after > 0 or not (refused or _TOO_SOON.search(done.text)):
         return ""
     return (
         "; the yes went at once, as no person answers: a target that refuses an answer faster than a "
