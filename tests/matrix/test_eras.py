@@ -300,17 +300,19 @@ def test_a_server_that_serves_no_legacy_client_refused_nothing_there_and_the_fam
     assert_green_as_it_is(run)
 
 
-# The server refuses an answer sooner than 0.3 s after its question (`--too-fast`, as magnemo-mcp does);
-# the person the profile describes reads for 0.4 s. Not a deadline: never scaled.
-TOO_FAST, READS_FOR = 0.3, 0.4
+# The server refuses an answer sooner than its bound after the question (`--too-fast`, as magnemo-mcp does
+# with 0.3 s); the person the profile describes reads for longer. Not a deadline: never scaled. Answered
+# at once, the harness is far inside a bound of seconds however loaded the machine; at the person's pace
+# it waits at least `answer_after`, so neither direction rests on how fast anything runs.
+TOO_FAST, READS_FOR, AT_ONCE_BOUND = 0.3, 0.4, 3.0
 
 
 @pytest.mark.parametrize("protocol", ["2025-11-25", None], ids=["elicitation", "mrtr"])
 def test_a_server_that_refuses_answers_faster_than_a_person_reads_is_answered_at_the_profiles_pace(
     catalogue: Catalogue, protocol: str | None
 ) -> None:
-    def consent(**settings: object) -> AuditRun:
-        factory = {"too_fast": TOO_FAST, "mrtr_only_checks": protocol is None, "answer_timeout": 5.0}
+    def consent(too_fast: float, **settings: object) -> AuditRun:
+        factory = {"too_fast": too_fast, "mrtr_only_checks": protocol is None, "answer_timeout": 10.0}
         raw = {
             "command": f"py:{LEGACY_SERVER}:build_server",
             "factory_args": factory,
@@ -328,7 +330,7 @@ def test_a_server_that_refuses_answers_faster_than_a_person_reads_is_answered_at
 
     # Answered at once, the honest yes is refused: no honest flow, so the attack is inconclusive, and
     # the control says why and which key sets the pace.
-    hurried = consent()
+    hurried = consent(AT_ONCE_BOUND)
     approve = next(c for c in hurried.controls if c.name == "approve")
     assert not approve.passed
     assert "faster than a person reads it; nothing was deleted" in approve.detail, approve.detail
@@ -337,7 +339,7 @@ def test_a_server_that_refuses_answers_faster_than_a_person_reads_is_answered_at
     assert declined.verdict is Verdict.INCONCLUSIVE, declined.reason
     assert "faster than a person reads it" in declined.reason, declined.reason
     # At the person's pace the honest flow completes, and the decline is judged: refused by the tool.
-    paced = consent(answer_after=READS_FOR)
+    paced = consent(TOO_FAST, answer_after=READS_FOR)
     assert all(c.passed for c in paced.controls if c.applicable), paced.controls
     declined = paced.by_id()["MCA-CONSENT-001"]
     assert (declined.verdict, declined.layer) == (R, Layer.TOOL), (declined.reason, declined.evidence)
