@@ -12,6 +12,11 @@ finding names both eras; a gate that already acts in the first is the
 consent families' finding there, and this one does not apply. An era in
 which the tool neither asks nor acts says nothing of its gate: inconclusive.
 
+Controls first, in the other era too (`_era_control`, once per tool per audit): a
+server whose honest flow completes nothing there (an MRTR tool answering a legacy
+client with -32603) does not serve that era, so nothing there was refused by a
+defence: every attack is not applicable, quoting its reply, never refused.
+
 A defence the SDK supplies on one era only (MRTR re-asks, a state bound to its
 question) may be written on that path alone: `answer: swapped` runs identity-swap
 in each era, the person asked about a file, another of the same size and time
