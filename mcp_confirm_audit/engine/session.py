@@ -46,6 +46,7 @@ from ..target import confine
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo
 from ..techniques import mrtr_only, traits_of
+from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack
 from .action import SetupFailed
@@ -91,6 +92,9 @@ class AuditSession:
         self._legacy_tools: set[str] = set()
         # The era each family of connections (by name prefix) negotiated.
         self._eras: dict[ConnectionKey, str] = {}
+        # Each tool's honest flow over the era other than its primary's (by tool, ablated; then era):
+        # the first protocol-downgrade attack runs it, the others read it.
+        self._era_controls: dict[tuple[str, bool], dict[str, EraControl]] = {}
 
     @property
     def sandbox(self) -> Sandbox | None:
@@ -423,11 +427,15 @@ class AuditSession:
         if self.profile.isolation == "process":
             self.world.fresh()
         primary = self.world.ensure(prefix.at("primary"))
-        peers = SessionPeers(self.world, self.profile, prefix)
+        peers = SessionPeers(
+            self.world, self.profile, prefix, self._era_controls.setdefault((tool, ablated), {})
+        )
         attack = Attack(
             spec,
             plan,
-            outcome.style or "relative",
+            # No style proven (an attack that runs without an honest flow): the plan's own first, so an
+            # action that names no file is never sent a case file's path.
+            outcome.style or plan.path_styles[0],
             self.sandbox,
             self.sandbox.reserve_case(f"{prefix.name}{spec.id}-{spec.slug}"),
             primary,

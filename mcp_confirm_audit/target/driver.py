@@ -133,12 +133,17 @@ class Connection:
         secrets: Sequence[str] = (),
         back: BackChannel | None = None,
         answer_deadline: float | None = None,
+        answer_after: float = 0.0,
     ) -> None:
         self.name = name
         self.client = client
         self.call_timeout = call_timeout
         # The target's own deadline for its person (`answer_deadline`), when it waits longer than a round trip.
         self.answer_deadline = answer_deadline
+        # The person's pace (`answer_after`): no answer to a question goes sooner than this after it was asked.
+        self.answer_after = answer_after
+        # When each question on this connection was asked, by its state (MRTR's, or a parked call's handle).
+        self._asked_at: dict[str, float] = {}
         self.stderr_path = stderr_path
         self.refusals = refusals or Refusals()
         # Header values to mask in any text of the target's this connection keeps.
@@ -224,6 +229,8 @@ class Connection:
         """
         request = _request_record(tool, arguments, state, responses)
         timeout = self.unanswered_timeout if unanswered else self.call_timeout
+        if responses is not None:
+            await self.paced(state)
         if self.back is not None:
             return await self._legacy_call(
                 phase, label, request, tool, arguments, state, responses, timeout=timeout
@@ -294,6 +301,9 @@ class Connection:
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         """A tools/call with hand-written params, for what the typed API cannot express."""
         request = {"method": "tools/call", **params}
+        if params.get("inputResponses") is not None:
+            state = params.get("requestState")
+            await self.paced(state if isinstance(state, str) else None)
         if self.back is not None:
             # Over the back channel an answer is the reply to the server's request, so the
             # hand-written answer goes there, as JSON.
@@ -336,6 +346,8 @@ class Connection:
                 if self._in_flight == 0:
                     self.waited_on += time.perf_counter() - self._busy_from
             self.round_trips += 1
+            if response.outcome is Outcome.INPUT_REQUIRED and response.questions:
+                self._asked_at[response.request_state or ""] = anyio.current_time()
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
@@ -377,6 +389,17 @@ class Connection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
             self.alive = False
             return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
+
+    async def paced(self, state: str | None) -> None:
+        """The person reads before answering: an answer to a question asked here waits out `answer_after`.
+
+        Outside any round's bound (the time is the person's, not the target's): a server that refuses
+        an answer faster than a person reads (magnemo-mcp's 300 ms) then hears one at a human pace.
+        An answer to no question of this connection's (a forged state) is sent at once.
+        """
+        asked = self._asked_at.get(state or "") if self.answer_after > 0 else None
+        if asked is not None and (left := asked + self.answer_after - anyio.current_time()) > 0:
+            await anyio.sleep(left)
 
     def _stderr_hint(self) -> str:
         tail = stderr_tail(self.stderr_path, secrets=self.secrets)
@@ -652,6 +675,7 @@ async def _session(
                     secrets=secrets,
                     back=back,
                     answer_deadline=profile.answer_deadline,
+                    answer_after=profile.answer_after,
                 )
                 yield connection
                 if target is not None and connection.alive:
