@@ -31,7 +31,7 @@ from ..errors import UsageError
 from ..oracle.sandbox import Sandbox
 from ..profile.loader import Profile
 from ..target import confine, netns, reaper
-from ..target.driver import Connection, attach
+from ..target.driver import Connection, Sent, attach
 from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from .connection_key import PRIMARY, ConnectionKey
@@ -106,6 +106,8 @@ class Stats:
     notes: list[str] = field(default_factory=list)
     # Where the wall time went (what `bench` prints).
     clock: PhaseClock = field(default_factory=PhaseClock)
+    # Every tools/call sent, in the order sent, when asked for (`bench` sends them again as its floor).
+    sent: list[Sent] | None = None
 
 
 class World:
@@ -521,6 +523,9 @@ class World:
         else:
             with self.stats.clock.phase("starts"):
                 connection = context.__enter__()
+        if self.stats.sent is not None:
+            for part in (connection, *getattr(connection, "parts", {}).values()):
+                part.sent = self.stats.sent
         return _Live(connection, context, parent)
 
     def _drop(self, name: str) -> None:
