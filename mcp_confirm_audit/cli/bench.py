@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 import anyio
 from mcp import Client, types
+from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
@@ -355,6 +356,9 @@ class Replayed:
     state: str | None = None
     # Params the typed call cannot carry (answers, a hand-written request): sent as they are.
     raw: dict[str, Any] | None = None
+    # Which client of that server (the audit's connections to its process, numbered as first used):
+    # in process, another client is opened as the audit opened one; over stdio a process has one.
+    client: int = 0
 
 
 def replayed(cost: AuditCost, root: Path, processes: int) -> list[list[Replayed]]:
@@ -367,13 +371,18 @@ def replayed(cost: AuditCost, root: Path, processes: int) -> list[list[Replayed]
     Empty when the audit kept no requests: the floor then sends round one on one plain name.
     """
     servers: dict[Any, int] = {}
+    clients: dict[Any, dict[int, int]] = {}
     groups: list[list[Replayed]] = []
     until = -1.0
     audit_base, floor_base = cost.sandbox, str(root.parent)
     for sent in cost.sent:
         request = _moved(dict(sent.request), audit_base, floor_base) if audit_base else dict(sent.request)
         server = servers.setdefault(sent.process, len(servers)) % processes
-        call = _call_of(server, request, legacy=sent.legacy)
+        of_process = clients.setdefault(sent.process, {})
+        call = replace(
+            _call_of(server, request, legacy=sent.legacy),
+            client=of_process.setdefault(sent.client, len(of_process)),
+        )
         _make_named_files(root, call, cost.plan.path_arg)
         if sent.started < until and groups:
             groups[-1].append(call)
@@ -434,14 +443,16 @@ async def _floor(
     trips: list[float],
 ) -> None:
     token = f"{root.parent.name}/floor"
-    clients: dict[int, Client] = {}
+    clients: dict[tuple[int, int], Client] = {}
+    servers: dict[int, Any] = {}
     started = [anyio.Event() for _ in range(processes)]
     finished = anyio.Event()
 
     async def hold(index: int, errlog: TextIO) -> None:
+        servers[index] = server = _server(profile, root, token, errlog)
         # Declares elicitation as the harness does: a careful server answers -32021 to a client that does not.
-        async with Client(_server(profile, root, token, errlog), elicitation_callback=_declines) as client:
-            clients[index] = client
+        async with Client(server, elicitation_callback=_declines) as client:
+            clients[index, 0] = client
             started[index].set()
             await finished.wait()
 
@@ -453,9 +464,11 @@ async def _floor(
                 await started[0].wait()
                 began = time.perf_counter()
                 if replay:
-                    await _replay(clients, started, cost, replay, profile.call_timeout)
+                    async with contextlib.AsyncExitStack() as others:
+                        floor = _Floor(clients, servers, started, others, profile.is_in_process)
+                        await _replay(floor, cost, replay, profile.call_timeout)
                 else:
-                    await _round_trips(clients[0], cost)
+                    await _round_trips(clients[0, 0], cost)
                 trips.append(time.perf_counter() - began)
                 # What the audit had to let pass (an answer after a lifetime), no client can skip.
                 await anyio.sleep(cost.waited)
@@ -466,30 +479,44 @@ async def _floor(
         await reaper.kill_all(lambda: reaper.marked(token))
 
 
+@dataclass
+class _Floor:
+    """The floor's clients, by server and client; in process another is opened when a request needs it."""
+
+    clients: dict[tuple[int, int], Client]
+    servers: Mapping[int, Any]
+    started: Sequence[anyio.Event]
+    others: contextlib.AsyncExitStack
+    in_process: bool
+
+    async def client(self, call: Replayed) -> Client:
+        await self.started[call.server].wait()
+        key = (call.server, call.client if self.in_process else 0)
+        if key not in self.clients:
+            # As the audit attaches another client to the process (another agent's session).
+            opened = Client(self.servers[call.server], elicitation_callback=_declines)
+            self.clients[key] = await self.others.enter_async_context(opened)
+        return self.clients[key]
+
+
 async def _replay(
-    clients: Mapping[int, Client],
-    started: Sequence[anyio.Event],
-    cost: AuditCost,
-    replay: Sequence[Sequence[Replayed]],
-    timeout: float,
+    floor: _Floor, cost: AuditCost, replay: Sequence[Sequence[Replayed]], timeout: float
 ) -> None:
     """The tools/list calls, then the audit's own requests, each group's sent together."""
     for _ in range(cost.tool_listings):
-        await clients[0].session.list_tools()
+        await floor.clients[0, 0].session.list_tools()
     for calls in replay:
+        # Opened in this task, which closes them: a client is no request's to close.
+        sessions = [(await floor.client(call)).session for call in calls]
         if len(calls) == 1:
-            await _resend(clients, started, calls[0], timeout)
+            await _resend(sessions[0], calls[0], timeout)
             continue
         async with anyio.create_task_group() as together:
-            for call in calls:
-                together.start_soon(_resend, clients, started, call, timeout)
+            for session, call in zip(sessions, calls, strict=True):
+                together.start_soon(_resend, session, call, timeout)
 
 
-async def _resend(
-    clients: Mapping[int, Client], started: Sequence[anyio.Event], call: Replayed, timeout: float
-) -> None:
-    await started[call.server].wait()
-    session = clients[call.server].session
+async def _resend(session: ClientSession, call: Replayed, timeout: float) -> None:
     # As bounded as the audit's: a request the server never answers costs the floor a round trip's bound.
     with anyio.move_on_after(timeout), contextlib.suppress(MCPError, RuntimeError, ValidationError):
         if call.raw is not None:

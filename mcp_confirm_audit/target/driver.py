@@ -130,6 +130,8 @@ class Sent:
     request: Mapping[str, Any]
     # Sent on a handshake-era connection, where a question's answer is no tools/call of its own.
     legacy: bool = False
+    # The client connection it went over (one process may have several: another agent's session).
+    client: int = 0
 
 
 class Connection:
@@ -363,7 +365,8 @@ class Connection:
                 if self.sent is not None and sends:
                     endpoint = self if self.endpoint is None else self.endpoint
                     process = endpoint if isinstance(endpoint, str) else id(endpoint)
-                    self.sent.append(Sent(process, started, ended, request, legacy=self.back is not None))
+                    legacy = self.back is not None
+                    self.sent.append(Sent(process, started, ended, request, legacy=legacy, client=id(self)))
             self.round_trips += 1
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))

@@ -75,3 +75,15 @@ def test_answers_and_hand_written_params_go_as_sent_and_legacy_calls_without_sta
     assert first.raw == {k: v for k, v in answered.request.items() if k != "method"}
     assert second.raw == {"name": "delete_file", "arguments": "not an object"}
     assert (third.raw, third.state, third.arguments) == (None, None, {"path": "a"})
+
+
+def test_each_client_of_a_process_is_numbered_as_first_used(tmp_path: Path) -> None:
+    # Process 7 had two clients (the primary, then another agent's session); process 9 one.
+    sent = [
+        Sent(7, 0.0, 1.0, {"name": "t", "arguments": {}}, client=70),
+        Sent(7, 2.0, 3.0, {"name": "t", "arguments": {}}, client=71),
+        Sent(9, 4.0, 5.0, {"name": "t", "arguments": {}}, client=90),
+        Sent(7, 6.0, 7.0, {"name": "t", "arguments": {}}, client=70),
+    ]
+    groups = replayed(cost(*sent), tmp_path, processes=2)
+    assert [(c.server, c.client) for group in groups for c in group] == [(0, 0), (0, 1), (1, 0), (0, 0)]
