@@ -16,7 +16,7 @@ import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -184,15 +184,22 @@ class World:
         if not self._untouched:
             self.isolate()
 
-    def start_ahead(self, keys: Iterable[ConnectionKey], *, unnumbered: Iterable[str] = ()) -> None:
+    def start_ahead(
+        self,
+        keys: Iterable[ConnectionKey],
+        *,
+        unnumbered: Iterable[str] = (),
+        profiles: Mapping[str, Profile] | None = None,
+    ) -> None:
         """Open these connections in the background, unless open or opening already.
 
-        A name in `unnumbered` keeps its name rather than taking the next process number.
+        A name in `unnumbered` keeps its name rather than taking the next process number; one in
+        `profiles` is started with that profile (the short-lived process's shorter lifetime).
         """
         self._unnumbered.update(unnumbered)
         for key in keys:
             if key.name not in self._live and key.name not in self._pending:
-                self.start_in_background(key)
+                self.start_in_background(key, (profiles or {}).get(key.name))
 
     def _start_sink(self) -> None:
         if not self.profile.uses_sink or self.sink is not None:
@@ -323,13 +330,13 @@ class World:
             self._close(lives[name])
         self._discard_sandbox(sandbox)
 
-    def start_in_background(self, key: ConnectionKey) -> None:
+    def start_in_background(self, key: ConnectionKey, profile: Profile | None = None) -> None:
         pending: Future[Connection] = Future()
 
         def start() -> None:
             self._in_background.active = True  # beside the audit: no wall time of its own
             try:
-                pending.set_result(self._ensure_now(key))
+                pending.set_result(self._ensure_now(key, profile=profile))
             except BaseException as exc:
                 pending.set_exception(exc)
 
