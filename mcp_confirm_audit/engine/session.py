@@ -236,7 +236,8 @@ class AuditSession:
         attack that needs one does not wait for a whole process start-up: a
         second process of the target, and (over stdio, where a client's declared
         capabilities and its era are fixed for its process) the clients that declare no
-        elicitation or only URL mode, and the process of the other era.
+        elicitation or only URL mode, the process of the other era, the other replicas and the
+        short-lived process (a shorter lifetime of its confirmations).
         """
         specs = list(specs)
         wanted: list[ConnectionKey] = []
@@ -260,7 +261,21 @@ class AuditSession:
             # Its name carries no number: the processes' numbers still say in which order the
             # attacks came to need them, as they did when this one started only when needed.
             unnumbered.append(era_process.name)
-        self.world.start_ahead(wanted, unnumbered=unnumbered)
+        profiles: dict[str, Profile] = {}
+        if not self.profile.is_url and self.profile.isolation != "process":
+            # Named without a number as well: started side by side, their numbers would be a race's.
+            if self.profile.replicas >= 2 and any(
+                spec.second_process or "replicas" in _opens(spec) for spec in specs
+            ):
+                replicas = [ConnectionKey(f"replica-{i}") for i in range(1, self.profile.replicas)]
+                wanted += replicas
+                unnumbered += [key.name for key in replicas]
+            if self.profile.ttl_flag and any("short_lived" in _opens(spec) for spec in specs):
+                short = ConnectionKey("short-lived")
+                wanted.append(short)
+                unnumbered.append(short.name)
+                profiles[short.name] = self.world.started.with_ttl()
+        self.world.start_ahead(wanted, unnumbered=unnumbered, profiles=profiles)
 
     # -- controls and attacks -------------------------------------------
 

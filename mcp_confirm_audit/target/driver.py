@@ -118,6 +118,22 @@ class Refusals:
         return f"{CREDENTIALS_REFUSED} ({self.seen}): {self.hint}"
 
 
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A tools/call as it went to a target, kept for `bench`'s floor to send again (`Connection.sent`)."""
+
+    # The process it went to: connections attached to one process share it.
+    process: Any
+    # perf_counter seconds it was sent and came back: calls in flight together overlap.
+    started: float
+    ended: float
+    request: Mapping[str, Any]
+    # Sent on a handshake-era connection, where a question's answer is no tools/call of its own.
+    legacy: bool = False
+    # The client connection it went over (one process may have several: another agent's session).
+    client: int = 0
+
+
 class Connection:
     """One live client connection to one target process."""
 
@@ -161,6 +177,8 @@ class Connection:
         self.waited_on = 0.0
         self._in_flight = 0
         self._busy_from = 0.0
+        # Where every tools/call this connection sends is kept (`bench` only); None: kept nowhere.
+        self.sent: list[Sent] | None = None
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
         self.era = negotiated_version(client) or MODERN
         self.back = back if self.era != MODERN else None
@@ -270,7 +288,8 @@ class Connection:
                 back.answer(parked, responses)
                 return await _awaited(back, parked)
 
-            return await self._exchange(phase, label, request, resume, timeout=timeout)
+            # The answer goes back as the reply to the server's question: no tools/call is sent.
+            return await self._exchange(phase, label, request, resume, timeout=timeout, sends=False)
         if state is not None and state.startswith(HANDLE):
             # Nothing reached the target: a legacy question is answered once, as the reply to it.
             said = (
@@ -330,7 +349,14 @@ class Connection:
         return await self._exchange(phase, label, request, send)
 
     async def _exchange(
-        self, phase: Phase, label: str, request: Mapping[str, Any], send: Any, *, timeout: float | None = None
+        self,
+        phase: Phase,
+        label: str,
+        request: Mapping[str, Any],
+        send: Any,
+        *,
+        timeout: float | None = None,
+        sends: bool = True,
     ) -> Exchange:
         started = time.perf_counter()
         if not self.alive:
@@ -343,8 +369,14 @@ class Connection:
                 response = await self._guarded(send, timeout)
             finally:
                 self._in_flight -= 1
+                ended = time.perf_counter()
                 if self._in_flight == 0:
-                    self.waited_on += time.perf_counter() - self._busy_from
+                    self.waited_on += ended - self._busy_from
+                if self.sent is not None and sends:
+                    endpoint = self if self.endpoint is None else self.endpoint
+                    process = endpoint if isinstance(endpoint, str) else id(endpoint)
+                    legacy = self.back is not None
+                    self.sent.append(Sent(process, started, ended, request, legacy=legacy, client=id(self)))
             self.round_trips += 1
             if response.outcome is Outcome.INPUT_REQUIRED and response.questions:
                 self._asked_at[response.request_state or ""] = anyio.current_time()

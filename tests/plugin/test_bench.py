@@ -27,8 +27,14 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
     assert re.fullmatch(r"\d+\.\d{3} s", fields["audit"])
     assert re.fullmatch(
-        r"\d+\.\d{3} s \(a bare SDK client, one server process, the same round trips\)", fields["floor"]
+        r"\d+\.\d{3} s \(a bare SDK client, one server process, the audit's own requests again\)",
+        fields["floor"],
     )
+    # The floor sends the audit's own requests, not round one on a plain name.
+    sent = re.fullmatch(
+        r"the (\d+) tools/call the audit sent, in its order, .*", fields["the floor's requests"]
+    )
+    assert sent is not None
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio"])
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to it"])
     # The audit's own round trips (what its requests cost, whatever they carry) in place of the floor's.
@@ -51,6 +57,7 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     trips = re.fullmatch(r"(\d+) \(1 tools/list, (\d+) tools/call\)", fields["round trips"])
     assert trips is not None
     assert int(trips[1]) == int(trips[2]) + 1 > 23
+    assert int(sent[1]) == int(trips[2])
     # Over stdio most of the work is in the server's processes: this process's CPU time is the harness's
     # own, set against the bare client's with as many servers, never called the audit's.
     assert "cpu (" not in out
