@@ -31,6 +31,9 @@ class Filled(dict[str, Any]):
     """A call's arguments filled from a profile's template, and the `{NAME}`s nothing filled (sent as written)."""
 
     unfilled: tuple[str, ...] = ()
+    # The `{NAME}`s of the agent's own call that only the person's steps save: sent empty, as an agent
+    # that never had them would (never the harness's literal `{NAME}`).
+    emptied: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +50,23 @@ class CallTemplate:
         pending_id: str,
         saved: Mapping[str, str] | None = None,
         arguments: Mapping[str, Any] | None = None,
+        *,
+        as_agent: bool = False,
     ) -> Filled:
         """The arguments with `{id}`, every name the person's steps saved, and setup's names carried.
 
         A name no one saved (the person's step that saves it was left out) stays as written, and is
         named in `unfilled`: the call is malformed, and what the target answers it says nothing.
+        `as_agent`: the agent's own call, made without the person; such a name is sent empty (`emptied`).
         """
         given = arguments or {}
         setup = {name: str(given[arg]) for name, arg in self.carried.items() if arg in given}
         known = {**setup, **(saved or {}), "id": pending_id}
+        if as_agent:
+            missing = self.filled(pending_id, saved, arguments).unfilled
+            args = self.filled(pending_id, {**dict.fromkeys(missing, ""), **(saved or {})}, arguments)
+            args.emptied = missing
+            return args
         args = Filled(
             {
                 k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v)
@@ -178,9 +189,8 @@ class Pending(FlowDefaults):
             raise HumanFailed("the staging call returned no pending id")
         last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
-            return await channel.call(
-                "execute", self.execute.tool, self.execute.filled(handle, saved, arguments)
-            )
+            filled = self.execute.filled(handle, saved, arguments, as_agent=as_agent)
+            return await channel.call("execute", self.execute.tool, filled)
         if last is None and self.human is not None and not as_agent:
             # The person's approval is itself the action (a queued memory becomes a confirmed one):
             # what it did shows where every effect shows, in the probes and the sandbox.

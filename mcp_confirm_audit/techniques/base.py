@@ -494,6 +494,8 @@ class Attack(Recorder):
             responses=responses,
             unanswered=unanswered,
         )
+        for name in getattr(args, "emptied", ()):
+            self.note(f"the agent has no {{{name}}} (only the person's steps save it): it sends it empty")
         unfilled = getattr(args, "unfilled", ())
         if unfilled:
             # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
