@@ -11,7 +11,7 @@ not, with `{id}` and whatever the person's steps saved (`{evidence}`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,21 +51,22 @@ class CallTemplate:
         saved: Mapping[str, str] | None = None,
         arguments: Mapping[str, Any] | None = None,
         *,
-        as_agent: bool = False,
+        withheld: Callable[[str], bool] | None = None,
     ) -> Filled:
         """The arguments with `{id}`, every name the person's steps saved, and setup's names carried.
 
         A name no one saved (the person's step that saves it was left out) stays as written, and is
         named in `unfilled`: the call is malformed, and what the target answers it says nothing.
-        `as_agent`: the agent's own call, made without the person; such a name is sent empty (`emptied`).
+        `withheld`: the agent's own call, made without the person; a name it says only the person
+        can hold (made with their credential) is one the agent never has, sent empty (`emptied`).
         """
         given = arguments or {}
         setup = {name: str(given[arg]) for name, arg in self.carried.items() if arg in given}
         known = {**setup, **(saved or {}), "id": pending_id}
-        if as_agent:
-            missing = self.filled(pending_id, saved, arguments).unfilled
-            args = self.filled(pending_id, {**dict.fromkeys(missing, ""), **(saved or {})}, arguments)
-            args.emptied = missing
+        if withheld is not None:
+            empty = tuple(n for n in self.filled(pending_id, saved, arguments).unfilled if withheld(n))
+            args = self.filled(pending_id, {**dict.fromkeys(empty, ""), **(saved or {})}, arguments)
+            args.emptied = empty
             return args
         args = Filled(
             {
@@ -189,7 +190,8 @@ class Pending(FlowDefaults):
             raise HumanFailed("the staging call returned no pending id")
         last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
-            filled = self.execute.filled(handle, saved, arguments, as_agent=as_agent)
+            withheld = self.human.withheld if as_agent and self.human is not None else None
+            filled = self.execute.filled(handle, saved, arguments, withheld=withheld)
             return await channel.call("execute", self.execute.tool, filled)
         if last is None and self.human is not None and not as_agent:
             # The person's approval is itself the action (a queued memory becomes a confirmed one):

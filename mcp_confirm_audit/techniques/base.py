@@ -495,7 +495,7 @@ class Attack(Recorder):
             unanswered=unanswered,
         )
         for name in getattr(args, "emptied", ()):
-            self.note(f"the agent has no {{{name}}} (only the person's steps save it): it sends it empty")
+            self.note(f"the agent has no {{{name}}}, which only the person can make: it sends it empty")
         unfilled = getattr(args, "unfilled", ())
         if unfilled:
             # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
