@@ -505,6 +505,8 @@ class Attack(Recorder):
             responses=responses,
             unanswered=unanswered,
         )
+        for name in getattr(args, "emptied", ()):
+            self.note(f"the agent has no {{{name}}}, which only the person can make: it sends it empty")
         unfilled = getattr(args, "unfilled", ())
         if unfilled:
             # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.

@@ -26,6 +26,7 @@ from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
 from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
+from mcp_confirm_audit.techniques import traits
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 SERVER = TARGETS / "elsewhere" / "server.py"
@@ -98,15 +99,21 @@ def _of(run: AuditRun, families: frozenset[str]) -> list[Result]:
 
 
 SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
+# Every family of the catalogue: a careful channel audited whole (what does not apply is decided
+# before anything starts, so the cost is the families that do).
+WHOLE = frozenset(traits())
+# The channels audited whole here. The device's person is two processes per approval, so its whole
+# audit runs outside CI (docs/explanation/out-of-band-audited-whole.md); here, the families it fixed.
+AUDITED_WHOLE = ("webhook", "signed", "signed-two", "terminal")
 # Each careful channel is audited once (per worker) for every test below that asks it something: the
 # out-of-band families, and beside them what the person is shown (few names: prompt-forging alone reads
 # the generation's examples), the race of one approval, the terminal's own question, wait and swaps.
 CAREFUL_FAMILIES = {
-    "webhook": frozenset({*OUT_OF_BAND.values(), "prompt-forging", "double-spend"}),
-    "device": frozenset({*OUT_OF_BAND.values(), "prompt-forging"}),
-    "signed": frozenset({*OUT_OF_BAND.values(), "double-spend"}),
-    "signed-two": frozenset(OUT_OF_BAND.values()),
-    "terminal": frozenset({"self-approval", "prompt-forging", "unanswered", *SWAPS}),
+    "webhook": WHOLE,
+    "device": frozenset({*OUT_OF_BAND.values(), "prompt-forging", "self-approval", "token-replay"}),
+    "signed": WHOLE,
+    "signed-two": WHOLE,
+    "terminal": WHOLE,
 }
 # The terminal gate that takes no answer as yes, likewise once for its two tests.
 FAILS_OPEN_FAMILIES = frozenset({"unanswered", "self-approval"})
@@ -549,3 +556,63 @@ def test_a_second_paired_device_approving_is_tried_on_a_stdio_target_both_ways(
     ), (result.reason, result.evidence)
     said = " ".join(result.evidence)
     assert "principal requester-laptop approves in the person's place" in said
+
+
+@pytest.mark.parametrize("channel", AUDITED_WHOLE)
+def test_the_careful_server_audited_whole_finds_nothing_and_leaves_no_attack_inconclusive(
+    careful: Callable[[str], AuditRun], channel: str
+) -> None:
+    # Every family on a careful channel: an input attack (a path, a token, an id) refused with no
+    # effect, never a false weak (the terminal asked nothing about a path outside the root) and never
+    # inconclusive for want of what only the person saves (the device's evidence, below).
+    run = careful(channel)
+    assert len(run.results) > 100, len(run.results)
+    judged = {r.id: (r.verdict, r.reason) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert {verdict for verdict, _ in judged.values()} == {Verdict.REFUSED}, judged
+
+
+def test_out_of_root_over_a_terminal_is_refused_before_asking_and_asking_first_is_weak(
+    careful: Callable[[str], AuditRun], catalogue: Catalogue
+) -> None:
+    refused = _of(careful("terminal"), frozenset({"out-of-root"}))
+    assert {(r.verdict, r.layer) for r in refused} == {(Verdict.REFUSED, Layer.TOOL)}
+    assert all("refused before asking" in " ".join(r.evidence) for r in refused), refused[0].evidence
+    # asks-first: the same paths, asked about at the terminal and refused only after the yes.
+    asked = _audit(catalogue, "terminal", "asks-first", families=frozenset({"out-of-root"})).results
+    assert {(r.verdict, r.layer) for r in asked} == {(Verdict.WEAK, Layer.NONE)}, [
+        (r.id, r.reason) for r in asked
+    ]
+    assert len(asked) == len(refused) == 8
+    assert all("the terminal asked" in " ".join(r.evidence) for r in asked)
+
+
+@pytest.mark.parametrize(
+    ("flaw", "family", "verdict"),
+    [
+        ((), "MCA-SELFAPPROVE-001", Verdict.REFUSED),
+        (("evidence-unchecked",), "MCA-SELFAPPROVE-001", Verdict.VULNERABLE),
+        ((), "MCA-TOKREUSE-001", Verdict.REFUSED),
+        (("replay",), "MCA-TOKREUSE-001", Verdict.VULNERABLE),
+    ],
+    ids=["careful-alone", "evidence-unchecked", "careful-again", "replay"],
+)
+def test_the_agents_call_without_the_device_sends_its_evidence_empty_and_a_replay_sends_it_again(
+    careful: Callable[[str], AuditRun],
+    catalogue: Catalogue,
+    flaw: tuple[str, ...],
+    family: str,
+    verdict: Verdict,
+) -> None:
+    # `{evidence}` is what the paired device returns to the person's signed request: the agent alone
+    # never has it, so its own call sends it empty (not the literal `{evidence}`, inconclusive); the
+    # agent that sent it once sends it again in a replay.
+    families = frozenset({"self-approval" if family.startswith("MCA-SELF") else "token-replay"})
+    run = careful("device") if not flaw else _audit(catalogue, "device", *flaw, families=families)
+    result = run.by_id()[family]
+    assert result.verdict is verdict, (result.reason, result.evidence)
+    said = " ".join(result.evidence)
+    if family == "MCA-SELFAPPROVE-001":
+        assert '"evidence_ref": ""' in said
+        assert "which only the person can make: it sends it empty" in said
+    else:
+        assert said.count('confirm_request({"evidence_ref": "ev-') == 2, said  # the honest call, the replay
