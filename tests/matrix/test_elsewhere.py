@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from baselined import assert_green_with_its_findings_baselined
-from conftest import MATRIX_GENERATION, forked
+from conftest import MATRIX_GENERATION, Shared, forked
 from deadline import deadline, scaled
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
@@ -98,7 +98,7 @@ def _of(run: AuditRun, families: frozenset[str]) -> list[Result]:
 
 
 SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
-# Each careful channel is audited once (per worker) for every test below that asks it something: the
+# Each careful channel is audited once (per run) for every test below that asks it something: the
 # out-of-band families, and beside them what the person is shown (few names: prompt-forging alone reads
 # the generation's examples), the race of one approval, the terminal's own question, wait and swaps.
 CAREFUL_FAMILIES = {
@@ -113,21 +113,27 @@ FAILS_OPEN_FAMILIES = frozenset({"unanswered", "self-approval"})
 
 
 @pytest.fixture(scope="module")
-def careful(catalogue: Catalogue) -> Callable[[str], AuditRun]:
-    """The careful server's audit on a channel, run the first time a test asks for it."""
+def careful(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callable[[str], AuditRun]:
+    """The careful server's audit on a channel, run the first time a test (on any worker) asks for it."""
 
     @cache
     def run(channel: str) -> AuditRun:
-        return _audit(catalogue, channel, families=CAREFUL_FAMILIES[channel], generation=FEW_NAMES)
+        return across_workers(
+            f"elsewhere-careful-{channel}",
+            lambda: _audit(catalogue, channel, families=CAREFUL_FAMILIES[channel], generation=FEW_NAMES),
+        )
 
     return run
 
 
 @pytest.fixture(scope="module")
-def fails_open(catalogue: Catalogue) -> Callable[[], AuditRun]:
+def fails_open(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callable[[], AuditRun]:
     @cache
     def run() -> AuditRun:
-        return _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES)
+        return across_workers(
+            "elsewhere-fails-open",
+            lambda: _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES),
+        )
 
     return run
 
