@@ -59,8 +59,10 @@ def _audit(
     generation: Generation = MATRIX_GENERATION,
     ttl: float = 5,
     options: tuple[str, ...] = (),
+    ids: frozenset[str] | None = None,
     **settings: object,
 ) -> AuditRun:
+    """`ids`: only these attacks of `families` (a test that reads no other's verdict runs no other)."""
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
     served, *more = SERVER_CHANNEL.get(channel, (channel,))
     words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", served, *more]
@@ -75,7 +77,7 @@ def _audit(
     profile = forked(profile)
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in families
+        return spec.family in families and (ids is None or spec.id in ids)
 
     return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
 
@@ -245,8 +247,15 @@ def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(
     assert "unasked" not in {c.name for c in run.controls}, run.controls
 
 
+# What a raw name forges on a terminal (escapes, line breaks) and what it does not (markup): the
+# raw-prompt tests read these three verdicts and no other, so only these three attacks run.
+RAW_ON_A_TERMINAL = frozenset({"MCA-PROMPT-001", "MCA-PROMPT-004", "MCA-PROMPT-007"})
+
+
 def test_a_prompt_that_shows_the_name_raw_is_caught_on_the_terminal(catalogue: Catalogue) -> None:
-    run = _audit(catalogue, "terminal", "raw-prompt", families=frozenset({"prompt-forging"}))
+    run = _audit(
+        catalogue, "terminal", "raw-prompt", families=frozenset({"prompt-forging"}), ids=RAW_ON_A_TERMINAL
+    )
     vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
     # A terminal shows escapes and line breaks; markup it does not render is no finding there.
     assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= vulnerable, vulnerable
@@ -259,7 +268,12 @@ def test_a_card_that_shows_the_name_raw_is_caught_and_its_markup_is_text_on_the_
     # The device's card is what a command the person runs prints (shows: true): escapes and line
     # breaks act there; a markdown or HTML link is shown as text, never clickable, so no finding.
     run = _audit(
-        catalogue, "device", "raw-prompt", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+        catalogue,
+        "device",
+        "raw-prompt",
+        families=frozenset({"prompt-forging"}),
+        generation=FEW_NAMES,
+        ids=RAW_ON_A_TERMINAL,
     )
     found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= set(found), found
