@@ -105,9 +105,9 @@ SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
 # the generation's examples), the race of one approval, the terminal's own question, wait and swaps.
 CAREFUL_FAMILIES = {
     "webhook": frozenset({*OUT_OF_BAND.values(), "prompt-forging", "double-spend"}),
-    "device": frozenset({*OUT_OF_BAND.values(), "prompt-forging"}),
+    "device": frozenset({*OUT_OF_BAND.values(), "prompt-forging", "double-spend"}),
     "signed": frozenset({*OUT_OF_BAND.values(), "double-spend"}),
-    "signed-two": frozenset(OUT_OF_BAND.values()),
+    "signed-two": frozenset({*OUT_OF_BAND.values(), "double-spend"}),
     "terminal": frozenset({"self-approval", "prompt-forging", "unanswered", *SWAPS}),
 }
 # The terminal gate that takes no answer as yes, likewise once for its two tests.
@@ -180,7 +180,8 @@ def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
     assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
 
 
-@pytest.mark.parametrize("channel", ["webhook", "signed"])
+# Every channel that hands the person's approval over (issue 35: refused on every channel, at any load).
+@pytest.mark.parametrize("channel", HANDED_OVER)
 def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server(
     careful: Callable[[str], AuditRun], channel: str
 ) -> None:
