@@ -43,7 +43,7 @@ from ..models import Exchange, Outcome, Phase, Question, Response
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from ..profile.loader import Profile
-from . import confine, launch, netns, reaper
+from . import confine, launch, netns, race, reaper
 from .back_channel import HANDLE, BackChannel
 from .confine_main import EXITED
 from .sdk_adapter import DeclaringClient, http_client, negotiated_version
@@ -261,6 +261,7 @@ class Connection:
                 allow_input_required=True,
                 input_responses=dict(responses) if responses is not None else None,
                 request_state=state,
+                meta=race.meta(),  # type: ignore[arg-type]  # a key of the harness's own
             )
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
@@ -338,10 +339,13 @@ class Connection:
                 answers if isinstance(answers, Mapping) else None,
             )
 
+        announced = race.meta()
+        sent = dict(params) if announced is None else {**params, "_meta": announced}
+
         async def send() -> Response:
             raw = await self.client.session.send_request(
                 # A plain dict is what a raw channel wants back; the SDK's bound is narrower.
-                _RawToolCall(method="tools/call", params=dict(params)),
+                _RawToolCall(method="tools/call", params=sent),
                 _RAW_RESULT,  # type: ignore[type-var]
             )
             return response_from_result(raw)

@@ -15,6 +15,7 @@ import anyio
 
 from ..confirmations import AgentFlow, HumanFailed
 from ..models import Exchange
+from ..target import race
 from ..target.driver import Connection
 from . import ANY, technique
 from ._flows import AttackChannel, flow_or_not_applicable
@@ -117,6 +118,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
     racing: list[tuple[Exchange, Connection]] = []
 
     async def redeem(number: int, conn: Connection) -> None:
+        race.announce(len(conns))  # all to the one process (same_process)
         label = f"redemption {number} of {len(conns)} on {conn.name}"
         racing.append(
             (await attack.exchange(label, victim, arguments=sent, tool=tool, connection=conn), conn)

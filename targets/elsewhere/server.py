@@ -78,7 +78,7 @@ import serving  # noqa: E402
 from ask_terminal import ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
-from race_gate import RaceGate  # noqa: E402
+from race_gate import RaceGate, announced  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
 FLAWS = (
@@ -314,6 +314,8 @@ class Gate:
 
 def build(gate: Gate) -> MCPServer:
     server = MCPServer("elsewhere-reference")
+    if "check-then-spend" in gate.flaws:
+        server.middleware.append(announced)  # the width of a race its gate holds open (race_gate.py)
     channel, flaws = gate.channel, gate.flaws
 
     if gate.public:

@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, Shared
 from deadline import deadline
 from mcp import types
 
@@ -66,14 +66,17 @@ SharedFn = Callable[..., AuditRun]
 
 
 @pytest.fixture(scope="module")
-def shared(catalogue: Catalogue) -> SharedFn:
-    """`audit`, run once (per worker) for every test that asks the same of the same server."""
+def shared(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> SharedFn:
+    """`audit`, run once (per run, on any worker) for every test that asks the same of the same server."""
 
     @cache
     def run(
         *flaws: str, families: tuple[str, ...] | None = None, both_eras: bool = False, style: str = "plain"
     ) -> AuditRun:
-        return audit(catalogue, *flaws, families=families, both_eras=both_eras, style=style)
+        key = f"eras-{'-'.join(flaws)}-{','.join(families or ('all',))}-{both_eras}-{style}"
+        return across_workers(
+            key, lambda: audit(catalogue, *flaws, families=families, both_eras=both_eras, style=style)
+        )
 
     return run
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import Shared
 
 from mcp_confirm_audit.catalogue.generation import Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -44,11 +45,18 @@ KNOWN_WEAK = {
 
 
 @pytest.fixture(scope="module")
-def whole_catalogue(catalogue: Catalogue, generation: Generation) -> AuditRun:
+def whole_catalogue(
+    catalogue: Catalogue, generation: Generation, across_workers: Shared[AuditRun]
+) -> AuditRun:
     """The whole catalogue, the command alone as its users would run it: once for both tests below."""
     # Beside the interpreter running the tests, whether or not its venv is activated.
     assert beside_interpreter("mcp-confirm") != "mcp-confirm", "mcp-confirm is part of the dev extra"
-    return run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation)
+    return across_workers(
+        "mcp-confirm-whole-catalogue",
+        lambda: run_audit(
+            Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation
+        ),
+    )
 
 
 def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(

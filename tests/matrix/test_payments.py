@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import forked
+from conftest import Shared, forked
 from deadline import scaled
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
@@ -164,10 +164,13 @@ def test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other(
 
 
 @pytest.fixture(scope="module")
-def handle_shape(catalogue: Catalogue, generation: Any) -> AuditRun:
+def handle_shape(catalogue: Catalogue, generation: Any, across_workers: Shared[AuditRun]) -> AuditRun:
     """The shipped handle-shape profile over the whole catalogue: once for the tests that read it."""
-    return run_audit(
-        load_profile(TARGETS / "payments-handle.yaml"), catalogue=catalogue, generation=generation
+    return across_workers(
+        "payments-handle-shape",
+        lambda: run_audit(
+            load_profile(TARGETS / "payments-handle.yaml"), catalogue=catalogue, generation=generation
+        ),
     )
 
 
