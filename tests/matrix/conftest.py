@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import fcntl
-import os
 import pickle
 import shlex
 import sys
@@ -14,6 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 from deadline import scaled
+from once import once
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
@@ -65,33 +64,24 @@ Shared = Callable[[str, Callable[[], T]], T]
 
 
 @pytest.fixture(scope="session")
-def across_workers(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Shared[Any]:
+def across_workers(tmp_path_factory: pytest.TempPathFactory) -> Shared[Any]:
     """`share(key, compute)`: `compute()` once per run, whichever xdist worker asks first.
 
     A module-scoped fixture runs once per worker, and CI's `--dist worksteal` spreads the tests
-    that read one audit over all of them: the same audit ran up to four times. Here the first
-    worker to ask runs it under a lock and leaves its result (pickled) in the run's shared temp
-    folder; a worker that asks meanwhile waits for it, then reads it. The folder is new on every
-    run, so nothing is ever read from an earlier one. Without xdist, `compute()` is simply called.
-    An audit that raises leaves nothing behind: the next worker to ask runs it again.
+    that read one audit over all of them: the same audit ran up to four times. `once()` (tests/once.py)
+    makes it in the first worker that asks and the others read it (pickled); the folder is new on every
+    run, so nothing is ever read from an earlier one. An audit that raises leaves nothing behind: the
+    next worker to ask runs it again.
     """
-    if worker_id == "master":
-        return lambda key, compute: compute()
-    folder = tmp_path_factory.getbasetemp().parent / "matrix-shared"
-    folder.mkdir(exist_ok=True)
 
     def share(key: str, compute: Callable[[], Any]) -> Any:
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
-        done = folder / f"{name}.pickle"
-        with (folder / f"{name}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if done.exists():
-                return pickle.loads(done.read_bytes())
-            value = compute()
-            partial = folder / f"{name}.{os.getpid()}.part"
-            partial.write_bytes(pickle.dumps(value))
-            partial.replace(done)
-            return value
+        folder = once(
+            tmp_path_factory,
+            f"matrix-{name}",
+            lambda made: (made / "value.pickle").write_bytes(pickle.dumps(compute())),
+        )
+        return pickle.loads((folder / "value.pickle").read_bytes())
 
     return share
 
