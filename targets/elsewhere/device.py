@@ -8,17 +8,31 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import json
 import sys
-import urllib.request
+from urllib.parse import urlsplit
+
+# http.client, not urllib.request: the person runs this once per step, over a hundred times in one
+# audit, and urllib.request's imports (ssl, email, cookies) cost more than the request itself.
 
 
 def _call(api: str, code: str, method: str, path: str) -> dict[str, object]:
     signature = hmac.new(code.encode(), f"{method} {path} ".encode(), hashlib.sha256).hexdigest()
-    request = urllib.request.Request(f"{api}{path}", method=method, data=b"" if method == "POST" else None)
-    request.add_header("X-Device-Signature", signature)
-    with urllib.request.urlopen(request, timeout=5) as answer:
-        return dict(json.loads(answer.read()))
+    where = urlsplit(f"{api}{path}")
+    connection = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port, timeout=5)
+    try:
+        target = where.path + (f"?{where.query}" if where.query else "")
+        connection.request(
+            method, target, body=b"" if method == "POST" else None, headers={"X-Device-Signature": signature}
+        )
+        answer = connection.getresponse()
+        body = answer.read()
+        if answer.status >= 400:
+            raise SystemExit(f"device: {method} {path} answered HTTP {answer.status}: {body[:200]!r}")
+        return dict(json.loads(body))
+    finally:
+        connection.close()
 
 
 def main(argv: list[str]) -> int:
