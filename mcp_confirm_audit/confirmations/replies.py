@@ -326,8 +326,9 @@ _ITS_OWN_GATE = re.compile(
 def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
     """Whether another tool's refusal is a gate of its own saying no: worded as this target's gate, or asking for it.
 
-    Its arguments refused, a refusal worded as the world's, or one that names no confirmation
-    ("Link not found", "Unknown collection"): the call tried nothing.
+    Its arguments refused, a refusal worded as the world's, one that names no confirmation
+    ("Link not found", "Unknown collection"), or one that quotes the harness's own filler (a
+    made-up store or id, whatever its words): the call tried nothing.
     """
     if invalid_arguments(response) or rate_limited(response) is not None:
         return False
@@ -335,7 +336,10 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
         return False
     if _like(response, signatures.gate) is not None:
         return True
-    read = refusal_text(response)[:_CONCERN_READ].replace(FILLER, " ")
+    read = refusal_text(response)[:_CONCERN_READ]
+    if FILLER in read:
+        # "REFUSED: store 'mcp-confirm-audit' is not valid": about a value the harness made up.
+        return False
     return _ITS_OWN_GATE.search(read.replace("_", " ")) is not None
 
 
