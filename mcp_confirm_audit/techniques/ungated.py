@@ -85,7 +85,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         if isinstance(victim, Instance) and victim.minted(tool):
             # What the setup minted (a staged note's id) may have been spent by the tool before
             # (`drop(note)`): each tool given it gets a use of its own, made before the mark.
-            if spent and (fresh := await attack.another(f"a use of the action for {tool.name}")):
+            if spent and (fresh := await attack.again()):
                 subject = fresh
             spent = True
         since = await attack.mark()

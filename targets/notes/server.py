@@ -2,7 +2,7 @@
 
     py:targets/notes/server.py:build_server  (factory_args: flaws, serial, answer_timeout)
 
-`stage(note)` drafts a note (`note` is an object: title, body, store) into a
+`stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
 the person once, over 2025-era elicitation (`elicitation/create` in the middle
 of the call), about every waiting note, by title; a yes keeps them all (they
@@ -29,10 +29,9 @@ import secrets
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, NotRequired
+from typing import Any
 
 import anyio
-from typing_extensions import TypedDict
 
 _REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
 if _REFERENCE not in sys.path:
@@ -50,14 +49,6 @@ _FORM = {
     "properties": {"confirm": {"type": "boolean", "title": "Keep them", "description": "Tick to keep"}},
     "required": ["confirm"],
 }
-
-
-class Note(TypedDict):
-    """A note to draft: what the person is asked to keep by its title."""
-
-    title: str
-    body: NotRequired[str]
-    store: NotRequired[str]
 
 
 def build_server(
@@ -87,17 +78,16 @@ def build_server(
             return title  # FLAW unsanitised-titles
         return prompt.shown_name(title, sanitiser="careful")
 
-    async def stage(note: Note) -> dict[str, str]:
-        """Draft a note (title, body, store) into the waiting list; a handoff asks the person to keep it."""
+    async def stage(note: dict[str, str], store: str) -> dict[str, str]:
+        """Draft a note (title, body) into a store's waiting list; a handoff asks the person to keep it."""
 
         async def work() -> dict[str, str]:
-            store = str(note.get("store", "playbooks"))
             if store not in STORES:
                 raise ToolError(f"REFUSED: store {store!r} is not valid (valid: {', '.join(STORES)})")
             if not note.get("title"):
                 raise ToolError("a note needs a title")
             staged = f"note-{secrets.token_hex(4)}"
-            waiting[staged] = {"title": note["title"], "body": str(note.get("body", "")), "store": store}
+            waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
             return {"staged": staged, "status": "staged"}
 
         result: dict[str, str] = await in_turn(work)

@@ -29,7 +29,7 @@ UNGATED = "MCA-UNGATED-001"
 def ungated(catalogue: Catalogue, *, flaws: tuple[str, ...], saved: bool) -> Result:
     stage: dict[str, Any] = {
         "tool": "stage",
-        "args": {"note": {"title": "Deploy checklist", "store": "playbooks"}},
+        "args": {"note": {"title": "Deploy checklist"}, "store": "playbooks"},
     }
     if saved:
         stage["save"] = {"note": "staged"}
@@ -73,6 +73,8 @@ def test_ungated_sends_the_staged_id_and_judges_no_made_up_one(
         assert "mcp-confirm-audit" not in keep, keep
     else:
         assert "no note waiting with the id 'mcp-confirm-audit'" in result.reason, result.reason
+        # stage's "REFUSED" is about the store the harness made up, not a gate of its own.
+        assert "REFUSED: store 'mcp-confirm-audit' is not valid" in result.reason, result.reason
     if verdict is Verdict.VULNERABLE:
         assert "keep acted with no confirmation" in result.reason, result.reason
     if verdict is Verdict.REFUSED:
