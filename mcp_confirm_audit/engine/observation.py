@@ -3,10 +3,7 @@
 A read-only tool is asked on every process an attack talked to (a payment made
 on a replica shows only on that replica); files, databases and the sink are
 looked at once. What a probe could not see (the target stopped answering) is
-recorded as unobserved, never as a change: a crash is not an effect. A
-read-only tool is not called on a connection while the person's question is open
-there (a legacy call parked at its question): a single-threaded server would hold
-it until the question is withdrawn; its last look stands until the round is over.
+recorded as unobserved, never as a change: a crash is not an effect.
 """
 
 from __future__ import annotations
@@ -46,27 +43,14 @@ class Observer:
         seen: dict[str, Any] = {}
         for index, conn in enumerate(_distinct(connections)):
             env = _Env(self.root, conn, self.sink)
-            looked: dict[str, Any] = {}
             for spec, probe in zip(self.specs, self.probes, strict=True):
                 if spec.kind != "tool" and index > 0:
                     continue
                 name = spec.name if index == 0 else f"{spec.name}@{conn.name}"
-                last = conn.looked.get(spec.name)
-                if spec.kind == "tool" and conn.asking and last is not None and last[0] == conn.sent - 1:
-                    # The person's question is open on this connection: a server that handles one
-                    # request at a time would hold the probe until the question is withdrawn. It is
-                    # not called between the question and the answer: what it showed just before
-                    # the asking call (the only call since) stands, and the look once the round is
-                    # complete says what changed.
-                    seen[name] = last[1]
-                    continue
                 try:
                     seen[name] = await probe.observe(env)
                 except _Unobserved as exc:
                     seen[name] = {UNOBSERVED: str(exc)}
-                if spec.kind == "tool" and not conn.asking:
-                    looked[spec.name] = seen[name]
-            conn.looked.update({name: (conn.sent, value) for name, value in looked.items()})
         return seen
 
 

@@ -145,14 +145,6 @@ class BackChannel:
         self.tasks.start_soon(run)
         return call
 
-    @property
-    def asking(self) -> bool:
-        """Whether a question of the server's is open: asked, not yet answered, its call not ended."""
-        return any(
-            call.asked is not None and not call.asked.answered.is_set() and not call.done
-            for call in self._calls.values()
-        )
-
     def parked(self, handle: str | None) -> _Call | None:
         """The call a round-two request resumes, if `handle` is one of the harness's."""
         if handle is None or not handle.startswith(HANDLE):

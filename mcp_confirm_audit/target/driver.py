@@ -160,10 +160,6 @@ class Connection:
         # once): the time the harness waited on its own requests, which `bench` sets against the rest.
         self.waited_on = 0.0
         self._in_flight = 0
-        # Calls sent on it so far, and what each read-only probe last showed through it (with the
-        # count after that look): what still stands while a question is open (engine.observation).
-        self.sent = 0
-        self.looked: dict[str, tuple[int, Any]] = {}
         self._busy_from = 0.0
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
         self.era = negotiated_version(client) or MODERN
@@ -178,11 +174,6 @@ class Connection:
     def legacy(self) -> bool:
         """Whether this connection speaks a handshake era (questions are elicitation/create requests)."""
         return self.back is not None
-
-    @property
-    def asking(self) -> bool:
-        """Whether the person's question is open on it (a legacy call parked at its question)."""
-        return self.back is not None and self.back.asking
 
     def places(self) -> dict[str, Place]:
         """Each server of this connection by name, for a person's step that names one: none for one server."""
@@ -240,7 +231,6 @@ class Connection:
         timeout = self.unanswered_timeout if unanswered else self.call_timeout
         if responses is not None:
             await self.paced(state)
-        self.sent += 1
         if self.back is not None:
             return await self._legacy_call(
                 phase, label, request, tool, arguments, state, responses, timeout=timeout

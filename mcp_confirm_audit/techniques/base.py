@@ -560,11 +560,6 @@ class Attack(Recorder):
         self, path: Subject, *, connection: Connection | None = None, label: str = "ask"
     ) -> Response:
         """Round one; marks the attack as set up wrong if the target did not ask."""
-        conn = connection or self.primary
-        if conn.legacy and self.observer is not None:
-            # The probes look before the question opens: while it is open they are not called
-            # (a single-threaded server would hold them), and this look is what stands then.
-            await self.observer.observe([conn])
         response = await self.call(label, path, connection=connection)
         if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
             self.setup_failed(f"round one did not ask for confirmation ({response.outcome}: {response.text})")
