@@ -1,6 +1,6 @@
 """Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
 
-    py:targets/notes/server.py:build_server  (factory_args: flaws, serial, answer_timeout)
+    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout)
 
 `stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
@@ -18,9 +18,6 @@ Flaws (each removes one defence):
   keeps-unasked        keep(note) keeps the waiting note with no question (magnemo's chat-text keep)
   unsanitised-titles   the titles go into the question as they are: line breaks, controls, markup
 
-`serial`: the server handles one request at a time, also while its question is
-open (magnemo-mcp's single-threaded ask loop): a read-only call sent between the
-question and the answer waits until the question is answered or withdrawn.
 """
 
 from __future__ import annotations
@@ -55,7 +52,6 @@ def build_server(
     root: str | Path = "",
     *,
     flaws: Collection[str] = (),
-    serial: bool = False,
     answer_timeout: float = 5.0,
 ) -> MCPServer:
     active = frozenset(flaws)
@@ -64,14 +60,7 @@ def build_server(
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(FLAWS)}")
     waiting: dict[str, dict[str, str]] = {}
     kept: list[dict[str, str]] = []
-    one_at_a_time = anyio.Lock()
     server = MCPServer("notes-reference")
-
-    async def in_turn(work: Any) -> Any:
-        if not serial:
-            return await work()
-        async with one_at_a_time:  # every request, the open question's too, waits its turn
-            return await work()
 
     def shown(title: str) -> str:
         if "unsanitised-titles" in active:
@@ -90,7 +79,7 @@ def build_server(
             waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
             return {"staged": staged, "status": "staged"}
 
-        result: dict[str, str] = await in_turn(work)
+        result: dict[str, str] = await work()
         return result
 
     server.add_tool(stage, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -115,7 +104,7 @@ def build_server(
             kept.extend(waiting.pop(i) for i in done)
             return f"kept {len(done)} note(s)"
 
-        result: str = await in_turn(work)
+        result: str = await work()
         return result
 
     server.add_tool(handoff, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -131,7 +120,7 @@ def build_server(
             kept.append(waiting.pop(note))  # FLAW keeps-unasked: the agent alone keeps it
             return f"kept {note}"
 
-        result: str = await in_turn(work)
+        result: str = await work()
         return result
 
     server.add_tool(keep, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -144,7 +133,7 @@ def build_server(
                 raise ToolError(f"no note waiting with the id {note!r}")
             return f"dropped {note}"
 
-        result: str = await in_turn(work)
+        result: str = await work()
         return result
 
     server.add_tool(drop, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
@@ -155,7 +144,7 @@ def build_server(
         async def work() -> dict[str, Any]:
             return {"kept": [dict(n) for n in kept]}
 
-        result: dict[str, Any] = await in_turn(work)
+        result: dict[str, Any] = await work()
         return result
 
     server.add_tool(list_kept, annotations=ToolAnnotations(read_only_hint=True))
