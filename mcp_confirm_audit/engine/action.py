@@ -28,7 +28,7 @@ from ..oracle.counting import EffectCounter
 from ..oracle.restorer import Restorer
 from ..oracle.sandbox import VICTIM_TEXT, identity_of
 from ..profile.loader import SetupCall
-from ..target.arguments import another, ids_for, takes
+from ..target.arguments import another, ids_for, takes, typed
 from ..target.discovery import arguments_for, path_argument
 from ..target.driver import ToolInfo
 
@@ -254,10 +254,28 @@ class Instance:
     ) -> dict[str, Any]:
         # The action's own values where the tool takes them, as its schema types them (a collection's
         # id is no collection's name); what it does not take is not sent. An argument that takes ids
-        # of what the action touches (a collection's links) gets those, never an empty list.
+        # of what the action touches (a collection's links) gets those, never an empty list; one the
+        # setup minted for this use (`minted`) gets it.
         properties = (tool.input_schema or {}).get("properties") or {}
         own = {k: v for k, v in self.arguments.items() if k in properties and takes(properties[k], v)}
-        return {**arguments_for(tool, None), **ids_for(properties, touched or {}, skip=own), **own}
+        given = {**self.minted(tool), **own}
+        return {**arguments_for(tool, None), **ids_for(properties, touched or {}, skip=given), **given}
+
+    def minted(self, tool: ToolInfo) -> dict[str, Any]:
+        """What the setup minted for this use that `tool` takes by the same name, and the action does not.
+
+        `save: {note: staged}` gives a `keep(note)` the staged id, never a made-up one; a call
+        may spend it (`drop(note)`), so a technique making several asks for another use.
+        """
+        properties = (tool.input_schema or {}).get("properties") or {}
+        return {
+            k: v
+            for k, v in self.saved.items()
+            if k in properties
+            and k not in self.arguments
+            and typed(properties[k])
+            and takes(properties[k], v)
+        }
 
     def own_values(self) -> Mapping[str, Any]:
         return self.arguments

@@ -142,6 +142,12 @@ def takes(prop: Mapping[str, Any], value: Any) -> bool:
     return any(isinstance(value, _JSON_TYPES.get(str(k), ())) for k in kinds)
 
 
+def typed(prop: Mapping[str, Any]) -> bool:
+    """Whether a schema property says its type (itself or in a union), not a bare `$ref` or nothing."""
+    options = [o for o in (prop.get("anyOf") or prop.get("oneOf") or ()) if isinstance(o, Mapping)]
+    return "type" in prop or any(typed(o) for o in options)
+
+
 def _items_fit(values: list[Any], prop: Mapping[str, Any]) -> bool:
     least, most = prop.get("minItems"), prop.get("maxItems")
     if (isinstance(least, int) and len(values) < least) or (isinstance(most, int) and len(values) > most):

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..engine.action import Instance
 from .base import Attack
 
-__all__ = ["ArgumentSubject", "Where", "placements", "shown_arguments"]
+__all__ = ["ArgumentSubject", "Where", "placements", "shown_arguments", "strings", "with_field"]
 
-# An argument the question shows: its setup call's index (None: the action's own), its name, its plain value.
+# An argument the question shows: its setup call's index (None: the action's own), its name (dotted for a
+# field inside an object argument: `note.title`), its plain value.
 Where = tuple[int | None, str, str]
 
 
@@ -36,10 +38,8 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
     own = schemas.get(attack.plan.name, {})
     shown: list[Where] = [
         (None, k, v)
-        for k, v in victim.arguments.items()
-        if isinstance(v, str)
-        and v
-        and v in baseline
+        for k, v in strings(victim.arguments)
+        if v in baseline
         and v not in handles  # a handle is a lookup, not text
         and _free_text(own, k)
     ]
@@ -53,22 +53,51 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
     # action never names, and its absence from the question says nothing about how one is shown.
     # A value the action holds only because a setup call minted it (`collection: "{coll}"`, saved from
     # create_collection's name) is that call's: staged hostile, it reaches the action too.
-    own_values = {v for v in victim.arguments.values() if isinstance(v, str) and v not in handles}
+    own_values = {v for _, v in strings(victim.arguments) if v not in handles}
     for index, step in enumerate(attack.plan.setup):
         schema = schemas.get(step.tool, {})
         shown += [
             (index, k, v)
-            for k, v in step.args.items()
-            if isinstance(v, str) and v and v in baseline and v not in own_values and _free_text(schema, k)
+            for k, v in strings(step.args)
+            if v in baseline and v not in own_values and _free_text(schema, k)
         ]
     return sorted(shown, key=lambda where: where[0] is not None)
+
+
+def strings(arguments: Mapping[str, Any], prefix: str = "", depth: int = 3) -> list[tuple[str, str]]:
+    """Every non-empty string of `arguments`, by name; a field inside an object argument by its dotted
+    name (`note.title`): it reaches a question as a top-level string does."""
+    found: list[tuple[str, str]] = []
+    for key, value in arguments.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, str) and value:
+            found.append((name, value))
+        elif isinstance(value, Mapping) and depth > 1:
+            found += strings(value, f"{name}.", depth - 1)
+    return found
+
+
+def with_field(arguments: Mapping[str, Any], name: str, value: Any) -> dict[str, Any]:
+    """`arguments` with the (dotted) `name` set to `value`, every object on the way copied."""
+    key, _, rest = name.partition(".")
+    inner = arguments.get(key)
+    if rest and isinstance(inner, Mapping):
+        return {**arguments, key: with_field(inner, rest, value)}
+    return {**arguments, key: value}
+
+
+def _declared(schema: object, name: str) -> object:
+    """The schema property a (dotted) argument name declares, or None."""
+    for part in name.split("."):
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        schema = properties.get(part) if isinstance(properties, dict) else None
+    return schema
 
 
 def _free_text(schema: object, name: str) -> bool:
     """Whether the schema lets `name` hold any text: a value from a fixed list (an enum, a const) never
     holds hostile text, so a question showing it says nothing about how the person reads one."""
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    declared = properties.get(name) if isinstance(properties, dict) else None
+    declared = _declared(schema, name)
     if not isinstance(declared, dict):
         return True
     choices = [declared, *(declared.get("anyOf") or ()), *(declared.get("oneOf") or ())]
@@ -128,8 +157,12 @@ class ArgumentSubject:
 
     async def __call__(self, value: str) -> Instance | None:
         if self.step is None:
-            return replace(self.victim, arguments={**self.victim.arguments, self.argument: value})
-        staged = await self.attack.staged_with(self.step, self.argument, value)
+            return replace(self.victim, arguments=with_field(self.victim.arguments, self.argument, value))
+        # A field inside an object argument: the whole object, that field set, as the setup call gets it.
+        top = self.argument.partition(".")[0]
+        staged = await self.attack.staged_with(
+            self.step, top, with_field(self.attack.plan.setup[self.step].args, self.argument, value)[top]
+        )
         if staged is None:
             self.unstaged += 1
         else:

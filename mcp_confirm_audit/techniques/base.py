@@ -310,6 +310,14 @@ class Attack(Recorder):
             self.setup_failed(str(exc))
             return None
 
+    async def again(self) -> Instance | None:
+        """The setup again with the same values: a fresh use of the action (a staged id not yet spent)."""
+        try:
+            return await self._new_instance(0)
+        except SetupFailed as exc:
+            self.setup_failed(str(exc))
+            return None
+
     async def subject_on(self, connection: Connection) -> CaseFile | Instance | None:
         """This attack's subject as another process knows it: a handle is minted there again."""
         if self.names_file or not self.plan.setup or connection is self.primary:

@@ -4,7 +4,9 @@ Every other tool not declared read-only (never the gated tool's own approve or
 execute steps, nor a tool that changes the gate's rules: that would loosen the
 gate for every later attack) is called once, plainly: with the victim's
 path or the action's own values where it takes them, harmless values for the
-rest; an argument taking ids of things gets the ids of the entries where the
+rest, and what the setup minted for this use (`save:`) where it takes that
+by name (a staged note's id for a `keep(note)`: never a made-up one; each
+tool given one gets a use of its own); an argument taking ids of things gets the ids of the entries where the
 gated effect shows that name this subject (a collection's links, for a
 `delete_links(link_ids)` beside a gated `delete_collection`), read from the
 probes as the attack starts. Those that take this subject or those ids come
@@ -27,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations.detect import policy_tools
+from ..engine.action import Instance
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
 from ..target.driver import ToolInfo
@@ -70,6 +73,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     chosen = sorted(candidates, key=likeliest)[:MAX_TOOLS]
     await attack.start_attack()
     named = False
+    spent = False
     for tool in chosen:
         if tool.name in staging:
             if named:
@@ -77,11 +81,18 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
             # Made plainly, a use of the action is the harness's own staging, as the attack's setup
             # calls are (they sort last): only the gated kind of change it makes counts.
             attack.stages_at_the_gate()
+        subject = victim
+        if isinstance(victim, Instance) and victim.minted(tool):
+            # What the setup minted (a staged note's id) may have been spent by the tool before
+            # (`drop(note)`): each tool given it gets a use of its own, made before the mark.
+            if spent and (fresh := await attack.again()):
+                subject = fresh
+            spent = True
         since = await attack.mark()
         await attack.call(
             f"{tool.name}, plainly",
-            victim,
-            arguments=victim.plain_arguments(tool, touched),
+            subject,
+            arguments=subject.plain_arguments(tool, touched),
             tool=tool.name,
             staging=tool.name in staging,
         )

@@ -424,3 +424,20 @@ def test_a_list_that_is_not_one_calls_refusal_is_no_refusal(reply: Response) -> 
 def test_a_commit_refused_as_already_done_names_the_single_use_check(said: str) -> None:
     # A second commit of one approval, answered as a ledger says it: the gate's single use, as "already used" is.
     assert replies.who_refused(Response(Outcome.TOOL_ERROR, said), LEARNED).by == "gate"
+
+
+@pytest.mark.parametrize(
+    ("text", "its_own"),
+    [
+        # magnemo-mcp: about the store the harness made up, not a gate, whatever its first word.
+        ("ERROR: REFUSED: store 'mcp-confirm-audit' is not valid in partition 'dev'", False),
+        ("no note waiting with the id 'mcp-confirm-audit'", False),
+        # A gate that names the confirmation outright is one, whatever value it echoes.
+        ("refused: deleting 'mcp-confirm-audit' needs the person's approval", True),
+        # Without the filler, the refusal's own words say it.
+        ("REFUSED: this needs a second look", True),
+    ],
+)
+def test_a_refusal_of_a_made_up_value_is_no_gate_of_its_own(text: str, its_own: bool) -> None:
+    response = Response(Outcome.TOOL_ERROR, text)
+    assert replies.refused_by_its_own_gate(response, Signatures()) is its_own

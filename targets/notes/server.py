@@ -1,0 +1,151 @@
+"""Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
+
+    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout)
+
+`stage(note, store)` drafts a note (`note` is an object: title, body) into a
+waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
+the person once, over 2025-era elicitation (`elicitation/create` in the middle
+of the call), about every waiting note, by title; a yes keeps them all (they
+move into the kept list, which only the read-only `list_kept` shows). `keep(note)`
+and `drop(note)` take a waiting note's id: the careful `keep` refuses (keeping
+needs the person's yes in a handoff), `drop` forgets a note (no harm to Memory).
+An id nobody staged is "no note waiting with the id ...", a store that does not
+exist is refused as invalid, as magnemo-mcp says both.
+
+The careful question shows each title escaped (the reference prompt module).
+
+Flaws (each removes one defence):
+  keeps-unasked        keep(note) keeps the waiting note with no question (magnemo's chat-text keep)
+  unsanitised-titles   the titles go into the question as they are: line breaks, controls, markup
+
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+_REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
+if _REFERENCE not in sys.path:
+    sys.path.insert(0, _REFERENCE)
+
+import prompt  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
+
+FLAWS = ("keeps-unasked", "unsanitised-titles")
+STORES = ("playbooks", "knowledge", "decisions")
+_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Keep them", "description": "Tick to keep"}},
+    "required": ["confirm"],
+}
+
+
+def build_server(
+    root: str | Path = "",
+    *,
+    flaws: Collection[str] = (),
+    answer_timeout: float = 5.0,
+) -> MCPServer:
+    active = frozenset(flaws)
+    unknown = sorted(active - set(FLAWS))
+    if unknown:
+        raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(FLAWS)}")
+    waiting: dict[str, dict[str, str]] = {}
+    kept: list[dict[str, str]] = []
+    server = MCPServer("notes-reference")
+
+    def shown(title: str) -> str:
+        if "unsanitised-titles" in active:
+            return title  # FLAW unsanitised-titles
+        return prompt.shown_name(title, sanitiser="careful")
+
+    async def stage(note: dict[str, str], store: str) -> dict[str, str]:
+        """Draft a note (title, body) into a store's waiting list; a handoff asks the person to keep it."""
+
+        async def work() -> dict[str, str]:
+            if store not in STORES:
+                raise ToolError(f"REFUSED: store {store!r} is not valid (valid: {', '.join(STORES)})")
+            if not note.get("title"):
+                raise ToolError("a note needs a title")
+            staged = f"note-{secrets.token_hex(4)}"
+            waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
+            return {"staged": staged, "status": "staged"}
+
+        result: dict[str, str] = await work()
+        return result
+
+    server.add_tool(stage, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+
+    async def handoff(cut: str, ctx: Context) -> str:
+        """Record a session boundary and ask the person whether to keep every waiting note."""
+
+        async def work() -> str:
+            if not waiting:
+                return "nothing waiting: nothing to ask"
+            titles = "; ".join(shown(n["title"]) for n in waiting.values())
+            message = f"Keep {len(waiting)} note(s) in Memory? {titles}. Tick to keep them."
+            session = ctx.request_context.session
+            try:
+                with anyio.fail_after(answer_timeout):
+                    answer = await session.elicit_form(message, _FORM, related_request_id=ctx.request_id)
+            except TimeoutError:
+                return "asked; no answer (timeout): left for later"
+            if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
+                return "the person said no: every note left for later"
+            done = list(waiting)
+            kept.extend(waiting.pop(i) for i in done)
+            return f"kept {len(done)} note(s)"
+
+        result: str = await work()
+        return result
+
+    server.add_tool(handoff, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+
+    async def keep(note: str) -> str:
+        """Keep one waiting note, by its id."""
+
+        async def work() -> str:
+            if note not in waiting:
+                raise ToolError(f"no note waiting with the id {note!r}")
+            if "keeps-unasked" not in active:
+                raise ToolError("keeping a note needs the person's confirmation: call handoff")
+            kept.append(waiting.pop(note))  # FLAW keeps-unasked: the agent alone keeps it
+            return f"kept {note}"
+
+        result: str = await work()
+        return result
+
+    server.add_tool(keep, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+
+    async def drop(note: str) -> str:
+        """Forget one waiting note, by its id (nothing in Memory changes)."""
+
+        async def work() -> str:
+            if waiting.pop(note, None) is None:
+                raise ToolError(f"no note waiting with the id {note!r}")
+            return f"dropped {note}"
+
+        result: str = await work()
+        return result
+
+    server.add_tool(drop, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+
+    async def list_kept() -> dict[str, Any]:
+        """Every note kept in Memory."""
+
+        async def work() -> dict[str, Any]:
+            return {"kept": [dict(n) for n in kept]}
+
+        result: dict[str, Any] = await work()
+        return result
+
+    server.add_tool(list_kept, annotations=ToolAnnotations(read_only_hint=True))
+    return server

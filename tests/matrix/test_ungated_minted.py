@@ -1,0 +1,81 @@
+"""ungated carries what the setup minted for this use, both ways, on the notes reference server.
+
+As on magnemo-mcp 0.6.10: `handoff` asks the person (2025-era elicitation) before it keeps
+the staged notes, while `keep(note)` takes a staged note's id. ungated used to call `keep`
+with a made-up id ("no note waiting with the id 'mcp-confirm-audit'") and count a refusal as
+the gate's. With `save: {note: staged}` it now sends the staged id (a fresh use for each tool
+given one, since `drop` spends it): the flawed `keep` keeping it unasked is the gated harm, the
+careful one's refusal is the gate. Without a saved id every call is about a made-up value:
+inconclusive, never refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import run_audit
+from mcp_confirm_audit.models import Layer, Result, Verdict
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+NOTES = Path(__file__).resolve().parents[2] / "targets" / "notes" / "server.py"
+UNGATED = "MCA-UNGATED-001"
+
+
+def ungated(catalogue: Catalogue, *, flaws: tuple[str, ...], saved: bool) -> Result:
+    stage: dict[str, Any] = {
+        "tool": "stage",
+        "args": {"note": {"title": "Deploy checklist"}, "store": "playbooks"},
+    }
+    if saved:
+        stage["save"] = {"note": "staged"}
+    raw = {
+        "command": f"py:{NOTES}:build_server",
+        "factory_args": {"flaws": list(flaws)},
+        "protocol": "2025-11-25",
+        "tool": "handoff",
+        "setup": [stage],
+        "args": {"cut": "the rest of the refactor"},
+        "effect": [{"tool": "list_kept"}],
+        "call_timeout": 10.0,
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.id == UNGATED,
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
+    return run.by_id()[UNGATED]
+
+
+@pytest.mark.parametrize(
+    ("flaws", "saved", "verdict", "layer"),
+    [
+        (("keeps-unasked",), True, Verdict.VULNERABLE, Layer.NONE),
+        ((), True, Verdict.REFUSED, Layer.TOOL),
+        (("keeps-unasked",), False, Verdict.INCONCLUSIVE, None),
+    ],
+    ids=["keeps-the-staged-id-unasked", "careful-keep-refuses-the-staged-id", "made-up-id-only"],
+)
+def test_ungated_sends_the_staged_id_and_judges_no_made_up_one(
+    catalogue: Catalogue, flaws: tuple[str, ...], saved: bool, verdict: Verdict, layer: Layer | None
+) -> None:
+    result = ungated(catalogue, flaws=flaws, saved=saved)
+    assert (result.verdict, result.layer) == (verdict, layer), (result.reason, result.evidence)
+    (keep,) = [line for line in result.evidence if "-> keep(" in line]
+    if saved:
+        assert '"note": "note-' in keep, keep  # the id stage minted, a fresh one after drop spent its own
+        assert "mcp-confirm-audit" not in keep, keep
+    else:
+        assert "no note waiting with the id 'mcp-confirm-audit'" in result.reason, result.reason
+        # stage's "REFUSED" is about the store the harness made up, not a gate of its own.
+        assert "REFUSED: store 'mcp-confirm-audit' is not valid" in result.reason, result.reason
+    if verdict is Verdict.VULNERABLE:
+        assert "keep acted with no confirmation" in result.reason, result.reason
+    if verdict is Verdict.REFUSED:
+        assert "needs the person's confirmation" in result.reason, result.reason
