@@ -404,12 +404,17 @@ def partial(manifest: Manifest, cases: Iterable[Case] | None = None) -> list[Cas
 
 
 def default_sample(cases: Sequence[Case]) -> list[str]:
-    """The flawed cases run again for real under their baseline: the first of each server."""
+    """The flawed cases run again for real under their baseline: the first of each server.
+
+    The first whose verdicts are settled, where a server has one: a race's flaw may be found
+    `vulnerable` in one run and `weak` in the next (its case accepts either), and a baseline pins
+    the verdict it was written with.
+    """
     first: dict[str, str] = {}
-    for case in cases:
+    for case in sorted(cases, key=lambda c: any(len(v) > 1 for v in c.expect.values())):
         if not case.careful:
             first.setdefault(case.server, case.id)
-    return list(first.values())
+    return sorted(first.values(), key=[c.id for c in cases].index)
 
 
 def _family_of(attack: str, outcome: Outcome) -> str:
