@@ -512,9 +512,12 @@ baseline is what the CLI's own writer makes of the run. So the command, which al
 every flawed case, writes that baseline from each case's results and asks the gate what the
 run would do under it, at the cost of a function call. A baseline cannot excuse what was not
 judged: a case left with an inconclusive result, or whose approve control failed, is a line
-here, as it would fail a real run. The real runs of the sample (the first flawed case of each
-server, run again by the CLI with `run --baseline`) show that the function and the run agree,
-and that the exit 0 excused findings rather than finding none; `tests/plugin/test_baselined_flaws.py`
+here, as it would fail a real run. The real runs of the sample (the first settled flawed case of
+each server, run again by the CLI with `run --baseline`) show that the function and the run
+agree, and that the exit 0 excused findings rather than finding none. A settled case expects
+attacks of every family it runs, each with one verdict: a baseline pins the verdict it was
+written with, and a race, or a family the flaw may fool that the case expects nothing of, can
+change its verdict between two runs (`legacy/decline-as-accept`'s MCA-DSPEND-002 did once); `tests/plugin/test_baselined_flaws.py`
 shows the same inside CI for one server of each mechanism. `tests/matrix/test_corpus.py` reads the
 table below and fails when a flawed case of the manifest is missing from it or did not exit 0.
 """
@@ -610,7 +613,7 @@ _BASELINE_HEAD = """Each flawed case's findings are written as a baseline by the
 `mcp-confirm-audit baseline` writes from its audit.json), read back by the plugin's loader, and
 the case's results are put to `engine/gate.failing`, the function every item of a real
 `--mcp-baseline` run asks: "exits 0" is what such a run's exit status is. For a sample (the first
-flawed case of each server, or `--rerun GLOB`) the CLI is run again for real, `run --baseline`,
+settled flawed case of each server, or `--rerun GLOB`) the CLI is run again for real, `run --baseline`,
 on the same case with the same families, seed and deadlines, and its exit status is shown."""
 
 

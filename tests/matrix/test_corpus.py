@@ -99,7 +99,7 @@ def test_every_flawed_case_of_the_last_run_exits_0_under_a_baseline_of_its_own_f
 ) -> None:
     # The corpus command gates each flawed case's results by a baseline of its findings through
     # engine/gate.failing (what every item of a --mcp-baseline run asks), and runs the CLI again for
-    # real with --baseline on the first flawed case of each server; the page holds what it found.
+    # real with --baseline on the first settled flawed case of each server; the page holds what it found.
     table = _section(
         PAGE.read_text(encoding="utf-8"), "Each flawed case under a baseline of its own findings"
     )
