@@ -4,7 +4,8 @@
 #
 #   bash benchmarks/under_load.sh [race|all] [pytest options...]
 #
-# `race` (what CI runs): every double-spend and check-then-spend test. `all`: those, the hostile
+# `race`: every double-spend and check-then-spend test, and the race gate's own (a lone redemption
+# never waits; a race's announced redemptions all pass the check before any goes on). `all`: those, the hostile
 # targets and every out-of-band channel. The burners are bounded (`timeout`) and stopped on exit.
 # PYTHON names the interpreter (default: python3 on PATH); MCA_DEADLINE_SCALE is passed through.
 set -euo pipefail
@@ -17,6 +18,7 @@ which="${1:-race}"
 # conftest loaded for the command line's arguments is the one `from conftest import` finds.
 race=(
   "tests/reference/test_reference_server.py::test_flaw_check_then_delete_ledger"
+  "tests/reference/test_race_gate.py"
   "tests/matrix/test_detection_matrix.py::test_each_flaw_is_caught_by_its_family_and_fools_no_other[check-then-delete-ledger]"
   "tests/matrix/test_detection_matrix.py::test_each_flaw_is_caught_by_its_family_and_fools_no_other[no-ledger]"
   "tests/matrix/test_elsewhere.py::test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server"

@@ -84,6 +84,20 @@ class Person:
             kept.append(step)
         return tuple(kept)
 
+    def withheld(self, name: str) -> bool:
+        """Whether `name` is saved by a step that takes what only the person holds (a credential it
+        names, a secret it reads, their own headers, their key): an agent alone never has it, where a
+        value made from what it sees (a phrase from the id) it may work out."""
+        for step in self.approve:
+            if name in getattr(getattr(step, "save", None), "names", ()):
+                return bool(
+                    getattr(step, "credentials", ())
+                    or getattr(step, "secret", False)
+                    or getattr(step, "headers", ())
+                    or step.kind == "sign"
+                )
+        return False
+
     def saves(self, name: str) -> bool:
         """Whether approving saves `name` (`evidence`, say) for the agent's confirming call."""
         return any(name in getattr(getattr(step, "save", None), "names", ()) for step in self.approve)

@@ -1,9 +1,11 @@
 """`mcp-confirm-audit bench`: the audit's cost, against the floor it cannot go below.
 
 The floor is a bare SDK client that starts the same server the same way and
-makes the same number of round trips the audit made (the same tools/list
-calls, and as many tools/call), and nothing else: no sandbox, no controls, no
-oracle, no verdicts. Both are timed in one run, alternating, on the same
+sends the audit's own requests again (the same tools/list calls, then every
+tools/call the audit sent, as it sent it, to the server it went to, those the
+audit had in flight together sent together), and nothing else: no sandbox, no
+controls, no oracle, no verdicts. The files those requests name are made before
+its clock starts, so the server works on them as it did in the audit. Both are timed in one run, alternating, on the same
 machine; the medians are printed with their ratio, the server processes the
 audit started and its round trips.
 """
@@ -27,7 +29,10 @@ from typing import Any, TextIO
 
 import anyio
 from mcp import Client, types
+from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..engine.session import AuditSession
@@ -37,7 +42,7 @@ from ..profile.loader import Profile, load_profile, resolve_profile
 from ..report import build_report, write_reports
 from ..target import reaper
 from ..target.discovery import ToolPlan
-from ..target.driver import _build_in_process
+from ..target.driver import _RAW_RESULT, Sent, _build_in_process, _RawToolCall
 
 _NOT_A_URL = "bench starts the server itself: give a command or py:module:factory, not a URL"
 
@@ -60,6 +65,9 @@ class AuditCost:
     # Wall seconds the audit waited on its own tools/call requests: what its round trips cost the
     # target and the client, whatever they carried. The rest of `seconds` is the harness's own work.
     in_round_trips: float = 0.0
+    # Every tools/call the audit sent, in order, and the sandbox folder its paths are under: the floor's.
+    sent: tuple[Sent, ...] = ()
+    sandbox: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,10 +130,20 @@ class BenchResult:
         lines += [
             f"audit: {median(self.audit):.3f} s",
             f"floor: {median(self.floor):.3f} s "
-            "(a bare SDK client, one server process, the same round trips"
+            + (
+                "(a bare SDK client, one server process, the audit's own requests again"
+                if cost.sent
+                else "(a bare SDK client, one server process, the same round trips"
+            )
             + (f", and the {cost.waited:.3f} s the attacks must let pass)" if cost.waited else ")"),
             f"ratio: {self.ratio:.2f}x",
         ]
+        if cost.sent:
+            lines.append(
+                f"the floor's requests: the {len(cost.sent)} tools/call the audit sent, in its order, each to "
+                "the server it went to, those in flight together sent together; the files they name made "
+                "before its clock starts"
+            )
         if cost.waited:
             audit, floor = median(self.audit) - cost.waited, median(self.floor) - cost.waited
             lines.append(
@@ -259,9 +277,12 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
     """One whole audit, as `run_audit` does it and its reports written, from start-up to the last file."""
     started, cpu = time.perf_counter(), _cpu()
     session = AuditSession(profile, catalogue)
+    session.stats.sent = []
     session.start(selected)
     results: list[Result] = []
     controls: list[ControlResult] = []
+    assert session.sandbox is not None
+    sandbox = str(session.sandbox.base)
     try:
         for plan in session.plans:
             controls.extend(session.controls(plan.name).results)
@@ -286,6 +307,8 @@ def audit_once(profile: Profile, catalogue: Catalogue, selected: Sequence[Attack
         phases=dict(stats.clock.totals),
         cpu=cpu,
         in_round_trips=stats.in_round_trips,
+        sent=tuple(stats.sent or ()),
+        sandbox=sandbox,
     )
 
 
@@ -314,26 +337,122 @@ def floor_timed(profile: Profile, cost: AuditCost, processes: int = 1) -> FloorR
         root = Path(os.path.realpath(scratch)) / "root"
         root.mkdir()
         (root / "victim.txt").write_text("victim\n")
+        # Before the clock: the requests, their paths moved to this root, and the files they name.
+        replay = replayed(cost, root, processes)
         trips: list[float] = []
         started, cpu = time.perf_counter(), _cpu()
-        anyio.run(_floor, profile, root, cost, processes, trips)
+        anyio.run(_floor, profile, root, cost, processes, replay, trips)
         return FloorRun(time.perf_counter() - started, _cpu() - cpu, sum(trips))
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One of the audit's tools/call requests, as the floor sends it again."""
+
+    # Which of the floor's servers it goes to (the audit's processes, numbered as first used).
+    server: int
+    name: str
+    arguments: dict[str, Any]
+    state: str | None = None
+    # Params the typed call cannot carry (answers, a hand-written request): sent as they are.
+    raw: dict[str, Any] | None = None
+    # Which client of that server (the audit's connections to its process, numbered as first used):
+    # in process, another client is opened as the audit opened one; over stdio a process has one.
+    client: int = 0
+
+
+def replayed(cost: AuditCost, root: Path, processes: int) -> list[list[Replayed]]:
+    """The audit's requests in the order sent, grouped: the calls of a group were in flight together.
+
+    A path under the audit's sandbox becomes the same path under the floor's; every file a
+    request's path argument names inside `root` is made (a regular file, as a case's victim),
+    so the server finds what it found in the audit. A request on a handshake-era connection
+    goes again without its state or answers (there, a question's answer is no tools/call).
+    Empty when the audit kept no requests: the floor then sends round one on one plain name.
+    """
+    servers: dict[Any, int] = {}
+    clients: dict[Any, dict[int, int]] = {}
+    groups: list[list[Replayed]] = []
+    until = -1.0
+    audit_base, floor_base = cost.sandbox, str(root.parent)
+    for sent in cost.sent:
+        request = _moved(dict(sent.request), audit_base, floor_base) if audit_base else dict(sent.request)
+        server = servers.setdefault(sent.process, len(servers)) % processes
+        of_process = clients.setdefault(sent.process, {})
+        call = replace(
+            _call_of(server, request, legacy=sent.legacy),
+            client=of_process.setdefault(sent.client, len(of_process)),
+        )
+        _make_named_files(root, call, cost.plan.path_arg)
+        if sent.started < until and groups:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+        until = max(until, sent.ended)
+    return groups
+
+
+def _moved(value: Any, old: str, new: str) -> Any:
+    """`value` with every path under the audit's sandbox `old` put under the floor's `new`."""
+    if isinstance(value, str):
+        return new + value[len(old) :] if value.startswith(old) else value
+    if isinstance(value, dict):
+        return {key: _moved(item, old, new) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_moved(item, old, new) for item in value]
+    return value
+
+
+def _call_of(server: int, request: Mapping[str, Any], *, legacy: bool) -> Replayed:
+    name, arguments, state = request.get("name"), request.get("arguments"), request.get("requestState")
+    params = {key: value for key, value in request.items() if key != "method"}
+    if isinstance(name, str) and isinstance(arguments, dict):
+        if legacy:
+            return Replayed(server, name, arguments)
+        if set(params) <= {"name", "arguments", "requestState"} and (state is None or isinstance(state, str)):
+            return Replayed(server, name, arguments, state)
+    return Replayed(server, str(name), {}, raw=params)
+
+
+def _make_named_files(root: Path, call: Replayed, path_arg: str | None) -> None:
+    """The file the call's path argument names, made if it would lie inside `root` (never outside it)."""
+    arguments = call.raw.get("arguments") if call.raw is not None else call.arguments
+    value = arguments.get(path_arg) if isinstance(arguments, dict) and path_arg else None
+    if not isinstance(value, str) or not value:
+        return
+    try:
+        target = Path(os.path.realpath(root / value))
+        if not target.is_relative_to(root) or target == root or target.exists():
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("victim\n")
+    except (OSError, ValueError):
+        return  # a name no filesystem takes (a NUL, too long): the server cannot find it either
 
 
 async def _declines(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     return types.ElicitResult(action="decline")
 
 
-async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int, trips: list[float]) -> None:
+async def _floor(
+    profile: Profile,
+    root: Path,
+    cost: AuditCost,
+    processes: int,
+    replay: Sequence[Sequence[Replayed]],
+    trips: list[float],
+) -> None:
     token = f"{root.parent.name}/floor"
-    first: list[Client] = []
+    clients: dict[tuple[int, int], Client] = {}
+    servers: dict[int, Any] = {}
     started = [anyio.Event() for _ in range(processes)]
     finished = anyio.Event()
 
     async def hold(index: int, errlog: TextIO) -> None:
+        servers[index] = server = _server(profile, root, token, errlog)
         # Declares elicitation as the harness does: a careful server answers -32021 to a client that does not.
-        async with Client(_server(profile, root, token, errlog), elicitation_callback=_declines) as client:
-            first.append(client)
+        async with Client(server, elicitation_callback=_declines) as client:
+            clients[index, 0] = client
             started[index].set()
             await finished.wait()
 
@@ -344,7 +463,12 @@ async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int, 
                     group.start_soon(hold, index, errlog)
                 await started[0].wait()
                 began = time.perf_counter()
-                await _round_trips(first[0], cost)
+                if replay:
+                    async with contextlib.AsyncExitStack() as others:
+                        floor = _Floor(clients, servers, started, others, profile.is_in_process)
+                        await _replay(floor, cost, replay, profile.call_timeout)
+                else:
+                    await _round_trips(clients[0, 0], cost)
                 trips.append(time.perf_counter() - began)
                 # What the audit had to let pass (an answer after a lifetime), no client can skip.
                 await anyio.sleep(cost.waited)
@@ -353,6 +477,55 @@ async def _floor(profile: Profile, root: Path, cost: AuditCost, processes: int, 
                 finished.set()
     finally:
         await reaper.kill_all(lambda: reaper.marked(token))
+
+
+@dataclass
+class _Floor:
+    """The floor's clients, by server and client; in process another is opened when a request needs it."""
+
+    clients: dict[tuple[int, int], Client]
+    servers: Mapping[int, Any]
+    started: Sequence[anyio.Event]
+    others: contextlib.AsyncExitStack
+    in_process: bool
+
+    async def client(self, call: Replayed) -> Client:
+        await self.started[call.server].wait()
+        key = (call.server, call.client if self.in_process else 0)
+        if key not in self.clients:
+            # As the audit attaches another client to the process (another agent's session).
+            opened = Client(self.servers[call.server], elicitation_callback=_declines)
+            self.clients[key] = await self.others.enter_async_context(opened)
+        return self.clients[key]
+
+
+async def _replay(
+    floor: _Floor, cost: AuditCost, replay: Sequence[Sequence[Replayed]], timeout: float
+) -> None:
+    """The tools/list calls, then the audit's own requests, each group's sent together."""
+    for _ in range(cost.tool_listings):
+        await floor.clients[0, 0].session.list_tools()
+    for calls in replay:
+        # Opened in this task, which closes them: a client is no request's to close.
+        sessions = [(await floor.client(call)).session for call in calls]
+        if len(calls) == 1:
+            await _resend(sessions[0], calls[0], timeout)
+            continue
+        async with anyio.create_task_group() as together:
+            for session, call in zip(sessions, calls, strict=True):
+                together.start_soon(_resend, session, call, timeout)
+
+
+async def _resend(session: ClientSession, call: Replayed, timeout: float) -> None:
+    # As bounded as the audit's: a request the server never answers costs the floor a round trip's bound.
+    with anyio.move_on_after(timeout), contextlib.suppress(MCPError, RuntimeError, ValidationError):
+        if call.raw is not None:
+            raw = _RawToolCall(method="tools/call", params=call.raw)
+            await session.send_request(raw, _RAW_RESULT)  # type: ignore[type-var]
+        else:
+            await session.call_tool(
+                call.name, call.arguments, allow_input_required=True, request_state=call.state
+            )
 
 
 async def _round_trips(client: Client, cost: AuditCost) -> None:

@@ -11,7 +11,7 @@ not, with `{id}` and whatever the person's steps saved (`{evidence}`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,6 +31,9 @@ class Filled(dict[str, Any]):
     """A call's arguments filled from a profile's template, and the `{NAME}`s nothing filled (sent as written)."""
 
     unfilled: tuple[str, ...] = ()
+    # The `{NAME}`s of the agent's own call that only the person's steps save: sent empty, as an agent
+    # that never had them would (never the harness's literal `{NAME}`).
+    emptied: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +50,24 @@ class CallTemplate:
         pending_id: str,
         saved: Mapping[str, str] | None = None,
         arguments: Mapping[str, Any] | None = None,
+        *,
+        withheld: Callable[[str], bool] | None = None,
     ) -> Filled:
         """The arguments with `{id}`, every name the person's steps saved, and setup's names carried.
 
         A name no one saved (the person's step that saves it was left out) stays as written, and is
         named in `unfilled`: the call is malformed, and what the target answers it says nothing.
+        `withheld`: the agent's own call, made without the person; a name it says only the person
+        can hold (made with their credential) is one the agent never has, sent empty (`emptied`).
         """
         given = arguments or {}
         setup = {name: str(given[arg]) for name, arg in self.carried.items() if arg in given}
         known = {**setup, **(saved or {}), "id": pending_id}
+        if withheld is not None:
+            empty = tuple(n for n in self.filled(pending_id, saved, arguments).unfilled if withheld(n))
+            args = self.filled(pending_id, {**dict.fromkeys(empty, ""), **(saved or {})}, arguments)
+            args.emptied = empty
+            return args
         args = Filled(
             {
                 k: PLACEHOLDER.sub(lambda m: known.get(m.group(1), m.group(0)), v)
@@ -178,9 +190,9 @@ class Pending(FlowDefaults):
             raise HumanFailed("the staging call returned no pending id")
         last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
-            return await channel.call(
-                "execute", self.execute.tool, self.execute.filled(handle, saved, arguments)
-            )
+            withheld = self.human.withheld if as_agent and self.human is not None else None
+            filled = self.execute.filled(handle, saved, arguments, withheld=withheld)
+            return await channel.call("execute", self.execute.tool, filled)
         if last is None and self.human is not None and not as_agent:
             # The person's approval is itself the action (a queued memory becomes a confirmed one):
             # what it did shows where every effect shows, in the probes and the sandbox.

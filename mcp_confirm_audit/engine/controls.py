@@ -639,6 +639,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
             seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
             tried.append(
                 f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
+                f"{_paced(run, done)}"
             )
             continue
         if effect or made:
@@ -656,8 +657,25 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         tried.append(
             f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
+            f"{_paced(run, done)}"
         )
     return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
+
+
+# A reply that says the answer came too soon for a person (in an ordinary result too: magnemo-mcp's
+# `"asked": "refused: answered too fast to be a person (12 ms)"`).
+_TOO_SOON = re.compile(r"too (?:fast|quick|soon)|faster than|not a (?:person|human)", re.IGNORECASE)
+
+
+def _paced(run: _Runner, done: Response) -> str:
+    """A hint when the person's yes was refused and the harness answered at once (no `answer_after`)."""
+    refused = done.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) or replies.refusal(done) is not None
+    if run.conn.answer_after > 0 or not (refused or _TOO_SOON.search(done.text)):
+        return ""
+    return (
+        "; the yes went at once, as no person answers: a target that refuses an answer faster than a "
+        "person reads sets the pace with answer_after: SECONDS in the profile"
+    )
 
 
 def _declared_effect(run: _Runner, changed: list[str]) -> bool:

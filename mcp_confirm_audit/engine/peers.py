@@ -8,7 +8,7 @@ be had here raises `Unavailable` with the profile key that would give it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from ..channels.human import Step
 from ..errors import TargetError
 from ..profile.headers import Header, as_dict, overlay
 from ..target.driver import Connection
+from ..techniques._era_control import EraControl
 from ..techniques.base import Unavailable
 from .connection_key import ConnectionKey, Declares, Era
 
@@ -41,10 +42,18 @@ _NO_PRINCIPALS = (
 class SessionPeers:
     """What an attack may ask for beyond the primary, opened in the session's world."""
 
-    def __init__(self, world: World, profile: Profile, prefix: ConnectionKey) -> None:
+    def __init__(
+        self,
+        world: World,
+        profile: Profile,
+        prefix: ConnectionKey,
+        era_controls: MutableMapping[str, EraControl] | None = None,
+    ) -> None:
         self._world = world
         self._profile = profile
         self._prefix = prefix
+        # The session's, for this tool: each other era's honest flow is run once per audit.
+        self.era_controls: MutableMapping[str, EraControl] = {} if era_controls is None else era_controls
 
     @property
     def shared_keys(self) -> bool:

@@ -46,6 +46,7 @@ from ..target import confine
 from ..target.discovery import ToolPlan, look_around, plan_tools
 from ..target.driver import Connection, ToolInfo
 from ..techniques import mrtr_only, traits_of
+from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack
 from .action import SetupFailed
@@ -91,6 +92,9 @@ class AuditSession:
         self._legacy_tools: set[str] = set()
         # The era each family of connections (by name prefix) negotiated.
         self._eras: dict[ConnectionKey, str] = {}
+        # Each tool's honest flow over the era other than its primary's (by tool, ablated; then era):
+        # the first protocol-downgrade attack runs it, the others read it.
+        self._era_controls: dict[tuple[str, bool], dict[str, EraControl]] = {}
 
     @property
     def sandbox(self) -> Sandbox | None:
@@ -232,7 +236,8 @@ class AuditSession:
         attack that needs one does not wait for a whole process start-up: a
         second process of the target, and (over stdio, where a client's declared
         capabilities and its era are fixed for its process) the clients that declare no
-        elicitation or only URL mode, and the process of the other era.
+        elicitation or only URL mode, the process of the other era, the other replicas and the
+        short-lived process (a shorter lifetime of its confirmations).
         """
         specs = list(specs)
         wanted: list[ConnectionKey] = []
@@ -256,7 +261,21 @@ class AuditSession:
             # Its name carries no number: the processes' numbers still say in which order the
             # attacks came to need them, as they did when this one started only when needed.
             unnumbered.append(era_process.name)
-        self.world.start_ahead(wanted, unnumbered=unnumbered)
+        profiles: dict[str, Profile] = {}
+        if not self.profile.is_url and self.profile.isolation != "process":
+            # Named without a number as well: started side by side, their numbers would be a race's.
+            if self.profile.replicas >= 2 and any(
+                spec.second_process or "replicas" in _opens(spec) for spec in specs
+            ):
+                replicas = [ConnectionKey(f"replica-{i}") for i in range(1, self.profile.replicas)]
+                wanted += replicas
+                unnumbered += [key.name for key in replicas]
+            if self.profile.ttl_flag and any("short_lived" in _opens(spec) for spec in specs):
+                short = ConnectionKey("short-lived")
+                wanted.append(short)
+                unnumbered.append(short.name)
+                profiles[short.name] = self.world.started.with_ttl()
+        self.world.start_ahead(wanted, unnumbered=unnumbered, profiles=profiles)
 
     # -- controls and attacks -------------------------------------------
 
@@ -423,11 +442,15 @@ class AuditSession:
         if self.profile.isolation == "process":
             self.world.fresh()
         primary = self.world.ensure(prefix.at("primary"))
-        peers = SessionPeers(self.world, self.profile, prefix)
+        peers = SessionPeers(
+            self.world, self.profile, prefix, self._era_controls.setdefault((tool, ablated), {})
+        )
         attack = Attack(
             spec,
             plan,
-            outcome.style or "relative",
+            # No style proven (an attack that runs without an honest flow): the plan's own first, so an
+            # action that names no file is never sent a case file's path.
+            outcome.style or plan.path_styles[0],
             self.sandbox,
             self.sandbox.reserve_case(f"{prefix.name}{spec.id}-{spec.slug}"),
             primary,

@@ -16,7 +16,7 @@ import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -31,7 +31,7 @@ from ..errors import UsageError
 from ..oracle.sandbox import Sandbox
 from ..profile.loader import Profile
 from ..target import confine, netns, reaper
-from ..target.driver import Connection, attach
+from ..target.driver import Connection, Sent, attach
 from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from .connection_key import PRIMARY, ConnectionKey
@@ -106,6 +106,8 @@ class Stats:
     notes: list[str] = field(default_factory=list)
     # Where the wall time went (what `bench` prints).
     clock: PhaseClock = field(default_factory=PhaseClock)
+    # Every tools/call sent, in the order sent, when asked for (`bench` sends them again as its floor).
+    sent: list[Sent] | None = None
 
 
 class World:
@@ -182,15 +184,22 @@ class World:
         if not self._untouched:
             self.isolate()
 
-    def start_ahead(self, keys: Iterable[ConnectionKey], *, unnumbered: Iterable[str] = ()) -> None:
+    def start_ahead(
+        self,
+        keys: Iterable[ConnectionKey],
+        *,
+        unnumbered: Iterable[str] = (),
+        profiles: Mapping[str, Profile] | None = None,
+    ) -> None:
         """Open these connections in the background, unless open or opening already.
 
-        A name in `unnumbered` keeps its name rather than taking the next process number.
+        A name in `unnumbered` keeps its name rather than taking the next process number; one in
+        `profiles` is started with that profile (the short-lived process's shorter lifetime).
         """
         self._unnumbered.update(unnumbered)
         for key in keys:
             if key.name not in self._live and key.name not in self._pending:
-                self.start_in_background(key)
+                self.start_in_background(key, (profiles or {}).get(key.name))
 
     def _start_sink(self) -> None:
         if not self.profile.uses_sink or self.sink is not None:
@@ -321,13 +330,13 @@ class World:
             self._close(lives[name])
         self._discard_sandbox(sandbox)
 
-    def start_in_background(self, key: ConnectionKey) -> None:
+    def start_in_background(self, key: ConnectionKey, profile: Profile | None = None) -> None:
         pending: Future[Connection] = Future()
 
         def start() -> None:
             self._in_background.active = True  # beside the audit: no wall time of its own
             try:
-                pending.set_result(self._ensure_now(key))
+                pending.set_result(self._ensure_now(key, profile=profile))
             except BaseException as exc:
                 pending.set_exception(exc)
 
@@ -521,6 +530,9 @@ class World:
         else:
             with self.stats.clock.phase("starts"):
                 connection = context.__enter__()
+        if self.stats.sent is not None:
+            for part in (connection, *getattr(connection, "parts", {}).values()):
+                part.sent = self.stats.sent
         return _Live(connection, context, parent)
 
     def _drop(self, name: str) -> None:

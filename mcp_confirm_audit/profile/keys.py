@@ -474,6 +474,17 @@ class ProfileKeys(Keys):
         example=120,
         gt=0,
     )
+    answer_after: float = key(
+        0.0,
+        "Seconds the person takes to read a question before answering it in band (an MRTR round, an "
+        "elicitation/create): no answer goes sooner after its question. For a server that refuses an answer "
+        "faster than a person reads (as not a person's); the person's pace, not a deadline, so never scaled. "
+        "0: the harness answers at once.",
+        accepts="a number of seconds from 0 to 10",
+        example=0.5,
+        ge=0,
+        le=10,
+    )
     start_timeout: float = key(
         20.0,
         "Seconds the target may take to start.",
@@ -751,7 +762,7 @@ class ProfileKeys(Keys):
                 value = elicitation.protocol(value, source)
             elif name in ("extra_args", "factory_args"):
                 value = dict(value or {})
-            elif name in ("call_timeout", "start_timeout", "ttl"):
+            elif name in ("call_timeout", "start_timeout", "ttl", "answer_after"):
                 value = float(value)
             elif name == "answer_deadline":
                 value = float(value) if value is not None else None

@@ -82,6 +82,8 @@ class Profile:
     # Seconds the target itself waits for its person before it gives up, when longer than a
     # round trip: a round nobody answers may take this plus call_timeout. None: call_timeout.
     answer_deadline: float | None = None
+    # The person's pace: seconds after a question before their answer (in band: MRTR, elicitation).
+    answer_after: float = 0.0
     start_timeout: float = 20.0
     # A command with {port} serves Streamable HTTP: the harness starts it on a
     # free loopback port and connects to `url` with the same port.

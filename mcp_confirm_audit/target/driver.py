@@ -43,7 +43,7 @@ from ..models import Exchange, Outcome, Phase, Question, Response
 from ..profile import headers as http_headers
 from ..profile.headers import Header
 from ..profile.loader import Profile
-from . import confine, launch, netns, reaper
+from . import confine, launch, netns, race, reaper
 from .back_channel import HANDLE, BackChannel
 from .confine_main import EXITED
 from .sdk_adapter import DeclaringClient, http_client, negotiated_version
@@ -118,6 +118,22 @@ class Refusals:
         return f"{CREDENTIALS_REFUSED} ({self.seen}): {self.hint}"
 
 
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A tools/call as it went to a target, kept for `bench`'s floor to send again (`Connection.sent`)."""
+
+    # The process it went to: connections attached to one process share it.
+    process: Any
+    # perf_counter seconds it was sent and came back: calls in flight together overlap.
+    started: float
+    ended: float
+    request: Mapping[str, Any]
+    # Sent on a handshake-era connection, where a question's answer is no tools/call of its own.
+    legacy: bool = False
+    # The client connection it went over (one process may have several: another agent's session).
+    client: int = 0
+
+
 class Connection:
     """One live client connection to one target process."""
 
@@ -133,12 +149,17 @@ class Connection:
         secrets: Sequence[str] = (),
         back: BackChannel | None = None,
         answer_deadline: float | None = None,
+        answer_after: float = 0.0,
     ) -> None:
         self.name = name
         self.client = client
         self.call_timeout = call_timeout
         # The target's own deadline for its person (`answer_deadline`), when it waits longer than a round trip.
         self.answer_deadline = answer_deadline
+        # The person's pace (`answer_after`): no answer to a question goes sooner than this after it was asked.
+        self.answer_after = answer_after
+        # When each question on this connection was asked, by its state (MRTR's, or a parked call's handle).
+        self._asked_at: dict[str, float] = {}
         self.stderr_path = stderr_path
         self.refusals = refusals or Refusals()
         # Header values to mask in any text of the target's this connection keeps.
@@ -156,6 +177,8 @@ class Connection:
         self.waited_on = 0.0
         self._in_flight = 0
         self._busy_from = 0.0
+        # Where every tools/call this connection sends is kept (`bench` only); None: kept nowhere.
+        self.sent: list[Sent] | None = None
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
         self.era = negotiated_version(client) or MODERN
         self.back = back if self.era != MODERN else None
@@ -224,6 +247,8 @@ class Connection:
         """
         request = _request_record(tool, arguments, state, responses)
         timeout = self.unanswered_timeout if unanswered else self.call_timeout
+        if responses is not None:
+            await self.paced(state)
         if self.back is not None:
             return await self._legacy_call(
                 phase, label, request, tool, arguments, state, responses, timeout=timeout
@@ -236,6 +261,7 @@ class Connection:
                 allow_input_required=True,
                 input_responses=dict(responses) if responses is not None else None,
                 request_state=state,
+                meta=race.meta(),  # type: ignore[arg-type]  # a key of the harness's own
             )
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
@@ -263,7 +289,8 @@ class Connection:
                 back.answer(parked, responses)
                 return await _awaited(back, parked)
 
-            return await self._exchange(phase, label, request, resume, timeout=timeout)
+            # The answer goes back as the reply to the server's question: no tools/call is sent.
+            return await self._exchange(phase, label, request, resume, timeout=timeout, sends=False)
         if state is not None and state.startswith(HANDLE):
             # Nothing reached the target: a legacy question is answered once, as the reply to it.
             said = (
@@ -294,6 +321,9 @@ class Connection:
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         """A tools/call with hand-written params, for what the typed API cannot express."""
         request = {"method": "tools/call", **params}
+        if params.get("inputResponses") is not None:
+            state = params.get("requestState")
+            await self.paced(state if isinstance(state, str) else None)
         if self.back is not None:
             # Over the back channel an answer is the reply to the server's request, so the
             # hand-written answer goes there, as JSON.
@@ -309,10 +339,13 @@ class Connection:
                 answers if isinstance(answers, Mapping) else None,
             )
 
+        announced = race.meta()
+        sent = dict(params) if announced is None else {**params, "_meta": announced}
+
         async def send() -> Response:
             raw = await self.client.session.send_request(
                 # A plain dict is what a raw channel wants back; the SDK's bound is narrower.
-                _RawToolCall(method="tools/call", params=dict(params)),
+                _RawToolCall(method="tools/call", params=sent),
                 _RAW_RESULT,  # type: ignore[type-var]
             )
             return response_from_result(raw)
@@ -320,7 +353,14 @@ class Connection:
         return await self._exchange(phase, label, request, send)
 
     async def _exchange(
-        self, phase: Phase, label: str, request: Mapping[str, Any], send: Any, *, timeout: float | None = None
+        self,
+        phase: Phase,
+        label: str,
+        request: Mapping[str, Any],
+        send: Any,
+        *,
+        timeout: float | None = None,
+        sends: bool = True,
     ) -> Exchange:
         started = time.perf_counter()
         if not self.alive:
@@ -333,9 +373,17 @@ class Connection:
                 response = await self._guarded(send, timeout)
             finally:
                 self._in_flight -= 1
+                ended = time.perf_counter()
                 if self._in_flight == 0:
-                    self.waited_on += time.perf_counter() - self._busy_from
+                    self.waited_on += ended - self._busy_from
+                if self.sent is not None and sends:
+                    endpoint = self if self.endpoint is None else self.endpoint
+                    process = endpoint if isinstance(endpoint, str) else id(endpoint)
+                    legacy = self.back is not None
+                    self.sent.append(Sent(process, started, ended, request, legacy=legacy, client=id(self)))
             self.round_trips += 1
+            if response.outcome is Outcome.INPUT_REQUIRED and response.questions:
+                self._asked_at[response.request_state or ""] = anyio.current_time()
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
@@ -377,6 +425,17 @@ class Connection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
             self.alive = False
             return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
+
+    async def paced(self, state: str | None) -> None:
+        """The person reads before answering: an answer to a question asked here waits out `answer_after`.
+
+        Outside any round's bound (the time is the person's, not the target's): a server that refuses
+        an answer faster than a person reads (magnemo-mcp's 300 ms) then hears one at a human pace.
+        An answer to no question of this connection's (a forged state) is sent at once.
+        """
+        asked = self._asked_at.get(state or "") if self.answer_after > 0 else None
+        if asked is not None and (left := asked + self.answer_after - anyio.current_time()) > 0:
+            await anyio.sleep(left)
 
     def _stderr_hint(self) -> str:
         tail = stderr_tail(self.stderr_path, secrets=self.secrets)
@@ -652,6 +711,7 @@ async def _session(
                     secrets=secrets,
                     back=back,
                     answer_deadline=profile.answer_deadline,
+                    answer_after=profile.answer_after,
                 )
                 yield connection
                 if target is not None and connection.alive:

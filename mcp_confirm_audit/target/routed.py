@@ -45,6 +45,7 @@ class Routed(Connection):
             secrets=first.secrets,
             back=first.back,
             answer_deadline=first.answer_deadline,
+            answer_after=first.answer_after,
         )
         self.terminal = first.terminal
 

@@ -37,7 +37,7 @@ ANY = MECHANISMS
 # a swap between preview and confirm is the same attack.
 OVER_A_PREVIEW = frozenset({*ROUNDS, "token", "pending", "waits"})
 # The peers a family may need opened ahead of it (`Peers`' methods).
-PEERS = frozenset({"declaring", "in_era"})
+PEERS = frozenset({"declaring", "in_era", "replicas", "short_lived"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,8 @@ class Traits:
     waits_lifetime: bool = False
     # It drives two eras itself (the primary's and the other): a result's era is not the tool's.
     both_eras: bool = False
-    # Peers it opens, started ahead where that costs a process (`Peers.declaring`, `Peers.in_era`).
+    # Peers it opens, started ahead where that costs a process (`Peers.declaring`, `Peers.in_era`,
+    # `Peers.replicas`, `Peers.short_lived`).
     opens: frozenset[str] = frozenset()
     # It still runs when the honest flow never completed (the tool never asked, and nothing acted):
     # its finding is an effect the attack itself brought about, which needs no honest flow to compare

@@ -64,8 +64,20 @@ async def redeem(
     saved: Mapping[str, str],
     label: str,
 ) -> Response:
-    """The agent's confirming call with what the person handed over, the person not asked again."""
+    """The agent's confirming call with what the person handed over, the person not asked again.
+
+    A name the person never handed over (nobody answered) that only they can make (with their
+    credential) is one the agent does not have: it sends it empty, never the harness's literal `{NAME}`.
+    """
     call = flow.redemption(arguments, handle, saved)
     if call is None:
         raise HumanFailed(f"no call of the agent's redeems an approval here ({flow.describe()})")
+    person = flow.hands_over
+    if empty := [n for n in getattr(call[1], "unfilled", ()) if person is not None and person.withheld(n)]:
+        for name in empty:
+            channel.attack.note(
+                f"the agent was handed no {{{name}}}, which only the person can make: it sends it empty"
+            )
+        call = flow.redemption(arguments, handle, {**dict.fromkeys(empty, ""), **saved})
+        assert call is not None
     return await channel.call(label, *call)

@@ -21,6 +21,8 @@ class AttackChannel:
         # What the person's steps showed them (a webhook body, a prompt), and what they saved.
         self.shown: list[tuple[str, str]] = []
         self.saved: dict[str, str] = {}
+        # How many of the person's steps were taken (a step cut short when a call that waited ended is not).
+        self.taken = 0
         # The calls made through this channel, as the transcript records them (a race pairs them).
         self.exchanges: list[Exchange] = []
 
@@ -64,6 +66,7 @@ class AttackChannel:
 
         def kept(done: human.Taken) -> None:
             if done.said:
+                self.taken += 1
                 self.attack.note(f"{label} on the human's channel: {done.said[:160]}")
             if done.shown is not None:
                 self.shown.append((done.medium, done.shown))

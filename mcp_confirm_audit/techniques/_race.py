@@ -3,7 +3,8 @@
 Shared by the double-spend and cross-replica families. The approval (a state
 and its answers, or what a person handed over) is minted on one connection
 and redeemed on others, all at once (a task each, started together); a `Restorer` puts the victim back after every effect, so
-each redemption that got past the single-use check acts and is counted.
+each redemption that got past the single-use check acts and is counted. Each redemption
+announces how many of them go to its process (`target/race.py`).
 Afterwards the same approval is replayed once, sequentially, on every process
 that took part: its refusal is what that process's single-use guard says, and
 the verdict compares the losers' refusals with it.
@@ -11,12 +12,14 @@ the verdict compares the losers' refusals with it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
 
 from ..models import Exchange
+from ..target import race
 from ..target.driver import Connection
 from .base import Attack
 
@@ -69,7 +72,10 @@ async def redeemed_at_once(
     victim = attack.victim
     racing: list[tuple[Exchange, Connection]] = []
 
+    widths = Counter(_process(conn) for conn in redeem_on)
+
     async def one(number: int, conn: Connection) -> None:
+        race.announce(widths[_process(conn)])  # how many go to its process: the race's width there
         racing.append((await redeem(number, conn), conn))
 
     await attack.start_attack()

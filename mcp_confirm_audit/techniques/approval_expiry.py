@@ -24,7 +24,7 @@ from .base import Attack
 _MARGIN = 0.3
 
 
-@technique("approval-expiry", mechanisms=ANY)
+@technique("approval-expiry", mechanisms=ANY, opens={"short_lived"})
 async def approval_expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "person's approval to redeem late")
     if flow is None:

@@ -8,12 +8,12 @@ setup; calls after it, and only the disk changes after it, are judged.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from mcp import types
@@ -45,6 +45,9 @@ from ..target.discovery import ToolPlan, arguments_for
 from ..target.driver import CREDENTIALS_REFUSED, Connection, ToolInfo
 from ._in_place import InPlace
 from ._recorder import Recorder
+
+if TYPE_CHECKING:
+    from ._era_control import EraControl
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,11 @@ class Peers(Protocol):
         """Second paired devices the profile names, each the steps that read its credentials."""
         ...
 
+    @property
+    def era_controls(self) -> MutableMapping[str, EraControl]:
+        """The honest flow over each other era, by era: run once per tool per audit, kept here."""
+        ...
+
     async def other(self) -> Connection:
         """Another process (or instance) of the target on the same root."""
         ...
@@ -131,6 +139,9 @@ class NoPeers:
     redemptions = 8
     principals: Mapping[str, tuple[Header, ...]] = MappingProxyType({})
     principal_steps: Mapping[str, tuple[Step, ...]] = MappingProxyType({})
+
+    def __init__(self) -> None:
+        self.era_controls: MutableMapping[str, EraControl] = {}
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")
@@ -494,6 +505,8 @@ class Attack(Recorder):
             responses=responses,
             unanswered=unanswered,
         )
+        for name in getattr(args, "emptied", ()):
+            self.note(f"the agent has no {{{name}}}, which only the person can make: it sends it empty")
         unfilled = getattr(args, "unfilled", ())
         if unfilled:
             # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.

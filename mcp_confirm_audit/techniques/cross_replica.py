@@ -33,6 +33,7 @@ class CrossReplicaParams(Params):
         "a legacy question lives in one process's open call: there is no state another replica could redeem"
     ),
     premise_asked=True,
+    opens={"replicas"},
     params=CrossReplicaParams,
 )
 async def cross_replica(attack: Attack, params: Mapping[str, Any]) -> None:

@@ -32,6 +32,7 @@ _MARGIN = 0.3
         "family judges how long the server waits for the person"
     ),
     waits_lifetime=True,
+    opens={"short_lived"},
 )
 async def expiry(attack: Attack, params: Mapping[str, Any]) -> None:
     found = await attack.peer(attack.peers.short_lived)

@@ -30,7 +30,13 @@ class LapsedRequestParams(Params):
     mode: Literal["unanswered", "declined"]
 
 
-@technique("lapsed-request", mechanisms={*ROUNDS, "pending"}, waits_lifetime=True, params=LapsedRequestParams)
+@technique(
+    "lapsed-request",
+    mechanisms={*ROUNDS, "pending"},
+    waits_lifetime=True,
+    opens={"short_lived"},
+    params=LapsedRequestParams,
+)
 async def lapsed_request(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, "pending request to leave past its lifetime")
     if flow is None:

@@ -12,6 +12,11 @@ finding names both eras; a gate that already acts in the first is the
 consent families' finding there, and this one does not apply. An era in
 which the tool neither asks nor acts says nothing of its gate: inconclusive.
 
+Controls first, in the other era too (`_era_control`, once per tool per audit): a
+server whose honest flow completes nothing there (an MRTR tool answering a legacy
+client with -32603) does not serve that era, so nothing there was refused by a
+defence: every attack is not applicable, quoting its reply, never refused.
+
 A defence the SDK supplies on one era only (MRTR re-asks, a state bound to its
 question) may be written on that path alone: `answer: swapped` runs identity-swap
 in each era, the person asked about a file, another of the same size and time
@@ -49,6 +54,7 @@ from ..confirmations.elicitation import needs_back_channel
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
+from ._era_control import era_served
 from ._params import Params
 from .base import Attack
 
@@ -74,6 +80,9 @@ async def protocol_downgrade(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     other = await attack.peer(lambda: attack.peers.in_era(eras[1]))
     if other is None:
+        return
+    # Controls first: an era whose honest flow does not complete refuses nothing (once per tool per audit).
+    if not await era_served(attack, other):
         return
     # The same subject in both eras (a handle minted again on another process): a gate that holds
     # leaves it as it was, so the second era meets exactly what the first did.

@@ -15,6 +15,7 @@ import anyio
 
 from ..confirmations import AgentFlow, HumanFailed
 from ..models import Exchange
+from ..target import race
 from ..target.driver import Connection
 from . import ANY, technique
 from ._flows import AttackChannel, flow_or_not_applicable
@@ -76,7 +77,22 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
     else:
         raise ValueError(f"token-replay: unknown mode {params['mode']!r}")
     await attack.start_attack()
+    if params["mode"] == "after-success" and (again := _as_it_acted(flow, args, shown.handle, channel.saved)):
+        # The agent sends again the very call that acted, with what the person handed it then (an
+        # evidence id): without it, the person's part would be missing, not the single-use check tried.
+        await channel.call("execute", *again)
+        return
     await flow.confirm(channel, args, shown.handle, as_agent=True)
+
+
+def _as_it_acted(
+    flow: AgentFlow, args: Mapping[str, Any], handle: str, saved: Mapping[str, str]
+) -> tuple[str, dict[str, Any]] | None:
+    """The confirming call again with what the person handed over, where the agent's own lacks some of it."""
+    alone, again = flow.redemption(args, handle, {}), flow.redemption(args, handle, saved)
+    if alone is None or again is None or not getattr(alone[1], "unfilled", ()):
+        return None
+    return again if not getattr(again[1], "unfilled", ()) else None
 
 
 async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handle: str) -> None:
@@ -102,6 +118,7 @@ async def _raced(attack: Attack, flow: AgentFlow, args: Mapping[str, Any], handl
     racing: list[tuple[Exchange, Connection]] = []
 
     async def redeem(number: int, conn: Connection) -> None:
+        race.announce(len(conns))  # all to the one process (same_process)
         label = f"redemption {number} of {len(conns)} on {conn.name}"
         racing.append(
             (await attack.exchange(label, victim, arguments=sent, tool=tool, connection=conn), conn)

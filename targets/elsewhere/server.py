@@ -3,7 +3,8 @@
     python targets/elsewhere/server.py --root DIR --channel webhook|device|terminal|signed
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
-                any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device]
+                any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device|asks-first|
+                evidence-unchecked]
         [--fields one|two] [--port PORT] [--ticket] [--devices 1|2]
 
 `delete_file(path)` deletes one file under the root once a person approved
@@ -41,6 +42,9 @@ reaches the device API confirms a card without the pairing code.
 `--devices 2` (device) pairs a second device, the requester's own laptop, with a code of its own: it sees
 the cards, and only the approver's device confirms them; any-device takes a confirmation from any paired
 device (so the requester approves their own request).
+evidence-unchecked (device) takes any evidence_ref, an empty one too: the agent confirms its own request
+without the device. asks-first (terminal) checks the path only when acting: the person is asked about a
+path that must never be allowed (outside the root, the root itself), which is refused only after their yes.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -74,7 +78,7 @@ import serving  # noqa: E402
 from ask_terminal import ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
-from race_gate import RaceGate  # noqa: E402
+from race_gate import RaceGate, announced  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
 FLAWS = (
@@ -92,6 +96,8 @@ FLAWS = (
     "check-then-spend",
     "unsigned",
     "any-device",
+    "asks-first",
+    "evidence-unchecked",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -308,6 +314,8 @@ class Gate:
 
 def build(gate: Gate) -> MCPServer:
     server = MCPServer("elsewhere-reference")
+    if "check-then-spend" in gate.flaws:
+        server.middleware.append(announced)  # the width of a race its gate holds open (race_gate.py)
     channel, flaws = gate.channel, gate.flaws
 
     if gate.public:
@@ -382,7 +390,8 @@ def build(gate: Gate) -> MCPServer:
             wanted = {request["evidence"]}
             if "transplant" in flaws:
                 wanted = {r["evidence"] for r in gate.requests.values()}  # any device evidence will do
-            if evidence_ref not in wanted - {None}:
+            unchecked = "evidence-unchecked" in flaws  # FLAW evidence-unchecked: any evidence_ref will do
+            if evidence_ref not in wanted - {None} and not unchecked:
                 raise ValueError("refused: no device evidence for this request")
             return gate.act(request_id)
 
@@ -391,7 +400,8 @@ def build(gate: Gate) -> MCPServer:
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str) -> str:
             """Delete one file once the person at the server's terminal says y."""
-            seen = gate.target(path).identity
+            # FLAW asks-first: the path is checked only when acting, so the person is asked about any.
+            seen = None if "asks-first" in flaws else gate.target(path).identity
             named = _named(path, flaws)
             answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
             if answer is None and "fails-open" in flaws:

@@ -44,6 +44,7 @@ PLAIN_WORDS: dict[str, str] = {
     "expired": "no answer within {seconds:g}s: the question has expired; nothing was deleted",
     "bad-answer": "not deleted: {why}",
     "deleted": "deleted {rel}",
+    "too-fast": "answered {ms} ms after the question, faster than a person reads it; nothing was deleted",
 }
 
 

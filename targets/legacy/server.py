@@ -1,7 +1,7 @@
 """Legacy reference server: deletes one file inside a root after asking over the back channel.
 
     python targets/legacy/server.py --root DIR [--flaw NAME ...] [--answer-timeout S] [--mrtr-only-checks]
-                                    [--style NAME]
+                                    [--style NAME] [--too-fast S]
 
 The way most servers on PyPI ask today: in the middle of `tools/call` the tool
 sends `elicitation/create` (the session's `elicit_form`, what `ctx.elicit`
@@ -21,6 +21,11 @@ whatever file holds the name after the answer (a swapped one), and with
 `single-use-only-in-mrtr` it keeps the person's yes for the path, so the same
 call again acts without asking (the MRTR path spends its state once), which is
 what `protocol-downgrade` finds.
+
+`--too-fast S` refuses an answer that came sooner than S seconds after its
+question (in either era), as read by no person: a careful choice, not a flaw,
+the way magnemo-mcp refuses answers faster than 300 ms. The harness answers at
+a person's pace only when the profile says so (`answer_after`).
 
 `--style` writes the same careful server another way (legacy_styles.py: an
 enum or type-the-name form, refusals in other words, returned as isError
@@ -147,10 +152,15 @@ class Gate:
         active: frozenset[str],
         answer_timeout: float,
         style: Style = legacy_styles.STYLES["plain"],
+        too_fast: float = 0.0,
     ) -> None:
         self.policy = _policy(root, active)
         self.active = active
         self.answer_timeout = answer_timeout
+        # An answer sooner than this after its question was read by no person: refused.
+        self.too_fast = too_fast
+        # When each MRTR question was asked, by its nonce.
+        self.asked_at: dict[str, float] = {}
         self.approved: dict[str, float] = {}
         self.style = style
 
@@ -209,8 +219,19 @@ class Gate:
         # FLAW approval-cache: one accept stands for every call on the path for a minute.
         return "approval-cache" in self.active and time.monotonic() - self.approved.get(raw, -1e9) < 60
 
+    def read_by_a_person(self, asked_at: float) -> None:
+        took = time.monotonic() - asked_at
+        if took < self.too_fast:
+            raise _Refused(self.style.say("too-fast", ms=int(took * 1000)))
+
     async def ask_back_channel(self, ctx: Any, raw: str) -> tuple[str, Any]:
         """The person's answer over the back channel, within the server's own timeout."""
+        asked_at = time.monotonic()
+        action, content = await self._answer_over_back_channel(ctx, raw)
+        self.read_by_a_person(asked_at)
+        return action, content
+
+    async def _answer_over_back_channel(self, ctx: Any, raw: str) -> tuple[str, Any]:
         session, related = ctx.request_context.session, ctx.request_id
         asks_anyway = self.active & {"elicits-without-capability", "no-answer-is-yes"}
         if not _declares_form(ctx) and not asks_anyway:
@@ -257,6 +278,7 @@ def build_server(
     answer_timeout: float = 5.0,
     mrtr_only_checks: bool = False,
     style: str = "plain",
+    too_fast: float = 0.0,
 ) -> Any:
     active = frozenset(flaws)
     if style not in legacy_styles.STYLES:
@@ -267,12 +289,14 @@ def build_server(
     for both in ("asks-only-in-mrtr", *_LEGACY_ONLY):
         if both in active and not mrtr_only_checks:
             raise ValueError(f"{both} needs --mrtr-only-checks")
-    gate = Gate(str(root), active, answer_timeout, legacy_styles.STYLES[style])
+    gate = Gate(str(root), active, answer_timeout, legacy_styles.STYLES[style], too_fast)
     # FLAW identity-only-in-mrtr: the legacy path's gate compares no identity after the answer.
     # FLAW single-use-only-in-mrtr: the legacy path's gate remembers a yes for the path.
     weakened = {_LEGACY_ONLY[flaw] for flaw in active & _LEGACY_ONLY.keys()}
     legacy_gate = (
-        Gate(str(root), active | weakened, answer_timeout, legacy_styles.STYLES[style]) if weakened else gate
+        Gate(str(root), active | weakened, answer_timeout, legacy_styles.STYLES[style], too_fast)
+        if weakened
+        else gate
     )
     server, context_type, tool_error = _sdk()
 
@@ -331,6 +355,7 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
             raise _Refused(gate.style.say("no-capability"))
         nonce = secrets.token_hex(16)
         pending[nonce] = shown
+        gate.asked_at[nonce] = time.monotonic()
         question = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=gate.question(path), requested_schema=gate.schema())
         )
@@ -344,6 +369,7 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
         raise _Refused("that confirmation is unknown or already used; ask again") from None
     if held.get("p") != path:
         raise _Refused("the confirmation was for another file; nothing was deleted")
+    gate.read_by_a_person(gate.asked_at.pop(held["n"], 0.0))
     answer = (ctx.input_responses or {}).get("confirm")
     action = getattr(answer, "action", None)
     content = getattr(answer, "content", None)
@@ -392,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--answer-timeout", type=float, default=5.0, help="seconds to wait for the person")
     parser.add_argument("--mrtr-only-checks", action="store_true", help="speak both eras (see the docstring)")
     parser.add_argument("--style", default="plain", choices=sorted(legacy_styles.STYLES))
+    parser.add_argument("--too-fast", type=float, default=0.0, help="refuse answers sooner than S seconds")
     args = parser.parse_args(argv)
     try:
         server = build_server(
@@ -400,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             answer_timeout=args.answer_timeout,
             mrtr_only_checks=args.mrtr_only_checks,
             style=args.style,
+            too_fast=args.too_fast,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

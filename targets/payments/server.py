@@ -79,6 +79,7 @@ import ledger as ledgers  # noqa: E402
 import payment_flaws  # noqa: E402
 import payment_question as q  # noqa: E402
 import payment_webhook  # noqa: E402
+import race_gate  # noqa: E402
 import serving  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
@@ -158,6 +159,8 @@ def build_server(
         serving.remove_boundary(server)
     if log_into_root:
         server.middleware.insert(0, AuditLog(root))  # outermost: it sees the boundary's refusals
+    if nonces.race is not None:
+        server.middleware.append(race_gate.announced)  # the width of a race its gate holds open
     book = Book()
     if shape == "direct" and allow is not None:
         gate = Gate("send_payment", book, scheme, active, hook)

@@ -115,7 +115,7 @@ class ConfirmTool:
             event("not-approved-elsewhere", tool=self.name, path=raw)
             raise ToolError("refused: not approved yet: the person has not followed the link sent to them")
         approval = await self._scheme.redeem(ctx.request_state, call)
-        if self._race is None:
+        if self._race is None or not accepts:  # a decline acts on nothing: it waits for no file
             return await self._act(raw, answer, approval)
         async with self._turn:
             # Each in its turn, once the file is back (the harness puts it back after every effect).

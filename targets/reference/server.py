@@ -46,6 +46,7 @@ import forms  # noqa: E402
 import identity  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
+import race_gate  # noqa: E402
 import serving  # noqa: E402
 import states  # noqa: E402
 import styles  # noqa: E402
@@ -139,6 +140,8 @@ def build_server(
     server = MCPServer(SERVER_NAME, request_state_security=security, lifespan=lifespan, **auth)
     if state == "signed" or active & flaw_switches.STATE_FLAWS:
         serving.remove_boundary(server)  # the flaws, or `--state signed` which brings its own integrity
+    if nonces.race is not None:
+        server.middleware.append(race_gate.announced)  # the width of a race its gate holds open
     scheme: states.Scheme
     if written.own_state:
         scheme = styles.own_ledger.Tickets(ttl_seconds, record="no-ledger" not in active)

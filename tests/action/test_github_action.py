@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from deadline import deadline
+from once import once
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -150,11 +151,21 @@ class FlawedRun:
     done: subprocess.CompletedProcess[str]
 
 
+def _audit_step(folder: Path) -> None:
+    *_, done = _flawed_run(folder)
+    said = {"args": done.args, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+    (folder / "done.json").write_text(json.dumps(said))
+
+
 @pytest.fixture(scope="module")
 def flawed_run(tmp_path_factory: pytest.TempPathFactory) -> FlawedRun:
-    """The audit step on the no-ledger flaw under the default threshold, run once for the tests that read it."""
-    folder = tmp_path_factory.mktemp("action")
-    return FlawedRun(folder, *_flawed_run(folder))
+    """The audit step on the no-ledger flaw under the default threshold, run once for the tests that read it.
+
+    Once for the whole run (tests/once.py), whichever xdist workers its tests land on.
+    """
+    folder = once(tmp_path_factory, "action-audit-step", _audit_step)
+    done = subprocess.CompletedProcess(**json.loads((folder / "done.json").read_text()))
+    return FlawedRun(folder, folder / "github_output", folder / "step_summary", done)
 
 
 def test_a_flawed_server_fails_the_gate_with_its_counts_summary_and_reports(flawed_run: FlawedRun) -> None:

@@ -1,10 +1,11 @@
 """The fleet the fleet tests share (test_fleet.py, test_fleet_watch.py), run once by `fleet_run`.
 
-Seven targets, two at a time, each with the controls and one attack (the fleet is the point, not
-the catalogue): the careful reference server, its no-ledger flaw, its own-ledger style, the
+Six targets, two at a time, each with the controls and one attack (the fleet is the point, not
+the catalogue): the careful reference server, its no-ledger flaw, the
 payments server's handle profile, the PyPI server mcp-confirm, the reference server in process (a
 profile beside FLEET.yaml, named by a path relative to it), and one that cannot start. FLEET.yaml
-sits in a subfolder (ci/), as a repository keeps it.
+sits in a subfolder (ci/), as a repository keeps it. (The own-ledger style was a seventh: a second
+command target judged clean as `careful` is; the matrices judge that style.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "targets" / "reference" / "server.py"
 # Given as one string (split as a shell would) for most targets, as a list for the others.
 ONE_ATTACK = "-k 'control or MCA-REPLAY-001'"
-NAMES = ["careful", "no-ledger", "own-ledger", "payments", "mcp-confirm", "in-process", "never-starts"]
+NAMES = ["careful", "no-ledger", "payments", "mcp-confirm", "in-process", "never-starts"]
 
 
 def reference(*options: str) -> str:
@@ -38,7 +39,6 @@ def write_fleet(folder: Path) -> Path:
         "targets": [
             {"name": "careful", "command": reference(), "args": ONE_ATTACK},
             {"name": "no-ledger", "command": reference("--flaw", "no-ledger"), "args": ONE_ATTACK},
-            {"name": "own-ledger", "command": reference("--style", "own-ledger"), "args": ONE_ATTACK},
             {
                 "name": "payments",
                 "profile": str(REPO / "targets" / "payments-handle.yaml"),

@@ -66,7 +66,7 @@ def test_a_server_that_prints_to_stdout_is_one_line_not_the_sdks_tracebacks(tmp_
     server = tmp_path / "noisy.py"
     server.write_text("import sys\nprint('starting \\x1b[31mserver\\x1b[0m on stdio')\nsys.stdin.read()\n")
     command = shlex.join([sys.executable, str(server), "--root", "{root}"])
-    code, lines = cli(tmp_path, "run", command, "--", f"--mcp-start-timeout={deadline(15):g}")
+    code, lines = cli(tmp_path, "run", command, "--", f"--mcp-start-timeout={deadline(5):g}")
     assert code == pytest.ExitCode.INTERRUPTED
     assert lines == [
         f"Exit: mcp-confirm-audit: target {command!r}: the server wrote non-JSON-RPC to stdout: "
@@ -85,7 +85,7 @@ def test_a_server_that_frames_stdio_with_content_length_headers_is_told_mcp_is_o
         "sys.stdin.read()\n"
     )
     command = shlex.join([sys.executable, str(server), "--root", "{root}"])
-    code, lines = cli(tmp_path, "run", command, "--", "--mcp-start-timeout=5")
+    code, lines = cli(tmp_path, "run", command, "--", f"--mcp-start-timeout={deadline(5):g}")
     assert code == pytest.ExitCode.INTERRUPTED
     assert lines == [
         f"Exit: mcp-confirm-audit: target {command!r}: the server wrote 'Content-Length: 37\\r' to stdout, "
@@ -102,7 +102,7 @@ def test_a_server_that_waits_for_a_content_length_header_is_told_mcp_is_one_mess
     server = tmp_path / "waits.py"
     server.write_text("import sys\nwhile sys.stdin.readline() not in ('\\r\\n', '\\n', ''):\n    pass\n")
     command = shlex.join([sys.executable, str(server), "--root", "{root}"])
-    code, [line] = cli(tmp_path, "run", command, "--", "--mcp-start-timeout=5")
+    code, [line] = cli(tmp_path, "run", command, "--", f"--mcp-start-timeout={deadline(5):g}")
     assert code == pytest.ExitCode.INTERRUPTED
     assert (
         "; nothing came back on stdout (MCP's stdio transport is one JSON-RPC message per line: a server that "

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from deadline import scaled
+from once import once
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue, load_catalogue
@@ -55,6 +57,33 @@ def forked(profile: Profile) -> Profile:
 
 def reference_command(*options: str) -> str:
     return shlex.join([sys.executable, str(REFERENCE_SERVER), "--root", "{root}", *options])
+
+
+T = TypeVar("T")
+Shared = Callable[[str, Callable[[], T]], T]
+
+
+@pytest.fixture(scope="session")
+def across_workers(tmp_path_factory: pytest.TempPathFactory) -> Shared[Any]:
+    """`share(key, compute)`: `compute()` once per run, whichever xdist worker asks first.
+
+    A module-scoped fixture runs once per worker, and CI's `--dist worksteal` spreads the tests
+    that read one audit over all of them: the same audit ran up to four times. `once()` (tests/once.py)
+    makes it in the first worker that asks and the others read it (pickled); the folder is new on every
+    run, so nothing is ever read from an earlier one. An audit that raises leaves nothing behind: the
+    next worker to ask runs it again.
+    """
+
+    def share(key: str, compute: Callable[[], Any]) -> Any:
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
+        folder = once(
+            tmp_path_factory,
+            f"matrix-{name}",
+            lambda made: (made / "value.pickle").write_bytes(pickle.dumps(compute())),
+        )
+        return pickle.loads((folder / "value.pickle").read_bytes())
+
+    return share
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,6 @@ CAREFUL_LAYER = {
     "self-approval": Layer.TOOL,
     "ungated": Layer.TOOL,
     "capability-downgrade": Layer.PROTOCOL,
-    # Its MRTR tool cannot answer a legacy connection at all (-32603): that era is refused whole.
-    "protocol-downgrade": Layer.PROTOCOL,
 }
 
 # Families of another mechanism, not applicable to an MRTR tool: attack id -> what the reason says.
@@ -69,6 +67,9 @@ NOT_MRTR = {
     # A change to the subject after the question needs a drift: call, and a file action has the swaps
     # instead (tests/matrix/test_subject_drift.py proves the family).
     "MCA-DRIFT-001": "no drift call",
+    # Its MRTR tool cannot answer a legacy connection at all (-32603): the era's honest flow never
+    # completes, so nothing there is refused (test_eras.py proves the family on servers of both eras).
+    **{f"MCA-ERAS-00{n}": "completes no honest flow over 2025-11-25" for n in range(1, 6)},
     # The person's approvals elsewhere: an MRTR tool hands the agent none (test_elsewhere.py proves them).
     **{
         attack: "has no person's approval"

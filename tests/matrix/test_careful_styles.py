@@ -17,6 +17,7 @@ from functools import cache
 
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
+from conftest import Shared
 from test_detection_matrix import V_OR_W, assert_caught_and_nothing_else
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -30,12 +31,14 @@ STYLES = ("markdown-escaped", "code-span", "own-ledger", "terse")
 
 
 @pytest.fixture(scope="module")
-def careful_in(audit_reference: AuditFn) -> Callable[[str], AuditRun]:
-    """The careful server in a style over the whole catalogue, once (per worker) for every test that reads it."""
+def careful_in(audit_reference: AuditFn, across_workers: Shared[AuditRun]) -> Callable[[str], AuditRun]:
+    """The careful server in a style over the whole catalogue, once (per run) for every test that reads it."""
 
     @cache
     def run(style: str) -> AuditRun:
-        return audit_reference("--style", style, "--second-tool")
+        return across_workers(
+            f"careful-style-{style}", lambda: audit_reference("--style", style, "--second-tool")
+        )
 
     return run
 

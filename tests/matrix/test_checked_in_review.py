@@ -37,6 +37,17 @@ def test_the_review_is_of_the_release_the_demo_extra_pins() -> None:
     assert audit["target"]["version"] == pinned.group(1) == metadata.version("mcp-confirm")
 
 
+def test_the_checked_in_review_refuses_nothing_in_an_era_the_server_does_not_serve() -> None:
+    # mcp-confirm answers a 2025-11-25 client with -32603: its honest flow never completes there,
+    # so protocol-downgrade is not applicable, quoting the reply, and never refused by "protocol".
+    results = json.loads((REVIEW / "audit.json").read_text())["results"]
+    eras = [r for r in results if r["family"] == "protocol-downgrade"]
+    assert len(eras) == 5
+    for result in eras:
+        assert result["verdict"] == "not_applicable", result
+        assert result["reason"].startswith("the target completes no honest flow over 2025-11-25: "), result
+
+
 # What may differ between two runs of the same command: the date, and the
 # request states the server seals with a fresh nonce (and so the length of a
 # shortened evidence line that quotes one).

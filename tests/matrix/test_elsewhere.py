@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from baselined import assert_green_with_its_findings_baselined
-from conftest import MATRIX_GENERATION, forked
+from conftest import MATRIX_GENERATION, Shared, forked
 from deadline import deadline, scaled
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
@@ -26,6 +26,7 @@ from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
 from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
+from mcp_confirm_audit.techniques import traits
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 SERVER = TARGETS / "elsewhere" / "server.py"
@@ -59,8 +60,10 @@ def _audit(
     generation: Generation = MATRIX_GENERATION,
     ttl: float = 5,
     options: tuple[str, ...] = (),
+    ids: frozenset[str] | None = None,
     **settings: object,
 ) -> AuditRun:
+    """`ids`: only these attacks of `families` (a test that reads no other's verdict runs no other)."""
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
     served, *more = SERVER_CHANNEL.get(channel, (channel,))
     words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", served, *more]
@@ -75,7 +78,7 @@ def _audit(
     profile = forked(profile)
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in families
+        return spec.family in families and (ids is None or spec.id in ids)
 
     return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
 
@@ -98,36 +101,50 @@ def _of(run: AuditRun, families: frozenset[str]) -> list[Result]:
 
 
 SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
-# Each careful channel is audited once (per worker) for every test below that asks it something: the
+# Every family of the catalogue: a careful channel audited whole (what does not apply is decided
+# before anything starts, so the cost is the families that do).
+WHOLE = frozenset(traits())
+# The channels audited whole here. The device's person is two processes per approval, so its whole
+# audit runs outside CI (docs/explanation/out-of-band-audited-whole.md); here, the families it fixed.
+AUDITED_WHOLE = ("webhook", "signed", "signed-two", "terminal")
+# Each careful channel is audited once (per run) for every test below that asks it something: the
 # out-of-band families, and beside them what the person is shown (few names: prompt-forging alone reads
 # the generation's examples), the race of one approval, the terminal's own question, wait and swaps.
 CAREFUL_FAMILIES = {
-    "webhook": frozenset({*OUT_OF_BAND.values(), "prompt-forging", "double-spend"}),
-    "device": frozenset({*OUT_OF_BAND.values(), "prompt-forging"}),
-    "signed": frozenset({*OUT_OF_BAND.values(), "double-spend"}),
-    "signed-two": frozenset(OUT_OF_BAND.values()),
-    "terminal": frozenset({"self-approval", "prompt-forging", "unanswered", *SWAPS}),
+    "webhook": WHOLE,
+    "device": frozenset(
+        {*OUT_OF_BAND.values(), "prompt-forging", "double-spend", "self-approval", "token-replay"}
+    ),
+    "signed": WHOLE,
+    "signed-two": WHOLE,
+    "terminal": WHOLE,
 }
 # The terminal gate that takes no answer as yes, likewise once for its two tests.
 FAILS_OPEN_FAMILIES = frozenset({"unanswered", "self-approval"})
 
 
 @pytest.fixture(scope="module")
-def careful(catalogue: Catalogue) -> Callable[[str], AuditRun]:
-    """The careful server's audit on a channel, run the first time a test asks for it."""
+def careful(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callable[[str], AuditRun]:
+    """The careful server's audit on a channel, run the first time a test (on any worker) asks for it."""
 
     @cache
     def run(channel: str) -> AuditRun:
-        return _audit(catalogue, channel, families=CAREFUL_FAMILIES[channel], generation=FEW_NAMES)
+        return across_workers(
+            f"elsewhere-careful-{channel}",
+            lambda: _audit(catalogue, channel, families=CAREFUL_FAMILIES[channel], generation=FEW_NAMES),
+        )
 
     return run
 
 
 @pytest.fixture(scope="module")
-def fails_open(catalogue: Catalogue) -> Callable[[], AuditRun]:
+def fails_open(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callable[[], AuditRun]:
     @cache
     def run() -> AuditRun:
-        return _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES)
+        return across_workers(
+            "elsewhere-fails-open",
+            lambda: _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES),
+        )
 
     return run
 
@@ -172,7 +189,8 @@ def test_what_the_person_is_shown_is_judged_and_the_careful_channel_passes(
     assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
 
 
-@pytest.mark.parametrize("channel", ["webhook", "signed"])
+# Every channel that hands the person's approval over (issue 35: refused on every channel, at any load).
+@pytest.mark.parametrize("channel", HANDED_OVER)
 def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_careful_server(
     careful: Callable[[str], AuditRun], channel: str
 ) -> None:
@@ -239,8 +257,15 @@ def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(
     assert "unasked" not in {c.name for c in run.controls}, run.controls
 
 
+# What a raw name forges on a terminal (escapes, line breaks) and what it does not (markup): the
+# raw-prompt tests read these three verdicts and no other, so only these three attacks run.
+RAW_ON_A_TERMINAL = frozenset({"MCA-PROMPT-001", "MCA-PROMPT-004", "MCA-PROMPT-007"})
+
+
 def test_a_prompt_that_shows_the_name_raw_is_caught_on_the_terminal(catalogue: Catalogue) -> None:
-    run = _audit(catalogue, "terminal", "raw-prompt", families=frozenset({"prompt-forging"}))
+    run = _audit(
+        catalogue, "terminal", "raw-prompt", families=frozenset({"prompt-forging"}), ids=RAW_ON_A_TERMINAL
+    )
     vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
     # A terminal shows escapes and line breaks; markup it does not render is no finding there.
     assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= vulnerable, vulnerable
@@ -253,7 +278,12 @@ def test_a_card_that_shows_the_name_raw_is_caught_and_its_markup_is_text_on_the_
     # The device's card is what a command the person runs prints (shows: true): escapes and line
     # breaks act there; a markdown or HTML link is shown as text, never clickable, so no finding.
     run = _audit(
-        catalogue, "device", "raw-prompt", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+        catalogue,
+        "device",
+        "raw-prompt",
+        families=frozenset({"prompt-forging"}),
+        generation=FEW_NAMES,
+        ids=RAW_ON_A_TERMINAL,
     )
     found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= set(found), found
@@ -549,3 +579,63 @@ def test_a_second_paired_device_approving_is_tried_on_a_stdio_target_both_ways(
     ), (result.reason, result.evidence)
     said = " ".join(result.evidence)
     assert "principal requester-laptop approves in the person's place" in said
+
+
+@pytest.mark.parametrize("channel", AUDITED_WHOLE)
+def test_the_careful_server_audited_whole_finds_nothing_and_leaves_no_attack_inconclusive(
+    careful: Callable[[str], AuditRun], channel: str
+) -> None:
+    # Every family on a careful channel: an input attack (a path, a token, an id) refused with no
+    # effect, never a false weak (the terminal asked nothing about a path outside the root) and never
+    # inconclusive for want of what only the person saves (the device's evidence, below).
+    run = careful(channel)
+    assert len(run.results) > 100, len(run.results)
+    judged = {r.id: (r.verdict, r.reason) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}
+    assert {verdict for verdict, _ in judged.values()} == {Verdict.REFUSED}, judged
+
+
+def test_out_of_root_over_a_terminal_is_refused_before_asking_and_asking_first_is_weak(
+    careful: Callable[[str], AuditRun], catalogue: Catalogue
+) -> None:
+    refused = _of(careful("terminal"), frozenset({"out-of-root"}))
+    assert {(r.verdict, r.layer) for r in refused} == {(Verdict.REFUSED, Layer.TOOL)}
+    assert all("refused before asking" in " ".join(r.evidence) for r in refused), refused[0].evidence
+    # asks-first: the same paths, asked about at the terminal and refused only after the yes.
+    asked = _audit(catalogue, "terminal", "asks-first", families=frozenset({"out-of-root"})).results
+    assert {(r.verdict, r.layer) for r in asked} == {(Verdict.WEAK, Layer.NONE)}, [
+        (r.id, r.reason) for r in asked
+    ]
+    assert len(asked) == len(refused) == 8
+    assert all("the terminal asked" in " ".join(r.evidence) for r in asked)
+
+
+@pytest.mark.parametrize(
+    ("flaw", "family", "verdict"),
+    [
+        ((), "MCA-SELFAPPROVE-001", Verdict.REFUSED),
+        (("evidence-unchecked",), "MCA-SELFAPPROVE-001", Verdict.VULNERABLE),
+        ((), "MCA-TOKREUSE-001", Verdict.REFUSED),
+        (("replay",), "MCA-TOKREUSE-001", Verdict.VULNERABLE),
+    ],
+    ids=["careful-alone", "evidence-unchecked", "careful-again", "replay"],
+)
+def test_the_agents_call_without_the_device_sends_its_evidence_empty_and_a_replay_sends_it_again(
+    careful: Callable[[str], AuditRun],
+    catalogue: Catalogue,
+    flaw: tuple[str, ...],
+    family: str,
+    verdict: Verdict,
+) -> None:
+    # `{evidence}` is what the paired device returns to the person's signed request: the agent alone
+    # never has it, so its own call sends it empty (not the literal `{evidence}`, inconclusive); the
+    # agent that sent it once sends it again in a replay.
+    families = frozenset({"self-approval" if family.startswith("MCA-SELF") else "token-replay"})
+    run = careful("device") if not flaw else _audit(catalogue, "device", *flaw, families=families)
+    result = run.by_id()[family]
+    assert result.verdict is verdict, (result.reason, result.evidence)
+    said = " ".join(result.evidence)
+    if family == "MCA-SELFAPPROVE-001":
+        assert '"evidence_ref": ""' in said
+        assert "which only the person can make: it sends it empty" in said
+    else:
+        assert said.count('confirm_request({"evidence_ref": "ev-') == 2, said  # the honest call, the replay

@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, Shared
 from deadline import deadline
 from mcp import types
 
@@ -66,14 +66,17 @@ SharedFn = Callable[..., AuditRun]
 
 
 @pytest.fixture(scope="module")
-def shared(catalogue: Catalogue) -> SharedFn:
-    """`audit`, run once (per worker) for every test that asks the same of the same server."""
+def shared(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> SharedFn:
+    """`audit`, run once (per run, on any worker) for every test that asks the same of the same server."""
 
     @cache
     def run(
         *flaws: str, families: tuple[str, ...] | None = None, both_eras: bool = False, style: str = "plain"
     ) -> AuditRun:
-        return audit(catalogue, *flaws, families=families, both_eras=both_eras, style=style)
+        key = f"eras-{'-'.join(flaws)}-{','.join(families or ('all',))}-{both_eras}-{style}"
+        return across_workers(
+            key, lambda: audit(catalogue, *flaws, families=families, both_eras=both_eras, style=style)
+        )
 
     return run
 
@@ -194,6 +197,9 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(share
         "MCA-ERAS-004": R,
         "MCA-ERAS-005": R,
     }
+    # Controls first: the honest flow completed over 2025-11-25 (asked, approved, deleted), once.
+    [control] = _controls_over_the_other_era(careful)
+    assert "<- input-required" in control, control
     # The family's results in the flawed tool's whole-catalogue audit (the next test's).
     flawed = _only(shared("asks-only-in-mrtr", both_eras=True), "protocol-downgrade")
     results = flawed.by_id()
@@ -259,6 +265,89 @@ def test_a_defence_that_lives_only_in_the_mrtr_path_is_found_by_its_family_in_ea
         mrtr_replay = next(line for line in result.evidence if "the same state redeemed again" in line)
         assert "[setup]" in mrtr_replay, mrtr_replay
         assert "<- tool-error" in mrtr_replay, mrtr_replay
+
+
+MRTR_ONLY = LEGACY_SERVER.parents[1] / "reference" / "server.py"
+UNSERVED = (
+    'the target completes no honest flow over 2025-11-25: "Handler returned an invalid result"; '
+    "a downgrade has nothing to reach"
+)
+
+
+def _controls_over_the_other_era(run: AuditRun) -> list[str]:
+    return [line for r in run.results for line in r.evidence if "control: the honest call" in line]
+
+
+def test_a_server_that_serves_no_legacy_client_refused_nothing_there_and_the_family_does_not_apply(
+    catalogue: Catalogue,
+) -> None:
+    # The MRTR reference tool cannot answer a 2025-11-25 connection at all (-32603): its honest flow
+    # never completes there, so no defence refused anything in that era. Controls first: not
+    # applicable, quoting the reply, never refused. The control runs once for the five attacks.
+    profile = profile_from_mapping(
+        {"command": f"py:{MRTR_ONLY}:build_server", "tool": "delete_file", "call_timeout": 10.0},
+        source="test",
+    )
+    run = run_audit(
+        profile,
+        catalogue=catalogue,
+        select=lambda spec: spec.family == "protocol-downgrade",
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.applicable), run.controls
+    assert {r.id: (r.verdict, r.reason) for r in run.results} == {
+        f"MCA-ERAS-00{n}": (NA, UNSERVED) for n in range(1, 6)
+    }
+    [control] = _controls_over_the_other_era(run)
+    assert '<- rpc-error -32603 "Handler returned an invalid result"' in control, control
+    assert "[setup] over 2025-11-25: control" in control, control
+    assert_green_as_it_is(run)
+
+
+# The server refuses an answer sooner than its bound after the question (`--too-fast`, as magnemo-mcp does
+# with 0.3 s); the person the profile describes reads for longer. Not a deadline: never scaled. Answered
+# at once, the harness is far inside a bound of seconds however loaded the machine; at the person's pace
+# it waits at least `answer_after`, so neither direction rests on how fast anything runs.
+TOO_FAST, READS_FOR, AT_ONCE_BOUND = 0.3, 0.4, 3.0
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", None], ids=["elicitation", "mrtr"])
+def test_a_server_that_refuses_answers_faster_than_a_person_reads_is_answered_at_the_profiles_pace(
+    catalogue: Catalogue, protocol: str | None
+) -> None:
+    def consent(too_fast: float, **settings: object) -> AuditRun:
+        factory = {"too_fast": too_fast, "mrtr_only_checks": protocol is None, "answer_timeout": 10.0}
+        raw = {
+            "command": f"py:{LEGACY_SERVER}:build_server",
+            "factory_args": factory,
+            "tool": "delete_file",
+            "call_timeout": 10.0,
+            **({"protocol": protocol} if protocol else {}),
+            **settings,
+        }
+        return run_audit(
+            profile_from_mapping(raw, source="test"),
+            catalogue=catalogue,
+            select=lambda spec: spec.id == "MCA-CONSENT-001",
+            generation=MATRIX_GENERATION,
+        )
+
+    # Answered at once, the honest yes is refused: no honest flow, so the attack is inconclusive, and
+    # the control says why and which key sets the pace.
+    hurried = consent(AT_ONCE_BOUND)
+    approve = next(c for c in hurried.controls if c.name == "approve")
+    assert not approve.passed
+    assert "faster than a person reads it; nothing was deleted" in approve.detail, approve.detail
+    assert "answer_after: SECONDS" in approve.detail, approve.detail
+    declined = hurried.by_id()["MCA-CONSENT-001"]
+    assert declined.verdict is Verdict.INCONCLUSIVE, declined.reason
+    assert "faster than a person reads it" in declined.reason, declined.reason
+    # At the person's pace the honest flow completes, and the decline is judged: refused by the tool.
+    paced = consent(TOO_FAST, answer_after=READS_FOR)
+    assert all(c.passed for c in paced.controls if c.applicable), paced.controls
+    declined = paced.by_id()["MCA-CONSENT-001"]
+    assert (declined.verdict, declined.layer) == (R, Layer.TOOL), (declined.reason, declined.evidence)
+    assert "faster than a person" not in " ".join(declined.evidence)
 
 
 def test_the_same_tool_over_2026_07_28_is_audited_through_mrtr_and_its_flaw_stays_out_of_sight(
@@ -507,3 +596,29 @@ def test_a_use_that_does_not_act_twice_is_not_applicable_to_replay_in_each_era(c
     assert result.verdict is NA, (result.reason, result.evidence)
     assert "the same use of 'delete_collection', asked and approved again, did not act again" in result.reason
     assert "no collection" in result.reason, result.reason
+
+
+def test_an_action_that_names_no_file_is_never_sent_a_path_when_its_honest_flow_failed(
+    catalogue: Catalogue,
+) -> None:
+    # The person's yes is a "no" here (answer: confirm false), so approve never acts and no path style
+    # is proven. unanswered still runs without an honest flow (its trait): it must call the wake with
+    # its host, not a case file's path (magnemo-mcp's handoff ended in a harness error that way).
+    raw = {
+        "command": f"py:{WAKE_SERVER}:build_server",
+        "tool": "wake",
+        "args": {"host": "study-pc"},
+        "effect": [{"file": "packets.jsonl"}],
+        "call_timeout": 2.0,
+        "protocol": "2025-11-25",
+        "answer": {"confirm": False},
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=lambda spec: spec.id == "MCA-NOANSWER-001",
+        generation=MATRIX_GENERATION,
+    )
+    assert not next(c for c in run.controls if c.name == "approve").passed
+    result = run.by_id()["MCA-NOANSWER-001"]
+    assert result.evidence[0].startswith('[setup] ask -> wake({"host": "study-pc"})'), result.evidence

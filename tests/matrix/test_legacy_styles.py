@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from baselined import assert_green_as_it_is
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, Shared
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -58,12 +58,12 @@ def audit(catalogue: Catalogue, style: str, *flaws: str, families: Sequence[str]
 
 
 @pytest.fixture(scope="module")
-def careful_in(catalogue: Catalogue) -> Callable[[str], AuditRun]:
-    """A careful style's whole-catalogue audit, once (per worker) for every test that reads it."""
+def careful_in(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callable[[str], AuditRun]:
+    """A careful style's whole-catalogue audit, once (per run) for every test that reads it."""
 
     @cache
     def run(style: str) -> AuditRun:
-        return audit(catalogue, style)
+        return across_workers(f"legacy-careful-{style}", lambda: audit(catalogue, style))
 
     return run
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import Shared
 
 from mcp_confirm_audit.catalogue.generation import Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -44,11 +45,18 @@ KNOWN_WEAK = {
 
 
 @pytest.fixture(scope="module")
-def whole_catalogue(catalogue: Catalogue, generation: Generation) -> AuditRun:
+def whole_catalogue(
+    catalogue: Catalogue, generation: Generation, across_workers: Shared[AuditRun]
+) -> AuditRun:
     """The whole catalogue, the command alone as its users would run it: once for both tests below."""
     # Beside the interpreter running the tests, whether or not its venv is activated.
     assert beside_interpreter("mcp-confirm") != "mcp-confirm", "mcp-confirm is part of the dev extra"
-    return run_audit(Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation)
+    return across_workers(
+        "mcp-confirm-whole-catalogue",
+        lambda: run_audit(
+            Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation
+        ),
+    )
 
 
 def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(
@@ -82,6 +90,13 @@ def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_sourc
     assert "was asked about" in nul.reason
     assert any(line.startswith("[setup] benign twin") for line in nul.evidence), nul.evidence
     assert {r.tool for r in run.results} == {"delete_file"}
+    # It serves no 2025-era client (its MRTR tool answers one with -32603, "Handler returned an
+    # invalid result"): no honest flow completes there, so no defence refused anything there.
+    for attack_id in (f"MCA-ERAS-00{n}" for n in range(1, 6)):
+        eras = by_id[attack_id]
+        assert eras.verdict is Verdict.NOT_APPLICABLE, (attack_id, eras.reason)
+        assert eras.reason.startswith("the target completes no honest flow over 2025-11-25: "), eras.reason
+        assert "Handler returned an invalid result" in eras.reason, eras.reason
 
 
 def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_which_cannot_answer_it(

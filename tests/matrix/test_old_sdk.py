@@ -3,9 +3,13 @@
 The harness stays an mcp 2.3 client; the target runs under another interpreter
 whose `mcp` predates 2026-07-28 and knows only the handshake, so zero
 configuration must find that era and the back-channel questions by itself. The
-interpreter is a venv this test builds once from the registry and keeps under
-its own folder (`tests/matrix/.old-sdk/`, ignored by git); a venv that cannot
-be built fails the test, it is never skipped.
+interpreter is a venv this test builds once and keeps under its own folder
+(`tests/matrix/.old-sdk/`, ignored by git); a venv that cannot be built fails
+the test, it is never skipped. On CI the folder is always new, so the venv is
+built small: no pip of its own, the old `mcp` and the few packages it needs that
+the harness's environment lacks installed from the registry without their
+dependencies, and the harness's site-packages behind them (a `.pth` file) for
+the rest (pydantic, starlette, anyio, ... at the versions installed here).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import fcntl
 import shlex
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -28,8 +33,17 @@ from mcp_confirm_audit.profile.loader import profile_from_mapping
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
 CACHE = Path(__file__).resolve().parent / ".old-sdk"
 # Elicitation came to the Python SDK in 1.9; the last 1.x is what PyPI's servers pin today.
-# regex: the reference servers' question sanitiser reads Unicode's properties with it.
-REQUIREMENTS = ("mcp>=1.10,<2", "regex")
+# The rest: what mcp 1.x needs that mcp 2's environment does not have (httpx, not httpx2; its
+# settings). Everything else it needs (regex for the reference servers' question sanitiser too)
+# comes from the harness's site-packages.
+REQUIREMENTS = (
+    "mcp>=1.10,<2",
+    "httpx>=0.27,<1",
+    "httpcore>=1,<2",
+    "httpx-sse>=0.4",
+    "pydantic-settings>=2.5.2",
+    "python-dotenv>=1",
+)
 BUILD_TIMEOUT = 600
 
 
@@ -45,10 +59,33 @@ def _old_sdk_python() -> Path:
             return python
         try:
             subprocess.run(
-                [sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=deadline(120)
+                [sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv)],
+                check=True,
+                timeout=deadline(120),
             )
+            own = Path(
+                subprocess.run(
+                    [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    timeout=deadline(60),
+                ).stdout.strip()
+            )
+            # After its own site-packages: the old mcp shadows the harness's mcp 2.
+            (own / "harness.pth").write_text(sysconfig.get_path("purelib") + "\n")
             subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", *REQUIREMENTS],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--no-deps",
+                    "--target",
+                    str(own),
+                    *REQUIREMENTS,
+                ],
                 check=True,
                 timeout=BUILD_TIMEOUT,
                 capture_output=True,
@@ -67,7 +104,8 @@ def _old_sdk_python() -> Path:
 def old_sdk() -> Path:
     python = _old_sdk_python()
     version = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"],
+        # FastMCP imports what a server of that era needs (pydantic-settings, starlette, uvicorn, httpx).
+        [str(python), "-c", "import importlib.metadata as m, mcp.server.fastmcp; print(m.version('mcp'))"],
         check=True,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import forked
+from conftest import Shared, forked
 from deadline import scaled
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 from test_detection_matrix import V_OR_W, V, W, assert_caught_and_nothing_else
@@ -88,11 +88,10 @@ def assert_careful(
             # in each era, MCA-ERAS-005, runs: a second payment is an effect of its own.)
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert "needs an argument that names a file" in result.reason, result.reason
-        elif result.id == "MCA-ERAS-005" and result.verdict is Verdict.NOT_APPLICABLE:
-            # A staged transfer is executed once: the same use, asked and approved again, does not pay
-            # again, so an approval presented again could not be seen acting (the handle shape).
-            assert "did not act again" in result.reason, result.reason
-            assert "already executed" in result.reason, result.reason
+        elif result.family == "protocol-downgrade":
+            # Its MRTR tool cannot answer a legacy connection (-32603): no honest flow there, nothing refused.
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+            assert "completes no honest flow over 2025-11-25" in result.reason, result.reason
         elif result.id == "MCA-FLAGBYPASS-002" and switches and result.verdict is Verdict.NOT_APPLICABLE:
             # The job tracker takes a row id and a status enum: no free value to send beyond the profile's.
             assert "nothing can be sent beyond the profile's values" in result.reason, result.reason
@@ -165,10 +164,13 @@ def test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other(
 
 
 @pytest.fixture(scope="module")
-def handle_shape(catalogue: Catalogue, generation: Any) -> AuditRun:
+def handle_shape(catalogue: Catalogue, generation: Any, across_workers: Shared[AuditRun]) -> AuditRun:
     """The shipped handle-shape profile over the whole catalogue: once for the tests that read it."""
-    return run_audit(
-        load_profile(TARGETS / "payments-handle.yaml"), catalogue=catalogue, generation=generation
+    return across_workers(
+        "payments-handle-shape",
+        lambda: run_audit(
+            load_profile(TARGETS / "payments-handle.yaml"), catalogue=catalogue, generation=generation
+        ),
     )
 
 

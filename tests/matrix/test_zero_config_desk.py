@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import forked
+from conftest import Shared, forked
 from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -51,9 +51,11 @@ def _control(run: AuditRun, name: str, tool: str = "book") -> str | None:
 
 
 @pytest.fixture(scope="module")
-def careful_desk(catalogue: Catalogue, generation: object) -> AuditRun:
+def careful_desk(catalogue: Catalogue, generation: object, across_workers: Shared[AuditRun]) -> AuditRun:
     """The careful desk, its command alone: consent and replay, one process per attack as its world needs."""
-    return _audit(catalogue, generation, {"consent", "replay"}, zygote=False)
+    return across_workers(
+        "zero-config-desk-careful", lambda: _audit(catalogue, generation, {"consent", "replay"}, zygote=False)
+    )
 
 
 def test_a_careful_desk_is_reached_with_nothing_configured_and_refuses_every_attack(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import forked
+from conftest import Shared, forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.search import MAX_ATTEMPTS
@@ -82,13 +82,16 @@ Audit = Callable[..., AuditRun]
 
 
 @pytest.fixture(scope="module")
-def audit(catalogue: Catalogue, generation: object) -> Audit:
-    """One audit per shape and flaw in this module: the detail tests read the runs the matrix made."""
+def audit(catalogue: Catalogue, generation: object, across_workers: Shared[AuditRun]) -> Audit:
+    """One audit per shape and flaw in this run (on any worker): the detail tests read the runs the matrix made."""
     done: dict[tuple[str, ...], AuditRun] = {}
 
     def run(shape: str, *flaws: str) -> AuditRun:
         if (shape, *flaws) not in done:
-            done[(shape, *flaws)] = _audit(catalogue, generation, shape, *flaws)
+            done[(shape, *flaws)] = across_workers(
+                "zero-config-search-" + "-".join((shape, *flaws)),
+                lambda: _audit(catalogue, generation, shape, *flaws),
+            )
         return done[(shape, *flaws)]
 
     return run

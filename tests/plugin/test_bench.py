@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import shlex
 import sys
@@ -27,8 +29,14 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
     assert re.fullmatch(r"\d+\.\d{3} s", fields["audit"])
     assert re.fullmatch(
-        r"\d+\.\d{3} s \(a bare SDK client, one server process, the same round trips\)", fields["floor"]
+        r"\d+\.\d{3} s \(a bare SDK client, one server process, the audit's own requests again\)",
+        fields["floor"],
     )
+    # The floor sends the audit's own requests, not round one on a plain name.
+    sent = re.fullmatch(
+        r"the (\d+) tools/call the audit sent, in its order, .*", fields["the floor's requests"]
+    )
+    assert sent is not None
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio"])
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to it"])
     # The audit's own round trips (what its requests cost, whatever they carry) in place of the floor's.
@@ -51,6 +59,7 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     trips = re.fullmatch(r"(\d+) \(1 tools/list, (\d+) tools/call\)", fields["round trips"])
     assert trips is not None
     assert int(trips[1]) == int(trips[2]) + 1 > 23
+    assert int(sent[1]) == int(trips[2])
     # Over stdio most of the work is in the server's processes: this process's CPU time is the harness's
     # own, set against the bare client's with as many servers, never called the audit's.
     assert "cpu (" not in out
@@ -124,10 +133,21 @@ def test_bench_says_what_is_wrong_in_one_line_with_pytests_exit_codes(
     assert len(err.strip().splitlines()) == 1
 
 
-def test_bench_says_where_the_audit_s_time_went_by_phase(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture(scope="module")
+def replay_bench() -> str:
+    """What one bench of the replay family prints with --compare-confinement and --growth: the two tests
+    below read their figures from this one run, not a run each."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        args = ["--mcp-target", CAREFUL, "--family", "replay", "--compare-confinement", "--growth"]
+        code = cli.main(["bench", "--repeat", "1", *args])
+    assert code == 0, printed.getvalue()
+    return printed.getvalue()
+
+
+def test_bench_says_where_the_audit_s_time_went_by_phase(replay_bench: str) -> None:
     # With the confined audit timed against the unconfined one in the same run (issue 36's 5%).
-    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay", "--compare-confinement")
-    assert code == 0
+    out = replay_bench
     assert re.search(
         r"^unconfined \(--mcp-no-confinement\), in turn with the others: audit \d+\.\d{3} s, ratio to the "
         r"same floor \d+\.\d\dx \(confined: \d+\.\d\dx\)$",
@@ -148,11 +168,8 @@ def test_bench_says_where_the_audit_s_time_went_by_phase(capsys: pytest.CaptureF
         assert re.fullmatch(r"  \w+ +\d+\.\d{3} s +\d+\.\d%", line), line
 
 
-def test_bench_growth_times_the_catalogue_once_twice_and_three_times_over(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    code, out, _ = bench(capsys, "--mcp-target", CAREFUL, "--family", "replay", "--growth")
-    assert code == 0
+def test_bench_growth_times_the_catalogue_once_twice_and_three_times_over(replay_bench: str) -> None:
+    out = replay_bench
     attacks = [int(m[1]) for m in re.finditer(r"^ +(\d+) attacks +\d+\.\d{3} s$", out, re.MULTILINE)]
     assert attacks[1:] == [2 * attacks[0], 3 * attacks[0]]
     assert re.search(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from once import once
 
 from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
@@ -21,22 +23,24 @@ def target(*options: str) -> str:
     return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
 
 
-@pytest.fixture(scope="module")
-def first_audit() -> dict[str, Any]:
-    """The first run's audit.json: made by the first test that needs it, read again by the others."""
-    return {}
-
-
 @pytest.fixture
-def replay_baseline(pytester: pytest.Pytester, first_audit: dict[str, Any]) -> Path:
-    """A baseline written from a run of the server that never spends a state: three replay findings."""
-    if not first_audit:
+def replay_baseline(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A baseline written from a run of the server that never spends a state: three replay findings.
+
+    The first run is made by the first test that needs it and read again by the others, in whichever
+    xdist worker they run (tests/once.py).
+    """
+
+    def first_run(folder: Path) -> None:
         first = pytester.runpytest(
             "--mcp-target", target("--flaw", "no-ledger"), "--mcp-report-dir", "first", *REPLAY
         )
         assert first.ret == pytest.ExitCode.TESTS_FAILED
-        first_audit.update(json.loads((pytester.path / "first" / "audit.json").read_text()))
-    document = first_audit
+        shutil.copyfile(pytester.path / "first" / "audit.json", folder / "audit.json")
+
+    document: dict[str, Any] = json.loads(
+        (once(tmp_path_factory, "gate-first", first_run) / "audit.json").read_text()
+    )
     path = pytester.path / "baseline.yaml"
     # The reasons a person writes in place of the TODOs (the gate refuses a TODO).
     text = baseline_from_audit(document, "first/audit.json")

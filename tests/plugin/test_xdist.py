@@ -48,10 +48,11 @@ def test_two_workers_give_the_serial_results_and_one_set_of_reports(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
-    pytester.makeconftest(SPY)
     args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "MCA-REPLAY or MCA-FORGE-00 or control"]
-    serial = pytester.runpytest_subprocess(*args, "--mcp-report-dir", "serial")
-    (pytester.path / "writers.log").unlink()
+    # The serial run in this process (what is compared is its results, not its process), the parallel one
+    # in its own: the spy goes in only after the serial run, so it never patches this process's plugin.
+    serial = pytester.runpytest_inprocess(*args, "--mcp-report-dir", "serial")
+    pytester.makeconftest(SPY)
     parallel = pytester.runpytest_subprocess(*args, "-n", "2", "--mcp-report-dir", "parallel")
     assert serial.ret == parallel.ret == pytest.ExitCode.TESTS_FAILED
     # (xdist does not count deselected items; everything else must agree.)

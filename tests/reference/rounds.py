@@ -12,6 +12,8 @@ from typing import Any
 import mcp
 from mcp import types
 
+from mcp_confirm_audit.target.race import ANNOUNCED
+
 YES = {"confirm": True}
 
 
@@ -43,10 +45,13 @@ async def redeem(
     action: str = "accept",
     tool: str = "delete_file",
     key: str = "confirm",
+    race: int = 1,
 ) -> types.CallToolResult | types.InputRequiredResult:
+    """`race`: how many redemptions are sent at once, announced as the harness does (target/race.py)."""
     answer = types.ElicitResult(action=action, content=dict(content) if content is not None else None)  # type: ignore[arg-type]
+    meta: Any = {ANNOUNCED: {"width": race}} if race > 1 else None
     return await c.session.call_tool(
-        tool, args, allow_input_required=True, input_responses={key: answer}, request_state=state
+        tool, args, allow_input_required=True, input_responses={key: answer}, request_state=state, meta=meta
     )
 
 

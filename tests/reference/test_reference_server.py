@@ -489,10 +489,11 @@ async def test_flaw_check_then_delete_ledger(reference: ModuleType, root: Path, 
         texts: list[str] = []
 
         async def answer(action: str, content: dict[str, Any] | None) -> None:
-            texts.append(text(await redeem(c, {"path": "a.txt"}, r1.request_state, content, action=action)))
+            sent = await redeem(c, {"path": "a.txt"}, r1.request_state, content, action=action, race=3)
+            texts.append(text(sent))
 
-        # The flawed ledger holds its check-to-delete gap open until three have passed its check
-        # (targets/reference/race_gate.py): no pause decides who is inside it.
+        # The flawed ledger holds its check-to-delete gap open until the three announced have passed
+        # its check (targets/reference/race_gate.py): no pause decides who is inside it.
         async with anyio.create_task_group() as tg:
             tg.start_soon(answer, "decline", None)
             tg.start_soon(answer, "accept", YES)

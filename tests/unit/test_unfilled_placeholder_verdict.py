@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from verdict_records import attack_spec
 
+from mcp_confirm_audit.channels.base import Save
+from mcp_confirm_audit.channels.command import Command
+from mcp_confirm_audit.channels.human import Person
 from mcp_confirm_audit.confirmations import replies
 from mcp_confirm_audit.confirmations.pending import CallTemplate
 from mcp_confirm_audit.engine.verdict import judge
@@ -93,3 +96,47 @@ def test_an_effect_is_still_vulnerable_whatever_the_call_held() -> None:
     done = Response(Outcome.COMPLETE, "ledger created")
     verdict, _, _ = _judged(_sent(EXECUTE.filled("479412d046bf", {}), done), after=CHANGED)
     assert verdict is Verdict.VULNERABLE
+
+
+# The other side (targets/elsewhere, the device channel): `{evidence}` is what the paired device returns
+# to a command that signs with the person's pairing code. An agent alone never has it, so its own call
+# sends it empty and the server's refusal is judged; a phrase the person types (above) it may work out.
+DEVICE = Person(
+    approve=(
+        Command(
+            "device.py confirm {api} {code} {id}",
+            save=Save(fields={"evidence": "evidence_ref"}),
+            credentials=("code",),
+        ),
+    )
+)
+TYPED = Person(approve=(Command("python -c 'print(1)' {id}", save=Save(whole="phrase")),))
+CONFIRM = CallTemplate("confirm_request", {"request_id": "{id}", "evidence_ref": "{evidence}"})
+
+
+def test_a_name_made_with_the_persons_credential_is_withheld_from_the_agent_and_a_typed_one_is_not() -> None:
+    assert DEVICE.withheld("evidence")
+    assert not TYPED.withheld("phrase")
+    assert not DEVICE.withheld("phrase")  # saved by no step
+
+
+def test_the_agents_own_call_sends_a_withheld_name_empty_and_leaves_any_other_unfilled() -> None:
+    args = CONFIRM.filled("ae6c9795", {}, withheld=DEVICE.withheld)
+    assert args == {"request_id": "ae6c9795", "evidence_ref": ""}
+    assert (args.emptied, args.unfilled) == (("evidence",), ())
+    typed = EXECUTE.filled("479412d046bf", {}, withheld=TYPED.withheld)
+    assert (typed.emptied, typed.unfilled) == ((), ("phrase",))
+
+
+def test_the_servers_refusal_of_an_empty_withheld_name_is_judged_the_gates() -> None:
+    sent = CONFIRM.filled("ae6c9795", {}, withheld=DEVICE.withheld)
+    refused = Response(Outcome.TOOL_ERROR, "refused: no device evidence for this request")
+    execute = Exchange(
+        Phase.ATTACK, "execute", "primary", {"name": "confirm_request", "arguments": dict(sent)}, refused
+    )
+    stage = Exchange(Phase.ATTACK, "stage", "primary", {"name": "delete_file"}, STAGED)
+    transcript = Transcript(
+        "MCA-SELFAPPROVE-001", "delete_file", Precondition(True), (stage, execute), TREE, TREE
+    )
+    result = judge(attack_spec("self-approval"), transcript)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result.reason
