@@ -168,7 +168,7 @@ NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
     # the approve link beside MRTR (test_mrtr_elsewhere.py)
     "reference/server.py": frozenset(["link-unchecked"]),
     # the terminal channel: a pty per audit (test_elsewhere.py)
-    "elsewhere/server.py": frozenset(["console-markup", "fails-open", "no-recheck"]),
+    "elsewhere/server.py": frozenset(["asks-first", "console-markup", "fails-open", "no-recheck"]),
     # the file families over token and pending flows (test_file_families_over_flows.py, test_family_precision.py)
     "confirm_kinds/server.py": frozenset(
         [
