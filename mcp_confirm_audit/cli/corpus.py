@@ -24,6 +24,7 @@ import fnmatch
 import math
 import os
 import shlex
+import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -71,6 +72,8 @@ class Case(BaseModel):
     flags: list[str] = Field(default_factory=list)
     families: list[str] | None = None
     careful: bool = False
+    # Why a careful case runs only some families (a careful case runs every family by default).
+    why: str | None = None
     expect: dict[str, list[str]] = Field(default_factory=dict)
     # Profile keys of this case alone, over its server's `settings` (an in-process server's flaws go in
     # its `factory_args`, as flags go on a command).
@@ -82,6 +85,13 @@ class Case(BaseModel):
             raise ValueError(
                 f"case {self.id}: a case is either careful: true or has expect:, not both or neither"
             )
+        if self.careful and (self.families is None) != (self.why is None):
+            raise ValueError(
+                f"case {self.id}: a careful case that runs only some families says why (why:), "
+                "and one that runs them all has no why:"
+            )
+        if not self.careful and self.why is not None:
+            raise ValueError(f"case {self.id}: why: is for a careful case that runs only some families")
         for attack, verdicts in self.expect.items():
             if not verdicts or set(verdicts) - FINDINGS:
                 raise ValueError(
@@ -134,6 +144,10 @@ class Outcome:
     results: tuple[tuple[str, str, str], ...]
     failed_controls: tuple[str, ...] = ()
     error: str | None = None
+    # A flawed case: why its run gated by a baseline of its own findings would exit 1 ([]: it exits 0).
+    baselined: tuple[str, ...] | None = None
+    # A flawed case of the sample: `run --baseline` for real, its exit status and last line.
+    reran: tuple[int, str] | None = None
 
 
 def wilson(successes: int, trials: int) -> tuple[float, float]:
@@ -218,17 +232,29 @@ def profile_of(manifest: Manifest, case: Case, targets: Path, *, scale: float = 
     return profile
 
 
+_EXAMPLES = 10
+
+
 def run_case(
-    manifest: Manifest, case: Case, targets: Path, *, all_families: bool = False, scale: float = 1.0
+    manifest: Manifest,
+    case: Case,
+    targets: Path,
+    *,
+    all_families: bool = False,
+    scale: float = 1.0,
+    rerun: bool = False,
 ) -> Outcome:
     """One case's audit, in this process (the target is a real process of its own).
 
     A careful case runs its `families` (all by default); a flawed case runs the families its flaw
-    may fool, or every family with `all_families`.
+    may fool, or every family with `all_families`. A flawed case's results are then put to the CI
+    gate under a baseline of its own findings, and with `rerun` the CLI runs it again for real,
+    gated by that baseline.
     """
     from ..catalogue.generation import CI_SEED, Generation
     from ..engine.session import run_audit
     from ..errors import AuditError
+    from . import corpus_gate
 
     try:
         profile = profile_of(manifest, case, targets, scale=scale)
@@ -237,7 +263,7 @@ def run_case(
         run = run_audit(
             profile,
             select=lambda spec: families is None or spec.family in families,
-            generation=Generation(examples=10, seed=CI_SEED),
+            generation=Generation(examples=_EXAMPLES, seed=CI_SEED),
         )
     except (AuditError, OSError, RuntimeError) as exc:
         # A target that did not start (or a profile it cannot take) is this case's error, never the run's.
@@ -245,7 +271,42 @@ def run_case(
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
     # The honest approve flow gates every attack; a flaw may break another control (a decline that acts).
     failed = tuple(c.name for c in run.controls if c.name == "approve" and not c.passed)
-    return Outcome(case.id, results, failed)
+    if case.careful:
+        return Outcome(case.id, results, failed)
+    text = corpus_gate.baseline_text(run.results, run.controls)
+    baselined = tuple(corpus_gate.gated(run.results, run.controls, text))
+    reran = None
+    if rerun and not baselined:
+        server = manifest.servers[case.server]
+        file, raw, command = _source_of(manifest, case, targets)
+        try:
+            reran = corpus_gate.rerun(
+                file,
+                raw,
+                command,
+                text=text,
+                families=None if families is None else sorted(families),
+                timeouts=(profile.call_timeout, profile.start_timeout),
+                env=server.env,
+                seed=CI_SEED,
+                examples=_EXAMPLES,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            reran = (-1, f"{type(exc).__name__}: {exc}")
+    return Outcome(case.id, results, failed, baselined=baselined, reran=reran)
+
+
+def _source_of(
+    manifest: Manifest, case: Case, targets: Path
+) -> tuple[Path | None, dict[str, Any] | None, str | None]:
+    """What `run` is given for a case: its profile file and command, or the mapping of its keys."""
+    server = manifest.servers[case.server]
+    command = command_of(manifest, case, targets)
+    if server.profile:
+        return targets / server.profile, None, command
+    settings = settings_of(manifest, case, targets)
+    command_key = {} if "servers" in settings else {"command": command}
+    return None, {**command_key, **({"tool": server.tool} if server.tool else {}), **settings}, None
 
 
 @dataclasses.dataclass(slots=True)
@@ -286,6 +347,83 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
                 tally.false_positives += 1
                 wrong.append(f"{case.id}: {attack} is a false positive ({verdict})")
     return dict(tallies), wrong
+
+
+@dataclasses.dataclass(slots=True)
+class Careful:
+    """One family on the careful cases: judged, found (vulnerable/weak), and left inconclusive."""
+
+    judged: int = 0
+    found: int = 0
+    input_inconclusive: int = 0
+    other_inconclusive: int = 0
+
+
+def careful_score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Careful], list[str]]:
+    """Per family on the careful cases; and one line per inconclusive input attack, which fails the run.
+
+    An input attack (its hostile part a path, a name, a token or an id) runs beside its benign twin
+    (techniques/_twins.py, the family's `input_value` trait): on a careful server it must end
+    refused or not applicable, never inconclusive. A finding is a false positive, counted by `score`.
+    """
+    from ..techniques import traits
+
+    inputs = {name for name, trait in traits().items() if trait.input_value}
+    careful = {case.id for case in manifest.cases if case.careful}
+    tallies: dict[str, Careful] = defaultdict(Careful)
+    wrong: list[str] = []
+    for outcome in outcomes:
+        if outcome.case not in careful:
+            continue
+        for attack, family, verdict in outcome.results:
+            tally = tallies[family]
+            tally.judged += verdict in JUDGED
+            tally.found += verdict in FINDINGS
+            if verdict == "inconclusive" and family in inputs:
+                tally.input_inconclusive += 1
+                wrong.append(f"{outcome.case}: {attack} (an input attack) is inconclusive on a careful case")
+            elif verdict == "inconclusive":
+                tally.other_inconclusive += 1
+    return dict(tallies), wrong
+
+
+def baseline_wrong(manifest: Manifest, outcomes: Iterable[Outcome]) -> list[str]:
+    """One line per flawed case whose run, gated by a baseline of its own findings, would not exit 0."""
+    wrong: list[str] = []
+    for outcome in outcomes:
+        for line in outcome.baselined or ():
+            wrong.append(f"{outcome.case}: under a baseline of its own findings the run exits 1: {line}")
+        if outcome.reran is not None and outcome.reran[0] != 0:
+            wrong.append(f"{outcome.case}: run --baseline exited {outcome.reran[0]}: {outcome.reran[1]}")
+    return wrong
+
+
+def partial(manifest: Manifest, cases: Iterable[Case] | None = None) -> list[Case]:
+    """The careful cases that do not run every family (each says why)."""
+    return [c for c in (manifest.cases if cases is None else cases) if c.careful and c.families is not None]
+
+
+def default_sample(cases: Sequence[Case]) -> list[str]:
+    """The flawed cases run again for real under their baseline: the first of each server.
+
+    The first whose verdicts are settled, where a server has one: a baseline pins the verdict it
+    was written with, and a race's flaw may be found `vulnerable` in one run and `weak` in the next
+    (its case accepts either), as a family the case runs but expects nothing of (one its flaw may
+    fool) may find it in one run and not the next.
+    """
+    first: dict[str, str] = {}
+    for case in sorted(cases, key=lambda c: not _settled(c)):
+        if not case.careful:
+            first.setdefault(case.server, case.id)
+    return sorted(first.values(), key=[c.id for c in cases].index)
+
+
+def _settled(case: Case) -> bool:
+    """Every family the case runs has attacks it expects, each with one verdict."""
+    from ..catalogue.loader import load_catalogue
+
+    expected = {spec.family for spec in load_catalogue().active if spec.id in case.expect}
+    return set(case.families or ()) <= expected and all(len(v) == 1 for v in case.expect.values())
 
 
 def _family_of(attack: str, outcome: Outcome) -> str:
@@ -347,8 +485,94 @@ a wide interval, which is why each rate shows the count behind it.
 
 Regenerate this page with `mcp-confirm-audit corpus --write-docs` (from the repository's
 root; `-j 2` runs two audits at once; on a loaded machine `--deadline-scale 4` gives the
-harness's own deadlines four times as long, never a server's lifetimes).
+harness's own deadlines four times as long, never a server's lifetimes). The command exits 1
+when anything below failed: a miss, a false positive, an audit that did not run, an input
+attack left inconclusive on a careful case, or a flawed case that would not exit 0 under a
+baseline of its own findings.
+
+## One manifest, read by the command and by the matrix
+
+The manifest is the one place a flaw's expectation is written. The detection matrix
+(`tests/matrix/test_detection_matrix.py`) does not keep a copy: its parameters (each flaw of
+the reference server, the families it may fool, the verdict each listed attack must give, the
+command line it starts with, the careful twin and the hostile modes) are the manifest's cases
+for the servers it starts, read when the test module is imported. The matrix runs the same
+audits as before, one per flaw, with every family, and asserts what it asserted: each flaw
+caught by its attacks and no other family fooled. A flaw added to the manifest is in the
+matrix; a flaw taken out of it leaves an attack that no flaw catches, which the matrix fails.
+
+## Why the baselines are checked here, and not by more audits in CI
+
+Issue 31 asks that a run with `--mcp-baseline` of the findings on each flawed server exits 0:
+the CI gate can be held green on a server whose flaws are known and accepted. Proving that
+with a second real run per flawed case would double the corpus's audits in CI. It does not
+need to: a run's exit status is a pure function of its results, its controls and the baseline
+(`engine/gate.failing`, which every attack and control item of a real run asks), and the
+baseline is what the CLI's own writer makes of the run. So the command, which already audits
+every flawed case, writes that baseline from each case's results and asks the gate what the
+run would do under it, at the cost of a function call. A baseline cannot excuse what was not
+judged: a case left with an inconclusive result, or whose approve control failed, is a line
+here, as it would fail a real run. The real runs of the sample (the first settled flawed case of
+each server, run again by the CLI with `run --baseline`) show that the function and the run
+agree, and that the exit 0 excused findings rather than finding none. A settled case expects
+attacks of every family it runs, each with one verdict: a baseline pins the verdict it was
+written with, and a race, or a family the flaw may fool that the case expects nothing of, can
+change its verdict between two runs (`legacy/decline-as-accept`'s MCA-DSPEND-002 did once); `tests/plugin/test_baselined_flaws.py`
+shows the same inside CI for one server of each mechanism. `tests/matrix/test_corpus.py` reads the
+table below and fails when a flawed case of the manifest is missing from it or did not exit 0.
 """
+
+
+def careful_table(tallies: Mapping[str, Careful]) -> str:
+    """The careful cases per family: judged, found, inconclusive input attacks, other inconclusive."""
+    lines = [
+        "| family | judged | vulnerable or weak | inconclusive input attacks | other inconclusive |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    total = Careful()
+    for family in sorted(tallies):
+        t = tallies[family]
+        lines.append(
+            f"| {family} | {t.judged} | {t.found} | {t.input_inconclusive} | {t.other_inconclusive} |"
+        )
+        total.judged += t.judged
+        total.found += t.found
+        total.input_inconclusive += t.input_inconclusive
+        total.other_inconclusive += t.other_inconclusive
+    lines.append(
+        f"| **overall** | {total.judged} | {total.found} | {total.input_inconclusive} | "
+        f"{total.other_inconclusive} |"
+    )
+    return "\n".join(lines)
+
+
+def partial_lines(cases: Iterable[Case]) -> str:
+    return "\n".join(f"- `{c.id}` runs {', '.join(c.families or ())}: {c.why}" for c in cases) or "None."
+
+
+def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
+    """Per flawed case: its findings, what the gate makes of them under their baseline, a real run's exit."""
+    flawed = {case.id for case in manifest.cases if not case.careful}
+    lines = [
+        "| flawed case | findings baselined | gated by that baseline (engine/gate.failing) | `run --baseline` |",
+        "| --- | --- | --- | --- |",
+    ]
+    for outcome in outcomes:
+        if outcome.case not in flawed:
+            continue
+        found = sum(verdict in FINDINGS for _, _, verdict in outcome.results)
+        if outcome.baselined is None:
+            gate = "not run: the audit did not run"
+        elif outcome.baselined:
+            gate = "exits 1: " + "; ".join(outcome.baselined).replace("|", "\\|")
+        else:
+            gate = "exits 0"
+        real = "not in the sample"
+        if outcome.reran is not None:
+            code, last = outcome.reran
+            real = f"exit {code}: " + last.replace("|", "\\|")
+        lines.append(f"| `{outcome.case}` | {found} | {gate} | {real} |")
+    return "\n".join(lines)
 
 
 def docs_page(
@@ -359,6 +583,9 @@ def docs_page(
     *,
     all_families: bool = False,
     scale: float = 1.0,
+    careful: Mapping[str, Careful] | None = None,
+    partial_cases: Sequence[Case] = (),
+    baselines: str = "",
 ) -> str:
     scope = f"All {of} cases." if cases == of else f"{cases} of the {of} cases (a subset chosen with --only)."
     scope += (
@@ -368,7 +595,26 @@ def docs_page(
     )
     scope += f" The harness's deadlines were scaled by {scale:g} (--deadline-scale)." if scale != 1.0 else ""
     misses = "\n".join(f"- {line}" for line in wrong) or "None."
-    return f"{_DOCS_HEAD}\n## The last run\n\n{scope}\n\n{table(tallies)}\n\nMisses and false positives: {misses}\n"
+    page = f"{_DOCS_HEAD}\n## The last run\n\n{scope}\n\n{table(tallies)}\n\nWhat failed: {misses}\n"
+    page += (
+        f"\n## The careful cases\n\n{_CAREFUL_HEAD}\n\n{careful_table(careful or {})}\n\n"
+        f"The careful cases that do not run every family, and why:\n\n{partial_lines(partial_cases)}\n"
+    )
+    page += f"\n## Each flawed case under a baseline of its own findings\n\n{_BASELINE_HEAD}\n\n{baselines}\n"
+    return page
+
+
+_CAREFUL_HEAD = """A careful case runs every family unless it says why not. Every judged attack on one must be
+`refused` (a finding is a false positive, above), and no input attack (an attack whose hostile
+part is an input value: a path, a name, a token, an id, run beside its benign twin) may end
+`inconclusive`: either fails the run. Other inconclusive results are counted, not failed."""
+
+_BASELINE_HEAD = """Each flawed case's findings are written as a baseline by the CLI's own writer (what
+`mcp-confirm-audit baseline` writes from its audit.json), read back by the plugin's loader, and
+the case's results are put to `engine/gate.failing`, the function every item of a real
+`--mcp-baseline` run asks: "exits 0" is what such a run's exit status is. For a sample (the first
+settled flawed case of each server, or `--rerun GLOB`) the CLI is run again for real, `run --baseline`,
+on the same case with the same families, seed and deadlines, and its exit status is shown."""
 
 
 def add_parser(sub: Any) -> None:
@@ -394,6 +640,14 @@ def add_parser(sub: Any) -> None:
         help="multiply the harness's deadlines (start, round trip, answer) on a loaded machine (default 1)",
     )
     corpus.add_argument("--write-docs", action="store_true", help=f"write the table to {DOCS_PAGE}")
+    corpus.add_argument(
+        "--rerun",
+        action="append",
+        default=None,
+        metavar="GLOB",
+        help="flawed cases run again for real with run --baseline (default: the first of each server)",
+    )
+    corpus.add_argument("--no-rerun", action="store_true", help="run no flawed case again for real")
 
 
 def select(manifest: Manifest, only: Sequence[str]) -> list[Case]:
@@ -419,11 +673,20 @@ def main(args: argparse.Namespace) -> int:
         print(f"mcp-confirm-audit corpus: {why}", file=sys.stderr)
         return USAGE
     targets = (path.resolve().parent / manifest.targets).resolve()
+    sample = set() if args.no_rerun else set(default_sample(cases))
+    if args.rerun and not args.no_rerun:
+        sample = {c.id for c in select(manifest, args.rerun) if not c.careful}
     outcomes: list[Outcome] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [
             pool.submit(
-                run_case, manifest, case, targets, all_families=args.all_families, scale=args.deadline_scale
+                run_case,
+                manifest,
+                case,
+                targets,
+                all_families=args.all_families,
+                scale=args.deadline_scale,
+                rerun=case.id in sample,
             )
             for case in cases
         ]
@@ -432,7 +695,18 @@ def main(args: argparse.Namespace) -> int:
             outcomes.append(outcome)
             print(f"{case.id}: {len(outcome.results)} results", file=sys.stderr, flush=True)
     tallies, wrong = score(manifest, outcomes)
+    careful, inconclusive = careful_score(manifest, outcomes)
+    wrong += inconclusive + baseline_wrong(manifest, outcomes)
     print(table(tallies))
+    print(f"\nThe careful cases:\n\n{careful_table(careful)}")
+    print(f"\nCareful cases that do not run every family:\n{partial_lines(partial(manifest, cases))}")
+    flawed = [o for o in outcomes if o.baselined is not None]
+    green = sum(not o.baselined for o in flawed)
+    reran = [o.reran for o in outcomes if o.reran is not None]
+    print(
+        f"\nUnder a baseline of its own findings: {green} of {len(flawed)} flawed cases exit 0; "
+        f"run --baseline for real: {sum(r[0] == 0 for r in reran)} of {len(reran)} exited 0."
+    )
     print(f"\n{len(cases)} cases of {len(manifest.cases)}.")
     for line in wrong:
         print(line)
@@ -445,6 +719,9 @@ def main(args: argparse.Namespace) -> int:
             wrong,
             all_families=args.all_families,
             scale=args.deadline_scale,
+            careful=careful,
+            partial_cases=partial(manifest, cases),
+            baselines=baseline_table(manifest, outcomes),
         )
         DOCS_PAGE.write_text(page, encoding="utf-8")
         print(f"wrote {DOCS_PAGE}")

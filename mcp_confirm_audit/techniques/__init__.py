@@ -61,6 +61,9 @@ class Traits:
     # its finding is an effect the attack itself brought about, which needs no honest flow to compare
     # with (a caller's own switch that is the only gate). Without an effect it stays inconclusive.
     without_an_honest_flow: bool = False
+    # Its hostile part is an input value (a path, a name, a token, an id), sent beside its benign twin
+    # (`_twins.py`): an inconclusive result of it on a careful server is the harness's call gone wrong.
+    input_value: bool = False
 
 
 _REGISTRY: dict[str, Technique] = {}
@@ -78,6 +81,7 @@ def technique(
     both_eras: bool = False,
     opens: Iterable[str] = (),
     without_an_honest_flow: bool = False,
+    input_value: bool = False,
     params: type[Params] | None = None,
 ) -> Callable[[Technique], Technique]:
     """Register a technique under `name` with its family's traits and the model of its `params:`."""
@@ -89,6 +93,7 @@ def technique(
         both_eras,
         frozenset(opens),
         without_an_honest_flow,
+        input_value,
     )
     _check(name, traits)
 

@@ -46,7 +46,7 @@ class OutOfRootParams(Params):
     length: int = Field(3000, description="the path's length in characters (overlong)")
 
 
-@technique("out-of-root", mechanisms=ANY, params=OutOfRootParams)
+@technique("out-of-root", mechanisms=ANY, input_value=True, params=OutOfRootParams)
 async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     if not attack.file_only():
         return

@@ -149,10 +149,12 @@ async def _one_era(
             connection=conn,
         )
     elif answer == "swapped" and attack_proper:
-        # Nothing was asked, so nothing could be swapped: what the call did is another family's finding.
+        # Nothing was asked, so nothing could be swapped: what the call did is MCA-ERAS-001's finding,
+        # and with no question in this era the swap does not apply (a baseline can hold that run green).
         if await attack.took_effect(subject, before):
-            attack.setup_failed(
-                f"over {conn.era} the tool acted without asking: the call alone (MCA-ERAS-001) judges it"
+            attack.not_applicable(
+                f"over {conn.era} the tool acted without asking, so there is no question to swap a file "
+                "under: the call alone (MCA-ERAS-001) judges it"
             )
             return None
         await attack.start_attack()
@@ -199,6 +201,12 @@ async def _replayed(
             )
         elif attack_proper and not acted and asked.outcome is not Outcome.COMPLETE:
             await attack.start_attack()  # the era refused whole (a gate may): that refusal is judged
+        elif acted:
+            # No approval to present again: the unasked act is MCA-ERAS-001's finding.
+            attack.not_applicable(
+                f"over {conn.era} the tool did not ask and acted ({asked.outcome}: {asked.text[:160]}), so "
+                "there was no approval to present again: the call alone (MCA-ERAS-001) judges that era"
+            )
         else:
             did = "acted" if acted else "did nothing"
             attack.setup_failed(

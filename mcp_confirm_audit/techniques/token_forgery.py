@@ -38,7 +38,7 @@ class TokenForgeryParams(Params):
     mode: Literal["random", "derived"]
 
 
-@technique("token-forgery", mechanisms=ANY, params=TokenForgeryParams)
+@technique("token-forgery", mechanisms=ANY, input_value=True, params=TokenForgeryParams)
 async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = token_or_not_applicable(attack, "token to forge", "no token to forge")
     if flow is None:

@@ -12,21 +12,16 @@ from __future__ import annotations
 import yaml
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.cli.corpus_gate import baseline_text
 from mcp_confirm_audit.engine.baseline import ACCEPTED, baseline_from_mapping
 from mcp_confirm_audit.engine.gate import failing
 from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
 
 def baseline_of(run: AuditRun) -> str:
     """The baseline `mcp-confirm-audit baseline` writes from this run, its TODO reasons filled in."""
-    document = {
-        "results": [r.as_dict() for r in run.results],
-        "controls": [c.as_dict() for c in run.controls],
-    }
-    written = baseline_from_audit(document, "this run")
-    return written.replace("TODO say why this is accepted", "accepted by the test")
+    return baseline_text(run.results, run.controls)
 
 
 def assert_green_with_its_findings_baselined(run: AuditRun, catalogue: Catalogue) -> None:

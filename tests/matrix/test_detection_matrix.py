@@ -7,12 +7,14 @@ family fooled by it; `refused`, by the expected layer, on the careful server.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.cli.corpus import Case, load_manifest
 from mcp_confirm_audit.engine.session import AuditRun
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.techniques import ANY, traits
@@ -43,81 +45,49 @@ CAREFUL_NOT_APPLICABLE = {
     **NOT_MRTR,
 }
 
-FORGERIES = {f"MCA-FORGE-{n:03d}": V for n in range(1, 20)}
-SWAPS = ("symlink-swap", "parent-swap", "identity-swap")
-ANY_SWAP = {
-    **{f"MCA-SYMLINK-{n:03d}": V for n in range(1, 4)},
-    **{f"MCA-PARENT-{n:03d}": V for n in range(1, 3)},
-    "MCA-IDSWAP-001": V,
-    "MCA-IDSWAP-002": W,
-}
+# The manifest of the corpus is the one place a flaw's expectation is written: the families it may
+# fool and the verdict each listed attack must give. The matrix runs its cases for the servers it
+# starts: the reference server with one flaw (`--flaw NAME`, with `--second-tool` where the flaw needs
+# one), its careful twin, and the hostile server in one mode.
+MANIFEST = load_manifest(Path(__file__).resolve().parents[2] / "targets" / "corpus" / "corpus.yaml")
+Expected = dict[str, Verdict | frozenset[Verdict]]
 
+
+def _expected(case: Case) -> Expected:
+    return {
+        attack: Verdict(verdicts[0]) if len(verdicts) == 1 else frozenset(map(Verdict, verdicts))
+        for attack, verdicts in case.expect.items()
+    }
+
+
+def _flaw_alone(case: Case) -> str | None:
+    """The flaw a case of the reference server runs with alone (no style, no settings), or None."""
+    if case.server != "reference" or case.settings or case.flags[:1] != ["--flaw"]:
+        return None
+    return case.flags[1] if case.flags[2:] in ([], ["--second-tool"]) else None
+
+
+_ALONE = [(flaw, case) for case in MANIFEST.cases if (flaw := _flaw_alone(case))]
 # flaw -> (the families it may fool, the attacks that must catch it, and how)
-FLAWS: dict[str, tuple[str | tuple[str, ...], dict[str, Verdict | frozenset[Verdict]]]] = {
-    # No record at all: sequential replays and races alike.
-    "no-ledger": (
-        ("replay", "double-spend"),
-        {"MCA-REPLAY-001": V, "MCA-REPLAY-002": V, "MCA-REPLAY-003": V, "MCA-DSPEND-001": V_OR_W},
-    ),
-    # Check, sleep, delete: every redemption of a race gets past the check, and
-    # acts again if the victim is back in time (else a later check stops it).
-    "check-then-delete-ledger": ("double-spend", {"MCA-DSPEND-001": V_OR_W, "MCA-DSPEND-002": V_OR_W}),
-    "unbound-state": (
-        "cross-target",
-        {"MCA-XTARGET-001": V, "MCA-XTARGET-002": V, "MCA-XTARGET-003": V, "MCA-XTARGET-004": V},
-    ),
-    "trusting-state": ("forged-state", FORGERIES),
-    # Its readable state carries no identity, so there is nothing to re-check it against.
-    "plain-state": (("forged-state", "identity-swap"), {"MCA-FORGE-020": V, "MCA-IDSWAP-001": V}),
-    "stateless-answers": ("fabricated-approval", {"MCA-FABRICATE-001": V, "MCA-FABRICATE-002": V}),
-    "decline-as-accept": ("consent", {"MCA-CONSENT-001": V, "MCA-CONSENT-002": V}),
-    "accept-means-yes": (
-        "consent",
-        {"MCA-CONSENT-003": V, "MCA-CONSENT-004": V, "MCA-CONSENT-007": V, "MCA-CONSENT-010": V},
-    ),
-    "truthy-strings": ("consent", {"MCA-CONSENT-004": V, "MCA-CONSENT-005": V, "MCA-CONSENT-006": W}),
-    "any-answer-key": ("consent", {"MCA-CONSENT-008": V}),
-    "duck-typed-answers": ("consent", {"MCA-CONSENT-009": V}),
-    "no-containment": ("out-of-root", {"MCA-ROOT-001": V, "MCA-ROOT-002": V, "MCA-ROOT-008": V}),
-    "prefix-containment": ("out-of-root", {"MCA-ROOT-003": V}),
-    "lexical-containment": ("out-of-root", {"MCA-ROOT-004": V}),
-    "deletes-directories": ("out-of-root", {"MCA-ROOT-005": V, "MCA-ROOT-006": V}),
-    "truncates-at-nul": ("out-of-root", {"MCA-ROOT-007": V}),
-    "ask-before-check": ("out-of-root", {"MCA-ROOT-001": W, "MCA-ROOT-002": W, "MCA-ROOT-003": W}),
-    "no-identity-check": ("identity-swap", {"MCA-IDSWAP-001": V, "MCA-IDSWAP-002": W}),
-    "missing-is-deleted": ("identity-swap", {"MCA-IDSWAP-003": W}),
-    # Re-checking at execution time is one defence, and every swap family tests it.
-    "no-recheck": (SWAPS, ANY_SWAP),
-    "unsanitised-question": (
-        "prompt-forging",
-        {**{f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)}, "MCA-PROMPT-007": W},
-    ),
-    "sanitiser-keeps-bidi": ("prompt-forging", {"MCA-PROMPT-002": V, "MCA-PROMPT-003": V}),
-    "sanitiser-truncates-end": ("prompt-forging", {"MCA-PROMPT-008": V}),
-    "sanitiser-folds-controls": ("prompt-forging", {"MCA-PROMPT-009": W}),
-    # Letters and marks that render as nothing pass a check by general category.
-    "sanitiser-category-only": ("prompt-forging", {"MCA-PROMPT-003": V}),
-    "asks-for-secret": ("prompt-forging", {"MCA-PROMPT-010": V}),
-    "nested-form": ("prompt-forging", {"MCA-PROMPT-011": W}),
-    # A question that names nothing hides a name a redactor would mask as well.
-    "question-without-name": ("prompt-forging", {"MCA-PROMPT-012": V, "MCA-PROMPT-013": V}),
-    # The form goes to a client that declared none (the MUST NOT); that client cannot answer it.
-    "elicits-without-capability": ("capability-downgrade", {"MCA-DOWNGRADE-001": W, "MCA-DOWNGRADE-002": W}),
+FLAWS: dict[str, tuple[tuple[str, ...], Expected]] = {
+    flaw: (tuple(case.families or ()), _expected(case)) for flaw, case in _ALONE if not case.careful
 }
+# The command line of each flaw's server (the other-tool attack needs a second destructive tool).
+OPTIONS = {flaw: tuple(case.flags) for flaw, case in _ALONE}
+# A weaker defence that is careful in the families it names (its twin holds alone).
+CAREFUL_WITH = {flaw: tuple(case.families or ()) for flaw, case in _ALONE if case.careful}
+CAREFUL_OPTIONS = tuple(next(c for c in MANIFEST.cases if c.id == "reference/careful").flags)
 
 # What no flag of the careful server can remove is its ability to keep
 # answering: the hostile server (targets/hostile) is the careful one with one
 # misbehaviour. A reliable hang or crash is weak (see attacks/robustness.yaml).
 # mode -> (its family, the attacks that must catch it, and how)
-HOSTILE: dict[str, tuple[str, dict[str, Verdict]]] = {
-    "hang-on-long-input": ("robustness", {"MCA-ROBUST-001": W}),
-    "crash-on-malformed-answer": ("robustness", {"MCA-ROBUST-002": W}),
+HOSTILE: dict[str, tuple[str, Expected]] = {
+    case.flags[1]: (family, _expected(case))
+    for case in MANIFEST.cases
+    if case.server == "hostile" and case.flags[:1] == ["--mode"]
+    for family in case.families or ()
 }
-
-
-def _options(flaw: str) -> list[str]:
-    # The other-tool attack needs a second destructive tool to act through.
-    return ["--flaw", flaw, *(["--second-tool"] if flaw == "unbound-state" else [])]
 
 
 # Families that need replicas or a shorter lifetime: proven in test_state_in_depth.py; and the
@@ -149,7 +119,7 @@ def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> Non
 def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_expected_layer(
     audit_reference: AuditFn,
 ) -> None:
-    run = audit_reference("--second-tool")
+    run = audit_reference(*CAREFUL_OPTIONS)
     assert all(c.passed for c in run.controls), run.controls
     for result in run.results:
         if result.id in CAREFUL_NOT_APPLICABLE:
@@ -185,7 +155,7 @@ def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
     audit_reference: AuditFn, catalogue: Catalogue, flaw: str
 ) -> None:
     families, expected = FLAWS[flaw]
-    run = audit_reference(*_options(flaw))
+    run = audit_reference(*OPTIONS[flaw])
     assert_caught_and_nothing_else(run, families, expected)
     # The same run, gated by a baseline of its own findings, exits 0.
     assert_green_with_its_findings_baselined(run, catalogue)
@@ -222,12 +192,12 @@ def test_each_hostile_mode_is_caught_by_its_family_and_fools_no_other(
     assert_green_with_its_findings_baselined(run, catalogue)
 
 
-@pytest.mark.parametrize("flaw", ["link-after-resolve", "link-last-component-only"])
+@pytest.mark.parametrize("flaw", sorted(CAREFUL_WITH))
 def test_a_weaker_link_check_alone_still_refuses_every_swap_by_the_identity_re_check(
     audit_reference: AuditFn, flaw: str
 ) -> None:
     # Defence in depth: the file's identity, compared after the answer, holds on its own.
-    run = audit_reference("--flaw", flaw, families=SWAPS)
+    run = audit_reference(*OPTIONS[flaw], families=CAREFUL_WITH[flaw])
     assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}, [
         (r.id, r.reason) for r in run.results
     ]

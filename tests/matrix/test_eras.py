@@ -208,10 +208,11 @@ def test_a_gate_that_lives_only_in_the_mrtr_path_is_found_naming_both_eras(share
         "MCA-ERAS-002": V,
         "MCA-ERAS-003": V,
         # It acts on the legacy call alone, before any swap or any yes: neither the swap nor the
-        # replay in each era can be made there.
-        "MCA-ERAS-004": Verdict.INCONCLUSIVE,
-        "MCA-ERAS-005": Verdict.INCONCLUSIVE,
+        # replay in each era applies there (MCA-ERAS-001 is the finding), so a baseline holds it green.
+        "MCA-ERAS-004": Verdict.NOT_APPLICABLE,
+        "MCA-ERAS-005": Verdict.NOT_APPLICABLE,
     }
+    assert all("(MCA-ERAS-001) judges" in results[i].reason for i in ("MCA-ERAS-004", "MCA-ERAS-005"))
     unasked = results["MCA-ERAS-001"]
     assert unasked.rated_severity == "critical"
     assert "over 2026-07-28 the gate held" in unasked.reason

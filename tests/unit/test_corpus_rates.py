@@ -94,3 +94,71 @@ def test_a_bad_manifest_is_one_line_naming_the_case(tmp_path: Path, text: str, s
     path.write_text(text)
     with pytest.raises(ValueError, match=said):
         corpus.load_manifest(path)
+
+
+def test_an_inconclusive_input_attack_on_a_careful_case_fails_and_another_inconclusive_is_counted() -> None:
+    manifest = load_manifest(MANIFEST)
+    outcomes = [
+        Outcome(
+            "reference/careful",
+            (
+                # out-of-root's hostile part is an input value, sent beside its benign twin.
+                ("MCA-ROOT-001", "out-of-root", "inconclusive"),
+                ("MCA-ROOT-002", "out-of-root", "refused"),
+                ("MCA-REPLAY-002", "replay", "inconclusive"),
+            ),
+        ),
+        # A flawed case's inconclusive results are its matrix's business, not this count's.
+        Outcome("reference/any-answer-key", (("MCA-ROOT-001", "out-of-root", "inconclusive"),)),
+    ]
+    tallies, wrong = corpus.careful_score(manifest, outcomes)
+    root, replay = tallies["out-of-root"], tallies["replay"]
+    assert (root.judged, root.found, root.input_inconclusive, root.other_inconclusive) == (1, 0, 1, 0)
+    assert (replay.judged, replay.input_inconclusive, replay.other_inconclusive) == (0, 0, 1)
+    assert wrong == ["reference/careful: MCA-ROOT-001 (an input attack) is inconclusive on a careful case"]
+    assert "| **overall** | 1 | 0 | 1 | 1 |" in corpus.careful_table(tallies)
+
+
+def test_a_flawed_case_that_would_not_exit_0_under_its_baseline_is_a_line_and_a_row() -> None:
+    manifest = load_manifest(MANIFEST)
+    found = (("MCA-CONSENT-008", "consent", "vulnerable"),)
+    outcomes = [
+        Outcome(
+            "reference/any-answer-key", found, baselined=(), reran=(0, "1 finding(s) excused; 1 xfailed")
+        ),
+        Outcome("reference/accept-means-yes", found, baselined=("MCA-CONSENT-003 on delete_file: error, x",)),
+        Outcome("reference/duck-typed-answers", found, baselined=(), reran=(1, "1 failed")),
+        Outcome("reference/careful", ()),
+    ]
+    assert corpus.baseline_wrong(manifest, outcomes) == [
+        "reference/accept-means-yes: under a baseline of its own findings the run exits 1: "
+        "MCA-CONSENT-003 on delete_file: error, x",
+        "reference/duck-typed-answers: run --baseline exited 1: 1 failed",
+    ]
+    rows = corpus.baseline_table(manifest, outcomes).splitlines()[2:]
+    assert rows == [
+        "| `reference/any-answer-key` | 1 | exits 0 | exit 0: 1 finding(s) excused; 1 xfailed |",
+        "| `reference/accept-means-yes` | 1 | exits 1: MCA-CONSENT-003 on delete_file: error, x | not in the sample |",
+        "| `reference/duck-typed-answers` | 1 | exits 0 | exit 1: 1 failed |",
+    ]
+
+
+def test_the_sample_run_again_for_real_is_the_first_flawed_case_of_each_server() -> None:
+    manifest = load_manifest(MANIFEST)
+    sample = corpus.default_sample(manifest.cases)
+    flawed = [c for c in manifest.cases if not c.careful]
+    assert len(sample) == len({c.server for c in flawed})
+    assert sample[0] == next(c.id for c in flawed if c.server == "reference")
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ({"families": ["consent"], "careful": True}, "says why"),
+        ({"careful": True, "why": "all the same"}, "says why"),
+        ({"families": ["consent"], "expect": {"MCA-CONSENT-008": ["vulnerable"]}, "why": "w"}, "why: is for"),
+    ],
+)
+def test_a_careful_case_says_why_it_runs_only_some_families(case: dict[str, object], why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        corpus.Case.model_validate({"id": "c", "server": "s", **case})
