@@ -94,6 +94,10 @@ class Victim(Protocol):
         """The values that name this subject, by the argument that takes them."""
         ...
 
+    def minted(self, tool: ToolInfo) -> Mapping[str, Any]:
+        """What the setup minted for this use that `tool` takes by name (a staged id); a call may spend it."""
+        ...
+
     def derived_values(self) -> Mapping[str, str]:
         """What a server could derive from the subject itself, by what it is (a file's sha256); {} for none."""
         ...
@@ -170,6 +174,9 @@ class CaseFile:
 
     def own_values(self) -> Mapping[str, Any]:
         return {"path": self.value}
+
+    def minted(self, tool: ToolInfo) -> Mapping[str, Any]:
+        return {}  # a case file is made by the harness, not minted by a setup call
 
     def derived_values(self) -> Mapping[str, str]:
         try:

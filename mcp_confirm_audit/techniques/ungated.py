@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations.detect import policy_tools
-from ..engine.action import Instance
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
 from ..target.driver import ToolInfo
@@ -82,7 +81,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
             # calls are (they sort last): only the gated kind of change it makes counts.
             attack.stages_at_the_gate()
         subject = victim
-        if isinstance(victim, Instance) and victim.minted(tool):
+        if victim.minted(tool):
             # What the setup minted (a staged note's id) may have been spent by the tool before
             # (`drop(note)`): each tool given it gets a use of its own, made before the mark.
             if spent and (fresh := await attack.again()):
