@@ -9,17 +9,12 @@ question raw is caught, the careful one (titles escaped) is refused.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from conftest import MATRIX_GENERATION
+from notes_audit import audit_notes
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.session import run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
 
-NOTES = Path(__file__).resolve().parents[2] / "targets" / "notes" / "server.py"
 LINE_BREAKS = "MCA-PROMPT-001"
 
 
@@ -31,24 +26,7 @@ LINE_BREAKS = "MCA-PROMPT-001"
 def test_a_title_inside_the_staged_note_is_forged(
     catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict, layer: Layer
 ) -> None:
-    raw = {
-        "command": f"py:{NOTES}:build_server",
-        "factory_args": {"flaws": list(flaws)},
-        "protocol": "2025-11-25",
-        "tool": "handoff",
-        "setup": [{"tool": "stage", "args": {"note": {"title": "Deploy checklist"}, "store": "playbooks"}}],
-        "args": {"cut": "the rest of the refactor"},
-        "effect": [{"tool": "list_kept"}],
-        "call_timeout": 10.0,
-    }
-    run = run_audit(
-        profile_from_mapping(raw, source="test"),
-        catalogue=catalogue,
-        select=lambda spec: spec.id == LINE_BREAKS,
-        generation=MATRIX_GENERATION,
-    )
-    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
-    result = run.by_id()[LINE_BREAKS]
+    result = audit_notes(catalogue, LINE_BREAKS, flaws=flaws)
     assert (result.verdict, result.layer) == (verdict, layer), (result.reason, result.evidence)
     assert "note: hostile strings go into stage's 'note.title', which the question shows" in result.evidence
     # The hostile title went into the staged note itself, the store and the rest of it unchanged.

@@ -11,46 +11,17 @@ inconclusive, never refused.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
-from conftest import MATRIX_GENERATION
+from notes_audit import audit_notes
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.session import run_audit
 from mcp_confirm_audit.models import Layer, Result, Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
 
-NOTES = Path(__file__).resolve().parents[2] / "targets" / "notes" / "server.py"
 UNGATED = "MCA-UNGATED-001"
 
 
 def ungated(catalogue: Catalogue, *, flaws: tuple[str, ...], saved: bool) -> Result:
-    stage: dict[str, Any] = {
-        "tool": "stage",
-        "args": {"note": {"title": "Deploy checklist"}, "store": "playbooks"},
-    }
-    if saved:
-        stage["save"] = {"note": "staged"}
-    raw = {
-        "command": f"py:{NOTES}:build_server",
-        "factory_args": {"flaws": list(flaws)},
-        "protocol": "2025-11-25",
-        "tool": "handoff",
-        "setup": [stage],
-        "args": {"cut": "the rest of the refactor"},
-        "effect": [{"tool": "list_kept"}],
-        "call_timeout": 10.0,
-    }
-    run = run_audit(
-        profile_from_mapping(raw, source="test"),
-        catalogue=catalogue,
-        select=lambda spec: spec.id == UNGATED,
-        generation=MATRIX_GENERATION,
-    )
-    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
-    return run.by_id()[UNGATED]
+    return audit_notes(catalogue, UNGATED, flaws=flaws, save={"note": "staged"} if saved else None)
 
 
 @pytest.mark.parametrize(
