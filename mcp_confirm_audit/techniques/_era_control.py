@@ -13,11 +13,11 @@ runs it (its calls are that attack's setup); the others read what it found.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..confirmations.elicitation import needs_back_channel
 from ..engine.reading import quoted
-from ..models import Outcome
+from ..models import Outcome, Response
 
 if TYPE_CHECKING:
     from ..target.driver import Connection
@@ -66,19 +66,14 @@ async def _control(attack: Attack, conn: Connection) -> EraControl | None:
     if subject is None:
         return None
     before = await attack.mark()
-    asked = await attack.call(f"over {era}: control: the honest call", subject, connection=conn)
+    asked, done = await asked_and_approved(
+        attack, conn, subject, "control: the honest call", "control: the person approves"
+    )
 
     def ended(passed: bool, said: str, *, unserved: bool = False) -> EraControl:
         return EraControl(era, passed, said, unserved, attack.spec.id)
 
-    if asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
-        done = await attack.call(
-            f"over {era}: control: the person approves",
-            subject,
-            state=asked.request_state,
-            responses=attack.accept(asked, subject),
-            connection=conn,
-        )
+    if done is not asked:
         if await attack.took_effect(subject, before):
             return ended(True, "asked, approved, and acted")
         return ended(
@@ -102,3 +97,20 @@ async def _control(attack: Attack, conn: Connection) -> EraControl | None:
         f"the target completes no honest flow over {era}: {quoted(asked)}; a downgrade has nothing to reach",
         unserved=True,
     )
+
+
+async def asked_and_approved(
+    attack: Attack, conn: Connection, subject: Any, calling: str, approving: str
+) -> tuple[Response, Response]:
+    """The call over `conn`'s era, and, when it asks, the person's yes: (the call's reply, the last reply)."""
+    asked = await attack.call(f"over {conn.era}: {calling}", subject, connection=conn)
+    if asked.outcome is not Outcome.INPUT_REQUIRED or not asked.questions:
+        return asked, asked
+    done = await attack.call(
+        f"over {conn.era}: {approving}",
+        subject,
+        state=asked.request_state,
+        responses=attack.accept(asked, subject),
+        connection=conn,
+    )
+    return asked, done

@@ -54,7 +54,7 @@ from ..confirmations.elicitation import needs_back_channel
 from ..models import Outcome, Response, Verdict
 from ..target.driver import Connection
 from . import technique
-from ._era_control import era_served
+from ._era_control import asked_and_approved, era_served
 from ._params import Params
 from .base import Attack
 
@@ -276,18 +276,13 @@ async def _repeats(attack: Attack, conn: Connection, subject: Any) -> bool:
     then nothing a replay does could be seen (not applicable, saying why).
     """
     before = await attack.mark()
-    asked = await attack.call(
-        f"over {conn.era}: control: the same use again, asked anew", subject, connection=conn
+    _, done = await asked_and_approved(
+        attack,
+        conn,
+        subject,
+        "control: the same use again, asked anew",
+        "control: the person approves the same use again",
     )
-    done = asked
-    if asked.outcome is Outcome.INPUT_REQUIRED and asked.questions:
-        done = await attack.call(
-            f"over {conn.era}: control: the person approves the same use again",
-            subject,
-            state=asked.request_state,
-            responses=attack.accept(asked, subject),
-            connection=conn,
-        )
     if await attack.took_effect(subject, before):
         return True
     attack.not_applicable(
