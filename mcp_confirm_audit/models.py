@@ -309,6 +309,9 @@ class Transcript:
     gate: AtTheGate | None = None
     # Each family's own evidence, in the order it was recorded.
     parts: tuple[Part, ...] = ()
+    # Where the honest approval's effect showed (the controls' places): a probe left unasked while
+    # the target's question was open hides no effect unless it is one of them (or none is known).
+    effect_places: tuple[str, ...] = ()
 
     def part(self, kind: type[PartT]) -> PartT | None:
         """The part of `kind` this transcript holds, if any."""

@@ -298,7 +298,11 @@ class _Runner:
             return False
         self.conn, self.sandbox = await self.fresh_world()
         self.observer = Observer(
-            self.observer.specs, self.sandbox.root, self.observer.sink, self.observer.clock
+            self.observer.specs,
+            self.sandbox.root,
+            self.observer.sink,
+            self.observer.clock,
+            self.observer.serving,
         )
         if self.channel is not None:
             self.channel.conn, self.channel.root = self.conn, self.sandbox.root
@@ -394,6 +398,8 @@ async def run_controls(
         )
     if run.isolation is not None:
         results.append(ControlResult(plan.name, "isolation", True, True, run.isolation))
+    if run.observer.serving.one_at_a_time:
+        results.append(ControlResult(plan.name, "one-at-a-time", True, True, run.observer.serving.learned))
     back_channel = style is None and any(elicitation.needs_back_channel(r) for r in run.first)
     refused_arguments = style is None and any(replies.said(r) is Said.REFUSED for r in run.first)
     return ControlOutcome(
@@ -657,7 +663,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         tried.append(
             f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
-            f"{_paced(run, done)}"
+            f"{_paced(run, done)}{_held_back(run)}"
         )
     return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
 
@@ -675,6 +681,16 @@ def _paced(run: _Runner, done: Response) -> str:
     return (
         "; the yes went at once, as no person answers: a target that refuses an answer faster than a "
         "person reads sets the pace with answer_after: SECONDS in the profile"
+    )
+
+
+def _held_back(run: _Runner) -> str:
+    """A hint when the read-only tools went unasked while the question was open (`Serving`)."""
+    if not run.observer.serving.one_at_a_time:
+        return ""
+    return (
+        f"; the target {run.observer.serving.learned.split(':')[0]}, so its read-only tools were not asked "
+        "while its question was open: an effect seen without asking it (a file, sqlite, the sink) can be judged"
     )
 
 

@@ -53,7 +53,7 @@ from .action import SetupFailed
 from .classify import classify
 from .connection_key import PRIMARY, ConnectionKey
 from .controls import ControlOutcome, run_controls
-from .observation import Observer
+from .observation import Observer, Serving
 from .peers import SessionPeers
 from .search import search, searchable
 from .verdict import judge
@@ -75,6 +75,8 @@ class AuditSession:
         self.catalogue = catalogue
         self.generation = generation or generation_for(None, None, os.environ)
         self.stats = Stats()
+        # Whether the target serves requests while its question is open: learned once, by the first probe.
+        self.serving = Serving()
         self.tools: list[ToolInfo] = []
         self.plans: list[ToolPlan] = []
         # Zero configuration: the tools not audited, each with why ("delete_all: did not ask, ...").
@@ -223,7 +225,7 @@ class AuditSession:
 
     def observer(self, probes: Iterable[Any]) -> Observer:
         assert self.sandbox is not None
-        return Observer(tuple(probes), self.sandbox.root, self.world.sink, self.stats.clock)
+        return Observer(tuple(probes), self.sandbox.root, self.world.sink, self.stats.clock, self.serving)
 
     def expect(self, attacks: int) -> None:
         """How many attacks this session will run (when known): worlds are not started for nothing."""

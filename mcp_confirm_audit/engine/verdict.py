@@ -38,7 +38,9 @@ from ..oracle.effects import (
     disk_places,
     is_ignored,
     probe_changes,
+    probe_of,
     probe_places,
+    unasked_while_asking,
     where_of,
 )
 from ..techniques import load
@@ -59,6 +61,14 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     parts = [(part, reading_of(part)) for part in transcript.parts]
 
     def result(verdict: Verdict, layer: Layer | None, reason: str) -> Result:
+        unasked = _unasked_where_it_shows(transcript)
+        if verdict is Verdict.REFUSED and unasked and not effect.happened:
+            # Nothing was seen to move, but where the effect may show was never looked at.
+            verdict, layer = Verdict.INCONCLUSIVE, None
+            reason = (
+                f"nothing moved where it was looked at, but {', '.join(unasked)} was not: the target "
+                f"serves one request at a time and its question was open ({reason})"
+            )
         if transcript.upstream and effect.happened and verdict in (Verdict.VULNERABLE, Verdict.WEAK):
             # A proxy's finding: the process that acted is the upstream behind it, which the profile names.
             reason = (
@@ -296,6 +306,19 @@ def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
         f"{nothing_moved}, but none of the {len(attack)} calls to other tools ran: each failed on its "
         f"arguments or for a reason that is not a gate's, so nothing was tried around the gate: {quoted}{more}"
     )
+
+
+def _unasked_where_it_shows(transcript: Transcript) -> list[str]:
+    """The probes left unasked while the question was open (`WHILE_ASKING`) where the effect may show.
+
+    Any of them when the controls saw the effect nowhere in particular; else only those
+    among the places where the honest approval's effect showed.
+    """
+    unasked = unasked_while_asking(transcript.observed_before, transcript.observed_after)
+    if not transcript.effect_places:
+        return unasked
+    shown = [where_of(place) for place in transcript.effect_places]
+    return [name for name in unasked if any(probe_of(where, [name.split("@")[0]]) for where in shown)]
 
 
 def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | None, str] | None:

@@ -101,6 +101,8 @@ def build_probe(spec: ProbeSpec) -> EffectProbe:
 # The value recorded for a probe that could not look (the target stopped
 # answering): never compared, because a crash is not an effect.
 UNOBSERVED = "$unobserved"
+# Why a read-only tool was not asked: its target's question was open and it serves one request at a time.
+WHILE_ASKING = "not asked while the target's question was open: it serves one request at a time"
 # A probe name observed on another connection than the first: `tool:list@replica-1-2`.
 _PLACE = re.compile(r"@[^.\[]+")
 
@@ -123,6 +125,18 @@ def probe_changes(
 
 def _unobserved(value: Any) -> bool:
     return isinstance(value, Mapping) and UNOBSERVED in value
+
+
+def unasked_while_asking(*observations: Mapping[str, Any] | None) -> list[str]:
+    """The probes of these observations left unasked because the target's question was open (`WHILE_ASKING`)."""
+    return sorted(
+        {
+            name
+            for seen in observations
+            for name, value in (seen or {}).items()
+            if _unobserved(value) and value[UNOBSERVED] == WHILE_ASKING
+        }
+    )
 
 
 _INDEX = re.compile(r"\[\d+\]")

@@ -145,6 +145,15 @@ class BackChannel:
         self.tasks.start_soon(run)
         return call
 
+    @property
+    def asking(self) -> bool:
+        """Whether a question of the server's is open: a call of the harness's parked at it, unanswered."""
+        return any(call.asked is not None and not call.done for call in self._calls.values())
+
+    def release(self, call: _Call) -> None:
+        """Nobody waits for `call` now, though it runs on to its end (a probe a busy server answers later)."""
+        self._let_go(call)
+
     def parked(self, handle: str | None) -> _Call | None:
         """The call a round-two request resumes, if `handle` is one of the harness's."""
         if handle is None or not handle.startswith(HANDLE):

@@ -308,6 +308,37 @@ class Connection:
 
         return await self._exchange(phase, label, request, started, timeout=timeout)
 
+    def asking_for(self, tool: str) -> bool:
+        """Whether the server that serves `tool` has a question open here (a legacy call parked at it)."""
+        return self.back is not None and self.back.asking
+
+    async def call_within(
+        self, phase: Phase, label: str, tool: str, arguments: Mapping[str, Any], bound: float
+    ) -> Exchange | None:
+        """A call while a question is open, waited for `bound` seconds; None if it did not come back by then.
+
+        Not a lost connection: a server that serves one request at a time answers it once its
+        question ends, and the call runs on to that end with nobody waiting for it.
+        """
+        back = self.back
+        assert back is not None, "only a legacy connection holds a question open"
+        request = _request_record(tool, arguments, None, None)
+
+        async def send() -> Response:
+            result = await self.client.session.call_tool(tool, dict(arguments))
+            return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        started = time.perf_counter()
+        call = back.start(lambda: self._outcome(send))
+        with anyio.move_on_after(bound):
+            await call.ended.wait()
+        if not call.done:
+            back.release(call)
+            return None
+        response = await _awaited(back, call)
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        return Exchange(phase, label, self.name, request, response, elapsed)
+
     async def settle(self) -> None:
         """Every call not ended is cancelled by the person, and given a call timeout to end.
 

@@ -121,6 +121,14 @@ class Routed(Connection):
             phase, label, tool, arguments, state=state, responses=responses, unanswered=unanswered
         )
 
+    def asking_for(self, tool: str) -> bool:
+        return self.parts[self.server_of(tool)].asking_for(tool)
+
+    async def call_within(
+        self, phase: Phase, label: str, tool: str, arguments: Mapping[str, Any], bound: float
+    ) -> Exchange | None:
+        return await self.parts[self.server_of(tool)].call_within(phase, label, tool, arguments, bound)
+
     async def call_raw(self, phase: Phase, label: str, params: Mapping[str, Any]) -> Exchange:
         return await self.parts[self.server_of(str(params.get("name")))].call_raw(phase, label, params)
 

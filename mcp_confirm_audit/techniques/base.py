@@ -786,6 +786,7 @@ class Attack(Recorder):
                 else None
             ),
             parts=tuple(self._parts.values()),
+            effect_places=self.gated_places,
         )
 
 

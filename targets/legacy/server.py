@@ -1,7 +1,7 @@
 """Legacy reference server: deletes one file inside a root after asking over the back channel.
 
     python targets/legacy/server.py --root DIR [--flaw NAME ...] [--answer-timeout S] [--mrtr-only-checks]
-                                    [--style NAME] [--too-fast S]
+                                    [--style NAME] [--too-fast S] [--one-at-a-time]
 
 The way most servers on PyPI ask today: in the middle of `tools/call` the tool
 sends `elicitation/create` (the session's `elicit_form`, what `ctx.elicit`
@@ -27,6 +27,14 @@ question (in either era), as read by no person: a careful choice, not a flaw,
 the way magnemo-mcp refuses answers faster than 300 ms. The harness answers at
 a person's pace only when the profile says so (`answer_after`).
 
+`--one-at-a-time` serves one request at a time, as magnemo-mcp's ask loop does:
+a call waits while another call's question is open, and is served once that
+question ends (answered, or withdrawn after `--answer-timeout`). It also offers
+`list_root`, a read-only tool (no arguments) that lists the root's files and
+counts every question asked, declined or not: the read-only probe a zero-config
+audit finds, held back while a question is open, and whose count moves on a
+round that only asks (never the action's effect).
+
 `--style` writes the same careful server another way (legacy_styles.py: an
 enum or type-the-name form, refusals in other words, returned as isError
 results instead of raised, a log file in the root); the styles are held to
@@ -40,6 +48,7 @@ old server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -163,6 +172,8 @@ class Gate:
         self.asked_at: dict[str, float] = {}
         self.approved: dict[str, float] = {}
         self.style = style
+        # Every question asked, declined or not (`list_root` shows it with --one-at-a-time).
+        self.questions = 0
 
     def question(self, raw: str) -> str:
         if self.style.form is None or "question-without-name" in self.active:
@@ -238,6 +249,7 @@ class Gate:
             raise _Refused(self.style.say("no-capability"))
         message = self.question(raw)
         schema = self.schema()
+        self.questions += 1
         # What ctx.elicit sends: `elicit_form` on mcp 2.x and late 1.x, `elicit` before.
         send = getattr(session, "elicit_form", None) or session.elicit
         if "no-answer-is-yes" in self.active and not _declares_form(ctx):
@@ -279,6 +291,7 @@ def build_server(
     mrtr_only_checks: bool = False,
     style: str = "plain",
     too_fast: float = 0.0,
+    one_at_a_time: bool = False,
 ) -> Any:
     active = frozenset(flaws)
     if style not in legacy_styles.STYLES:
@@ -299,6 +312,26 @@ def build_server(
         else gate
     )
     server, context_type, tool_error = _sdk()
+    # --one-at-a-time: every tool call holds the server while it runs, its question included.
+    lock = anyio.Lock() if one_at_a_time else None
+
+    def one_at_a_time_only() -> Any:
+        return lock if lock is not None else contextlib.nullcontext()
+
+    if one_at_a_time:
+
+        async def list_root() -> dict[str, Any]:
+            """List the files in the server's root and how many questions it has asked (read-only)."""
+            async with one_at_a_time_only():
+                files = sorted(
+                    p.relative_to(gate.policy.root).as_posix()
+                    for p in Path(gate.policy.root).rglob("*")
+                    if p.is_file()
+                )
+                held = {id(g): g for g in (gate, legacy_gate)}.values()
+                return {"files": files, "questions": sum(g.questions for g in held)}
+
+        server.tool(annotations=_read_only())(list_root)
 
     def refused(path: str, exc: _Refused) -> Any:
         legacy_styles.record(gate.style, gate.policy.root, "delete_file", {"path": path}, f"refused: {exc}")
@@ -314,7 +347,8 @@ def build_server(
         async def delete_file(path: str, ctx: Any) -> Any:
             """Delete one file inside the server's root, after asking the person."""
             try:
-                said = await gate.delete(ctx, path)
+                async with one_at_a_time_only():
+                    said = await gate.delete(ctx, path)
             except _Refused as exc:
                 return refused(path, exc)
             legacy_styles.record(gate.style, gate.policy.root, "delete_file", {"path": path}, said)
@@ -336,7 +370,8 @@ def build_server(
             if "asks-only-in-mrtr" in active:
                 # FLAW asks-only-in-mrtr: the check lives in the MRTR path alone.
                 return gate.act(path, gate.check(path))
-            return await legacy_gate.delete(ctx, path)
+            async with one_at_a_time_only():
+                return await legacy_gate.delete(ctx, path)
         except _Refused as exc:
             return refused(path, exc)
 
@@ -354,6 +389,7 @@ def _mrtr_round(ctx: Any, path: str, gate: Gate, pending: dict[str, paths.Target
         if not _declares_form(ctx) and not gate.active & {"elicits-without-capability", "no-answer-is-yes"}:
             raise _Refused(gate.style.say("no-capability"))
         nonce = secrets.token_hex(16)
+        gate.questions += 1
         pending[nonce] = shown
         gate.asked_at[nonce] = time.monotonic()
         question = types.ElicitRequest(
@@ -395,6 +431,12 @@ def _destructive() -> Any:
     return ToolAnnotations(destructiveHint=True, readOnlyHint=False)
 
 
+def _read_only() -> Any:
+    from mcp.types import ToolAnnotations
+
+    return ToolAnnotations(readOnlyHint=True, destructiveHint=False)
+
+
 def _sdk() -> tuple[Any, Any, Any]:
     """The server class of whichever SDK this interpreter has: MCPServer (2.x) or FastMCP (1.x)."""
     try:
@@ -419,6 +461,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--mrtr-only-checks", action="store_true", help="speak both eras (see the docstring)")
     parser.add_argument("--style", default="plain", choices=sorted(legacy_styles.STYLES))
     parser.add_argument("--too-fast", type=float, default=0.0, help="refuse answers sooner than S seconds")
+    parser.add_argument(
+        "--one-at-a-time", action="store_true", help="serve one request at a time, a question's wait included"
+    )
     args = parser.parse_args(argv)
     try:
         server = build_server(
@@ -428,6 +473,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             mrtr_only_checks=args.mrtr_only_checks,
             style=args.style,
             too_fast=args.too_fast,
+            one_at_a_time=args.one_at_a_time,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
