@@ -9,7 +9,7 @@ from verdict_records import attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
 from mcp_confirm_audit.models import FileIdentity, Layer, Transcript, TreeSnapshot, Verdict
-from mcp_confirm_audit.oracle.effects import UNOBSERVED
+from mcp_confirm_audit.oracle.effects import UNOBSERVED, WHILE_ASKING
 from mcp_confirm_audit.techniques._single_use import SingleUse
 
 NO_PAYMENTS = {"tool:list_payments": {"payments": []}}
@@ -100,3 +100,24 @@ def test_one_row_removed_from_the_middle_of_a_list_is_one_change_not_every_row_a
     assert changes("tool:list_files", names, names[:2] + names[3:]) == ["tool:list_files[2]"]
     changed = [*rows[:3], {"id": 3, "status": "done"}, *rows[4:]]
     assert changes("tool:list_orders", rows, changed) == ["tool:list_orders[3].status"]
+
+
+def test_a_refusal_whose_effect_probe_went_unasked_while_the_question_was_open_is_inconclusive() -> None:
+    # A target that serves one request at a time: its read-only tool was not asked while its question
+    # was open, so a payment made meanwhile could not have been seen there. Nothing moving proves nothing.
+    before = {"tool:list_payments": {UNOBSERVED: WHILE_ASKING}}
+    gated = ("added tool:list_payments.payments[*]",)
+    result = judge(SPEC, paid(before, ONE_PAYMENT, response=TOOL_ERROR, effect_places=gated))
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "tool:list_payments" in result.reason
+    assert "one request at a time" in result.reason
+    # Seen nowhere in particular by the controls: any probe left unasked may hide the effect.
+    assert judge(SPEC, paid(before, ONE_PAYMENT, response=TOOL_ERROR)).verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_probe_unasked_while_the_question_was_open_hides_nothing_where_the_effect_shows_on_disk() -> None:
+    # The controls saw the approval remove the case file: the disk judges it, the probe is not needed.
+    before = {"tool:list_payments": {UNOBSERVED: WHILE_ASKING}}
+    on_disk = ("removed case/victim.txt",)
+    result = judge(SPEC, paid(before, ONE_PAYMENT, response=TOOL_ERROR, effect_places=on_disk))
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
