@@ -606,7 +606,19 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         first = await run.call(f"approve ({style}): ask", subject)
         run.first.append(first)
         asked = first.outcome is Outcome.INPUT_REQUIRED and bool(first.questions)
+        knew = run.observer.serving.one_at_a_time
         after_ask = await run.look()
+        if asked and run.observer.serving.one_at_a_time and not knew:
+            # Learned just now: the look waited its bound, so this yes would go later than any attack's
+            # does. The person lets this question go, and the control asks again at the attacks' pace.
+            cancel = {q.key: types.ElicitResult(action="cancel") for q in first.questions}
+            await run.call(
+                f"approve ({style}): cancel (the look waited)",
+                subject,
+                state=first.request_state,
+                responses=cancel,
+            )
+            return await _approve(run)
         round_one = run.changed(before, after_ask, added=True)
         victim_moved = style != "value" and identity_of(case.victim) != before_victim
         if not asked:
@@ -647,6 +659,11 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                 f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
                 f"{_paced(run, done)}"
             )
+            continue
+        if (effect or made) and (soon := _TOO_SOON.search(done.text)):
+            # The target says it refused the yes as no person's: what moved is its record of that refusal.
+            said = done.text[max(soon.start() - 120, 0) : soon.end() + 60]
+            tried.append(f"accepted, but the target refused the yes (…{said}…){_paced(run, done)}")
             continue
         if effect or made:
             effect = [*effect, *made]

@@ -1,6 +1,6 @@
 """Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
 
-    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout)
+    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast)
 
 `stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
@@ -14,6 +14,12 @@ exist is refused as invalid, as magnemo-mcp says both.
 
 The careful question shows each title escaped (the reference prompt module).
 
+`too_fast: S` refuses a handoff answer that came sooner than S seconds after the
+question, as magnemo-mcp refuses one faster than 300 ms, and keeps a ledger in the
+root (`ledger.jsonl`) where a keep and such a refusal both write a line: the
+record of a refused yes lands where the kept notes are recorded (a careful
+choice, not a flaw; the harness must not take it for the action).
+
 Flaws (each removes one defence):
   keeps-unasked        keep(note) keeps the waiting note with no question (magnemo's chat-text keep)
   unsanitised-titles   the titles go into the question as they are: line breaks, controls, markup
@@ -22,8 +28,10 @@ Flaws (each removes one defence):
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
+import time
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -53,6 +61,7 @@ def build_server(
     *,
     flaws: Collection[str] = (),
     answer_timeout: float = 5.0,
+    too_fast: float = 0.0,
 ) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - set(FLAWS))
@@ -61,6 +70,11 @@ def build_server(
     waiting: dict[str, dict[str, str]] = {}
     kept: list[dict[str, str]] = []
     server = MCPServer("notes-reference")
+
+    def record(line: dict[str, Any]) -> None:
+        if too_fast > 0 and root:
+            with (Path(root) / "ledger.jsonl").open("a", encoding="utf-8") as ledger:
+                ledger.write(json.dumps(line) + "\n")
 
     def shown(title: str) -> str:
         if "unsanitised-titles" in active:
@@ -93,15 +107,21 @@ def build_server(
             titles = "; ".join(shown(n["title"]) for n in waiting.values())
             message = f"Keep {len(waiting)} note(s) in Memory? {titles}. Tick to keep them."
             session = ctx.request_context.session
+            asked_at = time.monotonic()
             try:
                 with anyio.fail_after(answer_timeout):
                     answer = await session.elicit_form(message, _FORM, related_request_id=ctx.request_id)
             except TimeoutError:
                 return "asked; no answer (timeout): left for later"
+            took = time.monotonic() - asked_at
+            if took < too_fast:
+                record({"event": "refused", "ms": int(took * 1000)})
+                return f"refused: answered too fast to be a person ({int(took * 1000)} ms)"
             if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
                 return "the person said no: every note left for later"
             done = list(waiting)
             kept.extend(waiting.pop(i) for i in done)
+            record({"event": "kept", "notes": done})
             return f"kept {len(done)} note(s)"
 
         result: str = await work()

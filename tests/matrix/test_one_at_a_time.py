@@ -27,6 +27,7 @@ from mcp_confirm_audit.models import AttackSpec, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
+NOTES = Path(__file__).resolve().parents[2] / "targets" / "notes" / "server.py"
 # consent answers the open question; identity-swap probes while it is open (the snapshot after the swap).
 FAMILIES = ("consent", "identity-swap")
 # Two flaws of two families in one server: each is caught by its own family alone.
@@ -75,6 +76,30 @@ def test_the_report_names_what_was_learned_from_the_target_s_own_question(carefu
     learned = next(c for c in careful.controls if c.name == "one-at-a-time")
     assert learned.detail.startswith("serves one request at a time")
     assert "list_root" in learned.detail
+
+
+def test_a_yes_the_target_refused_as_too_fast_never_passes_the_approve_control(catalogue: Catalogue) -> None:
+    # magnemo-mcp refuses a yes faster than a person reads, and records the refusal in the ledger where
+    # kept notes go. Taken for the action, it made the approve control pass and every answered consent
+    # attack `vulnerable`. The control fails instead and names the key that sets the person's pace.
+    raw = {
+        "command": f"py:{NOTES}:build_server",
+        "factory_args": {"too_fast": 5.0},
+        "protocol": "2025-11-25",
+        "tool": "handoff",
+        "setup": [{"tool": "stage", "args": {"note": {"title": "Deploy checklist"}, "store": "playbooks"}}],
+        "args": {"cut": "the rest of the refactor"},
+        "call_timeout": 10.0,
+    }
+    profile = profile_from_mapping(raw, source="test")
+    run = run_audit(
+        profile, catalogue=catalogue, select=lambda s: s.id == "MCA-CONSENT-004", generation=MATRIX_GENERATION
+    )
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert not approve.passed
+    assert "refused the yes" in approve.detail
+    assert "answer_after" in approve.detail
+    assert run.by_id()["MCA-CONSENT-004"].verdict is Verdict.INCONCLUSIVE
 
 
 def test_the_question_count_that_moves_on_asking_is_never_taken_for_the_action(careful: AuditRun) -> None:
