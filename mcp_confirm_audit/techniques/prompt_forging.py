@@ -247,7 +247,16 @@ class _Probe:
             self.record("acted in round one", name, [removed], always=True)
         if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
             return None, self.said(response)
-        return await self.attack.shown(response), ""
+        shown = await self.attack.shown(response)
+        observer = self.attack.observer
+        if observer is not None and observer.serving.one_at_a_time and response.request_state:
+            # A target that serves one request at a time would hold the next name's call until this
+            # question expired: the person lets it go first (a file made after the snapshot: unjudged).
+            cancel = self.attack.reply(response, "cancel")
+            await self.attack.call(
+                "let the question go", path, state=response.request_state, responses=cancel
+            )
+        return shown, ""
 
     async def check(self, example: str | Sequence[str]) -> list[Finding]:
         if isinstance(example, str):

@@ -28,12 +28,14 @@ from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 LEGACY_SERVER = Path(__file__).resolve().parents[2] / "targets" / "legacy" / "server.py"
 NOTES = Path(__file__).resolve().parents[2] / "targets" / "notes" / "server.py"
-# consent answers the open question; identity-swap probes while it is open (the snapshot after the swap).
+# consent answers the open question; identity-swap probes while it is open (the snapshot after the swap);
+# prompt-forging sends one name after another, each asked about (one attack of it: 25 names and more).
 FAMILIES = ("consent", "identity-swap")
+ONE_OF = ("MCA-PROMPT-001",)
 # Two flaws of two families in one server: each is caught by its own family alone.
 FLAWS = ("decline-as-accept", "no-identity-check")
 # What a probe that stalled until the server's own deadline for its person leaves in a reason.
-STALLED = ("no answer within", "question has expired", "did not answer")
+STALLED = ("no answer within", "question has expired", "did not answer", "within its budget")
 
 
 def audit(catalogue: Catalogue, *flaws: str, families: Sequence[str] = FAMILIES) -> AuditRun:
@@ -47,7 +49,7 @@ def audit(catalogue: Catalogue, *flaws: str, families: Sequence[str] = FAMILIES)
     }
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in families
+        return spec.family in families or spec.id in ONE_OF
 
     profile = profile_from_mapping(raw, source="test")
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
@@ -67,8 +69,12 @@ def test_the_careful_server_is_refused_with_every_attack_judged_and_none_stalled
     assert all(c.passed for c in careful.controls if c.applicable), careful.controls
     found = [(r.id, r.verdict, r.reason) for r in careful.results if r.verdict is not Verdict.REFUSED]
     assert all(v is Verdict.NOT_APPLICABLE for _, v, _ in found), found
-    assert {r.family for r in careful.results if r.verdict is Verdict.REFUSED} == set(FAMILIES)
+    assert {r.family for r in careful.results if r.verdict is Verdict.REFUSED} == {
+        *FAMILIES,
+        "prompt-forging",
+    }
     stalled = [(r.id, r.reason) for r in careful.results if any(s in r.reason for s in STALLED)]
+    # No attack ran out of its budget waiting on a question it left open itself.
     assert stalled == []
 
 
