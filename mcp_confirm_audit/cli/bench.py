@@ -142,7 +142,8 @@ class BenchResult:
             lines.append(
                 f"the floor's requests: the {len(cost.sent)} tools/call the audit sent, in its order, each to "
                 "the server it went to, those in flight together sent together; the files they name made "
-                "before its clock starts"
+                "before its clock starts; a state the audit's server replied with sent back as the state "
+                "the floor's own server replied with"
             )
         if cost.waited:
             audit, floor = median(self.audit) - cost.waited, median(self.floor) - cost.waited
