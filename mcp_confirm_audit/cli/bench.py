@@ -142,7 +142,8 @@ class BenchResult:
             lines.append(
                 f"the floor's requests: the {len(cost.sent)} tools/call the audit sent, in its order, each to "
                 "the server it went to, those in flight together sent together; the files they name made "
-                "before its clock starts"
+                "before its clock starts; a state the audit's server replied with sent back as the state "
+                "the floor's own server replied with"
             )
         if cost.waited:
             audit, floor = median(self.audit) - cost.waited, median(self.floor) - cost.waited
@@ -359,6 +360,8 @@ class Replayed:
     # Which client of that server (the audit's connections to its process, numbered as first used):
     # in process, another client is opened as the audit opened one; over stdio a process has one.
     client: int = 0
+    # The requestState the audit's reply carried: the floor's reply to it stands for it from then on.
+    state_back: str | None = None
 
 
 def replayed(cost: AuditCost, root: Path, processes: int) -> list[list[Replayed]]:
@@ -382,6 +385,7 @@ def replayed(cost: AuditCost, root: Path, processes: int) -> list[list[Replayed]
         call = replace(
             _call_of(server, request, legacy=sent.legacy),
             client=of_process.setdefault(sent.client, len(of_process)),
+            state_back=None if sent.legacy else sent.state_back,
         )
         _make_named_files(root, call, cost.plan.path_arg)
         if sent.started < until and groups:
@@ -505,27 +509,46 @@ async def _replay(
     """The tools/list calls, then the audit's own requests, each group's sent together."""
     for _ in range(cost.tool_listings):
         await floor.clients[0, 0].session.list_tools()
+    # The audit's states and the floor's replies that stand for them (see `_resend`).
+    states: dict[str, str] = {}
     for calls in replay:
         # Opened in this task, which closes them: a client is no request's to close.
         sessions = [(await floor.client(call)).session for call in calls]
         if len(calls) == 1:
-            await _resend(sessions[0], calls[0], timeout)
+            await _resend(sessions[0], calls[0], timeout, states)
             continue
         async with anyio.create_task_group() as together:
             for session, call in zip(sessions, calls, strict=True):
-                together.start_soon(_resend, session, call, timeout)
+                together.start_soon(_resend, session, call, timeout, states)
 
 
-async def _resend(session: ClientSession, call: Replayed, timeout: float) -> None:
+async def _resend(session: ClientSession, call: Replayed, timeout: float, states: dict[str, str]) -> None:
+    """One of the audit's requests again, a state its server sealed sent as the floor's server sealed it.
+
+    A state is the server's own (sealed with its key), so the audit's means nothing to the floor's
+    server: sent as it was, every answer would be refused at once, work the audit's server did
+    (opening the state, spending it, acting) left out. The floor's reply to a request stands for the
+    audit's reply to it: a later request sending the audit's state back sends the floor's instead.
+    A state the audit made up or changed (a forged one) was never a reply, so it goes as it was.
+    """
+    back: Any = None
     # As bounded as the audit's: a request the server never answers costs the floor a round trip's bound.
     with anyio.move_on_after(timeout), contextlib.suppress(MCPError, RuntimeError, ValidationError):
         if call.raw is not None:
-            raw = _RawToolCall(method="tools/call", params=call.raw)
-            await session.send_request(raw, _RAW_RESULT)  # type: ignore[type-var]
+            params, sent = call.raw, call.raw.get("requestState")
+            if isinstance(sent, str) and sent in states:
+                params = {**params, "requestState": states[sent]}
+            raw = _RawToolCall(method="tools/call", params=params)
+            reply = await session.send_request(raw, _RAW_RESULT)  # type: ignore[type-var]
+            back = reply.get("requestState") if isinstance(reply, Mapping) else None
         else:
-            await session.call_tool(
-                call.name, call.arguments, allow_input_required=True, request_state=call.state
+            state = states.get(call.state, call.state) if call.state is not None else None
+            result = await session.call_tool(
+                call.name, call.arguments, allow_input_required=True, request_state=state
             )
+            back = getattr(result, "request_state", None)
+    if call.state_back is not None and isinstance(back, str):
+        states[call.state_back] = back
 
 
 async def _round_trips(client: Client, cost: AuditCost) -> None:

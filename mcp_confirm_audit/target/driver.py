@@ -132,6 +132,8 @@ class Sent:
     legacy: bool = False
     # The client connection it went over (one process may have several: another agent's session).
     client: int = 0
+    # The requestState its reply carried: a later request that sends it back continues this one.
+    state_back: str | None = None
 
 
 class Connection:
@@ -400,8 +402,10 @@ class Connection:
             self._in_flight += 1
             if self._in_flight == 1:
                 self._busy_from = started
+            back: str | None = None
             try:
                 response = await self._guarded(send, timeout)
+                back = response.request_state
             finally:
                 self._in_flight -= 1
                 ended = time.perf_counter()
@@ -411,7 +415,11 @@ class Connection:
                     endpoint = self if self.endpoint is None else self.endpoint
                     process = endpoint if isinstance(endpoint, str) else id(endpoint)
                     legacy = self.back is not None
-                    self.sent.append(Sent(process, started, ended, request, legacy=legacy, client=id(self)))
+                    self.sent.append(
+                        Sent(
+                            process, started, ended, request, legacy=legacy, client=id(self), state_back=back
+                        )
+                    )
             self.round_trips += 1
             if response.outcome is Outcome.INPUT_REQUIRED and response.questions:
                 self._asked_at[response.request_state or ""] = anyio.current_time()

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_confirm_audit.cli.bench import AuditCost, replayed
+import pytest
+from mcp import Client
+
+from mcp_confirm_audit.cli.bench import AuditCost, Replayed, _declines, _resend, replayed
+from mcp_confirm_audit.profile.loader import resolve_profile
 from mcp_confirm_audit.target.discovery import ToolPlan
-from mcp_confirm_audit.target.driver import Sent
+from mcp_confirm_audit.target.driver import Sent, _build_in_process
+
+CAREFUL = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 
 AUDIT = "/dev/shm/mcp-audit-abc"
 
@@ -87,3 +93,44 @@ def test_each_client_of_a_process_is_numbered_as_first_used(tmp_path: Path) -> N
     ]
     groups = replayed(cost(*sent), tmp_path, processes=2)
     assert [(c.server, c.client) for group in groups for c in group] == [(0, 0), (0, 1), (1, 0), (0, 0)]
+
+
+def test_the_audit_s_replies_keep_the_state_they_carried_for_the_floor(tmp_path: Path) -> None:
+    asked = Sent(7, 0.0, 1.0, {"name": "delete_file", "arguments": {"path": "a"}}, state_back="sealed-1")
+    legacy = Sent(
+        7, 2.0, 3.0, {"name": "delete_file", "arguments": {"path": "a"}}, legacy=True, state_back="x"
+    )
+    first, second = (group[0] for group in replayed(cost(asked, legacy), tmp_path, processes=1))
+    # On a handshake-era connection an answer is no tools/call: nothing of its state goes again.
+    assert (first.state_back, second.state_back) == ("sealed-1", None)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_an_answer_goes_with_the_state_the_floor_s_own_server_sealed(tmp_path: Path) -> None:
+    # The floor's server seals its states with a key of its own: the audit's state would be refused at
+    # once, the approval never spent and the file never deleted (work the audit's server did).
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "victim.txt").write_text("victim\n")
+    answer = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+    ask = Replayed(0, "delete_file", {"path": "victim.txt"}, state_back="sealed-by-the-audit-s-server")
+    forged = {"name": "delete_file", "arguments": {"path": "victim.txt"}, "inputResponses": answer}
+    states: dict[str, str] = {}
+    server = _build_in_process(resolve_profile(None, f"py:{CAREFUL}:build_server", None), root)
+    async with Client(server, elicitation_callback=_declines) as client:
+        await _resend(client.session, ask, 10.0, states)
+        # A state the audit's server never sent (a forged one) goes as it was: refused, nothing deleted.
+        made_up = Replayed(0, "delete_file", {}, raw={**forged, "requestState": "made-up"})
+        await _resend(client.session, made_up, 10.0, states)
+        assert (root / "victim.txt").exists()
+        answered = Replayed(
+            0, "delete_file", {}, raw={**forged, "requestState": "sealed-by-the-audit-s-server"}
+        )
+        await _resend(client.session, answered, 10.0, states)
+    assert list(states) == ["sealed-by-the-audit-s-server"]
+    assert not (root / "victim.txt").exists()
