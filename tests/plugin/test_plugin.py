@@ -60,8 +60,7 @@ def test_a_command_without_a_root_placeholder_is_a_usage_error_with_the_fix(
 
 
 def test_a_target_that_is_not_installed_is_one_clear_line(pytester: pytest.Pytester) -> None:
-    # In this process (what the run prints is captured the same): the line, not the process, is the point.
-    result = pytester.runpytest("--mcp-target", "no-such-mcp-server-xyz --root {root}")
+    result = pytester.runpytest_subprocess("--mcp-target", "no-such-mcp-server-xyz --root {root}")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     # One line, before any session header: not `_pytest.outcomes.Exit` under a page of it.
     assert result.stdout.str().strip() == ""
@@ -71,7 +70,7 @@ def test_a_target_that_is_not_installed_is_one_clear_line(pytester: pytest.Pytes
 
 def test_a_target_that_exits_at_start_up_is_one_clear_line(pytester: pytest.Pytester) -> None:
     command = f"{sys.executable} -c 'import sys; print(\"boom\", file=sys.stderr); sys.exit(3)' {{root}}"
-    result = pytester.runpytest("--mcp-target", command)
+    result = pytester.runpytest_subprocess("--mcp-target", command)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert result.stdout.str().strip() == ""
     [line] = result.stderr.lines
@@ -115,7 +114,7 @@ def test_a_target_with_no_tool_to_audit_stops_with_the_fix_not_with_no_tests(
     pytester: pytest.Pytester, workers: tuple[str, ...]
 ) -> None:
     script = pytester.makepyfile(read_only=READ_ONLY_SERVER)
-    result = pytester.runpytest("--mcp-target", f"{sys.executable} {script} {{root}}", *workers)
+    result = pytester.runpytest_subprocess("--mcp-target", f"{sys.executable} {script} {{root}}", *workers)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     output = result.stdout.str() + result.stderr.str()
     assert "the target offers no tool to audit (tools: add, read_file)" in output
