@@ -15,9 +15,6 @@ import sys
 from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
-# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
-pytestmark = pytest.mark.usefixtures("forked_targets")
-
 root = Path(sys.argv[sys.argv.index("--root") + 1])
 server = MCPServer(name="never-asks")
 

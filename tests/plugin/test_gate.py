@@ -14,9 +14,6 @@ from once import once
 
 from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
-# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
-pytestmark = pytest.mark.usefixtures("forked_targets")
-
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 # The three replays by id: a new replay variant in the catalogue must not change these counts.
 REPLAY = ("-k", "MCA-REPLAY-001 or MCA-REPLAY-002 or MCA-REPLAY-003 or control")
