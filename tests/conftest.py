@@ -24,11 +24,13 @@ from typing import Any
 
 import pytest
 from deadline import deadline
+from forking import with_zygote
 from jsonschema import Draft4Validator, Draft202012Validator
 from tiers import SLOW_FIXTURES, SLOW_FOLDERS, TESTS
 
 from mcp_confirm_audit.report.audit_json import schema as audit_schema
 from mcp_confirm_audit.target.launch import free_port
+from mcp_confirm_audit.target.zygote import keep_zygotes
 
 # SHA-256 of sarif-2.1/schema/sarif-schema-2.1.0.json in oasis-tcs/sarif-spec,
 # the OASIS SARIF 2.1.0 (errata 01) schema. No package of the SARIF authors
@@ -60,6 +62,26 @@ def _own_ini_for_inner_pytest(request: pytest.FixtureRequest) -> None:
     # their own directory and nothing above it configures them.
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\n")
+
+
+@pytest.fixture(scope="session")
+def _kept_zygotes() -> Iterator[None]:
+    # One zygote per import set for the worker's whole session, stopped at its end.
+    with keep_zygotes():
+        yield
+
+
+@pytest.fixture
+def forked_targets(_kept_zygotes: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's in-process runs fork their Python stdio targets from a kept zygote (tests/forking.py)."""
+    from mcp_confirm_audit.cli import init_profile
+    from mcp_confirm_audit.run import audit
+
+    for module in (audit, init_profile):
+        resolve = module.resolve_profile
+        monkeypatch.setattr(
+            module, "resolve_profile", lambda *args, _resolve=resolve: with_zygote(_resolve(*args))
+        )
 
 
 SchemaCheck = Callable[[Any], list[str]]

@@ -20,6 +20,9 @@ from mcp_confirm_audit.engine.baseline import load_baseline
 from mcp_confirm_audit.plugin import OPTIONS
 from mcp_confirm_audit.profile.loader import load_profile
 
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "targets" / "reference" / "server.py"
 GOLDEN_AUDIT = ROOT / "tests" / "report" / "golden" / "audit.json"

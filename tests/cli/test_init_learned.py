@@ -11,6 +11,9 @@ import pytest
 from mcp_confirm_audit.cli.main import main
 from mcp_confirm_audit.profile.loader import load_profile
 
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
+
 SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
 
 

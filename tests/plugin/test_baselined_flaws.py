@@ -25,6 +25,9 @@ from mcp_confirm_audit.engine.gate import failing
 from mcp_confirm_audit.models import ControlResult, Result
 from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
+
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 
 

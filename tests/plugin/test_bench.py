@@ -184,6 +184,8 @@ def test_bench_of_an_isolated_target_counts_a_process_per_attack_and_times_no_fl
     profile.write_text(
         f"command: {shlex.join([sys.executable, str(TARGETS / 'reference' / 'server.py')])}"
         " --root {root} --start-delay 0.2\ntool: delete_file\nisolation: process\n"
+        # Each of its processes forked from one that imported the SDK (a real process all the same).
+        "zygote: [mcp.server.mcpserver]\n"
     )
     code, out, _ = bench(capsys, "--mcp-profile", str(profile), "--family", "replay")
     assert code == 0

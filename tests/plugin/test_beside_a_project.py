@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
+
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 TARGET = shlex.join([sys.executable, str(SERVER), "--root", "{root}"])
 # Only the project's tests and one attack: the audit's other items are not the point here.

@@ -12,6 +12,8 @@ import pytest
 from mcp_confirm_audit.catalogue.generation import Generation
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+# Each reference server forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
 FAMILIES = {"symlink-swap", "parent-swap", "identity-swap", "prompt-forging"}
 
 

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
+
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 
 

@@ -18,6 +18,9 @@ from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
+pytestmark = pytest.mark.usefixtures("forked_targets")
+
 # Every active attack in the catalogue, on the one tool these runs audit.
 ATTACKS = len(load_catalogue().active)
 

@@ -45,10 +45,13 @@ def _judged(path: Path) -> tuple[Any, ...]:
 
 
 def test_two_workers_give_the_serial_results_and_one_set_of_reports(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, forked_targets: None
 ) -> None:
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
-    args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "MCA-REPLAY or MCA-FORGE-00 or control"]
+    # Nine items for two workers: the controls, the three replays (vulnerable) and one forgery (refused);
+    # no attack that needs a second server process. The serial run forks its server from the suite's
+    # zygote (tests/forking.py), the parallel one starts its own in each worker: the same results.
+    args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "MCA-REPLAY or MCA-FORGE-001 or control"]
     # The serial run in this process (what is compared is its results, not its process), the parallel one
     # in its own: the spy goes in only after the serial run, so it never patches this process's plugin.
     serial = pytester.runpytest_inprocess(*args, "--mcp-report-dir", "serial")
