@@ -33,9 +33,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..channels.base import PLACEHOLDER
 from ..confirmations import as_flow
 from ..confirmations.detect import policy_tools
 from ..confirmations.pending import ID_FIELD, Pending
+from ..engine.action import Instance
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
 from ..target.arguments import takes
@@ -103,6 +105,8 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
                 subject = fresh
             spent = True
         arguments = subject.plain_arguments(tool, touched)
+        if tool.name in staging:
+            arguments |= _as_set_up(attack, tool.name)
         if taken := _takes_id(tool, names):
             # The gated call's own staged id, never a made-up one: a fresh staging for each tool after
             # the first, since a tool may spend it (post it, cancel it).
@@ -132,6 +136,18 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         if there and not named and tool.name not in staging:
             attack.effect_means(Verdict.WEAK, acted)
             named = True
+
+
+def _as_set_up(attack: Attack, tool: str) -> dict[str, Any]:
+    """The arguments the profile's setup gives `tool`, filled as for a use of the action, where nothing is left open.
+
+    A setup tool made plainly makes a use of the action as the profile does (its home, its folder):
+    never a harmless filler the server turns away for being from elsewhere. A value naming what an
+    earlier setup call saves is left to the plain arguments.
+    """
+    step = next(s for s in attack.plan.setup if s.tool == tool)
+    filled = attack.filled(step.args, Instance({}, tool))
+    return {k: v for k, v in filled.items() if not (isinstance(v, str) and PLACEHOLDER.search(v))}
 
 
 def _staged_id_names(attack: Attack) -> tuple[frozenset[str], bool]:
