@@ -9,8 +9,8 @@ by name (a staged note's id for a `keep(note)`: never a made-up one; each
 tool given one gets a use of its own). An id the gated call itself mints (a
 pending flow's staged id, `invoice_id`) is made the same way: the gated call is
 staged plainly, as the honest flow stages it, and a tool taking an argument of
-that id's name (the reply field it came in, or the argument the flow's own
-execute or approve call gives it under) gets it, each tool a staging of its
+that id's name (as the flow's own execute or approve call gives it, or its
+`id_from`) gets it, each tool a staging of its
 own; an argument taking ids of things gets the ids of the entries where the
 gated effect shows that name this subject (a collection's links, for a
 `delete_links(link_ids)` beside a gated `delete_collection`), read from the
@@ -36,7 +36,7 @@ from typing import Any
 from ..channels.base import PLACEHOLDER
 from ..confirmations import as_flow
 from ..confirmations.detect import policy_tools
-from ..confirmations.pending import ID_FIELD, Pending
+from ..confirmations.pending import ID_FIELD
 from ..engine.action import Instance
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
@@ -151,24 +151,11 @@ def _as_set_up(attack: Attack, tool: str) -> dict[str, Any]:
 
 
 def _staged_id_names(attack: Attack) -> tuple[frozenset[str], bool]:
-    """How a pending flow names its staged id in its own calls (`invoice_id: "{id}"`, `id_from`).
-
-    With no `id_from`, the reply's id is the first field named like an action id: so may an
-    argument be (`ID_FIELD`), the second item. Nothing for a flow that stages nothing.
-    """
+    """How the flow names its staged id in its own calls (`invoice_id: "{id}"`, `id_from`); none if it stages nothing."""
     flow = as_flow(attack.plan.mechanism)
-    if not isinstance(flow, Pending):
+    if flow is None or not flow.stages:
         return frozenset(), False
-    names = {
-        k
-        for call in (flow.execute, flow.approve)
-        if call is not None
-        for k, v in call.args.items()
-        if v == "{id}"
-    }
-    if flow.id_from:
-        names.add(flow.id_from.rsplit(".", 1)[-1])
-    return frozenset(names), flow.id_from is None and flow.id_pattern is None
+    return flow.staged_id_names
 
 
 def _takes_id(tool: ToolInfo, names: tuple[frozenset[str], bool]) -> list[str]:
