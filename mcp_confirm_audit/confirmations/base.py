@@ -132,6 +132,12 @@ class AgentFlow(Mechanism, Protocol):
         ...
 
     @property
+    def staged_id_names(self) -> tuple[frozenset[str], bool]:
+        """The argument names the flow's own calls give its staged id under (`invoice_id: "{id}"`), and
+        whether an argument named like an action id may be it too (the id read from the first such field)."""
+        ...
+
+    @property
     def agent_presents_the_handle(self) -> bool:
         """Some call of the agent's presents the handle (to confirm, approve or execute)."""
         ...
@@ -230,6 +236,10 @@ class FlowDefaults:
     @property
     def stages(self) -> bool:
         return False
+
+    @property
+    def staged_id_names(self) -> tuple[frozenset[str], bool]:
+        return frozenset(), False
 
     @property
     def agent_presents_the_handle(self) -> bool:

@@ -152,6 +152,14 @@ class Pending(FlowDefaults):
     def agent_presents_the_handle(self) -> bool:
         return self.execute is not None or self.approve is not None
 
+    @property
+    def staged_id_names(self) -> tuple[frozenset[str], bool]:
+        calls = (self.execute, self.approve)
+        names = {k for call in calls if call is not None for k, v in call.args.items() if v == "{id}"}
+        if self.id_from:
+            names.add(self.id_from.rsplit(".", 1)[-1])
+        return frozenset(names), self.id_from is None and self.id_pattern is None
+
     async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
         return (await self.approved(channel, handle))[1]
 

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -360,11 +360,18 @@ def varied(value: Any, variant: int, schema: Mapping[str, Any] | None = None, na
 
 
 def varied_args(
-    args: Mapping[str, Any], variant: int, schema: Mapping[str, Any] | None = None
+    args: Mapping[str, Any],
+    variant: int,
+    schema: Mapping[str, Any] | None = None,
+    fixed: Collection[str] = (),
 ) -> dict[str, Any]:
-    """Every plain value changed (saved handles and placeholders are left alone)."""
+    """Every plain value changed (saved handles and placeholders are left alone).
+
+    `fixed`: arguments the profile wrote through a placeholder spelled out at load (`{profile_dir}`):
+    the operator's environment (a folder the server takes only as its own), never the action's identity.
+    """
     props = (schema or {}).get("properties") or {}
-    return {k: varied(v, variant, props.get(k), k) for k, v in args.items()}
+    return {k: v if k in fixed else varied(v, variant, props.get(k), k) for k, v in args.items()}
 
 
 Call = Callable[[str, str, Mapping[str, Any]], Awaitable[Response]]
@@ -380,6 +387,7 @@ async def prepare(
     variant: int = 0,
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[int, Mapping[str, Any]] | None = None,
+    fixed: Collection[str] = (),
 ) -> Instance:
     """Run the setup calls, save what they name, and render the gated call's arguments.
 
@@ -387,11 +395,12 @@ async def prepare(
     without setup, the arguments themselves) with every plain value changed,
     each within its tool's input schema (`schemas`, by tool name). `overrides`
     sets arguments of setup calls by their index (a hostile memo staged first).
+    `fixed` (and each setup call's own): arguments never varied (`varied_args`).
     """
     schemas = schemas or {}
     saved: dict[str, Any] = dict(values)
     for number, step in enumerate(setup, start=1):
-        args = render(varied_args(step.args, variant, schemas.get(step.tool)), saved)
+        args = render(varied_args(step.args, variant, schemas.get(step.tool), step.fixed), saved)
         args.update((overrides or {}).get(number - 1, {}))
         response = await call(f"setup {number}: {step.tool}", step.tool, args)
         # A refusal inside an ordinary result (`{"ok": false}`) is no setup done either.
@@ -418,7 +427,8 @@ async def prepare(
                     f"setup call {number} ({step.tool}) returned {dotted!r} empty or null, so there is no "
                     f"handle to save as {name!r} (it returned {json.dumps(result, default=str)[:200]})"
                 )
-    arguments = render(template if setup else varied_args(template, variant, schemas.get(tool)), saved)
+    unsaved = template if setup else varied_args(template, variant, schemas.get(tool), fixed)
+    arguments = render(unsaved, saved)
     handles = [str(saved[k]) for k in saved if k not in values]
     label = handles[0] if handles else tool
     return Instance(arguments, label, {k: v for k, v in saved.items() if k not in values})

@@ -46,6 +46,9 @@ class SetupCall:
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)
     save: Mapping[str, str] = field(default_factory=dict)
+    # Arguments the profile wrote through a placeholder ({profile_dir}): the operator's environment,
+    # never varied to make another action (`engine.action.varied_args`).
+    fixed: frozenset[str] = frozenset()
 
 
 class SetupCallKeys(Keys):

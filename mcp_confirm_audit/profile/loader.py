@@ -62,6 +62,9 @@ class Profile:
     # that it happened beyond the sandbox, which is always watched.
     setup: tuple[SetupCall, ...] = ()
     args: Mapping[str, Any] | None = None
+    # Arguments of args: written through a placeholder spelled out at load ({profile_dir}): the
+    # operator's environment, not the action's identity, so never varied (each setup call has its own).
+    fixed_args: frozenset[str] = frozenset()
     # A call of the target's own tools that changes the subject after the question (subject-drift).
     drift: DriftCall | None = None
     effect: tuple[ProbeSpec, ...] = ()
@@ -225,8 +228,15 @@ def load_profile(path: Path) -> Profile:
         )
     # A target started in its root cannot find a script named relative to the profile:
     # {profile_dir} says where the profile is, in any string of it.
+    # Which arguments it stood in is kept past load: those values are never varied.
+    fixed_args, fixed_setup = placeholders.written_through(raw)
     raw = placeholders.spelled_out(raw, str(path.parent.resolve()))
-    return profile_from_mapping(raw, source=str(path))
+    profile = profile_from_mapping(raw, source=str(path))
+    setup = tuple(
+        replace(step, fixed=fixed_setup[number]) if number in fixed_setup else step
+        for number, step in enumerate(profile.setup)
+    )
+    return replace(profile, setup=setup, fixed_args=fixed_args)
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

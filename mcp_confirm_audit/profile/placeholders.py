@@ -144,6 +144,28 @@ def spelled_out(raw: Mapping[str, Any], profile_dir: str) -> dict[str, Any]:
     return out
 
 
+def written_through(raw: Mapping[str, Any]) -> tuple[frozenset[str], dict[int, frozenset[str]]]:
+    """The arguments of `args:` and of each `setup:` call (by index) whose value holds `{profile_dir}`.
+
+    Spelled out at load, such a value is plain text after it: this is what remembers that it is the
+    operator's environment (a folder the server insists on), never part of the action to vary.
+    """
+    setup = raw.get("setup")
+    steps = setup if isinstance(setup, list) else []
+    by_step = {
+        number: _through(step.get("args"))
+        for number, step in enumerate(steps)
+        if isinstance(step, Mapping) and _through(step.get("args"))
+    }
+    return _through(raw.get("args")), by_step
+
+
+def _through(args: Any) -> frozenset[str]:
+    if not isinstance(args, Mapping):
+        return frozenset()
+    return frozenset(str(k) for k, v in args.items() if PROFILE_DIR in repr(v))
+
+
 def _beside(value: Any, here: str) -> Any:
     if isinstance(value, str):
         return value.replace(PROFILE_DIR, here)

@@ -73,6 +73,8 @@ class ToolPlan:
     approver: Approver | None = None
     # Bookkeeping zero configuration learned before the controls, and why (a log grown by every call).
     bookkeeping_notes: tuple[tuple[str, str], ...] = ()
+    # Arguments of the template the profile wrote through a placeholder: never varied (`Profile.fixed_args`).
+    fixed: frozenset[str] = frozenset()
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -209,6 +211,7 @@ def _plan(
         profile.policy_tools,
         profile.drift,
         profile.approver,
+        fixed=profile.fixed_args,
     )
 
 

@@ -356,7 +356,12 @@ class Attack(Recorder):
         template = self.plan.arguments(self._values)
         schemas = {t.name: t.input_schema for t in self.tools}
         # A setup call may name this attack's case file ({path}): a preview of deleting it, say.
-        values = {**self._values, "path": os.path.relpath(self.case.victim, self.sandbox.root)}
+        # Another use of the action names another file of the case: a control that acts on it
+        # (deletes it) leaves the victim there for the attack's own use.
+        staged = self.case.victim
+        if variant and any("{path}" in repr(step.args) for step in self.plan.setup):
+            staged = self.case.add_file(f"use-{variant}.txt", decoy_text(f"use-{variant}"))
+        values = {**self._values, "path": os.path.relpath(staged, self.sandbox.root)}
         instance = await prepare(
             call,
             self.plan.name,
@@ -366,8 +371,12 @@ class Attack(Recorder):
             variant=variant,
             schemas=schemas,
             overrides=overrides,
+            fixed=self.plan.fixed,
         )
-        return replace(instance, staged=self.case.victim, keep_at=self.sandbox.keep / self.case.name)
+        keep_at = self.sandbox.keep / (
+            self.case.name if staged == self.case.victim else f"{self.case.name}-{staged.name}"
+        )
+        return replace(instance, staged=staged, keep_at=keep_at)
 
     def filled(self, template: Mapping[str, Any], instance: Instance) -> dict[str, Any]:
         """`template` with {NAME} saved by this use's setup calls and the harness's own values.

@@ -6,7 +6,12 @@ gate for every later attack) is called once, plainly: with the victim's
 path or the action's own values where it takes them, harmless values for the
 rest, and what the setup minted for this use (`save:`) where it takes that
 by name (a staged note's id for a `keep(note)`: never a made-up one; each
-tool given one gets a use of its own); an argument taking ids of things gets the ids of the entries where the
+tool given one gets a use of its own). An id the gated call itself mints (a
+pending flow's staged id, `invoice_id`) is made the same way: the gated call is
+staged plainly, as the honest flow stages it, and a tool taking an argument of
+that id's name (as the flow's own execute or approve call gives it, or its
+`id_from`) gets it, each tool a staging of its
+own; an argument taking ids of things gets the ids of the entries where the
 gated effect shows that name this subject (a collection's links, for a
 `delete_links(link_ids)` beside a gated `delete_collection`), read from the
 probes as the attack starts. Those that take this subject or those ids come
@@ -28,11 +33,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..channels.base import PLACEHOLDER
+from ..confirmations import as_flow
 from ..confirmations.detect import policy_tools
+from ..confirmations.pending import ID_FIELD
+from ..engine.action import Instance
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
+from ..target.arguments import takes
 from ..target.driver import ToolInfo
 from . import ANY, technique
+from ._flows import AttackChannel
 from .base import Attack
 
 # Other tools called, at most: every one is a round trip of its own.
@@ -63,9 +74,14 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     # How a use of the action is made (the profile's setup, or the tool that mints its handle).
     staging = {step.tool for step in attack.plan.setup}
 
+    # The id the gated call mints for this use, by the names another tool may take it under.
+    names = _staged_id_names(attack)
+    staged_id = await _staged(attack) if any(_takes_id(t, names) for t in candidates) else None
+
     def likeliest(tool: ToolInfo) -> tuple[bool, bool, int, bool]:
         plain = victim.plain_arguments(tool, touched)
         reaches = victim.acted_on_by(tool) or plain != victim.plain_arguments(tool)
+        reaches = reaches or bool(_takes_id(tool, names))
         shared = len(nouns & _words(f"{tool.name} {tool.description or ''}"))
         return (tool.name in staging, not reaches, -shared, tool.destructive is not True)
 
@@ -73,6 +89,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     await attack.start_attack()
     named = False
     spent = False
+    given_id = False
     for tool in chosen:
         if tool.name in staging:
             if named:
@@ -87,11 +104,22 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
             if spent and (fresh := await attack.again()):
                 subject = fresh
             spent = True
+        arguments = subject.plain_arguments(tool, touched)
+        if tool.name in staging:
+            arguments |= _as_set_up(attack, tool.name)
+        if taken := _takes_id(tool, names):
+            # The gated call's own staged id, never a made-up one: a fresh staging for each tool after
+            # the first, since a tool may spend it (post it, cancel it).
+            if given_id and (restaged := await _staged(attack)):
+                staged_id = restaged
+            given_id = given_id or staged_id is not None
+            if staged_id is not None:
+                arguments |= dict.fromkeys(taken, staged_id)
         since = await attack.mark()
         await attack.call(
             f"{tool.name}, plainly",
             subject,
-            arguments=subject.plain_arguments(tool, touched),
+            arguments=arguments,
             tool=tool.name,
             staging=tool.name in staging,
         )
@@ -108,6 +136,49 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         if there and not named and tool.name not in staging:
             attack.effect_means(Verdict.WEAK, acted)
             named = True
+
+
+def _as_set_up(attack: Attack, tool: str) -> dict[str, Any]:
+    """The arguments the profile's setup gives `tool`, filled as for a use of the action, where nothing is left open.
+
+    A setup tool made plainly makes a use of the action as the profile does (its home, its folder):
+    never a harmless filler the server turns away for being from elsewhere. A value naming what an
+    earlier setup call saves is left to the plain arguments.
+    """
+    step = next(s for s in attack.plan.setup if s.tool == tool)
+    filled = attack.filled(step.args, Instance({}, tool))
+    return {k: v for k, v in filled.items() if not (isinstance(v, str) and PLACEHOLDER.search(v))}
+
+
+def _staged_id_names(attack: Attack) -> tuple[frozenset[str], bool]:
+    """How the flow names its staged id in its own calls (`invoice_id: "{id}"`, `id_from`); none if it stages nothing."""
+    flow = as_flow(attack.plan.mechanism)
+    if flow is None or not flow.stages:
+        return frozenset(), False
+    return flow.staged_id_names
+
+
+def _takes_id(tool: ToolInfo, names: tuple[frozenset[str], bool]) -> list[str]:
+    """The arguments of `tool` a staged id goes in: those the flow names it by, never a guess at another."""
+    known, like_an_id = names
+    properties = (tool.input_schema or {}).get("properties") or {}
+    return [
+        n
+        for n, prop in properties.items()
+        if (n in known or (like_an_id and ID_FIELD.match(n)))
+        and isinstance(prop, Mapping)
+        and takes(prop, "x")
+    ]
+
+
+async def _staged(attack: Attack) -> str | None:
+    """The gated call staged plainly (the honest flow's first step, recorded): the id it minted."""
+    flow = as_flow(attack.plan.mechanism)
+    assert flow is not None
+    shown = await flow.preview(AttackChannel(attack), attack.arguments(attack.victim))
+    if shown.handle is None:
+        attack.note(f"staging the gated call gave no id to hand to another tool: {shown.response.text[:160]}")
+    return shown.handle
 
 
 def _words(text: str) -> set[str]:

@@ -4,6 +4,9 @@
 in env:; {sink} in env: too), opens a change ticket in setup: that both calls name ({ticket} in execute.args), and has the
 person follow the link with a command that trusts only {url}; {profile_dir}, {root} and {sink} stand
 wherever they may. If any of them were passed on unfilled, the honest flow would not complete.
+A value written through `{profile_dir}` is the operator's environment, not the action: another use
+of the action (the lifetime families' controls, approval-transplant) varies every plain value but it,
+so the server that takes only its own folder still opens the second ticket.
 `targets/elsewhere-placeholders-form.yaml` puts {name}, {path} and {profile_dir} in answer: and
 negative_answer: of a form that refuses an answer naming another file or folder.
 `targets/collections-drift-placeholders.yaml` puts {sink}, {root}, {path}, {profile_dir} and a name
@@ -12,9 +15,12 @@ setup saved in drift.args, of an action that names no file (subject-drift skips 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import MATRIX_GENERATION
@@ -22,8 +28,9 @@ from conftest import MATRIX_GENERATION
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.command import Command
 from mcp_confirm_audit.confirmations.pending import Pending
+from mcp_confirm_audit.engine.action import prepare, varied_args
 from mcp_confirm_audit.engine.session import run_audit
-from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.models import Layer, Outcome, Response, Verdict
 from mcp_confirm_audit.profile.loader import load_profile, resolve_profile
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
@@ -48,12 +55,21 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert isinstance(profile.confirmation, Pending)
     assert profile.protocol == "2025-11-25"
 
+    # The families that make another use of the action (or stage one plainly) ran inconclusive here
+    # while `profile:` was varied like any plain value: open_ticket refused every folder but its own.
+    others = {"MCA-LAPSE-001", "MCA-LAPSE-002", "MCA-OOBLATE-001", "MCA-OOBMOVE-001", "MCA-UNGATED-001"}
     run = run_audit(
         profile,
         catalogue=catalogue,
-        select=lambda spec: spec.family == "approval-replay",
+        select=lambda spec: spec.family == "approval-replay" or spec.id in others,
         generation=MATRIX_GENERATION,
     )
+    by_id = run.by_id()
+    assert {i: by_id[i].verdict for i in others} == {
+        **dict.fromkeys(others - {"MCA-LAPSE-002"}, Verdict.REFUSED),
+        # The webhook channel's person can only approve: no decline to leave the request declined.
+        "MCA-LAPSE-002": Verdict.NOT_APPLICABLE,
+    }, [(i, by_id[i].verdict, by_id[i].reason) for i in others]
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed, approve.detail
     said = " ".join(e for r in run.results for e in r.evidence)
@@ -68,6 +84,29 @@ def test_a_profile_with_every_placeholder_in_every_place_loads_and_runs(catalogu
     assert set(judged.values()) == {(Verdict.REFUSED, Layer.TOOL)}, [
         (r.id, r.verdict, r.reason) for r in run.results
     ]
+
+
+def test_a_value_written_through_profile_dir_is_never_varied_for_another_use_of_the_action() -> None:
+    profile = load_profile(TARGETS / "elsewhere-placeholders.yaml")
+    [step] = profile.setup
+    here = str(TARGETS.resolve())
+    assert (step.args["profile"], step.fixed) == (here, frozenset({"profile"}))
+    # As plain text, it would be varied like any other value: the old behaviour, refused by the server.
+    assert varied_args(step.args, 1)["profile"] != here
+    sent: list[Mapping[str, Any]] = []
+
+    async def call(label: str, tool: str, args: Mapping[str, Any]) -> Response:
+        sent.append(args)
+        return Response(Outcome.COMPLETE, '{"ticket_id": "T-1"}')
+
+    values = {"path": "case/victim.txt", "root": "/r", "sink": "http://127.0.0.1:1"}
+    use = asyncio.run(prepare(call, "delete_file", profile.setup, profile.args or {}, values, variant=1))
+    # Another use: the folder as written, the harness's own values filled, the ticket the setup saved.
+    assert sent == [
+        {"path": "case/victim.txt", "home": "/r", "notify": "http://127.0.0.1:1", "profile": here}
+    ]
+    assert use.arguments["profile"] == here
+    assert use.arguments["ticket"] == "T-1"
 
 
 def test_the_form_answers_placeholders_are_filled_in_the_yes_and_in_the_keep(catalogue: Catalogue) -> None:

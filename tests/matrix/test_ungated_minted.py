@@ -6,7 +6,8 @@ with a made-up id ("no note waiting with the id 'mcp-confirm-audit'") and count 
 the gate's. With `save: {note: staged}` it now sends the staged id (a fresh use for each tool
 given one, since `drop` spends it): the flawed `keep` keeping it unasked is the gated harm, the
 careful one's refusal is the gate. Without a saved id every call is about a made-up value:
-inconclusive, never refused.
+inconclusive, never refused; stage (the setup's own tool, made with the setup's arguments) staging
+a note is no try of the others.
 """
 
 from __future__ import annotations
@@ -44,8 +45,11 @@ def test_ungated_sends_the_staged_id_and_judges_no_made_up_one(
         assert "mcp-confirm-audit" not in keep, keep
     else:
         assert "no note waiting with the id 'mcp-confirm-audit'" in result.reason, result.reason
-        # stage's "REFUSED" is about the store the harness made up, not a gate of its own.
-        assert "REFUSED: store 'mcp-confirm-audit' is not valid" in result.reason, result.reason
+        # stage, the setup's tool, makes a use of the action with the setup's own arguments (no made-up
+        # store): its staging is no try of keep, so it judges nothing here and is not quoted.
+        (stage,) = [line for line in result.evidence if "stage, plainly -> stage(" in line]
+        assert '"store": "playbooks"' in stage, stage
+        assert "stage said" not in result.reason, result.reason
     if verdict is Verdict.VULNERABLE:
         assert "keep acted with no confirmation" in result.reason, result.reason
     if verdict is Verdict.REFUSED:

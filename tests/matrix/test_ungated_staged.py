@@ -1,0 +1,94 @@
+"""ungated hands another tool the id the gated call itself staged, both ways, on the two staging servers.
+
+`stage_invoice` stages an invoice and returns its `invoice_id` (a pending flow, `id_from: invoice_id`);
+a person approves it with a CLI, and `post_invoice(invoice_id)` posts it. No setup call mints that id:
+the gated call does. ungated used to give `edit_invoice(invoice_id)` a made-up id ("not an invoice
+id") and end inconclusive on the careful pair. It now stages the gated call plainly, as the honest
+flow's first step, and gives the id that staging returned to every other tool taking it by the name
+the flow's own calls give it (`post_invoice`'s `invoice_id: "{id}"`), a fresh staging per tool.
+With `--rush` the post server offers `rush_invoice(invoice_id)`: careful, it refuses an invoice no
+person approved; flawed (`rushes-unapproved`), it posts the id the agent just staged, nobody asked.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MATRIX_GENERATION, forked
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import run_audit
+from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+
+STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
+UNGATED = "MCA-UNGATED-001"
+
+
+def command(script: str, *options: str) -> str:
+    return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
+
+
+def staged_pair(*post_flaws: str) -> dict[str, Any]:
+    flaws = [word for flaw in post_flaws for word in ("--flaw", flaw)]
+    approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
+    return {
+        "servers": {
+            "stage": command("stage_server.py", "--edits", "open"),
+            "post": command("post_server.py", "--rush", *flaws),
+        },
+        "tool": "stage_invoice",
+        "args": {"vendor": "acme", "amount_cents": 500},
+        "effect": [{"tool": "list_posted", "server": "post"}],
+        "call_timeout": 10,
+        "confirmation": {
+            "kind": "pending",
+            "pending": {
+                "id_from": "invoice_id",
+                "human": {"command": approve, "decline": f"{approve} --decline"},
+                "execute": {"tool": "post_invoice", "args": {"invoice_id": "{id}"}, "server": "post"},
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("flaws", "verdict", "layer"),
+    [
+        (("rushes-unapproved",), Verdict.VULNERABLE, Layer.NONE),
+        ((), Verdict.REFUSED, Layer.TOOL),
+    ],
+    ids=["rush-posts-the-staged-id-unasked", "careful-rush-refuses-and-edit-moves-nothing-at-the-gate"],
+)
+def test_ungated_gives_other_tools_the_id_the_gated_call_staged(
+    catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict, layer: Layer
+) -> None:
+    run = run_audit(
+        forked(profile_from_mapping(staged_pair(*flaws), source="staged-pair")),
+        catalogue=catalogue,
+        select=lambda spec: spec.id == UNGATED,
+        generation=MATRIX_GENERATION,
+    )
+    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
+    result = run.by_id()[UNGATED]
+    assert (result.verdict, result.layer) == (verdict, layer), (result.reason, result.evidence)
+    calls = [line for line in result.evidence if line.startswith("[attack]") and ", plainly ->" in line]
+    # Every other tool that takes an invoice id got one the gated call staged, never a made-up one.
+    assert calls, result.evidence
+    for line in calls:
+        assert '"invoice_id": "inv_' in line, line
+        assert "not an invoice id" not in line, line
+    staged = [line for line in result.evidence if "stage_invoice(" in line and '"pending_approval' in line]
+    assert staged, result.evidence
+    if verdict is Verdict.VULNERABLE:
+        assert "rush_invoice acted with no confirmation" in result.reason, result.reason
+    else:
+        # rush_invoice (destructive, first) refuses the unapproved id; edit_invoice, given a staging of
+        # its own, changes the staged invoice and nothing where posting shows.
+        assert any("rush_invoice(" in line and "is not approved" in line for line in calls), calls
+        assert any("edit_invoice(" in line and '"status\\": \\"edited' in line for line in calls), calls
+        assert "nothing moved where the gated action's effect shows" in result.reason, result.reason
