@@ -136,7 +136,9 @@ def test_a_conftest_hook_is_an_effect_probe_the_plugin_calls_around_every_attack
 ) -> None:
     pytester.makeconftest(HOOKED_CONFTEST)
     report = pytester.path / "out"
-    result = pytester.runpytest_subprocess(
+    # In process: the plugin, the conftest's hook and the audit are the same code either way; the target is
+    # still a process of its own. A Python start and an import of the SDK less.
+    result = pytester.runpytest_inprocess(
         "--mcp-target",
         shlex.join([sys.executable, str(REFERENCE), "--root", "{root}", "--flaw", "no-ledger"]),
         "-k",
@@ -291,7 +293,7 @@ def test_the_bookkeeping_the_controls_learned_is_named_in_audit_json_and_review_
     pytester: pytest.Pytester,
 ) -> None:
     report = pytester.path / "out"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--mcp-target",
         _command("--log-into-root"),
         "-k",
