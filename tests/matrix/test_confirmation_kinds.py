@@ -301,7 +301,9 @@ def test_zero_config_detects_a_pending_flow_it_cannot_approve_and_says_how_to_na
 def test_a_profile_confirmation_overrides_detection(catalogue: Catalogue) -> None:
     # The flaw's flag, stated as the mechanism: without it the tool asks (no effect), with it it acts.
     stated = {"confirmation": {"kind": "flag", "flag": {"arg": "human_approved", "value": True}}}
-    run = audit(catalogue, "flag", "self-attested-flag", **stated)
+    # The two attacks judged here (the flag family's proof both ways is CASES' above).
+    judged = ("MCA-SELFAPPROVE-001", "MCA-FLAGBYPASS-001")
+    run = audit(catalogue, "flag", "self-attested-flag", attacks=judged, **stated)
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed
     assert "through flag" in approve.detail
