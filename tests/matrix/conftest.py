@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 import shlex
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from deadline import scaled
+from deadline import deadline, scaled
 from once import once
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
@@ -21,10 +23,12 @@ from mcp_confirm_audit.models import AttackSpec
 from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.target.zygote import keep_zygotes
 
-REFERENCE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE_SERVER = ROOT / "targets" / "reference" / "server.py"
 HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "server.py"
 # Every flaw is caught by a named example; generated names add breadth, and a
-# fixed seed keeps the matrix the same on every run.
+# fixed seed keeps the matrix the same on every run. (Three per attack cut a whole-catalogue
+# audit's round trips by a fifth, 384 to 307, but no time measurably: ten are kept.)
 MATRIX_GENERATION = Generation(examples=10, seed=CI_SEED)
 # Most of a Python target's start is its import of the SDK (about a second of CPU, a fork costs
 # milliseconds), and one audit starts several processes: the primary, a fresh one for each input
@@ -137,3 +141,31 @@ def audit_hostile(catalogue: Catalogue) -> AuditFn:
         return run_audit(profile, catalogue=catalogue, generation=MATRIX_GENERATION)
 
     return audit
+
+
+# The README's command regenerating the checked-in review of mcp-confirm (the PyPI server the demo extra pins).
+REGENERATE = "mcp-confirm-audit run --profile targets/mcp-confirm.yaml --report-dir reports/mcp-confirm"
+
+
+@pytest.fixture(scope="session")
+def readme_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding what REGENERATE, word for word, wrote (into `report/`), its exit code and its output.
+
+    Made once per run (tests/once.py) for every test that reads it: test_checked_in_review.py compares it with
+    the checked-in review, test_mcp_confirm.py asserts what the audit of mcp-confirm must find. Not under CI=true
+    (a user's shell has no CI): the profile's own seed makes it deterministic.
+    """
+    from mcp_confirm_audit.profile.loader import beside_interpreter
+
+    def make(folder: Path) -> None:
+        words = REGENERATE.split()
+        words[0] = beside_interpreter(words[0])
+        words[-1] = str(folder / "report")
+        env = {k: v for k, v in os.environ.items() if k != "CI"}
+        done = subprocess.run(
+            words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=deadline(300), check=False
+        )
+        (folder / "returncode").write_text(str(done.returncode))
+        (folder / "output").write_text(done.stdout[-2000:] + done.stderr[-2000:])
+
+    return once(tmp_path_factory, "readme-review", make)

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import tomllib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from deadline import deadline
+from conftest import REGENERATE, ROOT
 
-from mcp_confirm_audit.profile.loader import beside_interpreter
-
-ROOT = Path(__file__).resolve().parents[2]
 REVIEW = ROOT / "reports" / "mcp-confirm"
-REGENERATE = "mcp-confirm-audit run --profile targets/mcp-confirm.yaml --report-dir reports/mcp-confirm"
 
 
 def test_the_checked_in_reports_validate(audit_errors: Any, sarif_errors: Any) -> None:
@@ -68,24 +62,19 @@ def _stable(text: str) -> str:
 
 
 def test_the_readme_command_as_written_regenerates_the_checked_in_review_byte_for_byte(
-    tmp_path: Path,
+    readme_review: Path,
 ) -> None:
-    # REGENERATE, word for word, but into a temporary directory; not under CI=true
-    # (a user's shell has no CI): the profile's own seed makes it deterministic.
-    words = REGENERATE.split()
-    words[0] = beside_interpreter(words[0])
-    words[-1] = str(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
-    done = subprocess.run(
-        words, cwd=ROOT, env=env, capture_output=True, text=True, timeout=deadline(300), check=False
-    )
-    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]  # findings: the expected outcome
+    # REGENERATE, word for word, but into a temporary directory (conftest.py's readme_review,
+    # run once for this test and test_mcp_confirm.py's).
+    fresh = readme_review / "report"
+    output = (readme_review / "output").read_text()
+    assert (readme_review / "returncode").read_text() == "1", output  # findings: the expected outcome
     for name in ("review.md", "audit.sarif"):
-        fresh, checked_in = (tmp_path / name).read_text(), (REVIEW / name).read_text()
-        assert _stable(fresh) == _stable(checked_in), (
+        fresh_text, checked_in = (fresh / name).read_text(), (REVIEW / name).read_text()
+        assert _stable(fresh_text) == _stable(checked_in), (
             f"reports/mcp-confirm/{name} is stale: run `{REGENERATE}`"
         )
-    fresh_results = json.loads((tmp_path / "audit.json").read_text())["results"]
+    fresh_results = json.loads((fresh / "audit.json").read_text())["results"]
     checked_results = json.loads((REVIEW / "audit.json").read_text())["results"]
     assert [(r["id"], r["verdict"], r["layer"]) for r in fresh_results] == [
         (r["id"], r["verdict"], r["layer"]) for r in checked_results

@@ -52,9 +52,13 @@ def audit(
     *flaws: str,
     stdio: bool = False,
     server: Path = KINDS_SERVER,
+    attacks: tuple[str, ...] | None = None,
     **settings: object,
 ) -> AuditRun:
-    """In-process unless `stdio` (fast; the transports are proven alike in test_transports.py)."""
+    """In-process unless `stdio` (fast; the transports are proven alike in test_transports.py).
+
+    Every family that judges any mechanism, or only the `attacks` named (none: the controls alone).
+    """
     if stdio:
         target: dict[str, object] = {"command": kinds_command(mechanism, *flaws)}
     else:
@@ -65,7 +69,7 @@ def audit(
     profile = profile_from_mapping(raw, source="test")
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in FAMILIES
+        return spec.family in FAMILIES if attacks is None else spec.id in attacks
 
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
@@ -233,8 +237,9 @@ def _caught_by_its_family_and_refused_elsewhere(catalogue: Catalogue, case: str,
 
 
 def test_a_pending_id_the_human_declined_is_not_executed(catalogue: Catalogue) -> None:
-    # Over stdio: the server is a process of its own, the human's command another.
-    run = audit(catalogue, "pending", stdio=True, **HUMAN_CHANNEL)
+    # Over stdio: the server is a process of its own, the human's command another. The attack alone:
+    # every other family on this careful server is judged in process above ("pending careful, ...").
+    run = audit(catalogue, "pending", stdio=True, attacks=("MCA-TOKREUSE-002",), **HUMAN_CHANNEL)
     declined = run.by_id()["MCA-TOKREUSE-002"]
     assert (declined.verdict, declined.layer) == (R, Layer.TOOL), declined.evidence
     assert "declined" in declined.reason
@@ -251,7 +256,8 @@ def test_a_pending_id_the_human_declined_is_not_executed(catalogue: Catalogue) -
 def test_zero_config_detects_the_mechanism_and_completes_its_honest_flow(
     catalogue: Catalogue, mechanism: str, flaws: tuple[str, ...], found: str
 ) -> None:
-    run = audit(catalogue, mechanism, *flaws, tool=None)
+    # The controls alone: what is asserted here is how the honest flow was found and completed.
+    run = audit(catalogue, mechanism, *flaws, tool=None, attacks=())
     approve = [c for c in run.controls if c.name == "approve" and c.tool == "delete_file"]
     assert approve, run.controls
     assert all(found in c.detail for c in approve), approve
@@ -265,7 +271,7 @@ def test_zero_config_detects_the_mechanism_of_an_action_that_names_no_file(
 ) -> None:
     # No profile at all: harmless joint and degrees from the schema, the effect probe found
     # among the read-only tools, the mechanism from the schema (a token) or the first answer.
-    run = audit(catalogue, mechanism, *flaws, server=ARM_SERVER, tool=None)
+    run = audit(catalogue, mechanism, *flaws, server=ARM_SERVER, tool=None, attacks=())
     approve = next(c for c in run.controls if c.name == "approve" and c.tool == "move_joint")
     assert approve.passed, run.controls
     assert f"through {mechanism}" in approve.detail
@@ -295,7 +301,9 @@ def test_zero_config_detects_a_pending_flow_it_cannot_approve_and_says_how_to_na
 def test_a_profile_confirmation_overrides_detection(catalogue: Catalogue) -> None:
     # The flaw's flag, stated as the mechanism: without it the tool asks (no effect), with it it acts.
     stated = {"confirmation": {"kind": "flag", "flag": {"arg": "human_approved", "value": True}}}
-    run = audit(catalogue, "flag", "self-attested-flag", **stated)
+    # The two attacks judged here (the flag family's proof both ways is CASES' above).
+    judged = ("MCA-SELFAPPROVE-001", "MCA-FLAGBYPASS-001")
+    run = audit(catalogue, "flag", "self-attested-flag", attacks=judged, **stated)
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed
     assert "through flag" in approve.detail

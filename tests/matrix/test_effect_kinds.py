@@ -21,7 +21,7 @@ from test_payments import PAYMENTS
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import Layer, Verdict
+from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
 from mcp_confirm_audit.oracle.effects import ProbeSpec
 from mcp_confirm_audit.profile.loader import Profile, profile_from_mapping
 
@@ -30,11 +30,16 @@ def _command(*options: str) -> str:
     return shlex.join([sys.executable, str(PAYMENTS), "--root", "{root}", *options])
 
 
-def _audit(profile: Profile, catalogue: Catalogue, generation: Any, family: str) -> AuditRun:
+def _audit(
+    profile: Profile, catalogue: Catalogue, generation: Any, family: str, only: str | None = None
+) -> AuditRun:
+    """The family's attacks, or the attack `only` (of it) where a test judges that one alone."""
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family == family and only in (None, spec.id)
+
     # Each process forked from the SDK's zygote: how it starts, not what is seen of it.
-    return run_audit(
-        forked(profile), catalogue=catalogue, generation=generation, select=lambda spec: spec.family == family
-    )
+    return run_audit(forked(profile), catalogue=catalogue, generation=generation, select=select)
 
 
 # Only the sink shows a payment here: list_payments is not named, and a declared effect stops learning.
@@ -54,7 +59,7 @@ def test_a_replayed_approval_is_seen_as_a_second_request_at_the_sink(
 ) -> None:
     flawed = {**how, "command": how["command"] + " --flaw no-ledger"}
     profile = profile_from_mapping({**SINK_ONLY, **flawed}, source="test")
-    run = _audit(profile, catalogue, generation, "replay")
+    run = _audit(profile, catalogue, generation, "replay", only="MCA-REPLAY-001")
     approve = next(c for c in run.controls if c.name == "approve")
     assert approve.passed, approve.detail
     assert "sink[0]" in approve.detail, approve.detail
@@ -136,7 +141,9 @@ def test_a_conftest_hook_is_an_effect_probe_the_plugin_calls_around_every_attack
 ) -> None:
     pytester.makeconftest(HOOKED_CONFTEST)
     report = pytester.path / "out"
-    result = pytester.runpytest_subprocess(
+    # In process: the plugin, the conftest's hook and the audit are the same code either way; the target is
+    # still a process of its own. A Python start and an import of the SDK less.
+    result = pytester.runpytest_inprocess(
         "--mcp-target",
         shlex.join([sys.executable, str(REFERENCE), "--root", "{root}", "--flaw", "no-ledger"]),
         "-k",
@@ -281,7 +288,7 @@ def test_a_preview_that_stages_the_case_file_is_judged_by_the_file_going(
         },
         source="test",
     )
-    run = _audit(profile, catalogue, generation, "replay")
+    run = _audit(profile, catalogue, generation, "replay", only="MCA-REPLAY-001")
     assert all(c.passed for c in run.controls), run.controls
     after_success = run.by_id()["MCA-REPLAY-001"]
     assert after_success.verdict is verdict, after_success.evidence
@@ -291,7 +298,7 @@ def test_the_bookkeeping_the_controls_learned_is_named_in_audit_json_and_review_
     pytester: pytest.Pytester,
 ) -> None:
     report = pytester.path / "out"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--mcp-target",
         _command("--log-into-root"),
         "-k",

@@ -1,15 +1,19 @@
-"""A real third-party server from PyPI: mcp-confirm, audited as its users would run it."""
+"""A real third-party server from PyPI: mcp-confirm, audited as its users would run it.
+
+The audit read here is the one the README's command makes when it regenerates the checked-in review
+(`targets/mcp-confirm.yaml`, the whole catalogue): conftest.py's `readme_review` runs it once for this
+module and test_checked_in_review.py, and these tests read its audit.json.
+"""
 
 from __future__ import annotations
 
-import pytest
-from conftest import Shared
+import json
+from pathlib import Path
+from typing import Any
 
-from mcp_confirm_audit.catalogue.generation import Generation
-from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile.loader import Profile, beside_interpreter
+import pytest
+
+from mcp_confirm_audit.profile.loader import beside_interpreter
 
 # What mcp-confirm 0.2.1 gets wrong, each read off its source:
 KNOWN_FINDINGS = {
@@ -45,70 +49,71 @@ KNOWN_WEAK = {
 
 
 @pytest.fixture(scope="module")
-def whole_catalogue(
-    catalogue: Catalogue, generation: Generation, across_workers: Shared[AuditRun]
-) -> AuditRun:
-    """The whole catalogue, the command alone as its users would run it: once for both tests below."""
+def whole_catalogue(readme_review: Path) -> dict[str, Any]:
+    """The whole catalogue's audit.json, from the README's command (run once for both tests below)."""
     # Beside the interpreter running the tests, whether or not its venv is activated.
     assert beside_interpreter("mcp-confirm") != "mcp-confirm", "mcp-confirm is part of the dev extra"
-    return across_workers(
-        "mcp-confirm-whole-catalogue",
-        lambda: run_audit(
-            Profile(command="mcp-confirm --root {root}"), catalogue=catalogue, generation=generation
-        ),
-    )
+    audit: dict[str, Any] = json.loads((readme_review / "report" / "audit.json").read_text())
+    return audit
+
+
+def _happened(effect: dict[str, list[str]]) -> bool:
+    # As models.Effect.happened: additions alone are no effect.
+    return bool(effect["removed"] or effect["changed"] or effect["observed"])
 
 
 def test_mcp_confirm_refuses_what_its_readme_claims_and_falls_for_what_its_source_misses(
-    whole_catalogue: AuditRun,
+    whole_catalogue: dict[str, Any],
 ) -> None:
-    run = whole_catalogue
-    by_id = run.by_id()
-    vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
+    results = whole_catalogue["results"]
+    by_id = {r["id"]: r for r in results}
+    vulnerable = {r["id"] for r in results if r["verdict"] == "vulnerable"}
     assert vulnerable == KNOWN_FINDINGS, [
-        (r.id, r.reason) for r in run.results if r.id in vulnerable ^ KNOWN_FINDINGS
+        (r["id"], r["reason"]) for r in results if r["id"] in vulnerable ^ KNOWN_FINDINGS
     ]
-    weak = {r.id for r in run.results if r.verdict is Verdict.WEAK}
-    assert weak == KNOWN_WEAK, [(r.id, r.reason) for r in run.results if r.id in weak ^ KNOWN_WEAK]
+    weak = {r["id"] for r in results if r["verdict"] == "weak"}
+    assert weak == KNOWN_WEAK, [(r["id"], r["reason"]) for r in results if r["id"] in weak ^ KNOWN_WEAK]
     # Its README's table: the SDK refuses cross-target and forged state, the package the rest.
-    assert by_id["MCA-XTARGET-001"].layer is Layer.SDK_BOUNDARY
-    assert by_id["MCA-FORGE-006"].layer is Layer.SDK_BOUNDARY
-    assert by_id["MCA-REPLAY-002"].layer is Layer.TOOL
-    assert by_id["MCA-ROOT-003"].layer is Layer.TOOL
+    assert by_id["MCA-XTARGET-001"]["layer"] == "sdk-boundary"
+    assert by_id["MCA-FORGE-006"]["layer"] == "sdk-boundary"
+    assert by_id["MCA-REPLAY-002"]["layer"] == "tool"
+    assert by_id["MCA-ROOT-003"]["layer"] == "tool"
     # Its last-component link check does refuse a swapped final link, and containment
     # after resolving refuses a parent swapped for a link out of the root.
-    assert {by_id[i].layer for i in ("MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-002")} == {Layer.TOOL}
+    assert {by_id[i]["layer"] for i in ("MCA-SYMLINK-001", "MCA-SYMLINK-002", "MCA-PARENT-002")} == {"tool"}
     # A NUL byte makes Python's own path functions raise, and the SDK hides the exception
     # ("Error executing tool delete_file"): its reply says nothing of why. Its benign twin, the
     # same call naming a harmless file with the same suffix, was asked about: the call was right,
     # and what refused the NUL byte, with nothing deleted, is the tool.
-    assert not [r for r in run.results if r.verdict is Verdict.INCONCLUSIVE]
+    assert not [r for r in results if r["verdict"] == "inconclusive"]
     nul = by_id["MCA-ROOT-007"]
-    assert (nul.verdict, nul.layer) == (Verdict.REFUSED, Layer.TOOL), nul.evidence
-    assert "an exception inside the tool, whose reason the SDK's frame hides" in nul.reason
-    assert "benign twin" in nul.reason
-    assert "was asked about" in nul.reason
-    assert any(line.startswith("[setup] benign twin") for line in nul.evidence), nul.evidence
-    assert {r.tool for r in run.results} == {"delete_file"}
+    assert (nul["verdict"], nul["layer"]) == ("refused", "tool"), nul["evidence"]
+    assert "an exception inside the tool, whose reason the SDK's frame hides" in nul["reason"]
+    assert "benign twin" in nul["reason"]
+    assert "was asked about" in nul["reason"]
+    assert any(line.startswith("[setup] benign twin") for line in nul["evidence"]), nul["evidence"]
+    assert {r["tool"] for r in results} == {"delete_file"}
     # It serves no 2025-era client (its MRTR tool answers one with -32603, "Handler returned an
     # invalid result"): no honest flow completes there, so no defence refused anything there.
     for attack_id in (f"MCA-ERAS-00{n}" for n in range(1, 6)):
         eras = by_id[attack_id]
-        assert eras.verdict is Verdict.NOT_APPLICABLE, (attack_id, eras.reason)
-        assert eras.reason.startswith("the target completes no honest flow over 2025-11-25: "), eras.reason
-        assert "Handler returned an invalid result" in eras.reason, eras.reason
+        assert eras["verdict"] == "not_applicable", (attack_id, eras["reason"])
+        assert eras["reason"].startswith("the target completes no honest flow over 2025-11-25: "), eras[
+            "reason"
+        ]
+        assert "Handler returned an invalid result" in eras["reason"], eras["reason"]
 
 
 def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_which_cannot_answer_it(
-    whole_catalogue: AuditRun,
+    whole_catalogue: dict[str, Any],
 ) -> None:
     # The family's results in the whole catalogue's audit (its one tool is delete_file).
-    downgrade = [r for r in whole_catalogue.results if r.family == "capability-downgrade"]
+    downgrade = [r for r in whole_catalogue["results"] if r["family"] == "capability-downgrade"]
     assert downgrade
     for result in downgrade:
-        assert (result.verdict, result.layer, result.mechanism) == (Verdict.WEAK, Layer.PROTOCOL, "mrtr")
-        assert "MUST NOT" in result.reason
-        assert not result.effect.happened, result.evidence
+        assert (result["verdict"], result["layer"], result["mechanism"]) == ("weak", "protocol", "mrtr")
+        assert "MUST NOT" in result["reason"]
+        assert not _happened(result["effect"]), result["evidence"]
         # The question was put to the client that said it cannot ask anyone, which never answered it.
-        assert any("from a client declaring" in line and "[asked" in line for line in result.evidence)
-        assert any("no second round was sent" in line for line in result.evidence), result.evidence
+        assert any("from a client declaring" in line and "[asked" in line for line in result["evidence"])
+        assert any("no second round was sent" in line for line in result["evidence"]), result["evidence"]
