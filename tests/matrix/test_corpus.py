@@ -24,6 +24,7 @@ import pytest
 import test_careful_styles as styles
 import test_elsewhere as elsewhere
 import test_eras as eras
+import test_file_families_over_flows as over_flows
 import test_payments as payments
 import test_token_derivation as derivation
 
@@ -53,6 +54,8 @@ def test_every_flaw_of_the_matrices_is_a_case_expecting_the_same_verdicts(manife
         wanted[f"payments/{flaw}"] = {a: _verdicts(v) for a, v in expected.items()}
     for flaw, expected in eras.FLAW_CAUGHT_BY.items():
         wanted[f"legacy/{flaw}"] = {a: _verdicts(v) for a, v in expected.items()}
+    for flaw, (_, expected) in over_flows.FLAWS.items():
+        wanted[f"kinds-token/{flaw}"] = {a: _verdicts(v) for a, v in expected.items()}
     for flaw, _, verdict, _ in derivation.CASES.values():
         if flaw is not None:
             wanted[f"kinds-token/{flaw}"] = {derivation.DERIVED: _verdicts(verdict)}
@@ -171,24 +174,6 @@ NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
     # a terminal gate that acts when nobody answers fails the approve control, so no baseline can hold its
     # run green (issue 31, "waiting past the lifetime"; test_elsewhere.py)
     "elsewhere/server.py": frozenset(["fails-open"]),
-    # the file families over token and pending flows (test_file_families_over_flows.py, test_family_precision.py)
-    "confirm_kinds/server.py": frozenset(
-        [
-            "lexical-containment",
-            "missing-is-deleted",
-            "no-containment",
-            "no-identity-check",
-            "no-recheck",
-            "preview-before-check",
-            "preview-without-name",
-            "raw-name-in-preview",
-            "reversible-flag",
-            "scope-acts-unasked",
-            "truncates-at-nul",
-        ]
-    ),
-    # prompt-forging over flows (test_forging_over_flows.py, test_forging_inside_values.py)
-    "orders/server.py": frozenset(["raw-order-id"]),
     # URL-mode elicitation, a page to open (test_url_mode.py)
     "url_mode/server.py": frozenset(
         [
@@ -235,8 +220,6 @@ NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
     ),
     # a tool that never asks and logs every call, its switch the only gate (test_zero_config_search.py)
     "zc_shapes/server.py": frozenset(["switch-acts"]),
-    # three marks of one approval, and an approval spent in one era only (test_eras.py)
-    "legacy/wake.py": frozenset(["approval-cache", "single-use-only-in-legacy", "single-use-only-in-mrtr"]),
 }
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION, forked
+from deadline import deadline
 from test_confirmation_kinds import HUMAN_CHANNEL
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -40,6 +41,7 @@ def desk(
     *flaws: str,
     style: str = "json",
     select: Callable[[AttackSpec], bool] = _lapsed_only,
+    ttl: float = 1.0,
 ) -> AuditRun:
     """The order desk's pending flow in process, its lifetime shortened through the factory's `ttl`."""
     factory = {"mechanism": "pending", "style": style, "flaws": list(flaws)}
@@ -48,7 +50,7 @@ def desk(
         "factory_args": factory,
         **HUMAN_CHANNEL,
         "ttl_flag": "ttl={ttl}",
-        "ttl": 1.0,
+        "ttl": ttl,
     }
     profile = profile_from_mapping({**target, "tool": "cancel_order", "call_timeout": 10.0}, source="test")
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
@@ -110,11 +112,14 @@ def test_the_careful_webhook_refuses_a_request_past_its_lifetime(catalogue: Cata
 def test_an_approval_redeemed_after_the_requests_lifetime_never_acts_on_the_careful_desk(
     catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict
 ) -> None:
-    run = desk(catalogue, *flaws, select=lambda spec: spec.id == "MCA-OOBLATE-001")
+    # The family's own control stages, has the person approve (a process of its own) and redeems at once,
+    # inside the lifetime: one long enough for that on a loaded machine (the suite's deadline scale).
+    lifetime = deadline(2.0)
+    run = desk(catalogue, *flaws, select=lambda spec: spec.id == "MCA-OOBLATE-001", ttl=lifetime)
     result = _judged(run)["MCA-OOBLATE-001"]
     assert result[0] is verdict, result
     if verdict is Verdict.REFUSED:
         assert result[1] is Layer.TOOL, result
-        assert "lifetime (1s) passed" in result[2], result
+        assert f"lifetime ({lifetime:g}s) passed" in result[2], result
     else:
         assert "tool:list_cancellations" in result[2], result
