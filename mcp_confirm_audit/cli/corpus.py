@@ -26,6 +26,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -72,6 +73,8 @@ class Case(BaseModel):
     flags: list[str] = Field(default_factory=list)
     families: list[str] | None = None
     careful: bool = False
+    # A careful case that runs every family but these (each a finding its mechanism has by design).
+    skip: list[str] | None = None
     # Why a careful case runs only some families (a careful case runs every family by default).
     why: str | None = None
     expect: dict[str, list[str]] = Field(default_factory=dict)
@@ -85,7 +88,9 @@ class Case(BaseModel):
             raise ValueError(
                 f"case {self.id}: a case is either careful: true or has expect:, not both or neither"
             )
-        if self.careful and (self.families is None) != (self.why is None):
+        if self.skip is not None and (not self.careful or self.families is not None):
+            raise ValueError(f"case {self.id}: skip: is for a careful case without families:")
+        if self.careful and (self.families is None and self.skip is None) != (self.why is None):
             raise ValueError(
                 f"case {self.id}: a careful case that runs only some families says why (why:), "
                 "and one that runs them all has no why:"
@@ -260,9 +265,10 @@ def run_case(
         profile = profile_of(manifest, case, targets, scale=scale)
         runs_all = case.families is None or (all_families and not case.careful)
         families = None if runs_all or case.families is None else frozenset(case.families)
+        skipped = frozenset(case.skip or ())
         run = run_audit(
             profile,
-            select=lambda spec: families is None or spec.family in families,
+            select=lambda spec: (families is None or spec.family in families) and spec.family not in skipped,
             generation=Generation(examples=_EXAMPLES, seed=CI_SEED),
         )
     except (AuditError, OSError, RuntimeError) as exc:
@@ -400,7 +406,7 @@ def baseline_wrong(manifest: Manifest, outcomes: Iterable[Outcome]) -> list[str]
 
 def partial(manifest: Manifest, cases: Iterable[Case] | None = None) -> list[Case]:
     """The careful cases that do not run every family (each says why)."""
-    return [c for c in (manifest.cases if cases is None else cases) if c.careful and c.families is not None]
+    return [c for c in (manifest.cases if cases is None else cases) if c.careful and c.why is not None]
 
 
 def default_sample(cases: Sequence[Case]) -> list[str]:
@@ -470,7 +476,9 @@ The reference servers under `targets/` are a corpus of live confirmation flaws: 
 configuration in `targets/corpus/corpus.yaml` has exactly one flaw, names the attacks that must
 find it and with which verdict, and each has careful twins (the careful server, in several
 styles and on several channels) that must give no finding. Every case is one real audit of
-a real server process.
+a real server process, or, for a server with no command line (`py:FILE:FACTORY`), a real
+server built in the audit's own process, its flaws given to its factory (`factory_args`); a
+server that asks on its own terminal runs under a pseudo-terminal (`tty:`), as any audit does.
 
 - **Detection**: an expected attack on a flawed case counts as found when its verdict is
   one the case lists (`vulnerable`, or `weak` where the flaw only weakens a defence).
@@ -547,7 +555,12 @@ def careful_table(tallies: Mapping[str, Careful]) -> str:
 
 
 def partial_lines(cases: Iterable[Case]) -> str:
-    return "\n".join(f"- `{c.id}` runs {', '.join(c.families or ())}: {c.why}" for c in cases) or "None."
+    def runs(case: Case) -> str:
+        if case.skip is not None:
+            return f"every family but {', '.join(case.skip)}"
+        return ", ".join(case.families or ())
+
+    return "\n".join(f"- `{c.id}` runs {runs(c)}: {c.why}" for c in cases) or "None."
 
 
 def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
@@ -586,6 +599,8 @@ def docs_page(
     careful: Mapping[str, Careful] | None = None,
     partial_cases: Sequence[Case] = (),
     baselines: str = "",
+    elapsed: float = 0.0,
+    jobs: int = 1,
 ) -> str:
     scope = f"All {of} cases." if cases == of else f"{cases} of the {of} cases (a subset chosen with --only)."
     scope += (
@@ -594,6 +609,7 @@ def docs_page(
         else " Flawed cases ran the families their flaw may fool; false positives are from the careful twins."
     )
     scope += f" The harness's deadlines were scaled by {scale:g} (--deadline-scale)." if scale != 1.0 else ""
+    scope += f" It took {elapsed / 60:.1f} min with {jobs} audit(s) at once (-j)." if elapsed else ""
     misses = "\n".join(f"- {line}" for line in wrong) or "None."
     page = f"{_DOCS_HEAD}\n## The last run\n\n{scope}\n\n{table(tallies)}\n\nWhat failed: {misses}\n"
     page += (
@@ -604,7 +620,8 @@ def docs_page(
     return page
 
 
-_CAREFUL_HEAD = """A careful case runs every family unless it says why not. Every judged attack on one must be
+_CAREFUL_HEAD = """A careful case runs every family unless it says why not (`families:`, what it runs,
+or `skip:`, what it does not: a finding its mechanism has by design, which a flawed case expects). Every judged attack on one must be
 `refused` (a finding is a false positive, above), and no input attack (an attack whose hostile
 part is an input value: a path, a name, a token, an id, run beside its benign twin) may end
 `inconclusive`: either fails the run. Other inconclusive results are counted, not failed."""
@@ -677,6 +694,7 @@ def main(args: argparse.Namespace) -> int:
     if args.rerun and not args.no_rerun:
         sample = {c.id for c in select(manifest, args.rerun) if not c.careful}
     outcomes: list[Outcome] = []
+    started = time.monotonic()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [
             pool.submit(
@@ -694,6 +712,7 @@ def main(args: argparse.Namespace) -> int:
             outcome = future.result()
             outcomes.append(outcome)
             print(f"{case.id}: {len(outcome.results)} results", file=sys.stderr, flush=True)
+    elapsed = time.monotonic() - started
     tallies, wrong = score(manifest, outcomes)
     careful, inconclusive = careful_score(manifest, outcomes)
     wrong += inconclusive + baseline_wrong(manifest, outcomes)
@@ -707,7 +726,7 @@ def main(args: argparse.Namespace) -> int:
         f"\nUnder a baseline of its own findings: {green} of {len(flawed)} flawed cases exit 0; "
         f"run --baseline for real: {sum(r[0] == 0 for r in reran)} of {len(reran)} exited 0."
     )
-    print(f"\n{len(cases)} cases of {len(manifest.cases)}.")
+    print(f"\n{len(cases)} cases of {len(manifest.cases)}, in {elapsed / 60:.1f} min with -j {args.jobs}.")
     for line in wrong:
         print(line)
     if args.write_docs:
@@ -722,6 +741,8 @@ def main(args: argparse.Namespace) -> int:
             careful=careful,
             partial_cases=partial(manifest, cases),
             baselines=baseline_table(manifest, outcomes),
+            elapsed=elapsed,
+            jobs=args.jobs,
         )
         DOCS_PAGE.write_text(page, encoding="utf-8")
         print(f"wrote {DOCS_PAGE}")

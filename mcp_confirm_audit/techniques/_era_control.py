@@ -62,7 +62,10 @@ async def era_served(attack: Attack, conn: Connection) -> bool:
 
 async def _control(attack: Attack, conn: Connection) -> EraControl | None:
     era = conn.era
-    subject = await attack.another(f"control-{era}", connection=conn)
+    # A use of its own: another file, or the setup run again over that era's process (what it mints
+    # is fresh there; its values as the profile gives them, which a server may accept and no others).
+    fresh = attack.plan.setup and not attack.names_file and conn is not attack.primary
+    subject = await (attack.subject_on(conn) if fresh else attack.another(f"control-{era}", connection=conn))
     if subject is None:
         return None
     before = await attack.mark()

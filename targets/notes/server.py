@@ -10,7 +10,9 @@ move into the kept list, which only the read-only `list_kept` shows). `keep(note
 and `drop(note)` take a waiting note's id: the careful `keep` refuses (keeping
 needs the person's yes in a handoff), `drop` forgets a note (no harm to Memory).
 An id nobody staged is "no note waiting with the id ...", a store that does not
-exist is refused as invalid, as magnemo-mcp says both.
+exist is refused as invalid, as magnemo-mcp says both. A client that declared no
+form elicitation is never sent the question (-32021, as every careful reference
+server that asks through a form).
 
 The careful question shows each title escaped (the reference prompt module).
 
@@ -43,6 +45,7 @@ if _REFERENCE not in sys.path:
     sys.path.insert(0, _REFERENCE)
 
 import prompt  # noqa: E402
+from capabilities import require_form_elicitation  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
@@ -104,6 +107,9 @@ def build_server(
         async def work() -> str:
             if not waiting:
                 return "nothing waiting: nothing to ask"
+            require_form_elicitation(
+                ctx.client_capabilities
+            )  # never a form to a client that cannot answer it
             titles = "; ".join(shown(n["title"]) for n in waiting.values())
             message = f"Keep {len(waiting)} note(s) in Memory? {titles}. Tick to keep them."
             session = ctx.request_context.session

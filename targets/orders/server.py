@@ -1,7 +1,8 @@
 """Reference server whose confirmed action names no file and is asked over a flow: an order desk.
 
     python targets/orders/server.py --root DIR --mechanism token|pending|terminal|ask
-        [--style json|code-points] [--flaw raw-order-id|lapse-approves] [--refuses CHARS] [--ttl SECONDS]
+        [--style json|code-points] [--flaw raw-order-id|lapse-approves|approval-outlives-ttl]
+        [--refuses CHARS] [--ttl SECONDS]
         [--inbox DIR]
         [--command] [--returns text|str|object]
 
@@ -14,7 +15,9 @@ question shows it. The effect is seen only through the read-only
   order and spent once; the call that carries it cancels.
 - pending: the call stages the cancellation and returns a `pending_id`; only
   the human's decision (targets/confirm_kinds/approve_cli.py, writing into
-  `--inbox`) lets `execute_pending` cancel.
+  `--inbox`) lets `execute_pending` cancel. With --ttl the staged request has a
+  lifetime: past it, `execute_pending` refuses it, approved or not (without --ttl
+  it waits for the person's decision however long it takes).
 - terminal: the call asks `Approve cancelling order ...? allow? [y/N]` on the
   server's terminal and cancels on `y`; with no terminal or no answer in --ttl, it refuses.
 - ask: the call asks the person itself, over MRTR or `elicitation/create` (shop_command.py).
@@ -33,8 +36,9 @@ What the person reads names the order, in one of two careful styles:
   so nothing in it is rendered, and it is still read exactly.
 `--flaw raw-order-id` puts the reference into the sentence as it is. `--flaw lapse-approves` (pending)
 carries out, at `execute_pending`, a staged cancellation whose --ttl passed with no approval, declined
-or never answered: a desk that fails open at the lapse. With `--refuses CHARS` (token,
-pending, ask) a reference holding any of CHARS is refused before anything is previewed, staged or
+or never answered: a desk that fails open at the lapse. `--flaw approval-outlives-ttl` (pending)
+carries out an approved cancellation whose --ttl passed: the approval never goes stale. With
+`--refuses CHARS` (token, pending, ask) a reference holding any of CHARS is refused before anything is previewed, staged or
 asked, in an ordinary result that quotes it as it is and carries a `request_id`: nobody was asked about it.
 `--returns` says how that refusal comes back: `text` (the default) a JSON document as the result's
 text, `object` the same as a dict (structured content), `str` as JSON text from a tool typed `-> str`,
@@ -79,6 +83,7 @@ FLAWS = {
         "pending: a staged cancellation left past --ttl is carried out by execute_pending, declined or "
         "never answered (the lapse read as a yes)"
     ),
+    "approval-outlives-ttl": "pending: an approved cancellation is carried out after its --ttl passed",
 }
 OrderId = Annotated[str, Field(description="The shop's order reference.", examples=["ORD-1042"])]
 _CANCELS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
@@ -158,7 +163,7 @@ def build_server(
     style: str = "json",
     flaws: Collection[str] = (),
     inbox: str | None = None,
-    ttl: float = 30.0,
+    ttl: float | None = None,
     refuses: str = "",
     command: bool = False,
     returns: str = "text",
@@ -181,14 +186,18 @@ def build_server(
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
         lapses = ttl if "lapse-approves" in flaws else None
-        _pending_tools(server, gates.PendingStore(where), desk, shown, lapses)
+        lifetime = None if "approval-outlives-ttl" in flaws else ttl
+        _pending_tools(server, gates.PendingStore(where), desk, shown, lapses, lifetime)
     elif mechanism == "ask":
         _asking_tool(server, desk, shown)
     else:
 
         def cancel_order(order_id: OrderId) -> dict[str, Any]:
             """Cancel one order once the person at the desk's terminal says y."""
-            answer = ask_terminal(f"Approve cancelling order {shown.reference(order_id)}? allow? [y/N] ", ttl)
+            waits = 30.0 if ttl is None else ttl
+            answer = ask_terminal(
+                f"Approve cancelling order {shown.reference(order_id)}? allow? [y/N] ", waits
+            )
             if not answer:
                 raise ToolError("refused: the person at the terminal did not approve")
             return desk.cancel(order_id)
@@ -260,7 +269,12 @@ def _asking_tool(server: MCPServer, desk: Desk, shown: Shown) -> None:
 
 
 def _pending_tools(
-    server: MCPServer, store: gates.PendingStore, desk: Desk, shown: Shown, lapses: float | None = None
+    server: MCPServer,
+    store: gates.PendingStore,
+    desk: Desk,
+    shown: Shown,
+    lapses: float | None = None,
+    lifetime: float | None = None,
 ) -> None:
     staged_at: dict[str, float] = {}
 
@@ -289,6 +303,9 @@ def _pending_tools(
             _, order_id = store.release(pending_id)
         except gates.Refused as exc:
             raise ToolError(str(exc)) from None
+        if lifetime is not None and time.monotonic() - staged_at.get(pending_id, time.monotonic()) > lifetime:
+            # Spent by release above: an approval past the request's lifetime is stale, and never acts.
+            raise ToolError(f"expired: this request's lifetime ({lifetime:g}s) passed; stage it again")
         return json.dumps(desk.cancel(order_id))
 
     shown.add(server, cancel_order)
@@ -306,8 +323,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--ttl",
         type=float,
-        default=30.0,
-        help="terminal: seconds to wait for an answer; pending with lapse-approves: a staged request's lifetime",
+        default=None,
+        help="terminal: seconds to wait for an answer (default 30); pending: a staged request's lifetime",
     )
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument(

@@ -24,6 +24,7 @@ import pytest
 import test_careful_styles as styles
 import test_elsewhere as elsewhere
 import test_eras as eras
+import test_file_families_over_flows as over_flows
 import test_payments as payments
 import test_token_derivation as derivation
 
@@ -53,6 +54,8 @@ def test_every_flaw_of_the_matrices_is_a_case_expecting_the_same_verdicts(manife
         wanted[f"payments/{flaw}"] = {a: _verdicts(v) for a, v in expected.items()}
     for flaw, expected in eras.FLAW_CAUGHT_BY.items():
         wanted[f"legacy/{flaw}"] = {a: _verdicts(v) for a, v in expected.items()}
+    for flaw, (_, expected) in over_flows.FLAWS.items():
+        wanted[f"kinds-token/{flaw}"] = {a: _verdicts(v) for a, v in expected.items()}
     for flaw, _, verdict, _ in derivation.CASES.values():
         if flaw is not None:
             wanted[f"kinds-token/{flaw}"] = {derivation.DERIVED: _verdicts(verdict)}
@@ -133,7 +136,7 @@ def test_the_careful_cases_of_the_last_run_found_nothing_and_left_no_input_attac
     assert judged > 0
     # Each careful case that runs only some families is listed with its why.
     listed = set(re.findall(r"^- `([^`]+)` runs ", section, re.M))
-    assert listed == {c.id for c in manifest.cases if c.careful and c.families is not None}
+    assert listed == {c.id for c in manifest.cases if c.careful and c.why is not None}
 
 
 # Where each reference server keeps its flaw switches (a module beside it, or the server itself), and
@@ -168,26 +171,9 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
 NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
     # the approve link beside MRTR (test_mrtr_elsewhere.py)
     "reference/server.py": frozenset(["link-unchecked"]),
-    # the terminal channel: a pty per audit (test_elsewhere.py)
-    "elsewhere/server.py": frozenset(["asks-first", "console-markup", "fails-open", "no-recheck"]),
-    # the file families over token and pending flows (test_file_families_over_flows.py, test_family_precision.py)
-    "confirm_kinds/server.py": frozenset(
-        [
-            "lexical-containment",
-            "missing-is-deleted",
-            "no-containment",
-            "no-identity-check",
-            "no-recheck",
-            "preview-before-check",
-            "preview-without-name",
-            "raw-name-in-preview",
-            "reversible-flag",
-            "scope-acts-unasked",
-            "truncates-at-nul",
-        ]
-    ),
-    # prompt-forging over flows (test_forging_over_flows.py, test_forging_inside_values.py)
-    "orders/server.py": frozenset(["raw-order-id"]),
+    # a terminal gate that acts when nobody answers fails the approve control, so no baseline can hold its
+    # run green (issue 31, "waiting past the lifetime"; test_elsewhere.py)
+    "elsewhere/server.py": frozenset(["fails-open"]),
     # URL-mode elicitation, a page to open (test_url_mode.py)
     "url_mode/server.py": frozenset(
         [
@@ -234,11 +220,6 @@ NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
     ),
     # a tool that never asks and logs every call, its switch the only gate (test_zero_config_search.py)
     "zc_shapes/server.py": frozenset(["switch-acts"]),
-    # three marks of one approval, and an approval spent in one era only (test_eras.py)
-    "legacy/wake.py": frozenset(["approval-cache", "single-use-only-in-legacy", "single-use-only-in-mrtr"]),
-    # in process only, the magnemo-mcp shape: no command line a case could start (test_ungated_minted.py,
-    # test_forging_nested_fields.py)
-    "notes/server.py": frozenset(["keeps-unasked", "unsanitised-titles"]),
 }
 
 
@@ -265,14 +246,25 @@ def test_every_reference_server_with_flaws_is_registered_here() -> None:
 
 
 def _cased(manifest: Manifest) -> dict[str, set[str]]:
-    """Per server script: the flaws (or hostile modes) some case of the manifest runs it with."""
+    """Per server script: the flaws (or hostile modes) some case of the manifest runs it with.
+
+    A server started as a process takes them as `--flaw`/`--mode` words; one built in process
+    (`py:{targets}/FILE:FACTORY`) takes them in its factory's `flaws` (factory_args: in settings).
+    """
     cased: dict[str, set[str]] = {}
     for case in manifest.cases:
         command = shlex.split(manifest.servers[case.server].command)
-        script = next(w.removeprefix("{targets}/") for w in command if w.startswith("{targets}/"))
+        script = next(
+            w.removeprefix("py:").removeprefix("{targets}/").split(":")[0]
+            for w in command
+            if w.removeprefix("py:").startswith("{targets}/")
+        )
         words = [*command, *case.flags]
         switches = {"--flaw", "--mode"}
-        cased.setdefault(script, set()).update(b for a, b in itertools.pairwise(words) if a in switches)
+        flaws = cased.setdefault(script, set())
+        flaws.update(b for a, b in itertools.pairwise(words) if a in switches)
+        settings = {**manifest.servers[case.server].settings, **case.settings}
+        flaws.update(settings.get("factory_args", {}).get("flaws", []))
     return cased
 
 

@@ -22,6 +22,7 @@ from baselined import assert_green_as_it_is, assert_green_with_its_findings_base
 from conftest import MATRIX_GENERATION, Shared
 from deadline import deadline
 from mcp import types
+from notes_audit import audit_notes
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -623,3 +624,18 @@ def test_an_action_that_names_no_file_is_never_sent_a_path_when_its_honest_flow_
     assert not next(c for c in run.controls if c.name == "approve").passed
     result = run.by_id()["MCA-NOANSWER-001"]
     assert result.evidence[0].startswith('[setup] ask -> wake({"host": "study-pc"})'), result.evidence
+
+
+def test_the_other_eras_control_stages_its_use_with_the_profiles_own_values(catalogue: Catalogue) -> None:
+    # The notes server (magnemo-mcp's shape) takes only its own stores. The other era's control used to
+    # stage its use with every value varied ('playbooks-1'), which the server refuses, and every ERAS
+    # attack ended inconclusive on a careful server. The control's use is the setup run again over that
+    # era's process, as the profile gives it: the 2025-era tool cannot ask over MRTR, so not applicable.
+    result = audit_notes(catalogue, "MCA-ERAS-001", flaws=())
+    assert (result.verdict, result.layer) == (NA, None), (result.reason, result.evidence)
+    assert "the tool asks only over a back channel (elicitation/create)" in result.reason, result.reason
+    # The victim's use, then the control's over the other era's process: both as the profile stages it.
+    staged = [line for line in result.evidence if "-> stage(" in line]
+    assert len(staged) == 2, result.evidence
+    assert all('"store": "playbooks"}' in line and "<- complete" in line for line in staged), staged
+    assert any("over 2026-07-28: control: the honest call" in line for line in result.evidence)

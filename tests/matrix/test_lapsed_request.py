@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION, forked
+from deadline import deadline
 from test_confirmation_kinds import HUMAN_CHANNEL
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -34,7 +36,13 @@ def _lapsed_only(spec: AttackSpec) -> bool:
     return spec.family == "lapsed-request"
 
 
-def desk(catalogue: Catalogue, *flaws: str, style: str = "json") -> AuditRun:
+def desk(
+    catalogue: Catalogue,
+    *flaws: str,
+    style: str = "json",
+    select: Callable[[AttackSpec], bool] = _lapsed_only,
+    ttl: float = 1.0,
+) -> AuditRun:
     """The order desk's pending flow in process, its lifetime shortened through the factory's `ttl`."""
     factory = {"mechanism": "pending", "style": style, "flaws": list(flaws)}
     target = {
@@ -42,10 +50,10 @@ def desk(catalogue: Catalogue, *flaws: str, style: str = "json") -> AuditRun:
         "factory_args": factory,
         **HUMAN_CHANNEL,
         "ttl_flag": "ttl={ttl}",
-        "ttl": 1.0,
+        "ttl": ttl,
     }
     profile = profile_from_mapping({**target, "tool": "cancel_order", "call_timeout": 10.0}, source="test")
-    return run_audit(profile, catalogue=catalogue, select=_lapsed_only, generation=MATRIX_GENERATION)
+    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
 
 def webhook(catalogue: Catalogue) -> AuditRun:
@@ -92,3 +100,26 @@ def test_the_careful_webhook_refuses_a_request_past_its_lifetime(catalogue: Cata
     # The person has no way to decline a webhook's request: nothing to judge, and said so.
     assert judged[DECLINED][0] is Verdict.NOT_APPLICABLE, judged[DECLINED]
     assert "no way to decline" in judged[DECLINED][2]
+
+
+# The person's approval redeemed after the request's lifetime (approval-expiry, MCA-OOBLATE-001): the
+# careful desk refuses a stale approval; with approval-outlives-ttl it cancels the order all the same.
+@pytest.mark.parametrize(
+    ("flaws", "verdict"),
+    [((), Verdict.REFUSED), (("approval-outlives-ttl",), Verdict.VULNERABLE)],
+    ids=["careful", "approval-outlives-ttl"],
+)
+def test_an_approval_redeemed_after_the_requests_lifetime_never_acts_on_the_careful_desk(
+    catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict
+) -> None:
+    # The family's own control stages, has the person approve (a process of its own) and redeems at once,
+    # inside the lifetime: one long enough for that on a loaded machine (the suite's deadline scale).
+    lifetime = deadline(2.0)
+    run = desk(catalogue, *flaws, select=lambda spec: spec.id == "MCA-OOBLATE-001", ttl=lifetime)
+    result = _judged(run)["MCA-OOBLATE-001"]
+    assert result[0] is verdict, result
+    if verdict is Verdict.REFUSED:
+        assert result[1] is Layer.TOOL, result
+        assert f"lifetime ({lifetime:g}s) passed" in result[2], result
+    else:
+        assert "tool:list_cancellations" in result[2], result

@@ -63,3 +63,21 @@ def test_settings_beside_a_profile_are_refused_in_one_line(
 ) -> None:
     with pytest.raises(ValueError, match=said):
         _manifest(server, case)
+
+
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [
+        ({"skip": ["self-approval"]}, "says why"),
+        ({"skip": ["self-approval"], "families": ["consent"], "why": "w"}, "skip: is for a careful case"),
+        ({"careful": False, "skip": ["self-approval"], "expect": {"MCA-X-001": ["weak"]}}, "skip: is for"),
+    ],
+    ids=["skip-without-why", "skip-beside-families", "skip-on-a-flawed-case"],
+)
+def test_a_careful_case_that_skips_families_says_why_and_lists_no_families(
+    case: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ValueError, match=said):
+        _manifest({"command": "x"}, case)
+    whole = _manifest({"command": "x"}, {"skip": ["self-approval"], "why": "by design"})
+    assert whole.cases[0].skip == ["self-approval"]
