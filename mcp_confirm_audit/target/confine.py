@@ -249,11 +249,14 @@ def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
         for candidate in (word, word.partition("=")[2]):
             if not candidate or "\0" in candidate:
                 continue
-            path = os.path.realpath(os.path.join(cwd, candidate))
-            if os.path.isdir(path):
-                yield path
-            elif os.path.exists(path):
-                yield os.path.dirname(path)
+            # The path as named and where it links to: a venv's python named after `env` is a link
+            # out of the venv, and the venv itself must be seen for the link to resolve.
+            named = os.path.abspath(os.path.join(cwd, candidate))
+            for path in dict.fromkeys((named, os.path.realpath(named))):
+                if os.path.isdir(path):
+                    yield path
+                elif os.path.exists(path):
+                    yield os.path.dirname(path)
 
 
 def needed_by(argv: Sequence[str]) -> list[str]:

@@ -195,6 +195,8 @@ class _Probe:
         self.not_asked: list[tuple[str, str]] = []
         # The answer to the last request sent: the form of a question is read from it.
         self.last: Response | None = None
+        # The questions asked before, the last one last (`_forge_into` shares one list among its probes).
+        self.asked: list[str] = []
 
     def placements(self, name: str) -> list[tuple[int, str]]:
         """The values sent for `name`, in order until one is asked about: a file's name is itself."""
@@ -441,6 +443,9 @@ async def _forge_into(
     await attack.start_attack()
     # The baseline without the plain value: what the hostile one brings in is compared to the rest.
     probe = probe_for(shown[0], baseline.replace(shown[0][2], ""))
+    # The questions asked so far, the plain one first, shared by every argument's probe.
+    asked = [baseline]
+    probe.asked = asked
     if probe.kind in ("form-secrets", "form-nesting", "names-target"):
         await probe.form(probe.kind)
         probe.never_staged()
@@ -448,6 +453,7 @@ async def _forge_into(
     for where in shown[1:]:
         # Every argument the question shows gets the named examples; the search runs on the first.
         other = probe_for(where, baseline.replace(where[2], ""))
+        other.asked = asked
         for example in params.get("examples") or ():
             other.record(f"named example in {where[1]!r}", example, await other.check(example))
         other.say_not_asked()
@@ -482,7 +488,15 @@ class _ArgumentProbe(_Probe):
         self.last = response = await self.attack.call(label, subject)
         if response.outcome is not Outcome.INPUT_REQUIRED or not response.questions:
             return None, self.said(response)
-        return await self.attack.shown(response), ""
+        text = await self.attack.shown(response)
+        before = self.asked[-1] if self.asked else None
+        self.asked.append(text)
+        if self.subject.step is not None and text == before:
+            # A setup call staged it, and the question about everything staged did not change: the
+            # target held the item out of what the person is asked about (and a yes to), as a refusal
+            # would; a name it shows masked still changes the question.
+            return None, "staged, then left out of the question: the question was the same as before it"
+        return text, ""
 
 
 _HOSTILE_FILE_TEXT = b"a file with a hostile name\n"

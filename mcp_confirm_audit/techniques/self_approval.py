@@ -36,6 +36,10 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     channel = AttackChannel(attack)
     shown = await flow.preview(channel, args)
+    # What the staging call made (a staged note on disk) the approval then uses up, and what the action
+    # makes may be only new files: from the attack's start that nets to additions, no effect. Seen from
+    # the staging, as the approve control sees the honest flow, the action's own kind of change shows.
+    staged = await attack.mark() if flow.stages else None
     try:
         await flow.confirm(channel, args, shown.handle, as_agent=True)
     except HumanFailed as exc:
@@ -50,20 +54,21 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
         shown.response.outcome is Outcome.INPUT_REQUIRED or claims_a_human
     )
     if human_path:
-        attack.effect_means(
-            Verdict.VULNERABLE,
+        why = (
             f"the agent approved its own action ({flow.describe()}), where a human's approval is what the "
-            "server waits for",
+            "server waits for"
         )
     elif asks_otherwise:
-        attack.effect_means(
-            Verdict.VULNERABLE,
+        why = (
             f"the caller's own flag made the action act ({flow.describe()}), where without it the tool asks "
-            "a human",
+            "a human"
         )
     else:
-        attack.effect_means(
-            Verdict.VULNERABLE,
+        why = (
             f"the gate never involves a person: the whole {flow.kind} flow completed and acted with the agent's "
-            "own calls, no question sent to a human",
+            "own calls, no question sent to a human"
         )
+    attack.effect_means(Verdict.VULNERABLE, why)
+    if staged is not None and (moved := attack.changes(staged, await attack.mark())):
+        # Judged only when nothing moved since the start (an effect there is judged first, as above).
+        attack.finding(Verdict.VULNERABLE, f"{why}: since the staging call, {', '.join(moved[:4])}")

@@ -1,6 +1,6 @@
 """Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
 
-    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast)
+    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast, sentinel)
 
 `stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
@@ -15,6 +15,9 @@ form elicitation is never sent the question (-32021, as every careful reference
 server that asks through a form).
 
 The careful question shows each title escaped (the reference prompt module).
+With `sentinel` (magnemo-mcp's sentinel, careful in another style), a note whose title looks like a
+credential (a GitHub token, an AWS key id) is held aside when staged: it never waits,
+is never asked about and a yes never keeps it; the staging call answers as for any note.
 
 `too_fast: S` refuses a handoff answer that came sooner than S seconds after the
 question, as magnemo-mcp refuses one faster than 300 ms, and keeps a ledger in the
@@ -25,12 +28,14 @@ choice, not a flaw; the harness must not take it for the action).
 Flaws (each removes one defence):
   keeps-unasked        keep(note) keeps the waiting note with no question (magnemo's chat-text keep)
   unsanitised-titles   the titles go into the question as they are: line breaks, controls, markup
+  masks-secrets        a credential-like title is masked in the question, and a yes keeps it all the same
 
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import sys
 import time
@@ -50,7 +55,9 @@ from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 
-FLAWS = ("keeps-unasked", "unsanitised-titles")
+FLAWS = ("keeps-unasked", "unsanitised-titles", "masks-secrets")
+# What the sentinel (and the masking flaw) take for a credential in a title.
+SECRET_SHAPED = re.compile(r"ghp_[A-Za-z0-9]{20,}|AKIA[A-Z2-7]{16}")
 STORES = ("playbooks", "knowledge", "decisions")
 _FORM = {
     "type": "object",
@@ -65,6 +72,7 @@ def build_server(
     flaws: Collection[str] = (),
     answer_timeout: float = 5.0,
     too_fast: float = 0.0,
+    sentinel: bool = False,
 ) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - set(FLAWS))
@@ -72,6 +80,7 @@ def build_server(
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(FLAWS)}")
     waiting: dict[str, dict[str, str]] = {}
     kept: list[dict[str, str]] = []
+    held: dict[str, dict[str, str]] = {}
     server = MCPServer("notes-reference")
 
     def record(line: dict[str, Any]) -> None:
@@ -80,6 +89,8 @@ def build_server(
                 ledger.write(json.dumps(line) + "\n")
 
     def shown(title: str) -> str:
+        if "masks-secrets" in active:
+            title = SECRET_SHAPED.sub("[secret]", title)  # FLAW masks-secrets: still kept by a yes
         if "unsanitised-titles" in active:
             return title  # FLAW unsanitised-titles
         return prompt.shown_name(title, sanitiser="careful")
@@ -93,6 +104,9 @@ def build_server(
             if not note.get("title"):
                 raise ToolError("a note needs a title")
             staged = f"note-{secrets.token_hex(4)}"
+            if sentinel and SECRET_SHAPED.search(note["title"]):
+                held[staged] = {"title": note["title"], "store": store}  # never asked about, never kept
+                return {"staged": staged, "status": "staged"}
             waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
             return {"staged": staged, "status": "staged"}
 

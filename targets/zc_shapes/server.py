@@ -53,6 +53,11 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              an allowed name answers `{"ok": false, "needs_confirm": true, "confirm_token": T}`,
              and the call carrying T appends the memo to ROOT/memo_outbox.jsonl; `gh_memo_tail(limit)`,
              unannotated, says "Read-only." in words (its `limit` no rule of the gate).
+- shelf:     `shelve_note(title)` stages a note as a file, ROOT/_staging/ID.json, and answers
+             `{"staged": ID, "status": "staged"}`; `keep(note)` files it only once the grower's
+             own yes is on disk (ROOT/.yes/ID, written out of band by the grower's command),
+             moving it to ROOT/shelf/ID.json: the staged file made by the staging call is used up
+             and the action's only other mark is a new file (magnemo-mcp's vault, on disk).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -63,6 +68,7 @@ table, unlike the other reference servers' closures.
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
   switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
+  agent-keeps   keep(note) files the staged note with no yes of the grower's (shelf)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
                 preview, outbox, draft, memo: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
@@ -111,12 +117,14 @@ SHAPES = (
     "switch",
     "memo",
     "allowlist",
+    "shelf",
     "opaque",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
     "switch-acts": ("switch",),
+    "agent-keeps": ("shelf",),
     "token-reuse": (
         "challenge",
         "needs-confirm",
@@ -177,6 +185,10 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
         ("drop", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
     ),
     "allowlist": (("gh_list_growers", None), ("gh_memo_tail", None), ("send_memo", _ACTS)),
+    "shelf": (
+        ("shelve_note", ToolAnnotations(destructive_hint=False)),
+        ("keep", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+    ),
     "opaque": (("set_vent", _ACTS),),
 }
 TOOLS["bench"] = (
@@ -208,6 +220,9 @@ class Greenhouse:
                     "sprayed": [],
                 }
             )
+        if shape == "shelf":  # the vault's folders are there from the start, as magnemo-mcp's are
+            for folder in ("_staging", "shelf"):
+                (root / folder).mkdir(exist_ok=True)
         self.heater = {"target_c": 12, "changes": 0}
         self.asked: set[str] = set()
         self.tokens: dict[str, str] = {}
@@ -287,8 +302,30 @@ class Greenhouse:
             "say": "Staged. Say keep when the grower wants it kept.",
         }
 
+    def shelve_note(self, title: str) -> dict[str, Any]:
+        """Stage a note for the shelf; it is filed only once the grower says yes (keep)."""
+        staged = f"s-{secrets.token_hex(6)}"
+        (self.root / "_staging" / f"{staged}.json").write_text(json.dumps({"title": title}))
+        return {
+            "staged": staged,
+            "status": "staged",
+            "say": "Staged. The grower approves it in their own app.",
+        }
+
+    def _keep_shelved(self, note: str) -> dict[str, Any]:
+        staged = self.root / "_staging" / f"{Path(note).name}.json"
+        if not note or not staged.is_file():
+            raise ToolError(f"no note waiting with the id {note!r}")
+        said_yes = (self.root / ".yes" / Path(note).name).exists()
+        if not said_yes and "agent-keeps" not in self.flaws:  # FLAW agent-keeps: no yes needed
+            raise ToolError(f"REFUSED: the grower has not approved note {note!r}: nothing was filed")
+        staged.replace(self.root / "shelf" / staged.name)
+        return {"kept": note, "status": "kept"}
+
     def keep(self, note: Annotated[str, Field(description="the staged note's id")]) -> dict[str, Any]:
         """Call keep only when the grower has said yes to this note in their own words. The note is filed."""
+        if self.shape == "shelf":
+            return self._keep_shelved(note)
         held = self.tokens.get(note)
         if held is None:
             raise ToolError(f"no note waiting with the id {note!r}")

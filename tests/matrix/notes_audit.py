@@ -20,9 +20,15 @@ NOTES = Path(__file__).resolve().parents[2] / "targets" / "notes" / "server.py"
 
 
 def audit_notes(
-    catalogue: Catalogue, attack: str, *, flaws: tuple[str, ...], save: dict[str, str] | None = None
+    catalogue: Catalogue,
+    attack: str,
+    *,
+    flaws: tuple[str, ...],
+    save: dict[str, str] | None = None,
+    sentinel: bool = False,
 ) -> Result:
-    """`attack`'s result; `save`: what the staging call keeps for later calls (`save:` in a profile)."""
+    """`attack`'s result; `save`: what the staging call keeps for later calls (`save:` in a profile);
+    `sentinel`: credential-like titles are held out of the question and never kept (magnemo-mcp's)."""
     stage: dict[str, Any] = {
         "tool": "stage",
         "args": {"note": {"title": "Deploy checklist"}, "store": "playbooks"},
@@ -31,7 +37,7 @@ def audit_notes(
         stage["save"] = save
     raw = {
         "command": f"py:{NOTES}:build_server",
-        "factory_args": {"flaws": list(flaws)},
+        "factory_args": {"flaws": list(flaws), "sentinel": sentinel},
         "protocol": "2025-11-25",
         "tool": "handoff",
         "setup": [stage],

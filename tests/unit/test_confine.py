@@ -116,6 +116,19 @@ def test_what_a_command_needs_from_a_hidden_home_is_bound_back_and_its_root_is_n
     assert confine.wrap(confine.Regime(False, why="x"), ["a", "b"], base, root) == ["a", "b"]
 
 
+def test_a_linked_interpreter_named_after_env_is_seen_where_it_is_named_and_where_it_links(
+    tmp_path: Path,
+) -> None:
+    """`env X=1 VENV/bin/python server.py`: the venv's python is a link out of the venv (trmm-mcp's, zero-config):
+    only its target's folder was bound, so the link did not resolve in the sandbox (exit 127)."""
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    needed = confine.needed_by(["env", "X=1", str(bin_dir / "python"), "server.py"])
+    assert str(bin_dir) in needed, needed
+    assert os.path.dirname(os.path.realpath(sys.executable)) in needed, needed
+
+
 def test_a_sandbox_whose_owner_is_gone_is_removed_by_the_next_run_and_no_other(tmp_path: Path) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
