@@ -93,6 +93,8 @@ def _audit(
 # A careful channel shows no name raw: a few generated names beside the fixed hostile ones say so, and
 # every name costs the person's steps (a device's two signed requests, each a process of its own).
 FEW_NAMES = Generation(examples=3, seed=CI_SEED)
+# A flawed card is caught by a fixed hostile name (each name read is a process of the person's device).
+ONE_NAME = Generation(examples=1, seed=CI_SEED)
 
 
 def _verdicts(run: AuditRun, of: frozenset[str] | None = None) -> dict[str, tuple[Verdict, Layer | None]]:
@@ -312,7 +314,7 @@ def test_a_card_that_shows_the_name_raw_is_caught_and_its_markup_is_text_on_the_
         "device",
         "raw-prompt",
         families=frozenset({"prompt-forging"}),
-        generation=FEW_NAMES,
+        generation=ONE_NAME,
         prompts=RAW_ON_A_TERMINAL,
     )
     found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
@@ -458,15 +460,18 @@ def test_a_prompt_that_masks_a_credential_like_name_leaves_the_person_approving_
 ) -> None:
     # A gate that redacts "secrets" before display hides `sk-quarterlyreport2024.txt` whole: the person
     # reads "Delete [redacted]?" and approves a deletion they cannot see. Every other name is shown
-    # escaped, so no other prompt-forging attack is fooled (those a raw name would fool, and the one
-    # that asks whether the file is named); the careful channels above show it whole.
+    # escaped, so no other prompt-forging attack is fooled (on the terminal: those a raw name would
+    # fool, and the one that asks whether the file is named); the careful channels above show it whole.
+    # The device's card is the same text, each name read a process of the person's device: there the
+    # credential-like names and the card naming its file, with one generated name each.
+    on_device = channel == "device"
     run = _audit(
         catalogue,
         channel,
         "masks-secrets",
         families=frozenset({"prompt-forging"}),
-        generation=FEW_NAMES,
-        prompts=ON_A_CARD,
+        generation=ONE_NAME if on_device else FEW_NAMES,
+        prompts=frozenset({"MCA-PROMPT-012", "MCA-PROMPT-013"}) if on_device else ON_A_CARD,
     )
     found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert set(found) == {"MCA-PROMPT-013"}, {k: r.reason for k, r in found.items()}
