@@ -3,7 +3,7 @@
 `targets/elsewhere-approver.yaml` plays alice, the approver the webhook goes to, following its link
 with her own token; mallory, another user of the same approval system (`principals:`), follows the
 same link with hers. The careful server refuses her; `--flaw any-approver` takes any user's approval.
-Each run is one stdio process and the one family selected.
+Each run is one stdio process (forked from the SDK's zygote) and the one family selected.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.http import HttpCall
@@ -43,7 +43,8 @@ def _audit(catalogue: Catalogue, *flaws: str, profile: Profile | None = None) ->
     words += ["--webhook", "{sink}/hook", "--approver", "alice"]
     for flaw in flaws:
         words += ["--flaw", flaw]
-    resolved = resolve_profile(profile, shlex.join(words), None)
+    # Forked from the SDK's zygote (tests/matrix/conftest.py): a process of its own, without importing the SDK again.
+    resolved = forked(resolve_profile(profile, shlex.join(words), None))
     return run_audit(
         resolved,
         catalogue=catalogue,

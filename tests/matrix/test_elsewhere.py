@@ -5,6 +5,11 @@ link, a paired device signing its requests with HMAC, a terminal prompt, a signe
 challenge), each with one flaw per family; the profiles beside it (`targets/elsewhere-*.yaml`)
 play the person. Every run is a real process driven over stdio by the real SDK, the person's
 steps real requests at the sink, real commands and a real pseudo-terminal.
+
+Each audit runs the families (and, where a name costs the person a step, the prompt-forging
+attacks) its tests read. The careful terminal is audited whole here; the careful webhook, device
+and signed channels are audited whole by the corpus (`mcp-confirm-audit corpus`, outside CI,
+targets/corpus/corpus.yaml), as is every flaw's "fools no other" over all four out-of-band families.
 """
 
 from __future__ import annotations
@@ -60,10 +65,10 @@ def _audit(
     generation: Generation = MATRIX_GENERATION,
     ttl: float = 5,
     options: tuple[str, ...] = (),
-    ids: frozenset[str] | None = None,
+    prompts: frozenset[str] | None = None,
     **settings: object,
 ) -> AuditRun:
-    """`ids`: only these attacks of `families` (a test that reads no other's verdict runs no other)."""
+    """`prompts`: only these prompt-forging attacks (a test that reads no other's verdict runs no other)."""
     profile = load_profile(TARGETS / f"elsewhere-{channel}.yaml")
     served, *more = SERVER_CHANNEL.get(channel, (channel,))
     words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", served, *more]
@@ -78,7 +83,9 @@ def _audit(
     profile = forked(profile)
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in families and (ids is None or spec.id in ids)
+        if spec.family == "prompt-forging" and prompts is not None:
+            return spec.id in prompts and spec.family in families
+        return spec.family in families
 
     return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
 
@@ -86,6 +93,8 @@ def _audit(
 # A careful channel shows no name raw: a few generated names beside the fixed hostile ones say so, and
 # every name costs the person's steps (a device's two signed requests, each a process of its own).
 FEW_NAMES = Generation(examples=3, seed=CI_SEED)
+# A flawed card is caught by a fixed hostile name (each name read is a process of the person's device).
+ONE_NAME = Generation(examples=1, seed=CI_SEED)
 
 
 def _verdicts(run: AuditRun, of: frozenset[str] | None = None) -> dict[str, tuple[Verdict, Layer | None]]:
@@ -104,21 +113,31 @@ SWAPS = frozenset({"symlink-swap", "parent-swap", "identity-swap"})
 # Every family of the catalogue: a careful channel audited whole (what does not apply is decided
 # before anything starts, so the cost is the families that do).
 WHOLE = frozenset(traits())
-# The channels audited whole here. The device's person is two processes per approval, so its whole
-# audit runs outside CI (docs/explanation/out-of-band-audited-whole.md); here, the families it fixed.
-AUDITED_WHOLE = ("webhook", "signed", "signed-two", "terminal")
+# The channels audited whole here: the terminal, whose every family that applies is one a test below
+# reads. The others are audited whole by the corpus (`mcp-confirm-audit corpus`, outside CI: cases
+# elsewhere-webhook/careful, elsewhere-signed/careful, elsewhere-signed-two/careful and
+# elsewhere-device/careful, docs/explanation/corpus.md); here, the families the tests below read.
+AUDITED_WHOLE = ("terminal",)
+# What a raw name forges on a terminal (escapes, line breaks) and what it does not (markup): the
+# raw-prompt tests read these three verdicts and no other, so only these three attacks run.
+RAW_ON_A_TERMINAL = frozenset({"MCA-PROMPT-001", "MCA-PROMPT-004", "MCA-PROMPT-007"})
+# What a device's card is proven on both ways: the raw-prompt and masks-secrets flaws' attacks, and
+# the card naming its file. Each name read is the person's signed request (a process of its own), so
+# the other prompt-forging attacks read the card in the corpus's whole audit, not in CI.
+ON_A_CARD = RAW_ON_A_TERMINAL | {"MCA-PROMPT-012", "MCA-PROMPT-013"}
+HANDED_OVER_FAMILIES = frozenset({*OUT_OF_BAND.values(), "double-spend"})
 # Each careful channel is audited once (per run) for every test below that asks it something: the
 # out-of-band families, and beside them what the person is shown (few names: prompt-forging alone reads
 # the generation's examples), the race of one approval, the terminal's own question, wait and swaps.
 CAREFUL_FAMILIES = {
-    "webhook": WHOLE,
-    "device": frozenset(
-        {*OUT_OF_BAND.values(), "prompt-forging", "double-spend", "self-approval", "token-replay"}
-    ),
-    "signed": WHOLE,
-    "signed-two": WHOLE,
+    "webhook": HANDED_OVER_FAMILIES | {"prompt-forging"},
+    "device": HANDED_OVER_FAMILIES | {"prompt-forging", "self-approval", "token-replay"},
+    "signed": HANDED_OVER_FAMILIES,
+    "signed-two": HANDED_OVER_FAMILIES,
     "terminal": WHOLE,
 }
+# The prompt-forging attacks each careful channel runs (all, unless named here).
+CAREFUL_PROMPTS = {"device": ON_A_CARD}
 # The terminal gate that takes no answer as yes, likewise once for its two tests.
 FAILS_OPEN_FAMILIES = frozenset({"unanswered", "self-approval"})
 
@@ -131,7 +150,13 @@ def careful(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callable[
     def run(channel: str) -> AuditRun:
         return across_workers(
             f"elsewhere-careful-{channel}",
-            lambda: _audit(catalogue, channel, families=CAREFUL_FAMILIES[channel], generation=FEW_NAMES),
+            lambda: _audit(
+                catalogue,
+                channel,
+                families=CAREFUL_FAMILIES[channel],
+                generation=FEW_NAMES,
+                prompts=CAREFUL_PROMPTS.get(channel),
+            ),
         )
 
     return run
@@ -143,7 +168,8 @@ def fails_open(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> Callab
     def run() -> AuditRun:
         return across_workers(
             "elsewhere-fails-open",
-            lambda: _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES),
+            # Its person's wait is short: nobody answering is what both tests read, and it acts then anyway.
+            lambda: _audit(catalogue, "terminal", "fails-open", families=FAILS_OPEN_FAMILIES, ttl=2),
         )
 
     return run
@@ -209,9 +235,14 @@ def test_one_approval_redeemed_many_times_at_once_takes_effect_once_on_the_caref
 def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
     catalogue: Catalogue, channel: str, flaw: str
 ) -> None:
-    run = _audit(catalogue, channel, flaw, families=frozenset(OUT_OF_BAND.values()))
-    verdicts = _verdicts(run)
     caught = OUT_OF_BAND[flaw]
+    families = frozenset(OUT_OF_BAND.values())
+    if channel != "webhook" and caught != "approval-expiry":
+        # approval-expiry waits out a lifetime in every audit that runs it: that it is fooled by no
+        # other flaw is shown on the webhook here, on every channel by the corpus's cases (outside CI).
+        families -= {"approval-expiry"}
+    run = _audit(catalogue, channel, flaw, families=families)
+    verdicts = _verdicts(run)
     assert verdicts.pop(caught)[0] is Verdict.VULNERABLE, [(r.id, r.verdict, r.reason) for r in run.results]
     assert set(verdicts.values()) == {(Verdict.REFUSED, Layer.TOOL)}, verdicts
     assert_green_with_its_findings_baselined(run, catalogue)
@@ -257,14 +288,15 @@ def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(
     assert "unasked" not in {c.name for c in run.controls}, run.controls
 
 
-# What a raw name forges on a terminal (escapes, line breaks) and what it does not (markup): the
-# raw-prompt tests read these three verdicts and no other, so only these three attacks run.
-RAW_ON_A_TERMINAL = frozenset({"MCA-PROMPT-001", "MCA-PROMPT-004", "MCA-PROMPT-007"})
-
-
 def test_a_prompt_that_shows_the_name_raw_is_caught_on_the_terminal(catalogue: Catalogue) -> None:
+    # Few generated names: each flaw is caught by a fixed example (the generated ones add breadth).
     run = _audit(
-        catalogue, "terminal", "raw-prompt", families=frozenset({"prompt-forging"}), ids=RAW_ON_A_TERMINAL
+        catalogue,
+        "terminal",
+        "raw-prompt",
+        families=frozenset({"prompt-forging"}),
+        generation=FEW_NAMES,
+        prompts=RAW_ON_A_TERMINAL,
     )
     vulnerable = {r.id for r in run.results if r.verdict is Verdict.VULNERABLE}
     # A terminal shows escapes and line breaks; markup it does not render is no finding there.
@@ -282,8 +314,8 @@ def test_a_card_that_shows_the_name_raw_is_caught_and_its_markup_is_text_on_the_
         "device",
         "raw-prompt",
         families=frozenset({"prompt-forging"}),
-        generation=FEW_NAMES,
-        ids=RAW_ON_A_TERMINAL,
+        generation=ONE_NAME,
+        prompts=RAW_ON_A_TERMINAL,
     )
     found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert {"MCA-PROMPT-001", "MCA-PROMPT-004"} <= set(found), found
@@ -316,8 +348,9 @@ def test_a_terminal_gate_that_acts_when_nobody_answers_is_the_unanswered_familys
     assert run.by_id()["MCA-SELFAPPROVE-001"].verdict is Verdict.INCONCLUSIVE
 
 
-# A terminal that waits longer for its person than a round trip takes, on purpose (--ttl).
-SLOW_PERSON = {"call_timeout": 6.0, "ttl": 10.0}
+# A terminal that waits longer for its person than a round trip takes, on purpose (--ttl): each test
+# below waits it out, so it is no longer than it needs to be to stand well clear of the round trip.
+SLOW_PERSON = {"call_timeout": 4.0, "ttl": 7.0}
 
 
 def _unanswered_control(catalogue: Catalogue, ttl: float, **settings: object) -> tuple[bool, str]:
@@ -336,13 +369,13 @@ def _unanswered_control(catalogue: Catalogue, ttl: float, **settings: object) ->
 def test_a_gate_that_waits_longer_than_a_round_trip_passes_its_unanswered_control_once_its_deadline_is_declared(
     catalogue: Catalogue,
 ) -> None:
-    # Nobody answers; it refuses after 10 s. Declared, the harness waits that long and sees it fail closed.
+    # Nobody answers; it refuses after 7 s. Declared, the harness waits that long and sees it fail closed.
     passed, detail = _unanswered_control(catalogue, SLOW_PERSON["ttl"], answer_deadline=SLOW_PERSON["ttl"])
     assert passed, detail
-    # Undeclared, its bound is one call timeout (6 s): the control fails and names the key that says more.
+    # Undeclared, its bound is one call timeout (4 s): the control fails and names the key that says more.
     passed, detail = _unanswered_control(catalogue, SLOW_PERSON["ttl"])
     assert not passed
-    assert f"did not fail closed within its bound ({deadline(6):g}s" in detail
+    assert f"did not fail closed within its bound ({deadline(4):g}s" in detail
     assert "set answer_deadline" in detail
 
 
@@ -351,7 +384,7 @@ def test_a_gate_that_waits_far_past_its_declared_deadline_still_fails_its_unansw
 ) -> None:
     passed, detail = _unanswered_control(catalogue, 600, answer_deadline=SLOW_PERSON["ttl"])
     assert not passed
-    assert f"within its bound ({deadline(16):g}s: its declared answer_deadline of {deadline(10):g}s" in detail
+    assert f"within its bound ({deadline(11):g}s: its declared answer_deadline of {deadline(7):g}s" in detail
 
 
 def test_zero_configuration_of_a_call_that_waits_for_a_person_points_at_the_waits_kind(
@@ -427,9 +460,18 @@ def test_a_prompt_that_masks_a_credential_like_name_leaves_the_person_approving_
 ) -> None:
     # A gate that redacts "secrets" before display hides `sk-quarterlyreport2024.txt` whole: the person
     # reads "Delete [redacted]?" and approves a deletion they cannot see. Every other name is shown
-    # escaped, so no other prompt-forging attack is fooled; the careful channels above show it whole.
+    # escaped, so no other prompt-forging attack is fooled (on the terminal: those a raw name would
+    # fool, and the one that asks whether the file is named); the careful channels above show it whole.
+    # The device's card is the same text, each name read a process of the person's device: there the
+    # credential-like names and the card naming its file, with one generated name each.
+    on_device = channel == "device"
     run = _audit(
-        catalogue, channel, "masks-secrets", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+        catalogue,
+        channel,
+        "masks-secrets",
+        families=frozenset({"prompt-forging"}),
+        generation=ONE_NAME if on_device else FEW_NAMES,
+        prompts=frozenset({"MCA-PROMPT-012", "MCA-PROMPT-013"}) if on_device else ON_A_CARD,
     )
     found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert set(found) == {"MCA-PROMPT-013"}, {k: r.reason for k, r in found.items()}
@@ -442,9 +484,15 @@ def test_a_terminal_prompt_printed_through_console_markup_is_caught_by_its_live_
 ) -> None:
     # A prompt printed by a console library reads `[link=https:evil.example]report.txt` as markup: the
     # person's terminal gets an OSC 8 hyperlink, and `[conceal]` hides the rest of the name. The same
-    # names printed as text (the careful terminal, and raw-prompt) are no finding on a terminal.
+    # names printed as text (the careful terminal, and raw-prompt) are no finding on a terminal. Beside
+    # it, the attacks a raw name would fool and the one that asks whether the file is named: none is.
     run = _audit(
-        catalogue, "terminal", "console-markup", families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+        catalogue,
+        "terminal",
+        "console-markup",
+        families=frozenset({"prompt-forging"}),
+        generation=FEW_NAMES,
+        prompts=ON_A_CARD,
     )
     found = {r.id: r for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert set(found) == {"MCA-PROMPT-007"}, {k: r.reason for k, r in found.items()}
@@ -585,9 +633,9 @@ def test_a_second_paired_device_approving_is_tried_on_a_stdio_target_both_ways(
 def test_the_careful_server_audited_whole_finds_nothing_and_leaves_no_attack_inconclusive(
     careful: Callable[[str], AuditRun], channel: str
 ) -> None:
-    # Every family on a careful channel: an input attack (a path, a token, an id) refused with no
-    # effect, never a false weak (the terminal asked nothing about a path outside the root) and never
-    # inconclusive for want of what only the person saves (the device's evidence, below).
+    # Every family on the careful terminal: an input attack (a path, a token, an id) refused with no
+    # effect, never a false weak (the terminal asked nothing about a path outside the root). The other
+    # channels are audited whole by the corpus (AUDITED_WHOLE above).
     run = careful(channel)
     assert len(run.results) > 100, len(run.results)
     judged = {r.id: (r.verdict, r.reason) for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE}

@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterator
 
 import pytest
 from conftest import MATRIX_GENERATION
-from deadline import deadline
+from deadline import deadline, scaled
 from test_confirmation_kinds import FAMILIES, HUMAN_CHANNEL, KINDS_SERVER, audit
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -67,7 +67,8 @@ def _audit_served_pending_server(
     words = [sys.executable, str(KINDS_SERVER), "--root", "{root}", "--mechanism", "pending"]
     words += ["--transport", "http", "--port", "{port}", "--approver-token-env", "MCA_TEST_APPROVER_TOKEN"]
     raw = {"command": shlex.join(words), "tool": "delete_file", "call_timeout": 10.0, **settings}
-    profile = resolve_profile(profile_from_mapping(raw, source="test"), None, None)
+    # Its start and round trips bounded by the suite's one scale (tests/deadline.py), as every matrix's are.
+    profile = scaled(resolve_profile(profile_from_mapping(raw, source="test"), None, None))
 
     def select(spec: AttackSpec) -> bool:
         return spec.family in families
