@@ -41,9 +41,11 @@ class ReadSingleUse(Reading[SingleUse]):
     """Counted from effects, never from replies."""
 
     def counts_effects(self, part: SingleUse) -> bool:
-        # In a race the probes' changes are what is counted: one honest payment is the approval
-        # working, two are the finding.
-        return part.counted_by == "probes"
+        # The part's own count is the judge, however it counted: one honest payment (or one deletion
+        # of a victim the restorer put back) is the approval working, two are the finding. A probe
+        # that moved besides is not a second effect: putting the victim back shifts a listing of
+        # the root (a new inode, a new place in the order), which the diff would take for one.
+        return True
 
     def still(self, part: SingleUse, seen: Seen) -> Judged:
         return _judge(part, seen.transcript.exchanges)

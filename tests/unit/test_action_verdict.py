@@ -91,6 +91,34 @@ def test_a_race_on_an_action_counts_payments_instead_of_calling_the_one_honest_p
     assert judge(race, replace(record, parts=(twice,))).verdict is Verdict.VULNERABLE
 
 
+def test_a_race_counted_by_the_restorer_is_not_a_finding_because_a_listing_of_the_root_moved() -> None:
+    # Over a URL target every case lives in the served folder, and zero configuration may learn a
+    # listing of that whole folder as the effect probe. The victim, deleted once by the honest
+    # redemption and put back, then sits elsewhere in the listing: the restorer's count (one) is
+    # the judge, not the listing's shift (mcp-airlock's DSPEND-001, a false `vulnerable`).
+    race = attack_spec("double-spend")
+    exchanges = (exchange(DONE), exchange(TOOL_ERROR), exchange(TOOL_ERROR), exchange(TOOL_ERROR))
+    listed_before = {"tool:list_files": {"files": ["a.txt", "victim.txt", "z.txt"]}}
+    listed_after = {"tool:list_files": {"files": ["a.txt", "z.txt", "victim.txt"]}}
+    once = SingleUse((0, 1), (2, 3), taken_racing=1, taken=1, counted_by="restorer")
+    record = Transcript(
+        "MCA-TEST-001",
+        "delete_file",
+        OK,
+        exchanges,
+        TREE,
+        TREE,
+        parts=(once,),
+        observed_before=listed_before,
+        observed_after=listed_after,
+    )
+    assert judge(race, record).verdict is Verdict.REFUSED
+    twice = SingleUse((0, 1), (2, 3), taken_racing=2, taken=2, counted_by="restorer")
+    from dataclasses import replace
+
+    assert judge(race, replace(record, parts=(twice,))).verdict is Verdict.VULNERABLE
+
+
 def test_one_row_removed_from_the_middle_of_a_list_is_one_change_not_every_row_after_it() -> None:
     from mcp_confirm_audit.oracle.effects import changes
 
