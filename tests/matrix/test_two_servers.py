@@ -37,9 +37,13 @@ def command(script: str, *options: str) -> str:
 
 
 def two_servers(
-    *post_flaws: str, words: str = "approval", edits: str | None = None, commit_fields: bool = False
+    *post_flaws: str,
+    words: str = "approval",
+    edits: str | None = None,
+    commit_fields: bool = False,
+    post_options: tuple[str, ...] = (),
 ) -> Profile:
-    flags = [word for flaw in post_flaws for word in ("--flaw", flaw)] + ["--words", words]
+    flags = [word for flaw in post_flaws for word in ("--flaw", flaw)] + ["--words", words, *post_options]
     # --commit-fields: the commit restates the invoice (the profile gives what was staged).
     restated = {"vendor": "acme", "amount_cents": 500} if commit_fields else {}
     flags += ["--commit-fields"] if commit_fields else []

@@ -12,48 +12,15 @@ person approved; flawed (`rushes-unapproved`), it posts the id the agent just st
 
 from __future__ import annotations
 
-import shlex
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
-from conftest import MATRIX_GENERATION, forked
+from conftest import MATRIX_GENERATION
+from test_two_servers import two_servers
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
 from mcp_confirm_audit.models import Layer, Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
 
-STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
 UNGATED = "MCA-UNGATED-001"
-
-
-def command(script: str, *options: str) -> str:
-    return shlex.join([sys.executable, str(STAGING / script), "--root", "{root}", *options])
-
-
-def staged_pair(*post_flaws: str) -> dict[str, Any]:
-    flaws = [word for flaw in post_flaws for word in ("--flaw", flaw)]
-    approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
-    return {
-        "servers": {
-            "stage": command("stage_server.py", "--edits", "open"),
-            "post": command("post_server.py", "--rush", *flaws),
-        },
-        "tool": "stage_invoice",
-        "args": {"vendor": "acme", "amount_cents": 500},
-        "effect": [{"tool": "list_posted", "server": "post"}],
-        "call_timeout": 10,
-        "confirmation": {
-            "kind": "pending",
-            "pending": {
-                "id_from": "invoice_id",
-                "human": {"command": approve, "decline": f"{approve} --decline"},
-                "execute": {"tool": "post_invoice", "args": {"invoice_id": "{id}"}, "server": "post"},
-            },
-        },
-    }
 
 
 @pytest.mark.parametrize(
@@ -68,7 +35,8 @@ def test_ungated_gives_other_tools_the_id_the_gated_call_staged(
     catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict, layer: Layer
 ) -> None:
     run = run_audit(
-        forked(profile_from_mapping(staged_pair(*flaws), source="staged-pair")),
+        # The staging pair of test_two_servers, the post server offering rush_invoice (--rush).
+        two_servers(*flaws, edits="open", post_options=("--rush",)),
         catalogue=catalogue,
         select=lambda spec: spec.id == UNGATED,
         generation=MATRIX_GENERATION,
