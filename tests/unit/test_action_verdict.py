@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from test_verdict import DONE, OK, SPEC, TOOL_ERROR, TREE, exchange
 from verdict_records import attack_spec
 
@@ -69,53 +71,42 @@ def test_a_probe_that_could_not_look_is_never_taken_for_an_effect() -> None:
     assert result.effect.observed == ()
 
 
-def test_a_race_on_an_action_counts_payments_instead_of_calling_the_one_honest_payment_an_effect() -> None:
+LISTED_BEFORE = {"tool:list_files": {"files": ["a.txt", "victim.txt", "z.txt"]}}
+LISTED_AFTER = {"tool:list_files": {"files": ["a.txt", "z.txt", "victim.txt"]}}
+
+
+@pytest.mark.parametrize(
+    ("counted_by", "before", "after"),
+    [
+        # A payment stays made: one honest payment is the approval working, not an effect of the race.
+        ("probes", NO_PAYMENTS, ONE_PAYMENT),
+        # Over a URL target every case lives in the served folder, and zero configuration may learn a
+        # listing of that whole folder as the effect probe. The victim, deleted once by the honest
+        # redemption and put back, then sits elsewhere in the listing: the restorer's count (one) is
+        # the judge, not the listing's shift (mcp-airlock's DSPEND-001, a false `vulnerable`).
+        ("restorer", LISTED_BEFORE, LISTED_AFTER),
+    ],
+    ids=["payments-counted-by-probes", "victim-put-back-and-the-root-listing-moved"],
+)
+def test_a_race_is_judged_by_its_own_count_never_by_the_one_honest_effect_it_left(
+    counted_by: str, before: Any, after: Any
+) -> None:
     race = attack_spec("double-spend")
     exchanges = (exchange(DONE), exchange(TOOL_ERROR), exchange(TOOL_ERROR), exchange(TOOL_ERROR))
-    once = SingleUse((0, 1), (2, 3), taken_racing=1, taken=1, counted_by="probes")
+    once = SingleUse((0, 1), (2, 3), taken_racing=1, taken=1, counted_by=counted_by)
     record = Transcript(
         "MCA-TEST-001",
-        "send_payment",
+        "act",
         OK,
         exchanges,
         TREE,
         TREE,
         parts=(once,),
-        observed_before=NO_PAYMENTS,
-        observed_after=ONE_PAYMENT,
+        observed_before=before,
+        observed_after=after,
     )
     assert judge(race, record).verdict is Verdict.REFUSED
-    twice = SingleUse((0, 1), (2, 3), taken_racing=2, taken=2, counted_by="probes")
-    from dataclasses import replace
-
-    assert judge(race, replace(record, parts=(twice,))).verdict is Verdict.VULNERABLE
-
-
-def test_a_race_counted_by_the_restorer_is_not_a_finding_because_a_listing_of_the_root_moved() -> None:
-    # Over a URL target every case lives in the served folder, and zero configuration may learn a
-    # listing of that whole folder as the effect probe. The victim, deleted once by the honest
-    # redemption and put back, then sits elsewhere in the listing: the restorer's count (one) is
-    # the judge, not the listing's shift (mcp-airlock's DSPEND-001, a false `vulnerable`).
-    race = attack_spec("double-spend")
-    exchanges = (exchange(DONE), exchange(TOOL_ERROR), exchange(TOOL_ERROR), exchange(TOOL_ERROR))
-    listed_before = {"tool:list_files": {"files": ["a.txt", "victim.txt", "z.txt"]}}
-    listed_after = {"tool:list_files": {"files": ["a.txt", "z.txt", "victim.txt"]}}
-    once = SingleUse((0, 1), (2, 3), taken_racing=1, taken=1, counted_by="restorer")
-    record = Transcript(
-        "MCA-TEST-001",
-        "delete_file",
-        OK,
-        exchanges,
-        TREE,
-        TREE,
-        parts=(once,),
-        observed_before=listed_before,
-        observed_after=listed_after,
-    )
-    assert judge(race, record).verdict is Verdict.REFUSED
-    twice = SingleUse((0, 1), (2, 3), taken_racing=2, taken=2, counted_by="restorer")
-    from dataclasses import replace
-
+    twice = SingleUse((0, 1), (2, 3), taken_racing=2, taken=2, counted_by=counted_by)
     assert judge(race, replace(record, parts=(twice,))).verdict is Verdict.VULNERABLE
 
 
