@@ -150,11 +150,7 @@ class Pending(FlowDefaults):
 
     @property
     def agent_presents_the_handle(self) -> bool:
-        # Only a call whose arguments say `{id}` shows the pending id: an execute step that names the
-        # staged item by another value (a saved staged id, where the person approved an approval id)
-        # never presents it, so a wrong guess at it cannot be sent (invoice-intake-mcp's post step).
-        calls = (self.execute, self.approve)
-        return any(call is not None and _says_id(call.args) for call in calls)
+        return self.execute is not None or self.approve is not None
 
     @property
     def staged_id_names(self) -> tuple[frozenset[str], bool]:
@@ -241,13 +237,3 @@ class Pending(FlowDefaults):
             return False
         await channel.human(f"the human declines {handle}", self.human.decline, handed(handle))
         return True
-
-
-def _says_id(value: Any) -> bool:
-    if isinstance(value, str):
-        return "{id}" in value
-    if isinstance(value, Mapping):
-        return any(_says_id(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_says_id(v) for v in value)
-    return False

@@ -12,6 +12,7 @@ nothing acting means the guess spent it.
 
 from __future__ import annotations
 
+import json
 import string
 from collections.abc import Mapping
 from typing import Any
@@ -41,9 +42,20 @@ async def wrong_guess(attack: Attack, params: Mapping[str, Any]) -> None:
     wrong = guessed(shown.handle)
     await attack.start_attack()
     with victim.counter(attack.since_start, attack.items_per_effect) as restorer:
+        sent_before = len(channel.exchanges)
         await flow.confirm(channel, args, wrong, as_agent=True)
         guess = channel.exchanges[-1]
         taken_guessing = await restorer.counted()
+        sent = channel.exchanges[sent_before:]
+        if not any(wrong in json.dumps(e.request, ensure_ascii=False, default=str) for e in sent):
+            # The agent's call names the staged item by another value (a saved staged id, where the
+            # person approved an approval id): the wrong guess never reached the target, and what
+            # came back is the honest call sent early, which says nothing of a guess.
+            attack.not_applicable(
+                f"the agent's call carries no {shown.field or 'handle'} to guess at: "
+                f"{guess.request.get('name')}({json.dumps(guess.request.get('arguments') or {})[:120]})"
+            )
+            return
         try:
             await flow.confirm(channel, args, shown.handle)
         except HumanFailed as exc:

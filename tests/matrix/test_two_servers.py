@@ -26,6 +26,7 @@ from mcp_confirm_audit.profile.loader import Profile, load_profile, profile_from
 from mcp_confirm_audit.target import zygote_main
 
 STAGING = Path(__file__).resolve().parents[2] / "targets" / "staging"
+BURN = "MCA-BURN-001"
 V = Verdict.VULNERABLE
 
 
@@ -42,6 +43,7 @@ def two_servers(
     edits: str | None = None,
     commit_fields: bool = False,
     post_options: tuple[str, ...] = (),
+    execute_by_saved_id: bool = False,
 ) -> Profile:
     flags = [word for flaw in post_flaws for word in ("--flaw", flaw)] + ["--words", words, *post_options]
     # --commit-fields: the commit restates the invoice (the profile gives what was staged).
@@ -49,6 +51,15 @@ def two_servers(
     flags += ["--commit-fields"] if commit_fields else []
     stage = ("--edits", edits) if edits is not None else ()
     approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
+    person: Any = {"command": approve, "decline": f"{approve} --decline"}
+    posted, declined = "{id}", None
+    if execute_by_saved_id:
+        # invoice-intake-mcp's shape: the person's own step hands back the id the post takes (there
+        # the staged id an approval is for), and the agent's post never names the pending id itself.
+        echo = shlex.join([sys.executable, "-c", "import sys; print(sys.argv[1])", "{id}"])
+        person = [{"command": approve}, {"command": echo, "save": "posted"}]
+        declined = [{"command": f"{approve} --decline"}]
+        posted = "{posted}"
     raw = {
         "servers": {"stage": command("stage_server.py", *stage), "post": command("post_server.py", *flags)},
         "tool": "stage_invoice",
@@ -59,10 +70,11 @@ def two_servers(
             "kind": "pending",
             "pending": {
                 "id_from": "invoice_id",
-                "human": {"command": approve, "decline": f"{approve} --decline"},
+                "human": person,
+                **({"decline": declined} if declined else {}),
                 "execute": {
                     "tool": "post_invoice",
-                    "args": {"invoice_id": "{id}", **restated},
+                    "args": {"invoice_id": posted, **restated},
                     "server": "post",
                 },
             },
@@ -357,3 +369,19 @@ def test_a_staged_invoice_changed_after_its_approval_or_never_staged_is_refused_
         r.id: r.verdict for r in run.results if r.family != "staged-fields" and r.verdict in (V, Verdict.WEAK)
     }
     assert others == ({"MCA-BURN-001": V} if "posts-unstaged" in flaws else {}), others
+
+
+def test_a_wrong_guess_the_agents_call_cannot_carry_is_not_applicable_never_a_refusal(
+    catalogue: Catalogue,
+) -> None:
+    # The person approves the pending id and their own step hands back what the post takes, so the
+    # agent's post never names the pending id: a wrong guess at it cannot be sent, and the post that
+    # goes out instead is the honest call sent early (invoice-intake-mcp's BURN-001 read "refused").
+    # With the pending id in the post (the usual shape), the same attack is judged.
+    run = run_audit(two_servers(execute_by_saved_id=True), catalogue=catalogue, select=lambda s: s.id == BURN)
+    assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
+    result = run.by_id()[BURN]
+    assert result.verdict is Verdict.NOT_APPLICABLE, (result.reason, result.evidence)
+    assert "carries no" in result.reason, result.reason
+    judged = run_audit(two_servers(), catalogue=catalogue, select=lambda s: s.id == BURN).by_id()[BURN]
+    assert judged.verdict is Verdict.REFUSED, (judged.reason, judged.evidence)

@@ -40,12 +40,6 @@ ROWS: list[tuple[str, AgentFlow, tuple[Any, ...]]] = [
         (PERSON, False, True, False, False, True, True, True, False, False),
     ),
     (
-        # The person approves an approval id; the agent's post names the staged item by a saved value.
-        "pending, execute by a saved id",
-        Pending("t", human=PERSON, execute=CallTemplate("post", {"staged_id": "{staged}"})),
-        (PERSON, False, True, False, False, True, True, False, False, False),
-    ),
-    (
         "pending, person alone",
         Pending("t", human=PERSON),
         (PERSON, False, True, False, True, True, True, False, False, False),
