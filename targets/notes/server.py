@@ -97,95 +97,68 @@ def build_server(
 
     async def stage(note: dict[str, str], store: str) -> dict[str, str]:
         """Draft a note (title, body) into a store's waiting list; a handoff asks the person to keep it."""
-
-        async def work() -> dict[str, str]:
-            if store not in STORES:
-                raise ToolError(f"REFUSED: store {store!r} is not valid (valid: {', '.join(STORES)})")
-            if not note.get("title"):
-                raise ToolError("a note needs a title")
-            staged = f"note-{secrets.token_hex(4)}"
-            if sentinel and SECRET_SHAPED.search(note["title"]):
-                held[staged] = {"title": note["title"], "store": store}  # never asked about, never kept
-                return {"staged": staged, "status": "staged"}
-            waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
+        if store not in STORES:
+            raise ToolError(f"REFUSED: store {store!r} is not valid (valid: {', '.join(STORES)})")
+        if not note.get("title"):
+            raise ToolError("a note needs a title")
+        staged = f"note-{secrets.token_hex(4)}"
+        if sentinel and SECRET_SHAPED.search(note["title"]):
+            held[staged] = {"title": note["title"], "store": store}  # never asked about, never kept
             return {"staged": staged, "status": "staged"}
-
-        result: dict[str, str] = await work()
-        return result
+        waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
+        return {"staged": staged, "status": "staged"}
 
     server.add_tool(stage, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
 
     async def handoff(cut: str, ctx: Context) -> str:
         """Record a session boundary and ask the person whether to keep every waiting note."""
-
-        async def work() -> str:
-            if not waiting:
-                return "nothing waiting: nothing to ask"
-            require_form_elicitation(
-                ctx.client_capabilities
-            )  # never a form to a client that cannot answer it
-            titles = "; ".join(shown(n["title"]) for n in waiting.values())
-            message = f"Keep {len(waiting)} note(s) in Memory? {titles}. Tick to keep them."
-            session = ctx.request_context.session
-            asked_at = time.monotonic()
-            try:
-                with anyio.fail_after(answer_timeout):
-                    answer = await session.elicit_form(message, _FORM, related_request_id=ctx.request_id)
-            except TimeoutError:
-                return "asked; no answer (timeout): left for later"
-            took = time.monotonic() - asked_at
-            if took < too_fast:
-                record({"event": "refused", "ms": int(took * 1000)})
-                return f"refused: answered too fast to be a person ({int(took * 1000)} ms)"
-            if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
-                return "the person said no: every note left for later"
-            done = list(waiting)
-            kept.extend(waiting.pop(i) for i in done)
-            record({"event": "kept", "notes": done})
-            return f"kept {len(done)} note(s)"
-
-        result: str = await work()
-        return result
+        if not waiting:
+            return "nothing waiting: nothing to ask"
+        require_form_elicitation(ctx.client_capabilities)  # never a form to a client that cannot answer it
+        titles = "; ".join(shown(n["title"]) for n in waiting.values())
+        message = f"Keep {len(waiting)} note(s) in Memory? {titles}. Tick to keep them."
+        session = ctx.request_context.session
+        asked_at = time.monotonic()
+        try:
+            with anyio.fail_after(answer_timeout):
+                answer = await session.elicit_form(message, _FORM, related_request_id=ctx.request_id)
+        except TimeoutError:
+            return "asked; no answer (timeout): left for later"
+        took = time.monotonic() - asked_at
+        if took < too_fast:
+            record({"event": "refused", "ms": int(took * 1000)})
+            return f"refused: answered too fast to be a person ({int(took * 1000)} ms)"
+        if answer.action != "accept" or (answer.content or {}).get("confirm") is not True:
+            return "the person said no: every note left for later"
+        done = list(waiting)
+        kept.extend(waiting.pop(i) for i in done)
+        record({"event": "kept", "notes": done})
+        return f"kept {len(done)} note(s)"
 
     server.add_tool(handoff, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
 
     async def keep(note: str) -> str:
         """Keep one waiting note, by its id."""
-
-        async def work() -> str:
-            if note not in waiting:
-                raise ToolError(f"no note waiting with the id {note!r}")
-            if "keeps-unasked" not in active:
-                raise ToolError("keeping a note needs the person's confirmation: call handoff")
-            kept.append(waiting.pop(note))  # FLAW keeps-unasked: the agent alone keeps it
-            return f"kept {note}"
-
-        result: str = await work()
-        return result
+        if note not in waiting:
+            raise ToolError(f"no note waiting with the id {note!r}")
+        if "keeps-unasked" not in active:
+            raise ToolError("keeping a note needs the person's confirmation: call handoff")
+        kept.append(waiting.pop(note))  # FLAW keeps-unasked: the agent alone keeps it
+        return f"kept {note}"
 
     server.add_tool(keep, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
 
     async def drop(note: str) -> str:
         """Forget one waiting note, by its id (nothing in Memory changes)."""
-
-        async def work() -> str:
-            if waiting.pop(note, None) is None:
-                raise ToolError(f"no note waiting with the id {note!r}")
-            return f"dropped {note}"
-
-        result: str = await work()
-        return result
+        if waiting.pop(note, None) is None:
+            raise ToolError(f"no note waiting with the id {note!r}")
+        return f"dropped {note}"
 
     server.add_tool(drop, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
 
     async def list_kept() -> dict[str, Any]:
         """Every note kept in Memory."""
-
-        async def work() -> dict[str, Any]:
-            return {"kept": [dict(n) for n in kept]}
-
-        result: dict[str, Any] = await work()
-        return result
+        return {"kept": [dict(n) for n in kept]}
 
     server.add_tool(list_kept, annotations=ToolAnnotations(read_only_hint=True))
     return server
