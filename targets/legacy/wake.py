@@ -3,7 +3,8 @@
     python targets/legacy/wake.py --root DIR [--flaw NAME] [--both-eras] [--style plain|signed]
 
 `wake(host)` asks the person over the back channel (`elicitation/create`, what
-`ctx.elicit` sends) and, on an accept whose `confirm` is a JSON `true`, appends
+`ctx.elicit` sends; the host shown escaped, an unanswered question a no after
+`answer_timeout` seconds) and, on an accept whose `confirm` is a JSON `true`, appends
 three lines to `packets.jsonl` in the root: one magic packet is sent three
 times, as real Wake-on-LAN tools do. So one effect is three rows, and a count of
 effects that does not learn that unit would read seven honest approvals as
@@ -35,6 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio
+
 # The legacy reference server's SDK helpers, loaded by path: "server" is the name of several
 # reference servers, and an in-process audit may have imported another one under it.
 _SPEC = importlib.util.spec_from_file_location(
@@ -46,6 +49,8 @@ _legacy = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(_legacy)
 _declares_form, _destructive, _sdk = _legacy._declares_form, _legacy._destructive, _legacy._sdk
 _modern = _legacy._modern
+# The legacy server's question module (targets/reference/prompt.py), already on its path.
+_prompt = _legacy.prompt
 
 FLAWS = {
     "approval-cache": "one accept stands for every call on the same host for a minute",
@@ -64,8 +69,18 @@ class _Refused(Exception):
     pass
 
 
+def _question(host: str) -> str:
+    # The host is the agent's text: shown escaped and bounded, as the file servers show a name.
+    return f'Wake the machine "{_prompt.shown_name(host)}" on the local network? Tick the box to wake it.'
+
+
 def build_server(
-    root: str | Path, *, flaws: Sequence[str] = (), both_eras: bool = False, style: str = "plain"
+    root: str | Path,
+    *,
+    flaws: Sequence[str] = (),
+    both_eras: bool = False,
+    style: str = "plain",
+    answer_timeout: float = 5.0,
 ) -> Any:
     active = frozenset(flaws)
     unknown = sorted(active - FLAWS.keys())
@@ -98,7 +113,12 @@ def build_server(
                 raise _Refused(states.say("no-form"))
             session = ctx.request_context.session
             send = getattr(session, "elicit_form", None) or session.elicit
-            answer = await send(f"Wake {json.dumps(host)}?", SCHEMA, related_request_id=ctx.request_id)
+            # A question nobody answers is a no after a bound of its own, not a tool call held open forever.
+            try:
+                with anyio.fail_after(answer_timeout):
+                    answer = await send(_question(host), SCHEMA, related_request_id=ctx.request_id)
+            except TimeoutError:
+                raise _Refused(states.say("unanswered")) from None
             content = answer.content if isinstance(answer.content, dict) else {}
             if answer.action != "accept" or content.get("confirm") is not True:
                 raise _Refused(states.say("declined"))
@@ -112,9 +132,7 @@ def build_server(
             if not _declares_form(ctx):
                 raise _Refused(states.say("no-form"))
             question = types.ElicitRequest(
-                params=types.ElicitRequestFormParams(
-                    message=f"Wake {json.dumps(host)}?", requested_schema=SCHEMA
-                )
+                params=types.ElicitRequestFormParams(message=_question(host), requested_schema=SCHEMA)
             )
             return types.InputRequiredResult(
                 input_requests={"confirm": question}, request_state=states.mint(host)
@@ -153,6 +171,7 @@ class _PlainStates:
     _SAID: ClassVar[dict[str, str]] = {
         "no-form": "this client cannot show a question; nothing was sent",
         "declined": "not woken: the person did not approve",
+        "unanswered": "not woken: nobody answered in time",
         "spent": "that confirmation is unknown or already used; ask again",
         "other": "the confirmation was for another host; nothing was sent",
     }
@@ -184,6 +203,7 @@ class _SignedStates:
     _SAID: ClassVar[dict[str, str]] = {
         "no-form": "Refused: no form elicitation declared by this client.",
         "declined": "Refused: wake not approved.",
+        "unanswered": "Refused: approval timed out.",
         "spent": "Refused: approval invalid or replayed.",
         "other": "Refused: approval does not match this host.",
     }
