@@ -174,6 +174,7 @@ async def _through_setup(attack: Attack, params: Mapping[str, Any]) -> None:
     hostile = await attack.staged_with(step, argument, value)
     if hostile is None:
         return  # the setup call refused the path: its refusal is the attack's last reply
+    attack.aimed = hostile
     if (flow := as_flow(attack.plan.mechanism)) is not None:
         await _over_a_flow(attack, flow, hostile)
         return
