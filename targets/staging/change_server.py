@@ -22,7 +22,10 @@ Flaws (each removes one defence):
   stage-path-unconfined  neither call confines the staged path: apply writes ROOT/PATH as
                          given, so `../x`, an absolute path or a link takes it outside the root
 
-An id nobody proposed, or one applied already, is refused. A client that declared no form
+Both careful styles write, after the yes, only the file the person was asked about: opened
+without following a link, and the same (device, inode) as when asked (nothing yet proposed to
+test this: the swap families do not reach a path named only in a setup call). An id nobody
+proposed, or one applied already, is refused. A client that declared no form
 elicitation is never sent the question (-32021, as every careful reference server that
 asks through a form).
 """
@@ -85,6 +88,9 @@ def build_server(
     waiting: dict[str, tuple[str, str]] = {}
     server = MCPServer("change-reference")
 
+    def refusal(change_id: str) -> str:
+        return "REFUSED" if confine == "stage" else f"cannot apply {change_id}"
+
     async def propose_change(path: str, content: str) -> dict[str, Any]:
         """Stage new content for a file under the workspace; apply_change asks the person to write it."""
         if confine == "stage" and not unconfined:
@@ -116,8 +122,9 @@ def build_server(
             else:
                 folder, target = _walk(home, path)
         except _Refused as exc:
-            word = "REFUSED" if confine == "stage" else f"cannot apply {change_id}"
-            raise ToolError(f"{word}: {exc}") from None
+            raise ToolError(f"{refusal(change_id)}: {exc}") from None
+        # What the person is asked about, by identity: the file written after the yes must be this one.
+        asked_about = None if unconfined else _identity(target, folder)
         try:
             require_form_elicitation(ctx.client_capabilities)
             shown = prompt.shown_name(os.path.relpath(os.path.join(home, path), home), sanitiser="careful")
@@ -134,14 +141,16 @@ def build_server(
                 return "the person said no: nothing written"
             if waiting.pop(change_id, None) is None:
                 raise ToolError(f"change {change_id} was applied already")
-            if folder is None:
+            if unconfined:
                 with open(target, "w", encoding="utf-8") as out:
                     out.write(content)
             else:
-                flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-                fd = os.open(target, flags, 0o644, dir_fd=folder)
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write(content)
+                try:
+                    if confine == "stage" and _resolved_inside(home, path) != path:
+                        raise _Refused(f"{path} moved while the person was asked")
+                    _write_same(target, folder, asked_about, content)
+                except _Refused as exc:
+                    raise ToolError(f"{refusal(change_id)}: {exc}") from None
         finally:
             if folder is not None:
                 os.close(folder)
@@ -196,6 +205,34 @@ def _walk(home: str, path: str) -> tuple[int, str]:
         os.close(fd)
         raise
     return fd, name
+
+
+def _identity(target: str, folder: int | None) -> tuple[int, int] | None:
+    """The file's (device, inode) as lstat sees it, or None when it does not exist yet."""
+    try:
+        st = os.stat(target, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _write_same(target: str, folder: int | None, asked_about: tuple[int, int] | None, content: str) -> None:
+    """Write `content` into the very file the person was asked about: never through a link, never another file."""
+    flags = (
+        os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT | os.O_EXCL if asked_about is None else 0)
+    )
+    try:
+        fd = os.open(target, flags, 0o644, dir_fd=folder)
+    except OSError:
+        raise _Refused("the file changed while the person was asked (a link, or gone)") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        st = os.fstat(out.fileno())
+        if asked_about is not None and (st.st_dev, st.st_ino) != asked_about:
+            raise _Refused("the file was replaced while the person was asked")
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused("the file is no longer a plain file")
+        out.truncate(0)
+        out.write(content)
 
 
 def _shown(text: str) -> str:
