@@ -22,10 +22,10 @@ Flaws (each removes one defence):
   stage-path-unconfined  neither call confines the staged path: apply writes ROOT/PATH as
                          given, so `../x`, an absolute path or a link takes it outside the root
 
-Both careful styles write, after the yes, only the file the person was asked about: opened
-without following a link, and the same (device, inode) as when asked (nothing yet proposed to
-test this: the swap families do not reach a path named only in a setup call). An id nobody
-proposed, or one applied already, is refused. A client that declared no form
+Both careful styles write, after the yes, only the file the person was asked about, as it was
+then: opened without following a link, the same device and inode, size and mtime (the swap
+families, through the proposal); confined at apply, the path walked again must lead to the folder
+held open since the question (parent-swap). An id nobody proposed, or one applied already, is refused. A client that declared no form
 elicitation is never sent the question (-32021, as every careful reference server that
 asks through a form).
 """
@@ -148,6 +148,8 @@ def build_server(
                 try:
                     if confine == "stage" and _resolved_inside(home, path) != path:
                         raise _Refused(f"{path} moved while the person was asked")
+                    if folder is not None:
+                        _same_folder(home, path, folder)
                     _write_same(target, folder, asked_about, content)
                 except _Refused as exc:
                     raise ToolError(f"{refusal(change_id)}: {exc}") from None
@@ -207,17 +209,33 @@ def _walk(home: str, path: str) -> tuple[int, str]:
     return fd, name
 
 
-def _identity(target: str, folder: int | None) -> tuple[int, int] | None:
-    """The file's (device, inode) as lstat sees it, or None when it does not exist yet."""
+def _identity(target: str, folder: int | None) -> tuple[int, int, int, int] | None:
+    """The file as lstat sees it (device, inode, size, mtime), or None when it does not exist yet."""
     try:
         st = os.stat(target, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return None
-    return st.st_dev, st.st_ino
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _write_same(target: str, folder: int | None, asked_about: tuple[int, int] | None, content: str) -> None:
-    """Write `content` into the very file the person was asked about: never through a link, never another file."""
+def _same_folder(home: str, path: str, folder: int) -> None:
+    """The path, walked again from the root, still leads to the folder held open since the question."""
+    again, _ = _walk(home, path)
+    try:
+        now, held = os.fstat(again), os.fstat(folder)
+    finally:
+        os.close(again)
+    if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        raise _Refused("its folder was moved while the person was asked")
+
+
+def _write_same(
+    target: str, folder: int | None, asked_about: tuple[int, int, int, int] | None, content: str
+) -> None:
+    """Write `content` into the very file the person was asked about, as it was then.
+
+    Never through a link, never into another file, never over content that changed since the question.
+    """
     flags = (
         os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT | os.O_EXCL if asked_about is None else 0)
     )
@@ -227,10 +245,12 @@ def _write_same(target: str, folder: int | None, asked_about: tuple[int, int] | 
         raise _Refused("the file changed while the person was asked (a link, or gone)") from None
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         st = os.fstat(out.fileno())
-        if asked_about is not None and (st.st_dev, st.st_ino) != asked_about:
-            raise _Refused("the file was replaced while the person was asked")
         if not stat.S_ISREG(st.st_mode):
             raise _Refused("the file is no longer a plain file")
+        if asked_about is not None and (st.st_dev, st.st_ino) != asked_about[:2]:
+            raise _Refused("the file was replaced while the person was asked")
+        if asked_about is not None and (st.st_size, st.st_mtime_ns) != asked_about[2:]:
+            raise _Refused("the file was changed while the person was asked")
         out.truncate(0)
         out.write(content)
 

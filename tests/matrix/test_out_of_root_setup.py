@@ -5,6 +5,8 @@
 action's own call carries the id the proposal minted: a canary outside the root rewritten is
 `vulnerable` on the server that never confines the staged path; both careful styles refuse with
 no effect (one at the proposal, one at the apply before asking), layer tool, their twins asked about.
+The swap families reach the file through the proposal as well: a link, a moved folder or another file
+put in its place while the person is asked is written through by the flaw, refused by both careful styles.
 """
 
 from __future__ import annotations
@@ -24,6 +26,22 @@ CHANGES = Path(__file__).resolve().parents[2] / "targets" / "staging" / "change_
 ALL = tuple(f"MCA-ROOT-00{n}" for n in range(1, 9))
 # What the unconfined path lets out of the root: every hostile path that names an existing file outside.
 ESCAPES = ("MCA-ROOT-001", "MCA-ROOT-002", "MCA-ROOT-003", "MCA-ROOT-004", "MCA-ROOT-008")
+# The swap families reach the file through the proposal too: swapped between the question and the yes.
+SWAPS = tuple(
+    f"MCA-{family}-00{n}"
+    for family, count in (("SYMLINK", 3), ("PARENT", 2), ("IDSWAP", 3))
+    for n in range(1, count + 1)
+)
+# What a server that writes by name, following links, lets a swap do.
+SWAPPED = {
+    "MCA-SYMLINK-001": Verdict.VULNERABLE,
+    "MCA-SYMLINK-002": Verdict.VULNERABLE,
+    "MCA-PARENT-001": Verdict.VULNERABLE,
+    "MCA-PARENT-002": Verdict.VULNERABLE,
+    "MCA-IDSWAP-001": Verdict.VULNERABLE,
+    "MCA-IDSWAP-002": Verdict.WEAK,
+}
+FAMILIES = frozenset({"out-of-root", "symlink-swap", "parent-swap", "identity-swap"})
 
 
 def _audit(
@@ -47,7 +65,7 @@ def _audit(
     run = run_audit(
         profile_from_mapping(raw, source="test"),
         catalogue=catalogue,
-        select=lambda spec: spec.family == "out-of-root",
+        select=lambda spec: spec.family in FAMILIES,
         generation=MATRIX_GENERATION,
     )
     assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
@@ -61,6 +79,8 @@ def test_unconfined_stage_writes_outside_the_root(catalogue: Catalogue, path: st
         result = results[attack]
         assert result.verdict is Verdict.VULNERABLE, (attack, result.reason)
         assert any(p.startswith(("outside/", "root-evil/")) for p in result.effect.changed), result.effect
+    for attack, verdict in SWAPPED.items():
+        assert results[attack].verdict is verdict, (attack, results[attack].reason)
 
 
 @pytest.mark.parametrize("confine", ["stage", "apply"])
@@ -74,3 +94,7 @@ def test_careful_styles_refuse_before_asking(catalogue: Catalogue, confine: str)
         twin = [line for line in result.evidence if line.startswith("benign twin")]
         assert twin, (attack, result.evidence)
         assert twin[0].endswith("was staged, and its use asked about"), (attack, twin)
+    for attack in SWAPS:
+        result = results[attack]
+        assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (attack, result.reason)
+        assert not result.effect.happened, (attack, result.effect)
