@@ -25,7 +25,7 @@ async def follow_offer(attack: Attack) -> None:
         return  # nothing offered, or the attack acted already: its own verdict stands
     attack.note(f"the reply offered another way to confirm ({flow.describe()}): followed as the agent alone")
     channel = AttackChannel(attack)
-    arguments = attack.arguments(attack.victim)
+    arguments = attack.arguments(attack.aimed or attack.victim)
     preview = await flow.preview(channel, arguments)
     if preview.handle is None and flow.kind in ("token", "pending"):
         attack.note("the offered flow gave no token or id to confirm with")

@@ -18,23 +18,50 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
+from ..engine.action import Instance
 from ..models import Outcome
 from ._flows import AttackChannel, previewed
 from .base import Attack
+from .out_of_root import staged_path
 
 
 async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: Callable[[], str]) -> None:
     """Round one about `victim`, then `swap()` (which says what it did), then accept."""
-    if not attack.file_only():
+    found = await _subject(attack, victim)
+    if found is None:
         return
+    await _swapped(attack, victim, found, swap)
+
+
+async def _subject(attack: Attack, victim: Path) -> Path | Instance | None:
+    """What the calls name: `victim` itself, or a use of the action whose setup call staged it.
+
+    An action that names no file but a setup call does (`{path}`: propose a change, then apply
+    it) is asked about the file through that call: a fresh use staged with `victim`'s path.
+    """
+    if attack.names_file:
+        return victim
+    where = staged_path(attack.plan.setup)
+    if where is None:
+        attack.file_only()  # not applicable, saying why
+        return None
+    step, argument, absolute = where
+    value = str(victim) if absolute else os.path.relpath(victim, attack.sandbox.root)
+    staged = await attack.staged_with(step, argument, value)
+    if staged is None:
+        attack.setup_failed(f"the setup call would not stage {value}: {attack.staging_failed[:200]}")
+    return staged
+
+
+async def _swapped(attack: Attack, victim: Path, subject: Path | Instance, swap: Callable[[], str]) -> None:
     flow = as_flow(attack.plan.mechanism)
     if flow is not None and flow.waits_for_person:
-        await _swap_while_the_person_reads(attack, flow, victim, swap)
+        await _swap_while_the_person_reads(attack, flow, subject, swap)
         return
     if flow is not None:
-        await _swap_between_preview_and_confirm(attack, flow, victim, swap)
+        await _swap_between_preview_and_confirm(attack, flow, victim, subject, swap)
         return
-    before = await attack.exchange("ask", victim)
+    before = await attack.exchange("ask", subject)
     first = before.response
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
         attack.setup_failed(f"round one did not ask for confirmation ({first.outcome}: {first.text})")
@@ -46,16 +73,16 @@ async def swap_between_question_and_answer(attack: Attack, victim: Path, swap: C
     await attack.start_attack()
     await attack.call(
         "accept, as the user who saw the question would",
-        victim,
+        subject,
         state=first.request_state,
-        responses=attack.accept(first, victim),
+        responses=attack.accept(first, subject),
     )
 
 
 async def _swap_between_preview_and_confirm(
-    attack: Attack, flow: AgentFlow, victim: Path, swap: Callable[[], str]
+    attack: Attack, flow: AgentFlow, victim: Path, subject: Path | Instance, swap: Callable[[], str]
 ) -> None:
-    channel, args = AttackChannel(attack), attack.arguments(victim)
+    channel, args = AttackChannel(attack), attack.arguments(subject)
     shown = await previewed(attack, flow, channel, args)
     if shown is None:
         return
@@ -70,7 +97,7 @@ async def _swap_between_preview_and_confirm(
 
 
 async def _swap_while_the_person_reads(
-    attack: Attack, flow: AgentFlow, victim: Path, swap: Callable[[], str]
+    attack: Attack, flow: AgentFlow, victim: Path | Instance, swap: Callable[[], str]
 ) -> None:
     swapped = False
 

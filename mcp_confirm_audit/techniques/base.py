@@ -241,6 +241,9 @@ class Attack(Recorder):
         self.staging_failed = ""
         # Why the honest flow did not complete, for a family that runs without one (None: it completed).
         self.honest_flow_failed: str | None = None
+        # The use of the action the attack proper is about when it is not the victim (a hostile path
+        # staged by a setup call): what follows the attack (an offered flow) names it, not the victim.
+        self.aimed: Instance | None = None
 
     @property
     def case(self) -> Case:

@@ -24,6 +24,7 @@ from . import OVER_A_PREVIEW, technique
 from ._params import Params
 from ._swap import sandbox_name, swap_between_question_and_answer
 from .base import Attack
+from .out_of_root import staged_path
 
 # As long as the victim's text, so size alone cannot tell the two apart.
 IMPOSTOR_TEXT = "impostor: not the file the user saw".ljust(len(VICTIM_TEXT) - 1, ".") + "\n"
@@ -57,7 +58,8 @@ class ReadDeletedBeforeTheAnswer(Reading[DeletedBeforeTheAnswer]):
 
 @technique("identity-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=IdentitySwapParams)
 async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
-    if not attack.file_only():
+    if not attack.names_file and staged_path(attack.plan.setup) is None:
+        attack.file_only()  # not applicable, saying why, before its case is made
         return
     victim = attack.case.victim
     change = params["change"]

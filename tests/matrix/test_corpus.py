@@ -154,6 +154,7 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "url_mode/server.py": ("url_mode/url_flaws.py", ("FLAWS",)),
     "zc_shapes/server.py": ("zc_shapes/server.py", ("FLAWS",)),
     "staging/post_server.py": ("staging/post_server.py", ("FLAWS",)),
+    "staging/change_server.py": ("staging/change_server.py", ("FLAWS",)),
     "robot_arm/server.py": ("robot_arm/server.py", ("ARM_FLAWS", "ARM_ONLY_FLAWS")),
     "flag_only/server.py": ("flag_only/server.py", ("FLAWS",)),
     "desk/server.py": ("desk/server.py", ("FLAWS",)),

@@ -7,7 +7,8 @@ id") and end inconclusive on the careful pair. It now stages the gated call plai
 flow's first step, and gives the id that staging returned to every other tool taking it by the name
 the flow's own calls give it (`post_invoice`'s `invoice_id: "{id}"`), a fresh staging per tool.
 With `--rush` the post server offers `rush_invoice(invoice_id)`: careful, it refuses an invoice no
-person approved; flawed (`rushes-unapproved`), it posts the id the agent just staged, nobody asked.
+person approved; flawed (`rushes-unapproved`), it posts the id the agent just staged, nobody asked. With `--words queue`
+the careful pair says every refusal as a posting queue does ("not in the posting queue"): another style.
 """
 
 from __future__ import annotations
@@ -24,19 +25,25 @@ UNGATED = "MCA-UNGATED-001"
 
 
 @pytest.mark.parametrize(
-    ("flaws", "verdict", "layer"),
+    ("flaws", "words", "verdict", "layer"),
     [
-        (("rushes-unapproved",), Verdict.VULNERABLE, Layer.NONE),
-        ((), Verdict.REFUSED, Layer.TOOL),
+        (("rushes-unapproved",), "approval", Verdict.VULNERABLE, Layer.NONE),
+        ((), "approval", Verdict.REFUSED, Layer.TOOL),
+        # The careful pair in another style: every refusal said as a posting queue says it, naming no approval.
+        ((), "queue", Verdict.REFUSED, Layer.TOOL),
     ],
-    ids=["rush-posts-the-staged-id-unasked", "careful-rush-refuses-and-edit-moves-nothing-at-the-gate"],
+    ids=[
+        "rush-posts-the-staged-id-unasked",
+        "careful-rush-refuses-and-edit-moves-nothing-at-the-gate",
+        "careful-in-queue-words",
+    ],
 )
 def test_ungated_gives_other_tools_the_id_the_gated_call_staged(
-    catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict, layer: Layer
+    catalogue: Catalogue, flaws: tuple[str, ...], words: str, verdict: Verdict, layer: Layer
 ) -> None:
     run = run_audit(
         # The staging pair of test_two_servers, the post server offering rush_invoice (--rush).
-        two_servers(*flaws, edits="open", post_options=("--rush",)),
+        two_servers(*flaws, words=words, edits="open", post_options=("--rush",)),
         catalogue=catalogue,
         select=lambda spec: spec.id == UNGATED,
         generation=MATRIX_GENERATION,
@@ -57,6 +64,7 @@ def test_ungated_gives_other_tools_the_id_the_gated_call_staged(
     else:
         # rush_invoice (destructive, first) refuses the unapproved id; edit_invoice, given a staging of
         # its own, changes the staged invoice and nothing where posting shows.
-        assert any("rush_invoice(" in line and "is not approved" in line for line in calls), calls
+        refused = "is not approved" if words == "approval" else "is not in the posting queue"
+        assert any("rush_invoice(" in line and refused in line for line in calls), calls
         assert any("edit_invoice(" in line and '"status\\": \\"edited' in line for line in calls), calls
         assert "nothing moved where the gated action's effect shows" in result.reason, result.reason
