@@ -36,7 +36,7 @@ from typing import Any
 from ..channels.base import PLACEHOLDER
 from ..confirmations import as_flow
 from ..confirmations.detect import declining_tools, policy_tools
-from ..confirmations.pending import ID_FIELD, Pending
+from ..confirmations.pending import ID_FIELD
 from ..engine.action import Instance
 from ..models import Verdict
 from ..oracle.effects import touched_items, where_of
@@ -59,7 +59,7 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     own |= {t.name for t in rules}
     # A pending flow's decline step (`drop(note)` on the person's no) is how the gate says no, never a way
     # around it: called plainly it only does what a decline does, and is judged by the decline control.
-    declining = declining_tools(attack.tools, mechanism) if isinstance(mechanism, Pending) else []
+    declining = declining_tools(attack.tools, mechanism)
     own |= set(declining)
     victim = attack.victim
     candidates = [

@@ -61,10 +61,10 @@ def test_a_call_that_lost_its_connection_after_another_asked_is_no_refusal() -> 
     assert 'archive: "connection already lost earlier in this attack"' in result.reason, result.reason
 
 
-def test_a_call_lost_alone_is_no_refusal_and_says_it_never_ran() -> None:
+def test_a_call_lost_alone_is_no_refusal() -> None:
     result = judged(called("archive", LOST))
     assert (result.verdict, result.layer) == (Verdict.INCONCLUSIVE, None), result.reason
-    assert "never ran" in result.reason, result.reason
+    assert "none of the 1 calls to other tools ran" in result.reason, result.reason
 
 
 def test_another_tool_that_asked_with_every_call_answered_is_still_refused() -> None:
