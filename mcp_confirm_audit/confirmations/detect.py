@@ -293,10 +293,10 @@ _ID_WORD = re.compile(r"\bid\b", re.I)
 _SAYS_NO = re.compile(r"\b(said|says|say|gave|gives|give)\s+(a\s+|their\s+|the\s+)?no\b", re.I)
 
 
-def declining_tools(tools: Sequence[ToolInfo], pending: Pending) -> list[str]:
+def declining_tools(tools: Sequence[ToolInfo], pending: Mechanism | None) -> list[str]:
     """Tools that take a pending flow's id on a person's no (`drop`: "Call drop only when the person has
-    said no to this note"): the flow's decline step, no action of its own."""
-    if pending.approve is None:
+    said no to this note"): the flow's decline step, no action of its own (none for another mechanism)."""
+    if not isinstance(pending, Pending) or pending.approve is None:
         return []
     ids = {k for k, v in pending.approve.args.items() if v == "{id}"}
     return [

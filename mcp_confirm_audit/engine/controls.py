@@ -93,6 +93,9 @@ class ControlOutcome:
     search: Searched | None = None
     # The approve control's first call was refused, not asked: the arguments may be what is wrong.
     refused_arguments: bool = False
+    # The approve control failed only because these changed on a call that did not ask (no finding):
+    # what the session checks against the bookkeeping the other tools' controls learned.
+    acted_on: tuple[str, ...] = ()
 
     @property
     def approve_ok(self) -> bool:
@@ -144,6 +147,8 @@ class _Runner:
         self.kept: tuple[ProbeSpec, ...] = ()
         # The tool acted on the first call, asking nobody: a finding, not only a failed control.
         self.unasked: str | None = None
+        # What alone made the first call count as acting unasked, when it was no finding (files only).
+        self.acted_on: tuple[str, ...] = ()
         # URL-mode questions: an honest accept is the person's consent, and they complete the page.
         self.pages = pages
         # An MRTR question approved elsewhere: the person takes the profile's steps before the retry.
@@ -416,6 +421,7 @@ async def run_controls(
         places=tuple(sorted(run.places)),
         items_per_effect=run.items_per_effect,
         refused_arguments=refused_arguments,
+        acted_on=run.acted_on,
     )
 
 
@@ -623,6 +629,10 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
         victim_moved = style != "value" and identity_of(case.victim) != before_victim
         if not asked:
             acted = victim_moved or (style == "value" and bool(run.changed(before, after_ask)))
+            if not acted and replies.said(first) is Said.REFUSED:
+                # Refused, the subject untouched: a file that moved all the same (an evidence log, its
+                # write-ahead file) moves on every call, approved or not. The target's bookkeeping.
+                run.learn(_on_disk(before, after_ask), "moved on a call the target refused", case)
             if acted:
                 where = ", ".join(round_one[:4]) or run.value(case, style)
                 said = f"the tool acted without asking for confirmation ({where})"
@@ -630,6 +640,8 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                     # Not a file the server only logs to: the subject itself, where the profile says,
                     # or files that went from where they were, whatever the action's kind.
                     run.unasked = said
+                else:
+                    run.acted_on = tuple(round_one)
                 return None, ControlResult(name, "approve", False, True, said), False
             inert = inert and first.outcome is Outcome.COMPLETE
             tried.append(f"{style}: {_did_not_ask(first, run, style, round_one)}")
@@ -709,6 +721,12 @@ def _held_back(run: _Runner) -> str:
         f"; the target {run.observer.serving.learned.split(':')[0]}, so its read-only tools were not asked "
         "while its question was open: an effect seen without asking it (a file, sqlite, the sink) can be judged"
     )
+
+
+def _on_disk(before: _Look, after: _Look) -> list[str]:
+    """The sandbox entries made or changed between two looks (never one gone, never a probe's value)."""
+    disk = diff(before.tree, after.tree)
+    return [*disk.added, *disk.changed]
 
 
 def _declared_effect(run: _Runner, changed: list[str]) -> bool:

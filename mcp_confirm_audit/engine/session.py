@@ -39,7 +39,7 @@ from ..models import (
     Transcript,
     Verdict,
 )
-from ..oracle.effects import ProbeSpec
+from ..oracle.effects import ProbeSpec, is_ignored
 from ..oracle.sandbox import Sandbox
 from ..profile.loader import Profile
 from ..target import confine
@@ -172,6 +172,7 @@ class AuditSession:
         tool) or a policy tool, when it is no gate of its own: the families of the gated tool
         judge it (self-approval, token-replay, policy-self-loosening).
         """
+        self._shared_bookkeeping()
         inert = [plan.name for plan in self.plans if self.controls(plan.name).inert]
         steps = self._flow_steps()
         self.plans = [plan for plan in self.plans if plan.name not in inert and plan.name not in steps]
@@ -187,6 +188,34 @@ class AuditSession:
                 f"the target offers no tool to audit (tools: {offered}): {'; '.join(why)}; name one in a "
                 "profile with 'tool:' (and 'args:', 'path_arg:' or 'effect:' as it needs)"
             )
+
+    def _shared_bookkeeping(self) -> None:
+        """Zero configuration: what one tool's controls learned is the target's bookkeeping, for every tool.
+
+        A file that moved while the harness only looked, on a round that only asked, in a declined
+        control or on a call the target refused (an evidence log's write-ahead file) moves on every
+        call. A tool whose approve control failed only because such a file moved on its first call
+        ("acted without asking") has its controls run again with it ignored, and named.
+        """
+        outcomes = {plan.name: self.controls(plan.name) for plan in self.plans}
+        for plan in list(self.plans):
+            acted_on = outcomes[plan.name].acted_on
+            learned = {
+                name: f"{why} ({other}'s controls)"
+                for other, outcome in outcomes.items()
+                if other != plan.name
+                for name, why in (note.split(": ", 1) for note in outcome.bookkeeping_notes)
+            }
+            if not acted_on or not all(is_ignored(path, learned) for path in acted_on):
+                continue
+            renewed = replace(
+                plan,
+                ignore=(*plan.ignore, *learned),
+                bookkeeping_notes=(*plan.bookkeeping_notes, *learned.items()),
+            )
+            self.plans = [renewed if p.name == plan.name else p for p in self.plans]
+            self._controls.pop((plan.name, False), None)
+            self.controls(plan.name)
 
     def _flow_steps(self) -> dict[str, str]:
         """Tools whose own approve control failed that are a step of, or a rule for, a proven flow."""

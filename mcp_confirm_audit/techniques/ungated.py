@@ -1,7 +1,7 @@
 """`ungated`: another tool of the server moves the gated action's effect without asking, while this one is gated.
 
 Every other tool not declared read-only (never the gated tool's own approve or
-execute steps, nor a tool that changes the gate's rules: that would loosen the
+execute steps, nor a pending flow's decline step, nor a tool that changes the gate's rules: that would loosen the
 gate for every later attack) is called once, plainly: with the victim's
 path or the action's own values where it takes them, harmless values for the
 rest, and what the setup minted for this use (`save:`) where it takes that
@@ -35,7 +35,7 @@ from typing import Any
 
 from ..channels.base import PLACEHOLDER
 from ..confirmations import as_flow
-from ..confirmations.detect import policy_tools
+from ..confirmations.detect import declining_tools, policy_tools
 from ..confirmations.pending import ID_FIELD
 from ..engine.action import Instance
 from ..models import Verdict
@@ -57,6 +57,10 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     # Rules are policy-self-loosening's to judge, whether the profile names them or their schema does.
     rules = [*policy_tools(attack.tools, attack.plan.policy_tools), *policy_tools(attack.tools)]
     own |= {t.name for t in rules}
+    # A pending flow's decline step (`drop(note)` on the person's no) is how the gate says no, never a way
+    # around it: called plainly it only does what a decline does, and is judged by the decline control.
+    declining = declining_tools(attack.tools, mechanism)
+    own |= set(declining)
     victim = attack.victim
     candidates = [
         t
@@ -64,7 +68,8 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
         if t.name != attack.plan.name and t.name not in own and t.read_only is not True
     ]
     if not candidates:
-        attack.not_applicable("no other tool of the target that is not read-only")
+        steps = f" but the flow's decline step ({', '.join(declining)})" if declining else ""
+        attack.not_applicable(f"no other tool of the target that is not read-only{steps}")
         return
     gated = attack.plan.name
     attack.judged_at_the_gate(Verdict.WEAK, f"another tool acted with no confirmation while {gated} is gated")

@@ -1,6 +1,6 @@
 """Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
 
-    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast, sentinel)
+    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast, sentinel, evidence)
 
 `stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
@@ -25,6 +25,11 @@ root (`ledger.jsonl`) where a keep and such a refusal both write a line: the
 record of a refused yes lands where the kept notes are recorded (a careful
 choice, not a flaw; the harness must not take it for the action).
 
+`evidence` keeps an evidence log of every call, asked or refused, as agentveil-mcp-proxy does: a
+SQLite database in write-ahead mode, ROOT/.notes/evidence.sqlite, its connection held open, so each
+call but a read moves ROOT/.notes/evidence.sqlite-wal (a careful choice, not a flaw: the target's own
+bookkeeping, which the harness must learn from the controls and never take for an action's effect).
+
 Flaws (each removes one defence):
   keeps-unasked        keep(note) keeps the waiting note with no question (magnemo's chat-text keep)
   unsanitised-titles   the titles go into the question as they are: line breaks, controls, markup
@@ -37,6 +42,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sqlite3
 import sys
 import time
 from collections.abc import Collection
@@ -73,6 +79,7 @@ def build_server(
     answer_timeout: float = 5.0,
     too_fast: float = 0.0,
     sentinel: bool = False,
+    evidence: bool = False,
 ) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - set(FLAWS))
@@ -88,6 +95,21 @@ def build_server(
             with (Path(root) / "ledger.jsonl").open("a", encoding="utf-8") as ledger:
                 ledger.write(json.dumps(line) + "\n")
 
+    log: list[sqlite3.Connection] = []
+
+    def witness(tool: str) -> None:
+        """One row per call in the evidence log (write-ahead mode, connection held open): bookkeeping."""
+        if not (evidence and root):
+            return
+        if not log:
+            (Path(root) / ".notes").mkdir(exist_ok=True)
+            db = sqlite3.connect(Path(root) / ".notes" / "evidence.sqlite", check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS calls (at REAL, tool TEXT)")
+            log.append(db)
+        with log[0]:
+            log[0].execute("INSERT INTO calls VALUES (?, ?)", (time.time(), tool))
+
     def shown(title: str) -> str:
         if "masks-secrets" in active:
             title = SECRET_SHAPED.sub("[secret]", title)  # FLAW masks-secrets: still kept by a yes
@@ -97,6 +119,7 @@ def build_server(
 
     async def stage(note: dict[str, str], store: str) -> dict[str, str]:
         """Draft a note (title, body) into a store's waiting list; a handoff asks the person to keep it."""
+        witness("stage")
         if store not in STORES:
             raise ToolError(f"REFUSED: store {store!r} is not valid (valid: {', '.join(STORES)})")
         if not note.get("title"):
@@ -112,6 +135,7 @@ def build_server(
 
     async def handoff(cut: str, ctx: Context) -> str:
         """Record a session boundary and ask the person whether to keep every waiting note."""
+        witness("handoff")
         if not waiting:
             return "nothing waiting: nothing to ask"
         require_form_elicitation(ctx.client_capabilities)  # never a form to a client that cannot answer it
@@ -139,6 +163,7 @@ def build_server(
 
     async def keep(note: str) -> str:
         """Keep one waiting note, by its id."""
+        witness("keep")
         if note not in waiting:
             raise ToolError(f"no note waiting with the id {note!r}")
         if "keeps-unasked" not in active:
@@ -150,6 +175,7 @@ def build_server(
 
     async def drop(note: str) -> str:
         """Forget one waiting note, by its id (nothing in Memory changes)."""
+        witness("drop")
         if waiting.pop(note, None) is None:
             raise ToolError(f"no note waiting with the id {note!r}")
         return f"dropped {note}"

@@ -232,7 +232,13 @@ def test_with_no_honest_flow_a_log_every_call_grows_is_bookkeeping_not_the_switc
     """tally-write-mcp: its audit log, written on every staged call, was read as a switch's effect."""
     careful = audit("switch").by_id()["MCA-FLAGBYPASS-001"]
     assert "audit.jsonl" not in careful.reason, careful.reason
-    assert any("root/audit.jsonl: grew on a call with no switch set" in line for line in careful.evidence)
+    # Named as bookkeeping: learned by the controls (it moved on their refused calls) or by the attack's own
+    # call with no switch set.
+    assert any(
+        line == "ignored as bookkeeping: root/audit.jsonl"
+        or "root/audit.jsonl: grew on a call with no switch set" in line
+        for line in careful.evidence
+    ), careful.evidence
     flawed = audit("switch", "switch-acts").by_id()["MCA-FLAGBYPASS-001"]
     assert "root/greenhouse.json" in flawed.reason, flawed.reason
     assert "audit.jsonl" not in flawed.reason, flawed.reason
