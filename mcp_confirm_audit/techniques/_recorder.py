@@ -40,6 +40,11 @@ class Recorder:
     def note(self, text: str) -> None:
         self._notes.append(text)
 
+    @property
+    def exchanged(self) -> tuple[Exchange, ...]:
+        """The exchanges recorded so far, in order: a part names them by index."""
+        return tuple(self._exchanges)
+
     def last_reply(self) -> Response | None:
         """The target's answer to the attack's last request, if the attack proper sent one."""
         attack = [e for e in self._exchanges if e.phase is Phase.ATTACK]

@@ -61,6 +61,7 @@ from ._arguments import ArgumentSubject, Where, shown_arguments
 from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
 from ._params import Params
+from ._twins_closed import ClosedSet, twin_of
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
@@ -91,7 +92,7 @@ class PromptForgingParams(Params):
     )
 
 
-@technique("prompt-forging", mechanisms=OVER_A_PREVIEW, params=PromptForgingParams)
+@technique("prompt-forging", mechanisms=OVER_A_PREVIEW, input_value=True, params=PromptForgingParams)
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
     if (flow := as_flow(attack.plan.mechanism)) is not None:
@@ -435,14 +436,26 @@ async def _forge_into(
             "(none of their values is in it)"
         )
         return
+    # Each argument's benign twin first: one that takes only a closed set of values ("vent must be
+    # one of north, south, roof") carries no text to the person, and is left out (_twins_closed.py).
+    probes = [probe_for(where, baseline.replace(where[2], "")) for where in shown]
+    twins = [
+        await twin_of(attack, where[1], where[2], probe) for where, probe in zip(shown, probes, strict=True)
+    ]
+    attack.record(ClosedSet(tuple(twins)))
+    kept = [(where, probe) for where, probe, twin in zip(shown, probes, twins, strict=True) if twin.reached]
+    if not kept:
+        return  # the verdict reads the twins: a closed set is not applicable, else inconclusive
+    shown, probes = [where for where, _ in kept], [probe for _, probe in kept]
     names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
     attack.note(f"hostile strings go into {names}, which the question shows")
     if any(i is not None for i, _, _ in shown):
         # Staging a hostile value runs the setup calls again after the snapshot: what they change is ours.
         attack.stages_at_the_gate()
     await attack.start_attack()
-    # The baseline without the plain value: what the hostile one brings in is compared to the rest.
-    probe = probe_for(shown[0], baseline.replace(shown[0][2], ""))
+    # Each probe's baseline is the question without its plain value: what the hostile one brings in
+    # is compared to the rest.
+    probe = probes[0]
     # The questions asked so far, the plain one first, shared by every argument's probe.
     asked = [baseline]
     probe.asked = asked
@@ -450,9 +463,8 @@ async def _forge_into(
         await probe.form(probe.kind)
         probe.never_staged()
         return
-    for where in shown[1:]:
+    for where, other in zip(shown[1:], probes[1:], strict=True):
         # Every argument the question shows gets the named examples; the search runs on the first.
-        other = probe_for(where, baseline.replace(where[2], ""))
         other.asked = asked
         for example in params.get("examples") or ():
             other.record(f"named example in {where[1]!r}", example, await other.check(example))
