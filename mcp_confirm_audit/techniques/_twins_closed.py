@@ -27,7 +27,7 @@ from typing import Protocol
 
 from ..confirmations import replies
 from ..engine.reading import Judged, Reading, Seen, literal, quoted, reads
-from ..models import Exchange, Part, Response, Said, Verdict
+from ..models import Exchange, Outcome, Part, Response, Said, Verdict
 from ..target import constraints
 from .base import Attack
 
@@ -69,17 +69,27 @@ def named_values(argument: str, twin: str, refusal: Response) -> list[str]:
     return []
 
 
+def took(response: Response) -> bool:
+    """Whether a reply took the value: it asked, answered, or handed out a challenge (`ok: false`, no error)."""
+    said = replies.said(response)
+    if said is not Said.REFUSED:
+        return said is not Said.STOPPED
+    data = replies.payload(response) if response.outcome is Outcome.COMPLETE else None
+    return (
+        data is not None
+        and replies.refusal(response) == "ok: false"
+        and not any(data.get(k) for k in ("error", "errors", "reason", "detail"))
+    )
+
+
 def closed_by(twin: TwinOfArgument, exchanges: tuple[Response, ...]) -> str | None:
     """Why the argument takes only a closed set of values, read from the recorded replies; None if not shown."""
     if twin.reached or twin.twin_exchange < 0 or twin.valid_exchange is None or not twin.valid_reached:
         return None
     refused = exchanges[twin.twin_exchange]
-    if replies.said(refused) is Said.ASKED or twin.valid not in named_values(
-        twin.argument, twin.twin, refused
-    ):
+    if took(refused) or twin.valid not in named_values(twin.argument, twin.twin, refused):
         return None
-    valid = exchanges[twin.valid_exchange]
-    if replies.said(valid) is Said.REFUSED or replies.said(valid) is Said.STOPPED:
+    if not took(exchanges[twin.valid_exchange]):
         return None
     said = literal((replies.refusal_text(refused) or refused.text)[:200])
     return (
@@ -145,13 +155,16 @@ def twin_text(argument: str, plain: str) -> str:
     return text.upper() if plain.isupper() else text
 
 
-async def twin_of(attack: Attack, argument: str, plain: str, probe: ArgumentProbe) -> TwinOfArgument:
+async def twin_of(
+    attack: Attack, argument: str, plain: str, probe: ArgumentProbe, *, previewed: bool = False
+) -> TwinOfArgument:
     """Send `argument`'s benign twin (each placement until one is asked about); if refused, a value it names.
 
     A placement the twin reached is kept for the hostile values (`probe.reached`). What was
     asked is never answered: the twin is setup, never judged.
     """
     text = twin_text(argument, plain)
+    words = "was previewed" if previewed else "was asked about"
     refusal: tuple[str, int] | None = None
     for placement, value in probe.placements(text):
         before = len(attack.exchanged)
@@ -161,7 +174,7 @@ async def twin_of(attack: Attack, argument: str, plain: str, probe: ArgumentProb
             continue
         if shown is not None:
             probe.reached(placement)
-            return TwinOfArgument(argument, value, index, "was asked about")
+            return TwinOfArgument(argument, value, index, words)
         refusal = refusal or (value, index)
     if refusal is None:
         return TwinOfArgument(argument, text, -1)
@@ -173,7 +186,7 @@ async def twin_of(attack: Attack, argument: str, plain: str, probe: ArgumentProb
     before = len(attack.exchanged)
     shown, _ = await probe.ask_once(valid)
     valid_index = _decisive(attack.exchanged, before)
-    reached = "was asked about" if shown is not None else ""
+    reached = words if shown is not None else ""
     return TwinOfArgument(argument, value, index, "", valid, valid_index, reached)
 
 

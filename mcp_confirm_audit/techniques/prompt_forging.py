@@ -61,7 +61,7 @@ from ._arguments import ArgumentSubject, Where, shown_arguments
 from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
 from ._params import Params
-from ._twins_closed import ClosedSet, twin_of
+from ._twins_closed import ClosedSet, took, twin_of
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
@@ -319,7 +319,7 @@ class _PreviewProbe(_Probe):
         if not asks_elsewhere and shown.handle is None:
             what = shown.response.text[:200] or shown.response.outcome.value
             self.attack.setup_failed(f"the preview handed out no token or pending id ({what})")
-        elif not asks_elsewhere and (refused := refusal(shown.response)) is not None:
+        elif not asks_elsewhere and (refused := _refused(shown)) is not None:
             self.attack.setup_failed(
                 f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
             )
@@ -340,7 +340,7 @@ class _PreviewProbe(_Probe):
         """The preview of `arguments`, and what the person read of it (None: nothing was previewed)."""
         before = len(self.channel.shown)
         shown = await self.flow.preview(self.channel, arguments)
-        if not self.flow.waits_for_person and refusal(shown.response) is not None:
+        if not self.flow.waits_for_person and _refused(shown) is not None:
             return shown, None  # refused before anything was previewed or staged, whatever id it carries
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)
@@ -378,6 +378,18 @@ class _PreviewProbe(_Probe):
 
     def never_staged(self) -> None:
         """A file is made by the harness: nothing is staged."""
+
+
+def _refused(shown: Preview) -> str | None:
+    """Why a preview was refused, or None: a handle handed out with `ok: false` and no error is the question.
+
+    A challenge flow answers its first call `{"ok": false, "challenge": C, "message": "drain rain?
+    echo the challenge to confirm"}`: not done yet, and the handle it hands out is the confirmation.
+    A refusal that carries an id besides ("file type not allowed") names its error or reason.
+    """
+    if shown.handle is not None and took(shown.response):
+        return None
+    return refusal(shown.response)
 
 
 class _FlowArgumentProbe(_PreviewProbe):
@@ -439,8 +451,10 @@ async def _forge_into(
     # Each argument's benign twin first: one that takes only a closed set of values ("vent must be
     # one of north, south, roof") carries no text to the person, and is left out (_twins_closed.py).
     probes = [probe_for(where, baseline.replace(where[2], "")) for where in shown]
+    previewed = as_flow(attack.plan.mechanism) is not None
     twins = [
-        await twin_of(attack, where[1], where[2], probe) for where, probe in zip(shown, probes, strict=True)
+        await twin_of(attack, where[1], where[2], probe, previewed=previewed)
+        for where, probe in zip(shown, probes, strict=True)
     ]
     attack.record(ClosedSet(tuple(twins)))
     kept = [(where, probe) for where, probe, twin in zip(shown, probes, twins, strict=True) if twin.reached]
