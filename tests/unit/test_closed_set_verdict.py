@@ -25,6 +25,7 @@ from mcp_confirm_audit.models import (
     TreeSnapshot,
     Verdict,
 )
+from mcp_confirm_audit.techniques._arguments import _free_text
 from mcp_confirm_audit.techniques._twins_closed import ClosedSet, TwinOfArgument, named_values, twin_text
 from mcp_confirm_audit.techniques.base import with_learned
 
@@ -118,3 +119,17 @@ def test_another_use_is_varied_within_what_a_refusal_taught() -> None:
     prop = schema["properties"]["tank"]
     assert prop == {"type": "string", "enum": ["rain", "well"]}
     assert [varied("rain", n, prop) for n in (1, 2)] == ["well", "rain"]
+
+
+def test_a_schema_that_fixes_the_values_is_never_a_place_for_text() -> None:
+    schema = {
+        "properties": {
+            "vent": {"type": "string", "enum": ["north", "south"]},
+            "when": {"type": "string", "format": "date-time"},
+            "id": {"anyOf": [{"type": "string", "format": "uuid"}, {"const": "none"}]},
+            "memo": {"type": "string"},
+            "email": {"type": "string", "format": "email"},
+        }
+    }
+    free = [name for name in schema["properties"] if _free_text(schema, name)]
+    assert free == ["memo", "email"]
