@@ -368,9 +368,9 @@ class Careful:
 def careful_score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Careful], list[str]]:
     """Per family on the careful cases; and one line per inconclusive input attack, which fails the run.
 
-    An input attack (its hostile part a path, a name, a token or an id) runs beside its benign twin
-    (techniques/_twins.py, the family's `input_value` trait): on a careful server it must end
-    refused or not applicable, never inconclusive. A finding is a false positive, counted by `score`.
+    An input attack (its hostile part a path, a name, a token, an id or text the question shows) runs
+    beside its benign twin (techniques/_twins.py, _twins_closed.py, the family's `input_value` trait):
+    on a careful server it must end refused or not applicable, never inconclusive. A finding is a false positive, counted by `score`.
     """
     from ..techniques import traits
 
@@ -623,7 +623,7 @@ def docs_page(
 _CAREFUL_HEAD = """A careful case runs every family unless it says why not (`families:`, what it runs,
 or `skip:`, what it does not: a finding its mechanism has by design, which a flawed case expects). Every judged attack on one must be
 `refused` (a finding is a false positive, above), and no input attack (an attack whose hostile
-part is an input value: a path, a name, a token, an id, run beside its benign twin) may end
+part is an input value: a path, a name, a token, an id, text the question shows, run beside its benign twin) may end
 `inconclusive`: either fails the run. Other inconclusive results are counted, not failed."""
 
 _BASELINE_HEAD = """Each flawed case's findings are written as a baseline by the CLI's own writer (what

@@ -378,6 +378,7 @@ def _reached(plan: ToolPlan, state: _State) -> Searched:
         ignore=(*plan.ignore, *(name for name, _ in logs)),
         notes=(*plan.notes, *notes),
         bookkeeping_notes=(*plan.bookkeeping_notes, *logs),
+        learned={**plan.learned, **{arg: dict(facets) for arg, facets in state.facets.items()}},
     )
     return Searched(learned, tuple(state.attempts), dict(state.sources), None, logs)
 

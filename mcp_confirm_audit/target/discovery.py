@@ -75,6 +75,9 @@ class ToolPlan:
     bookkeeping_notes: tuple[tuple[str, str], ...] = ()
     # Arguments of the template the profile wrote through a placeholder: never varied (`Profile.fixed_args`).
     fixed: frozenset[str] = frozenset()
+    # Schema facets a refusal taught zero configuration, by argument ("tanks: rain, well": an enum):
+    # another use of the action is varied within them (`engine.action.varied`), as within the schema's.
+    learned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def path_argument(tool: ToolInfo) -> str | None:

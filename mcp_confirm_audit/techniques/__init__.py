@@ -61,8 +61,9 @@ class Traits:
     # its finding is an effect the attack itself brought about, which needs no honest flow to compare
     # with (a caller's own switch that is the only gate). Without an effect it stays inconclusive.
     without_an_honest_flow: bool = False
-    # Its hostile part is an input value (a path, a name, a token, an id), sent beside its benign twin
-    # (`_twins.py`): an inconclusive result of it on a careful server is the harness's call gone wrong.
+    # Its hostile part is an input value (a path, a name, a token, an id, text the question shows), sent
+    # beside its benign twin (`_twins.py`, `_twins_closed.py`): an inconclusive result of it on a careful
+    # server is the harness's call gone wrong.
     input_value: bool = False
 
 

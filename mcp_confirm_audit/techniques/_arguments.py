@@ -101,10 +101,24 @@ def _free_text(schema: object, name: str) -> bool:
     if not isinstance(declared, dict):
         return True
     choices = [declared, *(declared.get("anyOf") or ()), *(declared.get("oneOf") or ())]
-    fixed = [c for c in choices if isinstance(c, dict) and ("enum" in c or "const" in c)]
+    fixed = [c for c in choices if isinstance(c, dict) and _closed(c)]
     alternatives = [c for c in choices[1:] if isinstance(c, dict)]
-    return not (
-        "enum" in declared or "const" in declared or (alternatives and len(fixed) == len(alternatives))
+    return not (_closed(declared) or (alternatives and len(fixed) == len(alternatives)))
+
+
+# String formats that hold no text a person reads as words: a date, a time, an id, an address.
+_CLOSED_FORMATS = frozenset({"date", "date-time", "time", "duration", "uuid", "ipv4", "ipv6"})
+
+
+def _closed(declared: Mapping[str, Any]) -> bool:
+    """Whether a schema (or one alternative of it) takes only a closed set of values: an enum, a const,
+    a boolean or a number, or a string of a format that holds no words."""
+    kind = declared.get("type")
+    return (
+        "enum" in declared
+        or "const" in declared
+        or kind in ("boolean", "integer", "number")
+        or declared.get("format") in _CLOSED_FORMATS
     )
 
 

@@ -41,8 +41,8 @@ class Recorder:
         self._notes.append(text)
 
     @property
-    def sent(self) -> tuple[Exchange, ...]:
-        """Every exchange recorded so far, in order (a family quoting the calls a step of its own made)."""
+    def exchanged(self) -> tuple[Exchange, ...]:
+        """The exchanges recorded so far, in order: a part names them by index."""
         return tuple(self._exchanges)
 
     def last_reply(self) -> Response | None:

@@ -358,6 +358,9 @@ class Attack(Recorder):
 
         template = self.plan.arguments(self._values)
         schemas = {t.name: t.input_schema for t in self.tools}
+        if self.plan.name in schemas and self.plan.learned:
+            # What a refusal taught (the two tanks it named) bounds another use as the schema would.
+            schemas[self.plan.name] = with_learned(schemas[self.plan.name], self.plan.learned)
         # A setup call may name this attack's case file ({path}): a preview of deleting it, say.
         # Another use of the action names another file of the case: a control that acts on it
         # (deletes it) leaves the victim there for the attack's own use.
@@ -837,3 +840,12 @@ def malformed_call(
             shape = "an object" if isinstance(value, Mapping) else "a list"
             return f"the call sent {shape} as {name!r}, where the tool's schema takes {' or '.join(kinds)}"
     return ""
+
+
+def with_learned(schema: Mapping[str, Any], learned: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """`schema` with the facets zero configuration learned from refusals added to its properties."""
+    props = dict(schema.get("properties") or {})
+    for arg, facets in learned.items():
+        own = props.get(arg)
+        props[arg] = {**(own if isinstance(own, Mapping) else {}), **facets}
+    return {**schema, "properties": props}

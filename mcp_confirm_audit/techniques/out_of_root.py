@@ -190,17 +190,17 @@ async def _setup_twin(attack: Attack, step: int, argument: str, value: str) -> N
 
     Never judged: its question is cancelled on a legacy connection, its handle never redeemed.
     """
-    before = len(attack.sent)
+    before = len(attack.exchanged)
     twin = await attack.staged_with(step, argument, value)
     if twin is None:
-        attack.benign_twin(value, attack.sent[before:], "")
+        attack.benign_twin(value, attack.exchanged[before:], "")
         return
     flow = as_flow(attack.plan.mechanism)
     if flow is None:
         response = await attack.call("benign twin: the action on a harmless path staged the same way", twin)
         asked = response.outcome is Outcome.INPUT_REQUIRED and bool(response.questions)
         attack.benign_twin(
-            value, attack.sent[before:], "was staged, and its use asked about" if asked else ""
+            value, attack.exchanged[before:], "was staged, and its use asked about" if asked else ""
         )
         if asked and attack.primary.legacy:
             await attack.call(
@@ -214,7 +214,7 @@ async def _setup_twin(attack: Attack, step: int, argument: str, value: str) -> N
         return  # one call is the whole approval: a twin would be the action itself
     shown = await flow.preview(AttackChannel(attack), attack.arguments(twin))
     reached = f"was staged and previewed, and handed {shown.field or 'a handle'}" if shown.handle else ""
-    attack.benign_twin(value, attack.sent[before:], reached)
+    attack.benign_twin(value, attack.exchanged[before:], reached)
 
 
 async def _over_a_flow(attack: Attack, flow: AgentFlow, value: Subject) -> None:

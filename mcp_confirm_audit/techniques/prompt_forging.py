@@ -61,6 +61,7 @@ from ._arguments import ArgumentSubject, Where, shown_arguments
 from ._flows import AttackChannel, what_the_person_read
 from ._generated import search
 from ._params import Params
+from ._twins_closed import ClosedSet, took, twin_of
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
@@ -91,7 +92,7 @@ class PromptForgingParams(Params):
     )
 
 
-@technique("prompt-forging", mechanisms=OVER_A_PREVIEW, params=PromptForgingParams)
+@technique("prompt-forging", mechanisms=OVER_A_PREVIEW, input_value=True, params=PromptForgingParams)
 async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
     kind = params["names"]
     if (flow := as_flow(attack.plan.mechanism)) is not None:
@@ -318,7 +319,7 @@ class _PreviewProbe(_Probe):
         if not asks_elsewhere and shown.handle is None:
             what = shown.response.text[:200] or shown.response.outcome.value
             self.attack.setup_failed(f"the preview handed out no token or pending id ({what})")
-        elif not asks_elsewhere and (refused := refusal(shown.response)) is not None:
+        elif not asks_elsewhere and (refused := _refused(shown)) is not None:
             self.attack.setup_failed(
                 f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
             )
@@ -339,7 +340,7 @@ class _PreviewProbe(_Probe):
         """The preview of `arguments`, and what the person read of it (None: nothing was previewed)."""
         before = len(self.channel.shown)
         shown = await self.flow.preview(self.channel, arguments)
-        if not self.flow.waits_for_person and refusal(shown.response) is not None:
+        if not self.flow.waits_for_person and _refused(shown) is not None:
             return shown, None  # refused before anything was previewed or staged, whatever id it carries
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)
@@ -377,6 +378,18 @@ class _PreviewProbe(_Probe):
 
     def never_staged(self) -> None:
         """A file is made by the harness: nothing is staged."""
+
+
+def _refused(shown: Preview) -> str | None:
+    """Why a preview was refused, or None: a handle handed out with `ok: false` and no error is the question.
+
+    A challenge flow answers its first call `{"ok": false, "challenge": C, "message": "drain rain?
+    echo the challenge to confirm"}`: not done yet, and the handle it hands out is the confirmation.
+    A refusal that carries an id besides ("file type not allowed") names its error or reason.
+    """
+    if shown.handle is not None and took(shown.response):
+        return None
+    return refusal(shown.response)
 
 
 class _FlowArgumentProbe(_PreviewProbe):
@@ -435,14 +448,28 @@ async def _forge_into(
             "(none of their values is in it)"
         )
         return
+    # Each argument's benign twin first: one that takes only a closed set of values ("vent must be
+    # one of north, south, roof") carries no text to the person, and is left out (_twins_closed.py).
+    probes = [probe_for(where, baseline.replace(where[2], "")) for where in shown]
+    previewed = as_flow(attack.plan.mechanism) is not None
+    twins = [
+        await twin_of(attack, where[1], where[2], probe, previewed=previewed)
+        for where, probe in zip(shown, probes, strict=True)
+    ]
+    attack.record(ClosedSet(tuple(twins)))
+    kept = [(where, probe) for where, probe, twin in zip(shown, probes, twins, strict=True) if twin.reached]
+    if not kept:
+        return  # the verdict reads the twins: a closed set is not applicable, else inconclusive
+    shown, probes = [where for where, _ in kept], [probe for _, probe in kept]
     names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
     attack.note(f"hostile strings go into {names}, which the question shows")
     if any(i is not None for i, _, _ in shown):
         # Staging a hostile value runs the setup calls again after the snapshot: what they change is ours.
         attack.stages_at_the_gate()
     await attack.start_attack()
-    # The baseline without the plain value: what the hostile one brings in is compared to the rest.
-    probe = probe_for(shown[0], baseline.replace(shown[0][2], ""))
+    # Each probe's baseline is the question without its plain value: what the hostile one brings in
+    # is compared to the rest.
+    probe = probes[0]
     # The questions asked so far, the plain one first, shared by every argument's probe.
     asked = [baseline]
     probe.asked = asked
@@ -450,9 +477,8 @@ async def _forge_into(
         await probe.form(probe.kind)
         probe.never_staged()
         return
-    for where in shown[1:]:
+    for where, other in zip(shown[1:], probes[1:], strict=True):
         # Every argument the question shows gets the named examples; the search runs on the first.
-        other = probe_for(where, baseline.replace(where[2], ""))
         other.asked = asked
         for example in params.get("examples") or ():
             other.record(f"named example in {where[1]!r}", example, await other.check(example))

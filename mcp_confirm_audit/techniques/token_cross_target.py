@@ -18,7 +18,7 @@ class TokenCrossTargetParams(Params):
     mode: Literal["other-args", "other-tool"]
 
 
-@technique("token-cross-target", mechanisms=ANY, params=TokenCrossTargetParams)
+@technique("token-cross-target", mechanisms=ANY, input_value=True, params=TokenCrossTargetParams)
 async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
     # A pending approval names only its id: there is no other action to carry it to.
     flow = token_or_not_applicable(

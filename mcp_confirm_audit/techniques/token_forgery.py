@@ -48,11 +48,6 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
     if decoy is None:
         return
     decoy_args = attack.arguments(decoy)
-    shown = await flow.preview(channel, decoy_args)
-    if shown.handle is None:
-        attack.setup_failed(f"the preview returned no token ({shown.response.text[:160]})")
-        return
-    observed = shown.handle
     forger = attack.victim  # the use the forged token is for
     if decoy_args == attack.arguments(forger):
         # A construction that reproduces the decoy's token would then be the victim's real one.
@@ -63,10 +58,25 @@ async def token_forgery(attack: Attack, params: Mapping[str, Any]) -> None:
         # issued, so a token made from them proves nothing. A use nobody previewed shows what a
         # forger would reach.
         fresh = await attack.another("forged")
-        if fresh is None or attack.arguments(fresh) in [decoy_args, attack.arguments(forger)]:
-            attack.setup_failed("no use of the action that nobody previewed could be made")
+        if fresh is None:
             return
-        forger = fresh
+        if attack.arguments(fresh) not in [decoy_args, attack.arguments(forger)]:
+            forger = fresh
+        else:
+            # Only two uses (an argument of two values, "tanks: rain, well"): the controls' own
+            # use is previewed again as the decoy, and the other one, which nobody previewed yet,
+            # is the forger's.
+            attack.note(
+                "only two uses of the action could be made: the controls' own is the decoy, "
+                "the other, previewed by nobody, the forger's"
+            )
+            decoy, forger = forger, decoy
+            decoy_args = attack.arguments(decoy)
+    shown = await flow.preview(channel, decoy_args)
+    if shown.handle is None:
+        attack.setup_failed(f"the preview returned no token ({shown.response.text[:160]})")
+        return
+    observed = shown.handle
     uses = [attack.arguments(forger)]
     if params["mode"] == "random":
         forged = [(arguments, _random_like(observed)) for arguments in uses]

@@ -1,0 +1,197 @@
+"""An argument that takes a closed set of values: its benign twin, and why no hostile text reaches the question through it.
+
+prompt-forging puts hostile text into each string argument the question shows. Before it
+does, each such argument gets a benign twin: the same call with a harmless word in its place
+(`plain-memo-value`). A twin the target asks about shows the argument carries text to the
+person; a twin refused before any question shows it does not, and the argument is left out.
+Where the twin's refusal names the values the argument takes ("vent must be one of north,
+south, roof", "tanks: rain, well") and one of them, sent as a third call, is asked about, the
+argument takes a closed set: nothing the harness could send through it reaches a question.
+
+When no argument the question shows is left, the attack is `not_applicable`, quoting the
+refusal: nothing was defended (not `refused`) and nothing is left to learn (not
+`inconclusive`). An argument whose twin was refused in words that name no values, or whose
+named value was not asked about either, says only that the harness's call failed: then, with
+no argument left, the attack stays `inconclusive`, quoting the twin's refusal.
+
+The verdict is read from the transcript: the twin's refusal is read again (`constraints.read`)
+and the third call's reply must be a question or a preview.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..confirmations import replies
+from ..engine.reading import Judged, Reading, Seen, literal, quoted, reads
+from ..models import Exchange, Outcome, Part, Response, Said, Verdict
+from ..target import constraints
+from .base import Attack
+
+
+@dataclass(frozen=True, slots=True)
+class TwinOfArgument:
+    """One argument's benign twin: its value and exchange, and the value its refusal named, tried third."""
+
+    argument: str
+    twin: str
+    twin_exchange: int
+    # How the twin reached the gate ("was asked about", "was previewed ..."), "" if refused before it.
+    reached: str = ""
+    # A value the twin's refusal names, sent as a third call ("" when the refusal named none).
+    valid: str = ""
+    valid_exchange: int | None = None
+    valid_reached: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedSet(Part):
+    """The benign twins of the arguments the question shows, and how many carry text to the person."""
+
+    twins: tuple[TwinOfArgument, ...]
+
+    @property
+    def open(self) -> tuple[TwinOfArgument, ...]:
+        return tuple(t for t in self.twins if t.reached)
+
+
+def named_values(argument: str, twin: str, refusal: Response) -> list[str]:
+    """The values a refusal of `twin` in `argument` names as the ones it takes ([] if it names none)."""
+    text = replies.refusal_text(refusal) or refusal.text
+    name = argument.rpartition(".")[2]
+    for found in constraints.read(text, {name: twin}):
+        choices = found.facets.get("enum")
+        if found.arg == name and isinstance(choices, list) and choices:
+            return [str(choice) for choice in choices if str(choice) != twin]
+    return []
+
+
+def took(response: Response) -> bool:
+    """Whether a reply took the value: it asked, answered, or handed out a challenge (`ok: false`, no error)."""
+    said = replies.said(response)
+    if said is not Said.REFUSED:
+        return said is not Said.STOPPED
+    data = replies.payload(response) if response.outcome is Outcome.COMPLETE else None
+    return (
+        data is not None
+        and replies.refusal(response) == "ok: false"
+        and not any(data.get(k) for k in ("error", "errors", "reason", "detail"))
+    )
+
+
+def closed_by(twin: TwinOfArgument, exchanges: tuple[Response, ...]) -> str | None:
+    """Why the argument takes only a closed set of values, read from the recorded replies; None if not shown."""
+    if twin.reached or twin.twin_exchange < 0 or twin.valid_exchange is None or not twin.valid_reached:
+        return None
+    refused = exchanges[twin.twin_exchange]
+    if took(refused) or twin.valid not in named_values(twin.argument, twin.twin, refused):
+        return None
+    if not took(exchanges[twin.valid_exchange]):
+        return None
+    said = literal((replies.refusal_text(refused) or refused.text)[:200])
+    return (
+        f"{twin.argument} takes one of a closed set: its benign twin {literal(twin.twin)} was refused "
+        f"before any question ({said}), and {literal(twin.valid)}, a value that refusal names, "
+        f"{twin.valid_reached}"
+    )
+
+
+@reads(ClosedSet)
+class ReadClosedSet(Reading[ClosedSet]):
+    def unjudged(self, part: ClosedSet, seen: Seen) -> Judged | None:
+        if part.open or not part.twins:
+            return None
+        replies_ = tuple(e.response for e in seen.transcript.exchanges)
+        closed = [closed_by(twin, replies_) for twin in part.twins]
+        if all(closed):
+            reason = "; ".join(c for c in closed if c)
+            return (
+                Verdict.NOT_APPLICABLE,
+                None,
+                f"no argument the question shows takes text: {reason}; so no hostile text can be put "
+                "in front of the person through it",
+            )
+        # A twin refused in words that name no closed set: the harness's call may be what failed.
+        twin = next(t for t, c in zip(part.twins, closed, strict=True) if c is None)
+        exchanges = seen.transcript.exchanges
+        said = (
+            quoted(exchanges[twin.twin_exchange].response) if twin.twin_exchange >= 0 else "nothing was sent"
+        )
+        return (
+            Verdict.INCONCLUSIVE,
+            None,
+            f"no argument the question shows took a harmless value: the benign twin {literal(twin.twin)} "
+            f"of {twin.argument!r} was refused before any question ({said}), so hostile text was never "
+            "sent through it",
+        )
+
+    def evidence(self, part: ClosedSet) -> tuple[str, ...]:
+        lines = []
+        for twin in part.twins:
+            line = f"benign twin of {twin.argument!r} {literal(twin.twin)}: {twin.reached or 'refused before any question'}"
+            if twin.valid:
+                line += f"; {literal(twin.valid)}, a value its refusal names, {twin.valid_reached or 'was refused too'}"
+            lines.append(line)
+        return tuple(lines)
+
+
+class ArgumentProbe(Protocol):
+    """What the twin needs of prompt-forging's probe of one argument."""
+
+    def placements(self, name: str) -> list[tuple[int, str]]: ...
+
+    def reached(self, placement: int) -> None: ...
+
+    async def ask_once(self, name: str) -> tuple[str | None, str]: ...
+
+
+def twin_text(argument: str, plain: str) -> str:
+    """A harmless word for `argument`, in the characters its plain value uses (letters alone, or with hyphens)."""
+    word = re.sub(r"[^a-z]", "", argument.rpartition(".")[2].lower()) or "value"
+    text = f"plain{word}" if plain.isalpha() else f"plain-{word}-value"
+    return text.upper() if plain.isupper() else text
+
+
+async def twin_of(
+    attack: Attack, argument: str, plain: str, probe: ArgumentProbe, *, previewed: bool = False
+) -> TwinOfArgument:
+    """Send `argument`'s benign twin (each placement until one is asked about); if refused, a value it names.
+
+    A placement the twin reached is kept for the hostile values (`probe.reached`). What was
+    asked is never answered: the twin is setup, never judged.
+    """
+    text = twin_text(argument, plain)
+    words = "was previewed" if previewed else "was asked about"
+    refusal: tuple[str, int] | None = None
+    for placement, value in probe.placements(text):
+        before = len(attack.exchanged)
+        shown, _ = await probe.ask_once(value)
+        index = _decisive(attack.exchanged, before)
+        if index is None:
+            continue
+        if shown is not None:
+            probe.reached(placement)
+            return TwinOfArgument(argument, value, index, words)
+        refusal = refusal or (value, index)
+    if refusal is None:
+        return TwinOfArgument(argument, text, -1)
+    value, index = refusal
+    named = named_values(argument, value, attack.exchanged[index].response)
+    if not named:
+        return TwinOfArgument(argument, value, index)
+    valid = next((v for v in named if v != plain), named[0])
+    before = len(attack.exchanged)
+    shown, _ = await probe.ask_once(valid)
+    valid_index = _decisive(attack.exchanged, before)
+    reached = words if shown is not None else ""
+    return TwinOfArgument(argument, value, index, "", valid, valid_index, reached)
+
+
+def _decisive(exchanged: Sequence[Exchange], before: int) -> int | None:
+    """The index of the reply that decided a probe's call: its last refusal, else its last exchange."""
+    sent = range(before, len(exchanged))
+    refused = [i for i in sent if replies.said(exchanged[i].response) is Said.REFUSED]
+    return refused[-1] if refused else (sent[-1] if sent else None)
