@@ -6,9 +6,10 @@ only), an E.164 phone and a date no earlier than today; a booked slot stays
 booked. Nothing is configured: a careful desk has no finding, and a flaw is
 found, whichever way `book` asks (MRTR, or a payload of its own).
 
-Nothing about the target is configured. The flawed desks' processes are forked from a zygote
-that imported the SDK (`zygote:` says only how a process starts, not what is audited); the
-careful desk is audited with its command alone, every process started by its own interpreter.
+Nothing about the target is configured. The desks' processes are forked from a zygote that
+imported the SDK (`zygote:` says only how a process starts, not what is audited); a process per
+attack started by its own interpreter, the start a profile without `zygote:` gets, is
+test_transports.py's (stdio and HTTP).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from conftest import Shared, forked
-from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.human import Command
@@ -31,12 +31,9 @@ from mcp_confirm_audit.profile.loader import Profile
 DESK = Path(__file__).resolve().parents[2] / "targets" / "desk" / "server.py"
 
 
-def _audit(
-    catalogue: Catalogue, generation: object, families: set[str], *options: str, zygote: bool = True
-) -> AuditRun:
+def _audit(catalogue: Catalogue, generation: object, families: set[str], *options: str) -> AuditRun:
     command = shlex.join([sys.executable, str(DESK), "--root", "{root}", *options])
-    profile = Profile(command=command, call_timeout=10.0)
-    profile = forked(profile) if zygote else scaled(profile)
+    profile = forked(Profile(command=command, call_timeout=10.0))
     return run_audit(
         profile,
         catalogue=catalogue,
@@ -54,7 +51,7 @@ def _control(run: AuditRun, name: str, tool: str = "book") -> str | None:
 def careful_desk(catalogue: Catalogue, generation: object, across_workers: Shared[AuditRun]) -> AuditRun:
     """The careful desk, its command alone: consent and replay, one process per attack as its world needs."""
     return across_workers(
-        "zero-config-desk-careful", lambda: _audit(catalogue, generation, {"consent", "replay"}, zygote=False)
+        "zero-config-desk-careful", lambda: _audit(catalogue, generation, {"consent", "replay"})
     )
 
 
