@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import forked
+from conftest import Shared, forked
 from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -131,10 +131,16 @@ def _parent(pid: int) -> int | None:
         return None
 
 
+@pytest.fixture(scope="module")
+def careful_pair(catalogue: Catalogue, generation: Any, across_workers: Shared[AuditRun]) -> AuditRun:
+    """The careful pair over the whole catalogue, audited once in the run for the tests that read it."""
+    return across_workers("two-servers-careful", lambda: audit(catalogue, generation))
+
+
 def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attack(
-    catalogue: Catalogue, generation: Any
+    careful_pair: AuditRun,
 ) -> None:
-    run = audit(catalogue, generation)
+    run = careful_pair
     approve = next(c for c in run.controls if c.name == "approve")
     # Staged on one server, posted by the other: the post shows through the post server's probe.
     assert approve.passed, run.controls
@@ -372,16 +378,16 @@ def test_a_staged_invoice_changed_after_its_approval_or_never_staged_is_refused_
 
 
 def test_a_wrong_guess_the_agents_call_cannot_carry_is_not_applicable_never_a_refusal(
-    catalogue: Catalogue,
+    catalogue: Catalogue, careful_pair: AuditRun
 ) -> None:
     # The person approves the pending id and their own step hands back what the post takes, so the
     # agent's post never names the pending id: a wrong guess at it cannot be sent, and the post that
     # goes out instead is the honest call sent early (invoice-intake-mcp's BURN-001 read "refused").
-    # With the pending id in the post (the usual shape), the same attack is judged.
+    # With the pending id in the post (the usual shape), the same attack is judged (the careful pair's audit).
     run = run_audit(two_servers(execute_by_saved_id=True), catalogue=catalogue, select=lambda s: s.id == BURN)
     assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
     result = run.by_id()[BURN]
     assert result.verdict is Verdict.NOT_APPLICABLE, (result.reason, result.evidence)
     assert "carries no" in result.reason, result.reason
-    judged = run_audit(two_servers(), catalogue=catalogue, select=lambda s: s.id == BURN).by_id()[BURN]
+    judged = careful_pair.by_id()[BURN]
     assert judged.verdict is Verdict.REFUSED, (judged.reason, judged.evidence)
