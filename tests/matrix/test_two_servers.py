@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from conftest import Shared, forked
-from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations.pending import Pending
@@ -206,8 +205,11 @@ def audit_route(catalogue: Catalogue, generation: Any, *post_flaws: str, read_on
     profile = load_profile(ROUTE)
     assert profile.servers is not None
     flags = " ".join(f"--flaw {flaw}" for flaw in post_flaws)
+    # The shipped profile's `python` is this interpreter, named so that the stage server (stdio) forks
+    # from the SDK's zygote; the post server serves HTTP and starts its own interpreter.
     commands = tuple(
-        (name, f"{cmd} {flags}" if name == "post" else cmd) for name, cmd in profile.servers.commands
+        (name, shlex.join([sys.executable, *shlex.split(cmd)[1:]]) + (f" {flags}" if name == "post" else ""))
+        for name, cmd in profile.servers.commands
     )
     person = profile.confirmation.human if isinstance(profile.confirmation, Pending) else None
     assert person is not None
@@ -215,12 +217,13 @@ def audit_route(catalogue: Catalogue, generation: Any, *post_flaws: str, read_on
     approve = (replace(first, server=read_on), *rest)
     profile = replace(
         profile,
+        command=dict(commands)["stage"],
         servers=replace(profile.servers, commands=commands),
         confirmation=replace(profile.confirmation, human=replace(person, approve=approve)),
-        call_timeout=deadline(5.0),
+        call_timeout=5.0,
     )
     return run_audit(
-        profile, catalogue=catalogue, select=lambda s: s.family in PERSONS, generation=generation
+        forked(profile), catalogue=catalogue, select=lambda s: s.family in PERSONS, generation=generation
     )
 
 
