@@ -10,7 +10,7 @@ approve call needs the phrase the staging result states. Nothing is configured. 
 refused, its flawed twin vulnerable: the search only counts when attacks are judged.
 
 Each shape is built in process (`py:FILE:build_server`): the search reads tools, refusals and files, which
-no transport changes, and a process per world cost four times the CPU. The same shapes over stdio, every
+no transport changes, and a process per world cost seven times the CPU. The same shapes over stdio, every
 family of each careful one, are the corpus's cases `zc-shapes/*` (`mcp-confirm-audit corpus`,
 docs/explanation/corpus.md).
 """
