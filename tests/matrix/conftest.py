@@ -34,7 +34,7 @@ MATRIX_GENERATION = Generation(examples=10, seed=CI_SEED)
 # milliseconds), and one audit starts several processes: the primary, a fresh one for each input
 # that stopped it, one per era asked for, a client that declares no elicitation... `zygote:`
 # imports the SDK once per audit and forks each of them. Every one is still a real process of its
-# own, started, watched and stopped through the launcher; test_transports.py keeps the plain start.
+# own, started, watched and stopped through the launcher; test_transports.py keeps the plain start over HTTP.
 SDK_ZYGOTE = ("mcp.server.mcpserver",)
 
 

@@ -111,7 +111,7 @@ def test_an_effect_probe_from_outside_the_profile_is_compared_like_any_other(
     from mcp_confirm_audit.engine.session import AuditSession
 
     session = AuditSession(
-        Profile(command=_command("--log-into-root"), call_timeout=deadline(10.0)),
+        forked(Profile(command=_command("--log-into-root"), call_timeout=10.0)),
         catalogue,
         generation,
         probes=[hooked],

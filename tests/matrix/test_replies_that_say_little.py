@@ -9,8 +9,6 @@ nothing had been tried. Each is proven both ways here, with zero configuration.
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Collection
 from pathlib import Path
 
@@ -28,10 +26,10 @@ R, INC = Verdict.REFUSED, Verdict.INCONCLUSIVE
 REFUSING = frozenset({"consent", "replay"})
 
 
-def audit(catalogue: Catalogue, *options: str, families: Collection[str]) -> AuditRun:
-    command = shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+def audit(catalogue: Catalogue, families: Collection[str], **factory_args: object) -> AuditRun:
+    """The outcomes server built in process with `factory_args` (test_outcome_model.py runs it over stdio)."""
     return run_audit(
-        Profile(command=command, call_timeout=deadline(10.0)),
+        Profile(command=f"py:{SERVER}:build_server", factory_args=factory_args, call_timeout=deadline(10.0)),
         catalogue=catalogue,
         select=lambda spec: spec.family in families,
         generation=MATRIX_GENERATION,
@@ -42,7 +40,7 @@ def audit(catalogue: Catalogue, *options: str, families: Collection[str]) -> Aud
 def test_a_careful_gate_that_refuses_inside_a_list_of_one_is_refused_by_the_tool(
     catalogue: Catalogue, answers: str
 ) -> None:
-    run = audit(catalogue, "--answers", answers, families=REFUSING)
+    run = audit(catalogue, REFUSING, answers=answers)
     assert all(c.passed for c in run.controls), run.controls
     # The decline's `[{"ok": false, "status": "refused", ...}]` was learned as the gate's refusal.
     learned = next(c for c in run.controls if c.name == "refusals")
@@ -55,7 +53,7 @@ def test_a_careful_gate_that_refuses_inside_a_list_of_one_is_refused_by_the_tool
 
 
 def test_a_decline_that_acts_is_still_caught_when_the_refusal_comes_in_a_list(catalogue: Catalogue) -> None:
-    run = audit(catalogue, "--answers", "list", "--flaw", "decline-acts", families={"consent"})
+    run = audit(catalogue, {"consent"}, answers="list", flaws=["decline-acts"])
     found = {r.id: r.verdict for r in run.results if r.verdict is Verdict.VULNERABLE}
     assert found == {"MCA-CONSENT-001": Verdict.VULNERABLE, "MCA-CONSENT-002": Verdict.VULNERABLE}, found
 
@@ -64,7 +62,7 @@ def test_another_tool_that_refused_every_call_for_the_worlds_reason_tried_nothin
     catalogue: Catalogue,
 ) -> None:
     # archive_job takes only jobs done for a year, and no job is: it never ran, so nothing is shown.
-    ungated = audit(catalogue, "--beside", "archive", families={"ungated"}).by_id()["MCA-UNGATED-001"]
+    ungated = audit(catalogue, {"ungated"}, beside="archive").by_id()["MCA-UNGATED-001"]
     assert (ungated.verdict, ungated.layer) == (INC, None), ungated.reason
     assert "none of the 1 calls to other tools ran" in ungated.reason, ungated.reason
     assert "has not been done for a year" in ungated.reason  # what the target said, quoted
@@ -72,7 +70,7 @@ def test_another_tool_that_refused_every_call_for_the_worlds_reason_tried_nothin
 
 def test_another_tool_that_ran_and_changed_nothing_at_the_gate_is_refused(catalogue: Catalogue) -> None:
     # add_note ran, and wrote beside the board: nothing moved where set_status's effect shows.
-    ungated = audit(catalogue, "--beside", "note", families={"ungated"}).by_id()["MCA-UNGATED-001"]
+    ungated = audit(catalogue, {"ungated"}, beside="note").by_id()["MCA-UNGATED-001"]
     assert (ungated.verdict, ungated.layer) == (R, Layer.TOOL), ungated.reason
     assert ungated.reason.startswith("nothing moved where the gated action's effect shows"), ungated.reason
     assert "notes.jsonl" in ungated.reason  # seen, and left out for being elsewhere

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import Shared
 from identities import BEARER, as_alice
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
@@ -61,13 +62,26 @@ EXCEPTIONS: dict[str, tuple[Verdict, Layer | None]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def over(audit_reference: AuditFn, across_workers: Shared[AuditRun]) -> Callable[[str], AuditRun]:
+    """The careful server's whole catalogue over one transport, audited once in the run (on any worker)."""
+
+    def run(transport: str) -> AuditRun:
+        # Over HTTP every process is started as the profile says, its own interpreter importing the
+        # SDK: the start every user gets by default (a zygote forks stdio targets only, as the rest
+        # of the matrix and the stdio case here start them).
+        return across_workers(
+            f"transports-{transport}", lambda: audit_reference(**TRANSPORTS[transport], **EVERYTHING)
+        )
+
+    return run
+
+
 @pytest.mark.parametrize("transport", sorted(TRANSPORTS))
 def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_process(
-    audit_reference: AuditFn, transport: str
+    over: Callable[[str], AuditRun], transport: str
 ) -> None:
-    # Every process started as the profile says, its own interpreter importing the SDK: the
-    # rest of the matrix forks them from a zygote, and this is the start every user gets by default.
-    run = audit_reference(**TRANSPORTS[transport], **EVERYTHING, zygote=False)
+    run = over(transport)
     assert all(c.passed for c in run.controls), run.controls
     # Another identity is a set of HTTP headers: there is none over a pipe or in-process.
     elsewhere = {} if transport == "http" else {"cross-principal": (Verdict.NOT_APPLICABLE, None)}
@@ -90,9 +104,11 @@ def test_the_careful_server_gets_the_same_verdicts_over_stdio_http_and_in_proces
 
 
 def test_ablation_runs_only_in_process_and_only_for_what_the_boundary_refused(
-    audit_reference: AuditFn,
+    audit_reference: AuditFn, over: Callable[[str], AuditRun]
 ) -> None:
-    in_process = audit_reference(command=IN_PROCESS, factory_args={"second_tool": True})
+    # The whole catalogue in process (replicas and a short lifetime included), read from the audit above.
+    in_process = over("in-process")
+    assert any(r.ablation is not None for r in in_process.results)
     for result in in_process.results:
         by_boundary = result.verdict is Verdict.REFUSED and result.layer is Layer.SDK_BOUNDARY
         assert (result.ablation is not None) == by_boundary, result.id

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import forked
-from deadline import deadline
+from conftest import Shared, forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations.pending import Pending
@@ -131,10 +130,16 @@ def _parent(pid: int) -> int | None:
         return None
 
 
+@pytest.fixture(scope="module")
+def careful_pair(catalogue: Catalogue, generation: Any, across_workers: Shared[AuditRun]) -> AuditRun:
+    """The careful pair over the whole catalogue, audited once in the run for the tests that read it."""
+    return across_workers("two-servers-careful", lambda: audit(catalogue, generation))
+
+
 def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attack(
-    catalogue: Catalogue, generation: Any
+    careful_pair: AuditRun,
 ) -> None:
-    run = audit(catalogue, generation)
+    run = careful_pair
     approve = next(c for c in run.controls if c.name == "approve")
     # Staged on one server, posted by the other: the post shows through the post server's probe.
     assert approve.passed, run.controls
@@ -200,8 +205,11 @@ def audit_route(catalogue: Catalogue, generation: Any, *post_flaws: str, read_on
     profile = load_profile(ROUTE)
     assert profile.servers is not None
     flags = " ".join(f"--flaw {flaw}" for flaw in post_flaws)
+    # The shipped profile's `python` is this interpreter, named so that the stage server (stdio) forks
+    # from the SDK's zygote; the post server serves HTTP and starts its own interpreter.
     commands = tuple(
-        (name, f"{cmd} {flags}" if name == "post" else cmd) for name, cmd in profile.servers.commands
+        (name, shlex.join([sys.executable, *shlex.split(cmd)[1:]]) + (f" {flags}" if name == "post" else ""))
+        for name, cmd in profile.servers.commands
     )
     person = profile.confirmation.human if isinstance(profile.confirmation, Pending) else None
     assert person is not None
@@ -209,12 +217,13 @@ def audit_route(catalogue: Catalogue, generation: Any, *post_flaws: str, read_on
     approve = (replace(first, server=read_on), *rest)
     profile = replace(
         profile,
+        command=dict(commands)["stage"],
         servers=replace(profile.servers, commands=commands),
         confirmation=replace(profile.confirmation, human=replace(person, approve=approve)),
-        call_timeout=deadline(5.0),
+        call_timeout=5.0,
     )
     return run_audit(
-        profile, catalogue=catalogue, select=lambda s: s.family in PERSONS, generation=generation
+        forked(profile), catalogue=catalogue, select=lambda s: s.family in PERSONS, generation=generation
     )
 
 
@@ -372,16 +381,16 @@ def test_a_staged_invoice_changed_after_its_approval_or_never_staged_is_refused_
 
 
 def test_a_wrong_guess_the_agents_call_cannot_carry_is_not_applicable_never_a_refusal(
-    catalogue: Catalogue,
+    catalogue: Catalogue, careful_pair: AuditRun
 ) -> None:
     # The person approves the pending id and their own step hands back what the post takes, so the
     # agent's post never names the pending id: a wrong guess at it cannot be sent, and the post that
     # goes out instead is the honest call sent early (invoice-intake-mcp's BURN-001 read "refused").
-    # With the pending id in the post (the usual shape), the same attack is judged.
+    # With the pending id in the post (the usual shape), the same attack is judged (the careful pair's audit).
     run = run_audit(two_servers(execute_by_saved_id=True), catalogue=catalogue, select=lambda s: s.id == BURN)
     assert all(c.passed for c in run.controls if c.name == "approve"), run.controls
     result = run.by_id()[BURN]
     assert result.verdict is Verdict.NOT_APPLICABLE, (result.reason, result.evidence)
     assert "carries no" in result.reason, result.reason
-    judged = run_audit(two_servers(), catalogue=catalogue, select=lambda s: s.id == BURN).by_id()[BURN]
+    judged = careful_pair.by_id()[BURN]
     assert judged.verdict is Verdict.REFUSED, (judged.reason, judged.evidence)

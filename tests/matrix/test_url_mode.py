@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import forked
+from conftest import Shared, forked
 from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -63,14 +63,20 @@ def audit_url(catalogue: Catalogue, generation: Any) -> AuditFn:
     return audit
 
 
+@pytest.fixture(scope="module")
+def careful_whole(audit_url: AuditFn, across_workers: Shared[AuditRun]) -> AuditRun:
+    """The careful server over the whole catalogue, audited once in the run for the tests that read it."""
+    return across_workers("url-mode-careful-whole", lambda: audit_url(families=None))
+
+
 def verdicts(run: AuditRun) -> dict[str, Verdict]:
     return {r.id: r.verdict for r in run.results}
 
 
 def test_the_careful_server_completes_the_honest_flow_and_refuses_the_whole_catalogue(
-    audit_url: AuditFn,
+    careful_whole: AuditRun,
 ) -> None:
-    run = audit_url(families=None)
+    run = careful_whole
     assert all(c.passed for c in run.controls), run.controls
     approve = next(c for c in run.controls if c.name == "approve")
     # The person opened the page and completed it before the accept: the payment shows.
@@ -136,9 +142,13 @@ def test_a_server_that_waits_for_the_page_with_no_bound_is_weak(audit_url: Audit
     assert {r.id for r in run.results if r.verdict in (V, W)} == {"MCA-URLBOUND-001"}
 
 
-def test_the_page_the_person_reads_goes_through_the_question_checks(audit_url: AuditFn) -> None:
-    careful = audit_url(families=("prompt-forging",))
-    assert not [r for r in careful.results if r.verdict in (V, W)], careful.results
+def test_the_page_the_person_reads_goes_through_the_question_checks(
+    audit_url: AuditFn, careful_whole: AuditRun
+) -> None:
+    # The careful page: prompt-forging's attacks in the whole catalogue's audit, each asked and refused.
+    careful = [r for r in careful_whole.results if r.family == "prompt-forging"]
+    assert careful
+    assert {r.verdict for r in careful} <= {Verdict.REFUSED, Verdict.NOT_APPLICABLE}, careful
     raw = audit_url("raw-page", families=("prompt-forging",))
     markup = next(r for r in raw.results if r.id == "MCA-PROMPT-007")
     assert markup.verdict in (V, W), markup

@@ -6,9 +6,12 @@ only), an E.164 phone and a date no earlier than today; a booked slot stays
 booked. Nothing is configured: a careful desk has no finding, and a flaw is
 found, whichever way `book` asks (MRTR, or a payload of its own).
 
-Nothing about the target is configured. The flawed desks' processes are forked from a zygote
-that imported the SDK (`zygote:` says only how a process starts, not what is audited); the
-careful desk is audited with its command alone, every process started by its own interpreter.
+Nothing about the target is configured. The careful desks' processes are forked from a zygote that
+imported the SDK (`zygote:` says only how a process starts, not what is audited), and the desks that
+ask with a payload or carry a flaw are built in process (what the audit reads of a payload or a flaw
+is no matter of processes; a world that carries over, isolated a process per attack, is the careful
+desk's proof). A process per attack started by its own interpreter, the start a profile without
+`zygote:` gets, is test_transports.py's (over HTTP).
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from pathlib import Path
 
 import pytest
 from conftest import Shared, forked
-from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.channels.human import Command
@@ -31,12 +33,21 @@ from mcp_confirm_audit.profile.loader import Profile
 DESK = Path(__file__).resolve().parents[2] / "targets" / "desk" / "server.py"
 
 
-def _audit(
-    catalogue: Catalogue, generation: object, families: set[str], *options: str, zygote: bool = True
-) -> AuditRun:
+def _audit(catalogue: Catalogue, generation: object, families: set[str], *options: str) -> AuditRun:
     command = shlex.join([sys.executable, str(DESK), "--root", "{root}", *options])
-    profile = Profile(command=command, call_timeout=10.0)
-    profile = forked(profile) if zygote else scaled(profile)
+    profile = forked(Profile(command=command, call_timeout=10.0))
+    return run_audit(
+        profile,
+        catalogue=catalogue,
+        generation=generation,  # type: ignore[arg-type]
+        select=lambda spec: spec.family in families,
+    )
+
+
+def _built(catalogue: Catalogue, generation: object, families: set[str], **factory_args: object) -> AuditRun:
+    """The desk built in process (`build_server(root, **factory_args)`): what a payload or a flaw does to the
+    audit is no matter of processes, which the careful desks above and below prove over stdio."""
+    profile = forked(Profile(command=f"py:{DESK}:build_server", factory_args=factory_args, call_timeout=10.0))
     return run_audit(
         profile,
         catalogue=catalogue,
@@ -54,7 +65,7 @@ def _control(run: AuditRun, name: str, tool: str = "book") -> str | None:
 def careful_desk(catalogue: Catalogue, generation: object, across_workers: Shared[AuditRun]) -> AuditRun:
     """The careful desk, its command alone: consent and replay, one process per attack as its world needs."""
     return across_workers(
-        "zero-config-desk-careful", lambda: _audit(catalogue, generation, {"consent", "replay"}, zygote=False)
+        "zero-config-desk-careful", lambda: _audit(catalogue, generation, {"consent", "replay"})
     )
 
 
@@ -94,7 +105,7 @@ def test_a_world_that_does_not_carry_over_keeps_one_process(catalogue: Catalogue
 def test_a_decline_that_books_is_found_with_nothing_configured(
     catalogue: Catalogue, generation: object
 ) -> None:
-    run = _audit(catalogue, generation, {"consent"}, "--flaw", "decline-acts")
+    run = _built(catalogue, generation, {"consent"}, flaws=["decline-acts"])
     assert run.by_id()["MCA-CONSENT-001"].verdict is Verdict.VULNERABLE
 
 
@@ -102,15 +113,13 @@ def test_a_decline_that_books_is_found_with_nothing_configured(
 def test_a_payload_that_asks_is_driven_by_its_own_fields(
     catalogue: Catalogue, generation: object, asks: str
 ) -> None:
-    careful = _audit(catalogue, generation, {"token-replay"}, "--asks", asks, "--world", "keeps")
+    careful = _built(catalogue, generation, {"token-replay"}, asks=asks, world="keeps")
     approve = _control(careful, "approve")
     assert approve is not None, careful.controls
     assert "through token" in approve, approve
     reuse = {r.id: r for r in careful.results if r.tool == "book"}["MCA-TOKREUSE-001"]
     assert reuse.verdict is Verdict.REFUSED, reuse.evidence
-    flawed = _audit(
-        catalogue, generation, {"token-replay"}, "--asks", asks, "--world", "keeps", "--flaw", "ticket-reuse"
-    )
+    flawed = _built(catalogue, generation, {"token-replay"}, asks=asks, world="keeps", flaws=["ticket-reuse"])
     reused = {r.id: r for r in flawed.results if r.tool == "book"}["MCA-TOKREUSE-001"]
     assert reused.verdict is Verdict.VULNERABLE, reused.evidence
 
@@ -118,7 +127,7 @@ def test_a_payload_that_asks_is_driven_by_its_own_fields(
 def test_a_pending_payload_nobody_can_approve_is_a_gate_that_needs_a_profile_not_an_inert_tool(
     catalogue: Catalogue, generation: object
 ) -> None:
-    run = _audit(catalogue, generation, {"self-approval"}, "--asks", "pending-approval")
+    run = _built(catalogue, generation, {"self-approval"}, asks="pending-approval")
     assert not any(line.startswith("book:") for line in run.left_out), run.left_out
     approve = _control(run, "approve")
     assert approve is not None, run.controls
@@ -129,9 +138,7 @@ def test_a_pending_payload_nobody_can_approve_is_a_gate_that_needs_a_profile_not
 def test_a_pending_payload_the_agent_can_approve_itself_is_a_finding(
     catalogue: Catalogue, generation: object
 ) -> None:
-    run = _audit(
-        catalogue, generation, {"self-approval"}, "--asks", "pending-approval", "--flaw", "agent-approves"
-    )
+    run = _built(catalogue, generation, {"self-approval"}, asks="pending-approval", flaws=["agent-approves"])
     result = {r.id: r for r in run.results if r.tool == "book"}["MCA-SELFAPPROVE-001"]
     assert result.verdict in (Verdict.VULNERABLE, Verdict.WEAK), result.evidence
     assert result.layer is Layer.NONE

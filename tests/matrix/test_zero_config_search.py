@@ -8,17 +8,21 @@ back, a challenge the server signed itself that comes back as the signature, a
 creates) beside a log every call creates, a draft whose id is `draft_id` and whose
 approve call needs the phrase the staging result states. Nothing is configured. Each careful shape is judged
 refused, its flawed twin vulnerable: the search only counts when attacks are judged.
+
+Each shape is built in process (`py:FILE:build_server`): the search reads tools, refusals and files, which
+no transport changes, and a process per world cost seven times the CPU. The same shapes over stdio, every
+family of each careful one, are the corpus's cases `zc-shapes/*` (`mcp-confirm-audit corpus`,
+docs/explanation/corpus.md).
 """
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Shared, forked
+from conftest import Shared
+from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.search import MAX_ATTEMPTS
@@ -68,10 +72,9 @@ GATED = {
 
 
 def _audit(catalogue: Catalogue, generation: object, shape: str, *flaws: str) -> AuditRun:
-    options = [x for flaw in flaws for x in ("--flaw", flaw)]
-    command = shlex.join([sys.executable, str(SHAPES), "--root", "{root}", "--shape", shape, *options])
+    factory = {"shape": shape, "flaws": list(flaws)}
     return run_audit(
-        forked(Profile(command=command, call_timeout=10.0)),
+        scaled(Profile(command=f"py:{SHAPES}:build_server", factory_args=factory, call_timeout=10.0)),
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
         select=lambda spec: spec.id == ATTACK[shape],
@@ -191,9 +194,8 @@ def test_a_token_flows_refused_preview_is_searched_through_the_preview(
 ) -> None:
     """targets/messages: the preview refuses a number that is not eleven digits; nothing is configured."""
     messages = SHAPES.parents[1] / "messages" / "server.py"
-    command = shlex.join([sys.executable, str(messages), "--root", "{root}"])
     run = run_audit(
-        forked(Profile(command=command, call_timeout=10.0)),
+        scaled(Profile(command=f"py:{messages}:build_server", call_timeout=10.0)),
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
         select=lambda spec: spec.id == "MCA-TOKREUSE-001",
