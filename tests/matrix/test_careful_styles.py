@@ -11,7 +11,7 @@ to say things shows up here as a `vulnerable` or `weak` on a server that is fine
 
 Each server is built in the audit's own process (`in_process`, test_detection_matrix.py): a style
 is the words and the checks of the server's code, which the same real SDK carries alike over every
-transport (test_transports.py); the corpus audits each of them over stdio.
+transport (test_transports.py); the corpus audits each style, careful and with its flaw, over stdio.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ style of its own, refuses every attack at the layer the file server does.
 
 The careful servers run as stdio subprocesses; each flaw's server is built in the audit's own
 process (`build_server`, its flaws given to its factory), as test_detection_matrix.py's are: the
-real SDK and server code over the whole catalogue, at half the CPU (the corpus audits each over stdio).
+real SDK and server code over the whole catalogue, at half the CPU (the corpus audits each payments flaw
+over stdio; the job tracker's careful audit below stays on stdio).
 """
 
 from __future__ import annotations
