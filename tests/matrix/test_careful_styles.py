@@ -8,6 +8,10 @@ refusal texts unlike ours; a path refused before asking in words that name no
 concern ("'.' is not a regular file"), judged refused because its benign twin
 was asked about. A verdict that depends on how our own server happens
 to say things shows up here as a `vulnerable` or `weak` on a server that is fine.
+
+Each server is built in the audit's own process (`in_process`, test_detection_matrix.py): a style
+is the words and the checks of the server's code, which the same real SDK carries alike over every
+transport (test_transports.py); the corpus audits each style, careful and with its flaw, over stdio.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from functools import cache
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
 from conftest import Shared
-from test_detection_matrix import V_OR_W, assert_caught_and_nothing_else
+from test_detection_matrix import V_OR_W, assert_caught_and_nothing_else, in_process
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun
@@ -37,7 +41,8 @@ def careful_in(audit_reference: AuditFn, across_workers: Shared[AuditRun]) -> Ca
     @cache
     def run(style: str) -> AuditRun:
         return across_workers(
-            f"careful-style-{style}", lambda: audit_reference("--style", style, "--second-tool")
+            f"careful-style-{style}",
+            lambda: audit_reference(**in_process(["--style", style, "--second-tool"])),
         )
 
     return run
@@ -112,7 +117,7 @@ def test_a_flaw_in_another_style_is_still_caught_and_fools_no_other_family(
     audit_reference: AuditFn, catalogue: Catalogue, style: str
 ) -> None:
     flaw, families, expected = FLAWED[style]
-    run = audit_reference("--style", style, "--flaw", flaw)
+    run = audit_reference(**in_process(["--style", style, "--flaw", flaw]))
     assert_caught_and_nothing_else(run, families, expected)
     # The same run, gated by a baseline of its own findings, is green.
     assert_green_with_its_findings_baselined(run, catalogue)
@@ -125,7 +130,7 @@ def test_a_sanitiser_that_lets_hangul_fillers_and_variation_selectors_through_is
     # letters and marks that render as nothing get through. (The same flaw in the
     # default style is in the detection matrix.)
     flawed = ("--style", "markdown-escaped", "--flaw", "sanitiser-category-only")
-    run = audit_reference(*flawed, families=("prompt-forging",))
+    run = audit_reference(**in_process(flawed), families=("prompt-forging",))
     by_id = run.by_id()
     invisible = by_id["MCA-PROMPT-003"]
     assert invisible.verdict is V, invisible.evidence

@@ -1,16 +1,25 @@
-"""Every attack proven both ways, through real stdio subprocesses of the reference server.
+"""Every attack proven both ways on the reference server.
 
 `vulnerable` (or `weak`) on a server with exactly that flaw, and no other
 family fooled by it; `refused`, by the expected layer, on the careful server.
+
+The careful server and the hostile modes run as real stdio subprocesses. Each flaw's server is
+built in the audit's own process (`py:...:build_server`, its flaws given to its factory), as the
+corpus's `py:` cases and test_eras.py's legacy server are: the real SDK and the real server code,
+every family over the whole catalogue, at half the CPU of a process per world (the transports are
+proven to give the same verdicts in test_transports.py). The corpus (`mcp-confirm-audit corpus`,
+outside CI) audits every one of these flaws over stdio.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
+from conftest import REFERENCE_SERVER
 from matrix_expectations import CAREFUL_LAYER, NOT_MRTR
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -110,6 +119,32 @@ CONFIGURED_ELSEWHERE = (
 )
 
 
+# The reference server built in the audit's process: `build_server(root, **factory_args)`.
+IN_PROCESS = f"py:{REFERENCE_SERVER}:build_server"
+# A command line's options, as its factory's arguments (the options the matrices' flaws are run with).
+_SWITCHES = {"--second-tool": "second_tool"}
+_VALUES = {"--style": "style", "--state": "state"}
+
+
+def in_process(options: Sequence[str]) -> dict[str, Any]:
+    """`audit_reference` settings building the server `options` start, in the audit's own process.
+
+    No ablation: the stdio audits it stands for have none (test_transports.py runs it).
+    """
+    factory: dict[str, Any] = {"flaws": []}
+    words = iter(options)
+    for word in words:
+        if word == "--flaw":
+            factory["flaws"].append(next(words))
+        elif word in _SWITCHES:
+            factory[_SWITCHES[word]] = True
+        elif word in _VALUES:
+            factory[_VALUES[word]] = next(words)
+        else:
+            raise ValueError(f"{word!r}: no factory argument for it; run that case over stdio")
+    return {"command": IN_PROCESS, "factory_args": factory, "ablation": False}
+
+
 def test_every_active_attack_is_caught_by_some_flaw(catalogue: Catalogue) -> None:
     caught = {attack_id for _, expected in [*FLAWS.values(), *HOSTILE.values()] for attack_id in expected}
     here = {a.id for a in catalogue.active if a.family not in CONFIGURED_ELSEWHERE}
@@ -137,7 +172,7 @@ def test_the_careful_server_passes_its_controls_and_refuses_every_attack_at_the_
 def test_a_careful_server_with_a_readable_signed_state_refuses_its_edit_in_the_tool(
     audit_reference: AuditFn,
 ) -> None:
-    run = audit_reference("--state", "signed", "--second-tool")
+    run = audit_reference(**in_process(["--state", "signed", "--second-tool"]))
     assert all(c.passed for c in run.controls), run.controls
     by_id = run.by_id()
     assert (by_id["MCA-FORGE-020"].verdict, by_id["MCA-FORGE-020"].layer) == (Verdict.REFUSED, Layer.TOOL)
@@ -155,7 +190,7 @@ def test_each_flaw_is_caught_by_its_family_and_fools_no_other(
     audit_reference: AuditFn, catalogue: Catalogue, flaw: str
 ) -> None:
     families, expected = FLAWS[flaw]
-    run = audit_reference(*OPTIONS[flaw])
+    run = audit_reference(**in_process(OPTIONS[flaw]))
     assert_caught_and_nothing_else(run, families, expected)
     # The same run, gated by a baseline of its own findings, exits 0.
     assert_green_with_its_findings_baselined(run, catalogue)
@@ -197,7 +232,7 @@ def test_a_weaker_link_check_alone_still_refuses_every_swap_by_the_identity_re_c
     audit_reference: AuditFn, flaw: str
 ) -> None:
     # Defence in depth: the file's identity, compared after the answer, holds on its own.
-    run = audit_reference(*OPTIONS[flaw], families=CAREFUL_WITH[flaw])
+    run = audit_reference(**in_process(OPTIONS[flaw]), families=CAREFUL_WITH[flaw])
     assert {(r.verdict, r.layer) for r in run.results} == {(Verdict.REFUSED, Layer.TOOL)}, [
         (r.id, r.reason) for r in run.results
     ]

@@ -45,13 +45,23 @@ def audit(
     style: str = "plain",
     **settings: object,
 ) -> AuditRun:
-    """In-process and pinned to 2025-11-25 (fast); `both_eras` lets the same tool speak 2026-07-28 too."""
-    factory = {"flaws": list(flaws), "answer_timeout": 2.0, "mrtr_only_checks": both_eras, "style": style}
+    """In-process and pinned to 2025-11-25 (fast); `both_eras` lets the same tool speak 2026-07-28 too.
+
+    The server's wait for an answer is scaled with the round trip's bound, from one scale: on a loaded
+    machine the harness's prompt answer came after an unscaled 2 s, and `timeout-proceeds` acted on
+    every question (prompt-forging then saw a deletion nobody approved).
+    """
+    factory = {
+        "flaws": list(flaws),
+        "answer_timeout": deadline(2.0),
+        "mrtr_only_checks": both_eras,
+        "style": style,
+    }
     raw = {
         "command": f"py:{LEGACY_SERVER}:build_server",
         "factory_args": factory,
         "tool": "delete_file",
-        "call_timeout": 10.0,
+        "call_timeout": deadline(10.0),
         **({} if both_eras else {"protocol": "2025-11-25"}),
         **settings,
     }

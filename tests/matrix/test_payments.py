@@ -5,6 +5,11 @@ read-only, its effect is learned (the read-only `list_payments` moves when the
 honest approval pays), and its audit log in the root is learned as bookkeeping.
 Each flaw is caught by its family and fools no other; the careful server, in a
 style of its own, refuses every attack at the layer the file server does.
+
+The careful servers run as stdio subprocesses; each flaw's server is built in the audit's own
+process (`build_server`, its flaws given to its factory), as test_detection_matrix.py's are: the
+real SDK and server code over the whole catalogue, at half the CPU (the corpus audits each payments flaw
+over stdio; the job tracker's careful audit below stays on stdio).
 """
 
 from __future__ import annotations
@@ -52,7 +57,8 @@ def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
     def audit(
         *options: str, families: Sequence[str] | None = None, zygote: bool = True, **settings: Any
     ) -> AuditRun:
-        profile = Profile(command=payments_command(*options), call_timeout=10.0, **settings)
+        command = settings.pop("command", None) or payments_command(*options)
+        profile = Profile(command=command, call_timeout=10.0, **settings)
         profile = forked(profile) if zygote else scaled(profile)
         return run_audit(
             profile,
@@ -62,6 +68,11 @@ def audit_payments(catalogue: Catalogue, generation: Any) -> AuditFn:
         )
 
     return audit
+
+
+def built(server: Path, *flaws: str) -> dict[str, Any]:
+    """Settings that build `server` with `flaws` in the audit's own process (no ablation: as over stdio)."""
+    return {"command": f"py:{server}:build_server", "factory_args": {"flaws": list(flaws)}, "ablation": False}
 
 
 def assert_careful(
@@ -159,7 +170,7 @@ def test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other(
     audit_payments: AuditFn, flaw: str
 ) -> None:
     families, expected = FLAWS[flaw]
-    run = audit_payments("--flaw", flaw)
+    run = audit_payments(**built(PAYMENTS, flaw))
     assert_caught_and_nothing_else(run, families, expected)
 
 
@@ -240,10 +251,14 @@ JOBS = TARGETS / "jobs" / "server.py"
 
 @pytest.fixture(scope="session")
 def audit_jobs(catalogue: Catalogue, generation: Any) -> AuditFn:
-    def audit(*options: str) -> AuditRun:
-        command = shlex.join([sys.executable, str(JOBS), "--root", "{root}", *options])
+    def audit(*options: str, **settings: Any) -> AuditRun:
+        command = settings.pop("command", None) or shlex.join(
+            [sys.executable, str(JOBS), "--root", "{root}", *options]
+        )
         return run_audit(
-            forked(Profile(command=command, call_timeout=10.0)), catalogue=catalogue, generation=generation
+            forked(Profile(command=command, call_timeout=10.0, **settings)),
+            catalogue=catalogue,
+            generation=generation,
         )
 
     return audit
@@ -271,7 +286,7 @@ def test_a_job_tracker_whose_only_effect_is_a_csv_cell_is_audited_with_no_profil
 def test_each_job_tracker_flaw_is_caught_and_named_by_its_cell(
     audit_jobs: AuditFn, flaw: str, families: Any, expected: dict[str, Verdict]
 ) -> None:
-    run = audit_jobs("--flaw", flaw)
+    run = audit_jobs(**built(JOBS, flaw))
     assert_caught_and_nothing_else(run, families, expected)
     first = run.by_id()[next(iter(expected))]
     assert "file:jobs.csv[0].revision" in first.effect.observed, first.effect
