@@ -125,8 +125,9 @@ class AuditSession:
 
     def start(self, specs: Iterable[AttackSpec] = ()) -> None:
         """Start the target; also, side by side, a second process if `specs` will need one."""
-        _collector.hold()
-        self._held = True
+        if not self._held:
+            _collector.hold()
+            self._held = True
         with self.stats.clock.phase("starts"):
             self._start(specs)
 
