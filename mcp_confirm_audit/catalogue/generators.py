@@ -21,15 +21,19 @@ U = TypeVar("U")
 
 # A filter that rejects this many draws in a row is a bug in the generator, not bad luck.
 _MAX_REJECTIONS = 1000
+# Seeds whose examples a generator keeps (`Gen.examples`); past that it forgets them all.
+_KEPT_SEEDS = 64
 
 
 class Gen(Generic[T_co]):
     """Draws one example from a `Random`."""
 
-    __slots__ = ("_draw",)
+    __slots__ = ("_draw", "_drawn")
 
     def __init__(self, draw: Callable[[random.Random], T_co]) -> None:
         self._draw = draw
+        # (count, seed) -> the examples drawn for it: a pure function of the seed, drawn once.
+        self._drawn: dict[tuple[int, int], tuple[T_co, ...]] = {}
 
     def draw(self, rng: random.Random) -> T_co:
         return self._draw(rng)
@@ -48,7 +52,20 @@ class Gen(Generic[T_co]):
         return Gen(draw)
 
     def examples(self, count: int, seed: int) -> list[T_co]:
-        """`count` different examples (fewer only if there are not that many), the same for a seed."""
+        """`count` different examples (fewer only if there are not that many), the same for a seed.
+
+        Drawn once for a seed: a process that runs many audits with the same seeds (a
+        test suite, `bench`, `CI=true`) does not draw the same names again for each.
+        """
+        key = (count, seed)
+        kept = self._drawn.get(key)
+        if kept is None:
+            if len(self._drawn) >= _KEPT_SEEDS:
+                self._drawn.clear()
+            kept = self._drawn[key] = tuple(self._drawn_anew(count, seed))
+        return list(kept)
+
+    def _drawn_anew(self, count: int, seed: int) -> list[T_co]:
         rng = random.Random(seed)
         drawn: dict[str, T_co] = {}
         for _ in range(count * 10):

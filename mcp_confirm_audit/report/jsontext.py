@@ -78,9 +78,12 @@ def _write(value: Any, out: list[str], newline: str) -> None:
         separator = inner
         for key, item in value.items():
             out.append(separator)
-            out.append(_key(key))
+            out.append(_escape(key) if type(key) is str else _key(key))
             out.append(": ")
-            _write(item, out, inner)
+            if type(item) is str:  # most values: no call to `_write` and `_scalar` for each
+                out.append(_escape(item))
+            else:
+                _write(item, out, inner)
             separator = "," + inner
         out.append(newline)
         out.append("}")

@@ -127,3 +127,20 @@ def test_a_pair_keeps_the_kind_of_its_finding_though_the_names_it_quotes_change(
     outcome, _ = run(gen.just(("0a\nb0.txt", "0a b0.txt")), examples=1, findings=alike)
     assert outcome.failing is not None
     assert outcome.failing[0] == ("\n", " ")
+
+
+def test_a_seeds_examples_are_drawn_once_and_are_the_ones_a_fresh_generator_draws() -> None:
+    draws: list[int] = []
+
+    def draw(rng: Any) -> str:
+        draws.append(1)
+        return f"name-{rng.randint(0, 10**6)}.txt"
+
+    kept, fresh = gen.Gen(draw), gen.Gen(draw)
+    first = kept.examples(20, seed=7)
+    drawn = len(draws)
+    first.append("changed by a caller")
+    again = kept.examples(20, seed=7)
+    assert len(draws) == drawn  # nothing drawn again for the same seed
+    assert again == fresh.examples(20, seed=7) == first[:-1]  # the same names, and a caller's list is its own
+    assert kept.examples(20, seed=8) != again  # another seed, other names
