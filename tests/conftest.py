@@ -61,7 +61,24 @@ def _own_ini_for_inner_pytest(request: pytest.FixtureRequest) -> None:
     # Inner pytest runs (pytester) get an ini of their own, so their rootdir is
     # their own directory and nothing above it configures them.
     if "pytester" in request.fixturenames:
+        _audit_imported()
         request.getfixturevalue("pytester").makeini("[pytest]\n")
+
+
+def _audit_imported() -> None:
+    """What an audit imports, imported in this process before pytester notes which modules are loaded.
+
+    pytester unloads whatever an in-process run imported once the run (and the test) ends: each inner
+    audit imported the SDK, the harness, its techniques and Hypothesis again, about 2 s of CPU a run,
+    as much as a process of its own. Imported here once per worker, they stay for every inner run.
+    """
+    import hypothesis.strategies  # noqa: F401  (the generated hostile names and arguments)
+    import mcp.server.mcpserver  # noqa: F401  (in-process targets)
+
+    import mcp_confirm_audit.run.audit  # noqa: F401
+    from mcp_confirm_audit import techniques
+
+    techniques.load()
 
 
 @pytest.fixture(scope="session")

@@ -1,20 +1,26 @@
 """Servers that misbehave on purpose: the run ends, says what it could not test and why, and leaves nothing.
 
-Each test runs the plugin in a fresh pytest process against one mode of
-targets/hostile/server.py. A run that does not end within BOUND seconds fails
-the test (a liveness bound, not a speed measurement). Afterwards no process
-whose command line carries the run's marker may be alive: the marker is in
-the target's command line and in its children's, so /proc tells the truth
-whatever the harness believes.
+Each test runs the plugin against one mode of targets/hostile/server.py, started as written (never forked
+from a zygote): a pytest run inside this process (`runpytest_inprocess`, which spares a Python start and
+the harness's imports), or in a process of its own where that is the point (a run stopped by SIGTERM; the
+sandbox's place taken from the child's TMPDIR) or where a run stops at its start (which leaves pytester's
+in-process run no result to read). A run that does not end within BOUND seconds fails the test (a
+liveness bound, not a speed measurement): in process, `bounded()` ends the process that hangs (exit
+status 1), so a hang is a failure (a crashed worker under xdist), never a stalled suite. Afterwards no
+process whose command line carries the run's marker may be alive: the marker is in the target's command
+line and in its children's, so /proc tells the truth whatever the harness believes.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import shlex
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,23 +39,32 @@ def marker() -> str:
     return f"hostile-{uuid.uuid4().hex}"
 
 
-def audit(pytester: pytest.Pytester, mode: str, marker: str, *args: str) -> pytest.RunResult:
+@contextmanager
+def bounded() -> Iterator[None]:
+    """The liveness bound of an inner run in this process: past BOUND, the process ends with status 1."""
+    faulthandler.dump_traceback_later(BOUND, exit=True, file=sys.__stderr__)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def audit(
+    pytester: pytest.Pytester, mode: str, marker: str, *args: str, own_process: bool = False
+) -> pytest.RunResult:
     command = shlex.join(
         [sys.executable, str(HOSTILE_SERVER), "--root", "{root}", "--mode", mode, "--marker", marker]
     )
-    return pytester.runpytest_subprocess(
-        "--mcp-target",
-        command,
-        "--mcp-call-timeout",
-        f"{deadline(1):g}",
+    options = (
+        *("--mcp-target", command, "--mcp-call-timeout", f"{deadline(1):g}"),
         # Long enough for a loaded machine to start Python and the SDK; only "silent" waits it out.
-        "--mcp-start-timeout",
-        f"{deadline(10):g}",
-        "-W",
-        "default",
-        *args,
-        timeout=BOUND,
+        *("--mcp-start-timeout", f"{deadline(10):g}", "-W", "default", *args),
     )
+    if own_process:
+        return pytester.runpytest_subprocess(*options, timeout=BOUND)
+    with bounded():
+        # Without pytest's faulthandler plugin, whose hooks cancel any timer set (an inner failure would).
+        return pytester.runpytest_inprocess(*options, "-p", "no:faulthandler")
 
 
 def output_of(result: pytest.RunResult) -> str:
@@ -75,7 +90,8 @@ def output_of(result: pytest.RunResult) -> str:
 def test_a_target_that_never_gets_going_is_one_clear_line_and_leaves_no_process(
     pytester: pytest.Pytester, marker: str, mode: str, says: str
 ) -> None:
-    result = audit(pytester, mode, marker)
+    # In a process of its own: a run that stops at its start leaves pytester's in-process run no result.
+    result = audit(pytester, mode, marker, own_process=True)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     output = output_of(result)
     assert says in output
@@ -187,7 +203,7 @@ def test_the_harness_writes_nothing_outside_its_sandbox_and_removes_it(
     # go beside the scratch folder, outside the inner run's).
     out = tmp_path / "out"
     args = ("-k", "MCA-REPLAY or control", "--mcp-report-dir", str(out), "-p", "no:cacheprovider")
-    result = audit(pytester, "spawn-children", marker, *args)
+    result = audit(pytester, "spawn-children", marker, *args, own_process=True)
     still_judged(result, out)
     assert list(scratch.iterdir()) == []
     # What pytester itself keeps of the inner run: its temporary directory and output.

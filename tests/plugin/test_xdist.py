@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+# The flawed reference server built in each process that runs its items: what is proven here is how
+# xdist shares out the items and who writes the reports, not how a target is started (test_plugin.py's
+# xdist case and the matrices start real processes), so no server process is started at all.
+PROFILE = f"""
+command: py:{SERVER}:build_server
+factory_args: {{flaws: [no-ledger]}}
+tool: delete_file
+"""
 # Records which process writes reports: the controller, or a worker (which must not).
 SPY = """
 import mcp_confirm_audit.run.audit as plugin
@@ -33,10 +39,6 @@ plugin.write_reports = _spy
 """
 
 
-def target(*options: str) -> str:
-    return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
-
-
 def _judged(path: Path) -> tuple[Any, ...]:
     audit = json.loads(path.read_text())
     results = [(r["id"], r["tool"], r["verdict"], r["layer"], r["asked_user"]) for r in audit["results"]]
@@ -45,13 +47,13 @@ def _judged(path: Path) -> tuple[Any, ...]:
 
 
 def test_two_workers_give_the_serial_results_and_one_set_of_reports(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, forked_targets: None
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this suite may itself run under xdist
-    # Nine items for two workers: the controls, the three replays (vulnerable) and one forgery (refused);
-    # no attack that needs a second server process. The serial run forks its server from the suite's
-    # zygote (tests/forking.py), the parallel one starts its own in each worker: the same results.
-    args = ["--mcp-target", target("--flaw", "no-ledger"), "-k", "MCA-REPLAY or MCA-FORGE-001 or control"]
+    # Nine items for two workers: the controls, the three replays (vulnerable) and one forgery (refused).
+    # Each worker builds its own server in process, as the serial run does: the same results.
+    (pytester.path / "profile.yaml").write_text(PROFILE)
+    args = ["--mcp-profile", "profile.yaml", "-k", "MCA-REPLAY or MCA-FORGE-001 or control"]
     # The serial run in this process (what is compared is its results, not its process), the parallel one
     # in its own: the spy goes in only after the serial run, so it never patches this process's plugin.
     serial = pytester.runpytest_inprocess(*args, "--mcp-report-dir", "serial")
