@@ -89,10 +89,13 @@ def assert_careful(
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
         elif result.family == "prompt-forging" and shows_only_lookups:
-            # A hostile job id names no job: refused before any question, so nothing the person
-            # reads was tested. That is inconclusive, quoting the refusal, never a pass.
+            # A job id names a job that must exist: its harmless twin is refused before any question
+            # as a hostile id would be, so nothing the person reads was tested. That is inconclusive,
+            # quoting the twin's refusal, never a pass (the refusal names no set of values to take).
             assert result.verdict is Verdict.INCONCLUSIVE, result
-            assert result.reason.startswith("no hostile value reached a question"), result.reason
+            assert result.reason.startswith("no argument the question shows took a harmless value"), (
+                result.reason
+            )
             assert "no job" in result.reason, result.reason
         elif result.id == "MCA-ERAS-004":
             # A swap in each era renames another file onto the name: no file, nothing to try. (A replay
