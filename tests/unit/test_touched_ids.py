@@ -14,23 +14,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from verdict_records import attack_spec
+from verdict_records import judged_ungated, plain_call
 
 from mcp_confirm_audit.engine.controls import _Runner
-from mcp_confirm_audit.engine.verdict import judge
-from mcp_confirm_audit.models import (
-    AtTheGate,
-    Exchange,
-    FileIdentity,
-    Layer,
-    Outcome,
-    Phase,
-    Precondition,
-    Response,
-    Transcript,
-    TreeSnapshot,
-    Verdict,
-)
+from mcp_confirm_audit.models import Exchange, Layer, Outcome, Response, Result, Verdict
 from mcp_confirm_audit.oracle.effects import touched_items
 from mcp_confirm_audit.target.arguments import ids_for
 
@@ -113,28 +100,13 @@ def test_id_arguments_take_the_touched_ids_of_their_own_kind_and_type() -> None:
 
 # -- a call handed an empty list tried nothing ----------------------------------------------------
 
-CASE = "root/007-mca-ungated"
-TREE = TreeSnapshot({f"{CASE}/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
-
 
 def called(name: str, arguments: dict[str, Any], response: Response) -> Exchange:
-    request = {"name": name, "arguments": arguments}
-    return Exchange(Phase.ATTACK, f"{name}, plainly", "primary", request, response)
+    return plain_call(name, arguments, response)
 
 
-def judged(*calls: Exchange) -> Any:
-    transcript = Transcript(
-        "MCA-TEST-001",
-        "delete_collection",
-        Precondition(True),
-        calls,
-        TREE,
-        TREE,
-        case_dir=CASE,
-        gate=AtTheGate(("removed case/victim.txt",)),
-        effect_verdict=(Verdict.WEAK, "another tool acted"),
-    )
-    return judge(attack_spec("ungated"), transcript)
+def judged(*calls: Exchange) -> Result:
+    return judged_ungated("delete_collection", *calls)
 
 
 def test_a_call_given_an_empty_list_that_did_nothing_is_no_call_that_ran() -> None:

@@ -9,49 +9,20 @@ connection was lost, or that got no answer in time, tried nothing: the attack is
 
 from __future__ import annotations
 
-from typing import Any
+from verdict_records import judged_ungated, plain_call
 
-from verdict_records import attack_spec
+from mcp_confirm_audit.models import Exchange, Layer, Outcome, Response, Result, Verdict
 
-from mcp_confirm_audit.engine.verdict import judge
-from mcp_confirm_audit.models import (
-    AtTheGate,
-    Exchange,
-    FileIdentity,
-    Layer,
-    Outcome,
-    Phase,
-    Precondition,
-    Response,
-    Transcript,
-    TreeSnapshot,
-    Verdict,
-)
-
-CASE = "root/007-mca-ungated"
-TREE = TreeSnapshot({f"{CASE}/victim.txt": FileIdentity("file", 1, 10, 5, 100)})
 ASKED = Response(Outcome.INPUT_REQUIRED, "asked the user (elicitation/create over the back channel)")
 LOST = Response(Outcome.TRANSPORT, "connection already lost earlier in this attack")
 
 
 def called(name: str, response: Response) -> Exchange:
-    request = {"name": name, "arguments": {"note": "n-1"}}
-    return Exchange(Phase.ATTACK, f"{name}, plainly", "primary", request, response)
+    return plain_call(name, {"note": "n-1"}, response)
 
 
-def judged(*calls: Exchange) -> Any:
-    transcript = Transcript(
-        "MCA-UNGATED-001",
-        "stage",
-        Precondition(True),
-        calls,
-        TREE,
-        TREE,
-        case_dir=CASE,
-        gate=AtTheGate(("removed case/victim.txt",)),
-        effect_verdict=(Verdict.WEAK, "another tool acted"),
-    )
-    return judge(attack_spec("ungated"), transcript)
+def judged(*calls: Exchange) -> Result:
+    return judged_ungated("stage", *calls, id="MCA-UNGATED-001")
 
 
 def test_a_call_that_lost_its_connection_after_another_asked_is_no_refusal() -> None:
