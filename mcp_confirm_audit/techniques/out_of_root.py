@@ -63,9 +63,13 @@ async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
     if (flow := as_flow(attack.plan.mechanism)) is not None:
         await _over_a_flow(attack, flow, value)
         return
-    first = await attack.call("name a path that must never be allowed", value)
+    await _call_and_accept(attack, "name a path that must never be allowed", value)
+
+
+async def _call_and_accept(attack: Attack, why: str, value: Any) -> None:
+    """The hostile call; if it asked, yes, as a user who trusts the dialog would answer."""
+    first = await attack.call(why, value)
     if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
-        # It asked. Answer yes, as a user who trusts the dialog would.
         await attack.call(
             "accept the question", value, state=first.request_state, responses=attack.accept(first, value)
         )
@@ -178,11 +182,7 @@ async def _through_setup(attack: Attack, params: Mapping[str, Any]) -> None:
     if (flow := as_flow(attack.plan.mechanism)) is not None:
         await _over_a_flow(attack, flow, hostile)
         return
-    first = await attack.call("use what was staged with a path that must never be allowed", hostile)
-    if first.outcome is Outcome.INPUT_REQUIRED and first.questions:
-        await attack.call(
-            "accept the question", hostile, state=first.request_state, responses=attack.accept(first, hostile)
-        )
+    await _call_and_accept(attack, "use what was staged with a path that must never be allowed", hostile)
 
 
 async def _setup_twin(attack: Attack, step: int, argument: str, value: str) -> None:
