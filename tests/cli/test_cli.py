@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deadline import deadline
 
 from mcp_confirm_audit import __version__
 from mcp_confirm_audit.catalogue.docs import COMMAND, markdown
@@ -30,6 +29,20 @@ GOLDEN_AUDIT = ROOT / "tests" / "report" / "golden" / "audit.json"
 
 def target(*options: str) -> str:
     return shlex.join([sys.executable, str(SERVER), "--root", "{root}", *options])
+
+
+def here(
+    capsys: pytest.CaptureFixture[str], *argv: str
+) -> tuple[int, pytest.LineMatcher, pytest.LineMatcher]:
+    """`mcp-confirm-audit ARGV` in this process, from the current folder: exit code, stdout, stderr.
+
+    The CLI is pytest.main in the caller's process either way; a person's subprocess runs are
+    test_errors_point_the_way.py's and tests/docs/'s (the README's and the tutorial's commands).
+    """
+    capsys.readouterr()
+    code = main(list(argv))
+    said = capsys.readouterr()
+    return code, pytest.LineMatcher(said.out.splitlines()), pytest.LineMatcher(said.err.splitlines())
 
 
 def test_docs_attacks_md_is_generated_from_the_catalogue_and_not_stale() -> None:
@@ -111,7 +124,9 @@ def test_init_drafts_a_profile_from_discovery_and_the_honest_flow(tmp_path: Path
     assert profile.command == target("--paths", "absolute")
 
 
-def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester) -> None:
+def test_replay_reruns_exactly_one_result_of_a_report(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = {
         "schema_version": 1,
         "target": {
@@ -126,74 +141,44 @@ def test_replay_reruns_exactly_one_result_of_a_report(pytester: pytest.Pytester)
         ],
     }
     (pytester.path / "audit.json").write_text(json.dumps(report))
-    run = pytester.run(
-        sys.executable,
-        "-m",
-        "mcp_confirm_audit.cli.main",
-        "replay",
-        "audit.json",
-        "MCA-REPLAY-002",
-        timeout=deadline(120),
-    )
-    assert run.ret == pytest.ExitCode.TESTS_FAILED
-    run.stdout.fnmatch_lines(
+    code, out, _ = here(capsys, "replay", "audit.json", "MCA-REPLAY-002")
+    assert code == pytest.ExitCode.TESTS_FAILED
+    out.fnmatch_lines(
         [
             "*FAILED mcp-audit::MCA-REPLAY-002-decline-then-accept[[]delete_file[]]*",
             "*1 failed, * deselected*",
         ]
     )
-    missing = pytester.run(
-        sys.executable, "-m", "mcp_confirm_audit.cli.main", "replay", "audit.json", "MCA-REPLAY-009"
-    )
-    assert missing.ret == pytest.ExitCode.USAGE_ERROR
-    missing.stderr.fnmatch_lines(["*audit.json has no result MCA-REPLAY-009*"])
+    code, _, err = here(capsys, "replay", "audit.json", "MCA-REPLAY-009")
+    assert code == pytest.ExitCode.USAGE_ERROR
+    err.fnmatch_lines(["*audit.json has no result MCA-REPLAY-009*"])
     # A run made with a profile is never replayed without it, as another audit of the same command.
     report["target"]["profile"] = "profiles/gone.yaml"  # type: ignore[index]
     (pytester.path / "audit.json").write_text(json.dumps(report))
-    elsewhere = pytester.run(
-        sys.executable, "-m", "mcp_confirm_audit.cli.main", "replay", "audit.json", "MCA-REPLAY-002"
-    )
-    assert elsewhere.ret == pytest.ExitCode.USAGE_ERROR
-    elsewhere.stderr.fnmatch_lines(["*the run used the profile profiles/gone.yaml, which is not found from*"])
-    assert len(elsewhere.stderr.lines) == 1
+    code, _, err = here(capsys, "replay", "audit.json", "MCA-REPLAY-002")
+    assert code == pytest.ExitCode.USAGE_ERROR
+    err.fnmatch_lines(["*the run used the profile profiles/gone.yaml, which is not found from*"])
+    assert len(err.lines) == 1
 
 
-def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(pytester: pytest.Pytester) -> None:
+def test_run_with_a_profile_passes_what_follows_the_double_dash_to_pytest(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     # "-k REPLAY-001" after a profile: without "--" the pattern could be taken for the target command.
     pytester.makefile(".yaml", flawed=f"command: {target('--flaw', 'no-ledger')}\ntool: delete_file\n")
-    run = pytester.run(
-        sys.executable,
-        "-m",
-        "mcp_confirm_audit.cli.main",
-        "run",
-        "--profile",
-        "flawed.yaml",
-        "--",
-        "-k",
-        "MCA-REPLAY-001",
-        timeout=deadline(120),
-    )
-    assert run.ret == pytest.ExitCode.TESTS_FAILED
-    run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
+    code, out, _ = here(capsys, "run", "--profile", "flawed.yaml", "--", "-k", "MCA-REPLAY-001")
+    assert code == pytest.ExitCode.TESTS_FAILED
+    out.fnmatch_lines(["*1 failed, * deselected*"])
 
 
-def test_run_takes_the_servers_command_line_after_the_double_dash(pytester: pytest.Pytester) -> None:
+def test_run_takes_the_servers_command_line_after_the_double_dash(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     # `run -- CMD...` as `docker run` and `uvx` take one; a second `--` starts pytest's arguments.
     words = shlex.split(target("--flaw", "no-ledger"))
-    run = pytester.run(
-        sys.executable,
-        "-m",
-        "mcp_confirm_audit.cli.main",
-        "run",
-        "--",
-        *words,
-        "--",
-        "-k",
-        "MCA-REPLAY-001",
-        timeout=deadline(120),
-    )
-    assert run.ret == pytest.ExitCode.TESTS_FAILED
-    run.stdout.fnmatch_lines(["*1 failed, * deselected*"])
+    code, out, _ = here(capsys, "run", "--", *words, "--", "-k", "MCA-REPLAY-001")
+    assert code == pytest.ExitCode.TESTS_FAILED
+    out.fnmatch_lines(["*1 failed, * deselected*"])
 
 
 def test_version_and_help_say_what_a_user_needs_and_nothing_internal(

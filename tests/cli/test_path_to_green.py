@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 import yaml
-from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import load_catalogue
 from mcp_confirm_audit.cli.main import main
@@ -181,19 +179,22 @@ def test_prune_of_an_audit_run_without_a_baseline_is_a_usage_error(
     assert "was not written with a baseline: run the audit with --baseline" in capsys.readouterr().err
 
 
-def _cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_confirm_audit.cli.main", *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=deadline(600),
-        stdin=subprocess.DEVNULL,
-    )
+def _cli_here(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """`mcp-confirm-audit ARGV` in this process, from the current folder: its exit code, stdout+stderr.
+
+    The CLI is pytest.main in the caller's process either way (tests/cli/test_cli.py and
+    test_errors_point_the_way.py run it as a person does, in a subprocess); the target is forked
+    from the SDK's zygote (forked_targets) instead of a fresh interpreter.
+    """
+    capsys.readouterr()
+    code = main(list(argv))
+    said = capsys.readouterr()
+    return code, said.out + said.err
 
 
+@pytest.mark.usefixtures("forked_targets")
 def test_an_exclusion_is_reported_everywhere_and_the_printed_rerun_works_beside_a_projects_tests(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A checkout with its own suite and conftest.py: plain `pytest` there would run them too.
     pytester.mkdir("tests")
@@ -206,8 +207,8 @@ def test_an_exclusion_is_reported_everywhere_and_the_printed_rerun_works_beside_
             {"command": command, "exclude": [{"id": "MCA-REPLAY-001", "reason": reason}]}, width=1000
         )
     )
-    first = _cli(
-        pytester.path,
+    code, printed = _cli_here(
+        capsys,
         "run",
         "--profile",
         "target.yaml",
@@ -218,9 +219,9 @@ def test_an_exclusion_is_reported_everywhere_and_the_printed_rerun_works_beside_
         "MCA-REPLAY-001 or MCA-REPLAY-002",
         "--junitxml=out/junit.xml",
     )
-    assert first.returncode == pytest.ExitCode.TESTS_FAILED, first.stdout + first.stderr
-    assert "1 failed" in first.stdout
-    assert "test_own" not in first.stdout
+    assert code == pytest.ExitCode.TESTS_FAILED, printed
+    assert "1 failed" in printed
+    assert "test_own" not in printed
     said = f"excluded by the profile (target.yaml): {reason}"
     audit = json.loads((pytester.path / "out" / "audit.json").read_text())
     verdicts = {r["id"]: (r["verdict"], r["reason"]) for r in audit["results"]}
@@ -248,11 +249,11 @@ def test_an_exclusion_is_reported_everywhere_and_the_printed_rerun_works_beside_
     # The command printed under the finding, run as printed, in the same checkout.
     [rerun] = re.findall(r"```sh\n(mcp-confirm-audit run .*MCA-REPLAY-002.*)\n```", review)
     words = shlex.split(rerun)
-    again = _cli(pytester.path, *words[1:])
-    assert again.returncode == pytest.ExitCode.TESTS_FAILED, again.stdout + again.stderr
-    assert "1 failed" in again.stdout
-    assert "test_own" not in again.stdout
-    assert "conftest" not in again.stdout
+    code, printed = _cli_here(capsys, *words[1:])
+    assert code == pytest.ExitCode.TESTS_FAILED, printed
+    assert "1 failed" in printed
+    assert "test_own" not in printed
+    assert "conftest" not in printed
 
 
 def test_a_baselined_finding_whose_attack_the_profile_excludes_is_neither_accepted_nor_stale(
