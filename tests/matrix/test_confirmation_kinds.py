@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from baselined import assert_green_as_it_is, assert_green_with_its_findings_baselined
-from conftest import MATRIX_GENERATION, REFERENCE_SERVER
+from conftest import MATRIX_GENERATION, REFERENCE_SERVER, forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -67,6 +67,8 @@ def audit(
     tool = "move_joint" if server == ARM_SERVER else "delete_file"
     raw = {**target, "tool": tool, "call_timeout": 10.0, **settings}
     profile = profile_from_mapping(raw, source="test")
+    # Over stdio, each process of the server is forked from a zygote that imported the SDK once.
+    profile = forked(profile) if stdio else profile
 
     def select(spec: AttackSpec) -> bool:
         return spec.family in FAMILIES if attacks is None else spec.id in attacks

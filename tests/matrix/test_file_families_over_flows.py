@@ -10,7 +10,7 @@ flows (the pending one approved by the human on their own channel).
 from __future__ import annotations
 
 import pytest
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, forked
 from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER, kinds_command
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -53,6 +53,8 @@ def audit(
         return spec.id == only if only else spec.family in (of or FILE_FAMILIES)
 
     profile = profile_from_mapping(raw, source="test")
+    # Over stdio, each process of the server is forked from a zygote that imported the SDK once.
+    profile = forked(profile) if only is not None else profile
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
 

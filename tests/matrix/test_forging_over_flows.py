@@ -98,8 +98,13 @@ def test_a_reference_shown_raw_is_caught_over_every_flow(catalogue: Catalogue, m
     assert set(found) == {f"MCA-PROMPT-00{n}" for n in range(1, 7)}, found
 
 
-@pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("mechanism", FLOWS)
+# The terminal's prompt writes the reference with the same Shown.reference() as the code-points style's
+# preview sentences (proven inert over token and pending): over the terminal, whose reading is proven
+# both ways here (raw above, careful JSON below), one careful style is enough.
+CAREFUL = [(m, s) for m in FLOWS for s in STYLES if (m, s) != ("terminal", "code-points")]
+
+
+@pytest.mark.parametrize(("mechanism", "style"), CAREFUL)
 def test_the_careful_desk_in_each_style_shows_every_reference_inertly(
     catalogue: Catalogue, mechanism: str, style: str
 ) -> None:

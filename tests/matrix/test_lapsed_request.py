@@ -79,9 +79,10 @@ def test_a_desk_that_fails_open_at_the_lapse_is_caught_declined_or_unanswered(ca
         assert "tool:list_cancellations" in reason, reason
 
 
-@pytest.mark.parametrize("style", ["json", "code-points"])
-def test_the_careful_desk_refuses_a_lapsed_request(catalogue: Catalogue, style: str) -> None:
-    judged = _judged(desk(catalogue, style=style))
+def test_the_careful_desk_refuses_a_lapsed_request(catalogue: Catalogue) -> None:
+    # One display style: --style changes how the reference reads, never the pending flow's lifetime; the
+    # careful server of another style is the webhook below.
+    judged = _judged(desk(catalogue))
     assert judged[UNANSWERED][:2] == (Verdict.REFUSED, Layer.TOOL), judged[UNANSWERED]
     assert "awaiting the human's approval" in judged[UNANSWERED][2]
     assert judged[DECLINED][:2] == (Verdict.REFUSED, Layer.TOOL), judged[DECLINED]
