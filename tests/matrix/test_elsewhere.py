@@ -287,7 +287,10 @@ def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(
     profile = resolve_profile(
         None, shlex.join([sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal"]), None
     )
-    run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
+    # No tty: its processes fork from the SDK's zygote, as every stdio matrix target's do.
+    run = run_audit(
+        forked(profile), catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION
+    )
     assert "unasked" not in {c.name for c in run.controls}, run.controls
 
 
