@@ -16,6 +16,9 @@ from ..errors import UsageError
 # Per generated attack; the nine of them make well over 200 names a run.
 DEFAULT_EXAMPLES = 25
 CI_SEED = 0
+# Candidates sent while shrinking one failure: a long name would otherwise
+# cost a round trip per character.
+MAX_SHRINK_TRIES = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +26,9 @@ class Generation:
     examples: int = DEFAULT_EXAMPLES
     seed: int = CI_SEED
     derandomized: bool = False
+    # Round trips spent making a failing name smaller: 0 reports it as drawn (a test that reads
+    # only that a flaw is found, where each round trip costs a person's step, need not pay for it).
+    shrink_tries: int = MAX_SHRINK_TRIES
 
     def seed_for(self, attack_id: str) -> int:
         return self.seed ^ zlib.crc32(attack_id.encode())

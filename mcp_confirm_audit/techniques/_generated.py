@@ -16,12 +16,11 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalogue.generation import MAX_SHRINK_TRIES
 from ..catalogue.generators import Gen
 from ..catalogue.prompt_checks import Finding
 
-# Candidates sent while shrinking one failure: a long name would otherwise
-# cost a round trip per character.
-MAX_SHRINK_TRIES = 100
+__all__ = ["MAX_SHRINK_TRIES", "Search", "search"]
 
 # Quoted evidence in a finding: the names themselves, for a pair.
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -47,8 +46,9 @@ async def search(
     deadline: float,
     alive: Callable[[], bool],
     valid: Callable[[Any], bool] = lambda example: True,
+    shrink_tries: int = MAX_SHRINK_TRIES,
 ) -> Search:
-    """Up to `examples` generated examples through `check`; the shrunk failing one, if any."""
+    """Up to `examples` generated examples through `check`; the failing one shrunk within `shrink_tries`."""
     outcome = Search()
     answers: dict[str, list[Finding]] = {}
 
@@ -73,7 +73,7 @@ async def search(
         outcome.stopped = str(stop)
         return outcome
     if outcome.failing is not None:
-        outcome.failing = await _shrink(*outcome.failing, ask, valid, outcome)
+        outcome.failing = await _shrink(*outcome.failing, ask, valid, outcome, shrink_tries)
     return outcome
 
 
@@ -83,12 +83,13 @@ async def _shrink(
     ask: Callable[[Any], Coroutine[Any, Any, list[Finding]]],
     valid: Callable[[Any], bool],
     outcome: Search,
+    tries: int,
 ) -> tuple[Any, list[Finding]]:
     """The smallest variant of `example` still failing as badly, within the budget."""
     same = _same_problem(example, found)
     parts, build = _parts(example)
     best: tuple[Any, list[Finding]] = (example, found)
-    budget = outcome.tried + MAX_SHRINK_TRIES  # round trips; a candidate already asked about is free
+    budget = outcome.tried + tries  # round trips; a candidate already asked about is free
     try:
         for index in range(len(parts)):
             chunk = max(1, len(parts[index]) // 2)

@@ -177,12 +177,14 @@ async def _hostile_names(attack: Attack, params: Mapping[str, Any], probe: _Prob
         deadline=time.monotonic() + attack.primary.call_timeout * 4,
         alive=lambda: attack.primary.alive,
         valid=valid_example,
+        shrink_tries=attack.generation.shrink_tries,
     )
     attack.note(f"{outcome.tried} generated {kind} names asked about (seed {seed_value} for this attack)")
     if outcome.stopped:
         attack.note(f"generation stopped early: {outcome.stopped}")
     if outcome.failing is not None:
-        probe.record("generated example, shrunk", *outcome.failing, always=True)
+        shrunk = "generated example, shrunk" if attack.generation.shrink_tries else "generated example"
+        probe.record(shrunk, *outcome.failing, always=True)
 
 
 class _Probe:

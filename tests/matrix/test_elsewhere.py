@@ -92,9 +92,12 @@ def _audit(
 
 # A careful channel shows no name raw: a few generated names beside the fixed hostile ones say so, and
 # every name costs the person's steps (a device's two signed requests, each a process of its own).
-FEW_NAMES = Generation(examples=3, seed=CI_SEED)
+# A failing generated name is reported as drawn, not shrunk: the tests here read which attack a flaw
+# fools, never how small its name is (shrinking has its proof in tests/unit/test_generated_search.py),
+# and each smaller candidate would be another round of the person's steps (some 55 on a device).
+FEW_NAMES = Generation(examples=3, seed=CI_SEED, shrink_tries=0)
 # A flawed card is caught by a fixed hostile name (each name read is a process of the person's device).
-ONE_NAME = Generation(examples=1, seed=CI_SEED)
+ONE_NAME = Generation(examples=1, seed=CI_SEED, shrink_tries=0)
 
 
 def _verdicts(run: AuditRun, of: frozenset[str] | None = None) -> dict[str, tuple[Verdict, Layer | None]]:
@@ -284,7 +287,10 @@ def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(
     profile = resolve_profile(
         None, shlex.join([sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal"]), None
     )
-    run = run_audit(profile, catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION)
+    # No tty: its processes fork from the SDK's zygote, as every stdio matrix target's do.
+    run = run_audit(
+        forked(profile), catalogue=catalogue, select=lambda spec: False, generation=MATRIX_GENERATION
+    )
     assert "unasked" not in {c.name for c in run.controls}, run.controls
 
 
@@ -577,9 +583,16 @@ def test_a_webhook_text_the_person_reads_as_text_is_judged_as_shown_raw(
     catalogue: Catalogue, flaw: tuple[str, ...]
 ) -> None:
     # reads: text: a chat app shows the body's text field as text. Escaped there, every name passes; shown
-    # raw, its line break and bidi override act (the same body read as JSON shows them escaped).
+    # raw, its line break and bidi override act (the same body read as JSON shows them escaped). The
+    # attacks a raw name fools, markup, the masked and the unnamed file: the careful chat is audited
+    # whole by the corpus (case elsewhere-webhook-chat/careful, outside CI).
     run = _audit(
-        catalogue, "webhook-chat", *flaw, families=frozenset({"prompt-forging"}), generation=FEW_NAMES
+        catalogue,
+        "webhook-chat",
+        *flaw,
+        families=frozenset({"prompt-forging"}),
+        generation=FEW_NAMES,
+        prompts=ON_A_CARD,
     )
     found = {r.id for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     if flaw:

@@ -28,6 +28,7 @@ def run(
     seed_value: int = 1,
     fails: Callable[[Any], bool] = has_line_break,
     findings: Callable[[Any], list[Finding]] | None = None,
+    shrink_tries: int = MAX_SHRINK_TRIES,
 ) -> tuple[Search, list[Any]]:
     asked: list[Any] = []
 
@@ -46,6 +47,7 @@ def run(
             deadline=time.monotonic() + budget,
             alive=lambda: True,
             valid=valid_example,
+            shrink_tries=shrink_tries,
         )
 
     return anyio.run(main), asked
@@ -89,6 +91,19 @@ def test_shrinking_stops_at_its_budget_with_the_smallest_failure_so_far() -> Non
     assert len(outcome.failing[0]) < len(name)  # smaller than what failed first
     assert len(asked) == 1 + MAX_SHRINK_TRIES
     assert outcome.stopped is None  # generation itself was not cut short
+
+
+def test_a_smaller_shrink_budget_is_kept_and_none_reports_the_failure_as_drawn() -> None:
+    letters = "".join(map(chr, range(0xC0, 0xC0 + 100)))
+    name = letters + "tail.txt"
+    outcome, asked = run(gen.just(name), examples=1, fails=lambda name: letters in name, shrink_tries=5)
+    assert len(asked) == 1 + 5  # the first cuts (halves) each lose a letter that fails: none is kept
+    assert outcome.failing is not None
+    assert letters in outcome.failing[0]
+    outcome, asked = run(gen.just(name), examples=1, fails=lambda name: letters in name, shrink_tries=0)
+    assert asked == [name]
+    assert outcome.failing is not None
+    assert outcome.failing[0] == name
 
 
 def test_a_look_alike_pair_shrinks_to_two_valid_names_that_differ_where_they_did() -> None:
