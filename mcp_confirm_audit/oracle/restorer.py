@@ -76,9 +76,10 @@ class Restorer:
         self._thread.join()
         try:
             self.settle()
-        finally:
+        finally:  # a look after this (`settle` again) puts back at once what it finds, as without inotify
             if self._opens is not None:
                 self._opens.close()
+                self._opens = None
             self._close_fd()
 
     async def counted(self) -> int:
