@@ -10,9 +10,9 @@ The confirm-kinds server's `write_file`, built in process with a `race_gate.Writ
 writes in those two steps; a writer of the race waits in the gap, the file empty,
 until the restorer has looked at it (a whole look begun after the writer came), and
 only then writes. No pause decides what the restorer sees: the gap is held open
-until it has looked. The careful server honours the token once (`refused`, "took
-effect once"); its `reusable-token` twin, the same writer, still lets several
-redemptions write, each counted once (`vulnerable`).
+until it has looked. The careful server honours one approval once, over a token and
+over a pending flow (`refused`, "took effect once"); its `reusable-token` twin, the same
+writer, still lets several redemptions write, each counted once (`vulnerable`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import MATRIX_GENERATION
 from deadline import deadline
-from test_confirmation_kinds import KINDS_SERVER
+from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "targets" / "refere
 import race_gate
 
 RACED = "MCA-TOKREUSE-003"
+SPENT = "MCA-DSPEND-001"
 
 
 class Looks:
@@ -90,36 +91,45 @@ def gap(looks: Looks) -> Iterator[race_gate.WriteGap]:
     assert not opener.is_alive()
 
 
-@pytest.mark.parametrize(
-    ("flaw", "verdict"), [(None, Verdict.REFUSED), ("reusable-token", Verdict.VULNERABLE)]
-)
+# (mechanism, flaw, attack) -> verdict: both races of one approval; the person's own channel for pending.
+CASES = [
+    ("token", None, RACED, Verdict.REFUSED),
+    ("pending", None, RACED, Verdict.REFUSED),
+    ("pending", None, SPENT, Verdict.REFUSED),
+    ("token", "reusable-token", RACED, Verdict.VULNERABLE),
+]
+
+
+@pytest.mark.parametrize(("mechanism", "flaw", "attack", "verdict"), CASES)
 def test_a_write_in_place_seen_half_done_is_counted_once(
-    catalogue: Catalogue, gap: race_gate.WriteGap, flaw: str | None, verdict: Verdict
+    catalogue: Catalogue,
+    gap: race_gate.WriteGap,
+    mechanism: str,
+    flaw: str | None,
+    attack: str,
+    verdict: Verdict,
 ) -> None:
-    factory = {"mechanism": "token", "flaws": [flaw] if flaw else [], "write_tool": True, "write_gap": gap}
+    factory = {"mechanism": mechanism, "flaws": [flaw] if flaw else [], "write_tool": True, "write_gap": gap}
     raw = {
         "command": f"py:{KINDS_SERVER}:build_server",
         "factory_args": factory,
         "tool": "write_file",
         "call_timeout": deadline(10),
+        **(HUMAN_CHANNEL if mechanism == "pending" else {}),
     }
 
-    def raced(spec: AttackSpec) -> bool:
-        return spec.id == RACED
+    def only(spec: AttackSpec) -> bool:
+        return spec.id == attack
 
     run = run_audit(
-        profile_from_mapping(raw, source="test"),
-        catalogue=catalogue,
-        select=raced,
-        generation=MATRIX_GENERATION,
+        profile_from_mapping(raw, source="test"), catalogue=catalogue, select=only, generation=MATRIX_GENERATION
     )
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
-    result = run.by_id()[RACED]
+    result = run.by_id()[attack]
     assert result.verdict is verdict, (result.reason, result.evidence)
     if verdict is Verdict.REFUSED:
         # One writer went through the gap, looked at half done, and its write was counted once.
         assert gap.came == 1
-        assert result.layer is Layer.TOOL, result.evidence
         assert "took effect once" in result.reason
         assert "effects: 1 during the race, 1 in all (the victim put back each time)" in result.evidence
     else:
