@@ -29,7 +29,7 @@ from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
-from mcp_confirm_audit.models import AttackSpec, Layer, Verdict
+from mcp_confirm_audit.models import AttackSpec, Verdict
 from mcp_confirm_audit.oracle.restorer import Restorer
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 
@@ -122,7 +122,10 @@ def test_a_write_in_place_seen_half_done_is_counted_once(
         return spec.id == attack
 
     run = run_audit(
-        profile_from_mapping(raw, source="test"), catalogue=catalogue, select=only, generation=MATRIX_GENERATION
+        profile_from_mapping(raw, source="test"),
+        catalogue=catalogue,
+        select=only,
+        generation=MATRIX_GENERATION,
     )
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     result = run.by_id()[attack]
