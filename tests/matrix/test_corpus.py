@@ -170,39 +170,9 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
 # a case must leave this list (the test fails while it is still listed), and a new flaw must become a
 # case, never join it.
 NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
-    # the approve link beside MRTR (test_mrtr_elsewhere.py)
-    "reference/server.py": frozenset(["link-unchecked"]),
     # a terminal gate that acts when nobody answers fails the approve control, so no baseline can hold its
     # run green (issue 31, "waiting past the lifetime"; test_elsewhere.py)
     "elsewhere/server.py": frozenset(["fails-open"]),
-    # URL-mode elicitation, a page to open (test_url_mode.py)
-    "url_mode/server.py": frozenset(
-        [
-            "acts-on-accept",
-            "any-person-completes",
-            "preauthenticated-url",
-            "raw-page",
-            "user-data-in-url",
-            "waits-forever",
-        ]
-    ),
-    # the token flaws again on an action that names no file (test_confirmation_kinds.py, test_token_derivation.py)
-    "robot_arm/server.py": frozenset(
-        [
-            "agent-approval",
-            "deterministic-keyed-token",
-            "emergency-stop-tool",
-            "loosening-own-operator",
-            "loosening-policy-tool",
-            "pipe-joined-token",
-            "predictable-issued-token",
-            "predictable-token",
-            "reusable-token",
-            "token-not-bound-to-args",
-            "ungated-second-tool",
-            "wrong-guess-burns",
-        ]
-    ),
     # test_flag_only_gate.py
     "flag_only/server.py": frozenset(["flag-is-the-only-gate"]),
     # test_zero_config_desk.py
