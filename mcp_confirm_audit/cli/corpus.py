@@ -420,9 +420,17 @@ def careful_score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict
 
 
 def _expected_lines(case: Case, lines: Sequence[str]) -> tuple[str, ...]:
-    """The gate's lines that are the failures of controls this case expects (fails_controls)."""
+    """The gate's lines that are the failures of controls this case expects (fails_controls).
+
+    With `approve` among them, an attack left inconclusive because the honest flow failed is that
+    failure too (a family the case does not run, with --all-families); any other line is not.
+    """
+    open_gate = "approve" in case.fails_controls
     return tuple(
-        line for line in lines if any(line.startswith(f"control {c} on ") for c in case.fails_controls)
+        line
+        for line in lines
+        if any(line.startswith(f"control {c} on ") for c in case.fails_controls)
+        or (open_gate and ": error, honest flow failed: " in line)
     )
 
 

@@ -45,6 +45,14 @@ def test_a_named_control_that_did_not_fail_and_any_other_red_line_still_fail_the
     assert corpus.baseline_wrong(manifest, [also]) == [
         f"{OPEN}: under a baseline of its own findings the run exits 1: MCA-NOANSWER-001 on x: error"
     ]
+    # An attack left inconclusive by that failed flow (another family, with --all-families) is that failure.
+    inconclusive = "MCA-SELFAPPROVE-001 on delete_file: error, honest flow failed: acted though"
+    assert (
+        corpus.baseline_wrong(
+            manifest, [Outcome(OPEN, FOUND, ("approve", "unanswered"), baselined=(APPROVE, inconclusive))]
+        )
+        == []
+    )
     # Another case's failed approve control is never excused by this one's expectation.
     other = Outcome("elsewhere-terminal/asks-first", (), ("approve",))
     assert "control approve failed, so its attacks are inconclusive" in score(manifest, [other])[1][0]
