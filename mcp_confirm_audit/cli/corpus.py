@@ -360,17 +360,22 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
                     wrong.append(
                         f"{case.id}: control {control} did not fail, where this case's flaw must fail it"
                     )
-        got = {attack: (family, verdict) for attack, family, verdict in outcome.results}
+        # An audit of several tools (zero configuration) has a result per attack and tool: an expected
+        # attack is found when it is found on any of them, and every other judged result is a trial.
+        got: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for attack, family, verdict in outcome.results:
+            got[attack].append((family, verdict))
         for attack, wanted in case.expect.items():
-            family, verdict = got.get(attack, (_family_of(attack, outcome), "missing"))
-            tally = tallies[family]
+            seen = got.get(attack) or [(_family_of(attack, outcome), "missing")]
+            tally = tallies[seen[0][0]]
             tally.expected += 1
-            if verdict in wanted:
+            if any(verdict in wanted for _, verdict in seen):
                 tally.detected += 1
             else:
-                wrong.append(f"{case.id}: {attack} missed ({verdict}, wanted {' or '.join(wanted)})")
+                said = ", ".join(sorted({verdict for _, verdict in seen}))
+                wrong.append(f"{case.id}: {attack} missed ({said}, wanted {' or '.join(wanted)})")
         fooled = frozenset(case.families or ()) if not case.careful else frozenset()
-        for attack, (family, verdict) in got.items():
+        for attack, family, verdict in outcome.results:
             if attack in case.expect or verdict not in JUDGED or family in fooled:
                 continue
             tally = tallies[family]

@@ -80,3 +80,21 @@ def test_a_case_its_own_gate_holds_red_is_never_run_again_for_real() -> None:
 def test_fails_controls_is_checked_when_the_manifest_loads(case: dict[str, object], said: str) -> None:
     with pytest.raises(ValueError, match=said):
         corpus.Case.model_validate({"id": "c", "server": "s", **case})
+
+
+def test_an_audit_of_several_tools_counts_each_tools_result() -> None:
+    # Zero configuration audits both of the arm's gated tools: a finding on the second is never hidden
+    # behind the first's refusal, and an expected attack found on either is found.
+    manifest = load_manifest(MANIFEST)
+    careful = Outcome(
+        "arm-token/zero-config/careful",
+        (("MCA-UNGATED-001", "ungated", "weak"), ("MCA-UNGATED-001", "ungated", "refused")),
+    )
+    flawed = Outcome(
+        "arm-token/ungated-second-tool",
+        (("MCA-UNGATED-001", "ungated", "vulnerable"), ("MCA-UNGATED-001", "ungated", "refused")),
+    )
+    tallies, wrong = score(manifest, [careful, flawed])
+    assert (tallies["ungated"].judged, tallies["ungated"].false_positives) == (2, 1)
+    assert (tallies["ungated"].detected, tallies["ungated"].expected) == (1, 1)
+    assert wrong == ["arm-token/zero-config/careful: MCA-UNGATED-001 is a false positive (weak)"]
