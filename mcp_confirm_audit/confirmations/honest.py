@@ -388,7 +388,7 @@ async def _declined(
     not a failed control: nothing is learned from it. None when the flow has no decline step or
     no execute step the agent sends alone.
     """
-    if mechanism.approval_acts_alone or not mechanism.agent_presents_the_handle:
+    if not mechanism.person_declines or mechanism.approval_acts_alone:
         return None
     tool = mechanism.tool
     use = await uses.new(style, f"control-{mechanism.kind}-decline")
