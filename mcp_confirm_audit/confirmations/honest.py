@@ -394,15 +394,16 @@ async def _declined(
     use = await uses.new(style, f"control-{mechanism.kind}-decline")
     if isinstance(use, str):
         return ControlResult(tool, "decline", False, True, use), None
-    preview = await mechanism.preview(channel, use.arguments)
-    handle = preview.handle
-    if handle is None:
-        said = f"{preview.response.outcome}: {preview.response.text[:160]}"
-        return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})"), None
-    call = mechanism.redemption(use.arguments, handle, {})
-    if call is None or bool(getattr(call[1], "unfilled", ())):
+    unstaged = mechanism.redemption(use.arguments, "", {})
+    if unstaged is None or bool(getattr(unstaged[1], "unfilled", ())):
         # An execute step that carries what only the person's approval saves: none after a decline.
         return None
+    preview = await mechanism.preview(channel, use.arguments)
+    handle = preview.handle
+    call = mechanism.redemption(use.arguments, handle, {}) if handle is not None else None
+    if handle is None or call is None:
+        said = f"{preview.response.outcome}: {preview.response.text[:160]}"
+        return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})"), None
     at_preview = await use.moved()
     try:
         if not await mechanism.decline(channel, handle):
