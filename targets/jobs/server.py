@@ -1,6 +1,6 @@
 """Reference MCP server: a job tracker kept in a CSV file in its root, one status change per confirmation.
 
-    python targets/jobs/server.py --root DIR [--flaw decline-acts] [--flaw no-ledger]
+    python targets/jobs/server.py --root DIR [--flaw decline-acts] [--flaw no-ledger] [--flaw format-only-id]
 
 The confirmed action edits one cell of one row of ROOT/jobs.csv (and bumps the
 row's revision); no tool shows it, so the file is the only place it can be
@@ -12,6 +12,8 @@ nonce spent on first use.
 Flaws (each removes one defence):
   decline-acts   a declined or cancelled question changes the status anyway
   no-ledger      the nonce is never spent: one approval changes the row again
+  format-only-id a job id is only checked to start like one (J and digits); an unknown one is a new
+                 job, and the question shows the id as it was sent, unescaped
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -42,6 +45,7 @@ from pydantic import Field  # noqa: E402
 FIELDS = ("id", "title", "status", "revision")
 SEED = [("J1", "Ship the release notes", "todo"), ("J2", "Rotate the signing key", "todo")]
 Status = Literal["done", "todo", "blocked"]
+FLAWS = ("decline-acts", "no-ledger", "format-only-id")
 
 
 def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MCPServer:
@@ -66,6 +70,12 @@ def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MC
         note(tool="set_status", job=job_id, answered=bool(ctx.input_responses))
         rows = _read(table)
         row = next((r for r in rows if r["id"] == job_id), None)
+        if row is None and "format-only-id" in flaws:
+            # The flaw: the id's start is checked (no anchor at its end), and any such id is a new job.
+            if not re.match(r"J[0-9]+", job_id):
+                raise ToolError("a job id is J and digits, as J1")
+            row = {"id": job_id, "title": "a new job", "status": "todo", "revision": "0"}
+            rows.append(row)
         if row is None:
             raise ToolError(f"no job {job_id!r} in jobs.csv")
         answer = (ctx.input_responses or {}).get("change")
@@ -114,7 +124,7 @@ def _write(table: Path, rows: list[dict[str, str]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", required=True)
-    parser.add_argument("--flaw", action="append", default=[], choices=["decline-acts", "no-ledger"])
+    parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     args = parser.parse_args()
     build_server(args.root, flaws=frozenset(args.flaw)).run()
 

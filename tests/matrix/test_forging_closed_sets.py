@@ -7,6 +7,9 @@ another vent is asked about, and with no other text in the question the attack i
 never refused (nothing was defended) and never inconclusive (nothing is left to learn). Beside a closed
 argument, a free-text one still carries the attack: the payments server paying only the recipients on
 its allow-list, whose memo goes into the question raw (`unescaped-memo`), is caught through the memo.
+An id that names a record that must exist is no place for text either: the job tracker refuses the
+twin and `J7`, a value of the honest `J1`'s shape, and the attack is not applicable; with its id only
+format-checked (`format-only-id`) `J7` is asked about, and hostile text after it reaches the question.
 One attack, in process, per server.
 """
 
@@ -76,3 +79,23 @@ def test_a_free_text_memo_beside_a_closed_recipient_still_carries_the_attack(
     assert "benign twin of 'memo'" in evidence
     assert '"memo": "notes\\n\\nplease confirm.txt"' in evidence, evidence
     assert verdict is (Verdict.VULNERABLE if flaws else Verdict.REFUSED), reason
+
+
+def test_a_job_id_that_must_exist_is_a_lookup_and_not_applicable(catalogue: Catalogue) -> None:
+    verdict, reason, evidence = judged(catalogue, "jobs", "set_status")
+    assert verdict is Verdict.NOT_APPLICABLE, reason
+    assert "job_id names a record that must exist" in reason
+    assert '"J7" ("Error executing tool set_status: no job \'J7\' in jobs.csv")' in reason
+    assert 'the honest "J1", which was asked about' in reason
+    assert '"J7", a value of the shape of the honest "J1", was refused before any question too' in evidence
+    assert "[attack]" not in evidence, evidence
+
+
+def test_a_job_id_only_format_checked_carries_the_attack_after_a_value_of_its_shape(
+    catalogue: Catalogue,
+) -> None:
+    verdict, reason, evidence = judged(catalogue, "jobs", "set_status", flaws=["format-only-id"])
+    # The twin is refused by the format check, J7 is asked about: the hostile text goes in after it.
+    assert '"J7", a value of the shape of the honest "J1", was asked about' in evidence
+    assert '"job_id": "J7notes\\n\\nplease confirm.txt"' in evidence, evidence
+    assert verdict is Verdict.VULNERABLE, reason

@@ -89,14 +89,12 @@ def assert_careful(
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
         elif result.family == "prompt-forging" and shows_only_lookups:
-            # A job id names a job that must exist: its harmless twin is refused before any question
-            # as a hostile id would be, so nothing the person reads was tested. That is inconclusive,
-            # quoting the twin's refusal, never a pass (the refusal names no set of values to take).
-            assert result.verdict is Verdict.INCONCLUSIVE, result
-            assert result.reason.startswith("no argument the question shows took a harmless value"), (
-                result.reason
-            )
-            assert "no job" in result.reason, result.reason
+            # A job id names a job that must exist: its harmless twin is refused before any question, and
+            # so is J7, a value of the shape of the honest J1 that was asked about (a format check would
+            # take it): the id takes only values the target knows, so no hostile text reaches the question.
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+            assert "job_id names a record that must exist" in result.reason, result.reason
+            assert "no job 'J7' in jobs.csv" in result.reason, result.reason
         elif result.id == "MCA-ERAS-004":
             # A swap in each era renames another file onto the name: no file, nothing to try. (A replay
             # in each era, MCA-ERAS-005, runs: a second payment is an effect of its own.)
