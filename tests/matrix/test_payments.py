@@ -293,6 +293,17 @@ def test_each_job_tracker_flaw_is_caught_and_named_by_its_cell(
     assert "file:jobs.csv[0].revision" in first.effect.observed, first.effect
 
 
+def test_a_job_id_only_format_checked_is_caught_by_prompt_forging_and_fools_no_other(
+    audit_jobs: AuditFn,
+) -> None:
+    # Any id that starts J and digits is a new job, shown raw: hostile text after J7 (a value of J1's
+    # shape that was asked about) forges the question. The careful tracker's lookup is not applicable.
+    run = audit_jobs(**built(JOBS, "format-only-id"))
+    expected = {**{f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)}, "MCA-PROMPT-007": W}
+    assert_caught_and_nothing_else(run, "prompt-forging", expected)
+    assert 'go in after "J7", a value of its shape' in " ".join(run.by_id()["MCA-PROMPT-001"].evidence)
+
+
 def test_hostile_text_staged_by_the_setup_call_reaches_the_question_about_its_handle(
     catalogue: Catalogue, generation: Any
 ) -> None:
