@@ -865,13 +865,23 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
     except SetupFailed as exc:
         return ControlResult(tool, name, False, True, str(exc)), str(exc)
     before_victim = identity_of(case.victim)
+    before = await run.look()
     first = await run.call(f"{name}: ask", subject)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
         said = f"did not ask ({first.outcome}: {first.text[:200]})"
         # Approve's same call asked: a refusal, or a call with nothing left to do ("already
         # Interview"), may be the world approve left. A target that stopped answering is not.
         begun = first.outcome is not Outcome.TRANSPORT
-        return ControlResult(tool, name, False, True, said), said if begun else None
+        if not begun:
+            return ControlResult(tool, name, False, True, said), None
+        moved = run.changed(before, await run.look(), added=True)
+        acted = [p for p in moved if generalised(p) in run.effect]
+        if acted or (style != "value" and identity_of(case.victim) != before_victim):
+            where = ", ".join(acted[:4]) or "the victim"
+            return ControlResult(tool, name, False, True, f"{said}, and acted: {where}"), None
+        # Neither asked nor acted (magnemo-mcp's handoff once nothing waits): no refusal to judge, no finding.
+        unjudged = f"could not be run: the call {said}; nothing moved where the approval's effect shows"
+        return ControlResult(tool, name, True, False, unjudged), said
     return await _answered(run, style, name, case, subject, first, before_victim), None
 
 
