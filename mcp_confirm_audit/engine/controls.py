@@ -877,8 +877,9 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
         moved = run.changed(before, await run.look(), added=True)
         acted = [p for p in moved if generalised(p) in run.effect]
         if acted or (style != "value" and identity_of(case.victim) != before_victim):
+            # Acting unasked may be the world approve left too (a yes it still remembers): a fresh one tells.
             where = ", ".join(acted[:4]) or "the victim"
-            return ControlResult(tool, name, False, True, f"{said}, and acted: {where}"), None
+            return ControlResult(tool, name, False, True, f"{said}, and acted: {where}"), said
         # Neither asked nor acted (magnemo-mcp's handoff once nothing waits): no refusal to judge, no finding.
         unjudged = f"could not be run: the call {said}; nothing moved where the approval's effect shows"
         return ControlResult(tool, name, True, False, unjudged), said
