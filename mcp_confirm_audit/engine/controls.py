@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -52,6 +52,7 @@ from ..oracle.sandbox import Case, Sandbox, diff, identity_of
 from ..target.arguments import another
 from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo, got_no_answer
+from . import pace
 from .action import Instance, SetupFailed, prepare, render
 from .observation import Observer
 from .search import Searched
@@ -96,6 +97,10 @@ class ControlOutcome:
     # The approve control failed only because these changed on a call that did not ask (no finding):
     # what the session checks against the bookkeeping the other tools' controls learned.
     acted_on: tuple[str, ...] = ()
+    # The person's pace the controls learned (engine/pace): the target refused a yes sent at once.
+    pace: float | None = None
+    # The approve control failed, and the target had refused its yes as sent too soon: it asked here.
+    too_soon: bool = False
 
     @property
     def approve_ok(self) -> bool:
@@ -149,6 +154,13 @@ class _Runner:
         self.unasked: str | None = None
         # What alone made the first call count as acting unasked, when it was no finding (files only).
         self.acted_on: tuple[str, ...] = ()
+        # The path styles whose yes the target refused as sent too soon, and its words (engine/pace).
+        self.hurried: list[str] = []
+        self.hurried_said = ""
+        # The pace learned from the ladder (engine/pace), 0: the profile's.
+        self.pace = 0.0
+        # The report's line for it, when the ladder found one.
+        self.learned_pace: str | None = None
         # URL-mode questions: an honest accept is the person's consent, and they complete the page.
         self.pages = pages
         # An MRTR question approved elsewhere: the person takes the profile's steps before the retry.
@@ -311,7 +323,23 @@ class _Runner:
         )
         if self.channel is not None:
             self.channel.conn, self.channel.root = self.conn, self.sandbox.root
+        if self.pace:
+            self.conn.answer_after = self.pace
         return True
+
+    def paced(self, seconds: float) -> None:
+        """Every answer of the controls from now on waits `seconds` after its question (engine/pace)."""
+        self.pace = seconds
+        self.conn.answer_after = seconds
+
+    def too_soon(self, style: str, done: Response) -> str:
+        """Note a yes the target refused as sent too soon; the words that say so, or ""."""
+        said = pace.said_too_soon(done.text)
+        if said is None:
+            return ""
+        self.hurried.append(style)
+        self.hurried_said = self.hurried_said or said
+        return said
 
     def carried_over(self, control: str, failure: str) -> None:
         """A control that failed in the world the last one left passed in a fresh one: isolate."""
@@ -356,7 +384,7 @@ async def run_controls(
     run.kept = kept
     if (flow := confirmations.as_flow(plan.mechanism)) is not None:
         return await _other_mechanism(run, flow, call_timeout)
-    style, approve, inert = await _approve(run)
+    style, approve, inert = await _approve_at_a_persons_pace(run)
     if (
         style is None
         and plan.mechanism is None
@@ -405,6 +433,8 @@ async def run_controls(
         results.append(ControlResult(plan.name, "isolation", True, True, run.isolation))
     if run.observer.serving.one_at_a_time:
         results.append(ControlResult(plan.name, "one-at-a-time", True, True, run.observer.serving.learned))
+    if run.learned_pace is not None:
+        results.append(ControlResult(plan.name, "pace", True, True, run.learned_pace))
     back_channel = style is None and any(elicitation.needs_back_channel(r) for r in run.first)
     refused_arguments = style is None and any(replies.said(r) is Said.REFUSED for r in run.first)
     return ControlOutcome(
@@ -422,6 +452,8 @@ async def run_controls(
         items_per_effect=run.items_per_effect,
         refused_arguments=refused_arguments,
         acted_on=run.acted_on,
+        pace=run.pace if run.learned_pace is not None else None,
+        too_soon=style is None and bool(run.hurried_said),
     )
 
 
@@ -591,12 +623,43 @@ class _Uses:
         self._run.items_per_effect = max(count_items(moved.effect), 1)
 
 
-async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
+async def _approve_at_a_persons_pace(run: _Runner) -> tuple[str | None, ControlResult, bool]:
+    """The approve control; when the target refused its yes as sent too soon, again at a person's pace.
+
+    Only when no pace is set (no `answer_after`): each pace of the ladder (engine/pace) in turn, for
+    the first path style whose yes was refused so, until one passes; that pace is kept for the tool.
+    """
+    style, approve, inert = await _approve(run)
+    if style is not None or not run.hurried or run.conn.answer_after > 0:
+        return style, approve, inert
+    tried: list[float] = []
+    other: str | None = None
+    for seconds in pace.LADDER:
+        styles = run.hurried[:1]  # the pace is the target's, whatever the path's style: one is enough
+        run.hurried = []
+        run.paced(seconds)
+        style, again, _ = await _approve(run, styles)
+        if style is not None:
+            run.learned_pace = pace.learned(run.plan.name, seconds, tried, run.hurried_said)
+            return (
+                style,
+                replace(again, detail=f"{again.detail} (answered {seconds:g} s after the question)"),
+                False,
+            )
+        tried.append(seconds)
+        if not run.hurried:
+            other = again.detail  # refused at this pace for another reason: no slower pace will tell
+            break
+    run.paced(0.0)
+    return None, replace(approve, detail=approve.detail + pace.still_refused(tried, other)), inert
+
+
+async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None, ControlResult, bool]:
     tried = []
     # Every way of calling it answered normally, without asking and without an effect.
     inert = True
     name = run.plan.name
-    for style in run.plan.path_styles:
+    for style in styles or run.plan.path_styles:
         case = run.sandbox.new_case(f"control-approve-{style}")
         idle = await run.look()
         start = await run.look()
@@ -624,7 +687,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                 state=first.request_state,
                 responses=cancel,
             )
-            return await _approve(run)
+            return await _approve(run, styles)
         round_one = run.changed(before, after_ask, added=True)
         victim_moved = style != "value" and identity_of(case.victim) != before_victim
         if not asked:
@@ -667,14 +730,14 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                 return style, ControlResult(name, "approve", True, True, said), False
             elsewhere = [p for p in effect if not p.startswith(case.rel(case.directory))]
             seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
+            run.too_soon(style, done)
             tried.append(
                 f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
                 f"{_paced(run, done)}"
             )
             continue
-        if (effect or made) and (soon := _TOO_SOON.search(done.text)):
+        if (effect or made) and (said := run.too_soon(style, done)):
             # The target says it refused the yes as no person's: what moved is its record of that refusal.
-            said = done.text[max(soon.start() - 120, 0) : soon.end() + 60]
             tried.append(f"accepted, but the target refused the yes (…{said}…){_paced(run, done)}")
             continue
         if effect or made:
@@ -689,6 +752,7 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
                 ControlResult(name, "approve", True, True, f"asked, accepted, acted: {shown}"),
                 False,
             )
+        run.too_soon(style, done)
         tried.append(
             f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
@@ -697,15 +761,10 @@ async def _approve(run: _Runner) -> tuple[str | None, ControlResult, bool]:
     return None, ControlResult(name, "approve", False, True, "; ".join(tried)), inert
 
 
-# A reply that says the answer came too soon for a person (in an ordinary result too: magnemo-mcp's
-# `"asked": "refused: answered too fast to be a person (12 ms)"`).
-_TOO_SOON = re.compile(r"too (?:fast|quick|soon)|faster than|not a (?:person|human)", re.IGNORECASE)
-
-
 def _paced(run: _Runner, done: Response) -> str:
     """A hint when the person's yes was refused and the harness answered at once (no `answer_after`)."""
     refused = done.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) or replies.refusal(done) is not None
-    if run.conn.answer_after > 0 or not (refused or _TOO_SOON.search(done.text)):
+    if run.conn.answer_after > 0 or not (refused or pace.TOO_SOON.search(done.text)):
         return ""
     return (
         "; the yes went at once, as no person answers: a target that refuses an answer faster than a "
@@ -806,13 +865,24 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
     except SetupFailed as exc:
         return ControlResult(tool, name, False, True, str(exc)), str(exc)
     before_victim = identity_of(case.victim)
+    before = await run.look()
     first = await run.call(f"{name}: ask", subject)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
         said = f"did not ask ({first.outcome}: {first.text[:200]})"
         # Approve's same call asked: a refusal, or a call with nothing left to do ("already
         # Interview"), may be the world approve left. A target that stopped answering is not.
         begun = first.outcome is not Outcome.TRANSPORT
-        return ControlResult(tool, name, False, True, said), said if begun else None
+        if not begun:
+            return ControlResult(tool, name, False, True, said), None
+        moved = run.changed(before, await run.look(), added=True)
+        acted = [p for p in moved if generalised(p) in run.effect]
+        if acted or (style != "value" and identity_of(case.victim) != before_victim):
+            # Acting unasked may be the world approve left too (a yes it still remembers): a fresh one tells.
+            where = ", ".join(acted[:4]) or "the victim"
+            return ControlResult(tool, name, False, True, f"{said}, and acted: {where}"), said
+        # Neither asked nor acted (magnemo-mcp's handoff once nothing waits): no refusal to judge, no finding.
+        unjudged = f"could not be run: the call {said}; nothing moved where the approval's effect shows"
+        return ControlResult(tool, name, True, False, unjudged), said
     return await _answered(run, style, name, case, subject, first, before_victim), None
 
 

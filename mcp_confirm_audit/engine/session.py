@@ -340,6 +340,8 @@ class AuditSession:
     def _controls_of(self, tool: str, ablated: bool) -> ControlOutcome:
         key = (tool, ablated)
         if key not in self._controls:
+            # Controls answer at the profile's pace; one they learn is the tool's (engine/pace).
+            self.world.pace(None)
             outcome = self._controls_over(tool, ablated)
             if outcome.isolation is not None and self.profile.isolation != "process":
                 # The world carried over between controls: it would between attacks too.
@@ -361,6 +363,9 @@ class AuditSession:
                         f"{tool}: asks over a back channel (elicitation/create), so it is audited over a "
                         f"legacy connection ({self.world.ensure(self.prefix(tool).at('primary')).era})"
                     )
+                elif legacy.too_soon:
+                    # It asked there, and refused every yes as too soon: that is why, not the back channel.
+                    outcome = legacy
                 else:
                     self._legacy_tools.discard(tool)
             if not outcome.approve_ok and not ablated and self._searches(tool, outcome):
@@ -483,6 +488,8 @@ class AuditSession:
             return judge(spec, transcript), transcript
         if self.profile.isolation == "process":
             self.world.fresh()
+        # Every answer of the attack at the pace the controls learned for this tool, if they did.
+        self.world.pace(outcome.pace)
         primary = self.world.ensure(prefix.at("primary"))
         peers = SessionPeers(
             self.world, self.profile, prefix, self._era_controls.setdefault((tool, ablated), {})

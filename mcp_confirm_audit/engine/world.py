@@ -130,6 +130,8 @@ class World:
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._live: dict[str, _Live] = {}
+        # The person's pace learned for the tool audited now (engine/controls), None: the profile's.
+        self._pace: float | None = None
         # Connections being opened in the background (see `start_ahead`).
         self._pending: dict[str, Future[Connection]] = {}
         self._lock = threading.Lock()
@@ -420,7 +422,23 @@ class World:
     ) -> Connection:
         """The live connection of `key`, opened (or opened again, if lost) as needed."""
         self._adopt(key.name)
-        return self._ensure_now(key, profile=profile, attach_to=attach_to, identity=identity)
+        connection = self._ensure_now(key, profile=profile, attach_to=attach_to, identity=identity)
+        connection.answer_after = self._answer_after()
+        return connection
+
+    def pace(self, seconds: float | None) -> None:
+        """The person's pace from now on: `seconds` the controls learned for one tool, None the profile's.
+
+        Set on every connection open now and on every one opened later, until it is set again.
+        """
+        self._pace = seconds
+        with self._lock:
+            lives = list(self._live.values())
+        for live in lives:
+            live.connection.answer_after = self._answer_after()
+
+    def _answer_after(self) -> float:
+        return self.profile.answer_after if self._pace is None else self._pace
 
     def _ensure_now(
         self,

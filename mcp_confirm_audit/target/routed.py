@@ -95,6 +95,17 @@ class Routed(Connection):
             return self.servers.routes[tool]
         return self._owner.get(tool, self.servers.names[0])
 
+    @property
+    def answer_after(self) -> float:
+        return self._answer_after
+
+    @answer_after.setter
+    def answer_after(self, seconds: float) -> None:
+        """The person's pace (engine/pace), on every server's connection: each paces its own answers."""
+        self._answer_after = seconds
+        for part in self.parts.values():
+            part.answer_after = seconds
+
     async def list_tools(self) -> list[ToolInfo]:
         """Every server's tools, the first server's first; a name two servers list is the first's."""
         tools: list[ToolInfo] = []

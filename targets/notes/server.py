@@ -1,6 +1,7 @@
 """Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
 
-    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast, sentinel, evidence)
+    py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast, sentinel, evidence,
+                                              already_staged)
 
 `stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
@@ -24,6 +25,10 @@ question, as magnemo-mcp refuses one faster than 300 ms, and keeps a ledger in t
 root (`ledger.jsonl`) where a keep and such a refusal both write a line: the
 record of a refused yes lands where the kept notes are recorded (a careful
 choice, not a flaw; the harness must not take it for the action).
+
+`already_staged: [TITLE, ...]` stages those notes (in `playbooks`) when the server starts, as magnemo-mcp's
+vault holds notes staged before the handoff: `handoff` then asks with no call before it, and once
+a yes kept them, nothing waits and it asks no more in that process (a careful shape, not a flaw).
 
 `evidence` keeps an evidence log of every call, asked or refused, as agentveil-mcp-proxy does: a
 SQLite database in write-ahead mode, ROOT/.notes/evidence.sqlite, its connection held open, so each
@@ -80,6 +85,7 @@ def build_server(
     too_fast: float = 0.0,
     sentinel: bool = False,
     evidence: bool = False,
+    already_staged: Collection[str] = (),
 ) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - set(FLAWS))
@@ -88,6 +94,8 @@ def build_server(
     waiting: dict[str, dict[str, str]] = {}
     kept: list[dict[str, str]] = []
     held: dict[str, dict[str, str]] = {}
+    for title in already_staged:
+        waiting[f"note-{secrets.token_hex(4)}"] = {"title": title, "body": "", "store": "playbooks"}
     server = MCPServer("notes-reference")
 
     def record(line: dict[str, Any]) -> None:

@@ -394,6 +394,8 @@ def test_zero_configuration_finds_elicitation_on_the_legacy_server_over_stdio(ca
     assert results["MCA-CONSENT-001"].verdict is V
     assert results["MCA-CONSENT-003"].verdict is R
     assert results["MCA-CONSENT-003"].layer is Layer.TOOL
+    # Its yes was never refused as too soon: no pace was learned, nothing waited (engine/pace).
+    assert not any(c.name == "pace" for c in run.controls), run.controls
 
 
 @pytest.fixture
