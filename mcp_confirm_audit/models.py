@@ -162,6 +162,9 @@ class Signatures:
 
     gate: tuple[Signature, ...] = ()
     other: tuple[Signature, ...] = ()
+    # Why a refusal control could not be run here (it neither asked nor acted), "" if none: then an
+    # ordinary reply with nothing moved shows no gate, since the world may have left nothing to ask.
+    unlearned: str = ""
 
     def learned(self) -> bool:
         return bool(self.gate or self.other)

@@ -178,9 +178,11 @@ class _Runner:
         # does not exist: how this target words "refused by the gate" and "failed otherwise".
         self.gate: list[Signature] = []
         self.other: list[Signature] = []
+        # A refusal control that could not be run (it neither asked nor acted): why.
+        self.unlearned = ""
 
     def refusals(self) -> tuple[Signatures, ControlResult | None]:
-        learned = Signatures(tuple(self.gate), tuple(self.other))
+        learned = Signatures(tuple(self.gate), tuple(self.other), self.unlearned)
         if not learned.learned():
             return learned, None
         detail = "; ".join(learned.describe())
@@ -882,6 +884,7 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
             return ControlResult(tool, name, False, True, f"{said}, and acted: {where}"), said
         # Neither asked nor acted (magnemo-mcp's handoff once nothing waits): no refusal to judge, no finding.
         unjudged = f"could not be run: the call {said}; nothing moved where the approval's effect shows"
+        run.unlearned = run.unlearned or f"the {name} control {unjudged}"
         return ControlResult(tool, name, True, False, unjudged), said
     return await _answered(run, style, name, case, subject, first, before_victim), None
 
