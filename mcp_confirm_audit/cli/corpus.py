@@ -42,6 +42,12 @@ DOCS_PAGE = Path("docs") / "explanation" / "corpus.md"
 FINDINGS = frozenset({"vulnerable", "weak"})
 JUDGED = frozenset({"refused", "vulnerable", "weak"})
 _Z95 = 1.959963984540054
+# A control whose failure is a flaw's finding, expected as `control-NAME` (engine/baseline's CONTROL_PREFIX):
+# `unasked`, a tool that acted on its first call with no question.
+_CONTROL = "control-"
+EXPECTED_CONTROLS = ("control-unasked",)
+# The controls a case's outcome keeps when they fail: the honest flow, and a tool that acted unasked.
+_KEPT_CONTROLS = ("approve", "unasked")
 # A Python target over stdio forks from one process that imported the SDK (target/zygote.py).
 _SDK_ZYGOTE = ("mcp.server.mcpserver",)
 
@@ -81,6 +87,9 @@ class Case(BaseModel):
     # Profile keys of this case alone, over its server's `settings` (an in-process server's flaws go in
     # its `factory_args`, as flags go on a command).
     settings: dict[str, Any] = Field(default_factory=dict)
+    # Why this server has no honest flow to complete (it never asks, or its tool acts on its first call):
+    # its approve control fails by design, and what needs no honest flow is judged all the same.
+    no_honest_flow: str | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> Case:
@@ -98,6 +107,10 @@ class Case(BaseModel):
         if not self.careful and self.why is not None:
             raise ValueError(f"case {self.id}: why: is for a careful case that runs only some families")
         for attack, verdicts in self.expect.items():
+            if attack.startswith(_CONTROL) and attack not in EXPECTED_CONTROLS:
+                raise ValueError(
+                    f"case {self.id}: {attack} is no control a flaw fails; one of {', '.join(EXPECTED_CONTROLS)}"
+                )
             if not verdicts or set(verdicts) - FINDINGS:
                 raise ValueError(
                     f"case {self.id}: {attack} must expect vulnerable and/or weak, got {verdicts}"
@@ -276,8 +289,9 @@ def run_case(
         return Outcome(case.id, (), error=f"{type(exc).__name__}: {exc}")
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
     # The honest approve flow gates every attack; a flaw may break another control (a decline that acts).
-    failed = tuple(c.name for c in run.controls if c.name == "approve" and not c.passed)
-    if case.careful:
+    failed = tuple(sorted({c.name for c in run.controls if c.name in _KEPT_CONTROLS and not c.passed}))
+    if case.careful or case.no_honest_flow:
+        # With no honest flow a real run errors on its approve control, as it must: no baseline is put to it.
         return Outcome(case.id, results, failed)
     text = corpus_gate.baseline_text(run.results, run.controls)
     baselined = tuple(corpus_gate.gated(run.results, run.controls, text))
@@ -333,18 +347,32 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
         if outcome.error:
             wrong.append(f"{case.id}: the audit did not run: {outcome.error}")
         for control in outcome.failed_controls:
-            wrong.append(f"{case.id}: control {control} failed, so its attacks are inconclusive")
-        got = {attack: (family, verdict) for attack, family, verdict in outcome.results}
+            if control == "approve" and case.no_honest_flow:
+                continue
+            if _CONTROL + control not in case.expect:
+                wrong.append(f"{case.id}: control {control} failed, so its attacks are inconclusive")
+        # An attack runs once per audited tool: with nothing configured an audit may have several.
+        got: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for attack, family, verdict in outcome.results:
+            got[attack].append((family, verdict))
+        for name in outcome.failed_controls:
+            got[_CONTROL + name].append((name, "vulnerable"))
         for attack, wanted in case.expect.items():
-            family, verdict = got.get(attack, (_family_of(attack, outcome), "missing"))
-            tally = tallies[family]
+            default = (
+                attack.removeprefix(_CONTROL) if attack.startswith(_CONTROL) else _family_of(attack, outcome)
+            )
+            runs = got.get(attack) or [(default, "missing")]
+            verdicts = sorted({verdict for _, verdict in runs})
+            tally = tallies[runs[0][0]]
             tally.expected += 1
-            if verdict in wanted:
+            if set(verdicts) & set(wanted):
                 tally.detected += 1
             else:
-                wrong.append(f"{case.id}: {attack} missed ({verdict}, wanted {' or '.join(wanted)})")
+                wrong.append(
+                    f"{case.id}: {attack} missed ({'/'.join(verdicts)}, wanted {' or '.join(wanted)})"
+                )
         fooled = frozenset(case.families or ()) if not case.careful else frozenset()
-        for attack, (family, verdict) in got.items():
+        for attack, family, verdict in outcome.results:
             if attack in case.expect or verdict not in JUDGED or family in fooled:
                 continue
             tally = tallies[family]
@@ -419,7 +447,7 @@ def default_sample(cases: Sequence[Case]) -> list[str]:
     """
     first: dict[str, str] = {}
     for case in sorted(cases, key=lambda c: not _settled(c)):
-        if not case.careful:
+        if not case.careful and not case.no_honest_flow:
             first.setdefault(case.server, case.id)
     return sorted(first.values(), key=[c.id for c in cases].index)
 
@@ -520,7 +548,11 @@ baseline is what the CLI's own writer makes of the run. So the command, which al
 every flawed case, writes that baseline from each case's results and asks the gate what the
 run would do under it, at the cost of a function call. A baseline cannot excuse what was not
 judged: a case left with an inconclusive result, or whose approve control failed, is a line
-here, as it would fail a real run. The real runs of the sample (the first settled flawed case of
+here, as it would fail a real run. A server with no honest flow at all (`no_honest_flow:`, one that
+never asks, or whose tool acts on its first call) fails its approve control by design: a real run
+errors there whatever the baseline says, so its flawed cases are shown as not gated, with why, and
+their finding is an attack that needs no honest flow (flag-bypass) or the failed control itself
+(`control-unasked`). The real runs of the sample (the first settled flawed case of
 each server, run again by the CLI with `run --baseline`) show that the function and the run
 agree, and that the exit 0 excused findings rather than finding none. A settled case expects
 attacks of every family it runs, each with one verdict: a baseline pins the verdict it was
@@ -565,7 +597,7 @@ def partial_lines(cases: Iterable[Case]) -> str:
 
 def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
     """Per flawed case: its findings, what the gate makes of them under their baseline, a real run's exit."""
-    flawed = {case.id for case in manifest.cases if not case.careful}
+    flawed = {case.id: case for case in manifest.cases if not case.careful}
     lines = [
         "| flawed case | findings baselined | gated by that baseline (engine/gate.failing) | `run --baseline` |",
         "| --- | --- | --- | --- |",
@@ -574,7 +606,13 @@ def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
         if outcome.case not in flawed:
             continue
         found = sum(verdict in FINDINGS for _, _, verdict in outcome.results)
-        if outcome.baselined is None:
+        found += sum(_CONTROL + name in flawed[outcome.case].expect for name in outcome.failed_controls)
+        why = flawed[outcome.case].no_honest_flow
+        if why is not None:
+            gate = f"not gated, no honest flow: {why}; a real run errors on its approve control".replace(
+                "|", "\\|"
+            )
+        elif outcome.baselined is None:
             gate = "not run: the audit did not run"
         elif outcome.baselined:
             gate = "exits 1: " + "; ".join(outcome.baselined).replace("|", "\\|")
