@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
+import functools
 import math
 import os
 import shlex
@@ -31,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -50,6 +51,8 @@ EXPECTED_CONTROLS = ("control-unasked",)
 _KEPT_CONTROLS = ("approve", "unasked")
 # A Python target over stdio forks from one process that imported the SDK (target/zygote.py).
 _SDK_ZYGOTE = ("mcp.server.mcpserver",)
+# The controls a flawed case may expect its flaw to fail (engine/controls, confirmations/honest.py).
+_CONTROL_NAMES = Literal["approve", "preview-alone", "decline", "cancel", "negative", "unanswered"]
 
 if TYPE_CHECKING:
     from ..profile.loader import Profile
@@ -87,6 +90,9 @@ class Case(BaseModel):
     # Profile keys of this case alone, over its server's `settings` (an in-process server's flaws go in
     # its `factory_args`, as flags go on a command).
     settings: dict[str, Any] = Field(default_factory=dict)
+    # The controls a flawed case's flaw fails, beside its findings (`approve`: a gate that acts when nobody
+    # answers is open, every other attack inconclusive, so no baseline holds its run green).
+    fails_controls: list[_CONTROL_NAMES] = Field(default_factory=list)
     # Why this server has no honest flow to complete (it never asks, or its tool acts on its first call):
     # its approve control fails by design, and what needs no honest flow is judged all the same.
     no_honest_flow: str | None = None
@@ -103,6 +109,17 @@ class Case(BaseModel):
             raise ValueError(
                 f"case {self.id}: a careful case that runs only some families says why (why:), "
                 "and one that runs them all has no why:"
+            )
+        if self.careful and self.fails_controls:
+            raise ValueError(
+                f"case {self.id}: fails_controls: is for a flawed case; a careful one fails none"
+            )
+        if self.fails_controls == ["approve"]:
+            # The honest flow completed, then another control found the gate open: a harness that could not
+            # complete it at all fails approve alone, never a case's expectation.
+            raise ValueError(
+                f"case {self.id}: fails_controls: [approve] names the control that failed it too, "
+                "e.g. [approve, unanswered]"
             )
         if not self.careful and self.why is not None:
             raise ValueError(f"case {self.id}: why: is for a careful case that runs only some families")
@@ -288,8 +305,10 @@ def run_case(
         # A target that did not start (or a profile it cannot take) is this case's error, never the run's.
         return Outcome(case.id, (), error=f"{type(exc).__name__}: {exc}")
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
-    # The honest approve flow gates every attack; a flaw may break another control (a decline that acts).
-    failed = tuple(sorted({c.name for c in run.controls if c.name in _KEPT_CONTROLS and not c.passed}))
+    # The honest approve flow gates every attack; a flaw may break another control (a decline that acts),
+    # kept when the case names it (fails_controls), and a tool that acts on its first call fails `unasked`.
+    named = {*_KEPT_CONTROLS, *case.fails_controls}
+    failed = tuple(dict.fromkeys(c.name for c in run.controls if c.name in named and not c.passed))
     if case.careful or case.no_honest_flow:
         # With no honest flow a real run errors on its approve control, as it must: no baseline is put to it.
         return Outcome(case.id, results, failed)
@@ -349,9 +368,17 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
         for control in outcome.failed_controls:
             if control == "approve" and case.no_honest_flow:
                 continue
-            if _CONTROL + control not in case.expect:
+            if control not in case.fails_controls and _CONTROL + control not in case.expect:
                 wrong.append(f"{case.id}: control {control} failed, so its attacks are inconclusive")
-        # An attack runs once per audited tool: with nothing configured an audit may have several.
+        if not outcome.error:
+            for control in case.fails_controls:
+                if control not in outcome.failed_controls:
+                    wrong.append(
+                        f"{case.id}: control {control} did not fail, where this case's flaw must fail it"
+                    )
+        # An audit of several tools (zero configuration) has a result per attack and tool: an expected
+        # attack is found when it is found on any of them, and every other judged result is a trial.
+        # A failed control a case expects (control-unasked) is a finding of its own.
         got: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for attack, family, verdict in outcome.results:
             got[attack].append((family, verdict))
@@ -361,16 +388,14 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
             default = (
                 attack.removeprefix(_CONTROL) if attack.startswith(_CONTROL) else _family_of(attack, outcome)
             )
-            runs = got.get(attack) or [(default, "missing")]
-            verdicts = sorted({verdict for _, verdict in runs})
-            tally = tallies[runs[0][0]]
+            seen = got.get(attack) or [(default, "missing")]
+            tally = tallies[seen[0][0]]
             tally.expected += 1
-            if set(verdicts) & set(wanted):
+            if any(verdict in wanted for _, verdict in seen):
                 tally.detected += 1
             else:
-                wrong.append(
-                    f"{case.id}: {attack} missed ({'/'.join(verdicts)}, wanted {' or '.join(wanted)})"
-                )
+                said = ", ".join(sorted({verdict for _, verdict in seen}))
+                wrong.append(f"{case.id}: {attack} missed ({said}, wanted {' or '.join(wanted)})")
         fooled = frozenset(case.families or ()) if not case.careful else frozenset()
         for attack, family, verdict in outcome.results:
             if attack in case.expect or verdict not in JUDGED or family in fooled:
@@ -421,11 +446,33 @@ def careful_score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict
     return dict(tallies), wrong
 
 
+def _expected_lines(case: Case, lines: Sequence[str]) -> tuple[str, ...]:
+    """The gate's lines that are the failures of controls this case expects (fails_controls).
+
+    With `approve` among them, an attack left inconclusive because the honest flow failed is that
+    failure too (a family the case does not run, with --all-families); any other line is not.
+    """
+    open_gate = "approve" in case.fails_controls
+    return tuple(
+        line
+        for line in lines
+        if any(line.startswith(f"control {c} on ") for c in case.fails_controls)
+        or (open_gate and ": error, honest flow failed: " in line)
+    )
+
+
 def baseline_wrong(manifest: Manifest, outcomes: Iterable[Outcome]) -> list[str]:
-    """One line per flawed case whose run, gated by a baseline of its own findings, would not exit 0."""
+    """One line per flawed case whose run, gated by a baseline of its own findings, would not exit 0.
+
+    A line of a control the case expects to fail (fails_controls) is its expectation, not a fault.
+    """
+    cases = {case.id: case for case in manifest.cases}
     wrong: list[str] = []
     for outcome in outcomes:
+        expected = _expected_lines(cases[outcome.case], outcome.baselined or ())
         for line in outcome.baselined or ():
+            if line in expected:
+                continue
             wrong.append(f"{outcome.case}: under a baseline of its own findings the run exits 1: {line}")
         if outcome.reran is not None and outcome.reran[0] != 0:
             wrong.append(f"{outcome.case}: run --baseline exited {outcome.reran[0]}: {outcome.reran[1]}")
@@ -447,24 +494,27 @@ def default_sample(cases: Sequence[Case]) -> list[str]:
     """
     first: dict[str, str] = {}
     for case in sorted(cases, key=lambda c: not _settled(c)):
-        if not case.careful and not case.no_honest_flow:
+        if not case.careful and not case.no_honest_flow and "approve" not in case.fails_controls:
             first.setdefault(case.server, case.id)
     return sorted(first.values(), key=[c.id for c in cases].index)
 
 
-def _settled(case: Case) -> bool:
-    """Every family the case runs has attacks it expects, each with one verdict."""
+@functools.cache
+def _families() -> dict[str, str]:
+    """Each active attack's family, by id (the catalogue is read once, not once per case)."""
     from ..catalogue.loader import load_catalogue
 
-    expected = {spec.family for spec in load_catalogue().active if spec.id in case.expect}
+    return {spec.id: spec.family for spec in load_catalogue().active}
+
+
+def _settled(case: Case) -> bool:
+    """Every family the case runs has attacks it expects, each with one verdict."""
+    expected = {family for attack, family in _families().items() if attack in case.expect}
     return set(case.families or ()) <= expected and all(len(v) == 1 for v in case.expect.values())
 
 
 def _family_of(attack: str, outcome: Outcome) -> str:
-    from ..catalogue.loader import load_catalogue
-
-    found = [spec.family for spec in load_catalogue().active if spec.id == attack]
-    return found[0] if found else f"unknown ({attack})"
+    return _families().get(attack, f"unknown ({attack})")
 
 
 def _rate(part: int, whole: int) -> str:
@@ -607,6 +657,7 @@ def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
             continue
         found = sum(verdict in FINDINGS for _, _, verdict in outcome.results)
         found += sum(_CONTROL + name in flawed[outcome.case].expect for name in outcome.failed_controls)
+        expected = _expected_lines(flawed[outcome.case], outcome.baselined or ())
         why = flawed[outcome.case].no_honest_flow
         if why is not None:
             gate = f"not gated, no honest flow: {why}; a real run errors on its approve control".replace(
@@ -614,6 +665,10 @@ def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
             )
         elif outcome.baselined is None:
             gate = "not run: the audit did not run"
+        elif outcome.baselined and outcome.baselined == expected:
+            gate = "exits 1, as this case expects (fails_controls): " + "; ".join(expected).replace(
+                "|", "\\|"
+            )
         elif outcome.baselined:
             gate = "exits 1: " + "; ".join(outcome.baselined).replace("|", "\\|")
         else:
@@ -669,7 +724,10 @@ _BASELINE_HEAD = """Each flawed case's findings are written as a baseline by the
 the case's results are put to `engine/gate.failing`, the function every item of a real
 `--mcp-baseline` run asks: "exits 0" is what such a run's exit status is. For a sample (the first
 settled flawed case of each server, or `--rerun GLOB`) the CLI is run again for real, `run --baseline`,
-on the same case with the same families, seed and deadlines, and its exit status is shown."""
+on the same case with the same families, seed and deadlines, and its exit status is shown.
+A case whose flaw fails the approve control (`fails_controls: [approve]`: a gate that acts when
+nobody answers is open, and every attack but the one that finds that is left inconclusive) exits 1
+under any baseline: its row says so, as the case expects, and it is never in the sample."""
 
 
 def add_parser(sub: Any) -> None:
@@ -759,9 +817,16 @@ def main(args: argparse.Namespace) -> int:
     print(f"\nCareful cases that do not run every family:\n{partial_lines(partial(manifest, cases))}")
     flawed = [o for o in outcomes if o.baselined is not None]
     green = sum(not o.baselined for o in flawed)
+    by_id = {case.id: case for case in cases}
+    held = sum(
+        bool(lines) and lines == _expected_lines(by_id[o.case], lines)
+        for o in flawed
+        if (lines := o.baselined)
+    )
     reran = [o.reran for o in outcomes if o.reran is not None]
     print(
-        f"\nUnder a baseline of its own findings: {green} of {len(flawed)} flawed cases exit 0; "
+        f"\nUnder a baseline of its own findings: {green} of {len(flawed)} flawed cases exit 0"
+        f"{f' ({held} exit 1, as they expect: fails_controls)' if held else ''}; "
         f"run --baseline for real: {sum(r[0] == 0 for r in reran)} of {len(reran)} exited 0."
     )
     print(f"\n{len(cases)} cases of {len(manifest.cases)}, in {elapsed / 60:.1f} min with -j {args.jobs}.")

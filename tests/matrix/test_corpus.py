@@ -116,13 +116,20 @@ def test_every_flawed_case_of_the_last_run_exits_0_under_a_baseline_of_its_own_f
     assert set(rows) == set(flawed), (
         "docs/explanation/corpus.md is stale: run mcp-confirm-audit corpus --write-docs"
     )
-    # A server with no honest flow errors on its approve control in any real run: not gated, and says why.
+    # A case whose flaw fails the approve control (fails_controls) exits 1 under any baseline, as it expects;
+    # a server with no honest flow errors on its approve control in any real run: not gated, and says why.
+    expected = "exits 1, as this case expects (fails_controls): control approve on "
+    open_gates = {c.id for c in flawed.values() if "approve" in c.fails_controls}
     ungated = {case for case, c in flawed.items() if c.no_honest_flow}
     assert {
         case for case, (_, gate, _) in rows.items() if gate.startswith("not gated, no honest flow")
     } == ungated
     assert {
-        case: gate for case, (_, gate, _) in rows.items() if gate != "exits 0" and case not in ungated
+        case: gate
+        for case, (_, gate, _) in rows.items()
+        if gate != "exits 0"
+        and not (case in open_gates and gate.startswith(expected))
+        and case not in ungated
     } == {}
     assert all(found > 0 for found, _, _ in rows.values())
     reran = {case: real for case, (_, _, real) in rows.items() if real != "not in the sample"}
@@ -178,41 +185,7 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
 # Flaws proven by their own matrices and not yet cases of the corpus, each named: a flaw that becomes
 # a case must leave this list (the test fails while it is still listed), and a new flaw must become a
 # case, never join it.
-NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
-    # the approve link beside MRTR (test_mrtr_elsewhere.py)
-    "reference/server.py": frozenset(["link-unchecked"]),
-    # a terminal gate that acts when nobody answers fails the approve control, so no baseline can hold its
-    # run green (issue 31, "waiting past the lifetime"; test_elsewhere.py)
-    "elsewhere/server.py": frozenset(["fails-open"]),
-    # URL-mode elicitation, a page to open (test_url_mode.py)
-    "url_mode/server.py": frozenset(
-        [
-            "acts-on-accept",
-            "any-person-completes",
-            "preauthenticated-url",
-            "raw-page",
-            "user-data-in-url",
-            "waits-forever",
-        ]
-    ),
-    # the token flaws again on an action that names no file (test_confirmation_kinds.py, test_token_derivation.py)
-    "robot_arm/server.py": frozenset(
-        [
-            "agent-approval",
-            "deterministic-keyed-token",
-            "emergency-stop-tool",
-            "loosening-own-operator",
-            "loosening-policy-tool",
-            "pipe-joined-token",
-            "predictable-issued-token",
-            "predictable-token",
-            "reusable-token",
-            "token-not-bound-to-args",
-            "ungated-second-tool",
-            "wrong-guess-burns",
-        ]
-    ),
-}
+NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {}
 
 
 def _registered(script: str) -> frozenset[str]:
