@@ -172,6 +172,11 @@ class AgentFlow(Mechanism, Protocol):
         """The honest approval of `handle`, given once and nothing redeemed: what the person saved."""
         ...
 
+    @property
+    def person_declines(self) -> bool:
+        """The person can say no to a handle on their channel (`decline` takes their steps)."""
+        ...
+
     async def decline(self, channel: Channel, handle: str) -> bool:
         """The person says no to `handle` on their channel; False when the flow gives no way to."""
         ...
@@ -260,6 +265,10 @@ class FlowDefaults:
 
     async def approval(self, channel: Channel, handle: str) -> dict[str, str]:
         return {}
+
+    @property
+    def person_declines(self) -> bool:
+        return False
 
     async def decline(self, channel: Channel, handle: str) -> bool:
         return False

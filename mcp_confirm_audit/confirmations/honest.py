@@ -244,7 +244,9 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 # A flow that acts when the person never answers is open: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, quiet.detail), alone, quiet))
             approve = ControlResult(tool, "approve", True, True, how)
-            # The MRTR answers have no counterpart here; the preview alone is this flow's "no".
+            # The person's "no" on their own channel, then the execute step with the declined id.
+            declined = await _declined(mechanism, uses, style, channel)
+            # The other MRTR answers have no counterpart here; the preview alone is this flow's "no".
             skipped = tuple(
                 ControlResult(
                     tool,
@@ -259,11 +261,21 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                     ),
                 )
                 for name in ("decline", "cancel", "negative")
+                if declined is None or name != "decline"
             )
             gate = await _wrong_handle(mechanism, uses, style, channel, preview.handle)
             if alone.passed and (said := alone.detail.removeprefix("no effect (")) != alone.detail:
                 gate = (*gate, Signature("preview-alone", *_reply_of(said)))
-            return Honest(style, (approve, alone, *((quiet,) if quiet is not None else ()), *skipped), gate)
+            if declined is not None and declined[1] is not None:
+                gate = (*gate, declined[1])
+            controls = (
+                approve,
+                alone,
+                *((quiet,) if quiet is not None else ()),
+                *((declined[0],) if declined is not None else ()),
+                *skipped,
+            )
+            return Honest(style, controls, gate)
         said = preview.response.text[:120]
         at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
         tried.append(
@@ -363,6 +375,72 @@ async def _unanswered(
         True,
         f"nobody answered: no effect ({done.outcome}: {done.text[:160]})",
     )
+
+
+async def _declined(
+    mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel
+) -> tuple[ControlResult, Signature | None] | None:
+    """The person declines on their channel, then the agent's execute step is sent once with that id.
+
+    Nothing may move: what the execute step answers is how this target refuses an unapproved
+    execute, learned as its gate's refusal ("not in the posting queue"), as a decline's reply is
+    for MRTR. An execute that acts after the decline is token-replay's finding (after-decline),
+    not a failed control: nothing is learned from it. None when the flow has no decline step or
+    no execute step the agent sends alone.
+    """
+    if not mechanism.person_declines or mechanism.approval_acts_alone:
+        return None
+    tool = mechanism.tool
+    use = await uses.new(style, f"control-{mechanism.kind}-decline")
+    if isinstance(use, str):
+        return ControlResult(tool, "decline", False, True, use), None
+    unstaged = mechanism.redemption(use.arguments, "", {})
+    if unstaged is None or bool(getattr(unstaged[1], "unfilled", ())):
+        # An execute step that carries what only the person's approval saves: none after a decline.
+        return None
+    preview = await mechanism.preview(channel, use.arguments)
+    handle = preview.handle
+    call = mechanism.redemption(use.arguments, handle, {}) if handle is not None else None
+    if handle is None or call is None:
+        said = f"{preview.response.outcome}: {preview.response.text[:160]}"
+        return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})"), None
+    at_preview = await use.moved()
+    try:
+        if not await mechanism.decline(channel, handle):
+            return None
+    except HumanFailed as exc:
+        return ControlResult(tool, "decline", False, True, f"the person's decline step failed: {exc}"), None
+    at_decline = await use.moved()
+    if at_decline.victim or uses.is_effect(at_decline):
+        detail = f"the action took effect on the person's decline: {at_decline.shown()}"
+        return ControlResult(tool, "decline", False, True, detail), None
+    use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")
+    execute, sent = call
+    done = await channel.call("execute after the decline", execute, sent)
+    moved = await use.moved()
+    if moved.victim or uses.is_effect(moved):
+        detail = (
+            f"{execute} acted on the id the person declined ({moved.shown()}): the decline taken as an "
+            "approval is token-replay's finding (after-decline), not a refusal to learn"
+        )
+        return ControlResult(tool, "decline", True, False, detail), None
+    if done.outcome is Outcome.TRANSPORT:
+        return ControlResult(tool, "decline", False, True, f"the target stopped answering: {done.text}"), None
+    use.learn(moved, f"changed on {execute} after the person's decline, which did not act")
+    result = ControlResult(
+        tool,
+        "decline",
+        True,
+        True,
+        f"declined, then {execute}: no effect ({done.outcome}: {done.text[:200]})",
+    )
+    if (
+        replies.invalid_arguments(done)
+        or replies.nothing_done(done) is not None
+        or replies.rate_limited(done) is not None
+    ):
+        return result, None  # the SDK, the world or a throttle said it: never the gate's words
+    return result, replies.signature("decline", done)
 
 
 def _reply_of(detail: str) -> tuple[Said, None, str]:

@@ -231,6 +231,10 @@ class Pending(FlowDefaults):
             )
         return None, {}
 
+    @property
+    def person_declines(self) -> bool:
+        return self.human is not None and self.human.decline is not None
+
     async def decline(self, channel: Channel, handle: str) -> bool:
         """The human says no on their channel; False when the profile gives no way to."""
         if self.human is None or self.human.decline is None:

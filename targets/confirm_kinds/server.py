@@ -39,6 +39,11 @@ Two careful variants of the token gate, each as careful as the default:
   one file; confirmed the same way, and acting only on the file the preview saw. A file the
   preview saw that is gone when it is confirmed is created again at that path: the write
   approved is content at that path (missing-is-deleted reports it written without writing).
+- `write_gap` (in process only, with `write_tool`: a `race_gate.WriteGap`): `write_file` writes in place
+  in two steps, the file emptied first, and a writer of an announced race waits in that gap until the
+  test lets it go (what the harness's restorer sees of a write half done). Such writers write one at a
+  time, each once the file is back as its preview saw it (the harness puts it back after each effect),
+  so a flaw that lets several through has each of them counted. Careful as ever otherwise.
 - `--write-rate N`: at most N actions per process, then "write rate limit reached (N/hour)"
   (sendgrid-mcp-secure's write bucket): a throttle in front of whatever the gate decided.
 - `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
@@ -56,6 +61,7 @@ import os
 import secrets
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +78,7 @@ import gates  # noqa: E402
 import kind_flaws as flaw_switches  # noqa: E402
 import ledger as ledgers  # noqa: E402
 import paths  # noqa: E402
+import race_gate  # noqa: E402
 import serving  # noqa: E402
 import states  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
@@ -110,6 +117,7 @@ def build_server(
     proposal_tool: bool = False,
     write_tool: bool = False,
     write_rate: int | None = None,
+    write_gap: race_gate.WriteGap | None = None,
 ) -> MCPServer:
     if mechanism not in MECHANISMS:
         raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
@@ -121,6 +129,8 @@ def build_server(
         raise ValueError("--binds and --token-preview shape the token gate: use them with --mechanism token")
     if write_tool and mechanism == "flag":
         raise ValueError("--write-tool is for a token or pending flow")
+    if write_gap is not None and not write_tool:
+        raise ValueError("write_gap holds write_file's gap: use it with write_tool")
     active = flaw_switches.check(flaws, mechanism)
     tools = {**_TOOLS, **({"write_file": "write"} if write_tool else {})}
     # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
@@ -137,9 +147,26 @@ def build_server(
     # --write-rate: the actions this process may still take.
     bucket = [write_rate]
     server = MCPServer(f"confirm-kinds-{mechanism}", request_state_security=RequestStateSecurity.ephemeral())
+    if write_gap is not None:
+        server.middleware.append(race_gate.announced)  # only a writer of an announced race waits in the gap
+    one_writer = threading.Lock()
+
+    def back(raw: str, seen: paths.Identity) -> bool:
+        try:
+            return policy.resolve(raw).identity == seen
+        except paths.Refused:
+            return False
 
     def act(tool: str, raw: str, seen: paths.Identity | None = None) -> str:
         """Act on `raw`; `seen`: the file the preview showed, which it must still be."""
+        if write_gap is None or _VERBS[tool] != "write":
+            return act_now(tool, raw, seen)
+        with one_writer:  # in their turn, each once the file is back as the preview saw it
+            if seen is not None:
+                race_gate.RaceGate(write_gap.hold).until(lambda: back(raw, seen))
+            return act_now(tool, raw, seen)
+
+    def act_now(tool: str, raw: str, seen: paths.Identity | None = None) -> str:
         effect = _VERBS[tool]
         if "no-recheck" in active and effect != "write":
             # FLAW no-recheck: the name is followed as it is now, links and all.
@@ -172,7 +199,8 @@ def build_server(
             _refusing(lambda: paths.unlink_beneath(policy.root, target.parts, expected))
             return f"Deleted {target.rel} ({target.identity.size} bytes)."
         if effect == "write":
-            _refusing(lambda: paths.write_beneath(policy.root, target.parts, expected, WRITTEN))
+            gap = write_gap.wait_here if write_gap is not None and race_gate.width_now() > 1 else None
+            _refusing(lambda: paths.write_beneath(policy.root, target.parts, expected, WRITTEN, gap))
             return f"Wrote {target.rel}."
         _refusing(lambda: paths.truncate_beneath(policy.root, target.parts, expected))
         return f"Emptied {target.rel}."

@@ -223,8 +223,17 @@ def truncate_beneath(root: Path, parts: Sequence[str], expected: Identity | None
     _beneath(root, parts, truncate, "truncation")
 
 
-def write_beneath(root: Path, parts: Sequence[str], expected: Identity | None, data: bytes) -> None:
-    """Replace the content of `root/parts`; the identity is checked on the very descriptor written."""
+def write_beneath(
+    root: Path,
+    parts: Sequence[str],
+    expected: Identity | None,
+    data: bytes,
+    between: Callable[[], object] | None = None,
+) -> None:
+    """Replace the content of `root/parts`; the identity is checked on the very descriptor written.
+
+    In place, in two steps: truncated, then written (`between` runs in the gap, the file empty).
+    """
 
     def write(parent: int) -> None:
         flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -232,6 +241,8 @@ def write_beneath(root: Path, parts: Sequence[str], expected: Identity | None, d
         try:
             _check_file(os.fstat(fd), expected)
             os.ftruncate(fd, 0)
+            if between is not None:
+                between()
             os.write(fd, data)
         finally:
             os.close(fd)

@@ -57,6 +57,11 @@ async def announced(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any
         _width.reset(token)
 
 
+def width_now() -> int:
+    """The width the request being handled announced (`announced`); 1 for none."""
+    return _width.get()
+
+
 class RaceGate:
     """Thread-safe: an async server calls it through `anyio.to_thread.run_sync`."""
 
@@ -89,3 +94,42 @@ class RaceGate:
             with self._changed:
                 self._changed.wait(_LOOK)
         return True
+
+
+class WriteGap:
+    """The gap of a writer that empties a file and then writes it, held open until a test lets it go.
+
+    A server that writes in place in two steps (truncate, then write) shows the file
+    emptied between them; whatever looks at it then sees one write half done. A test
+    that wants something seen in that gap (the harness's restorer looking at the
+    emptied file) waits for a writer to be in it (`writer_waiting`), then `release`s
+    it, one writer at a time in the order they came. The server sends only a writer of an
+    announced race here (`width_now() > 1`, as at `RaceGate`): an honest call goes
+    straight through. `hold` bounds every wait: a safety bound, reached only when no test
+    lets the writer go.
+    """
+
+    def __init__(self, hold: float = HOLD) -> None:
+        self.hold = hold
+        self.came = 0
+        self.released = 0
+        self._changed = threading.Condition()
+
+    def wait_here(self) -> None:
+        """Called by the writer, the file emptied: wait for the test's release."""
+        with self._changed:
+            self.came += 1
+            ticket = self.came
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self.released >= ticket, timeout=self.hold)
+
+    def writer_waiting(self, timeout: float) -> bool:
+        """Called by the test: wait (at most `timeout`) until a writer is in the gap."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.came > self.released, timeout=timeout)
+
+    def release(self) -> None:
+        """Let the writer that came first of those waiting write."""
+        with self._changed:
+            self.released += 1
+            self._changed.notify_all()

@@ -9,6 +9,8 @@ the flow's own calls give it (`post_invoice`'s `invoice_id: "{id}"`), a fresh st
 With `--rush` the post server offers `rush_invoice(invoice_id)`: careful, it refuses an invoice no
 person approved; flawed (`rushes-unapproved`), it posts the id the agent just staged, nobody asked. With `--words queue`
 the careful pair says every refusal as a posting queue does ("not in the posting queue"): another style.
+That refusal is learned by the decline control (the person declines, then post_invoice gets the declined
+id), so the attacks that end with it are refused, not inconclusive (the last test).
 """
 
 from __future__ import annotations
@@ -68,3 +70,54 @@ def test_ungated_gives_other_tools_the_id_the_gated_call_staged(
         assert any("rush_invoice(" in line and refused in line for line in calls), calls
         assert any("edit_invoice(" in line and '"status\\": \\"edited' in line for line in calls), calls
         assert "nothing moved where the gated action's effect shows" in result.reason, result.reason
+
+
+# The attacks that end with the agent's own execute step on an id no person approved.
+EXECUTES_UNAPPROVED = ("MCA-OOBSELF-001", "MCA-OOBMOVE-001", "MCA-SELFAPPROVE-001", "MCA-TOKREUSE-002")
+
+
+@pytest.mark.parametrize(
+    ("flaws", "verdict", "layer"),
+    [
+        ((), Verdict.REFUSED, Layer.TOOL),
+        (("posts-unapproved",), Verdict.VULNERABLE, Layer.NONE),
+    ],
+    ids=["careful-in-queue-words", "posts-unapproved-in-queue-words"],
+)
+def test_the_execute_step_after_a_decline_teaches_how_the_target_refuses(
+    catalogue: Catalogue, flaws: tuple[str, ...], verdict: Verdict, layer: Layer
+) -> None:
+    """The decline control sends post_invoice the id the person declined: its reply is the gate's refusal.
+
+    With `--words queue` that refusal names no approval ("not in the posting queue"), so before the
+    control learned it, every attack that ends with the same reply was inconclusive on the careful pair.
+    Flawed (`posts-unapproved`), the execute after the decline posts: no refusal is learned, the control
+    says it is token-replay's finding, and each attack is vulnerable by what moved.
+    """
+    run = run_audit(
+        two_servers(*flaws, words="queue", edits="open"),
+        catalogue=catalogue,
+        select=lambda spec: spec.id in EXECUTES_UNAPPROVED,
+        generation=MATRIX_GENERATION,
+    )
+    controls = {c.name: c for c in run.controls}
+    assert controls["approve"].passed, run.controls
+    decline = controls["decline"]
+    learned = controls["refusals"].detail
+    if verdict is Verdict.REFUSED:
+        assert (decline.passed, decline.applicable) == (True, True), decline
+        assert "is not in the posting queue" in decline.detail, decline
+        assert "learned from decline: refused 'invoice is not in the posting queue" in learned, learned
+    else:
+        assert (decline.passed, decline.applicable) == (True, False), decline
+        assert "post_invoice acted on the id the person declined" in decline.detail, decline
+        assert "token-replay" in decline.detail, decline
+        assert "learned from decline" not in learned, learned
+    results = run.by_id()
+    for attack in EXECUTES_UNAPPROVED:
+        result = results[attack]
+        assert (result.verdict, result.layer) == (verdict, layer), (attack, result.reason, result.evidence)
+        if verdict is Verdict.REFUSED:
+            assert "is not in the posting queue" in result.reason, (attack, result.reason)
+        else:
+            assert "ledger.jsonl" in result.reason, (attack, result.reason)

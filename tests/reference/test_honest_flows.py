@@ -134,10 +134,15 @@ async def test_a_pending_flow_stages_the_person_approves_at_the_route_and_execut
     execute = CallTemplate("execute_pending", {"pending_id": "{id}"})
     flow = Pending("delete_file", id_from="pending_id", human=person, execute=execute)
     passed, calls = await _controls(kinds.build_server(root, mechanism="pending"), flow, root)
-    assert passed == {"approve": True, "preview-alone": True}, calls
+    # decline: the person declines at the route, then execute_pending gets the declined id and acts not.
+    assert passed == {"approve": True, "preview-alone": True, "decline": True}, calls
     stage, approve, run = calls[:3]
     assert (stage, run) == ("stage: delete_file", "execute: execute_pending")
     assert approve.endswith(": 200"), approve
+    declined = calls.index("execute after the decline: execute_pending")
+    said_no = calls[declined - 1]
+    assert said_no.startswith("the human declines "), calls
+    assert said_no.endswith(": 200"), calls
 
 
 @pytest.mark.parametrize(("flaws", "completes"), [(["self-attested-flag"], True), ([], False)])

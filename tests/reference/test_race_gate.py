@@ -79,3 +79,29 @@ def test_a_lone_redemption_goes_on_without_waiting_for_another() -> None:
     gate._changed = _NeverWaits()
     assert gate.passed("approval") == 1
     assert gate.passed("another approval", 1) == 1
+
+
+def test_a_writer_in_the_write_gap_writes_only_once_let_go_in_its_turn() -> None:
+    gap = race_gate.WriteGap(hold=deadline(60))
+    order: list[str] = []
+
+    def writer(name: str) -> None:
+        gap.wait_here()
+        order.append(name)
+
+    first = threading.Thread(target=writer, args=("first",))
+    first.start()
+    assert gap.writer_waiting(timeout=deadline(30))
+    second = threading.Thread(target=writer, args=("second",))
+    second.start()
+    with gap._changed:  # both in the gap before either is let go
+        assert gap._changed.wait_for(lambda: gap.came == 2, timeout=deadline(30))
+    assert order == []
+    gap.release()
+    first.join(timeout=deadline(30))
+    assert order == ["first"]
+    assert gap.writer_waiting(timeout=deadline(30))
+    gap.release()
+    second.join(timeout=deadline(30))
+    assert order == ["first", "second"]
+    assert not gap.writer_waiting(timeout=0)

@@ -88,6 +88,15 @@ def test_what_the_agent_redeems_and_where() -> None:
     assert Waits("t").redemption(args, None, {}) is None
 
 
+def test_only_a_pending_flow_whose_profile_gives_a_decline_step_says_the_person_declines() -> None:
+    declines = Person(approve=(), decline=())
+    assert Pending("t", human=declines, execute=EXECUTE).person_declines
+    assert not Pending("t", human=PERSON, execute=EXECUTE).person_declines
+    assert not Pending("t", approve=APPROVE, execute=EXECUTE).person_declines
+    for flow in (Token("t", human=declines), Flag("t"), Waits("t", human=declines)):
+        assert not flow.person_declines
+
+
 def test_every_mechanism_names_its_own_arguments_and_tools() -> None:
     assert Token("t", into="confirm").own_arguments == ("confirm",)
     assert Flag("t", arg="approved").own_arguments == ("approved",)

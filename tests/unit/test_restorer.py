@@ -82,3 +82,46 @@ def test_an_untouched_victim_counts_nothing(tmp_path: Path) -> None:
     with Restorer(victim, keep) as restorer:
         pass
     assert restorer.taken == 0
+
+
+def test_a_write_in_place_in_two_steps_seen_between_them_is_one_effect(tmp_path: Path) -> None:
+    # A writer that empties the file (O_TRUNC) and then writes it, looked at in between: what a
+    # proxy writing its file in place does. The look must not put it back and count it, only for
+    # the write that follows to be counted again.
+    victim, keep = victim_in(tmp_path)
+    before = identity_of(victim)
+    with Restorer(victim, keep) as restorer:
+        fd = os.open(victim, os.O_WRONLY | os.O_TRUNC)
+        try:
+            restorer.look()
+            os.write(fd, b"written by the server\n")
+        finally:
+            os.close(fd)
+        restorer.look()
+        assert restorer.taken == 1
+    assert identity_of(victim) == before
+    assert victim.read_text().startswith("victim:")
+    assert restorer.taken == 1
+
+
+def test_two_writers_in_place_at_once_are_two_effects(tmp_path: Path) -> None:
+    victim, keep = victim_in(tmp_path)
+    with Restorer(victim, keep) as restorer:
+        first = os.open(victim, os.O_WRONLY | os.O_TRUNC)
+        second = os.open(victim, os.O_WRONLY | os.O_TRUNC)
+        for fd in (first, second):
+            os.write(fd, b"written\n")
+            os.close(fd)
+        restorer.settle()
+    assert restorer.taken == 2
+
+
+def test_a_file_opened_for_writing_and_closed_unchanged_counts_nothing(tmp_path: Path) -> None:
+    # Opened read-write to take a lock, then closed: nothing was written.
+    victim, keep = victim_in(tmp_path)
+    with Restorer(victim, keep) as restorer:
+        os.close(os.open(victim, os.O_RDWR))
+        restorer.look()
+        os.truncate(victim, 0)  # then emptied by name: one effect, not two
+        restorer.settle()
+    assert restorer.taken == 1
