@@ -8,27 +8,40 @@ Where the twin's refusal names the values the argument takes ("vent must be one 
 south, roof", "tanks: rain, well") and one of them, sent as a third call, is asked about, the
 argument takes a closed set: nothing the harness could send through it reaches a question.
 
+Where the refusal names no values, a second twin is sent: the honest value (the one already
+asked about) with its last digit, else its last letter, changed (`J1` -> `J7`, `inv-0042` ->
+`inv-0048`): the same length and the same characters in each place. A format check takes a
+value of its shape; only a lookup of the records the target knows refuses it. So a shape twin
+refused before any question, while the honest value was asked about, shows the argument names
+a record that must exist: nothing the harness could send through it reaches a question (a
+record whose own text is hostile is another attack). A shape twin that is asked about shows
+the argument open to values of its shape: the hostile values go in after it (`J7` + text).
+
 When no argument the question shows is left, the attack is `not_applicable`, quoting the
 refusal: nothing was defended (not `refused`) and nothing is left to learn (not
-`inconclusive`). An argument whose twin was refused in words that name no values, or whose
-named value was not asked about either, says only that the harness's call failed: then, with
-no argument left, the attack stays `inconclusive`, quoting the twin's refusal.
+`inconclusive`). An argument whose twin was refused in words that name no values, and whose
+shape twin could not be made or was not refused either, or whose named value was not asked
+about, says only that the harness's call failed: then, with no argument left, the attack stays
+`inconclusive`, quoting the twin's refusal.
 
-The verdict is read from the transcript: the twin's refusal is read again (`constraints.read`)
-and the third call's reply must be a question or a preview.
+The verdict is read from the transcript: the twin's refusal is read again (`constraints.read`),
+the third call's reply must be a question or a preview, and the shape twin is derived again
+from the honest value, found in the requests of both calls, refused and asked about in turn.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 from ..confirmations import replies
 from ..engine.reading import Judged, Reading, Seen, literal, quoted, reads
 from ..models import Exchange, Outcome, Part, Response, Said, Verdict
 from ..target import constraints
+from ._arguments import strings
 from .base import Attack
 
 
@@ -45,6 +58,13 @@ class TwinOfArgument:
     valid: str = ""
     valid_exchange: int | None = None
     valid_reached: str = ""
+    # The honest value (asked about at `honest_exchange`) and its shape twin, sent when the refusal named no values.
+    honest: str = ""
+    honest_exchange: int | None = None
+    shape: str = ""
+    shape_exchange: int | None = None
+    # How the shape twin reached the gate, "" if refused before it (or never sent).
+    shape_reached: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +75,7 @@ class ClosedSet(Part):
 
     @property
     def open(self) -> tuple[TwinOfArgument, ...]:
-        return tuple(t for t in self.twins if t.reached)
+        return tuple(t for t in self.twins if t.reached or t.shape_reached)
 
 
 def named_values(argument: str, twin: str, refusal: Response) -> list[str]:
@@ -82,14 +102,20 @@ def took(response: Response) -> bool:
     )
 
 
-def closed_by(twin: TwinOfArgument, exchanges: tuple[Response, ...]) -> str | None:
-    """Why the argument takes only a closed set of values, read from the recorded replies; None if not shown."""
-    if twin.reached or twin.twin_exchange < 0 or twin.valid_exchange is None or not twin.valid_reached:
+def closed_by(twin: TwinOfArgument, exchanges: Sequence[Exchange]) -> str | None:
+    """Why the argument takes only a closed set of values, read from the recorded exchanges; None if not shown."""
+    if twin.reached or twin.shape_reached or twin.twin_exchange < 0:
         return None
-    refused = exchanges[twin.twin_exchange]
-    if took(refused) or twin.valid not in named_values(twin.argument, twin.twin, refused):
+    refused = exchanges[twin.twin_exchange].response
+    if took(refused):
         return None
-    if not took(exchanges[twin.valid_exchange]):
+    if twin.shape_exchange is not None:
+        return looked_up(twin, exchanges)
+    if twin.valid_exchange is None or not twin.valid_reached:
+        return None
+    if twin.valid not in named_values(twin.argument, twin.twin, refused):
+        return None
+    if not took(exchanges[twin.valid_exchange].response):
         return None
     said = literal((replies.refusal_text(refused) or refused.text)[:200])
     return (
@@ -99,13 +125,65 @@ def closed_by(twin: TwinOfArgument, exchanges: tuple[Response, ...]) -> str | No
     )
 
 
+def shape_twin(honest: str) -> str:
+    """`honest` with its last digit (else its last letter) changed, in the same class; "" if it has neither.
+
+    The same length and the same kind of character in each place (`J1` -> `J7`, `inv-0042` ->
+    `inv-0048`, `alice` -> `alicb`): a digit stays a digit, and one that is not 0 stays not 0;
+    a letter keeps its case, and one of a..f stays one (a hex id stays hex).
+    """
+    digits = [i for i, ch in enumerate(honest) if ch in string.digits]
+    letters = [i for i, ch in enumerate(honest) if ch in string.ascii_letters]
+    if digits:
+        at = digits[-1]
+        d = int(honest[at])
+        new = str((d + 5) % 9 + 1) if d else "6"
+    elif letters:
+        at = letters[-1]
+        low = honest[at].lower()
+        pool = "abcdef" if low in "abcdef" else "ghijklmnopqrstuvwxyz"
+        new = pool[(pool.index(low) + len(pool) // 2) % len(pool)]
+        new = new.upper() if honest[at].isupper() else new
+    else:
+        return ""
+    return honest[:at] + new + honest[at + 1 :]
+
+
+def holds(request: Mapping[str, Any], argument: str, value: str) -> bool:
+    """Whether a recorded call sent `value` as (dotted) `argument`."""
+    arguments = request.get("arguments")
+    return isinstance(arguments, Mapping) and (argument, value) in strings(arguments)
+
+
+def looked_up(twin: TwinOfArgument, exchanges: Sequence[Exchange]) -> str | None:
+    """Why the argument names a record that must exist (its shape twin refused, the honest value asked); None if not shown."""
+    if twin.honest_exchange is None or twin.shape_exchange is None or twin.shape_reached:
+        return None
+    if not twin.shape or twin.shape != shape_twin(twin.honest):
+        return None
+    shaped, honest = exchanges[twin.shape_exchange], exchanges[twin.honest_exchange]
+    if replies.said(shaped.response) is not Said.REFUSED or not holds(
+        shaped.request, twin.argument, twin.shape
+    ):
+        return None
+    if not took(honest.response) or not holds(honest.request, twin.argument, twin.honest):
+        return None
+    said = literal((replies.refusal_text(shaped.response) or shaped.response.text)[:200])
+    return (
+        f"{twin.argument} names a record that must exist: its benign twin {literal(twin.twin)} was refused "
+        f"before any question, and so was {literal(twin.shape)} ({said}), a value of the same shape as the "
+        f"honest {literal(twin.honest)}, which was asked about; a format check takes a value of its shape, "
+        f"only a lookup refuses one, so {twin.argument} takes only values the target already knows (a record "
+        "whose own text is hostile would be another attack, not tried here)"
+    )
+
+
 @reads(ClosedSet)
 class ReadClosedSet(Reading[ClosedSet]):
     def unjudged(self, part: ClosedSet, seen: Seen) -> Judged | None:
         if part.open or not part.twins:
             return None
-        replies_ = tuple(e.response for e in seen.transcript.exchanges)
-        closed = [closed_by(twin, replies_) for twin in part.twins]
+        closed = [closed_by(twin, seen.transcript.exchanges) for twin in part.twins]
         if all(closed):
             reason = "; ".join(c for c in closed if c)
             return (
@@ -134,6 +212,11 @@ class ReadClosedSet(Reading[ClosedSet]):
             line = f"benign twin of {twin.argument!r} {literal(twin.twin)}: {twin.reached or 'refused before any question'}"
             if twin.valid:
                 line += f"; {literal(twin.valid)}, a value its refusal names, {twin.valid_reached or 'was refused too'}"
+            if twin.shape:
+                line += (
+                    f"; {literal(twin.shape)}, a value of the shape of the honest {literal(twin.honest)}, "
+                    f"{twin.shape_reached or 'was refused before any question too'}"
+                )
             lines.append(line)
         return tuple(lines)
 
@@ -181,13 +264,44 @@ async def twin_of(
     value, index = refusal
     named = named_values(argument, value, attack.exchanged[index].response)
     if not named:
-        return TwinOfArgument(argument, value, index)
+        return await _shape_twin(attack, TwinOfArgument(argument, value, index), plain, probe, words)
     valid = next((v for v in named if v != plain), named[0])
     before = len(attack.exchanged)
     shown, _ = await probe.ask_once(valid)
     valid_index = _decisive(attack.exchanged, before)
     reached = words if shown is not None else ""
     return TwinOfArgument(argument, value, index, "", valid, valid_index, reached)
+
+
+async def _shape_twin(
+    attack: Attack, twin: TwinOfArgument, plain: str, probe: ArgumentProbe, words: str
+) -> TwinOfArgument:
+    """`twin`, refused in words that name no values, with the honest value's shape twin sent outright."""
+    shape = shape_twin(plain)
+    outright = [placement for placement, value in probe.placements(shape) if value == shape]
+    if not shape or not outright:
+        return twin
+    exchanged = attack.exchanged
+    honest = next(
+        (
+            i
+            for i in range(twin.twin_exchange - 1, -1, -1)
+            if took(exchanged[i].response) and holds(exchanged[i].request, twin.argument, plain)
+        ),
+        None,
+    )
+    before = len(exchanged)
+    shown, _ = await probe.ask_once(shape)
+    if shown is not None:
+        probe.reached(outright[0])
+    return replace(
+        twin,
+        honest=plain,
+        honest_exchange=honest,
+        shape=shape,
+        shape_exchange=_decisive(attack.exchanged, before),
+        shape_reached=words if shown is not None else "",
+    )
 
 
 def _decisive(exchanged: Sequence[Exchange], before: int) -> int | None:

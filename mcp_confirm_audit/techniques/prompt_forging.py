@@ -55,6 +55,7 @@ from ..catalogue.question_text import result_as_shown, terminal_as_shown
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.replies import refusal, refusal_text
 from ..engine.action import Instance
+from ..engine.reading import literal
 from ..models import Outcome, Response, Verdict
 from . import OVER_A_PREVIEW, technique
 from ._arguments import ArgumentSubject, Where, shown_arguments
@@ -401,9 +402,11 @@ class _FlowArgumentProbe(_PreviewProbe):
         super().__init__(reader.attack, reader.folder, reader.kind, reader.flow, baseline)
         self.subject = ArgumentSubject(reader.attack, reader.attack.use_of_action, where)
         self.plain_second = f"plain-{self.subject.argument}-value"
+        # What each hostile value goes in after: a value of the honest one's shape, when only those are asked.
+        self.lead = ""
 
     def placements(self, name: str) -> list[tuple[int, str]]:
-        return self.subject.values(name)
+        return self.subject.values(self.lead + name)
 
     def reached(self, placement: int) -> None:
         self.subject.reached(placement)
@@ -458,10 +461,20 @@ async def _forge_into(
         await twin_of(attack, where[1], where[2], probe, previewed=previewed)
         for where, probe in zip(shown, probes, strict=True)
     ]
-    attack.record(ClosedSet(tuple(twins)))
-    kept = [(where, probe) for where, probe, twin in zip(shown, probes, twins, strict=True) if twin.reached]
+    closed = ClosedSet(tuple(twins))
+    attack.record(closed)
+    for where, probe, twin in zip(shown, probes, twins, strict=True):
+        if not twin.reached and twin.shape_reached:
+            # Only a value of the honest one's shape was asked about: the hostile text goes in after one.
+            probe.lead = twin.shape
+            attack.note(
+                f"hostile strings in {where[1]!r} go in after {literal(twin.shape)}, a value of its shape"
+            )
+    kept = [
+        (where, probe) for where, probe, twin in zip(shown, probes, twins, strict=True) if twin in closed.open
+    ]
     if not kept:
-        return  # the verdict reads the twins: a closed set is not applicable, else inconclusive
+        return  # the verdict reads the twins: a closed set or a lookup is not applicable, else inconclusive
     shown, probes = [where for where, _ in kept], [probe for _, probe in kept]
     names = ", ".join(repr(k) if i is None else f"{attack.plan.setup[i].tool}'s {k!r}" for i, k, _ in shown)
     attack.note(f"hostile strings go into {names}, which the question shows")
@@ -498,9 +511,11 @@ class _ArgumentProbe(_Probe):
         self.subject = ArgumentSubject(attack, victim, where)
         self.argument = self.subject.argument
         self.plain_second = f"plain-{self.argument}-value"
+        # What each hostile value goes in after: a value of the honest one's shape, when only those are asked.
+        self.lead = ""
 
     def placements(self, name: str) -> list[tuple[int, str]]:
-        return self.subject.values(name)
+        return self.subject.values(self.lead + name)
 
     def reached(self, placement: int) -> None:
         self.subject.reached(placement)

@@ -164,6 +164,7 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "reference/server.py": ("reference/flaws.py", ("FLAWS",)),
     "elsewhere/server.py": ("elsewhere/server.py", ("FLAWS",)),
     "payments/server.py": ("payments/payment_flaws.py", ("FLAWS",)),
+    "jobs/server.py": ("jobs/server.py", ("FLAWS",)),
     "confirm_kinds/server.py": ("confirm_kinds/kind_flaws.py", ("FLAWS",)),
     "legacy/server.py": ("legacy/server.py", ("FLAWS",)),
     "orders/server.py": ("orders/server.py", ("FLAWS",)),

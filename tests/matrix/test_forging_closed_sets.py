@@ -7,6 +7,10 @@ another vent is asked about, and with no other text in the question the attack i
 never refused (nothing was defended) and never inconclusive (nothing is left to learn). Beside a closed
 argument, a free-text one still carries the attack: the payments server paying only the recipients on
 its allow-list, whose memo goes into the question raw (`unescaped-memo`), is caught through the memo.
+An id that names a record that must exist is no place for text either: the job tracker refuses the
+twin and `J7`, a value of the honest `J1`'s shape, and the attack is not applicable; with its id only
+format-checked (`format-only-id`) `J7` is asked about, and hostile text after it reaches the question.
+Both ways in two styles (ids `J1` refused as tool errors, `inv-0041` refused in ordinary results).
 One attack, in process, per server.
 """
 
@@ -76,3 +80,40 @@ def test_a_free_text_memo_beside_a_closed_recipient_still_carries_the_attack(
     assert "benign twin of 'memo'" in evidence
     assert '"memo": "notes\\n\\nplease confirm.txt"' in evidence, evidence
     assert verdict is (Verdict.VULNERABLE if flaws else Verdict.REFUSED), reason
+
+
+# The job tracker's two styles: ids J1, J2 refused as a tool error; ids inv-0041, inv-0042 refused
+# inside an ordinary result ({"ok": false, "error": ...}).
+STYLES = {"J": {}, "inv": {"ids": "inv", "id_refusals": "result"}}
+HONEST = {"J": ("J1", "J7"), "inv": ("inv-0041", "inv-0047")}
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_a_job_id_that_must_exist_is_a_lookup_and_not_applicable(catalogue: Catalogue, style: str) -> None:
+    honest, shape = HONEST[style]
+    verdict, reason, evidence = judged(catalogue, "jobs", "set_status", **STYLES[style])
+    assert verdict is Verdict.NOT_APPLICABLE, reason
+    assert "job_id names a record that must exist" in reason
+    # The shape twin's own refusal is quoted, and the honest value that was asked is named.
+    assert f'"{shape}" ("' in reason
+    assert f"no job '{shape}' in jobs.csv\")" in reason
+    assert f'the honest "{honest}", which was asked about' in reason
+    assert (
+        f'"{shape}", a value of the shape of the honest "{honest}", was refused before any question too'
+        in evidence
+    )
+    assert "[attack]" not in evidence, evidence
+
+
+@pytest.mark.parametrize("style", sorted(STYLES))
+def test_a_job_id_only_format_checked_carries_the_attack_after_a_value_of_its_shape(
+    catalogue: Catalogue, style: str
+) -> None:
+    honest, shape = HONEST[style]
+    verdict, reason, evidence = judged(
+        catalogue, "jobs", "set_status", flaws=["format-only-id"], **STYLES[style]
+    )
+    # The twin is refused by the format check, the shape twin is asked about: the hostile text goes in after it.
+    assert f'"{shape}", a value of the shape of the honest "{honest}", was asked about' in evidence
+    assert f'"job_id": "{shape}notes\\n\\nplease confirm.txt"' in evidence, evidence
+    assert verdict is Verdict.VULNERABLE, reason

@@ -89,14 +89,12 @@ def assert_careful(
             assert result.verdict is Verdict.NOT_APPLICABLE, result
             assert NOT_CONFIGURED[result.family] in result.reason
         elif result.family == "prompt-forging" and shows_only_lookups:
-            # A job id names a job that must exist: its harmless twin is refused before any question
-            # as a hostile id would be, so nothing the person reads was tested. That is inconclusive,
-            # quoting the twin's refusal, never a pass (the refusal names no set of values to take).
-            assert result.verdict is Verdict.INCONCLUSIVE, result
-            assert result.reason.startswith("no argument the question shows took a harmless value"), (
-                result.reason
-            )
-            assert "no job" in result.reason, result.reason
+            # A job id names a job that must exist: its harmless twin is refused before any question, and
+            # so is J7, a value of the shape of the honest J1 that was asked about (a format check would
+            # take it): the id takes only values the target knows, so no hostile text reaches the question.
+            assert result.verdict is Verdict.NOT_APPLICABLE, result
+            assert "job_id names a record that must exist" in result.reason, result.reason
+            assert "no job 'J7' in jobs.csv" in result.reason, result.reason
         elif result.id == "MCA-ERAS-004":
             # A swap in each era renames another file onto the name: no file, nothing to try. (A replay
             # in each era, MCA-ERAS-005, runs: a second payment is an effect of its own.)
@@ -293,6 +291,17 @@ def test_each_job_tracker_flaw_is_caught_and_named_by_its_cell(
     assert_caught_and_nothing_else(run, families, expected)
     first = run.by_id()[next(iter(expected))]
     assert "file:jobs.csv[0].revision" in first.effect.observed, first.effect
+
+
+def test_a_job_id_only_format_checked_is_caught_by_prompt_forging_and_fools_no_other(
+    audit_jobs: AuditFn,
+) -> None:
+    # Any id that starts J and digits is a new job, shown raw: hostile text after J7 (a value of J1's
+    # shape that was asked about) forges the question. The careful tracker's lookup is not applicable.
+    run = audit_jobs(**built(JOBS, "format-only-id"))
+    expected = {**{f"MCA-PROMPT-{n:03d}": V for n in range(1, 7)}, "MCA-PROMPT-007": W}
+    assert_caught_and_nothing_else(run, "prompt-forging", expected)
+    assert 'go in after "J7", a value of its shape' in " ".join(run.by_id()["MCA-PROMPT-001"].evidence)
 
 
 def test_hostile_text_staged_by_the_setup_call_reaches_the_question_about_its_handle(
