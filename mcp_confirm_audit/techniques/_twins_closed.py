@@ -31,6 +31,7 @@ from the honest value, found in the requests of both calls, refused and asked ab
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -273,13 +274,29 @@ async def twin_of(
     return TwinOfArgument(argument, value, index, "", valid, valid_index, reached)
 
 
+def in_sandbox(attack: Attack, plain: str) -> bool:
+    """Whether `plain` names an entry of the audit's own sandbox (a folder, a file).
+
+    Such a record is one anybody who can write there makes, the harness too: a folder whose
+    name is hostile text is within reach, so a refusal of a name that does not exist says
+    nothing about what the question shows, and the lookup rule does not apply.
+    """
+    root = attack.sandbox.root
+    candidates = (plain,) if os.path.isabs(plain) else (os.path.join(root, plain),)
+    return any(
+        os.path.commonpath([os.path.abspath(root), os.path.abspath(c)]) == os.path.abspath(root)
+        and os.path.lexists(c)
+        for c in candidates
+    )
+
+
 async def _shape_twin(
     attack: Attack, twin: TwinOfArgument, plain: str, probe: ArgumentProbe, words: str
 ) -> TwinOfArgument:
     """`twin`, refused in words that name no values, with the honest value's shape twin sent outright."""
     shape = shape_twin(plain)
     outright = [placement for placement, value in probe.placements(shape) if value == shape]
-    if not shape or not outright:
+    if not shape or not outright or in_sandbox(attack, plain):
         return twin
     exchanged = attack.exchanged
     honest = next(

@@ -10,6 +10,10 @@ must exist (a lookup, not applicable); asked about, the argument is open; anythi
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
 import pytest
 from verdict_records import attack_spec
 
@@ -31,6 +35,7 @@ from mcp_confirm_audit.techniques._arguments import _free_text
 from mcp_confirm_audit.techniques._twins_closed import (
     ClosedSet,
     TwinOfArgument,
+    in_sandbox,
     named_values,
     shape_twin,
     twin_text,
@@ -228,3 +233,17 @@ def test_a_shape_twin_that_was_asked_about_leaves_the_verdict_to_the_hostile_val
 )
 def test_the_shape_twin_keeps_the_length_and_the_kind_of_each_character(honest: str, shape: str) -> None:
     assert shape_twin(honest) == shape
+
+
+def test_a_folder_in_the_sandbox_is_never_taken_for_a_lookup(tmp_path: Path) -> None:
+    # A photo organiser's source folder must exist, but anybody who writes to the root, the harness
+    # too, can make one whose name is hostile text: its missing twin proves nothing about the question.
+    root = tmp_path / "root"
+    (root / "in").mkdir(parents=True)
+    attack = cast(Any, SimpleNamespace(sandbox=SimpleNamespace(root=root)))
+    assert in_sandbox(attack, str(root / "in"))
+    assert in_sandbox(attack, "in")
+    # A job id, and a folder outside the root, are not the sandbox's entries: the rule may apply.
+    assert not in_sandbox(attack, "J1")
+    (tmp_path / "elsewhere").mkdir()
+    assert not in_sandbox(attack, str(tmp_path / "elsewhere"))
