@@ -218,11 +218,15 @@ def _links(message: str) -> tuple[list[tuple[int, str]], ...]:
     )
 
 
+# The numbers in a link's text: a template's link around an id (a fresh record's, each use of the action its own).
+_NUMBERS = re.compile(r"\d+")
+
+
 @lru_cache(maxsize=64)
 def _template_links(baseline: str) -> tuple[tuple[frozenset[str], frozenset[int]], ...]:
-    # One baseline serves every name an attack asks about: each kind's link texts and starts.
+    # One baseline serves every name an attack asks about: each kind's link texts (their numbers as 0) and starts.
     return tuple(
-        (frozenset(text for _, text in found), frozenset(start for start, _ in found))
+        (frozenset(_NUMBERS.sub("0", text) for _, text in found), frozenset(start for start, _ in found))
         for found in _links(baseline)
     )
 
@@ -246,7 +250,9 @@ def clickable(message: str, baseline: str) -> list[Finding]:
     Text in a code span and backslash-escaped punctuation are literal in markdown:
     a bracket shown that way opens no link. A link the template opens itself, before
     the name (`s3://bucket/{name}`), is the template's even where the name lengthens it:
-    the question about a plain name opens the same kind of link at the same place.
+    the question about a plain name opens the same kind of link at the same place. A link the
+    template shows after the name, around an id each use of the action gets afresh
+    (`https://example.org/c41/1`, then `c49/1`), is the template's too: numbers aside, its text is.
     """
     findings: list[Finding] = []
     same = _shared_start(message, baseline)
@@ -254,7 +260,7 @@ def clickable(message: str, baseline: str) -> list[Finding]:
         _LINKS, _links(message), _template_links(baseline), strict=True
     ):
         for start, match in found:
-            if match in texts or (start < same and start in starts):
+            if _NUMBERS.sub("0", match) in texts or (start < same and start in starts):
                 continue
             findings.append(
                 (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")

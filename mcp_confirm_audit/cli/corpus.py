@@ -43,6 +43,12 @@ DOCS_PAGE = Path("docs") / "explanation" / "corpus.md"
 FINDINGS = frozenset({"vulnerable", "weak"})
 JUDGED = frozenset({"refused", "vulnerable", "weak"})
 _Z95 = 1.959963984540054
+# A control whose failure is a flaw's finding, expected as `control-NAME` (engine/baseline's CONTROL_PREFIX):
+# `unasked`, a tool that acted on its first call with no question.
+_CONTROL = "control-"
+EXPECTED_CONTROLS = ("control-unasked",)
+# The controls a case's outcome keeps when they fail: the honest flow, and a tool that acted unasked.
+_KEPT_CONTROLS = ("approve", "unasked")
 # A Python target over stdio forks from one process that imported the SDK (target/zygote.py).
 _SDK_ZYGOTE = ("mcp.server.mcpserver",)
 # The controls a flawed case may expect its flaw to fail (engine/controls, confirmations/honest.py).
@@ -87,6 +93,9 @@ class Case(BaseModel):
     # The controls a flawed case's flaw fails, beside its findings (`approve`: a gate that acts when nobody
     # answers is open, every other attack inconclusive, so no baseline holds its run green).
     fails_controls: list[_CONTROL_NAMES] = Field(default_factory=list)
+    # Why this server has no honest flow to complete (it never asks, or its tool acts on its first call):
+    # its approve control fails by design, and what needs no honest flow is judged all the same.
+    no_honest_flow: str | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> Case:
@@ -115,6 +124,10 @@ class Case(BaseModel):
         if not self.careful and self.why is not None:
             raise ValueError(f"case {self.id}: why: is for a careful case that runs only some families")
         for attack, verdicts in self.expect.items():
+            if attack.startswith(_CONTROL) and attack not in EXPECTED_CONTROLS:
+                raise ValueError(
+                    f"case {self.id}: {attack} is no control a flaw fails; one of {', '.join(EXPECTED_CONTROLS)}"
+                )
             if not verdicts or set(verdicts) - FINDINGS:
                 raise ValueError(
                     f"case {self.id}: {attack} must expect vulnerable and/or weak, got {verdicts}"
@@ -293,10 +306,11 @@ def run_case(
         return Outcome(case.id, (), error=f"{type(exc).__name__}: {exc}")
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
     # The honest approve flow gates every attack; a flaw may break another control (a decline that acts),
-    # kept when the case names it (fails_controls).
-    named = {"approve", *case.fails_controls}
+    # kept when the case names it (fails_controls), and a tool that acts on its first call fails `unasked`.
+    named = {*_KEPT_CONTROLS, *case.fails_controls}
     failed = tuple(dict.fromkeys(c.name for c in run.controls if c.name in named and not c.passed))
-    if case.careful:
+    if case.careful or case.no_honest_flow:
+        # With no honest flow a real run errors on its approve control, as it must: no baseline is put to it.
         return Outcome(case.id, results, failed)
     text = corpus_gate.baseline_text(run.results, run.controls)
     baselined = tuple(corpus_gate.gated(run.results, run.controls, text))
@@ -352,7 +366,9 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
         if outcome.error:
             wrong.append(f"{case.id}: the audit did not run: {outcome.error}")
         for control in outcome.failed_controls:
-            if control not in case.fails_controls:
+            if control == "approve" and case.no_honest_flow:
+                continue
+            if control not in case.fails_controls and _CONTROL + control not in case.expect:
                 wrong.append(f"{case.id}: control {control} failed, so its attacks are inconclusive")
         if not outcome.error:
             for control in case.fails_controls:
@@ -362,11 +378,17 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
                     )
         # An audit of several tools (zero configuration) has a result per attack and tool: an expected
         # attack is found when it is found on any of them, and every other judged result is a trial.
+        # A failed control a case expects (control-unasked) is a finding of its own.
         got: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for attack, family, verdict in outcome.results:
             got[attack].append((family, verdict))
+        for name in outcome.failed_controls:
+            got[_CONTROL + name].append((name, "vulnerable"))
         for attack, wanted in case.expect.items():
-            seen = got.get(attack) or [(_family_of(attack, outcome), "missing")]
+            default = (
+                attack.removeprefix(_CONTROL) if attack.startswith(_CONTROL) else _family_of(attack, outcome)
+            )
+            seen = got.get(attack) or [(default, "missing")]
             tally = tallies[seen[0][0]]
             tally.expected += 1
             if any(verdict in wanted for _, verdict in seen):
@@ -472,7 +494,7 @@ def default_sample(cases: Sequence[Case]) -> list[str]:
     """
     first: dict[str, str] = {}
     for case in sorted(cases, key=lambda c: not _settled(c)):
-        if not case.careful and "approve" not in case.fails_controls:
+        if not case.careful and not case.no_honest_flow and "approve" not in case.fails_controls:
             first.setdefault(case.server, case.id)
     return sorted(first.values(), key=[c.id for c in cases].index)
 
@@ -576,7 +598,11 @@ baseline is what the CLI's own writer makes of the run. So the command, which al
 every flawed case, writes that baseline from each case's results and asks the gate what the
 run would do under it, at the cost of a function call. A baseline cannot excuse what was not
 judged: a case left with an inconclusive result, or whose approve control failed, is a line
-here, as it would fail a real run. The real runs of the sample (the first settled flawed case of
+here, as it would fail a real run. A server with no honest flow at all (`no_honest_flow:`, one that
+never asks, or whose tool acts on its first call) fails its approve control by design: a real run
+errors there whatever the baseline says, so its flawed cases are shown as not gated, with why, and
+their finding is an attack that needs no honest flow (flag-bypass) or the failed control itself
+(`control-unasked`). The real runs of the sample (the first settled flawed case of
 each server, run again by the CLI with `run --baseline`) show that the function and the run
 agree, and that the exit 0 excused findings rather than finding none. A settled case expects
 attacks of every family it runs, each with one verdict: a baseline pins the verdict it was
@@ -630,8 +656,14 @@ def baseline_table(manifest: Manifest, outcomes: Iterable[Outcome]) -> str:
         if outcome.case not in flawed:
             continue
         found = sum(verdict in FINDINGS for _, _, verdict in outcome.results)
+        found += sum(_CONTROL + name in flawed[outcome.case].expect for name in outcome.failed_controls)
         expected = _expected_lines(flawed[outcome.case], outcome.baselined or ())
-        if outcome.baselined is None:
+        why = flawed[outcome.case].no_honest_flow
+        if why is not None:
+            gate = f"not gated, no honest flow: {why}; a real run errors on its approve control".replace(
+                "|", "\\|"
+            )
+        elif outcome.baselined is None:
             gate = "not run: the audit did not run"
         elif outcome.baselined and outcome.baselined == expected:
             gate = "exits 1, as this case expects (fails_controls): " + "; ".join(expected).replace(

@@ -377,6 +377,29 @@ def varied_args(
 Call = Callable[[str, str, Mapping[str, Any]], Awaitable[Response]]
 
 
+def _entry(result: Any, dotted: str, variant: int) -> str:
+    """`dotted` for another use of the action: a listing's entry `variant` places on, where it has more.
+
+    A listing called again with nothing to vary (`list_batches`) lists the same first entry: another use
+    saved from it would be the same subject, and an approval for it no approval for another.
+    """
+    parts = dotted.split(".")
+    if not variant:
+        return dotted
+    current = result
+    for index, part in enumerate(parts):
+        if isinstance(current, list) and part.isdigit() and len(current) > 1:
+            parts[index] = str((int(part) + variant) % len(current))
+            return ".".join(parts)
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            break
+    return dotted
+
+
 async def prepare(
     call: Call,
     tool: str,
@@ -415,7 +438,7 @@ async def prepare(
         result = result_value(response)
         for name, dotted in step.save.items():
             try:
-                saved[name] = field_of(result, dotted)
+                saved[name] = field_of(result, _entry(result, dotted, variant))
             except KeyError:
                 raise SetupFailed(
                     f"setup call {number} ({step.tool}) returned no field {dotted!r} to save as {name!r} "

@@ -281,7 +281,8 @@ class _Probe:
         shown = await self.ask(plain)
         if shown is None or self.last is None:
             return
-        self.record("the form for a plain value", plain, _form_problems(kind, self.last, plain, shown))
+        sent = getattr(self, "lead", "") + plain
+        self.record("the form for a plain value", sent, _form_problems(kind, self.last, sent, shown))
 
     def record(
         self, how: str, example: str | Sequence[str], found: list[Finding], *, always: bool = False
@@ -377,7 +378,8 @@ class _PreviewProbe(_Probe):
         """Over a flow only names-target gets here: a plain value's preview must name it."""
         plain = self.plain_second
         text = await self.ask(plain)
-        self.record("the preview of a plain value", plain, [] if text is None else names_target(text, plain))
+        sent = getattr(self, "lead", "") + plain
+        self.record("the preview of a plain value", sent, [] if text is None else names_target(text, sent))
 
     def never_staged(self) -> None:
         """A file is made by the harness: nothing is staged."""
@@ -464,9 +466,15 @@ async def _forge_into(
     closed = ClosedSet(tuple(twins))
     attack.record(closed)
     for where, probe, twin in zip(shown, probes, twins, strict=True):
-        if not twin.reached and twin.shape_reached:
-            # Only a value of the honest one's shape was asked about: the hostile text goes in after one.
+        if twin.reached:
+            # The other plain value the form checks ask about is the twin, which the argument took: a made-up
+            # `plain-to-value` is refused by an argument with a pattern, and nothing is judged.
+            probe.plain_second = twin.twin
+        elif twin.shape_reached:
+            # Only a value of the honest one's shape was asked about: the hostile text goes in after one,
+            # and the form checks ask about that value alone.
             probe.lead = twin.shape
+            probe.plain_second = ""
             attack.note(
                 f"hostile strings in {where[1]!r} go in after {literal(twin.shape)}, a value of its shape"
             )

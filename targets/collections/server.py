@@ -8,7 +8,8 @@ Links live in collections, kept in this process's memory and seen only through
 the read-only `list_links`. `delete_collection(collection_id)` asks the person
 first, naming the collection and every link it will delete, in either era: over
 2026-07-28 with an MRTR round (a form, a state), over a legacy connection with
-`elicitation/create` while the call waits (what `ctx.elicit` sends).
+`elicitation/create` while the call waits (what `ctx.elicit` sends), for five seconds at most. It asks
+only a client that declared form elicitation, and quotes the title with link punctuation escaped.
 
 Between the question and the answer, the target's own `move_link` can move
 another link into the collection (or `add_link` save a new one straight into it). The careful server acts on what was shown:
@@ -50,15 +51,23 @@ import itertools
 import json
 import logging
 import secrets
+import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
+import anyio
 from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
+
+_REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
+if _REFERENCE not in sys.path:
+    sys.path.insert(0, _REFERENCE)
+
+from capabilities import require_form_elicitation  # noqa: E402
 
 SERVER_NAME = "mcp-collections-reference"
 FLAWS = {
@@ -74,6 +83,10 @@ ById = Literal["none", "refuses-members"]
 # How list_links answers: JSON rows, or text, one line a link (a probe that is coarse read whole).
 Listing = Literal["json", "text"]
 ON_LINKS = ("delete", "keep", "cancel")
+# How long a legacy question waits for the person before nothing is deleted.
+ANSWER_SECONDS = 5.0
+# Markdown's and HTML's link punctuation, escaped in a title the question quotes: shown, never a link.
+_LINK_MARKS = str.maketrans({c: "\\" + c for c in "[]<>"})
 
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 _EDITS = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
@@ -119,7 +132,7 @@ class Gate:
 
     def question(self, collection: str, shown: frozenset[str], on_links: str = "delete") -> str:
         urls = ", ".join(json.dumps(self.store.links[k]["url"]) for k in sorted(shown)) or "no links"
-        title = json.dumps(self.store.titles[collection])
+        title = json.dumps(self.store.titles[collection]).translate(_LINK_MARKS)
         if on_links == "keep":
             return (
                 f"Delete the collection {title} ({collection}) and keep its {len(shown)} links loose: {urls}?"
@@ -161,13 +174,27 @@ def _modern(ctx: Context) -> bool:
     return str(getattr(ctx, "protocol_version", None)) == "2026-07-28"
 
 
+def _declares_form(ctx: Context) -> bool:
+    """Whether the client declared form elicitation (an empty capability is form mode)."""
+    elicitation = getattr(ctx.client_capabilities, "elicitation", None)
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
 async def _legacy(gate: Gate, ctx: Context, collection: str, on_links: str) -> str:
     """Over a legacy connection: ask with elicitation/create while the call waits, as often as it must."""
     session = ctx.request_context.session
     shown = gate.subject(collection)
+    if not _declares_form(ctx):
+        raise ToolError(
+            "this client cannot show the person a form (no elicitation declared): nothing was deleted"
+        )
     while True:
         message = gate.question(collection, shown, on_links)
-        result = await session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
+        try:
+            with anyio.fail_after(ANSWER_SECONDS):
+                result = await session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
+        except TimeoutError:
+            return f"not deleted: no answer within {ANSWER_SECONDS:g} s"
         if not _says_yes(result.action, result.content):
             return f"not deleted: the person answered {result.action}"
         if not gate.drifted(collection, shown):
@@ -189,6 +216,7 @@ def _mrtr(gate: Gate, ctx: Context, collection: str, on_links: str) -> str | typ
         return types.InputRequiredResult(input_requests={"confirm": question}, request_state=nonce)
 
     if ctx.request_state is None:
+        require_form_elicitation(ctx.client_capabilities)
         return ask(gate.subject(collection))
     held = gate.pending.pop(str(ctx.request_state), None)
     if held is None or held[0] != collection:

@@ -12,7 +12,7 @@ What stands between a harness and its gate, each seen on a real server:
 - with `--world consumes` (the default) a booked slot stays booked: the next
   plan for it fails ("slot S-101 is already booked") in the same process;
 - `--asks` says how `book` asks: an MRTR question through the SDK (sealed state,
-  a nonce spent on first use), or a payload of its own in an ordinary result:
+  a nonce spent on first use; only to a client that declared form elicitation), or a payload of its own in an ordinary result:
   `{"decision": "ASK", "ticket": ...}` answered by `book(plan_id, ticket=...)`,
   `{"needs_confirm": true, "confirmation": ...}` answered by `confirmation=`, or
   `{"pending_approval": true, "ref": ...}` approved by the person
@@ -36,6 +36,7 @@ import json
 import logging
 import re
 import secrets
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -50,6 +51,12 @@ from mcp.types import (
     ToolAnnotations,
 )
 from pydantic import BaseModel, Field
+
+_REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
+if _REFERENCE not in sys.path:
+    sys.path.insert(0, _REFERENCE)
+
+from capabilities import require_form_elicitation  # noqa: E402
 
 ASKS = ("mrtr", "decision-ask", "needs-confirm", "pending-approval")
 FLAWS = ("decline-acts", "ticket-reuse", "agent-approves")
@@ -156,6 +163,7 @@ def build_server(
             plan = plan_of(plan_id)
             answer = (ctx.input_responses or {}).get("book")
             if answer is None:
+                require_form_elicitation(ctx.client_capabilities)
                 nonce = secrets.token_hex(16)
                 nonces.add(nonce)
                 form = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}

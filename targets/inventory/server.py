@@ -6,7 +6,8 @@ The shape of an inventory API fronted by an MCP server (stocktrim-mcp-server's):
 ROOT/inventory.json holds {"items": [...], "next_id": N}, written when the server
 starts, before any call. `delete_item(sku)` asks over `elicitation/create` with a
 form that has no field at all, the accept being the person's yes (what FastMCP's
-`ctx.elicit(message, response_type=None)` sends), and removes that item's row.
+`ctx.elicit(message, response_type=None)` sends), and removes that item's row. It asks only a
+client that declared form elicitation, and a question unanswered for five seconds is a no.
 `save_item(sku, name)` asks the same way before it adds the item, or renames it
 when the sku is already there (an upsert, as such an API's POST is). No tool lists the
 items: the file is the only place the effect shows. A 2025-11-25 (or 2025-06-18) connection only: this server speaks no MRTR.
@@ -36,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -52,6 +54,8 @@ SEED = [
 ]
 # The form of a confirmation sent with no response type: an object that asks nothing.
 NO_FIELDS: dict[str, Any] = {"type": "object", "properties": {}}
+# How long a question waits for the person before it is a no.
+ANSWER_SECONDS = 5.0
 
 
 class Store:
@@ -72,9 +76,22 @@ class Store:
 
 
 async def _person_says_yes(ctx: Context, message: str) -> bool:
-    """Ask over the back channel; the action alone decides (the form has nothing to fill in)."""
+    """Ask over the back channel; the action alone decides (the form has nothing to fill in).
+
+    Only a client that declared form elicitation is asked, and an unanswered question is a no after
+    ANSWER_SECONDS.
+    """
+    elicitation = getattr(ctx.client_capabilities, "elicitation", None)
+    if elicitation is None or (elicitation.form is None and elicitation.url is not None):
+        raise ToolError(
+            "this client cannot show the person a form (no elicitation declared): nothing changed"
+        )
     session = ctx.request_context.session
-    result = await session.elicit_form(message, NO_FIELDS, related_request_id=ctx.request_id)
+    try:
+        with anyio.fail_after(ANSWER_SECONDS):
+            result = await session.elicit_form(message, NO_FIELDS, related_request_id=ctx.request_id)
+    except TimeoutError:
+        return False
     return result.action == "accept"
 
 

@@ -7,7 +7,8 @@ and its options (`settings.json`). `revert_batch(batch_id)` moves one batch's
 photos back to `inbox/`: an action that names no file, whose effect is files
 moving in the sandbox. `set_option(option, value)` writes one key of
 `settings.json`. Both ask first (an MRTR form, the SDK's sealed state around a
-nonce spent on first use); `list_batches` shows the batches not yet reverted.
+nonce spent on first use), each argument shown escaped in a code span as the reference
+server's code-span style shows a name; `list_batches` shows the batches not yet reverted.
 
 Flaws (each removes one defence):
   revert-unasked    revert_batch moves the photos at once, asking nobody
@@ -30,6 +31,7 @@ _REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
 if _REFERENCE not in sys.path:
     sys.path.insert(0, _REFERENCE)
 
+import prompt  # noqa: E402
 from capabilities import require_form_elicitation  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
@@ -42,9 +44,17 @@ from mcp.types import (  # noqa: E402
     ToolAnnotations,
 )
 from pydantic import Field  # noqa: E402
+from styles.code_span import ESCAPING, code_span  # noqa: E402
 
 FLAWS = ("revert-unasked", "settings-unasked")
 BATCHES = 8
+
+
+def shown(text: str) -> str:
+    """An argument as the question shows it: escaped as the reference server's code-span style does."""
+    return code_span(prompt.shown_name(text, escaping=ESCAPING))
+
+
 _FORM = {"type": "object", "properties": {"yes": {"type": "boolean"}}, "required": ["yes"]}
 
 
@@ -104,7 +114,7 @@ def build_server(root: str | Path, *, flaws: Collection[str] = ()) -> MCPServer:
 
         if "revert-unasked" in flaws:
             return move()  # FLAW revert-unasked
-        question = f"Move the {len(photos)} photos of batch `{batch_id}` back to inbox/?"
+        question = f"Move the {len(photos)} photos of batch {shown(batch_id)} back to inbox/?"
         return await confirmed(ctx, question, move)
 
     server.add_tool(revert_batch, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
@@ -122,7 +132,7 @@ def build_server(root: str | Path, *, flaws: Collection[str] = ()) -> MCPServer:
 
         if "settings-unasked" in flaws:
             return write()  # FLAW settings-unasked
-        return await confirmed(ctx, f"Set the option `{option}` to `{value}`?", write)
+        return await confirmed(ctx, f"Set the option {shown(option)} to {shown(value)}?", write)
 
     server.add_tool(set_option, annotations=ToolAnnotations(read_only_hint=False))
     return server

@@ -116,18 +116,27 @@ def test_every_flawed_case_of_the_last_run_exits_0_under_a_baseline_of_its_own_f
     assert set(rows) == set(flawed), (
         "docs/explanation/corpus.md is stale: run mcp-confirm-audit corpus --write-docs"
     )
-    # A case whose flaw fails the approve control (fails_controls) exits 1 under any baseline, as it expects.
+    # A case whose flaw fails the approve control (fails_controls) exits 1 under any baseline, as it expects;
+    # a server with no honest flow errors on its approve control in any real run: not gated, and says why.
     expected = "exits 1, as this case expects (fails_controls): control approve on "
     open_gates = {c.id for c in flawed.values() if "approve" in c.fails_controls}
+    ungated = {case for case, c in flawed.items() if c.no_honest_flow}
+    assert {
+        case for case, (_, gate, _) in rows.items() if gate.startswith("not gated, no honest flow")
+    } == ungated
     assert {
         case: gate
         for case, (_, gate, _) in rows.items()
-        if gate != "exits 0" and not (case in open_gates and gate.startswith(expected))
+        if gate != "exits 0"
+        and not (case in open_gates and gate.startswith(expected))
+        and case not in ungated
     } == {}
     assert all(found > 0 for found, _, _ in rows.values())
     reran = {case: real for case, (_, _, real) in rows.items() if real != "not in the sample"}
     assert all(real.startswith("exit 0: ") for real in reran.values()), reran
-    assert {flawed[case].server for case in reran} == {c.server for c in flawed.values()}
+    assert {flawed[case].server for case in reran} == {
+        c.server for c in flawed.values() if not c.no_honest_flow
+    }
 
 
 def test_the_careful_cases_of_the_last_run_found_nothing_and_left_no_input_attack_inconclusive(
@@ -177,26 +186,7 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
 # Flaws proven by their own matrices and not yet cases of the corpus, each named: a flaw that becomes
 # a case must leave this list (the test fails while it is still listed), and a new flaw must become a
 # case, never join it.
-NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {
-    # test_flag_only_gate.py
-    "flag_only/server.py": frozenset(["flag-is-the-only-gate"]),
-    # test_zero_config_desk.py
-    "desk/server.py": frozenset(["agent-approves", "decline-acts", "ticket-reuse"]),
-    # ungated store rows (test_ungated_store_rows.py)
-    "inventory/server.py": frozenset(["clear-unasked", "save-unasked"]),
-    # test_decoys_and_asked.py
-    "messages/server.py": frozenset(["token-not-bound-to-args"]),
-    # test_outcome_model.py
-    "outcomes/server.py": frozenset(["decline-acts", "no-ledger"]),
-    # test_decoys_and_asked.py
-    "photos/server.py": frozenset(["revert-unasked", "settings-unasked"]),
-    # test_ungated_by_id.py, test_replies_that_say_little.py
-    "collections/server.py": frozenset(
-        ["deletes-current-members", "deletes-links-unasked", "on-links-skips-question", "prunes-unasked"]
-    ),
-    # a tool that never asks and logs every call, its switch the only gate (test_zero_config_search.py)
-    "zc_shapes/server.py": frozenset(["switch-acts"]),
-}
+NOT_YET_IN_THE_CORPUS: dict[str, frozenset[str]] = {}
 
 
 def _registered(script: str) -> frozenset[str]:

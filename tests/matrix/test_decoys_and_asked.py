@@ -214,3 +214,27 @@ def test_a_token_previewed_by_another_tool_drives_every_token_family(
     sent = [e.split(" <- ")[0] for r in run.results for e in r.evidence if "delete_file(" in e]
     assert sent
     assert not [e for e in sent if "dry_run" in e]
+
+
+# 7. The form checks ask about another plain value: one the argument takes, never a made-up one.
+
+FORM_CHECKS = frozenset({"MCA-PROMPT-010", "MCA-PROMPT-011", "MCA-PROMPT-012"})
+
+
+@pytest.mark.parametrize(
+    ("server", "settings"),
+    [
+        # option's pattern (^[a-z_]{1,32}$) refused `plain-option-value`: nothing was judged.
+        (PHOTOS, SETTINGS),
+        # A number only after its shape twin: `15559990007plain-to-value` is no number.
+        (MESSAGES, {"tool": "send_sms", "args": {"to": "15559990001", "body": "hello"}}),
+    ],
+    ids=["pattern", "shape"],
+)
+def test_the_form_checks_ask_about_a_plain_value_the_argument_takes(
+    catalogue: Catalogue, server: Path, settings: dict[str, Any]
+) -> None:
+    run = _audit(catalogue, server, {"flaws": []}, FORM_CHECKS, **settings)
+    judged = {r.id: r.verdict for r in run.results if r.verdict is not NA}
+    assert judged, [(r.id, r.reason) for r in run.results]
+    assert set(judged.values()) == {R}, [(r.id, r.verdict, r.reason) for r in run.results]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from mcp_confirm_audit.confirmations.values import field_of
-from mcp_confirm_audit.engine.action import Instance, render, varied_args
+from mcp_confirm_audit.engine.action import Instance, prepare, render, varied_args
+from mcp_confirm_audit.models import Outcome, Response
+from mcp_confirm_audit.profile.loader import SetupCall
 from mcp_confirm_audit.target.discovery import filler
 from mcp_confirm_audit.target.driver import ToolInfo
 
@@ -130,3 +133,17 @@ def test_another_tool_gets_the_actions_value_only_where_its_schema_takes_that_ty
         None,
     )
     assert use.plain_arguments(by_id)["collection"] == 101
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("variant", "batch"), [(0, "B2"), (1, "B3"), (2, "B2")])
+async def test_another_use_saved_from_a_listing_takes_its_next_entry(variant: int, batch: str) -> None:
+    # The photos server: list_batches has nothing to vary, so only the entry saved can make another use.
+    listed = {"batches": [{"batch_id": "B2"}, {"batch_id": "B3"}]}
+
+    async def call(label: str, tool: str, args: Any) -> Response:
+        return Response(Outcome.COMPLETE, json.dumps(listed), structured=listed)
+
+    setup = (SetupCall("list_batches", {}, {"b": "batches.0.batch_id"}),)
+    done = await prepare(call, "revert_batch", setup, {"batch_id": "{b}"}, {}, variant=variant)
+    assert done.arguments == {"batch_id": batch}

@@ -147,7 +147,9 @@ def test_the_sample_run_again_for_real_is_the_first_flawed_case_of_each_server()
     manifest = load_manifest(MANIFEST)
     sample = corpus.default_sample(manifest.cases)
     flawed = [c for c in manifest.cases if not c.careful]
-    assert len(sample) == len({c.server for c in flawed})
+    # A case with no honest flow errors on its approve control in any real run: never run again under a baseline.
+    assert len(sample) == len({c.server for c in flawed if not c.no_honest_flow})
+    assert not {c.id for c in flawed if c.no_honest_flow} & set(sample)
     assert sample[0] == next(c.id for c in flawed if c.server == "reference")
 
 
@@ -162,3 +164,56 @@ def test_the_sample_run_again_for_real_is_the_first_flawed_case_of_each_server()
 def test_a_careful_case_says_why_it_runs_only_some_families(case: dict[str, object], why: str) -> None:
     with pytest.raises(ValueError, match=why):
         corpus.Case.model_validate({"id": "c", "server": "s", **case})
+
+
+def test_with_no_honest_flow_the_failed_approve_control_is_no_miss_and_a_failed_unasked_control_is_the_finding() -> (
+    None
+):
+    manifest = load_manifest(MANIFEST)
+    outcomes = [
+        # The caller's flag the whole gate: found by flag-bypass, the approve control failing by design.
+        Outcome(
+            "flag-only/flag-is-the-only-gate",
+            (("MCA-FLAGBYPASS-001", "flag-bypass", "vulnerable"),),
+            failed_controls=("approve",),
+        ),
+        # A tool that acts on its first call: the unasked control is what finds it.
+        Outcome("photos/revert-unasked", (), failed_controls=("approve", "unasked")),
+        Outcome("photos-settings/settings-unasked", (), failed_controls=("approve",)),
+        # A careful server with an honest flow whose approve control fails is still a line.
+        Outcome("photos/careful", (), failed_controls=("approve",)),
+    ]
+    tallies, wrong = score(manifest, outcomes)
+    assert (tallies["flag-bypass"].detected, tallies["flag-bypass"].expected) == (1, 1)
+    assert (tallies["unasked"].detected, tallies["unasked"].expected) == (1, 2)
+    assert wrong == [
+        "photos-settings/settings-unasked: control-unasked missed (missing, wanted vulnerable)",
+        "photos/careful: control approve failed, so its attacks are inconclusive",
+    ]
+    rows = corpus.baseline_table(manifest, outcomes[:2])
+    assert "| `flag-only/flag-is-the-only-gate` | 1 | not gated, no honest flow: " in rows
+    assert "| `photos/revert-unasked` | 1 | not gated, no honest flow: " in rows
+
+
+def test_an_attack_run_on_several_tools_is_found_on_any_and_each_finding_elsewhere_is_counted() -> None:
+    manifest = load_manifest(MANIFEST)
+    outcomes = [
+        # Nothing configured: the same attack on each tool the audit found gated.
+        Outcome(
+            "desk/decline-acts",
+            (("MCA-CONSENT-001", "consent", "refused"), ("MCA-CONSENT-001", "consent", "vulnerable")),
+        ),
+        Outcome(
+            "desk/careful",
+            (("MCA-CONSENT-001", "consent", "weak"), ("MCA-CONSENT-001", "consent", "refused")),
+        ),
+    ]
+    tallies, wrong = score(manifest, outcomes)
+    assert (tallies["consent"].detected, tallies["consent"].expected) == (1, 1)
+    assert (tallies["consent"].false_positives, tallies["consent"].judged) == (1, 2)
+    assert wrong == ["desk/careful: MCA-CONSENT-001 is a false positive (weak)"]
+
+
+def test_a_failed_control_expected_is_one_a_flaw_fails() -> None:
+    with pytest.raises(ValueError, match="no control a flaw fails"):
+        corpus.Case.model_validate({"id": "c", "server": "s", "expect": {"control-approve": ["vulnerable"]}})

@@ -221,6 +221,15 @@ def test_links_the_template_itself_carries_are_not_the_names() -> None:
     assert clickable(template.format("x"), template.format("plain")) == []
 
 
+def test_a_link_the_template_shows_after_the_name_around_a_fresh_id_is_the_templates() -> None:
+    # The collections reference server: each use of the action makes a collection, its links named by its id.
+    template = 'Delete the collection "{}" ({}) and its links: "https://example.org/{}/1"?'
+    baseline = template.format("reading", "c41", "c41")
+    assert clickable(template.format("notes\n\nplease confirm.txt", "c49", "c49"), baseline) == []
+    found = clickable(template.format("see https://evil.example/c49", "c49", "c49"), baseline)
+    assert [m.split(" from ")[0] for _, m in found] == ["a scheme URL"]
+
+
 @pytest.mark.parametrize(
     "name",
     ["<https:evil.example>", "a" * 200 + "-real-name.txt", "a\u2028b.txt"],
