@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..confirmations import detect, replies
+from ..confirmations import detect, replies, values
+from ..confirmations.token import TOKEN_FIELD
 from ..models import Outcome, Phase, Response, Said
 from ..oracle.grown import files, grown
 from ..profile.loader import SetupCall
@@ -87,6 +88,8 @@ class _State:
     helpers: int = 0
     grown: dict[str, int] = field(default_factory=dict)
     calls: int = 0
+    # By setup step: its maker, and the other values of the closed sets its refusals named.
+    others: dict[int, tuple[ToolInfo, str, dict[str, list[Any]]]] = field(default_factory=dict)
 
 
 def searchable(plan: ToolPlan) -> bool:
@@ -134,6 +137,16 @@ async def search(
         )
         if response.outcome is Outcome.TRANSPORT:
             return _gave_up(state, "the target stopped answering", response.text)
+        # The preview took the subject but handed out no token (`confirmation_token: null`, its
+        # blockers said): a subject of another kind may be one it would confirm.
+        if (
+            through is not None
+            and said is not Said.REFUSED
+            and values.find(response, None, TOKEN_FIELD) is None
+            and (other := await _another_choice(state, conn, listed)) is not None
+        ):
+            state.attempts[-1] += f" (no token handed out: the setup again with {other})"
+            continue
         if said is not Said.REFUSED or detect.from_response(response, tool, tools) is not None:
             return _reached(plan, state)
         if detect.asking_payload(response) is not None:
@@ -228,13 +241,14 @@ async def _apply(
     made = await _make(maker, thing, state, conn, listed)
     if made is None:
         return False
-    margs, data, ruled = made
+    margs, data, ruled, others = made
     picked = _pick(data, arg, thing, prop)
     if picked is None:
         return False
     dotted = _in_value(data, picked[1]) or picked[1]
     # A value a refusal ruled on ("kind must be 'db' or 'config'") is never varied to make another use.
     state.setup.append(SetupCall(maker.name, margs, {arg: dotted}, frozenset(ruled)))
+    state.others[len(state.setup) - 1] = (maker, thing, others)
     state.template[arg] = f"{{{arg}}}"
     state.args.pop(arg, None)
     state.sources[arg] = (
@@ -243,9 +257,36 @@ async def _apply(
     return True
 
 
+async def _another_choice(state: _State, conn: Connection, listed: Mapping[str, Any]) -> str | None:
+    """Make the subject again with the next value of a closed set a maker's refusal named; what was changed."""
+    for index, (maker, thing, others) in state.others.items():
+        for arg, choices in others.items():
+            while choices:
+                choice = choices.pop(0)
+                step = state.setup[index]
+                made = await _make(maker, thing, state, conn, listed, {**step.args, arg: choice}, {arg})
+                if made is None:
+                    continue
+                margs, _, ruled, more = made
+                state.setup[index] = SetupCall(step.tool, margs, step.save, frozenset({*step.fixed, *ruled}))
+                for name, rest in more.items():
+                    if name != arg:
+                        others.setdefault(name, rest)
+                key = f"{maker.name}'s arguments"
+                state.sources[key] = f"{state.sources.get(key, 'its refusals')}; then {arg}={choice!r}"
+                return f"{maker.name}'s {arg}={choice!r}"
+    return None
+
+
 async def _make(
-    maker: ToolInfo, thing: str, state: _State, conn: Connection, listed: Mapping[str, Any]
-) -> tuple[dict[str, Any], Any, set[str]] | None:
+    maker: ToolInfo,
+    thing: str,
+    state: _State,
+    conn: Connection,
+    listed: Mapping[str, Any],
+    start: Mapping[str, Any] | None = None,
+    ruled_already: Collection[str] = (),
+) -> tuple[dict[str, Any], Any, set[str], dict[str, list[Any]]] | None:
     """Call the creating tool until it makes the subject, each refusal read as the gated tool's are.
 
     Its required arguments first; a value its refusal rules on ("kind must be 'db' or 'config'"),
@@ -255,18 +296,21 @@ async def _make(
     """
     schema = maker.input_schema or {}
     mprops = _with_fields(schema.get("properties") or {})
-    margs: dict[str, Any] = {
-        k: value_for(k, mprops.get(k) or {}, listed) for k in schema.get("required") or ()
-    }
+    margs: dict[str, Any] = (
+        dict(start)
+        if start is not None
+        else {k: value_for(k, mprops.get(k) or {}, listed) for k in schema.get("required") or ()}
+    )
     tried: set[str] = set()
-    ruled: set[str] = set()
+    ruled: set[str] = set(ruled_already)
+    others: dict[str, list[Any]] = {}
     while state.helpers < MAX_HELPERS:
         state.helpers += 1
         tried.add(json.dumps(margs, sort_keys=True, default=str))
         exchange = await conn.call(Phase.SETUP, f"search: make a {thing}", maker.name, margs)
         response = exchange.response
         if replies.said(response) is not Said.REFUSED:
-            return margs, result_value(response), ruled
+            return margs, result_value(response), ruled, others
         text = replies.refusal_text(response) or response.text
         for found in constraints.read(text, margs, mprops):
             ruled.add(found.arg)
@@ -275,11 +319,15 @@ async def _make(
                 if margs.get(found.arg) in (None, "", 0, [], {}):
                     margs[found.arg] = value_for(found.arg, prop, listed)
                 continue
+            if found.arg in ruled_already:
+                continue  # the value another kind was tried with: kept
             wanted = {**prop, **found.facets}
             chosen = constraints.value(wanted, found.facets)
             if chosen is None:
                 chosen = value_for(found.arg, {k: v for k, v in wanted.items() if k != "examples"}, None)
             margs[found.arg] = chosen
+            if isinstance(enum := found.facets.get("enum"), list):
+                others[found.arg] = [v for v in enum if v != chosen]
         state.sources[f"{maker.name}'s arguments"] = f"its refusals ({_quoted(text)})"
         if json.dumps(margs, sort_keys=True, default=str) in tried:
             return None

@@ -63,7 +63,8 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              `propose_sowing(kind, crop="", rows=0)`, whose `kind` ('seed' or 'cutting') and `crop`
              (optional in its schema) are said only in its refusals; `check_sowing(plan_id)` hands
              back the one-time `confirmation_token` that `sow_plan` takes in `confirmation` (named in
-             sow_plan's description only). Three steps, nothing configured (safe-migrations-mcp's
+             sow_plan's description only), for a cutting; for seed (the first kind the refusal
+             names) it hands back `null` and a blocker. Three steps, nothing configured (safe-migrations-mcp's
              propose, simulate and apply).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
@@ -624,9 +625,13 @@ class Greenhouse:
         plan = self.plans.get(plan_id)
         if plan is None:
             return {"error": f"plan {plan_id} not found"}
+        summary = {"plan_id": plan_id, "summary": f"sow {plan['crop']} ({plan['kind']})"}
+        if plan["kind"] == "seed":  # checked, but nothing to confirm: the token is null, the blocker said
+            blockers = ["no seed of that crop in stock: propose a cutting"]
+            return {**summary, "appliable": False, "apply_blockers": blockers, "confirmation_token": None}
         token = secrets.token_urlsafe(12)
         self.checked[plan_id] = token
-        return {"plan_id": plan_id, "summary": f"sow {plan['crop']}", "confirmation_token": token}
+        return {**summary, "appliable": True, "apply_blockers": [], "confirmation_token": token}
 
     def sow_plan(self, plan_id: str, confirmation: str) -> dict[str, Any]:
         """Sow a proposed plan. Requires the one-time confirmation token from check_sowing."""

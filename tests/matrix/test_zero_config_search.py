@@ -195,7 +195,11 @@ def test_a_token_handed_out_by_another_tool_is_previewed_there(audit: Audit) -> 
 
 
 def test_a_chain_of_three_tools_is_found_from_the_refusals_alone(audit: Audit) -> None:
-    """propose (values said only in its refusals) mints the id, a check hands back its token, the action takes both."""
+    """propose (values said only in its refusals) mints the id, a check hands back its token, the action takes both.
+
+    The check hands back a null token for the first kind the maker's refusal names (safe-migrations-mcp's
+    `db` proposal with no connection): the search makes the subject again with the next kind.
+    """
     run = audit("chain")
     approve = control(run, "sow_plan", "approve")
     assert "through token" in approve, approve
@@ -203,6 +207,9 @@ def test_a_chain_of_three_tools_is_found_from_the_refusals_alone(audit: Audit) -
     assert "plan_id from setup: propose_sowing makes a plan for every use" in said, said
     # The maker's own refusals taught its values: a closed set, then an argument its schema left optional.
     assert "propose_sowing's arguments from its refusals" in said, said
+    # A seed plan is checked with a null token: the plan is made again as the refusal's other kind.
+    assert "then kind='cutting'" in said, said
+    assert "no token handed out: the setup again with propose_sowing's kind='cutting'" in said, said
     assert {r.tool for r in run.results} == {"sow_plan"}
     assert "check_sowing: a step of sow_plan's token flow" in run.left_out, run.left_out
     assert "propose_sowing: makes sow_plan's subject (setup the honest-flow search learned)" in run.left_out
