@@ -625,7 +625,7 @@ class Greenhouse:
         plan = self.plans.get(plan_id)
         if plan is None:
             return {"error": f"plan {plan_id} not found"}
-        summary = {"plan_id": plan_id, "summary": f"sow {plan['crop']} ({plan['kind']})"}
+        summary = {"plan_id": plan_id, "summary": f"sow {plan['crop']}"}
         if plan["kind"] == "seed":  # checked, but nothing to confirm: the token is null, the blocker said
             blockers = ["no seed of that crop in stock: propose a cutting"]
             return {**summary, "appliable": False, "apply_blockers": blockers, "confirmation_token": None}
