@@ -264,7 +264,11 @@ async def _another_choice(state: _State, conn: Connection, listed: Mapping[str, 
             while choices:
                 choice = choices.pop(0)
                 step = state.setup[index]
-                made = await _make(maker, thing, state, conn, listed, {**step.args, arg: choice}, {arg})
+                # Afresh from its required arguments: what the other kind needed ("db proposals require
+                # `sql`") is no argument of this one, and would show as one in what the person reads.
+                schema = maker.input_schema or {}
+                start = {k: v for k, v in step.args.items() if k in (schema.get("required") or ())}
+                made = await _make(maker, thing, state, conn, listed, {**start, arg: choice}, {arg})
                 if made is None:
                     continue
                 margs, _, ruled, more = made
