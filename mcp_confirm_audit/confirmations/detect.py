@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from ..target.driver import ToolInfo
 
 TOKEN_ARG = re.compile(r"(^|_)token$|^confirm(ation)?_?(code|id|key|token)$|^nonce$", re.I)
+# An argument named for the confirmation itself (`confirmation`): a token only when the tool's own
+# description says another tool hands out the token it takes ("the confirmation token from simulate_impact").
+CONFIRM_ARG = re.compile(r"^confirm(ation)?$", re.I)
 PREVIEW_ARG = re.compile(r"^(dry_?run|preview|simulate|plan_?only|what_?if)$", re.I)
 APPROVE_TOOL = re.compile(r"approve|authori[sz]e|confirm|accept|grant|allow", re.I)
 EXECUTE_TOOL = re.compile(r"execute|run_pending|apply|commit|perform|finali[sz]e|complete|carry_out", re.I)
@@ -68,6 +71,23 @@ def from_schemas(
         if other is not None:
             return Token(tool.name, into=into, token_from=into, preview_tool=other)
         return Token(tool.name, into=into, preview_args={preview: True} if preview else {})
+    if (into := _typed(tool, "string", CONFIRM_ARG)) is not None and (
+        other := _named_token_source(tool, tools)
+    ):
+        required = set((tool.input_schema or {}).get("required") or ())
+        if into in required:
+            return Token(tool.name, into=into, preview_tool=other)
+    return None
+
+
+def _named_token_source(tool: ToolInfo, tools: Sequence[ToolInfo]) -> str | None:
+    """The other tool `tool`'s own description says hands out its token ("the ... token from check_x")."""
+    said = tool.description or ""
+    if re.search(r"\btoken\b", said, re.I) is None:
+        return None
+    for other in tools:
+        if other.name != tool.name and re.search(rf"(?<![\w]){re.escape(other.name)}(?![\w])", said):
+            return other.name
     return None
 
 

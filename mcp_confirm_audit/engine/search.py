@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..confirmations import detect, replies
+from ..confirmations import detect, replies, values
+from ..confirmations.token import TOKEN_FIELD
 from ..models import Outcome, Phase, Response, Said
 from ..oracle.grown import files, grown
 from ..profile.loader import SetupCall
@@ -87,6 +88,8 @@ class _State:
     helpers: int = 0
     grown: dict[str, int] = field(default_factory=dict)
     calls: int = 0
+    # By setup step: its maker, and the other values of the closed sets its refusals named.
+    others: dict[int, tuple[ToolInfo, str, dict[str, list[Any]]]] = field(default_factory=dict)
 
 
 def searchable(plan: ToolPlan) -> bool:
@@ -134,6 +137,16 @@ async def search(
         )
         if response.outcome is Outcome.TRANSPORT:
             return _gave_up(state, "the target stopped answering", response.text)
+        # The preview took the subject but handed out no token (`confirmation_token: null`, its
+        # blockers said): a subject of another kind may be one it would confirm.
+        if (
+            through is not None
+            and said is not Said.REFUSED
+            and values.find(response, None, TOKEN_FIELD) is None
+            and (other := await _another_choice(state, conn, listed)) is not None
+        ):
+            state.attempts[-1] += f" (no token handed out: the setup again with {other})"
+            continue
         if said is not Said.REFUSED or detect.from_response(response, tool, tools) is not None:
             return _reached(plan, state)
         if detect.asking_payload(response) is not None:
@@ -222,29 +235,107 @@ async def _apply(
                 f"{lister.name} (its {picked[1]!r}, after {tool.name}'s refusal {_quoted(found.said)})"
             )
             return True
-    maker = _tool_for(tools, thing, tool.name, listing=False)
+    maker = _tool_for(tools, thing, tool.name, listing=False, arg=arg)
     if maker is None or state.helpers >= MAX_HELPERS:
         return False
-    state.helpers += 1
-    mprops = (maker.input_schema or {}).get("properties") or {}
-    margs = {
-        k: value_for(k, mprops.get(k) or {}, listed) for k in (maker.input_schema or {}).get("required") or ()
-    }
-    exchange = await conn.call(Phase.SETUP, f"search: make a {thing}", maker.name, margs)
-    if replies.said(exchange.response) is Said.REFUSED:
+    made = await _make(maker, thing, state, conn, listed)
+    if made is None:
         return False
-    data = result_value(exchange.response)
+    margs, data, ruled, others = made
     picked = _pick(data, arg, thing, prop)
     if picked is None:
         return False
     dotted = _in_value(data, picked[1]) or picked[1]
-    state.setup.append(SetupCall(maker.name, margs, {arg: dotted}))
+    # A value a refusal ruled on ("kind must be 'db' or 'config'") is never varied to make another use.
+    state.setup.append(SetupCall(maker.name, margs, {arg: dotted}, frozenset(ruled)))
+    state.others[len(state.setup) - 1] = (maker, thing, others)
     state.template[arg] = f"{{{arg}}}"
     state.args.pop(arg, None)
     state.sources[arg] = (
         f"setup: {maker.name} makes a {thing} for every use (its {dotted!r}); {tool.name} said {_quoted(found.said)}"
     )
     return True
+
+
+async def _another_choice(state: _State, conn: Connection, listed: Mapping[str, Any]) -> str | None:
+    """Make the subject again with the next value of a closed set a maker's refusal named; what was changed."""
+    for index, (maker, thing, others) in state.others.items():
+        for arg, choices in others.items():
+            while choices:
+                choice = choices.pop(0)
+                step = state.setup[index]
+                # Afresh from its required arguments: what the other kind needed ("db proposals require
+                # `sql`") is no argument of this one, and would show as one in what the person reads.
+                schema = maker.input_schema or {}
+                start = {k: v for k, v in step.args.items() if k in (schema.get("required") or ())}
+                made = await _make(maker, thing, state, conn, listed, {**start, arg: choice}, {arg})
+                if made is None:
+                    continue
+                margs, _, ruled, more = made
+                state.setup[index] = SetupCall(step.tool, margs, step.save, frozenset({*step.fixed, *ruled}))
+                for name, rest in more.items():
+                    if name != arg:
+                        others.setdefault(name, rest)
+                key = f"{maker.name}'s arguments"
+                state.sources[key] = f"{state.sources.get(key, 'its refusals')}; then {arg}={choice!r}"
+                return f"{maker.name}'s {arg}={choice!r}"
+    return None
+
+
+async def _make(
+    maker: ToolInfo,
+    thing: str,
+    state: _State,
+    conn: Connection,
+    listed: Mapping[str, Any],
+    start: Mapping[str, Any] | None = None,
+    ruled_already: Collection[str] = (),
+) -> tuple[dict[str, Any], Any, set[str], dict[str, list[Any]]] | None:
+    """Call the creating tool until it makes the subject, each refusal read as the gated tool's are.
+
+    Its required arguments first; a value its refusal rules on ("kind must be 'db' or 'config'"),
+    or one its schema left optional that the refusal says it needs ("config proposals require
+    `path`"), then as that refusal says. Its arguments, result and the arguments a refusal ruled on
+    (None: it never made one).
+    """
+    schema = maker.input_schema or {}
+    mprops = _with_fields(schema.get("properties") or {})
+    margs: dict[str, Any] = (
+        dict(start)
+        if start is not None
+        else {k: value_for(k, mprops.get(k) or {}, listed) for k in schema.get("required") or ()}
+    )
+    tried: set[str] = set()
+    ruled: set[str] = set(ruled_already)
+    others: dict[str, list[Any]] = {}
+    while state.helpers < MAX_HELPERS:
+        state.helpers += 1
+        tried.add(json.dumps(margs, sort_keys=True, default=str))
+        exchange = await conn.call(Phase.SETUP, f"search: make a {thing}", maker.name, margs)
+        response = exchange.response
+        if replies.said(response) is not Said.REFUSED:
+            return margs, result_value(response), ruled, others
+        text = replies.refusal_text(response) or response.text
+        for found in constraints.read(text, margs, mprops):
+            ruled.add(found.arg)
+            prop = {k: v for k, v in (mprops.get(found.arg) or {}).items() if k != "default"}
+            if found.facets.get("x-required"):
+                if margs.get(found.arg) in (None, "", 0, [], {}):
+                    margs[found.arg] = value_for(found.arg, prop, listed)
+                continue
+            if found.arg in ruled_already:
+                continue  # the value another kind was tried with: kept
+            wanted = {**prop, **found.facets}
+            chosen = constraints.value(wanted, found.facets)
+            if chosen is None:
+                chosen = value_for(found.arg, {k: v for k, v in wanted.items() if k != "examples"}, None)
+            margs[found.arg] = chosen
+            if isinstance(enum := found.facets.get("enum"), list):
+                others[found.arg] = [v for v in enum if v != chosen]
+        state.sources[f"{maker.name}'s arguments"] = f"its refusals ({_quoted(text)})"
+        if json.dumps(margs, sort_keys=True, default=str) in tried:
+            return None
+    return None
 
 
 def _with_fields(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -285,21 +376,35 @@ def _put(args: dict[str, Any], arg: str, value: Any) -> None:
     args[top] = {**(held if isinstance(held, Mapping) else {}), sub: value}
 
 
-def _tool_for(tools: Sequence[ToolInfo], thing: str, gated: str, *, listing: bool) -> ToolInfo | None:
-    """A listing (read-only, no required argument) or a creating tool named for `thing`."""
+def _tool_for(
+    tools: Sequence[ToolInfo], thing: str, gated: str, *, listing: bool, arg: str = ""
+) -> ToolInfo | None:
+    """A listing (read-only, no required argument) or a creating tool named for `thing`.
+
+    A creating tool may instead say it in its description: "Returns a proposal_id you pass to
+    apply_change" names the very argument the refusal was about (`_RETURNS`).
+    """
     names = (thing, f"{thing}s", f"{thing[:-1]}ies" if thing.endswith("y") else f"{thing}es")
     for other in tools:
         named = any(n in other.name.lower() for n in names)
         # A listing whose description says what its rows are for ("use the returned name as the recipient").
         said = listing and re.search(rf"\b{re.escape(thing)}\b", other.description or "", re.I) is not None
-        if other.name == gated or not (named or said):
+        returns = not listing and bool(arg) and _returns(other, arg)
+        if other.name == gated or not (named or said or returns):
             continue
         required = (other.input_schema or {}).get("required")
         if listing and other.read_only is True and not required:
             return other
-        if not listing and other.read_only is not True and _CREATES.search(other.name):
+        if not listing and other.read_only is not True and (returns or _CREATES.search(other.name)):
             return other
     return None
+
+
+def _returns(tool: ToolInfo, arg: str) -> bool:
+    """Whether `tool`'s description says it returns (makes, hands out) `arg`: "Returns a proposal_id"."""
+    said = tool.description or ""
+    verb = r"\b(?:returns?|mints?|hands? (?:out|back)|gives?(?: back)?|creates?)\b"
+    return re.search(rf"{verb}[^.\n]{{0,40}}(?<![\w]){re.escape(arg)}(?![\w])", said, re.I) is not None
 
 
 def _pick(data: Any, arg: str, thing: str, prop: Mapping[str, Any]) -> tuple[Any, str] | None:

@@ -54,9 +54,9 @@ _BOUNDS = (
     (re.compile(rf"(?:greater than|more than|above|over)\s+{_NUMBER}", re.I), "exclusiveMinimum"),
     (re.compile(rf"(?:less than|fewer than|below|under)\s+{_NUMBER}", re.I), "exclusiveMaximum"),
 )
-# "content is required for add", "missing content", "content must be given".
+# "content is required for add", "missing content", "content must be given", "config proposals require `path`".
 _REQUIRED = re.compile(
-    r"\b(?:required|mandatory|missing)\b|\bmust be (?:given|provided|set|supplied)\b|\b(?:provide|supply|specify)\b",
+    r"\b(?:requires?|required|mandatory|missing)\b|\bmust be (?:given|provided|set|supplied)\b|\b(?:provide|supply|specify)\b",
     re.I,
 )
 _LENGTH = re.compile(r"characters?|chars?\b|long\b|length", re.I)

@@ -58,6 +58,14 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              own yes is on disk (ROOT/.yes/ID, written out of band by the grower's command),
              moving it to ROOT/shelf/ID.json: the staged file made by the staging call is used up
              and the action's only other mark is a new file (magnemo-mcp's vault, on disk).
+- chain:     `sow_plan(plan_id, confirmation)` answers a made-up id with an ordinary result,
+             `{"ok": false, "error": "plan X not found"}`; the plan is minted by
+             `propose_sowing(kind, crop="", rows=0)`, whose `kind` ('seed' or 'cutting') and `crop`
+             (optional in its schema) are said only in its refusals; `check_sowing(plan_id)` hands
+             back the one-time `confirmation_token` that `sow_plan` takes in `confirmation` (named in
+             sow_plan's description only), for a cutting; for seed (the first kind the refusal
+             names) it hands back `null` and a blocker. Three steps, nothing configured (safe-migrations-mcp's
+             propose, simulate and apply).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -69,8 +77,9 @@ Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
   switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
   agent-keeps   keep(note) files the staged note with no yes of the grower's (shelf)
+  token-unchecked  sow_plan sows whatever confirmation it is given (chain)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                preview, outbox, draft, memo: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
+                preview, outbox, draft, memo, chain: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
@@ -119,12 +128,14 @@ SHAPES = (
     "allowlist",
     "shelf",
     "opaque",
+    "chain",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
     "switch-acts": ("switch",),
     "agent-keeps": ("shelf",),
+    "token-unchecked": ("chain",),
     "token-reuse": (
         "challenge",
         "needs-confirm",
@@ -134,6 +145,7 @@ FLAWS = {
         "draft",
         "memo",
         "allowlist",
+        "chain",
         "bench",
     ),
 }
@@ -190,6 +202,8 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
         ("keep", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
     ),
     "opaque": (("set_vent", _ACTS),),
+    # No annotations at all, as FastMCP servers that never set them are.
+    "chain": (("propose_sowing", None), ("check_sowing", None), ("sow_plan", None)),
 }
 TOOLS["bench"] = (
     ("list_beds", _READ),
@@ -229,6 +243,9 @@ class Greenhouse:
         # The signed shape keeps no challenge: its key, and the nonces already spent.
         self.key = secrets.token_bytes(32)
         self.spent: set[str] = set()
+        # The chain shape's proposals, and the token each check handed out.
+        self.plans: dict[str, dict[str, Any]] = {}
+        self.checked: dict[str, str] = {}
 
     # -- state --------------------------------------------------------------
 
@@ -586,6 +603,53 @@ class Greenhouse:
         state.setdefault("sprayed", []).append(bound.split(":", 1)[1])
         self.save(state)
         return {"ok": True, "sprayed": bound.split(":", 1)[1]}
+
+    def propose_sowing(self, kind: str, crop: str = "", rows: int = 0) -> dict[str, Any]:
+        """Propose a sowing. Returns a plan_id you pass to sow_plan.
+
+        Nothing is sown. Call check_sowing(plan_id) next, then sow_plan with the
+        one-time token the check hands back.
+        """
+        if kind not in ("seed", "cutting"):
+            return {"error": "kind must be 'seed' or 'cutting'"}
+        if not crop:
+            return {"error": f"{kind} proposals require `crop`"}
+        if crop not in CROPS:
+            return {"error": f"unknown crop {crop!r}: crops are {', '.join(CROPS)}"}
+        plan = f"plan-{secrets.token_hex(4)}"
+        self.plans[plan] = {"kind": kind, "crop": crop, "rows": max(rows, 1)}
+        return {"plan_id": plan, "status": "proposed", "summary": f"sow {crop} ({kind})"}
+
+    def check_sowing(self, plan_id: str) -> dict[str, Any]:
+        """Dry-run a proposed sowing: what it would sow, and whether a confirmation is needed."""
+        plan = self.plans.get(plan_id)
+        if plan is None:
+            return {"error": f"plan {plan_id} not found"}
+        summary = {"plan_id": plan_id, "summary": f"sow {plan['crop']}"}
+        if plan["kind"] == "seed":  # checked, but nothing to confirm: the token is null, the blocker said
+            blockers = ["no seed of that crop in stock: propose a cutting"]
+            return {**summary, "appliable": False, "apply_blockers": blockers, "confirmation_token": None}
+        token = secrets.token_urlsafe(12)
+        self.checked[plan_id] = token
+        return {**summary, "appliable": True, "apply_blockers": [], "confirmation_token": token}
+
+    def sow_plan(self, plan_id: str, confirmation: str) -> dict[str, Any]:
+        """Sow a proposed plan. Requires the one-time confirmation token from check_sowing."""
+        plan = self.plans.get(plan_id)
+        if plan is None:
+            return {"ok": False, "error": f"plan {plan_id} not found"}
+        issued = self.checked.get(plan_id)
+        # FLAW token-unchecked: whatever confirmation is given sows the plan.
+        if "token-unchecked" not in self.flaws and (
+            issued is None or not hmac.compare_digest(issued, confirmation)
+        ):
+            return {"ok": False, "error": "confirmation token mismatch: check_sowing again"}
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: the token is never spent
+            self.checked.pop(plan_id, None)
+        state = self.load()
+        state.setdefault("sown", []).append(plan["crop"])
+        self.save(state)
+        return {"ok": True, "sown": plan["crop"]}
 
 
 def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:

@@ -6,7 +6,9 @@ every call, an unannotated read tool that alone shows the effect, a challenge ec
 back, a challenge the server signed itself that comes back as the signature, a
 `needs_confirm` payload, an effect that is only a new file (an outbox the first post
 creates) beside a log every call creates, a draft whose id is `draft_id` and whose
-approve call needs the phrase the staging result states. Nothing is configured. Each careful shape is judged
+approve call needs the phrase the staging result states, a chain of three tools (propose mints
+the id, whose values only its refusals state; a check hands back the token; the action answers a
+made-up id with an ordinary `ok: false`). Nothing is configured. Each careful shape is judged
 refused, its flawed twin vulnerable: the search only counts when attacks are judged.
 
 Each shape is built in process (`py:FILE:build_server`): the search reads tools, refusals and files, which
@@ -46,11 +48,13 @@ ATTACK = {
     "switch": "MCA-FLAGBYPASS-001",
     "memo": "MCA-TOKREUSE-001",
     "allowlist": "MCA-TOKREUSE-001",
+    "chain": "MCA-TOKMINT-001",
 }
 FLAW = {
     "MCA-CONSENT-001": "decline-acts",
     "MCA-TOKREUSE-001": "token-reuse",
     "MCA-FLAGBYPASS-001": "switch-acts",
+    "MCA-TOKMINT-001": "token-unchecked",
 }
 # A careful shape with no honest flow at all (it never asks) cannot be refused, only left unjudged.
 CAREFUL = {"switch": Verdict.INCONCLUSIVE}
@@ -68,6 +72,7 @@ GATED = {
     "switch": "prune_row",
     "memo": "file_note",
     "allowlist": "send_memo",
+    "chain": "sow_plan",
 }
 
 
@@ -187,6 +192,27 @@ def test_a_token_handed_out_by_another_tool_is_previewed_there(audit: Audit) -> 
     assert "crops from preview_spray's refusal" in said, said
     assert "litres from preview_spray's refusal" in said, said
     assert "reason from preview_spray's refusal" in said, said
+
+
+def test_a_chain_of_three_tools_is_found_from_the_refusals_alone(audit: Audit) -> None:
+    """propose (values said only in its refusals) mints the id, a check hands back its token, the action takes both.
+
+    The check hands back a null token for the first kind the maker's refusal names (safe-migrations-mcp's
+    `db` proposal with no connection): the search makes the subject again with the next kind.
+    """
+    run = audit("chain")
+    approve = control(run, "sow_plan", "approve")
+    assert "through token" in approve, approve
+    said = control(run, "sow_plan", "search")
+    assert "plan_id from setup: propose_sowing makes a plan for every use" in said, said
+    # The maker's own refusals taught its values: a closed set, then an argument its schema left optional.
+    assert "propose_sowing's arguments from its refusals" in said, said
+    # A seed plan is checked with a null token: the plan is made again as the refusal's other kind.
+    assert "then kind='cutting'" in said, said
+    assert "no token handed out: the setup again with propose_sowing's kind='cutting'" in said, said
+    assert {r.tool for r in run.results} == {"sow_plan"}
+    assert "check_sowing: a step of sow_plan's token flow" in run.left_out, run.left_out
+    assert "propose_sowing: makes sow_plan's subject (setup the honest-flow search learned)" in run.left_out
 
 
 def test_a_token_flows_refused_preview_is_searched_through_the_preview(

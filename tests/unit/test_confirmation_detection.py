@@ -53,6 +53,36 @@ def test_a_token_argument_and_a_dry_run_switch_are_a_token_flow_from_the_schema_
     assert found == Token("delete_file", into="confirm_token", preview_args={"dry_run": True})
 
 
+def test_a_confirmation_argument_is_a_token_only_when_its_description_names_the_tool_that_hands_it_out() -> (
+    None
+):
+    apply = tool(
+        "apply_change",
+        description="Apply a proposal. Requires the one-time confirmation token from simulate_impact.",
+        proposal_id="string",
+        confirmation="string",
+    )
+    apply = ToolInfo(
+        apply.name,
+        apply.description,
+        {**apply.input_schema, "required": ["proposal_id", "confirmation"]},
+        False,
+        None,
+    )
+    simulate = tool("simulate_impact", proposal_id="string")
+    found = from_schemas(apply, None, [apply, simulate])
+    assert found == Token("apply_change", into="confirmation", preview_tool="simulate_impact")
+    # A phrase the staging result states (no other tool named): the first call must tell.
+    phrase = ToolInfo(
+        "confirm_write",
+        "Place a staged order: `confirmation` must be the draft's confirmation_phrase_required.",
+        apply.input_schema,
+        False,
+        None,
+    )
+    assert from_schemas(phrase, None, [phrase, simulate]) is None
+
+
 def test_a_question_is_mrtr() -> None:
     asked = Response(Outcome.INPUT_REQUIRED, questions=(Question("confirm", "elicitation/create"),))
     assert from_response(asked, DELETE, [DELETE]) == Mrtr("delete_file")

@@ -86,6 +86,13 @@ def test_an_optional_argument_the_refusal_says_is_required_is_named() -> None:
     assert [(c.arg, dict(c.facets)) for c in found] == [("content", {"x-required": True})]
 
 
+def test_arguments_a_refusal_says_a_kind_requires_are_named() -> None:
+    props = {"kind": {"type": "string"}, "path": {"type": "string"}, "new_content": {"type": "string"}}
+    said = "config proposals require both `path` and `new_content`"
+    found = read(said, {"kind": "config"}, props)
+    assert {c.arg for c in found if c.facets.get("x-required")} == {"path", "new_content"}
+
+
 def test_a_list_refusal_is_about_each_item() -> None:
     props = {"crops": {"type": "array", "items": {"type": "string"}}}
     found = read("unknown crop ['x']: crops are tomato, basil, kale", {"crops": ["x"]}, props)
