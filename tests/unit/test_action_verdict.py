@@ -10,7 +10,7 @@ from test_verdict import DONE, OK, SPEC, TOOL_ERROR, TREE, exchange
 from verdict_records import attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
-from mcp_confirm_audit.models import FileIdentity, Layer, Transcript, TreeSnapshot, Verdict
+from mcp_confirm_audit.models import FileIdentity, Layer, Signatures, Transcript, TreeSnapshot, Verdict
 from mcp_confirm_audit.oracle.effects import UNOBSERVED, WHILE_ASKING
 from mcp_confirm_audit.techniques._single_use import SingleUse
 
@@ -140,3 +140,15 @@ def test_a_probe_unasked_while_the_question_was_open_hides_nothing_where_the_eff
     on_disk = ("removed case/victim.txt",)
     result = judge(SPEC, paid(before, ONE_PAYMENT, response=TOOL_ERROR, effect_places=on_disk))
     assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
+
+
+def test_an_ordinary_reply_where_no_refusal_control_could_run_is_not_taken_for_the_gate() -> None:
+    # magnemo-mcp's handoff with no profile: an earlier attack kept every waiting note, so the call
+    # answered "nothing waits" and asked nobody. Its decline could not be run either: nothing shows
+    # the tool refused anything, and "refused by the tool" would say so.
+    unlearned = Signatures(unlearned="the decline control could not be run: the call did not ask")
+    result = judge(SPEC, paid(NO_PAYMENTS, NO_PAYMENTS, response=DONE, signatures=unlearned))
+    assert result.verdict is Verdict.INCONCLUSIVE, result
+    assert "not shown to be its gate" in result.reason
+    # With its refusal controls run (nothing marked unlearned), the same reply reads as before.
+    assert judge(SPEC, paid(NO_PAYMENTS, NO_PAYMENTS, response=DONE)).verdict is Verdict.REFUSED
