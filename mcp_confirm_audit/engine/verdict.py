@@ -202,6 +202,23 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         )
         return result(Verdict.INCONCLUSIVE, None, reason)
     if (
+        learned is not None
+        and learned.unlearned
+        and layer is Layer.TOOL
+        and replies.said(decisive) is Said.ACTED
+        and decisive.outcome is not Outcome.INPUT_REQUIRED
+        and not spec.any_refusal
+        and gate is None
+    ):
+        # No refusal control could run (nothing waited to be asked about), so this target never showed
+        # how it refuses; an ordinary reply with nothing moved may be the world's, not the gate's
+        # (magnemo-mcp's handoff once an earlier attack kept every waiting note), whatever it names.
+        reason = (
+            f"the target answered normally and nothing took effect, but {learned.unlearned}: nothing "
+            f"shows its gate refused: {said}"
+        )
+        return result(Verdict.INCONCLUSIVE, None, reason)
+    if (
         layer is Layer.TOOL
         and decisive.outcome is not Outcome.INPUT_REQUIRED
         and not spec.any_refusal
@@ -212,9 +229,6 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
             (learned is not None and learned.learned())
             or replies.invalid_arguments(decisive)
             or replies.rate_limited(decisive) is not None
-            # No refusal control could run (nothing waited to be asked about): an ordinary reply
-            # with nothing moved may be the world's, not the gate's (magnemo-mcp's handoff).
-            or (learned is not None and learned.unlearned and replies.said(decisive) is Said.ACTED)
         )
         # Judged at the gate, another tool's reply says nothing: where its effect showed does.
         and gate is None

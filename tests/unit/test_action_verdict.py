@@ -149,6 +149,6 @@ def test_an_ordinary_reply_where_no_refusal_control_could_run_is_not_taken_for_t
     unlearned = Signatures(unlearned="the decline control could not be run: the call did not ask")
     result = judge(SPEC, paid(NO_PAYMENTS, NO_PAYMENTS, response=DONE, signatures=unlearned))
     assert result.verdict is Verdict.INCONCLUSIVE, result
-    assert "not shown to be its gate" in result.reason
+    assert "nothing shows its gate refused" in result.reason
     # With its refusal controls run (nothing marked unlearned), the same reply reads as before.
     assert judge(SPEC, paid(NO_PAYMENTS, NO_PAYMENTS, response=DONE)).verdict is Verdict.REFUSED
