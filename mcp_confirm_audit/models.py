@@ -412,10 +412,14 @@ class Result:
         `low`; a SHOULD-level requirement is at most `medium`, whatever the
         family's default says: a reviewer reads "High" as "a MUST was broken".
         """
+        return self.severity_if(self.verdict)
+
+    def severity_if(self, verdict: Verdict) -> str:
+        """`rated_severity` had the verdict been `verdict` (a rule's: what a vulnerable finding is filed under)."""
         ceiling = "critical"
         if self.level.startswith("SHOULD"):
             ceiling = "medium"
-        if self.verdict is Verdict.WEAK:
+        if verdict is Verdict.WEAK:
             ceiling = "low"
         return _at_most(self.severity, ceiling)
 

@@ -65,28 +65,31 @@ def _key(key: Any) -> str:
 
 def _write(value: Any, out: list[str], newline: str) -> None:
     # `newline` is the line break and indentation of the level `value` sits at.
-    text = _scalar(value)
-    if text is not None:
-        out.append(text)
-        return
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        text = _scalar(value)
+        if text is not None:
+            out.append(text)
+            return
     inner = newline + _INDENT
     if isinstance(value, dict):
         if not value:
             out.append("{}")
             return
-        out.append("{")
-        separator = inner
+        # One piece for each item: its separator, key and (a string or other scalar) value together.
+        separator, after = "{" + inner, "," + inner
         for key, item in value.items():
-            out.append(separator)
-            out.append(_escape(key) if type(key) is str else _key(key))
-            out.append(": ")
-            if type(item) is str:  # most values: no call to `_write` and `_scalar` for each
-                out.append(_escape(item))
+            name = _escape(key) if type(key) is str else _key(key)
+            kind = type(item)
+            if kind is str:  # most values
+                out.append(f"{separator}{name}: {_escape(item)}")
+            elif kind is not dict and kind is not list and (text := _scalar(item)) is not None:
+                out.append(f"{separator}{name}: {text}")
             else:
+                out.append(f"{separator}{name}: ")
                 _write(item, out, inner)
-            separator = "," + inner
-        out.append(newline)
-        out.append("}")
+            separator = after
+        out.append(newline + "}")
         return
     if not value:
         out.append("[]")
@@ -95,11 +98,9 @@ def _write(value: Any, out: list[str], newline: str) -> None:
         # Evidence, most of a report: lines of text, escaped and joined in one go.
         out.append(f"[{inner}{(',' + inner).join(map(_escape, value))}{newline}]")
         return
-    out.append("[")
-    separator = inner
+    separator, after = "[" + inner, "," + inner
     for item in value:
         out.append(separator)
         _write(item, out, inner)
-        separator = "," + inner
-    out.append(newline)
-    out.append("]")
+        separator = after
+    out.append(newline + "]")

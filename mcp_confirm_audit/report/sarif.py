@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +127,7 @@ def _rule(result: Result) -> dict[str, Any]:
         *result.requirements,
     ]
     owasp = [f"{item} {OWASP_ITEMS.get(item, '')}".strip() for item in result.owasp]
+    rated = _rated(result)
     return {
         "id": result.id,
         "name": result.variant,
@@ -147,7 +147,7 @@ def _rule(result: Result) -> dict[str, Any]:
                 ]
             ),
         },
-        "defaultConfiguration": {"level": _LEVEL_OF_SEVERITY.get(_rated(result), "warning")},
+        "defaultConfiguration": {"level": _LEVEL_OF_SEVERITY.get(rated, "warning")},
         "relationships": [
             *(_relationship(item, _OWASP_LIST[item[:3]]) for item in result.owasp),
             *(_relationship(item, _REQUIREMENT_LIST[item.split("-")[0]]) for item in result.requirements),
@@ -159,7 +159,7 @@ def _rule(result: Result) -> dict[str, Any]:
             "requirement-level": result.level,
             "owasp": list(result.owasp),
             "requirements": list(result.requirements),
-            "security-severity": _SECURITY_SEVERITY.get(_rated(result), "5.5"),
+            "security-severity": _SECURITY_SEVERITY.get(rated, "5.5"),
         },
     }
 
@@ -176,7 +176,7 @@ _LEVEL_OF_SEVERITY = {
 
 
 def _rated(result: Result) -> str:
-    return replace(result, verdict=Verdict.VULNERABLE).rated_severity
+    return result.severity_if(Verdict.VULNERABLE)
 
 
 def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:

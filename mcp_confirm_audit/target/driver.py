@@ -421,7 +421,8 @@ class Connection:
                         )
                     )
             self.round_trips += 1
-            if response.outcome is Outcome.INPUT_REQUIRED and response.questions:
+            if self.answer_after > 0 and response.outcome is Outcome.INPUT_REQUIRED and response.questions:
+                # Only a person's pace (`paced`) reads when a question was asked: kept for nothing else.
                 self._asked_at[response.request_state or ""] = anyio.current_time()
         elapsed = (time.perf_counter() - started) * 1000
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import string
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from mcp_confirm_audit.oracle import sandbox as sandbox_module
 from mcp_confirm_audit.oracle.sandbox import Sandbox, diff
 
 
@@ -80,3 +84,10 @@ def test_a_served_root_gets_a_folder_of_cases_and_only_it_is_watched_and_removed
     assert diff(before, box.snapshot()).removed == (case.rel(case.victim),)
     box.remove()
     assert sorted(p.name for p in theirs.iterdir()) == ["their-file.txt"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | st.text(alphabet=string.printable, max_size=60))
+def test_a_case_slug_is_every_non_alphanumeric_character_made_a_dash(label: str) -> None:
+    cleaned = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")
+    assert sandbox_module._slug(label) == (cleaned[:40] or "case")
