@@ -21,7 +21,7 @@ def _fleet(folder: Path) -> None:
 
 @pytest.fixture(scope="session")
 def fleet_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """`fleet ci/FLEET.yaml -n 2` over the six targets of tests/cli/fleets.py, and its output folder.
+    """`fleet ci/FLEET.yaml -n 2` over the five targets of tests/cli/fleets.py, and its output folder.
 
     Made once for the whole run (tests/once.py): the xdist workers that run these tests read one fleet.
     """

@@ -1,11 +1,12 @@
 """The fleet the fleet tests share (test_fleet.py, test_fleet_watch.py), run once by `fleet_run`.
 
-Six targets, two at a time, each with the controls and one attack (the fleet is the point, not
-the catalogue): the careful reference server, its no-ledger flaw, the
-payments server's handle profile, the PyPI server mcp-confirm, the reference server in process (a
-profile beside FLEET.yaml, named by a path relative to it), and one that cannot start. FLEET.yaml
-sits in a subfolder (ci/), as a repository keeps it. (The own-ledger style was a seventh: a second
-command target judged clean as `careful` is; the matrices judge that style.)
+Five targets, two at a time, each with the controls and one attack (the fleet is the point, not
+the catalogue): the careful reference server, its no-ledger flaw, the PyPI server mcp-confirm, the
+reference server in process (a profile beside FLEET.yaml, named by a path relative to it), and one
+that cannot start. FLEET.yaml sits in a subfolder (ci/), as a repository keeps it. (The own-ledger
+style was a seventh, and the payments server's handle profile a sixth: a second command target and
+a third profile target judged clean as `careful` and `in-process` are, each a process of the CLI and
+of its server more; the matrices and tests/docs/ audit those servers.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "targets" / "reference" / "server.py"
 # Given as one string (split as a shell would) for most targets, as a list for the others.
 ONE_ATTACK = "-k 'control or MCA-REPLAY-001'"
-NAMES = ["careful", "no-ledger", "payments", "mcp-confirm", "in-process", "never-starts"]
+NAMES = ["careful", "no-ledger", "mcp-confirm", "in-process", "never-starts"]
 
 
 def reference(*options: str) -> str:
@@ -39,11 +40,6 @@ def write_fleet(folder: Path) -> Path:
         "targets": [
             {"name": "careful", "command": reference(), "args": ONE_ATTACK},
             {"name": "no-ledger", "command": reference("--flaw", "no-ledger"), "args": ONE_ATTACK},
-            {
-                "name": "payments",
-                "profile": str(REPO / "targets" / "payments-handle.yaml"),
-                "args": shlex.split(ONE_ATTACK),
-            },
             {
                 "name": "mcp-confirm",
                 "profile": str(REPO / "targets" / "mcp-confirm.yaml"),

@@ -1,8 +1,7 @@
 """`fleet`, `fleet --matrix` and `merge`: many targets, each audited on its own, one summary.
 
-The six targets of tests/cli/fleets.py (the careful reference server, its no-ledger flaw, the
-payments server's handle profile, the PyPI server mcp-confirm, the reference
-server in process, and one that cannot start) run two at a time, in the one fleet run these tests
+The five targets of tests/cli/fleets.py (the careful reference server, its no-ledger flaw, the
+PyPI server mcp-confirm, the reference server in process, and one that cannot start) run two at a time, in the one fleet run these tests
 share with test_fleet_watch.py; the merged SARIF is checked against the official 2.1.0 schema, and
 the matrix against what GitHub's matrix takes.
 """
@@ -23,14 +22,14 @@ from mcp_confirm_audit.cli.main import main
 FleetRun = tuple[subprocess.CompletedProcess[str], Path]
 
 
-def test_a_fleet_of_six_writes_a_folder_per_target_and_one_summary(fleet_run: FleetRun) -> None:
+def test_a_fleet_of_five_writes_a_folder_per_target_and_one_summary(fleet_run: FleetRun) -> None:
     run, out = fleet_run
     # A finding, and a target that failed.
     assert run.returncode == pytest.ExitCode.TESTS_FAILED, run.stdout + run.stderr
     summary = json.loads((out / "fleet.json").read_text())
     by_name = {t["name"]: t for t in summary["targets"]}
     assert list(by_name) == NAMES
-    for name in ("careful", "payments"):
+    for name in ("careful", "in-process"):
         assert by_name[name]["status"] == "clean", by_name[name]
         assert by_name[name]["verdicts"]["refused"] == 1
     assert (by_name["no-ledger"]["status"], by_name["no-ledger"]["verdicts"]["vulnerable"]) == ("findings", 1)
@@ -59,7 +58,7 @@ def test_a_target_that_fails_does_not_stop_the_others_and_says_why_in_one_line(
         "| `never-starts` | `-` | failed | 0 | - | - | - | - | - | - | - | `exit 2: mcp-confirm-audit: "
         in table
     )
-    assert "6 target(s): 5 audited, 1 failed" in table
+    assert "5 target(s): 4 audited, 1 failed" in table
 
 
 def test_the_merged_sarif_has_a_run_per_target_and_is_valid_sarif_2_1_0(

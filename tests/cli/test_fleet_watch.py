@@ -2,7 +2,7 @@
 family and a link to each review, a record per target, --matrix from a FLEET.yaml in a subfolder,
 and --timeout stopping a run as Ctrl-C does.
 
-The fleet run is the one test_fleet.py reads too (`fleet_run`, tests/cli/conftest.py): the six
+The fleet run is the one test_fleet.py reads too (`fleet_run`, tests/cli/conftest.py): the five
 cheap targets of tests/cli/fleets.py, two at a time, each with the controls and one attack.
 """
 

@@ -1,9 +1,14 @@
-"""`init` writes what zero configuration learned, and where each value came from (issue 30)."""
+"""`init` writes what zero configuration learned, and where each value came from (issue 30).
+
+Each shape is built in the audit's process (`py:FILE:build_server`, a two-line module naming the
+shape): what `init` writes comes from the tools, refusals and files the search reads, which no
+transport changes, and a process per world cost several times the CPU (tests/matrix/test_zero_config_search.py
+says by how much). `init` of a command started as written is run as a person runs it in
+tests/cli/test_errors_point_the_way.py and tests/docs/.
+"""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,16 +16,27 @@ import pytest
 from mcp_confirm_audit.cli.main import main
 from mcp_confirm_audit.profile.loader import load_profile
 
-# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py).
-pytestmark = pytest.mark.usefixtures("forked_targets")
-
 SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
+
+
+def _in_process(folder: Path, shape: str) -> str:
+    """`py:FILE:build_server` of a module in `folder` that builds the greenhouse's `shape`."""
+    module = folder / f"{shape}_shape.py"
+    module.write_text(
+        "import importlib.util\n"
+        f"_spec = importlib.util.spec_from_file_location('zc_shapes_{shape}', {str(SHAPES)!r})\n"
+        "_shapes = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_shapes)\n"
+        "def build_server(root):\n"
+        f"    return _shapes.build_server(root, {shape!r})\n",
+        encoding="utf-8",
+    )
+    return f"py:{module}:build_server"
 
 
 def _init(tmp_path: Path, shape: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str, str]:
     out = tmp_path / f"{shape}.yaml"
-    command = shlex.join([sys.executable, str(SHAPES), "--root", "{root}", "--shape", shape])
-    assert main(["init", command, "-o", str(out)]) == 0
+    assert main(["init", _in_process(tmp_path, shape), "-o", str(out)]) == 0
     return out, out.read_text(encoding="utf-8"), capsys.readouterr().out
 
 

@@ -8,6 +8,7 @@ the layers is ARCHITECTURE.md's drawing (`LAYERS`): a module imports its own lay
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import mcp_confirm_audit
@@ -121,11 +122,19 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
                         found.add(submodule if submodule in modules else target)
             visit(child)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")))
+    visit(_tree(path))
     return {name for name in found if name in modules and name != own}
 
 
+@cache
+def _tree(path: Path) -> ast.Module:
+    """`path` parsed, once in a worker for every test that reads it (nothing here changes a tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
 def _graph() -> dict[str, set[str]]:
+    """Which of the package's modules each imports: made once in a worker, read (never changed) by the tests."""
     paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
     modules = set(paths)
     return {name: _imports(path, modules) for name, path in paths.items()}
@@ -229,7 +238,7 @@ def test_no_technique_asks_which_kind_of_victim_it_holds() -> None:
     for path in sorted((PACKAGE / "techniques").glob("*.py")):
         if path.name in ("__init__.py", "base.py"):  # base.py is the Attack API that hands victims out
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
                 named = ast.unparse(node.args[1])
                 assert not kinds & set(named.replace("|", " ").replace(",", " ").split()), (
@@ -243,7 +252,7 @@ def test_no_technique_asks_which_mechanism_it_holds() -> None:
     decline, confirm_once_read, own_arguments...): no module of techniques/ branches on the class."""
     kinds = {"Token", "Pending", "Flag", "Waits", "Mrtr", "Elicitation"}
     for path in sorted((PACKAGE / "techniques").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
                 named = ast.unparse(node.args[1])
                 assert not kinds & set(named.replace("|", " ").replace(",", " ").replace("(", " ").split()), (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sys
 import unicodedata
+from functools import cache
 from typing import Any
 
 import pytest
@@ -77,20 +78,31 @@ def test_characters_the_name_brought_into_the_question_are_named_by_code_point(
     assert {verdict for verdict, _ in found} <= {V}
 
 
-EVERY_CODE_POINT = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
-DEFAULT_IGNORABLE = frozenset(regex.findall(r"\p{Default_Ignorable_Code_Point}", EVERY_CODE_POINT))
-BIDI_CONTROL = frozenset(regex.findall(r"\p{Bidi_Control}", EVERY_CODE_POINT))
+@cache
+def _every_code_point() -> str:
+    """Every code point but the surrogates: built when a test asks (not in each process that collects)."""
+    return "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+
+
+@cache
+def _default_ignorable() -> frozenset[str]:
+    return frozenset(regex.findall(r"\p{Default_Ignorable_Code_Point}", _every_code_point()))
+
+
+@cache
+def _bidi_control() -> frozenset[str]:
+    return frozenset(regex.findall(r"\p{Bidi_Control}", _every_code_point()))
 
 
 def _expected_class(ch: str) -> str | None:
     """The class from Unicode's own data, straight from the definitions, for one code point."""
     if len(f"a{ch}b".splitlines()) == 2:
         return "line break"
-    if ch in BIDI_CONTROL:
+    if ch in _bidi_control():
         return "bidi control"
     if ch in "\x1b\x9b":
         return "escape character"
-    if ch in DEFAULT_IGNORABLE:
+    if ch in _default_ignorable():
         return "invisible character"
     if unicodedata.category(ch) in ("Cc", "Cf"):
         return "control character"
@@ -98,24 +110,26 @@ def _expected_class(ch: str) -> str | None:
 
 
 def test_the_dangerous_class_is_unicodes_own_data_at_every_code_point() -> None:
-    classified = {ch: kind for ch in EVERY_CODE_POINT if (kind := _expected_class(ch)) is not None}
+    classified = {ch: kind for ch in _every_code_point() if (kind := _expected_class(ch)) is not None}
     assert {ch: char_class(ch) for ch in classified} == classified
     # The one regular expression finds exactly those, and nothing else, anywhere in Unicode.
-    found = set(smuggled(ask(EVERY_CODE_POINT), BASELINE))
+    found = set(smuggled(ask(_every_code_point()), BASELINE))
     assert {message.split(" from ")[0] for _, message in found} == {
         f"{kind} U+{ord(ch):04X}" for ch, kind in classified.items()
     }
     # The scans look where Unicode has these characters: planes 0, 1 and 14.
     assert {ch for ch in classified if ord(ch) >= 0x20000} <= {chr(c) for c in CONTROL_PLANES[1]}
-    assert control_characters() == {ch for ch in EVERY_CODE_POINT if unicodedata.category(ch) in ("Cc", "Cf")}
-    assert default_ignorable() == DEFAULT_IGNORABLE - BIDI_CONTROL
-    assert bidi_controls() == BIDI_CONTROL
+    assert control_characters() == {
+        ch for ch in _every_code_point() if unicodedata.category(ch) in ("Cc", "Cf")
+    }
+    assert default_ignorable() == _default_ignorable() - _bidi_control()
+    assert bidi_controls() == _bidi_control()
 
 
 def test_the_property_data_is_not_newer_than_this_pythons_unicode() -> None:
     # `regex` ships its own Unicode tables: every default-ignorable code point they
     # know as assigned, this Python knows too, with the same general category.
-    for ch in DEFAULT_IGNORABLE:
+    for ch in _default_ignorable():
         for category in ("Cf", "Mn", "Lo", "Cn"):
             assert bool(regex.match(rf"\p{{gc={category}}}", ch)) is (unicodedata.category(ch) == category)
 
