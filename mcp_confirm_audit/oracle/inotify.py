@@ -14,6 +14,7 @@ import ctypes.util
 import errno
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 IN_MODIFY = 0x00000002
@@ -47,6 +48,18 @@ CHANGES = (
     | IN_MOVE_SELF
 )
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
+
+
+def _queued(fd: int) -> Iterator[bytes]:
+    """What the kernel has queued on an inotify descriptor opened non-blocking, read until it is empty."""
+    while True:
+        try:
+            yield os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EINTR:
+                raise
 
 
 @dataclass
@@ -84,15 +97,7 @@ class Watcher:
         assert self._fd is not None
         # A file written gets three events (created, modified, closed): each entry is named once.
         named: set[tuple[str, bytes]] = set()
-        while True:
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                if exc.errno == errno.EINTR:
-                    continue
-                raise
+        for data in _queued(self._fd):
             offset, end, names, unpack = 0, len(data), self._names, _HEADER.unpack_from
             while offset < end:
                 wd, mask, _, size = unpack(data, offset)
@@ -161,15 +166,7 @@ class FileWatch:
         opens = closes = written = 0
         modified = overflowed = False
         assert self._fd is not None
-        while True:
-            try:
-                data = os.read(self._fd, 65536)
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                if exc.errno == errno.EINTR:
-                    continue
-                raise
+        for data in _queued(self._fd):
             offset = 0
             while offset < len(data):
                 _, mask, _, size = _HEADER.unpack_from(data, offset)
