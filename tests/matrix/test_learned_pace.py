@@ -155,3 +155,7 @@ def test_a_refusal_control_that_neither_asks_nor_acts_is_not_judged_and_is_no_fi
         ("decline", "cancel", "negative"), (True, False)
     ), refusals
     assert all("nothing waiting: nothing to ask" in c.detail for c in refusals.values()), refusals
+    # Nothing was learned of how this target refuses, and the verdict is told why: an ordinary reply
+    # with nothing moved is then no refusal of the tool's (test_action_verdict.py judges it so).
+    assert not outcome.signatures.learned(), outcome.signatures
+    assert outcome.signatures.unlearned.startswith("the decline control could not be run"), outcome.signatures
