@@ -22,6 +22,7 @@ import argparse
 import dataclasses
 import fnmatch
 import functools
+import itertools
 import math
 import os
 import shlex
@@ -179,6 +180,8 @@ class Outcome:
     results: tuple[tuple[str, str, str], ...]
     failed_controls: tuple[str, ...] = ()
     error: str | None = None
+    # What each failed control said, in the same order (the first of its tools'), for the line that names it.
+    failed_why: tuple[str, ...] = ()
     # A flawed case: why its run gated by a baseline of its own findings would exit 1 ([]: it exits 0).
     baselined: tuple[str, ...] | None = None
     # A flawed case of the sample: `run --baseline` for real, its exit status and last line.
@@ -309,9 +312,10 @@ def run_case(
     # kept when the case names it (fails_controls), and a tool that acts on its first call fails `unasked`.
     named = {*_KEPT_CONTROLS, *case.fails_controls}
     failed = tuple(dict.fromkeys(c.name for c in run.controls if c.name in named and not c.passed))
+    why = tuple(next(c.detail for c in run.controls if c.name == name and not c.passed) for name in failed)
     if case.careful or case.no_honest_flow:
         # With no honest flow a real run errors on its approve control, as it must: no baseline is put to it.
-        return Outcome(case.id, results, failed)
+        return Outcome(case.id, results, failed, failed_why=why)
     text = corpus_gate.baseline_text(run.results, run.controls)
     baselined = tuple(corpus_gate.gated(run.results, run.controls, text))
     reran = None
@@ -332,7 +336,7 @@ def run_case(
             )
         except (OSError, subprocess.SubprocessError) as exc:
             reran = (-1, f"{type(exc).__name__}: {exc}")
-    return Outcome(case.id, results, failed, baselined=baselined, reran=reran)
+    return Outcome(case.id, results, failed, baselined=baselined, reran=reran, failed_why=why)
 
 
 def _source_of(
@@ -365,11 +369,12 @@ def score(manifest: Manifest, outcomes: Iterable[Outcome]) -> tuple[dict[str, Ta
         case = cases[outcome.case]
         if outcome.error:
             wrong.append(f"{case.id}: the audit did not run: {outcome.error}")
-        for control in outcome.failed_controls:
+        for control, why in itertools.zip_longest(outcome.failed_controls, outcome.failed_why, fillvalue=""):
             if control == "approve" and case.no_honest_flow:
                 continue
             if control not in case.fails_controls and _CONTROL + control not in case.expect:
-                wrong.append(f"{case.id}: control {control} failed, so its attacks are inconclusive")
+                said = f" ({why[:300]!a})" if why else ""
+                wrong.append(f"{case.id}: control {control} failed{said}, so its attacks are inconclusive")
         if not outcome.error:
             for control in case.fails_controls:
                 if control not in outcome.failed_controls:

@@ -56,6 +56,9 @@ def test_a_named_control_that_did_not_fail_and_any_other_red_line_still_fail_the
     # Another case's failed approve control is never excused by this one's expectation.
     other = Outcome("elsewhere-terminal/asks-first", (), ("approve",))
     assert "control approve failed, so its attacks are inconclusive" in score(manifest, [other])[1][0]
+    # The line says what the control said, escaped (a target's words are never printed live).
+    said = Outcome("elsewhere-terminal/asks-first", (), ("approve",), failed_why=("no question\x1b[2J",))
+    assert "control approve failed ('no question\\x1b[2J'), so" in score(manifest, [said])[1][0]
 
 
 def test_a_case_its_own_gate_holds_red_is_never_run_again_for_real() -> None:
