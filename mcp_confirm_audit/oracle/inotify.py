@@ -71,8 +71,8 @@ class Changes:
     overflowed: bool = False
 
 
-class Watcher:
-    """Directory watches, each named as the scanner names the directory."""
+class _Instance:
+    """One inotify instance of this process, closed with `close` or when dropped."""
 
     def __init__(self) -> None:
         libc_name = ctypes.util.find_library("c") or "libc.so.6"
@@ -81,6 +81,27 @@ class Watcher:
         if fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1 failed")
         self._fd: int | None = fd
+
+    def _opened(self) -> int:
+        assert self._fd is not None
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        # One dropped without `close` must not hold one of the user's few inotify
+        # instances (128 by default) for the rest of the process.
+        self.close()
+
+
+class Watcher(_Instance):
+    """Directory watches, each named as the scanner names the directory."""
+
+    def __init__(self) -> None:
+        super().__init__()
         self._names: dict[int, str] = {}
 
     def watch(self, name: str, path: str) -> None:
@@ -118,16 +139,6 @@ class Watcher:
         }
         return changes
 
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __del__(self) -> None:
-        # A scanner dropped without `close` must not hold one of the user's
-        # few inotify instances (128 by default) for the rest of the process.
-        self.close()
-
 
 IN_CLOSE_NOWRITE = 0x00000010
 IN_OPEN = 0x00000020
@@ -146,16 +157,12 @@ class Opened:
     overflowed: bool = False
 
 
-class FileWatch:
+class FileWatch(_Instance):
     """One file's opens, writes and closes, through whichever of its links they happen (the watch is on its inode)."""
 
     def __init__(self, path: str) -> None:
-        libc_name = ctypes.util.find_library("c") or "libc.so.6"
-        self._libc = ctypes.CDLL(libc_name, use_errno=True)
-        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        if fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
-        self._fd: int | None = fd
+        super().__init__()
+        fd = self._opened()
         mask = IN_OPEN | IN_MODIFY | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_DONT_FOLLOW
         if self._libc.inotify_add_watch(fd, os.fsencode(path), mask) < 0:
             code = ctypes.get_errno()
@@ -177,11 +184,3 @@ class FileWatch:
                 closes += bool(mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE))
                 written += bool(mask & IN_CLOSE_WRITE)
         return Opened(opens, closes, written, modified, overflowed)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __del__(self) -> None:
-        self.close()
