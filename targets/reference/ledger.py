@@ -8,6 +8,7 @@ Backends: in-memory (one process), SQLite or Redis (shared by replicas).
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any, Protocol
@@ -99,10 +100,15 @@ class SqliteBackend:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._execute("PRAGMA journal_mode=WAL")
-        self._execute(
-            "CREATE TABLE IF NOT EXISTS confirmations (nonce TEXT PRIMARY KEY, expires REAL NOT NULL)"
-        )
+        # Replicas started together all set the database up: switching to WAL can answer
+        # "database is locked" at once, without waiting out busy_timeout, while another
+        # connection does the same. One setup at a time, by a lock on a file beside it.
+        with open(f"{path}.setup-lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._execute("PRAGMA journal_mode=WAL")
+            self._execute(
+                "CREATE TABLE IF NOT EXISTS confirmations (nonce TEXT PRIMARY KEY, expires REAL NOT NULL)"
+            )
 
     def _execute(self, sql: str, *args: str | float) -> int:
         """Rows changed by a write, or rows returned by a query."""
