@@ -849,9 +849,12 @@ async def _refusal_in_a_fresh_world_if_need_be(run: _Runner, style: str, name: s
     Only a run in a fresh target process can tell, and it decides: when it
     passes there, the world carried over and every attack gets a fresh one.
     """
+    unlearned = run.unlearned
     result, unable = await _refusal(run, style, name)
     if unable is None or run.isolated or not await run.fresh():
         return result
+    # Judged again in a fresh world: whether it could be run there is what counts, not the old world's.
+    run.unlearned = unlearned
     again, still = await _refusal(run, style, name)
     if still is None:
         run.carried_over(name, unable)

@@ -1,7 +1,7 @@
 """Reference MCP server: governed notes, asked about once over the back channel (the magnemo-mcp shape).
 
     py:targets/notes/server.py:build_server  (factory_args: flaws, answer_timeout, too_fast, sentinel, evidence,
-                                              already_staged)
+                                              already_staged, vault)
 
 `stage(note, store)` drafts a note (`note` is an object: title, body) into a
 waiting list without asking and returns its id (`staged`). `handoff(cut)` asks
@@ -29,6 +29,11 @@ choice, not a flaw; the harness must not take it for the action).
 `already_staged: [TITLE, ...]` stages those notes (in `playbooks`) when the server starts, as magnemo-mcp's
 vault holds notes staged before the handoff: `handoff` then asks with no call before it, and once
 a yes kept them, nothing waits and it asks no more in that process (a careful shape, not a flaw).
+
+`vault: PATH` keeps the waiting and kept notes in a JSON file outside the root, shared by every process
+of the server, as magnemo-mcp's vault lives in the user's home: `already_staged` is written there only
+when the vault does not exist yet, so once a yes kept those notes, no later process finds anything waiting
+(nothing stages them again; a careful shape, not a flaw).
 
 `evidence` keeps an evidence log of every call, asked or refused, as agentveil-mcp-proxy does: a
 SQLite database in write-ahead mode, ROOT/.notes/evidence.sqlite, its connection held open, so each
@@ -86,6 +91,7 @@ def build_server(
     sentinel: bool = False,
     evidence: bool = False,
     already_staged: Collection[str] = (),
+    vault: str | Path = "",
 ) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - set(FLAWS))
@@ -96,6 +102,23 @@ def build_server(
     held: dict[str, dict[str, str]] = {}
     for title in already_staged:
         waiting[f"note-{secrets.token_hex(4)}"] = {"title": title, "body": "", "store": "playbooks"}
+    shared = Path(vault) if vault else None
+
+    def load() -> None:
+        """The vault's notes, as another process of the server may have left them."""
+        if shared is not None:
+            notes = json.loads(shared.read_text(encoding="utf-8"))
+            waiting.clear()
+            waiting.update(notes["waiting"])
+            kept[:] = notes["kept"]
+
+    def save() -> None:
+        if shared is not None:
+            shared.write_text(json.dumps({"waiting": waiting, "kept": kept}), encoding="utf-8")
+
+    if shared is not None and not shared.exists():
+        save()
+    load()
     server = MCPServer("notes-reference")
 
     def record(line: dict[str, Any]) -> None:
@@ -128,6 +151,7 @@ def build_server(
     async def stage(note: dict[str, str], store: str) -> dict[str, str]:
         """Draft a note (title, body) into a store's waiting list; a handoff asks the person to keep it."""
         witness("stage")
+        load()
         if store not in STORES:
             raise ToolError(f"REFUSED: store {store!r} is not valid (valid: {', '.join(STORES)})")
         if not note.get("title"):
@@ -137,6 +161,7 @@ def build_server(
             held[staged] = {"title": note["title"], "store": store}  # never asked about, never kept
             return {"staged": staged, "status": "staged"}
         waiting[staged] = {"title": note["title"], "body": note.get("body", ""), "store": store}
+        save()
         return {"staged": staged, "status": "staged"}
 
     server.add_tool(stage, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -144,6 +169,7 @@ def build_server(
     async def handoff(cut: str, ctx: Context) -> str:
         """Record a session boundary and ask the person whether to keep every waiting note."""
         witness("handoff")
+        load()
         if not waiting:
             return "nothing waiting: nothing to ask"
         require_form_elicitation(ctx.client_capabilities)  # never a form to a client that cannot answer it
@@ -164,6 +190,7 @@ def build_server(
             return "the person said no: every note left for later"
         done = list(waiting)
         kept.extend(waiting.pop(i) for i in done)
+        save()
         record({"event": "kept", "notes": done})
         return f"kept {len(done)} note(s)"
 
@@ -172,11 +199,13 @@ def build_server(
     async def keep(note: str) -> str:
         """Keep one waiting note, by its id."""
         witness("keep")
+        load()
         if note not in waiting:
             raise ToolError(f"no note waiting with the id {note!r}")
         if "keeps-unasked" not in active:
             raise ToolError("keeping a note needs the person's confirmation: call handoff")
         kept.append(waiting.pop(note))  # FLAW keeps-unasked: the agent alone keeps it
+        save()
         return f"kept {note}"
 
     server.add_tool(keep, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -184,14 +213,17 @@ def build_server(
     async def drop(note: str) -> str:
         """Forget one waiting note, by its id (nothing in Memory changes)."""
         witness("drop")
+        load()
         if waiting.pop(note, None) is None:
             raise ToolError(f"no note waiting with the id {note!r}")
+        save()
         return f"dropped {note}"
 
     server.add_tool(drop, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
 
     async def list_kept() -> dict[str, Any]:
         """Every note kept in Memory."""
+        load()
         return {"kept": [dict(n) for n in kept]}
 
     server.add_tool(list_kept, annotations=ToolAnnotations(read_only_hint=True))
