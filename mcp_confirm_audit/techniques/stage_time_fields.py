@@ -9,9 +9,11 @@ states every number the policy could read as the smallest the schema takes,
 the item's other fields (the document's id) unchanged, and goes straight to
 the commit: the person is never asked.
 
+First its twin: the item staged as the honest flow states it and committed at
+once must not act (it needs a person); where it acts, no statement is needed
+to skip the person (self-approval's finding) and the family is not applicable.
 The real item (a value of the honest stage that names it, unchanged) acted on
-is `vulnerable`: the controls showed it needs a person, and it took effect
-with nobody asked. The stage refusing the statement (before anything is
+is then `vulnerable`: it needs a person, and it took effect with nobody asked. The stage refusing the statement (before anything is
 asked), or the commit refusing the item staged so (it still waits for a
 person), is the gate holding (`tool`). A stage that states no number has
 nothing the policy could misread: not applicable.
@@ -23,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..confirmations import AgentFlow
+from ..engine.action import Instance
 from ..engine.reading import Judged, Reading, Seen, literal, quoted, reads
 from ..models import Layer, Outcome, Part, Verdict
 from ..oracle.effects import drift_touched
@@ -32,6 +36,7 @@ from ._flows import AttackChannel
 from ._params import NoParams
 from .base import Attack
 
+_PROBE = "\x00staged-id\x00"
 _WHAT = "stage call whose stated fields decide whether a person is asked"
 
 
@@ -64,7 +69,12 @@ async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
             "decides whether a person is asked"
         )
         return
-    saved: Mapping[str, Any] = {}
+    if flow.redemption(args, _PROBE, {}) is None:
+        attack.not_applicable(f"no call of the agent's commits a staged item: {flow.describe()}")
+        return
+    saved: Mapping[str, Any] = victim.saved if isinstance(victim, Instance) else {}
+    if not await _needs_a_person(attack, flow, channel, args, saved):
+        return
     # The restated stage is the attack's first request; the snapshot follows it (staging is no effect).
     attack.attack_under_way()
     if step is not None:
@@ -100,10 +110,37 @@ async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
         attack.setup_failed(f"the stage handed out no id to commit ({shown.response.text[:200]})")
         return
     call = flow.redemption(args, shown.handle, {k: str(v) for k, v in saved.items()})
-    if call is None:
-        attack.not_applicable(f"no call of the agent's commits a staged item: {flow.describe()}")
-        return
+    assert call is not None
     await channel.call("the item staged so, committed with no person asked", *call)
+
+
+async def _needs_a_person(
+    attack: Attack, flow: AgentFlow, channel: AttackChannel, args: Mapping[str, Any], saved: Mapping[str, Any]
+) -> bool:
+    """The twin: the item staged honestly and committed at once must not act (it needs a person).
+
+    Where it acts, the gate never needed the person for this item (self-approval's finding, not this
+    family's): the stated fields decide nothing, and the attack is not applicable.
+    """
+    shown = await flow.preview(channel, args)
+    if shown.handle is None:
+        said = shown.response.text[:200] or shown.response.outcome.value
+        attack.setup_failed(f"the honest stage handed out no id to commit ({said})")
+        return False
+    call = flow.redemption(args, shown.handle, {k: str(v) for k, v in saved.items()})
+    assert call is not None
+    before = await attack.mark()
+    reply = await channel.call("twin: the honestly staged item committed with no person asked", *call)
+    moved = attack.changes(before, await attack.mark())
+    if reply.outcome is Outcome.COMPLETE or moved:
+        attack.not_applicable(
+            "the item staged as the honest flow states it is committed with no person asked too "
+            f"({', '.join(moved[:3]) or reply.text[:120]}): no person is needed whatever the stage "
+            "states (self-approval's finding), so the stated fields decide nothing"
+        )
+        return False
+    attack.note(f"twin: the honestly staged item, committed at once, was refused: {reply.text[:160]}")
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +182,8 @@ class ReadStageDecl(Reading[StageDecl]):
             return (
                 Verdict.VULNERABLE,
                 Layer.NONE,
-                f"the item the controls showed needs a person was committed with nobody asked: {_said(part)}, "
+                f"the item that needs a person (its honest stage, committed at once, was refused) was committed "
+                f"with nobody asked: {_said(part)}, "
                 f"and it was acted on ({'; '.join(touched[:4])})",
             )
         acted = ", ".join([*seen.effect.removed, *seen.effect.changed, *seen.effect.observed][:4])
