@@ -7,7 +7,7 @@ The desk's own record is its inbox: invoice documents, each with its own amount
 (`list_inbox`). `stage_invoice(document_id, amount_cents)` stages one for posting
 and says whether a person must approve it first (an amount above 5,000.00);
 the person approves on their own channel, a file ROOT/.approvals/STAGED_ID that
-their command writes and the agent has no tool to write; `post_invoice(staged_id)`
+their command writes and the agent has no tool to write (STAGED_ID.declined says no); `post_invoice(staged_id)`
 posts a staged invoice once, approved if it needs to be; `list_posted` shows the
 ledger. Whether a person is asked is decided from the desk's record of the
 document, never from what the stage call states, in one of two styles:
@@ -41,6 +41,7 @@ STYLES = ("refuses", "record")
 # The desk's own record of each document: what the approval policy must read.
 INBOX = {
     "doc-2291": {"document_id": "doc-2291", "vendor": "norda", "amount_cents": 742_000},
+    "doc-2292": {"document_id": "doc-2292", "vendor": "norda", "amount_cents": 918_000},
     "doc-2293": {"document_id": "doc-2293", "vendor": "brightline", "amount_cents": 65_500},
 }
 LIMIT_CENTS = 500_000

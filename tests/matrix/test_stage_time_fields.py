@@ -27,7 +27,7 @@ from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "stage_decl" / "server.py"
 ID = "MCA-STAGEDECL-001"
-APPROVE = (
+TOUCH = (
     f'{sys.executable} -c "import pathlib, sys; pathlib.Path(sys.argv[1]).touch()" {{root}}/.approvals/{{id}}'
 )
 
@@ -46,7 +46,7 @@ def desk(style: str = "refuses", *flaws: str, **changes: Any) -> dict[str, Any]:
             "kind": "pending",
             "pending": {
                 "id_from": "staged_id",
-                "human": {"command": APPROVE},
+                "human": {"command": TOUCH, "decline": f"{TOUCH}.declined"},
                 "execute": {"tool": "post_invoice", "args": {"staged_id": "{id}"}},
             },
         },
