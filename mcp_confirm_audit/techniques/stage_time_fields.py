@@ -40,7 +40,7 @@ _PROBE = "\x00staged-id\x00"
 _WHAT = "stage call whose stated fields decide whether a person is asked"
 
 
-@technique("stage-time-fields", mechanisms=ANY, params=NoParams)
+@technique("stage-time-fields", mechanisms=ANY, input_value=True, params=NoParams)
 async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, _WHAT)
     if flow is None:
