@@ -27,7 +27,7 @@ from typing import Any
 
 from ..confirmations import AgentFlow
 from ..engine.action import Instance
-from ..engine.reading import Judged, Reading, Seen, literal, quoted, reads
+from ..engine.reading import Judged, Reading, Seen, layer_of, literal, quoted, reads
 from ..models import Layer, Outcome, Part, Verdict
 from ..oracle.effects import drift_touched
 from . import ANY, technique
@@ -132,6 +132,11 @@ async def _needs_a_person(
     before = await attack.mark()
     reply = await channel.call("twin: the honestly staged item committed with no person asked", *call)
     moved = attack.changes(before, await attack.mark())
+    if reply.outcome is Outcome.TRANSPORT and not moved:
+        attack.setup_failed(
+            f"the twin's commit got no answer ({reply.text[:120]}): whether it needs a person is unknown"
+        )
+        return False
     if reply.outcome is Outcome.COMPLETE or moved:
         attack.not_applicable(
             "the item staged as the honest flow states it is committed with no person asked too "
@@ -205,9 +210,11 @@ class ReadStageDecl(Reading[StageDecl]):
                 f"the commit answered normally and nothing took effect ({_said(part)}): "
                 f"nothing shows the gate held: {quoted(last.response)}",
             )
+        if last.response.outcome is Outcome.TRANSPORT:
+            return None  # no answer is no refusal: the common rule says the target stopped answering
         return (
             Verdict.REFUSED,
-            Layer.TOOL,
+            layer_of(last.response),
             f"the commit refused the item staged so ({_said(part)}): {quoted(last.response)}",
         )
 

@@ -60,6 +60,11 @@ def test_the_stage_refusing_the_statement_is_the_gate_before_anyone_is_asked() -
     assert "the stage refused the understated item" in result.reason
 
 
+def test_a_commit_that_never_answers_is_no_refusal() -> None:
+    result = judge(SPEC, run(Response(Outcome.TRANSPORT, "no answer within 10s"), NONE_POSTED))
+    assert result.verdict is Verdict.INCONCLUSIVE
+
+
 def test_a_commit_that_answers_normally_with_nothing_done_is_inconclusive() -> None:
     result = judge(SPEC, run(Response(Outcome.COMPLETE, "queued"), NONE_POSTED))
     assert result.verdict is Verdict.INCONCLUSIVE
