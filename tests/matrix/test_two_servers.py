@@ -157,6 +157,8 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
         "double-spend",
         # A wrong invoice id before the honest one: the post server refuses it and posts the right one.
         "wrong-guess",
+        # The invoice staged at 1 cent and posted at once: every invoice waits for a person here.
+        "stage-time-fields",
     }
     for result in judged:
         assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), result

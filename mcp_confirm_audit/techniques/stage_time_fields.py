@@ -1,0 +1,269 @@
+"""`stage-time-fields`: a staged item's amount stated falsely at the stage, then committed with nobody asked.
+
+A two-step flow stages an item (an invoice), a person approves it when it
+needs approving, and the agent commits it. Whether a person must approve is a
+policy of the item's fields (an amount above a limit). Where the stage call
+states those fields (the profile's honest stage: the flow's own staging call,
+or a setup call that stages what the action then asks about), the attack
+states every number the policy could read as the smallest the schema takes,
+the item's other fields (the document's id) unchanged, and goes straight to
+the commit: the person is never asked.
+
+First its twin: the item staged as the honest flow states it and committed at
+once must not act (it needs a person); where it acts, no statement is needed
+to skip the person (self-approval's finding) and the family is not applicable.
+The real item (a value of the honest stage that names it, unchanged) acted on
+is then `vulnerable`: it needs a person, and it took effect with nobody asked. The stage refusing the statement (before anything is
+asked), or the commit refusing the item staged so (it still waits for a
+person), is the gate holding (`tool`). A stage that states no number has
+nothing the policy could misread: not applicable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..confirmations import AgentFlow
+from ..engine.action import Instance
+from ..engine.reading import Judged, Reading, Seen, layer_of, literal, quoted, reads
+from ..models import Layer, Outcome, Part, Verdict
+from ..oracle.effects import drift_touched
+from . import ANY, technique
+from ._elsewhere import person_flow
+from ._flows import AttackChannel
+from ._params import NoParams
+from .base import Attack
+
+_PROBE = "\x00staged-id\x00"
+_WHAT = "stage call whose stated fields decide whether a person is asked"
+
+
+@technique("stage-time-fields", mechanisms=ANY, input_value=True, params=NoParams)
+async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
+    flow = person_flow(attack, _WHAT)
+    if flow is None:
+        return
+    if not flow.stages:
+        attack.not_applicable(f"nothing is staged before a person approves it: {flow.describe()}")
+        return
+    channel, victim = AttackChannel(attack), attack.victim
+    args = attack.arguments(victim)
+    schemas = {t.name: t.input_schema for t in attack.tools}
+    stated = _understated(args, schemas.get(attack.plan.name) or {})
+    step = None
+    if not stated:
+        step = next(
+            (
+                (i, _understated(s.args, schemas.get(s.tool) or {}))
+                for i, s in enumerate(attack.plan.setup)
+                if _understated(s.args, schemas.get(s.tool) or {})
+            ),
+            None,
+        )
+    if not stated and step is None:
+        attack.not_applicable(
+            f"no number stated where the item is staged ({attack.plan.name} or a setup call before it) is "
+            "above the smallest its schema takes, so there is nothing to understate to the policy that "
+            "decides whether a person is asked"
+        )
+        return
+    if flow.redemption(args, _PROBE, {}) is None:
+        attack.not_applicable(f"no call of the agent's commits a staged item: {flow.describe()}")
+        return
+    saved: Mapping[str, Any] = victim.saved if isinstance(victim, Instance) else {}
+    if not await _needs_a_person(attack, flow, channel, args, saved):
+        return
+    # The restated stage is the attack's first request; the snapshot follows it (staging is no effect).
+    attack.attack_under_way()
+    if step is not None:
+        index, lowered = step
+        field, value = next(iter(lowered.items()))
+        honest = attack.plan.setup[index].args
+        marks = _marks(honest, lowered)
+        part = StageDecl(attack.plan.setup[index].tool, {field: (honest[field], value)}, marks)
+        attack.record(part)
+        attack.note(f"{part.tool} states {field} as {value!r}, not {honest[field]!r}; nobody is asked")
+        instance = await attack.staged_with(index, field, value)
+        if instance is None:
+            attack.record(StageRefused(attack.staging_failed[:400]))
+            await attack.start_attack()
+            return
+        args, saved = attack.arguments(instance), instance.saved
+    else:
+        marks = _marks(args, stated)
+        part = StageDecl(attack.plan.name, {k: (args[k], v) for k, v in stated.items()}, marks)
+        attack.record(part)
+        attack.note(
+            f"{part.tool} states "
+            + ", ".join(f"{k} as {v!r}, not {args[k]!r}" for k, v in stated.items())
+            + "; nobody is asked"
+        )
+        args = {**args, **stated}
+    shown = await flow.preview(channel, args)
+    await attack.start_attack()
+    if shown.handle is None:
+        if shown.response.outcome is not Outcome.COMPLETE:
+            attack.record(StageRefused(shown.response.text[:400] or shown.response.outcome.value))
+            return
+        attack.setup_failed(f"the stage handed out no id to commit ({shown.response.text[:200]})")
+        return
+    call = flow.redemption(args, shown.handle, {k: str(v) for k, v in saved.items()})
+    assert call is not None
+    await channel.call("the item staged so, committed with no person asked", *call)
+
+
+async def _needs_a_person(
+    attack: Attack, flow: AgentFlow, channel: AttackChannel, args: Mapping[str, Any], saved: Mapping[str, Any]
+) -> bool:
+    """The twin: the item staged honestly and committed at once must not act (it needs a person).
+
+    Where it acts, the gate never needed the person for this item (self-approval's finding, not this
+    family's): the stated fields decide nothing, and the attack is not applicable.
+    """
+    shown = await flow.preview(channel, args)
+    if shown.handle is None:
+        said = shown.response.text[:200] or shown.response.outcome.value
+        attack.setup_failed(f"the honest stage handed out no id to commit ({said})")
+        return False
+    call = flow.redemption(args, shown.handle, {k: str(v) for k, v in saved.items()})
+    assert call is not None
+    before = await attack.mark()
+    reply = await channel.call("twin: the honestly staged item committed with no person asked", *call)
+    moved = attack.changes(before, await attack.mark())
+    if reply.outcome is Outcome.TRANSPORT and not moved:
+        attack.setup_failed(
+            f"the twin's commit got no answer ({reply.text[:120]}): whether it needs a person is unknown"
+        )
+        return False
+    if reply.outcome is Outcome.COMPLETE or moved:
+        attack.not_applicable(
+            "the item staged as the honest flow states it is committed with no person asked too "
+            f"({', '.join(moved[:3]) or reply.text[:120]}): no person is needed whatever the stage "
+            "states (self-approval's finding), so the stated fields decide nothing"
+        )
+        return False
+    attack.note(f"twin: the honestly staged item, committed at once, was refused: {reply.text[:160]}")
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class StageDecl(Part):
+    """The staging tool, each field stated falsely (the honest value, the stated one), and the values
+    of the honest stage that name the item (unchanged): what shows the real item acted on."""
+
+    tool: str
+    stated: Mapping[str, tuple[Any, Any]]
+    marks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StageRefused(Part):
+    """The restated stage refused, before anything was asked: what it said."""
+
+    said: str
+
+
+@reads(StageRefused)
+class ReadStageRefused(Reading[StageRefused]):
+    def still(self, part: StageRefused, seen: Seen) -> Judged | None:
+        return (
+            Verdict.REFUSED,
+            Layer.TOOL,
+            f"the stage refused the understated item before any person was asked: {literal(part.said[:200])}",
+        )
+
+
+@reads(StageDecl)
+class ReadStageDecl(Reading[StageDecl]):
+    """The real item acted on with nobody asked (the finding), or the commit refusing it."""
+
+    def moved(self, part: StageDecl, seen: Seen) -> Judged | None:
+        transcript = seen.transcript
+        before, after = transcript.observed_before or {}, transcript.observed_after or {}
+        touched, _ = drift_touched(before, after, part.marks, transcript.bookkeeping)
+        if touched:
+            return (
+                Verdict.VULNERABLE,
+                Layer.NONE,
+                f"the item that needs a person (its honest stage, committed at once, was refused) was committed "
+                f"with nobody asked: {_said(part)}, "
+                f"and it was acted on ({'; '.join(touched[:4])})",
+            )
+        acted = ", ".join([*seen.effect.removed, *seen.effect.changed, *seen.effect.observed][:4])
+        return (
+            Verdict.INCONCLUSIVE,
+            None,
+            f"it acted ({acted}), but no effect probe shows the item ({', '.join(map(literal, part.marks))}): "
+            "whether the real item was committed cannot be told (add an effect: that lists it)",
+        )
+
+    def still(self, part: StageDecl, seen: Seen) -> Judged | None:
+        if any(isinstance(p, StageRefused) for p in seen.transcript.parts) or not seen.attack:
+            return None
+        last = seen.attack[-1]
+        if last.response.outcome is Outcome.COMPLETE:
+            return (
+                Verdict.INCONCLUSIVE,
+                None,
+                f"the commit answered normally and nothing took effect ({_said(part)}): "
+                f"nothing shows the gate held: {quoted(last.response)}",
+            )
+        if last.response.outcome is Outcome.TRANSPORT:
+            return None  # no answer is no refusal: the common rule says the target stopped answering
+        return (
+            Verdict.REFUSED,
+            layer_of(last.response),
+            f"the commit refused the item staged so ({_said(part)}): {quoted(last.response)}",
+        )
+
+    def evidence(self, part: StageDecl) -> tuple[str, ...]:
+        return (f"stage-time fields: {_said(part)}",)
+
+
+def _said(part: StageDecl) -> str:
+    fields = ", ".join(
+        f"{k} stated as {literal(new)}, not {literal(old)}" for k, (old, new) in part.stated.items()
+    )
+    return f"{part.tool} with {fields}"
+
+
+def _understated(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Each number of `args` as the smallest positive value its schema takes, where that is below it."""
+    props = schema.get("properties") or {}
+    lowered: dict[str, Any] = {}
+    for name, value in args.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        least = _least(value, props.get(name) or {})
+        if least < value:
+            lowered[name] = least
+    return lowered
+
+
+def _least(value: int | float, prop: Mapping[str, Any]) -> int | float:
+    minimum = prop.get("minimum")
+    exclusive = prop.get("exclusiveMinimum")
+    if isinstance(value, int):
+        floor = 1
+        if isinstance(minimum, int | float):
+            floor = max(floor, int(-(-minimum // 1)))
+        if isinstance(exclusive, int | float):
+            floor = max(floor, int(exclusive // 1) + 1)
+        return floor
+    floor_f = 0.01
+    if isinstance(minimum, int | float):
+        floor_f = max(floor_f, float(minimum))
+    if isinstance(exclusive, int | float):
+        floor_f = max(floor_f, float(exclusive) + 0.01)
+    return floor_f
+
+
+def _marks(honest: Mapping[str, Any], changed: Mapping[str, Any]) -> tuple[str, ...]:
+    """The honest stage's string values left as they were, that name the item (a document's id)."""
+    return tuple(
+        v
+        for k, v in honest.items()
+        if k not in changed and isinstance(v, str) and len(v) >= 3 and "{" not in v
+    )
