@@ -26,7 +26,8 @@ def test_the_readme_audits_a_reference_server_from_its_own_commands(tmp_path: Pa
         ["mcp-confirm-audit", "run"],
     ], "three commands: init, run, then read the review"
     here = newcomer_folder(tmp_path)
-    env = newcomer_env("control or REPLAY or CONSENT-001")
+    # The controls and one attack: an audit that judged something, its reports written.
+    env = newcomer_env("control or MCA-REPLAY-001")
     init, audit, read = (run(line, here, env) for line in lines)
     assert init.returncode == 0, init.stderr
     assert audit.returncode in AUDITED, f"run exited {audit.returncode}, undocumented for an audit"

@@ -27,7 +27,9 @@ def test_your_first_audit_refuses_on_the_careful_server_and_finds_the_flaw(tmp_p
     page = (TUTORIAL / "first-audit.md").read_text(encoding="utf-8")
     _, careful, flawed = (commands(b) for b in blocks(page))
     here = newcomer_folder(tmp_path)
-    env = newcomer_env("control or REPLAY")
+    # The careful run's selection: its controls, the line the page shows (each attack's refusal on the
+    # careful server is the detection matrix's); the flawed run's command line selects its own.
+    env = newcomer_env("control")
     (careful_line,) = careful
     done = run(careful_line, here, env)
     assert done.returncode == pytest.ExitCode.OK, done.stdout[-2000:]

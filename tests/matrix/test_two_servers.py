@@ -83,8 +83,12 @@ def two_servers(
     return forked(profile_from_mapping(raw, source="two-servers"))
 
 
-def audit(catalogue: Catalogue, generation: Any, *post_flaws: str) -> AuditRun:
-    return run_audit(two_servers(*post_flaws), catalogue=catalogue, generation=generation)
+def audit(
+    catalogue: Catalogue, generation: Any, *post_flaws: str, families: frozenset[str] | None = None
+) -> AuditRun:
+    """The pair audited over the whole catalogue, or over `families` alone."""
+    select = None if families is None else (lambda spec: spec.family in families)
+    return run_audit(two_servers(*post_flaws), catalogue=catalogue, generation=generation, select=select)
 
 
 def test_with_a_zygote_every_server_of_the_pair_is_forked_from_it(catalogue: Catalogue) -> None:
@@ -191,10 +195,21 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
 def test_each_flaw_of_the_post_server_is_caught_and_fools_no_other(
     catalogue: Catalogue, generation: Any, flaw: str, caught: dict[str, Verdict]
 ) -> None:
-    run = audit(catalogue, generation, flaw)
+    # "Fools no other family" on this pair is proven once, over the whole catalogue, by posts-twice (the
+    # flaw that reaches the most families: a spend never recorded); posts-unapproved runs the families of
+    # the attacks that catch it (the families its corpus case, staging/posts-unapproved, runs).
+    run = audit(catalogue, generation, flaw, families=CAUGHT_BY_FAMILY.get(flaw))
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     found = {r.id: r.verdict for r in run.results if r.verdict in (V, Verdict.WEAK)}
     assert found == caught, [(r.id, r.verdict, r.reason) for r in run.results if r.id in caught]
+
+
+# The flaws audited over the families of the attacks that catch them (any other: the whole catalogue).
+CAUGHT_BY_FAMILY = {
+    "posts-unapproved": frozenset(
+        {"self-approval", "token-replay", "agent-reachable-approval", "approval-transplant"}
+    ),
+}
 
 
 # The person's steps on the servers they name (targets/staging-approval-route.yaml): the approval code

@@ -6,16 +6,16 @@ said no", was called plainly as another tool that might act around the gated
 person's no is carried out, judged by the decline control: ungated leaves it out,
 and with nothing else to try says so (not applicable), where it said `refused`.
 On the zero-configuration reference server's `memo` shape (magnemo's: `file_note`
-stages, `keep` is the yes step, `drop` the no step), nothing configured.
+stages, `keep` is the yes step, `drop` the no step), nothing configured. Built in the audit's
+process (`py:...:build_server`), as test_zero_config_search.py builds every shape: what ungated
+reads is the tools, the flow learned and the files, which no transport changes.
 """
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
-from conftest import forked
+from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
@@ -28,9 +28,9 @@ SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server
 def test_the_decline_step_of_a_pending_flow_is_no_other_tool_to_try(
     catalogue: Catalogue, generation: object
 ) -> None:
-    command = shlex.join([sys.executable, str(SHAPES), "--root", "{root}", "--shape", "memo"])
+    profile = Profile(command=f"py:{SHAPES}:build_server", factory_args={"shape": "memo"}, call_timeout=10.0)
     run = run_audit(
-        forked(Profile(command=command, call_timeout=10.0)),
+        scaled(profile),
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
         select=lambda spec: spec.id == "MCA-UNGATED-001",

@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py): what is
+# proven is the plugin's items, verdicts, reports and exit codes; the start as written is the hostile
+# tests', the docs' and test_transports.py's (over HTTP).
+pytestmark = pytest.mark.usefixtures("forked_targets")
 NEVER_ASKS = '''
 import sys
 from pathlib import Path

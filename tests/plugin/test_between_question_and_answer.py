@@ -142,9 +142,11 @@ def test_a_bad_example_count_is_a_usage_error(pytester: pytest.Pytester) -> None
 
 
 def test_xdist_workers_draw_from_the_controllers_seed(pytester: pytest.Pytester) -> None:
+    # The careful server built in each worker's process (py:...:build_server): what is proven is where a
+    # worker's names come from, not how a target starts (each worker would start its own, unforked).
     result = pytester.runpytest(
         "--mcp-target",
-        target(),
+        f"py:{SERVER}:build_server",
         "-n",
         "2",
         "-k",

@@ -15,6 +15,10 @@ from once import once
 from mcp_confirm_audit.report.baseline_file import baseline_from_audit
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+# Each Python stdio target of the in-process runs forked from the SDK's zygote (tests/forking.py): what is
+# proven is the plugin's items, verdicts, reports and exit codes; the start as written is the hostile
+# tests', the docs' and test_transports.py's (over HTTP).
+pytestmark = pytest.mark.usefixtures("forked_targets")
 # The three replays by id: a new replay variant in the catalogue must not change these counts.
 REPLAY = ("-k", "MCA-REPLAY-001 or MCA-REPLAY-002 or MCA-REPLAY-003 or control")
 

@@ -107,13 +107,15 @@ def test_a_review_whose_every_target_string_is_hostile_renders_nothing_live() ->
 
 
 @pytest.mark.slow  # a real target process (tests/README.md)
+@pytest.mark.usefixtures("forked_targets")
 def test_the_review_of_a_prompt_forging_run_renders_no_element_from_the_target(
     pytester: pytest.Pytester,
 ) -> None:
     # The reference server with its question unsanitised: every hostile name,
-    # fixed and generated, reaches the question and so the evidence.
+    # fixed and generated, reaches the question and so the evidence. The run is in this process, its
+    # target's processes forked from the SDK's zygote (tests/forking.py): what is read is the review.
     command = shlex.join([sys.executable, str(SERVER), "--root", "{root}", "--flaw", "unsanitised-question"])
-    run = pytester.runpytest_subprocess(
+    run = pytester.runpytest(
         "--mcp-target", command, "--mcp-report-dir", "out", "--mcp-examples", "5", "-k", "PROMPT"
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED
