@@ -48,6 +48,11 @@ class Victim(Protocol):
         """Whether its arguments are the controls' own, so a token made from them alone may be spent."""
         ...
 
+    @property
+    def saved(self) -> Mapping[str, Any]:
+        """What its setup calls saved (`{NAME}` for the flow's later calls); a file has none."""
+        ...
+
     def describe(self) -> str:
         """How evidence names it."""
         ...
@@ -130,6 +135,10 @@ class CaseFile:
     @property
     def previewed_by_controls(self) -> bool:
         return False
+
+    @property
+    def saved(self) -> Mapping[str, Any]:
+        return {}
 
     def describe(self) -> str:
         return self.value

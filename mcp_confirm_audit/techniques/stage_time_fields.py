@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..confirmations import AgentFlow
-from ..engine.action import Instance
 from ..engine.reading import Judged, Reading, Seen, layer_of, literal, quoted, reads
 from ..models import Layer, Outcome, Part, Verdict
 from ..oracle.effects import drift_touched
@@ -72,7 +71,7 @@ async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
     if flow.redemption(args, _PROBE, {}) is None:
         attack.not_applicable(f"no call of the agent's commits a staged item: {flow.describe()}")
         return
-    saved: Mapping[str, Any] = victim.saved if isinstance(victim, Instance) else {}
+    saved = victim.saved
     if not await _needs_a_person(attack, flow, channel, args, saved):
         return
     # The restated stage is the attack's first request; the snapshot follows it (staging is no effect).
