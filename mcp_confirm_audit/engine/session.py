@@ -50,6 +50,7 @@ from ..techniques import mrtr_only, traits_of
 from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack
+from . import makers
 from .action import SetupFailed
 from .classify import classify
 from .connection_key import PRIMARY, ConnectionKey
@@ -370,6 +371,8 @@ class AuditSession:
                     self._legacy_tools.discard(tool)
             if not outcome.approve_ok and not ablated and self._searches(tool, outcome):
                 outcome = self._search(tool, outcome)
+            if not ablated and self._wants_a_maker(tool, outcome):
+                outcome = self._with_a_maker(tool, outcome)
             self._controls[key] = outcome
         return self._controls[key]
 
@@ -418,6 +421,34 @@ class AuditSession:
             outcome = self._controls_over(tool, False)
         said = ControlResult(tool, "search", found.plan is not None, True, found.describe())
         return replace(outcome, results=(*outcome.results, said), search=found)
+
+    def _wants_a_maker(self, tool: str, outcome: ControlOutcome) -> bool:
+        """Zero configuration, on an action with no setup that found nothing to ask about (engine.makers)."""
+        zero = self.profile.args is None and not self.profile.setup and not self.profile.is_url
+        plan = self.plan(tool)
+        return zero and not plan.setup and searchable(plan) and makers.wants_a_subject(outcome)
+
+    def _with_a_maker(self, tool: str, outcome: ControlOutcome) -> ControlOutcome:
+        """Each tool that may make the action's subject, as its setup in a fresh world, until every control asks."""
+        plan = self.plan(tool)
+        why = outcome.signatures.unlearned or outcome.results[0].detail
+        for maker in makers.candidates(plan, self.tools):
+            step = makers.setup_call(maker, self.plans, self.seen)
+            said = makers.learned(tool, maker.name, why)
+            trial = replace(plan, setup=(step,), notes=(*plan.notes, said))
+            self.plans = [trial if p.name == tool else p for p in self.plans]
+            self.world.isolate()  # a world no control touched: the maker alone leaves something waiting
+            again = self._controls_over(tool, False)
+            if again.approve_ok and not makers.wants_a_subject(again):
+                if self.profile.isolation != "process":
+                    # The action takes whatever waits: another attack's leftovers would be part of its subject.
+                    self.profile = replace(self.profile, isolation="process")
+                    self.stats.notes.append(makers.isolated(tool, maker.name))
+                return replace(
+                    again, results=(*again.results, ControlResult(tool, "maker", True, True, said))
+                )
+        self.plans = [plan if p.name == tool else p for p in self.plans]
+        return outcome
 
     def _controls_over(self, tool: str, ablated: bool) -> ControlOutcome:
         assert self.sandbox is not None
