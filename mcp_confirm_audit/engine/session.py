@@ -440,13 +440,14 @@ class AuditSession:
             self.world.isolate()  # a world no control touched: the maker alone leaves something waiting
             again = self._controls_over(tool, False)
             if again.approve_ok and not makers.wants_a_subject(again):
+                found = [ControlResult(tool, "maker", True, True, said)]
                 if self.profile.isolation != "process":
                     # The action takes whatever waits: another attack's leftovers would be part of its subject.
                     self.profile = replace(self.profile, isolation="process")
-                    self.stats.notes.append(makers.isolated(tool, maker.name))
-                return replace(
-                    again, results=(*again.results, ControlResult(tool, "maker", True, True, said))
-                )
+                    chosen = makers.isolated(tool, maker.name)
+                    self.stats.notes.append(chosen)
+                    found.append(ControlResult(tool, "isolation", True, True, chosen))
+                return replace(again, results=(*again.results, *found))
         self.plans = [plan if p.name == tool else p for p in self.plans]
         return outcome
 

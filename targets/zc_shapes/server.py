@@ -68,7 +68,8 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              propose, simulate and apply).
 - handoff:   `handoff(summary)` asks (MRTR) once about every note still staged and, on a yes,
              files them all on the greenhouse's shelf; with nothing staged it answers
-             `{"asked": "not asked: nothing waits", "kept": 0}` and asks nothing. Only
+             `{"asked": "not asked: nothing waits", "kept": 0}` and asks nothing; its question
+             shows each title escaped, and its yes holds only for the notes it listed. Only
              `stage_note(title)` stages a note, kept in memory (it shows nowhere until filed):
              once an approval files every note, nothing waits until a note is staged again
              (magnemo-mcp's stage and handoff, whose attacks once shared one emptied list).
@@ -105,6 +106,7 @@ _REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
 if _REFERENCE not in sys.path:
     sys.path.insert(0, _REFERENCE)
 
+import prompt  # noqa: E402
 from capabilities import require_form_elicitation  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
@@ -256,6 +258,8 @@ class Greenhouse:
         self.checked: dict[str, str] = {}
         # The handoff shape's staged notes, by id: in memory only, until a yes files them.
         self.staged: dict[str, str] = {}
+        # What each handoff question was about (its summary, the notes it listed), by its state.
+        self.handoffs: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     # -- state --------------------------------------------------------------
 
@@ -668,10 +672,17 @@ class Greenhouse:
 
     async def handoff(self, summary: str, ctx: Context) -> Any:
         """Hand the session over: the grower is asked once about every note still staged; kept notes are filed."""
-        if not self.staged:
+        waiting = (summary, tuple(self.staged))
+        if ctx.input_responses:  # an answer: its state is checked first (spent, unknown, or for other notes)
+            if ctx.request_state in self.asked and self.handoffs.get(ctx.request_state, waiting) != waiting:
+                raise ToolError("REFUSED: that approval was for other notes than the ones waiting now")
+        elif not self.staged:
             return {"asked": "not asked: nothing waits", "kept": 0}
-        shown = "\n".join(f"- {title[:80]}" for title in list(self.staged.values())[:8])
-        question = f"{len(self.staged)} notes staged since you left ({summary[:80]}). Keep them all?\n{shown}"
+        shown = "\n".join(f'- "{prompt.shown_name(t, limit=80)}"' for t in list(self.staged.values())[:8])
+        question = (
+            f'{len(self.staged)} notes staged since you left ("{prompt.shown_name(summary, limit=80)}"). '
+            f"Keep them all?\n{shown}"
+        )
 
         def keep_all() -> dict[str, Any]:
             kept, self.staged = self.staged, {}
@@ -683,6 +694,8 @@ class Greenhouse:
             return {"asked": "keep all", "kept": len(kept)}
 
         done = await self.confirmed(ctx, question, keep_all)
+        if isinstance(done, InputRequiredResult) and done.request_state is not None:
+            self.handoffs[done.request_state] = waiting  # the yes is for these notes, this summary
         if isinstance(done, dict) and done.get("status") == "declined":
             return {"asked": "later: every note stays staged", "kept": 0}
         return done
