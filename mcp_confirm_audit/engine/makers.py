@@ -45,7 +45,7 @@ def wants_a_subject(outcome: ControlOutcome) -> bool:
 
 
 def candidates(plan: ToolPlan, tools: Sequence[ToolInfo]) -> list[ToolInfo]:
-    """Tools that may make the action's subject: named in its description first, then named as makers."""
+    """Tools that may make the action's subject, at most `MAX_MAKERS`: never a reader, nor the action itself."""
     gated = next((t for t in tools if t.name == plan.name), None)
     described = (gated.description or "").lower() if gated is not None else ""
     found: list[tuple[int, int, ToolInfo]] = []
@@ -54,8 +54,10 @@ def candidates(plan: ToolPlan, tools: Sequence[ToolInfo]) -> list[ToolInfo]:
             continue
         stem = re.sub(r"_.*", "", tool.name.lower())  # stage_note -> stage
         named = len(stem) >= 4 and re.search(rf"\b{re.escape(stem)}", described) is not None
-        if named or CREATES.search(tool.name):
-            found.append((0 if named else 1, index, tool))
+        makes = CREATES.search(tool.name) is not None
+        if named or makes:
+            # Named there and named as a maker first ("every note still staged": stage), then either.
+            found.append((0 if named and makes else 1 if named else 2, index, tool))
     return [tool for _, _, tool in sorted(found, key=lambda t: (t[0], t[1]))][:MAX_MAKERS]
 
 
