@@ -15,7 +15,7 @@ call made before every use of the action (as a profile's `setup:` is): a tool
 that is not read-only, named in the action's description or named as making
 things. It is kept only when, with it, the controls all ran: every use asked.
 A setup call, because a fresh world of such a target holds nothing to ask
-about; and a fresh world for every attack besides (`isolation: process`),
+about; and a fresh world for every attack on the action besides (as `isolation: process` gives),
 because the action takes whatever waits: in a shared world what earlier
 attacks left waiting (a declined note stays staged) would be part of the next
 attack's subject, and one yes would keep eight notes where the controls
@@ -86,8 +86,8 @@ def learned(tool: str, maker: str, why: str) -> str:
 
 
 def isolated(tool: str, maker: str) -> str:
-    """The run's note when the maker made the session choose a fresh world for every attack."""
+    """The controls' record of the fresh world every attack on `tool` then gets."""
     return (
-        f"isolation: process was chosen: {tool} acts on whatever {maker} left waiting, so every attack "
-        f"gets a fresh target process and root, and {maker} runs first"
+        f"every attack on {tool} gets a fresh target process and root, and {maker} runs first: {tool} acts "
+        f"on whatever waits, so what earlier attacks left waiting would be part of its subject"
     )

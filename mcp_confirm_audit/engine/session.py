@@ -101,6 +101,8 @@ class AuditSession:
         self._era_controls: dict[tuple[str, bool], dict[str, EraControl]] = {}
         # Whether this session holds the collector's older objects aside (`_Collector`).
         self._held = False
+        # Tools whose every attack gets a fresh world of its own (engine/makers): they act on whatever waits.
+        self._fresh_for: set[str] = set()
 
     @property
     def sandbox(self) -> Sandbox | None:
@@ -443,10 +445,10 @@ class AuditSession:
                 found = [ControlResult(tool, "maker", True, True, said)]
                 if self.profile.isolation != "process":
                     # The action takes whatever waits: another attack's leftovers would be part of its subject.
-                    self.profile = replace(self.profile, isolation="process")
-                    chosen = makers.isolated(tool, maker.name)
-                    self.stats.notes.append(chosen)
-                    found.append(ControlResult(tool, "isolation", True, True, chosen))
+                    self._fresh_for.add(tool)
+                    found.append(
+                        ControlResult(tool, "isolation", True, True, makers.isolated(tool, maker.name))
+                    )
                 return replace(again, results=(*again.results, *found))
         self.plans = [plan if p.name == tool else p for p in self.plans]
         return outcome
@@ -518,7 +520,7 @@ class AuditSession:
                 spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=era
             )
             return judge(spec, transcript), transcript
-        if self.profile.isolation == "process":
+        if self.profile.isolation == "process" or tool in self._fresh_for:
             self.world.fresh()
         # Every answer of the attack at the pace the controls learned for this tool, if they did.
         self.world.pace(outcome.pace)

@@ -91,7 +91,7 @@ def test_the_controls_record_that_the_maker_runs_before_every_use(audit: Audit, 
     assert all(c.passed is not flawed for c in refusals.values()), refusals
     chosen = [c.detail for c in run.controls if c.tool == "handoff" and c.name == "isolation"]
     assert len(chosen) == 1, run.controls
-    assert "every attack gets a fresh target process and root" in chosen[0], chosen
+    assert "every attack on handoff gets a fresh target process and root" in chosen[0], chosen
 
 
 def test_each_attack_asks_about_the_one_note_its_own_setup_staged(audit: Audit) -> None:
