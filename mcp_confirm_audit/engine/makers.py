@@ -76,12 +76,16 @@ def setup_call(maker: ToolInfo, plans: Sequence[ToolPlan], seen: Mapping[str, An
     return SetupCall(maker.name, args, {}, frozenset(args))
 
 
-def learned(tool: str, maker: str, why: str) -> str:
+def learned(tool: str, maker: str, outcome: ControlOutcome) -> str:
     """The controls' record of it: what showed the action needed a subject, and which tool made one."""
+    if outcome.signatures.unlearned:
+        why = f"found nothing to ask about once an approval had used up what waited ({outcome.signatures.unlearned[:200]})"
+    else:
+        why = f"never asked, and nothing moved ({outcome.results[0].detail[:200]})"
     return (
-        f"{tool} found nothing to ask about once an approval had used up what waited ({why[:200]}); "
-        f"{maker} makes what it asks about: {maker} runs before every use of {tool}, in controls and "
-        f"attacks alike (a setup call learned from the target's answers: with it, every control asked)"
+        f"{tool} {why}; {maker} makes what it asks about: {maker} runs before every use of {tool}, in "
+        f"controls and attacks alike (a setup call learned from the target's answers: with it, every "
+        f"control asked)"
     )
 
 

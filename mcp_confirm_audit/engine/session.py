@@ -433,10 +433,9 @@ class AuditSession:
     def _with_a_maker(self, tool: str, outcome: ControlOutcome) -> ControlOutcome:
         """Each tool that may make the action's subject, as its setup in a fresh world, until every control asks."""
         plan = self.plan(tool)
-        why = outcome.signatures.unlearned or outcome.results[0].detail
         for maker in makers.candidates(plan, self.tools):
             step = makers.setup_call(maker, self.plans, self.seen)
-            said = makers.learned(tool, maker.name, why)
+            said = makers.learned(tool, maker.name, outcome)
             trial = replace(plan, setup=(step,), notes=(*plan.notes, said))
             self.plans = [trial if p.name == tool else p for p in self.plans]
             self.world.isolate()  # a world no control touched: the maker alone leaves something waiting

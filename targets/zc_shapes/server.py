@@ -73,6 +73,7 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              `stage_note(title)` stages a note, kept in memory (it shows nowhere until filed):
              once an approval files every note, nothing waits until a note is staged again
              (magnemo-mcp's stage and handoff, whose attacks once shared one emptied list).
+- handoff-first: the handoff shape with `handoff` listed first: it never asks in its first controls.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -138,10 +139,11 @@ SHAPES = (
     "opaque",
     "chain",
     "handoff",
+    "handoff-first",
     "bench",
 )
 FLAWS = {
-    "decline-acts": ("rules", "subject", "readtool", "log", "handoff", "bench"),
+    "decline-acts": ("rules", "subject", "readtool", "log", "handoff", "handoff-first", "bench"),
     "switch-acts": ("switch",),
     "agent-keeps": ("shelf",),
     "token-unchecked": ("chain",),
@@ -215,6 +217,8 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "chain": (("propose_sowing", None), ("check_sowing", None), ("sow_plan", None)),
     "handoff": (("stage_note", ToolAnnotations(destructive_hint=False)), ("handoff", _ACTS)),
 }
+# The same two tools, the action listed first: its controls run before anything was ever staged.
+TOOLS["handoff-first"] = TOOLS["handoff"][::-1]
 TOOLS["bench"] = (
     ("list_beds", _READ),
     ("plant_bed", ToolAnnotations(destructive_hint=False)),

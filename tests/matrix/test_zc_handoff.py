@@ -37,13 +37,19 @@ ATTACKS = (
 SAYS_NO = ("MCA-CONSENT-001", "MCA-CONSENT-002", "MCA-CONSENT-003")
 
 
-def _audit(catalogue: Catalogue, generation: object, *flaws: str) -> AuditRun:
-    factory = {"shape": "handoff", "flaws": list(flaws)}
+def _audit(
+    catalogue: Catalogue,
+    generation: object,
+    *flaws: str,
+    shape: str = "handoff",
+    only: tuple[str, ...] = ATTACKS,
+) -> AuditRun:
+    factory = {"shape": shape, "flaws": list(flaws)}
     return run_audit(
         scaled(Profile(command=f"py:{SHAPES}:build_server", factory_args=factory, call_timeout=10.0)),
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
-        select=lambda spec: spec.id in ATTACKS,
+        select=lambda spec: spec.id in only,
     )
 
 
@@ -105,3 +111,15 @@ def test_each_attack_asks_about_the_one_note_its_own_setup_staged(audit: Audit) 
         assert -1 < staged < asked, (result.id, evidence[:1500])
         # A fresh world each: what earlier attacks left waiting is no part of this one's subject.
         assert '"1 notes staged since you left' in evidence, (result.id, evidence[:1500])
+
+
+def test_an_action_that_never_asked_because_nothing_was_ever_made_learns_its_maker_too(
+    catalogue: Catalogue, generation: object
+) -> None:
+    # `handoff` listed first: its controls run before any tool staged a note, so it never asks at all.
+    run = _audit(catalogue, generation, shape="handoff-first", only=("MCA-CONSENT-001",))
+    maker = [c.detail for c in run.controls if c.tool == "handoff" and c.name == "maker"]
+    assert len(maker) == 1, [(c.name, c.detail) for c in run.controls]
+    assert maker[0].startswith("handoff never asked, and nothing moved"), maker
+    assert "not asked: nothing waits" in maker[0], maker
+    assert {r.id: r.verdict for r in run.results} == {"MCA-CONSENT-001": Verdict.REFUSED}, run.results
