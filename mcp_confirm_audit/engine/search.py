@@ -43,9 +43,7 @@ from .action import SetupFailed, prepare, result_value
 MAX_ATTEMPTS = 12
 MAX_HELPERS = 12
 # A tool that makes a subject, by its name (a prior: it is called only when a refusal says the subject is missing).
-_CREATES = re.compile(
-    r"create|add|new|make|plant|stage|save|register|open|upload|insert|put|draft|book", re.I
-)
+CREATES = re.compile(r"create|add|new|make|plant|stage|save|register|open|upload|insert|put|draft|book", re.I)
 # A reply that says the world, not the arguments, is in the way.
 _WORLD = re.compile(r"\balready\b|\bduplicate\b|\bexists\b|\bno longer\b", re.I)
 FreshWorld = Callable[[], Awaitable[tuple[Connection, Path]]]
@@ -395,7 +393,7 @@ def _tool_for(
         required = (other.input_schema or {}).get("required")
         if listing and other.read_only is True and not required:
             return other
-        if not listing and other.read_only is not True and (returns or _CREATES.search(other.name)):
+        if not listing and other.read_only is not True and (returns or CREATES.search(other.name)):
             return other
     return None
 

@@ -50,6 +50,7 @@ from ..techniques import mrtr_only, traits_of
 from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack
+from . import makers
 from .action import SetupFailed
 from .classify import classify
 from .connection_key import PRIMARY, ConnectionKey
@@ -100,6 +101,8 @@ class AuditSession:
         self._era_controls: dict[tuple[str, bool], dict[str, EraControl]] = {}
         # Whether this session holds the collector's older objects aside (`_Collector`).
         self._held = False
+        # Tools whose every attack gets a fresh world of its own (engine/makers): they act on whatever waits.
+        self._fresh_for: set[str] = set()
 
     @property
     def sandbox(self) -> Sandbox | None:
@@ -370,6 +373,8 @@ class AuditSession:
                     self._legacy_tools.discard(tool)
             if not outcome.approve_ok and not ablated and self._searches(tool, outcome):
                 outcome = self._search(tool, outcome)
+            if not ablated and self._wants_a_maker(tool, outcome):
+                outcome = self._with_a_maker(tool, outcome)
             self._controls[key] = outcome
         return self._controls[key]
 
@@ -418,6 +423,34 @@ class AuditSession:
             outcome = self._controls_over(tool, False)
         said = ControlResult(tool, "search", found.plan is not None, True, found.describe())
         return replace(outcome, results=(*outcome.results, said), search=found)
+
+    def _wants_a_maker(self, tool: str, outcome: ControlOutcome) -> bool:
+        """Zero configuration, on an action with no setup that found nothing to ask about (engine.makers)."""
+        zero = self.profile.args is None and not self.profile.setup and not self.profile.is_url
+        plan = self.plan(tool)
+        return zero and not plan.setup and searchable(plan) and makers.wants_a_subject(outcome)
+
+    def _with_a_maker(self, tool: str, outcome: ControlOutcome) -> ControlOutcome:
+        """Each tool that may make the action's subject, as its setup in a fresh world, until every control asks."""
+        plan = self.plan(tool)
+        for maker in makers.candidates(plan, self.tools):
+            step = makers.setup_call(maker, self.plans, self.seen)
+            said = makers.learned(tool, maker.name, outcome)
+            trial = replace(plan, setup=(step,), notes=(*plan.notes, said))
+            self.plans = [trial if p.name == tool else p for p in self.plans]
+            self.world.isolate()  # a world no control touched: the maker alone leaves something waiting
+            again = self._controls_over(tool, False)
+            if again.approve_ok and not makers.wants_a_subject(again):
+                found = [ControlResult(tool, "maker", True, True, said)]
+                if self.profile.isolation != "process":
+                    # The action takes whatever waits: another attack's leftovers would be part of its subject.
+                    self._fresh_for.add(tool)
+                    found.append(
+                        ControlResult(tool, "isolation", True, True, makers.isolated(tool, maker.name))
+                    )
+                return replace(again, results=(*again.results, *found))
+        self.plans = [plan if p.name == tool else p for p in self.plans]
+        return outcome
 
     def _controls_over(self, tool: str, ablated: bool) -> ControlOutcome:
         assert self.sandbox is not None
@@ -486,7 +519,7 @@ class AuditSession:
                 spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=era
             )
             return judge(spec, transcript), transcript
-        if self.profile.isolation == "process":
+        if self.profile.isolation == "process" or tool in self._fresh_for:
             self.world.fresh()
         # Every answer of the attack at the pace the controls learned for this tool, if they did.
         self.world.pace(outcome.pace)

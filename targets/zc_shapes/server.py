@@ -66,6 +66,14 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              sow_plan's description only), for a cutting; for seed (the first kind the refusal
              names) it hands back `null` and a blocker. Three steps, nothing configured (safe-migrations-mcp's
              propose, simulate and apply).
+- handoff:   `handoff(summary)` asks (MRTR) once about every note still staged and, on a yes,
+             files them all on the greenhouse's shelf; with nothing staged it answers
+             `{"asked": "not asked: nothing waits", "kept": 0}` and asks nothing; its question
+             shows each title escaped, and its yes holds only for the notes it listed. Only
+             `stage_note(title)` stages a note, kept in memory (it shows nowhere until filed):
+             once an approval files every note, nothing waits until a note is staged again
+             (magnemo-mcp's stage and handoff, whose attacks once shared one emptied list).
+- handoff-first: the handoff shape with `handoff` listed first: it never asks in its first controls.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -74,7 +82,7 @@ Written as one class whose public methods are the tools, registered from a
 table, unlike the other reference servers' closures.
 
 Flaws (each removes one defence):
-  decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log)
+  decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log, handoff)
   switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
   agent-keeps   keep(note) files the staged note with no yes of the grower's (shelf)
   token-unchecked  sow_plan sows whatever confirmation it is given (chain)
@@ -99,6 +107,7 @@ _REFERENCE = str(Path(__file__).resolve().parents[1] / "reference")
 if _REFERENCE not in sys.path:
     sys.path.insert(0, _REFERENCE)
 
+import prompt  # noqa: E402
 from capabilities import require_form_elicitation  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
@@ -129,10 +138,12 @@ SHAPES = (
     "shelf",
     "opaque",
     "chain",
+    "handoff",
+    "handoff-first",
     "bench",
 )
 FLAWS = {
-    "decline-acts": ("rules", "subject", "readtool", "log", "bench"),
+    "decline-acts": ("rules", "subject", "readtool", "log", "handoff", "handoff-first", "bench"),
     "switch-acts": ("switch",),
     "agent-keeps": ("shelf",),
     "token-unchecked": ("chain",),
@@ -204,7 +215,10 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "opaque": (("set_vent", _ACTS),),
     # No annotations at all, as FastMCP servers that never set them are.
     "chain": (("propose_sowing", None), ("check_sowing", None), ("sow_plan", None)),
+    "handoff": (("stage_note", ToolAnnotations(destructive_hint=False)), ("handoff", _ACTS)),
 }
+# The same two tools, the action listed first: its controls run before anything was ever staged.
+TOOLS["handoff-first"] = TOOLS["handoff"][::-1]
 TOOLS["bench"] = (
     ("list_beds", _READ),
     ("plant_bed", ToolAnnotations(destructive_hint=False)),
@@ -246,6 +260,10 @@ class Greenhouse:
         # The chain shape's proposals, and the token each check handed out.
         self.plans: dict[str, dict[str, Any]] = {}
         self.checked: dict[str, str] = {}
+        # The handoff shape's staged notes, by id: in memory only, until a yes files them.
+        self.staged: dict[str, str] = {}
+        # What each handoff question was about (its summary, the notes it listed), by its state.
+        self.handoffs: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     # -- state --------------------------------------------------------------
 
@@ -650,6 +668,41 @@ class Greenhouse:
         state.setdefault("sown", []).append(plan["crop"])
         self.save(state)
         return {"ok": True, "sown": plan["crop"]}
+
+    def stage_note(self, title: str) -> dict[str, Any]:
+        """Stage a note for the grower; it waits until the next handoff asks about it."""
+        self.staged[f"h-{secrets.token_hex(6)}"] = title
+        return {"ok": True, "waiting": len(self.staged)}
+
+    async def handoff(self, summary: str, ctx: Context) -> Any:
+        """Hand the session over: the grower is asked once about every note still staged; kept notes are filed."""
+        waiting = (summary, tuple(self.staged))
+        if ctx.input_responses:  # an answer: its state is checked first (spent, unknown, or for other notes)
+            if ctx.request_state in self.asked and self.handoffs.get(ctx.request_state, waiting) != waiting:
+                raise ToolError("REFUSED: that approval was for other notes than the ones waiting now")
+        elif not self.staged:
+            return {"asked": "not asked: nothing waits", "kept": 0}
+        shown = "\n".join(f'- "{prompt.shown_name(t, limit=80)}"' for t in list(self.staged.values())[:8])
+        question = (
+            f'{len(self.staged)} notes staged since you left ("{prompt.shown_name(summary, limit=80)}"). '
+            f"Keep them all?\n{shown}"
+        )
+
+        def keep_all() -> dict[str, Any]:
+            kept, self.staged = self.staged, {}
+            state = self.load()
+            state.setdefault("shelf", []).extend(
+                {"note": note, "title": title} for note, title in kept.items()
+            )
+            self.save(state)
+            return {"asked": "keep all", "kept": len(kept)}
+
+        done = await self.confirmed(ctx, question, keep_all)
+        if isinstance(done, InputRequiredResult) and done.request_state is not None:
+            self.handoffs[done.request_state] = waiting  # the yes is for these notes, this summary
+        if isinstance(done, dict) and done.get("status") == "declined":
+            return {"asked": "later: every note stays staged", "kept": 0}
+        return done
 
 
 def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:
