@@ -552,14 +552,14 @@ class AuditSession:
         attack.honest_flow_failed = precondition.reason if not precondition.ok else None
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)
-        self.world.portal.call(_bounded, technique, attack, spec, budget)
+        self.world.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
         transcript = replace(
             attack.transcript(precondition), signatures=outcome.signatures, upstream=self.profile.upstream
         )
         if attack.may_be_parked:
-            self.world.portal.call(attack.settle)
+            self.world.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         self.world.untouched(sent=bool(transcript.exchanges))

@@ -12,16 +12,17 @@ reaped and every sandbox removed. It decides nothing about controls or attacks: 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -39,6 +40,8 @@ from .phases import PhaseClock
 
 if TYPE_CHECKING:
     from .peers import Identity
+
+_T = TypeVar("_T")
 
 
 def _declared(key: ConnectionKey) -> str:
@@ -129,6 +132,7 @@ class World:
         self.zygote: Zygote | None = None
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._live: dict[str, _Live] = {}
         # The person's pace learned for the tool audited now (engine/controls), None: the profile's.
         self._pace: float | None = None
@@ -161,6 +165,24 @@ class World:
         assert self._portal is not None
         return self._portal
 
+    def call(self, func: Callable[..., Coroutine[Any, Any, _T]], *args: Any) -> _T:
+        """`func(*args)` on the session's event loop, waited for from the calling (pytest) thread.
+
+        What `portal.call` does, in one hop where it takes two: the portal first waits for
+        the loop to spawn the call in its task group (a thread round trip, a cancel scope and
+        a task handle), then for its end; here the loop is handed the call and waited for once
+        (`asyncio.run_coroutine_threadsafe`, a task of its own, anyio's cancel scopes work in
+        it). For each attack's hop. Left waiting (Ctrl-C), the call is cancelled; one left
+        running when the loop stops is cancelled with it, as the portal's are.
+        """
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(func(*args), self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
     @property
     def started(self) -> Profile:
         """The profile the target's processes are started with (a short-lived one shortens its lifetime)."""
@@ -170,6 +192,7 @@ class World:
         """The event loop, the sink if the profile uses one, and the first sandbox (no process yet)."""
         self._portal_cm = start_blocking_portal()
         self._portal = self._portal_cm.__enter__()
+        self._loop = self._portal.call(asyncio.get_running_loop)
         self._start_sink()
         self._new_world()
 
@@ -392,7 +415,7 @@ class World:
             assert self._portal is not None
             self._portal.call(self._portal.stop, True)
             self._portal_cm.__exit__(None, None, None)
-            self._portal_cm = self._portal = None
+            self._portal_cm = self._portal = self._loop = None
         if self.zygote is not None:
             # After every process forked from it was closed: it kills whatever of them is left
             # (a kept one is left running; each of this audit's processes died with its relay).
