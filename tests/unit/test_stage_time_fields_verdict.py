@@ -57,7 +57,7 @@ def test_the_stage_refusing_the_statement_is_the_gate_before_anyone_is_asked() -
     refusal = Response(Outcome.TOOL_ERROR, "amount_cents 1 is not what document doc-2291 says")
     result = judge(SPEC, run(refusal, NONE_POSTED, StageRefused(refusal.text)))
     assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
-    assert "the stage refused the understated item" in result.reason
+    assert "the stage refused the item stated falsely" in result.reason
 
 
 def test_a_commit_that_never_answers_is_no_refusal() -> None:
