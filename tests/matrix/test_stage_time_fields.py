@@ -82,6 +82,8 @@ def test_a_stage_that_trusts_the_stated_amount_posts_the_real_document_with_nobo
     assert '"doc-2291"' in result.reason, result.reason
     assert "amount_cents stated as 1, not 742000" in result.reason, result.reason
     assert not result.asked_user
+    # The desk decides from any amount stated: the document staged as another record is posted too.
+    assert run.by_id()[OTHER].verdict is Verdict.VULNERABLE, run.by_id()[OTHER].reason
 
 
 def test_a_stage_that_matches_the_statement_with_itself_posts_the_document_staged_as_another_record(
