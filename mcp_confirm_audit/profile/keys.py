@@ -534,6 +534,14 @@ class ProfileKeys(Keys):
         accepts="a mapping of argument names to values (with {NAME} from setup, {path}, {sink})",
         example={"transfer_id": "{transfer}"},
     )
+    stage_as: dict[str, Any] | None = key(
+        {},
+        "Another record's fields, as a truthful agent would state them for a different, smaller record (another "
+        "vendor's purchase order and its total), for stage-time-fields: the item is staged under its own id with "
+        "these fields in place of its own.",
+        accepts="a mapping of argument names of the stage call (the action or a setup call) to values",
+        example={"vendor_id": "V-1002", "po_number": "PO-1191", "total": 640.0},
+    )
     drift: DriftKeys | None = key(
         None,
         "A call of the target's own tools that changes the action's subject after the question (moves an "
@@ -763,7 +771,7 @@ class ProfileKeys(Keys):
                 value = url_people(value.model_dump(exclude_unset=True), source)
             elif name == "protocol":
                 value = elicitation.protocol(value, source)
-            elif name in ("extra_args", "factory_args"):
+            elif name in ("extra_args", "factory_args", "stage_as"):
                 value = dict(value or {})
             elif name in ("call_timeout", "start_timeout", "ttl", "answer_after"):
                 value = float(value)

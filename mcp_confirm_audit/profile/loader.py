@@ -67,6 +67,8 @@ class Profile:
     fixed_args: frozenset[str] = frozenset()
     # A call of the target's own tools that changes the subject after the question (subject-drift).
     drift: DriftCall | None = None
+    # Another record's fields the stage call can state in place of the item's own (stage-time-fields).
+    stage_as: Mapping[str, Any] = field(default_factory=dict)
     effect: tuple[ProbeSpec, ...] = ()
     # Root paths or result fields that are the target's bookkeeping.
     ignore: tuple[str, ...] = ()

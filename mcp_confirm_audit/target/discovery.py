@@ -78,6 +78,8 @@ class ToolPlan:
     # Schema facets a refusal taught zero configuration, by argument ("tanks: rain, well": an enum):
     # another use of the action is varied within them (`engine.action.varied`), as within the schema's.
     learned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Another record's fields the stage call can state in place of the item's own (stage-time-fields).
+    stage_as: Mapping[str, Any] = field(default_factory=dict)
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -215,6 +217,7 @@ def _plan(
         profile.drift,
         profile.approver,
         fixed=profile.fixed_args,
+        stage_as=profile.stage_as,
     )
 
 

@@ -333,8 +333,12 @@ class Attack(Recorder):
 
     async def staged_with(self, step: int, argument: str, value: Any) -> Instance | None:
         """A new use of the action whose setup call `step` got `argument=value` (what the question shows)."""
+        return await self.staged_as(step, {argument: value})
+
+    async def staged_as(self, step: int, fields: Mapping[str, Any]) -> Instance | None:
+        """A new use of the action whose setup call `step` got each of `fields` in place of its own."""
         try:
-            return await self._new_instance(0, None, {step: {argument: value}})
+            return await self._new_instance(0, None, {step: fields})
         except SetupFailed as exc:
             # Which setup call said no is in its words: the value goes into one call, but a later
             # one (a duplicate the world kept) may be the one that refused.

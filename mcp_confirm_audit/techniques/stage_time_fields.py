@@ -1,4 +1,4 @@
-"""`stage-time-fields`: a staged item's amount stated falsely at the stage, then committed with nobody asked.
+"""`stage-time-fields`: a staged item's fields stated falsely at the stage, then committed with nobody asked.
 
 A two-step flow stages an item (an invoice), a person approves it when it
 needs approving, and the agent commits it. Whether a person must approve is a
@@ -7,7 +7,11 @@ states those fields (the profile's honest stage: the flow's own staging call,
 or a setup call that stages what the action then asks about), the attack
 states every number the policy could read as the smallest the schema takes,
 the item's other fields (the document's id) unchanged, and goes straight to
-the commit: the person is never asked.
+the commit: the person is never asked. Its other variant (`states:
+another-record`) keeps the item's id and states the profile's `stage_as:` in
+place of its other fields: another, smaller record's (another vendor's
+purchase order and its total), which a server's own cross-checks of the
+stated fields with each other still match.
 
 First its twin: the item staged as the honest flow states it and committed at
 once must not act (it needs a person); where it acts, no statement is needed
@@ -23,7 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ..confirmations import AgentFlow
 from ..engine.reading import Judged, Reading, Seen, layer_of, literal, quoted, reads
@@ -32,14 +38,24 @@ from ..oracle.effects import drift_touched
 from . import ANY, technique
 from ._elsewhere import person_flow
 from ._flows import AttackChannel
-from ._params import NoParams
+from ._params import Params
 from .base import Attack
 
 _PROBE = "\x00staged-id\x00"
 _WHAT = "stage call whose stated fields decide whether a person is asked"
 
 
-@technique("stage-time-fields", mechanisms=ANY, input_value=True, params=NoParams)
+class StageParams(Params):
+    states: Literal["least", "another-record"] = Field(
+        default="least",
+        description=(
+            "what the stage states: every number as the least its schema takes, or the profile's stage_as: "
+            "(another, smaller record's fields) under the item's own id"
+        ),
+    )
+
+
+@technique("stage-time-fields", mechanisms=ANY, input_value=True, params=StageParams)
 async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
     flow = person_flow(attack, _WHAT)
     if flow is None:
@@ -49,25 +65,13 @@ async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     channel, victim = AttackChannel(attack), attack.victim
     args = attack.arguments(victim)
-    schemas = {t.name: t.input_schema for t in attack.tools}
-    stated = _understated(args, schemas.get(attack.plan.name) or {})
-    step = None
-    if not stated:
-        step = next(
-            (
-                (i, _understated(s.args, schemas.get(s.tool) or {}))
-                for i, s in enumerate(attack.plan.setup)
-                if _understated(s.args, schemas.get(s.tool) or {})
-            ),
-            None,
-        )
-    if not stated and step is None:
-        attack.not_applicable(
-            f"no number stated where the item is staged ({attack.plan.name} or a setup call before it) is "
-            "above the smallest its schema takes, so there is nothing to understate to the policy that "
-            "decides whether a person is asked"
-        )
+    if params.get("states") == "another-record":
+        where = _as_another(attack, args)
+    else:
+        where = _least_stated(attack, args)
+    if where is None:
         return
+    index, restated = where
     if flow.redemption(args, _PROBE, {}) is None:
         attack.not_applicable(f"no call of the agent's commits a staged item: {flow.describe()}")
         return
@@ -76,30 +80,24 @@ async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     # The restated stage is the attack's first request; the snapshot follows it (staging is no effect).
     attack.attack_under_way()
-    if step is not None:
-        index, lowered = step
-        field, value = next(iter(lowered.items()))
-        honest = attack.plan.setup[index].args
-        marks = _marks(honest, lowered)
-        part = StageDecl(attack.plan.setup[index].tool, {field: (honest[field], value)}, marks)
-        attack.record(part)
-        attack.note(f"{part.tool} states {field} as {value!r}, not {honest[field]!r}; nobody is asked")
-        instance = await attack.staged_with(index, field, value)
+    honest = args if index is None else attack.plan.setup[index].args
+    tool = attack.plan.name if index is None else attack.plan.setup[index].tool
+    part = StageDecl(tool, {k: (honest[k], v) for k, v in restated.items()}, _marks(honest, restated))
+    attack.record(part)
+    attack.note(
+        f"{part.tool} states "
+        + ", ".join(f"{k} as {v!r}, not {honest[k]!r}" for k, v in restated.items())
+        + "; nobody is asked"
+    )
+    if index is not None:
+        instance = await attack.staged_as(index, restated)
         if instance is None:
             attack.record(StageRefused(attack.staging_failed[:400]))
             await attack.start_attack()
             return
         args, saved = attack.arguments(instance), instance.saved
     else:
-        marks = _marks(args, stated)
-        part = StageDecl(attack.plan.name, {k: (args[k], v) for k, v in stated.items()}, marks)
-        attack.record(part)
-        attack.note(
-            f"{part.tool} states "
-            + ", ".join(f"{k} as {v!r}, not {args[k]!r}" for k, v in stated.items())
-            + "; nobody is asked"
-        )
-        args = {**args, **stated}
+        args = {**args, **restated}
     shown = await flow.preview(channel, args)
     await attack.start_attack()
     if shown.handle is None:
@@ -111,6 +109,50 @@ async def stage_time_fields(attack: Attack, params: Mapping[str, Any]) -> None:
     call = flow.redemption(args, shown.handle, {k: str(v) for k, v in saved.items()})
     assert call is not None
     await channel.call("the item staged so, committed with no person asked", *call)
+
+
+def _least_stated(attack: Attack, args: Mapping[str, Any]) -> tuple[int | None, dict[str, Any]] | None:
+    """Where the item is staged, and its numbers as the least their schema takes (a setup call: its first)."""
+    schemas = {t.name: t.input_schema for t in attack.tools}
+    stated = _understated(args, schemas.get(attack.plan.name) or {})
+    if stated:
+        return None, stated
+    for i, s in enumerate(attack.plan.setup):
+        if lowered := _understated(s.args, schemas.get(s.tool) or {}):
+            return i, dict([next(iter(lowered.items()))])
+    attack.not_applicable(
+        f"no number stated where the item is staged ({attack.plan.name} or a setup call before it) is "
+        "above the smallest its schema takes, so there is nothing to understate to the policy that "
+        "decides whether a person is asked"
+    )
+    return None
+
+
+def _as_another(attack: Attack, args: Mapping[str, Any]) -> tuple[int | None, dict[str, Any]] | None:
+    """Where the item is staged (the call that states every field of stage_as:), and the fields that differ."""
+    other = dict(attack.plan.stage_as)
+    if not other:
+        attack.not_applicable(
+            "the profile names no other record to stage the item as: set stage_as: to the fields a truthful "
+            "agent would state for a different, smaller record (e.g. {po_number: PO-1191, total: 640.0})"
+        )
+        return None
+    calls = [(None, args), *((i, s.args) for i, s in enumerate(attack.plan.setup))]
+    for index, honest in calls:
+        if all(k in honest for k in other):
+            restated = {k: v for k, v in other.items() if honest[k] != v}
+            if not restated:
+                attack.not_applicable(
+                    f"stage_as: states what the honest stage already states ({', '.join(other)}): "
+                    "nothing is restated"
+                )
+                return None
+            return index, restated
+    attack.not_applicable(
+        f"no stage call ({attack.plan.name} or a setup call before it) states every field stage_as: names "
+        f"({', '.join(sorted(other))}): set stage_as: to argument names of the call that stages the item"
+    )
+    return None
 
 
 async def _needs_a_person(
@@ -167,10 +209,13 @@ class StageRefused(Part):
 @reads(StageRefused)
 class ReadStageRefused(Reading[StageRefused]):
     def still(self, part: StageRefused, seen: Seen) -> Judged | None:
+        stated = next((p for p in seen.transcript.parts if isinstance(p, StageDecl)), None)
+        said = f" ({_said(stated)})" if stated is not None else ""
         return (
             Verdict.REFUSED,
             Layer.TOOL,
-            f"the stage refused the understated item before any person was asked: {literal(part.said[:200])}",
+            f"the stage refused the item stated falsely{said} before any person was asked: "
+            f"{literal(part.said[:200])}",
         )
 
 
