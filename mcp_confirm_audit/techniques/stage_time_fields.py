@@ -306,17 +306,23 @@ def _least(value: int | float, prop: Mapping[str, Any]) -> int | float:
 
 
 def _naming(part: StageDecl, before: Mapping[str, Any], bookkeeping: tuple[str, ...]) -> tuple[str, ...]:
-    """The marks that name the item itself: none the other record's entries hold before the attack.
+    """The marks that name the item itself: none held, before the attack, by another record's entry.
 
     A value the item shares with the record it was stated as (a currency, a status) names neither:
     that record's entry changing holds it too (invoice-intake-mcp's "EUR", on the other vendor's
-    order as on the invoice). An entry holding a stated value is that record's.
+    order as on the invoice). Another record's entry holds a stated value and only some of the
+    marks; the item staged as that record (staged before the snapshot) holds them all.
     """
     stated = [value for _, value in part.stated.values()]
     shared: set[str] = set()
     for observed in before.values():
         theirs = {entry for _, entry in holding(observed, stated, bookkeeping)}
-        shared |= {mark for mark, entry in holding(observed, part.marks, bookkeeping) if entry in theirs}
+        held: dict[str, set[str]] = {}
+        for mark, entry in holding(observed, part.marks, bookkeeping):
+            held.setdefault(entry, set()).add(mark)
+        shared |= {
+            m for entry, marks in held.items() if entry in theirs and marks != set(part.marks) for m in marks
+        }
     return tuple(mark for mark in part.marks if mark not in shared)
 
 

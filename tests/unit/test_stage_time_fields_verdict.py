@@ -96,7 +96,9 @@ def test_a_value_every_order_shares_names_no_item_so_another_order_posted_is_no_
     # purchase order holds it too: the other record's entry changing is not the real item acted on.
     stated = StageDecl("stage_invoice", {"po_number": ("PO-1187", "PO-1191")}, ("doc-2291", "EUR"))
     orders = [{"po": "PO-1187", "currency": "EUR"}, {"po": "PO-1191", "currency": "EUR", "invoiced": False}]
-    before = {**NONE_POSTED, "tool:list_orders": {"orders": orders}}
+    # The item staged as that order before the snapshot holds every mark: it is the item, not the order.
+    staged = {"staged": [{"document_id": "doc-2291", "po": "PO-1191", "currency": "EUR"}]}
+    before = {**NONE_POSTED, "tool:list_orders": {"orders": orders}, "tool:list_staged": staged}
     after = {**before, "tool:list_orders": {"orders": [orders[0], {**orders[1], "invoiced": True}]}}
     transcript = run(DONE, after, stated=stated)
     transcript = replace(transcript, observed_before=before)
