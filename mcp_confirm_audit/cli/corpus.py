@@ -23,6 +23,7 @@ import dataclasses
 import fnmatch
 import functools
 import itertools
+import logging
 import math
 import os
 import shlex
@@ -772,6 +773,19 @@ def select(manifest: Manifest, only: Sequence[str]) -> list[Case]:
     return [c for c in manifest.cases if not only or any(fnmatch.fnmatchcase(c.id, g) for g in only)]
 
 
+def plain_logging() -> None:
+    """A plain handler on the root logger of each worker, before any case runs.
+
+    An in-process target's SDK server calls `logging.basicConfig` with a rich handler at INFO, which
+    does nothing once the root has a handler of its own: without this, every refusal such a target
+    logged was drawn with rich on the console ("Tool 'apply_change' failed", with its traceback),
+    and the drawing cost CPU the cases share (as `bench` found for an in-process audit).
+    """
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.StreamHandler())
+
+
 def main(args: argparse.Namespace) -> int:
     path = Path(args.manifest)
     try:
@@ -796,7 +810,7 @@ def main(args: argparse.Namespace) -> int:
         sample = {c.id for c in select(manifest, args.rerun) if not c.careful}
     outcomes: list[Outcome] = []
     started = time.monotonic()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    with ProcessPoolExecutor(max_workers=args.jobs, initializer=plain_logging) as pool:
         futures = [
             pool.submit(
                 run_case,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,3 +82,18 @@ def test_a_careful_case_that_skips_families_says_why_and_lists_no_families(
         _manifest({"command": "x"}, case)
     whole = _manifest({"command": "x"}, {"skip": ["self-approval"], "why": "by design"})
     assert whole.cases[0].skip == ["self-approval"]
+
+
+def test_a_corpus_worker_keeps_an_in_process_targets_rich_log_handler_out() -> None:
+    # In a process of its own, as a worker of the pool: the SDK's server configures logging when built.
+    check = (
+        "import logging\n"
+        "from mcp_confirm_audit.cli.corpus import plain_logging\n"
+        "from mcp.server.mcpserver.utilities.logging import configure_logging\n"
+        "plain_logging()\n"
+        "configure_logging('INFO')\n"
+        "root = logging.getLogger()\n"
+        "print([type(h).__name__ for h in root.handlers], logging.getLevelName(root.level))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True).stdout
+    assert shown.split() == ["['StreamHandler']", "WARNING"]
