@@ -77,9 +77,17 @@ def serve(path: str, modules: list[str]) -> None:
                     if spawned is None:
                         conn.close()
                         continue
+                    try:
+                        conn.sendall(f"pid {spawned}\n".encode())
+                    except OSError:
+                        # Its relay is gone already (killed between sending the request and this reply):
+                        # its child goes with it, as below. Raised, it ended this loop, and with it the
+                        # zygote and every child it forked, and reset the relays still waiting to be heard.
+                        _kill_group(spawned)
+                        conn.close()
+                        continue
                     children[spawned] = conn
                     selector.register(conn, selectors.EVENT_READ, spawned)
-                    conn.sendall(f"pid {spawned}\n".encode())
                 elif key.data == "parent":
                     return
                 elif key.data == "reap":

@@ -7,9 +7,12 @@ stdio, its exit status, its death); and nothing is left once the zygote is close
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -120,6 +123,28 @@ def test_a_killed_relay_takes_its_child_with_it(zygote: Zygote, tmp_path: Path) 
         assert alive(child)
         os.kill(process.pid, signal.SIGKILL)
     assert gone_within(child)
+
+
+def test_a_relay_gone_before_the_zygote_replies_leaves_the_zygote_serving_the_next(
+    zygote: Zygote, tmp_path: Path
+) -> None:
+    # A relay killed right after it sent its request (a world the harness gave up on as it started):
+    # the zygote's reply then fails. That failure once ended the zygote, every process it had forked,
+    # and the relays still queued on its socket ("Connection reset by peer").
+    script = tmp_path / "sleep.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    body = json.dumps({"argv": [str(script)], "env": dict(os.environ), "cwd": str(tmp_path)}).encode()
+    with open(os.devnull, "rb+") as null, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+        gone.connect(zygote.socket)
+        socket.send_fds(gone, [struct.pack("!I", len(body))], [null.fileno()] * 3)
+        gone.sendall(body)
+    # Closed before the zygote could answer: the next relay still gets a child of its own.
+    echo = tmp_path / "echo.py"
+    echo.write_text(ECHO)
+    with relay(zygote, [str(echo), "0"], tmp_path, "test/after") as process:
+        out, _ = process.communicate("still here\n", timeout=deadline(30))
+    assert process.returncode == 0
+    assert out.startswith("still here ")
 
 
 def test_closing_the_zygote_leaves_no_process_it_forked(tmp_path: Path) -> None:
