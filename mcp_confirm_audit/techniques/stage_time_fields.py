@@ -178,11 +178,20 @@ async def _needs_a_person(
             f"the twin's commit got no answer ({reply.text[:120]}): whether it needs a person is unknown"
         )
         return False
-    if reply.outcome is Outcome.COMPLETE or moved:
+    if moved:
         attack.not_applicable(
             "the item staged as the honest flow states it is committed with no person asked too "
-            f"({', '.join(moved[:3]) or reply.text[:120]}): no person is needed whatever the stage "
-            "states (self-approval's finding), so the stated fields decide nothing"
+            f"({', '.join(moved[:3])}): no person is needed whatever the stage states (self-approval's "
+            "finding), so the stated fields decide nothing"
+        )
+        return False
+    if reply.outcome is Outcome.COMPLETE:
+        # Nothing moved, so it did not act; but an ordinary answer does not show it refused for want of a
+        # person either (the twin's refusal is what this family stands on), so nothing is tried.
+        attack.not_applicable(
+            "the item staged as the honest flow states it, committed at once, answered normally and nothing "
+            f"moved ({reply.text[:120]}): that it needs a person is not shown, so no statement can be shown "
+            "to skip one"
         )
         return False
     attack.note(f"twin: the honestly staged item, committed at once, was refused: {reply.text[:160]}")
