@@ -5,6 +5,11 @@ nesting level for every value; a report holds every exchange of every attack, an
 writing it was a visible part of an audit's time. Here each value is written by
 one recursive function into one list, and every string through the standard
 library's own C escaper, so the text is exactly what `json.dumps` writes.
+
+Why not the C encoder (`c_make_encoder`, which writes no line break) one level at a
+time, with the level's indentation as its item separator: tried, it makes a tenth of
+the Python calls but costs more time on Python 3.11, where each of its calls has a
+fixed cost larger than writing the small containers a report is made of.
 """
 
 from __future__ import annotations
@@ -15,6 +20,26 @@ from typing import Any
 _escape = json.encoder.encode_basestring  # ensure_ascii=False: the C escaper where there is one
 _INDENT = "  "
 _INFINITY = float("inf")
+_STRINGS = frozenset({str})
+
+
+class _Keys(dict[str, str]):
+    """Each string key escaped once: a report repeats the same few dozen keys in every result.
+
+    Only `str` keys are kept (`True`, `1` and `1.0` are one dict key but three JSON keys), and
+    at most a few thousand, as a key can be a target's string.
+    """
+
+    def __missing__(self, key: object) -> str:
+        if type(key) is not str:
+            return _key(key)
+        text: str = _escape(key)
+        if len(self) < 4096:
+            self[key] = text
+        return text
+
+
+_KEYS = _Keys()
 
 
 def dumps(document: Any) -> str:
@@ -78,15 +103,22 @@ def _write(value: Any, out: list[str], newline: str) -> None:
             return
         # One piece for each item: its separator, key and (a string or other scalar) value together.
         separator, after = "{" + inner, "," + inner
+        # Every value of every report passes here: no call for a key seen before, nor for null,
+        # true and false.
         for key, item in value.items():
-            name = _escape(key) if type(key) is str else _key(key)
             kind = type(item)
             if kind is str:  # most values
-                out.append(f"{separator}{name}: {_escape(item)}")
+                out.append(f"{separator}{_KEYS[key]}: {_escape(item)}")
+            elif item is None:
+                out.append(f"{separator}{_KEYS[key]}: null")
+            elif item is True:
+                out.append(f"{separator}{_KEYS[key]}: true")
+            elif item is False:
+                out.append(f"{separator}{_KEYS[key]}: false")
             elif kind is not dict and kind is not list and (text := _scalar(item)) is not None:
-                out.append(f"{separator}{name}: {text}")
+                out.append(f"{separator}{_KEYS[key]}: {text}")
             else:
-                out.append(f"{separator}{name}: ")
+                out.append(f"{separator}{_KEYS[key]}: ")
                 _write(item, out, inner)
             separator = after
         out.append(newline + "}")
@@ -94,7 +126,7 @@ def _write(value: Any, out: list[str], newline: str) -> None:
     if not value:
         out.append("[]")
         return
-    if all(type(item) is str for item in value):
+    if _STRINGS.issuperset(map(type, value)):
         # Evidence, most of a report: lines of text, escaped and joined in one go.
         out.append(f"[{inner}{(',' + inner).join(map(_escape, value))}{newline}]")
         return
