@@ -21,6 +21,7 @@ _escape = json.encoder.encode_basestring  # ensure_ascii=False: the C escaper wh
 _INDENT = "  "
 _INFINITY = float("inf")
 _STRINGS = frozenset({str})
+_EMPTY = {dict: "{}", list: "[]"}
 
 
 class _Keys(dict[str, str]):
@@ -104,7 +105,7 @@ def _write(value: Any, out: list[str], newline: str) -> None:
         # One piece for each item: its separator, key and (a string or other scalar) value together.
         separator, after = "{" + inner, "," + inner
         # Every value of every report passes here: no call for a key seen before, nor for null,
-        # true and false.
+        # true, false or an empty list.
         for key, item in value.items():
             kind = type(item)
             if kind is str:  # most values
@@ -115,9 +116,15 @@ def _write(value: Any, out: list[str], newline: str) -> None:
                 out.append(f"{separator}{_KEYS[key]}: true")
             elif item is False:
                 out.append(f"{separator}{_KEYS[key]}: false")
-            elif kind is not dict and kind is not list and (text := _scalar(item)) is not None:
+            elif kind is dict or kind is list:
+                if item:
+                    out.append(f"{separator}{_KEYS[key]}: ")
+                    _write(item, out, inner)
+                else:  # as often as not: no evidence, nothing removed
+                    out.append(f"{separator}{_KEYS[key]}: {_EMPTY[kind]}")
+            elif (text := _scalar(item)) is not None:
                 out.append(f"{separator}{_KEYS[key]}: {text}")
-            else:
+            else:  # a tuple, or a container of another class
                 out.append(f"{separator}{_KEYS[key]}: ")
                 _write(item, out, inner)
             separator = after
