@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from ..engine.baseline import Baseline, Mark
@@ -26,6 +27,8 @@ SANDBOX = "{sandbox}"
 # (long messages are abbreviated), so the random part is matched loosely.
 _SCRATCH = sorted({os.path.realpath(tempfile.gettempdir()), "/dev/shm"})
 _SANDBOX_PATH = re.compile(f"(?:{'|'.join(map(re.escape, _SCRATCH))})" + r"/mcp-audit-[A-Za-z0-9_]*")
+# In every sandbox path: text without it (nearly every result's) has nothing to rewrite.
+_SANDBOX_MARK = "/mcp-audit-"
 
 FINDINGS = (Verdict.VULNERABLE, Verdict.WEAK)
 
@@ -103,10 +106,11 @@ def headline(report: AuditReport) -> str:
         parts.append(
             f"partial: {selected} of {collected} attacks selected ({scope.get('selected_by') or 'a selection'})"
         )
-    unjudged = sum(r.verdict is Verdict.INCONCLUSIVE for r in report.results)
+    verdicts = [r.verdict for r in report.results]
+    unjudged = verdicts.count(Verdict.INCONCLUSIVE)
     if unjudged and not failed:
         parts.append(f"{unjudged} of {run} attacks could not be judged (inconclusive)")
-    if excluded := sum(r.verdict is Verdict.EXCLUDED for r in report.results):
+    if excluded := verdicts.count(Verdict.EXCLUDED):
         parts.append(f"{excluded} of {run} attacks excluded by the profile, each with its reason")
     if not parts:
         return f"complete: all {run} attacks run and judged"
@@ -149,7 +153,7 @@ def build_report(
     baseline: Baseline | None = None,
     scope: Mapping[str, Any] | None = None,
 ) -> AuditReport:
-    ordered = tuple(sorted((_normalised(r) for r in results), key=lambda r: (r.tool, r.id)))
+    ordered = tuple(sorted(map(_normalised, results), key=_BY_TOOL_AND_ID))
     marks = {}
     if baseline is not None:
         marks = {(r.id, r.tool): m for r in ordered if (m := baseline.mark(r)) is not None}
@@ -157,7 +161,7 @@ def build_report(
     return AuditReport(
         scope=dict(scope or {}),
         results=ordered,
-        controls=tuple(sorted((_normalised_control(c) for c in controls), key=lambda c: (c.tool, c.name))),
+        controls=tuple(sorted(map(_normalised_control, controls), key=_BY_TOOL_AND_NAME)),
         target=dict(target),
         generated=(generated or datetime.now(UTC)).replace(microsecond=0),
         marks=marks,
@@ -166,11 +170,18 @@ def build_report(
     )
 
 
+_BY_TOOL_AND_ID = attrgetter("tool", "id")
+_BY_TOOL_AND_NAME = attrgetter("tool", "name")
+
+
 def normalise(text: str) -> str:
     return _SANDBOX_PATH.sub(SANDBOX, text)
 
 
 def _normalised(result: Result) -> Result:
+    # One search of all its text first: a sandbox path lies within one line, and few results hold one.
+    if _SANDBOX_MARK not in "\n".join((result.reason, *result.evidence)):
+        return result
     return replace(
         result,
         reason=normalise(result.reason),
@@ -179,6 +190,8 @@ def _normalised(result: Result) -> Result:
 
 
 def _normalised_control(control: ControlResult) -> ControlResult:
+    if _SANDBOX_MARK not in "\n".join((control.detail, *control.evidence)):
+        return control
     return replace(
         control,
         detail=normalise(control.detail),

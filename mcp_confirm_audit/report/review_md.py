@@ -60,7 +60,10 @@ class ReviewMarkdown:
 def _cell(text: object) -> str:
     # A table cell: `|` would end it, even inside a code span (GFM), and a
     # line break the row; our own text has neither, target text is inert().
-    return str(text).replace("|", "\\|").replace("\n", " ").strip() or "-"
+    cell = str(text)
+    if "|" in cell or "\n" in cell:  # seldom: every cell of every table passes here
+        cell = cell.replace("|", "\\|").replace("\n", " ")
+    return cell.strip() or "-"
 
 
 _BACKTICKS = re.compile(r"`+")
@@ -76,7 +79,8 @@ def inert(text: object) -> str:
     shown = _visible_line(str(text))
     if not shown:
         return "` `"
-    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
+    # Most text has no backtick, and one fences it.
+    fence = "`" * (max(map(len, _BACKTICKS.findall(shown))) + 1) if "`" in shown else "`"
     pad = " " if shown[0] in "` " or shown[-1] in "` " else ""
     return f"{fence}{pad}{shown}{pad}{fence}"
 
@@ -92,7 +96,7 @@ def _visible(ch: str) -> str:
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    lines.extend(["| " + " | ".join(map(_cell, row)) + " |" for row in rows])
     return "\n".join(lines)
 
 
@@ -169,8 +173,9 @@ def _outside(writes: list[dict[str, object]]) -> str:
 def _eras(report: AuditReport) -> str:
     """The protocol version each tool was audited in: `delete_file over 2025-11-25 (elicitation/create)`."""
     by_tool: dict[str, dict[str, None]] = {}
+    both = _families_with("both_eras")
     for r in report.results:
-        if r.era and not _trait(r.family, "both_eras"):
+        if r.era and r.family not in both:
             by_tool.setdefault(r.tool, {})[r.era] = None
     return "; ".join(
         f"{inert(tool)} over {' and '.join(eras)}{_HOW.get(next(iter(eras)), '')}"
@@ -187,7 +192,7 @@ _HOW = {
 
 
 def _summary(report: AuditReport) -> str:
-    counts = {v: sum(r.verdict is v for r in report.results) for v in Verdict}
+    counts = Counter(r.verdict for r in report.results)
     findings = counts[Verdict.VULNERABLE] + counts[Verdict.WEAK] + len(report.failed_controls)
     judged = headline(report)
     lines = ["## Summary", "", f"**What was judged**: {judged}.", ""]
@@ -366,6 +371,13 @@ def _trait(family: str, name: str) -> bool:
 
     found = traits_of(family)
     return bool(getattr(found, name)) if found is not None else False
+
+
+def _families_with(name: str) -> set[str]:
+    """Every registered family with the boolean trait `name` (see `_trait`), looked up once for a table."""
+    from ..techniques import traits
+
+    return {family for family, found in traits().items() if getattr(found, name)}
 
 
 def owasp_label(item: str) -> str:
