@@ -98,7 +98,7 @@ def _write(value: Any, out: list[str], newline: str) -> None:
             out.append(text)
             return
     inner = newline + _INDENT
-    if isinstance(value, dict):
+    if kind is dict or (kind is not list and isinstance(value, dict)):
         if not value:
             out.append("{}")
             return

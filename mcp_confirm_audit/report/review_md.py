@@ -63,7 +63,15 @@ def _cell(text: object) -> str:
     cell = str(text)
     if "|" in cell or "\n" in cell:  # seldom: every cell of every table passes here
         cell = cell.replace("|", "\\|").replace("\n", " ")
+    if cell and cell[0] not in _SPACES and cell[-1] not in _SPACES:  # nothing to strip: most cells
+        return cell
     return cell.strip() or "-"
+
+
+# What `str.strip()` takes off (every character `str.isspace()` is true of; a test says so).
+_SPACES = frozenset(
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 _BACKTICKS = re.compile(r"`+")
@@ -76,7 +84,9 @@ def inert(text: object) -> str:
     escapes first: a blank line would end the span (and the paragraph), and
     a bidi control would reorder what the reader sees.
     """
-    shown = _visible_line(str(text))
+    shown = str(text)
+    if not shown.isprintable():
+        shown = _visible_line(shown)
     if not shown:
         return "` `"
     # Most text has no backtick, and one fences it.

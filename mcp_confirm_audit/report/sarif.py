@@ -111,8 +111,10 @@ def _server_name(report: AuditReport) -> str:
 
 
 def _reported(report: AuditReport, result: Result) -> bool:
+    if result.verdict in (Verdict.VULNERABLE, Verdict.WEAK):
+        return True
     mark = report.mark(result)
-    return result.verdict in (Verdict.VULNERABLE, Verdict.WEAK) or (mark is not None and mark.status == STALE)
+    return mark is not None and mark.status == STALE
 
 
 def _rule(result: Result) -> dict[str, Any]:
@@ -122,12 +124,12 @@ def _rule(result: Result) -> dict[str, Any]:
         "security",
         result.family,
         # The form code scanning reads a CWE in (and links to MITRE's entry).
-        *(f"external/cwe/cwe-{ref.removeprefix('CWE-')}" for ref in result.refs if ref.startswith("CWE-")),
-        *(f"OWASP-{item}" for item in result.owasp),
+        *[f"external/cwe/cwe-{ref.removeprefix('CWE-')}" for ref in result.refs if ref.startswith("CWE-")],
+        *[f"OWASP-{item}" for item in result.owasp],
         *result.requirements,
     ]
     owasp = [f"{item} {OWASP_ITEMS.get(item, '')}".strip() for item in result.owasp]
-    rated = _rated(result)
+    rated = result.severity_if(Verdict.VULNERABLE)
     return {
         "id": result.id,
         "name": result.variant,
@@ -142,15 +144,15 @@ def _rule(result: Result) -> dict[str, Any]:
                 [
                     f"**Remedy**: {result.remedy}",
                     f"**Requirement ({result.level})**" + (f": derived. {result.derived}" if derived else ""),
-                    "\n".join(f"- {ref}" for ref in result.refs),
+                    "\n".join([f"- {ref}" for ref in result.refs]),
                     *([f"**OWASP**: {'; '.join(owasp)}"] if owasp else []),
                 ]
             ),
         },
         "defaultConfiguration": {"level": _LEVEL_OF_SEVERITY.get(rated, "warning")},
         "relationships": [
-            *(_relationship(item, _OWASP_LIST[item[:3]]) for item in result.owasp),
-            *(_relationship(item, _REQUIREMENT_LIST[item.split("-")[0]]) for item in result.requirements),
+            *[_relationship(item, _OWASP_LIST[item[:3]]) for item in result.owasp],
+            *[_relationship(item, _REQUIREMENT_LIST[item.split("-")[0]]) for item in result.requirements],
         ],
         "properties": {
             "tags": list(dict.fromkeys(tags)),
@@ -173,10 +175,6 @@ _LEVEL_OF_SEVERITY = {
     "low": "note",
     "info": "note",
 }
-
-
-def _rated(result: Result) -> str:
-    return result.severity_if(Verdict.VULNERABLE)
 
 
 def _locations(report: AuditReport, tool: str) -> list[dict[str, Any]]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 from mcp_confirm_audit.models import Effect, Verdict
 from mcp_confirm_audit.report import AuditReport
 from mcp_confirm_audit.report.document import refused_by
-from mcp_confirm_audit.report.review_md import ReviewMarkdown
+from mcp_confirm_audit.report.review_md import _SPACES, ReviewMarkdown, _cell
 
 
 def _section(text: str, title: str) -> str:
@@ -120,3 +121,10 @@ def test_a_question_forged_for_the_person_is_refused_by_nothing_though_nothing_c
     assert "| vulnerable | none (it took effect) |" in table
     assert refused_by(forged) == "none (nothing refused it)"
     assert refused_by(taken) == "none (it took effect)"
+
+
+def test_a_cell_is_stripped_as_str_strip_strips_whatever_the_space() -> None:
+    # _cell skips str.strip() when neither end is in _SPACES: it must be every space there is.
+    assert {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()} == _SPACES
+    for text in ["\u3000x\xa0", " a|b\nc ", "", "   ", "`x`", 7, "\x85"]:
+        assert _cell(text) == (str(text).replace("|", "\\|").replace("\n", " ").strip() or "-")
