@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import __version__
 from ..engine.baseline import ACCEPTED, DRIFT, STALE
+from ..models import Verdict
 from . import jsontext
 from .document import AuditReport, headline
 
@@ -42,7 +43,7 @@ class AuditJson:
             "baseline": _baseline(report),
             "controls": [c.as_dict() for c in report.controls],
             "results": [
-                {**r.as_dict(), "baseline": m.as_dict() if (m := report.mark(r)) else None}
+                {**r.as_dict(), "baseline": m.as_dict() if report.marks and (m := report.mark(r)) else None}
                 for r in report.results
             ],
         }
@@ -50,12 +51,13 @@ class AuditJson:
 
 
 def _summary(report: AuditReport) -> dict[str, Any]:
-    verdicts = Counter(r.verdict.value for r in report.results)
-    layers = Counter(r.layer.value for r in report.results if r.layer and r.verdict.value == "refused")
+    # Counted as members, named by value: no enum lookup for each result.
+    verdicts = Counter([r.verdict for r in report.results])
+    layers = Counter([r.layer for r in report.results if r.layer and r.verdict == Verdict.REFUSED])
     return {
         "judged": headline(report),
-        "verdicts": dict(sorted(verdicts.items())),
-        "refused_by": dict(sorted(layers.items())),
+        "verdicts": {verdict.value: n for verdict, n in sorted(verdicts.items())},
+        "refused_by": {layer.value: n for layer, n in sorted(layers.items())},
     }
 
 

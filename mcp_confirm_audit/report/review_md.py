@@ -202,7 +202,7 @@ _HOW = {
 
 
 def _summary(report: AuditReport) -> str:
-    counts = Counter(r.verdict for r in report.results)
+    counts = Counter([r.verdict for r in report.results])
     findings = counts[Verdict.VULNERABLE] + counts[Verdict.WEAK] + len(report.failed_controls)
     judged = headline(report)
     lines = ["## Summary", "", f"**What was judged**: {judged}.", ""]
@@ -213,9 +213,11 @@ def _summary(report: AuditReport) -> str:
         + (f", {counts[Verdict.EXCLUDED]} excluded by the profile" if counts[Verdict.EXCLUDED] else "")
         + "."
     )
-    layers = Counter(r.layer.value for r in report.results if r.verdict is Verdict.REFUSED and r.layer)
+    layers = Counter([r.layer for r in report.results if r.verdict is Verdict.REFUSED and r.layer])
     if layers:
-        lines[-1] += " Refused by " + ", ".join(f"{layer} {n}" for layer, n in sorted(layers.items())) + "."
+        lines[-1] += (
+            " Refused by " + ", ".join(f"{layer.value} {n}" for layer, n in sorted(layers.items())) + "."
+        )
     if report.failed_approvals:
         lines += [
             "",
@@ -429,7 +431,7 @@ def _layers(report: AuditReport) -> str:
 def _layer_table(report: AuditReport, results: Sequence[Result]) -> str:
     rows = []
     for r in results:
-        mark = report.mark(r)
+        mark = report.mark(r) if report.marks else None
         rows.append(
             (
                 r.id,
@@ -491,7 +493,7 @@ def _requirements(results: Sequence[Result]) -> str:
     for (family, level, refs, owasp), ids in sorted(groups.items()):
         tags = f"; OWASP {', '.join(owasp)}" if owasp else ""
         lines.append(f"- **{family}**, {level}{tags} ({', '.join(ids)})")
-        lines.extend(f"  - {inert(ref) if not ref.startswith('CWE-') else ref}" for ref in refs)
+        lines.extend([f"  - {inert(ref) if not ref.startswith('CWE-') else ref}" for ref in refs])
     return "\n".join(lines)
 
 
