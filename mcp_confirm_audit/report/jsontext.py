@@ -7,9 +7,11 @@ one recursive function into one list, and every string through the standard
 library's own C escaper, so the text is exactly what `json.dumps` writes.
 
 Why not the C encoder (`c_make_encoder`, which writes no line break) one level at a
-time, with the level's indentation as its item separator: tried, it makes a tenth of
-the Python calls but costs more time on Python 3.11, where each of its calls has a
-fixed cost larger than writing the small containers a report is made of.
+time, with the level's indentation as its item separator and each nested container
+put in where a placeholder was: tried, it makes a fifth (audit.json) to a half
+(audit.sarif) of the Python calls, but takes 1.4 and 2 times as long on Python 3.11:
+each of its calls costs about a microsecond before it writes anything, more than
+this function takes for the small containers a report is mostly made of.
 """
 
 from __future__ import annotations
