@@ -143,13 +143,22 @@ def literal(value: Any) -> str:
     escapes are the ones every finding about a name uses (`\\u202e`,
     `\\U000e0069`, never a surrogate pair), so one notation runs through a report.
     """
+    # Every exchange of every attack's evidence is written this way (`verdict.describe`): what a
+    # request or reply holds is told by checks in C first (a dict is a Mapping without the ABC's
+    # own check, a constant without json.dumps), and lists, not generators, are joined.
     if isinstance(value, str):
         return escaped(value)
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{literal(str(k))}: {literal(v)}" for k, v in sorted(value.items())) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
+        return "[" + ", ".join([literal(v) for v in value]) + "]"
+    if value is None or value is True or value is False:
+        return _JSON_CONSTANTS[value]
+    if isinstance(value, dict | Mapping):
+        return "{" + ", ".join([f"{escaped(str(k))}: {literal(v)}" for k, v in sorted(value.items())]) + "}"
     return json.dumps(value, ensure_ascii=True, default=str)
+
+
+# What json.dumps writes for each of them.
+_JSON_CONSTANTS = {None: "null", True: "true", False: "false"}
 
 
 def quoted(response: Response) -> str:

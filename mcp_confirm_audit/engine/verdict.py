@@ -458,15 +458,14 @@ def describe(exchange: Exchange) -> str:
     shorten them for reading (report.document.shorten).
     """
     req = exchange.request
-    parts = [
-        f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"
-    ]
+    # Phase and Outcome are StrEnums: formatted, a member is its value (no `.value` descriptor call).
+    parts = [f"[{exchange.phase}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"]
     if "requestState" in req:
         parts.append(f"state={literal(req['requestState'])}")
     if "inputResponses" in req:
         parts.append(f"answers={literal(req['inputResponses'])}")
     resp = exchange.response
-    back = f"<- {resp.outcome.value}"
+    back = f"<- {resp.outcome}"
     if resp.code is not None:
         back += f" {resp.code}"
     if resp.text:

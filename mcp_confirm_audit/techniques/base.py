@@ -417,13 +417,19 @@ class Attack(Recorder):
             return path.label
         if isinstance(path, str):
             return path
+        return self.path_text(str(path))
+
+    def path_text(self, text: str) -> str:
+        """`path_value` of the sandbox path whose text (`str(path)`, absolute) is `text`.
+
+        For a caller that has a path's text and no `Path` (prompt-forging makes a file per name).
+        """
         if self.style == "absolute":
-            return str(path)
-        text = str(path)
+            return text
         # Most paths are plain children of the root: cut the root off (what relpath gives them).
         if text.startswith(self._root_slash) and "/.." not in text:
             return text[len(self._root_slash) :]
-        return os.path.relpath(path, self.sandbox.root)
+        return os.path.relpath(text, self.sandbox.root)
 
     def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
         path = _unwrapped(path)
