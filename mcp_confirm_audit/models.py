@@ -493,6 +493,8 @@ REQUIREMENT_ITEMS = {
 
 # Most severe first.
 SEVERITIES = ("critical", "high", "medium", "low", "info")
+# Each severity's place in SEVERITIES.
+_SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 # The risk lists a family may name in `owasp:`, with their titles as published:
 # the OWASP Top 10 for Agentic Applications (2026 edition, December 2025) and
@@ -522,9 +524,11 @@ OWASP_ITEMS = {
 
 
 def _at_most(severity: str, ceiling: str) -> str:
-    if severity not in SEVERITIES:
+    # Asked twice per result by the report writers: ranks looked up, not searched for.
+    rank = _SEVERITY_RANK.get(severity)
+    if rank is None:
         return severity
-    return SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(ceiling))]
+    return SEVERITIES[max(rank, _SEVERITY_RANK[ceiling])]
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,8 @@ def valid_name(name: str) -> bool:
 
 
 def valid_path(path: str) -> bool:
-    return all(valid_name(part) for part in path.split("/"))
+    # map, not a generator: every name asked about is checked.
+    return all(map(valid_name, path.split("/")))
 
 
 def valid_example(example: object) -> bool:

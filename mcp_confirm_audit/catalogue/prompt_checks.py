@@ -204,9 +204,14 @@ _LINK_MARKS = ("://", "](", "<", "<")
 def _links(message: str) -> tuple[list[tuple[int, str]], ...]:
     """Each kind's links in the question: where each starts, and its text."""
     view = markup_view(message)
+    # A list made, not a generator's four steps: every question asked is read here.
     return tuple(
-        [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)] if mark in view else []
-        for (_, pattern), mark in zip(_LINKS, _LINK_MARKS, strict=True)
+        [
+            [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)]
+            if mark in view
+            else []
+            for (_, pattern), mark in zip(_LINKS, _LINK_MARKS, strict=True)
+        ]
     )
 
 

@@ -25,7 +25,8 @@ _SECRET = re.compile(r"password|passphrase|token|api.?key|secret|credential|card
 
 def properties(schema: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
     props = (schema or {}).get("properties") or {}
-    return {str(k): v for k, v in props.items() if isinstance(v, Mapping)}
+    # A field's schema is a dict: told a Mapping without the ABC's own check (every question passes here).
+    return {str(k): v for k, v in props.items() if isinstance(v, dict | Mapping)}
 
 
 def _options(prop: Mapping[str, Any]) -> list[str]:
