@@ -37,11 +37,13 @@ def escaped(text: str) -> str:
     # and the rest is escaped by two passes in C, never a call per character: ASCII's controls,
     # quote and backslash by the table, then the codec's backslashreplace, which writes every
     # other code point as \xNN (to U+00FF), \uNNNN (to U+FFFF) or \UNNNNNNNN, lone surrogates too.
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+    if _PRINTABLE.fullmatch(text):
         return f'"{text}"'  # nothing to escape, the common case
     return '"' + text.translate(_ASCII_ESCAPES).encode("ascii", "backslashreplace").decode("ascii") + '"'
 
 
+# Printable ASCII but the quote and the backslash: what needs no escape.
+_PRINTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
 # What ASCII needs escaped: its controls, the quote and the backslash (`\n` and the like by name).
 _ASCII_ESCAPES = str.maketrans(
     {**{chr(code): f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}, **_NAMED_ESCAPES}
@@ -57,9 +59,10 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     next to whatever text the wrap falls on. Either stands where the name has it only if the name
     reached the question raw, so that is what counts: see `_from_the_name`.
     """
-    found = Counter(dangerous_pattern().findall(message))
-    if not found:
-        return []
+    hits = dangerous_pattern().findall(message)
+    if not hits:
+        return []  # a careful question (the name escaped) holds none: nothing is counted
+    found = Counter(hits)
     known = _dangerous_in(baseline)
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
     if name is not None:
