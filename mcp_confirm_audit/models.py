@@ -435,8 +435,9 @@ class Result:
             "variant": self.variant,
             "severity": self.severity,
             "level": self.level,
-            "verdict": self.verdict.value,
-            "layer": self.layer.value if self.layer else None,
+            # StrEnums: str() is the value, without the `.value` descriptor's calls (every result passes here).
+            "verdict": str(self.verdict),
+            "layer": str(self.layer) if self.layer else None,
             "asked_user": self.asked_user,
             "effect": self.effect.as_dict(),
             "reason": self.reason,

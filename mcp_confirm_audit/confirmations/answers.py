@@ -30,13 +30,14 @@ def properties(schema: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]
 
 
 def _options(prop: Mapping[str, Any]) -> list[str]:
-    if isinstance(prop.get("enum"), list):
+    # Every field of every question is read here: a key it lacks is passed by `in`, not looked up.
+    if "enum" in prop and isinstance(prop["enum"], list):
         return [str(v) for v in prop["enum"]]
     for key in ("oneOf", "anyOf"):
-        if isinstance(prop.get(key), list):
-            return [str(o["const"]) for o in prop[key] if isinstance(o, Mapping) and "const" in o]
+        if key in prop and isinstance(prop[key], list):
+            return [str(o["const"]) for o in prop[key] if isinstance(o, dict | Mapping) and "const" in o]
     items = prop.get("items")
-    if isinstance(items, Mapping):
+    if items is not None and isinstance(items, dict | Mapping):
         return _options(items)
     return []
 

@@ -145,15 +145,20 @@ def literal(value: Any) -> str:
     """
     # Every exchange of every attack's evidence is written this way (`verdict.describe`): what a
     # request or reply holds is told by checks in C first (a dict is a Mapping without the ABC's
-    # own check, a constant without json.dumps), and lists, not generators, are joined.
+    # own check, a constant without json.dumps), lists, not generators, are joined, and an item
+    # that is a str (most are) is escaped without coming back here.
     if isinstance(value, str):
         return escaped(value)
     if isinstance(value, list | tuple):
-        return "[" + ", ".join([literal(v) for v in value]) + "]"
+        return "[" + ", ".join([escaped(v) if type(v) is str else literal(v) for v in value]) + "]"
     if value is None or value is True or value is False:
         return _JSON_CONSTANTS[value]
     if isinstance(value, dict | Mapping):
-        return "{" + ", ".join([f"{escaped(str(k))}: {literal(v)}" for k, v in sorted(value.items())]) + "}"
+        pairs = [
+            f"{escaped(str(k))}: {escaped(v) if type(v) is str else literal(v)}"
+            for k, v in sorted(value.items())
+        ]
+        return "{" + ", ".join(pairs) + "}"
     return json.dumps(value, ensure_ascii=True, default=str)
 
 

@@ -468,10 +468,11 @@ def describe(exchange: Exchange) -> str:
     back = f"<- {resp.outcome}"
     if resp.code is not None:
         back += f" {resp.code}"
+    # A reply's text and a question's words are str: escaped as `literal` would, without its dispatch.
     if resp.text:
-        back += f" {literal(resp.text)}"
+        back += f" {escaped(resp.text)}"
     if resp.data is not None:
         back += f" data={literal(resp.data)}"
     for question in resp.questions:
-        back += f" [asked {question.key}: {literal(question.message or question.method)}]"
+        back += f" [asked {question.key}: {escaped(question.message or question.method)}]"
     return " ".join(parts) + " " + back

@@ -574,7 +574,8 @@ class Attack(Recorder):
         return malformed_call(info.input_schema, args, may_omit=own)
 
     def _track(self, conn: Connection) -> None:
-        self._make_case()  # before anything reaches the target
+        if self._case is None:  # every request passes here: the case is made once, before the first
+            self._make_case()
         # `in` compares by identity here: a Connection has no `__eq__`.
         if self._phase is Phase.SETUP and conn not in self._used:
             self._used.append(conn)
