@@ -526,10 +526,10 @@ OWASP_ITEMS = {
 
 def _at_most(severity: str, ceiling: str) -> str:
     # Asked twice per result by the report writers: ranks looked up, not searched for.
-    rank = _SEVERITY_RANK.get(severity)
-    if rank is None:
+    if severity not in _SEVERITY_RANK:
         return severity
-    return SEVERITIES[max(rank, _SEVERITY_RANK[ceiling])]
+    rank, cap = _SEVERITY_RANK[severity], _SEVERITY_RANK[ceiling]
+    return SEVERITIES[rank if rank > cap else cap]
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,7 +165,8 @@ def traits() -> dict[str, Traits]:
 def traits_of(family: str) -> Traits | None:
     """One family's traits; None for a name no technique registers (a retired family in an old report)."""
     # Asked several times per attack: the registry is read, not copied.
-    _import_all()
+    if not _loaded:
+        _import_all()
     return _TRAITS.get(family)
 
 

@@ -201,6 +201,7 @@ class Attack(Recorder):
         self.style = style
         self.sandbox = sandbox
         self._root_slash = _slashed(sandbox.root)
+        self._root_length = len(self._root_slash)
         # A case, or the name reserved for it (`Sandbox.reserve_case`): made when first needed, so an
         # attack that sends nothing (not applicable before its first request) makes no files.
         self._case = case if isinstance(case, Case) else None
@@ -436,11 +437,12 @@ class Attack(Recorder):
             return text
         # Most paths are plain children of the root: cut the root off (what relpath gives them).
         if text.startswith(self._root_slash) and "/.." not in text:
-            return text[len(self._root_slash) :]
+            return text[self._root_length :]
         return os.path.relpath(text, self.sandbox.root)
 
     def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
-        path = _unwrapped(path)
+        # `_unwrapped`, inline: every request's arguments are made here.
+        path = path.path if isinstance(path, CaseFile) else path
         if isinstance(path, Instance):
             return {**path.arguments, **overrides}
         assert self.plan.path_arg is not None
