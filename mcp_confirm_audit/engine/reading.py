@@ -16,8 +16,9 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from ..catalogue.prompt_checks import escaped
@@ -155,11 +156,17 @@ def literal(value: Any) -> str:
         return _JSON_CONSTANTS[value]
     if isinstance(value, dict | Mapping):
         pairs = [
-            f"{escaped(str(k))}: {escaped(v) if type(v) is str else literal(v)}"
+            f"{_key_text(k)}: {escaped(v) if type(v) is str else literal(v)}"
             for k, v in sorted(value.items())
         ]
         return "{" + ", ".join(pairs) + "}"
     return json.dumps(value, ensure_ascii=True, default=str)
+
+
+@lru_cache(maxsize=256, typed=True)  # typed: 1 and True are other keys, written "1" and "True"
+def _key_text(key: Hashable) -> str:
+    """A key as `literal` writes it: the same few (`path`, `name`, `action`) in every exchange, escaped once."""
+    return escaped(str(key))
 
 
 # What json.dumps writes for each of them.

@@ -630,3 +630,11 @@ def test_the_catalogues_capability_downgrade_cites_the_elicitation_rule_on_legac
 )
 def test_evidence_writes_a_value_as_escaped_json_with_its_keys_sorted(value: Any, shown: str) -> None:
     assert literal(value) == shown
+
+
+def test_a_key_is_written_by_its_own_type_whatever_equal_key_came_before() -> None:
+    assert [literal({1: 0}), literal({True: 0}), literal({1.0: 0})] == [
+        '{"1": 0}',
+        '{"True": 0}',
+        '{"1.0": 0}',
+    ]
