@@ -423,9 +423,6 @@ class Attack(Recorder):
         path = _unwrapped(path)
         if isinstance(path, Instance):
             return path.label
-        return self._value_of(path)
-
-    def _value_of(self, path: Path | str) -> str:
         return path if isinstance(path, str) else self.path_text(str(path))
 
     def path_text(self, text: str) -> str:
@@ -446,7 +443,7 @@ class Attack(Recorder):
         if isinstance(path, Instance):
             return {**path.arguments, **overrides}
         assert self.plan.path_arg is not None
-        value = self._value_of(path)
+        value = path if isinstance(path, str) else self.path_text(str(path))  # `path_value`'s, inline
         if self.plan.template is not None:
             # {path} the case file; {root} and {sink} what the harness gives.
             rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
