@@ -459,13 +459,13 @@ def describe(exchange: Exchange) -> str:
     """
     req = exchange.request
     # Phase and Outcome are StrEnums: formatted, a member is its value (no `.value` descriptor call).
-    parts = [f"[{exchange.phase}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"]
+    line = f"[{exchange.phase}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"
     if "requestState" in req:
-        parts.append(f"state={literal(req['requestState'])}")
+        line += f" state={literal(req['requestState'])}"
     if "inputResponses" in req:
-        parts.append(f"answers={literal(req['inputResponses'])}")
+        line += f" answers={literal(req['inputResponses'])}"
     resp = exchange.response
-    back = f"<- {resp.outcome}"
+    back = f" <- {resp.outcome}"
     if resp.code is not None:
         back += f" {resp.code}"
     # A reply's text and a question's words are str: escaped as `literal` would, without its dispatch.
@@ -475,4 +475,4 @@ def describe(exchange: Exchange) -> str:
         back += f" data={literal(resp.data)}"
     for question in resp.questions:
         back += f" [asked {question.key}: {escaped(question.message or question.method)}]"
-    return " ".join(parts) + " " + back
+    return line + back
