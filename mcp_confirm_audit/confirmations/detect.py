@@ -37,8 +37,6 @@ _ID_ARG = re.compile(r"(^|_)(id|ref|ticket)$|Id$", re.I)
 
 # A schema's parts are dicts: `dict | Mapping` tells them without the Mapping ABC's own check
 # (every reply the verdict and the controls read asks for the tool's flag argument).
-
-
 def _props(tool: ToolInfo) -> Mapping[str, Any]:
     props = (tool.input_schema or {}).get("properties") or {}
     return props if isinstance(props, dict | Mapping) else {}
