@@ -438,12 +438,16 @@ class Attack(Recorder):
         return os.path.relpath(text, self.sandbox.root)
 
     def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
-        # `_unwrapped`, inline: every request's arguments are made here.
-        path = path.path if isinstance(path, CaseFile) else path
-        if isinstance(path, Instance):
-            return {**path.arguments, **overrides}
+        # Every request's arguments are made here: a str (sent as written: prompt-forging's hundreds of
+        # names) is told by its type, the rest unwrapped and named as `path_value` does, inline.
+        if type(path) is str:
+            value = path
+        else:
+            path = path.path if isinstance(path, CaseFile) else path
+            if isinstance(path, Instance):
+                return {**path.arguments, **overrides}
+            value = path if isinstance(path, str) else self.path_text(str(path))
         assert self.plan.path_arg is not None
-        value = path if isinstance(path, str) else self.path_text(str(path))  # `path_value`'s, inline
         if self.plan.template is not None:
             # {path} the case file; {root} and {sink} what the harness gives.
             rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
