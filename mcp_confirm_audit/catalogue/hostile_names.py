@@ -44,7 +44,9 @@ def valid_name(name: str) -> bool:
 
 
 def valid_path(path: str) -> bool:
-    # map, not a generator: every name asked about is checked.
+    # Every name asked about is checked: one name (most are) without a split, a path's by map.
+    if "/" not in path:
+        return valid_name(path)
     return all(map(valid_name, path.split("/")))
 
 
