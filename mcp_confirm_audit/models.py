@@ -435,8 +435,9 @@ class Result:
             "variant": self.variant,
             "severity": self.severity,
             "level": self.level,
-            "verdict": self.verdict.value,
-            "layer": self.layer.value if self.layer else None,
+            # StrEnums: str() is the value, without the `.value` descriptor's calls (every result passes here).
+            "verdict": str(self.verdict),
+            "layer": str(self.layer) if self.layer else None,
             "asked_user": self.asked_user,
             "effect": self.effect.as_dict(),
             "reason": self.reason,
@@ -493,6 +494,8 @@ REQUIREMENT_ITEMS = {
 
 # Most severe first.
 SEVERITIES = ("critical", "high", "medium", "low", "info")
+# Each severity's place in SEVERITIES.
+_SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 # The risk lists a family may name in `owasp:`, with their titles as published:
 # the OWASP Top 10 for Agentic Applications (2026 edition, December 2025) and
@@ -522,9 +525,11 @@ OWASP_ITEMS = {
 
 
 def _at_most(severity: str, ceiling: str) -> str:
-    if severity not in SEVERITIES:
+    # Asked twice per result by the report writers: ranks looked up, not searched for.
+    if severity not in _SEVERITY_RANK:
         return severity
-    return SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(ceiling))]
+    rank, cap = _SEVERITY_RANK[severity], _SEVERITY_RANK[ceiling]
+    return SEVERITIES[rank if rank > cap else cap]
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,10 @@ def valid_name(name: str) -> bool:
 
 
 def valid_path(path: str) -> bool:
-    return all(valid_name(part) for part in path.split("/"))
+    # Every name asked about is checked: one name (most are) without a split, a path's by map.
+    if "/" not in path:
+        return valid_name(path)
+    return all(map(valid_name, path.split("/")))
 
 
 def valid_example(example: object) -> bool:

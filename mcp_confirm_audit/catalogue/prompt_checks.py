@@ -34,26 +34,20 @@ def escaped(text: str) -> str:
     the name can be recreated exactly from the evidence.
     """
     # Every exchange of every attack is written this way, so printable ASCII is copied as it is
-    # and only what needs an escape is looked at character by character.
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'  # nothing to escape, the common case: no pattern is run
-    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+    # and the rest is escaped by two passes in C, never a call per character: ASCII's controls,
+    # quote and backslash by the table, then the codec's backslashreplace, which writes every
+    # other code point as \xNN (to U+00FF), \uNNNN (to U+FFFF) or \UNNNNNNNN, lone surrogates too.
+    if _PRINTABLE.fullmatch(text):
+        return f'"{text}"'  # nothing to escape, the common case
+    return '"' + text.translate(_ASCII_ESCAPES).encode("ascii", "backslashreplace").decode("ascii") + '"'
 
 
-# Anything outside printable ASCII, and the quote and backslash inside it.
-_NEEDS_ESCAPE = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    ch = match.group()
-    if ch in _NAMED_ESCAPES:
-        return _NAMED_ESCAPES[ch]
-    code = ord(ch)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
+# Printable ASCII but the quote and the backslash: what needs no escape.
+_PRINTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
+# What ASCII needs escaped: its controls, the quote and the backslash (`\n` and the like by name).
+_ASCII_ESCAPES = str.maketrans(
+    {**{chr(code): f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}, **_NAMED_ESCAPES}
+)
 
 
 def smuggled(message: str, baseline: str, name: str | None = None) -> list[Finding]:
@@ -65,9 +59,10 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     next to whatever text the wrap falls on. Either stands where the name has it only if the name
     reached the question raw, so that is what counts: see `_from_the_name`.
     """
-    found = Counter(dangerous_pattern().findall(message))
-    if not found:
-        return []
+    hits = dangerous_pattern().findall(message)
+    if not hits:
+        return []  # a careful question (the name escaped) holds none: nothing is counted
+    found = Counter(hits)
     known = _dangerous_in(baseline)
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
     if name is not None:
@@ -212,9 +207,14 @@ _LINK_MARKS = ("://", "](", "<", "<")
 def _links(message: str) -> tuple[list[tuple[int, str]], ...]:
     """Each kind's links in the question: where each starts, and its text."""
     view = markup_view(message)
+    # A list made, not a generator's four steps: every question asked is read here.
     return tuple(
-        [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)] if mark in view else []
-        for (_, pattern), mark in zip(_LINKS, _LINK_MARKS, strict=True)
+        [
+            [(m.start(), message[m.start() : m.end()]) for m in pattern.finditer(view)]
+            if mark in view
+            else []
+            for (_, pattern), mark in zip(_LINKS, _LINK_MARKS, strict=True)
+        ]
     )
 
 

@@ -75,9 +75,19 @@ class Pages:
         self._steps, self._where = steps, where
 
     def remember(self, response: Response) -> None:
-        for key, url in url_questions(response).items():
-            self._urls.setdefault((response.request_state, key), url)
-        if self._steps and response.outcome is Outcome.INPUT_REQUIRED and response.request_state:
+        # Every reply of every attack passes here: one that asked nothing is left at once.
+        if response.outcome is not Outcome.INPUT_REQUIRED:
+            return
+        # `url_questions`, inline (a question of a key asked twice in one round: its last URL), and
+        # nothing more done for a round of form questions, the common one.
+        urls: dict[str, str] = {}
+        for question in response.questions:
+            if question.url is not None:
+                urls[question.key] = question.url
+        if urls:
+            for key, url in urls.items():
+                self._urls.setdefault((response.request_state, key), url)
+        if self._steps and response.request_state:
             self._asked.add(response.request_state)
 
     def url_of(self, state: str | None, key: str) -> str | None:
@@ -101,6 +111,8 @@ class Pages:
         Concurrent answers to one question (a race) wait for the one visit, so they all
         reach the server after the person did what they do.
         """
+        if not self._urls and not self._asked:
+            return  # no URL-mode question and none to approve elsewhere (most targets): nothing to visit
         accepts = any(getattr(a, "action", None) == "accept" for a in (responses or {}).values())
         if state is not None and state in self._asked and accepts:
             await self._approve_elsewhere(state)

@@ -25,17 +25,19 @@ _SECRET = re.compile(r"password|passphrase|token|api.?key|secret|credential|card
 
 def properties(schema: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
     props = (schema or {}).get("properties") or {}
-    return {str(k): v for k, v in props.items() if isinstance(v, Mapping)}
+    # A field's schema is a dict: told a Mapping without the ABC's own check (every question passes here).
+    return {str(k): v for k, v in props.items() if isinstance(v, dict | Mapping)}
 
 
 def _options(prop: Mapping[str, Any]) -> list[str]:
-    if isinstance(prop.get("enum"), list):
+    # Every field of every question is read here: a key it lacks is passed by `in`, not looked up.
+    if "enum" in prop and isinstance(prop["enum"], list):
         return [str(v) for v in prop["enum"]]
     for key in ("oneOf", "anyOf"):
-        if isinstance(prop.get(key), list):
-            return [str(o["const"]) for o in prop[key] if isinstance(o, Mapping) and "const" in o]
+        if key in prop and isinstance(prop[key], list):
+            return [str(o["const"]) for o in prop[key] if isinstance(o, dict | Mapping) and "const" in o]
     items = prop.get("items")
-    if isinstance(items, Mapping):
+    if items is not None and isinstance(items, dict | Mapping):
         return _options(items)
     return []
 

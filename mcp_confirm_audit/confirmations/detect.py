@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..models import Outcome, Response, Said
@@ -34,15 +35,19 @@ EXECUTE_TOOL = re.compile(r"execute|run_pending|apply|commit|perform|finali[sz]e
 _ID_ARG = re.compile(r"(^|_)(id|ref|ticket)$|Id$", re.I)
 
 
+# A schema's parts are dicts: `dict | Mapping` tells them without the Mapping ABC's own check
+# (every reply the verdict and the controls read asks for the tool's flag argument).
 def _props(tool: ToolInfo) -> Mapping[str, Any]:
     props = (tool.input_schema or {}).get("properties") or {}
-    return props if isinstance(props, Mapping) else {}
+    return props if isinstance(props, dict | Mapping) else {}
 
 
 def _typed(tool: ToolInfo, kind: str, pattern: re.Pattern[str]) -> str | None:
     for name, prop in _props(tool).items():
-        types = prop.get("type") if isinstance(prop, Mapping) else None
-        options = [x.get("type") for x in prop.get("anyOf", ()) if isinstance(x, Mapping)] if prop else []
+        types = prop.get("type") if isinstance(prop, dict | Mapping) else None
+        options = (
+            [x.get("type") for x in prop.get("anyOf", ()) if isinstance(x, dict | Mapping)] if prop else []
+        )
         if (types == kind or kind in options) and pattern.search(name):
             return str(name)
     return None
@@ -145,8 +150,8 @@ def asking_payload(response: Response) -> str | None:
         return None
     found = values.fields(response)
     for key in _VERDICT_KEYS:
-        value = found.get(key)
-        if isinstance(value, str) and _ASKING_WORD.match(value):
+        # `in` first: most replies hold none of these keys (every reply the verdict reads passes here).
+        if key in found and isinstance(value := found[key], str) and _ASKING_WORD.match(value):
             return f"{key}: {value}"
     for key, value in found.items():
         if value is True and _ASKING_FLAG.match(key):
@@ -406,11 +411,17 @@ def offered(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo], curre
     return found
 
 
+@lru_cache(maxsize=256)
+def _as_a_word(name: str) -> re.Pattern[str]:
+    """`name` standing as a word of its own: an argument's name, compiled once (every refusal is read for them)."""
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+
+
 def _named_in(response: Response, tool: ToolInfo) -> Token | None:
     """A token flow the reply spells out with the tool's own arguments: a preview flag and a token argument."""
     props = _props(tool)
     said = response.text[:4096]
-    named = {k for k in props if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", said)}
+    named = {k for k in props if _as_a_word(k).search(said)}
     preview = _typed(tool, "boolean", PREVIEW_ARG)
     required = set((tool.input_schema or {}).get("required") or ())
     strings = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..models import Response
@@ -20,8 +20,9 @@ def fields(response: Response) -> dict[str, Any]:
     """Every scalar field of a JSON result, nested objects flattened (inner names win no ties); of a
     JSON-RPC error, its `data` (a proxy's approval_required hands its record id out there)."""
     found: dict[str, Any] = {}
-    for key, value in (*_walk(_parsed(response.text)), *_walk(response.data)):
-        found.setdefault(key, value)
+    _walk(_parsed(response.text), found)
+    if response.data is not None:
+        _walk(response.data, found)
     return found
 
 
@@ -37,14 +38,19 @@ def _parsed(text: str) -> Any:
         return None
 
 
-def _walk(data: Any, depth: int = 0) -> Iterator[tuple[str, Any]]:
-    if not isinstance(data, Mapping) or depth > 3:
+def _walk(data: Any, found: dict[str, Any], depth: int = 0) -> None:
+    """Each scalar field of `data` into `found`, nested objects flattened, the first of a name kept.
+
+    Filled in place, not yielded: detection reads every reply (a generator's steps add up), and a
+    parsed JSON object is a dict, told a Mapping without the ABC's own check.
+    """
+    if depth > 3 or not isinstance(data, dict | Mapping):
         return
     for key, value in data.items():
-        if isinstance(value, Mapping):
-            yield from _walk(value, depth + 1)
-        elif isinstance(value, str | int | float | bool):
-            yield str(key), value
+        if isinstance(value, str | int | float | bool):
+            found.setdefault(str(key), value)
+        elif isinstance(value, dict | Mapping):
+            _walk(value, found, depth + 1)
 
 
 def find(response: Response, name: str | None, pattern: re.Pattern[str]) -> tuple[str, str] | None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from ..catalogue.prompt_checks import escaped
@@ -143,13 +144,39 @@ def literal(value: Any) -> str:
     escapes are the ones every finding about a name uses (`\\u202e`,
     `\\U000e0069`, never a surrogate pair), so one notation runs through a report.
     """
+    # Every exchange of every attack's evidence is written this way (`verdict.describe`): what a
+    # request or reply holds is told by checks in C first (a dict by its type, before any
+    # isinstance; a constant without json.dumps), lists, not generators, are joined, and an item
+    # that is a str (most are) is escaped without coming back here.
+    if type(value) is dict:
+        return _object(value)
     if isinstance(value, str):
         return escaped(value)
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{literal(str(k))}: {literal(v)}" for k, v in sorted(value.items())) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
+        return "[" + ", ".join([escaped(v) if type(v) is str else literal(v) for v in value]) + "]"
+    if value is None or value is True or value is False:
+        return _JSON_CONSTANTS[value]
+    if isinstance(value, Mapping):
+        return _object(value)
     return json.dumps(value, ensure_ascii=True, default=str)
+
+
+def _object(value: Mapping[Any, Any]) -> str:
+    """A mapping as `literal` writes it: its keys sorted."""
+    pairs = [
+        f"{_key_text(k)}: {escaped(v) if type(v) is str else literal(v)}" for k, v in sorted(value.items())
+    ]
+    return "{" + ", ".join(pairs) + "}"
+
+
+@lru_cache(maxsize=256, typed=True)  # typed: 1 and True are other keys, written "1" and "True"
+def _key_text(key: Hashable) -> str:
+    """A key as `literal` writes it: the same few (`path`, `name`, `action`) in every exchange, escaped once."""
+    return escaped(str(key))
+
+
+# What json.dumps writes for each of them.
+_JSON_CONSTANTS = {None: "null", True: "true", False: "false"}
 
 
 def quoted(response: Response) -> str:

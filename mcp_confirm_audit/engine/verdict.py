@@ -458,21 +458,21 @@ def describe(exchange: Exchange) -> str:
     shorten them for reading (report.document.shorten).
     """
     req = exchange.request
-    parts = [
-        f"[{exchange.phase.value}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"
-    ]
+    # Phase and Outcome are StrEnums: formatted, a member is its value (no `.value` descriptor call).
+    line = f"[{exchange.phase}] {exchange.label} -> {req.get('name')}({literal(req.get('arguments'))})"
     if "requestState" in req:
-        parts.append(f"state={literal(req['requestState'])}")
+        line += f" state={literal(req['requestState'])}"
     if "inputResponses" in req:
-        parts.append(f"answers={literal(req['inputResponses'])}")
+        line += f" answers={literal(req['inputResponses'])}"
     resp = exchange.response
-    back = f"<- {resp.outcome.value}"
+    back = f" <- {resp.outcome}"
     if resp.code is not None:
         back += f" {resp.code}"
+    # A reply's text and a question's words are str: escaped as `literal` would, without its dispatch.
     if resp.text:
-        back += f" {literal(resp.text)}"
+        back += f" {escaped(resp.text)}"
     if resp.data is not None:
         back += f" data={literal(resp.data)}"
     for question in resp.questions:
-        back += f" [asked {question.key}: {literal(question.message or question.method)}]"
-    return " ".join(parts) + " " + back
+        back += f" [asked {question.key}: {escaped(question.message or question.method)}]"
+    return line + back

@@ -144,23 +144,30 @@ _loaded: list[bool] = []
 
 def load() -> dict[str, Technique]:
     """Import every technique module once, so each registers itself."""
+    _import_all()
+    return dict(_REGISTRY)
+
+
+def _import_all() -> None:
     if not _loaded:
         for info in pkgutil.iter_modules(__path__):
             if not info.name.startswith("_") and info.name != "base":
                 importlib.import_module(f"{__name__}.{info.name}")
         _loaded.append(True)
-    return dict(_REGISTRY)
 
 
 def traits() -> dict[str, Traits]:
     """Every registered family's traits (every technique module imported first)."""
-    load()
+    _import_all()
     return dict(_TRAITS)
 
 
 def traits_of(family: str) -> Traits | None:
     """One family's traits; None for a name no technique registers (a retired family in an old report)."""
-    return traits().get(family)
+    # Asked several times per attack: the registry is read, not copied.
+    if not _loaded:
+        _import_all()
+    return _TRAITS.get(family)
 
 
 def params_models() -> dict[str, type[Params]]:

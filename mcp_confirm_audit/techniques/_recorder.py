@@ -89,8 +89,12 @@ class Recorder:
 
     def asked_about(self) -> None:
         """A hostile value reached a question the person read: it was judged."""
-        record = self.recorded(Asked) or Asked()
-        self.record(replace(record, reached=record.reached + 1))
+        # Once per hostile value asked about (hundreds an attack): built directly, not by `replace`.
+        record = self._parts.get(Asked)
+        if isinstance(record, Asked):
+            self._parts[Asked] = Asked(record.reached + 1, record.withheld, record.said)
+        else:
+            self._parts[Asked] = Asked(reached=1)
 
     def not_asked_about(self, value: str, said: str) -> None:
         """A hostile value got no question (refused, or answered without asking): `said` is the answer."""

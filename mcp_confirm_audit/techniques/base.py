@@ -11,6 +11,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -65,6 +66,12 @@ Subject = Path | str | Instance | CaseFile
 
 def _unwrapped(subject: Subject) -> Path | str | Instance:
     return subject.path if isinstance(subject, CaseFile) else subject
+
+
+@lru_cache(maxsize=8)
+def _slashed(root: Path) -> str:
+    """The sandbox root's absolute text and a slash: what a path under it starts with (one root an audit)."""
+    return f"{os.path.abspath(root)}/"
 
 
 class Unavailable(Exception):
@@ -193,7 +200,8 @@ class Attack(Recorder):
         self.plan = plan
         self.style = style
         self.sandbox = sandbox
-        self._root_slash = f"{os.path.abspath(sandbox.root)}/"
+        self._root_slash = _slashed(sandbox.root)
+        self._root_length = len(self._root_slash)
         # A case, or the name reserved for it (`Sandbox.reserve_case`): made when first needed, so an
         # attack that sends nothing (not applicable before its first request) makes no files.
         self._case = case if isinstance(case, Case) else None
@@ -415,22 +423,31 @@ class Attack(Recorder):
         path = _unwrapped(path)
         if isinstance(path, Instance):
             return path.label
-        if isinstance(path, str):
-            return path
+        return path if isinstance(path, str) else self.path_text(str(path))
+
+    def path_text(self, text: str) -> str:
+        """`path_value` of the sandbox path whose text (`str(path)`, absolute) is `text`.
+
+        For a caller that has a path's text and no `Path` (prompt-forging makes a file per name).
+        """
         if self.style == "absolute":
-            return str(path)
-        text = str(path)
+            return text
         # Most paths are plain children of the root: cut the root off (what relpath gives them).
         if text.startswith(self._root_slash) and "/.." not in text:
-            return text[len(self._root_slash) :]
-        return os.path.relpath(path, self.sandbox.root)
+            return text[self._root_length :]
+        return os.path.relpath(text, self.sandbox.root)
 
     def arguments(self, path: Subject, **overrides: Any) -> dict[str, Any]:
-        path = _unwrapped(path)
-        if isinstance(path, Instance):
-            return {**path.arguments, **overrides}
+        # Every request's arguments are made here: a str (sent as written: prompt-forging's hundreds of
+        # names) is told by its type, the rest unwrapped and named as `path_value` does, inline.
+        if type(path) is str:
+            value = path
+        else:
+            path = path.path if isinstance(path, CaseFile) else path
+            if isinstance(path, Instance):
+                return {**path.arguments, **overrides}
+            value = path if isinstance(path, str) else self.path_text(str(path))
         assert self.plan.path_arg is not None
-        value = self.path_value(path)
         if self.plan.template is not None:
             # {path} the case file; {root} and {sink} what the harness gives.
             rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
@@ -532,12 +549,14 @@ class Attack(Recorder):
             responses=responses,
             unanswered=unanswered,
         )
-        for name in getattr(args, "emptied", ()):
-            self.note(f"the agent has no {{{name}}}, which only the person can make: it sends it empty")
-        unfilled = getattr(args, "unfilled", ())
-        if unfilled:
-            # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
-            exchange = replace(exchange, unfilled=tuple(unfilled))
+        # A plain dict (every call but a profile's filled template) holds neither list: not looked up.
+        if type(args) is not dict:
+            for name in getattr(args, "emptied", ()):
+                self.note(f"the agent has no {{{name}}}, which only the person can make: it sends it empty")
+            unfilled = getattr(args, "unfilled", ())
+            if unfilled:
+                # The profile's call still says `{NAME}` where nothing was saved: recorded, never judged a refusal.
+                exchange = replace(exchange, unfilled=tuple(unfilled))
         if not self.spec.any_refusal and (wrong := self._malformed(tool or self.plan.name, args)):
             # The harness's own call was wrong by the tool's schema: recorded, never judged a refusal.
             exchange = replace(exchange, malformed=wrong)
@@ -548,16 +567,20 @@ class Attack(Recorder):
 
     def _malformed(self, tool: str, args: Mapping[str, Any]) -> str:
         """What is wrong with `args` by `tool`'s own schema; a mechanism's own argument may be left out."""
-        info = next((t for t in self.tools if t.name == tool), None)
-        if info is None:
+        for info in self.tools:  # the first of that name; a loop, as every call passes here
+            if info.name == tool:
+                break
+        else:
             return ""
         mechanism = self.plan.mechanism
         own = set(mechanism.own_arguments) if mechanism is not None else set()
         return malformed_call(info.input_schema, args, may_omit=own)
 
     def _track(self, conn: Connection) -> None:
-        self._make_case()  # before anything reaches the target
-        if self._phase is Phase.SETUP and all(conn is not known for known in self._used):
+        if self._case is None:  # every request passes here: the case is made once, before the first
+            self._make_case()
+        # `in` compares by identity here: a Connection has no `__eq__`.
+        if self._phase is Phase.SETUP and conn not in self._used:
             self._used.append(conn)
 
     async def call_raw(
@@ -796,7 +819,7 @@ class Attack(Recorder):
             bookkeeping=self.bookkeeping,
             mechanism=self.plan.mechanism.kind if self.plan.mechanism is not None else None,
             # Every era the attack drove, the primary's first (protocol-downgrade drives two).
-            era=", ".join(dict.fromkeys(conn.era for conn in self._used)),
+            era=", ".join(dict.fromkeys([conn.era for conn in self._used])),
             effect_verdict=self._effect_verdict,
             case_dir=self.sandbox.case_dir(self._case_name),
             gate=(
@@ -816,6 +839,8 @@ def on_the_wire(responses: Mapping[str, Any]) -> dict[str, Any]:
 
 # A schema's scalar types, and the JSON values that are none of them.
 _SCALARS = {"string", "integer", "number", "boolean"}
+# The Python types of JSON's scalars: none of them is a Mapping or a list.
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def malformed_call(
@@ -827,8 +852,9 @@ def malformed_call(
     mechanism's own, which attacks leave out on purpose), and an object or a list where the
     schema takes only a scalar (a challenge object where a string token belongs).
     """
+    # Every call an attack sends is checked: a dict is told a Mapping without the ABC's own check.
     properties = schema.get("properties")
-    properties = properties if isinstance(properties, Mapping) else {}
+    properties = properties if isinstance(properties, dict | Mapping) else {}
     required = schema.get("required")
     skip = set(may_omit)
     for name in required if isinstance(required, list) else ():
@@ -836,13 +862,14 @@ def malformed_call(
             return f"the call left out {name!r}, which the tool's schema requires"
     for name, value in args.items():
         declared = properties.get(name)
-        kinds = declared.get("type") if isinstance(declared, Mapping) else None
+        kinds = declared.get("type") if isinstance(declared, dict | Mapping) else None
         kinds = [kinds] if isinstance(kinds, str) else kinds
         if not isinstance(kinds, list) or not kinds or not set(kinds) <= _SCALARS:
             continue
-        if isinstance(value, Mapping | list | tuple):
-            shape = "an object" if isinstance(value, Mapping) else "a list"
-            return f"the call sent {shape} as {name!r}, where the tool's schema takes {' or '.join(kinds)}"
+        if type(value) in _JSON_SCALARS or not isinstance(value, dict | list | tuple | Mapping):
+            continue
+        shape = "an object" if isinstance(value, Mapping) else "a list"
+        return f"the call sent {shape} as {name!r}, where the tool's schema takes {' or '.join(kinds)}"
     return ""
 
 

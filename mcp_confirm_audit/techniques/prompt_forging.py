@@ -104,7 +104,7 @@ async def prompt_forging(attack: Attack, params: Mapping[str, Any]) -> None:
         return
     folder = attack.case.directory / "names"
     folder.mkdir()
-    first = await attack.ask(_made(folder, "plain-name.txt"))
+    first = await attack.ask(attack.path_text(_made(os.fspath(folder), "plain-name.txt")))
     if attack.failed:
         return
     probe = _Probe(attack, folder, kind, await attack.shown(first))
@@ -148,7 +148,9 @@ async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flo
     folder = attack.case.directory / "names"
     folder.mkdir()
     probe = _PreviewProbe(attack, folder, kind, flow)
-    baseline = await probe.first_read(attack.arguments(_made(folder, "plain-name.txt")))
+    baseline = await probe.first_read(
+        attack.arguments(attack.path_text(_made(probe.folder_text, "plain-name.txt")))
+    )
     if baseline is None:
         return
     probe.baseline = baseline
@@ -193,6 +195,8 @@ class _Probe:
 
     def __init__(self, attack: Attack, folder: Path, kind: str, baseline: str) -> None:
         self.attack, self.folder, self.kind, self.baseline = attack, folder, kind, baseline
+        # The folder's text, joined to each name as text: pathlib would parse every name again.
+        self.folder_text = os.fspath(folder)
         self._recorded: set[tuple[Any, str]] = set()
         self._named = 0
         # Names the target refused before asking anything: (name, what it said), never judged.
@@ -245,8 +249,10 @@ class _Probe:
         """The question's text about a real file called `name`; else None and what the target said."""
         if not valid_path(name):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
-        path = _made(self.folder, name)
-        self.last = response = await self.attack.call(f"ask about a name ({self.kind})", path)
+        path = _made(self.folder_text, name)
+        # The path's text as the tool takes it: a str subject is sent as written.
+        value = self.attack.path_text(path)
+        self.last = response = await self.attack.call(f"ask about a name ({self.kind})", value)
         if not os.path.lexists(path):
             # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
             removed = (Verdict.VULNERABLE, "the file was removed before any answer")
@@ -260,7 +266,7 @@ class _Probe:
             # question expired: the person lets it go first (a file made after the snapshot: unjudged).
             cancel = self.attack.reply(response, "cancel")
             await self.attack.call(
-                "let the question go", path, state=response.request_state, responses=cancel
+                "let the question go", value, state=response.request_state, responses=cancel
             )
         return shown, ""
 
@@ -356,11 +362,11 @@ class _PreviewProbe(_Probe):
         """The preview's arguments for `name`: a real file called so."""
         if not valid_path(name):
             raise ValueError(f"prompt-forging: {escaped(name)} is not a name a file can have")
-        return self.attack.arguments(_made(self.folder, name))
+        return self.attack.arguments(self.attack.path_text(_made(self.folder_text, name)))
 
     def after_preview(self, name: str) -> None:
         """After the preview about `name`: the file must still be there."""
-        if not os.path.lexists(self.folder / name):
+        if not os.path.lexists(f"{self.folder_text}/{name}"):
             # Made after the snapshot, so the oracle cannot see it go: the disk is checked here.
             removed = (Verdict.VULNERABLE, "the file was removed by its preview")
             self.record("acted at the preview", name, [removed], always=True)
@@ -573,12 +579,16 @@ def _form_problems(kind: str, response: Response, plain: str, shown: str) -> lis
     return found
 
 
-def _made(folder: Path, name: str) -> Path:
-    """A real file called `name` (nested directories for a long path); never overwritten."""
-    path = folder / name
+def _made(folder: str, name: str) -> str:
+    """A real file called `name` in `folder` (nested directories for a long path), its path's text; never overwritten.
+
+    `name` is a valid path (`valid_path`: no empty, `.` or `..` part), so the text joined here is
+    what `str(Path(folder) / name)` would be, without pathlib's parsing.
+    """
+    path = f"{folder}/{name}"
     if "/" in name:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    # os-level calls: one file per generated name, a few hundred a run.
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    # os-level calls on text: one file per generated name, a few hundred a run.
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     except FileExistsError:

@@ -324,6 +324,11 @@ def test_the_question_must_name_its_file() -> None:
         ("\x1b\x85\xe9", '"\\x1b\\x85\\xe9"'),
         ("\u202e", '"\\u202e"'),
         ("\U000e0041", '"\\U000e0041"'),  # one escape, never a surrogate pair
+        # Each width's edges: ASCII's controls by number, then \xNN, \uNNNN, \UNNNNNNNN by code point.
+        ("\x00\x1f ~\x7f", '"\\x00\\x1f ~\\x7f"'),
+        ("\x80\xff\u0100\uffff", '"\\x80\\xff\\u0100\\uffff"'),
+        ("\U00010000\U0010ffff", '"\\U00010000\\U0010ffff"'),
+        ("a\ud800b", '"a\\ud800b"'),  # a lone surrogate, as it is
     ],
 )
 def test_evidence_quotes_every_code_point_in_printable_ascii(name: str, shown: str) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
-from mcp_confirm_audit.engine.verdict import judge
+from mcp_confirm_audit.engine.verdict import judge, literal
 from mcp_confirm_audit.models import (
     AttackSpec,
     AtTheGate,
@@ -612,3 +613,28 @@ def test_the_catalogues_capability_downgrade_cites_the_elicitation_rule_on_legac
     assert not any("-32021" in ref for ref in legacy.refs), legacy.refs
     modern = judge(spec, transcript(exchange(DONE), after=WITHOUT_VICTIM, era="2026-07-28"))
     assert any("-32021" in ref for ref in modern.refs), modern.refs
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (
+            {"b": [1, None, True], "a": {"y": False, "2": 1.5}},
+            '{"a": {"2": 1.5, "y": false}, "b": [1, null, true]}',
+        ),
+        ((["x\n"], ()), '[["x\\n"], []]'),
+        (MappingProxyType({"k": float("nan")}), '{"k": NaN}'),  # a Mapping that is no dict: sorted the same
+        (Phase.ATTACK, '"attack"'),  # a StrEnum is its value, escaped as a str
+        (b"raw", "\"b'raw'\""),  # what JSON cannot hold is its str
+    ],
+)
+def test_evidence_writes_a_value_as_escaped_json_with_its_keys_sorted(value: Any, shown: str) -> None:
+    assert literal(value) == shown
+
+
+def test_a_key_is_written_by_its_own_type_whatever_equal_key_came_before() -> None:
+    assert [literal({1: 0}), literal({True: 0}), literal({1.0: 0})] == [
+        '{"1": 0}',
+        '{"True": 0}',
+        '{"1.0": 0}',
+    ]
