@@ -78,15 +78,8 @@ class Pages:
         # Every reply of every attack passes here: one that asked nothing is left at once.
         if response.outcome is not Outcome.INPUT_REQUIRED:
             return
-        # `url_questions`, inline (a question of a key asked twice in one round: its last URL), and
-        # nothing more done for a round of form questions, the common one.
-        urls: dict[str, str] = {}
-        for question in response.questions:
-            if question.url is not None:
-                urls[question.key] = question.url
-        if urls:
-            for key, url in urls.items():
-                self._urls.setdefault((response.request_state, key), url)
+        for key, url in url_questions(response).items():
+            self._urls.setdefault((response.request_state, key), url)
         if self._steps and response.request_state:
             self._asked.add(response.request_state)
 
