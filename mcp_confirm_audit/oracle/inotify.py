@@ -146,6 +146,7 @@ class Watcher(_Instance):
         # A file written gets three events (created, modified, closed): each entry is named once.
         # Its name is kept as the kernel pads it (a name is always padded alike) and decoded once.
         named: set[tuple[str, bytes]] = set()
+        last: tuple[str, bytes] | None = None
         for data in _queued(self._fd):
             # Every snapshot reads every event: the records (a 16-byte header, then a name padded
             # to a multiple of 16) are read as 32-bit words, with no call per field. The watch
@@ -165,7 +166,10 @@ class Watcher(_Instance):
                 if mask & IN_IGNORED:  # the directory is gone, and its watch with it
                     del names[wd]
                     continue
-                named.add((names[wd], data[start:offset]))
+                entry = (names[wd], data[start:offset])
+                if entry != last:  # a file written: its three events come in a row, added once
+                    named.add(entry)
+                    last = entry
         stripped = [(directory, padded.rstrip(b"\0")) for directory, padded in named]
         # os.fsdecode, called directly.
         changes.entries = {
