@@ -90,6 +90,11 @@ def _close_aside(fd: int) -> None:
     an audit closes three, one of them on its event loop. The descriptor is closed
     all the same, a moment later; nothing reads it again.
     """
+    if sys.is_finalizing():
+        # An instance dropped as the interpreter ends: a thread started now would never run, and
+        # starting it would wait for it forever (the process would never exit).
+        os.close(fd)
+        return
     try:
         threading.Thread(target=os.close, args=(fd,), name="mcp-audit-inotify-close", daemon=True).start()
     except RuntimeError:  # the interpreter is shutting down: no new thread
