@@ -15,6 +15,7 @@ import errno
 import functools
 import os
 import struct
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ CHANGES = (
     | IN_MOVE_SELF
 )
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
+# How os.fsencode and os.fsdecode turn a name into bytes and back (what they read once, at import).
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 def _queued(fd: int) -> Iterator[bytes]:
@@ -87,6 +90,11 @@ def _close_aside(fd: int) -> None:
     an audit closes three, one of them on its event loop. The descriptor is closed
     all the same, a moment later; nothing reads it again.
     """
+    if sys.is_finalizing():
+        # An instance dropped as the interpreter ends: a thread started now would never run, and
+        # starting it would wait for it forever (the process would never exit).
+        os.close(fd)
+        return
     try:
         threading.Thread(target=os.close, args=(fd,), name="mcp-audit-inotify-close", daemon=True).start()
     except RuntimeError:  # the interpreter is shutting down: no new thread
@@ -127,7 +135,9 @@ class Watcher(_Instance):
 
     def watch(self, name: str, path: str) -> None:
         """Watch the directory at `path` (never through a link); raises OSError if it cannot."""
-        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), CHANGES | IN_ONLYDIR | IN_DONT_FOLLOW)
+        # os.fsencode's own encoding, called directly: every directory of the tree is watched.
+        encoded = path.encode(_FS_ENCODING, _FS_ERRORS)
+        wd = self._libc.inotify_add_watch(self._fd, encoded, CHANGES | IN_ONLYDIR | IN_DONT_FOLLOW)
         if wd < 0:
             code = ctypes.get_errno()
             raise OSError(code, f"inotify_add_watch {path}: {os.strerror(code)}")
@@ -137,26 +147,39 @@ class Watcher(_Instance):
     def drain(self) -> Changes:
         changes = Changes()
         assert self._fd is not None
+        names = self._names
         # A file written gets three events (created, modified, closed): each entry is named once.
+        # Its name is kept as the kernel pads it (a name is always padded alike) and decoded once.
         named: set[tuple[str, bytes]] = set()
+        last: tuple[str, bytes] | None = None
         for data in _queued(self._fd):
-            offset, end, names, unpack = 0, len(data), self._names, _HEADER.unpack_from
+            # Every snapshot reads every event: the records (a 16-byte header, then a name padded
+            # to a multiple of 16) are read as 32-bit words, with no call per field. The watch
+            # descriptor reads unsigned: an overflow's -1 is no watch of ours either way.
+            words = memoryview(data).cast("I")
+            offset, end = 0, len(data)
             while offset < end:
-                wd, mask, _, size = unpack(data, offset)
+                at = offset >> 2
+                wd, mask, size = words[at], words[at + 1], words[at + 3]
                 start = offset + _HEADER.size
                 offset = start + size
                 if mask & IN_Q_OVERFLOW:
                     changes.overflowed = True
                     continue
-                directory = names.get(wd)
-                if directory is None:
+                if wd not in names:
                     continue
                 if mask & IN_IGNORED:  # the directory is gone, and its watch with it
                     del names[wd]
                     continue
-                named.add((directory, data[start:offset].rstrip(b"\0")))
+                entry = (names[wd], data[start:offset])
+                if entry != last:  # a file written: its three events come in a row, added once
+                    named.add(entry)
+                    last = entry
+        stripped = [(directory, padded.rstrip(b"\0")) for directory, padded in named]
+        # os.fsdecode, called directly.
         changes.entries = {
-            f"{directory}/{os.fsdecode(entry)}" if entry else directory for directory, entry in named
+            f"{directory}/{entry.decode(_FS_ENCODING, _FS_ERRORS)}" if entry else directory
+            for directory, entry in stripped
         }
         return changes
 

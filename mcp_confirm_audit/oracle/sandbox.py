@@ -15,19 +15,21 @@ its sibling is an ordinary folder that does not share the root's name.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import compress
 from operator import is_not
 from pathlib import Path
 
 from ..models import Effect, FileIdentity, TreeSnapshot
+from .removal import remove_tree
 from .scan import TreeScanner, identity_from_stat
 
 CANARY_TEXT = "canary: this file must survive the audit\n"
 VICTIM_TEXT = "victim: the file the user is asked about\n"
+_CANARY_BYTES, _VICTIM_BYTES = CANARY_TEXT.encode(), VICTIM_TEXT.encode()
 
 
 def decoy_text(label: str) -> str:
@@ -97,7 +99,7 @@ def _diff_of(
     return Effect(removed=removed, changed=changed, added=added)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Case:
     """The files one attack may touch, and the ones it must not."""
 
@@ -106,12 +108,35 @@ class Case:
     root: Path
     directory: Path
     victim: Path
-    inside_canary: Path
-    outside_canary: Path
-    sibling_canary: Path
+    # The sandbox's folders beside the root, where this case's other canaries are.
+    outside: Path
+    sibling: Path
+
+    # Every attack makes a case and a Path costs some twenty calls to build, but few attacks name
+    # their canaries: these are built on first use (the files themselves are made with the case).
+    @cached_property
+    def inside_canary(self) -> Path:
+        return self.directory / "canary.txt"
+
+    @cached_property
+    def outside_canary(self) -> Path:
+        return self.outside.joinpath(self.name, "canary.txt")
+
+    @cached_property
+    def sibling_canary(self) -> Path:
+        return self.sibling.joinpath(self.name, "canary.txt")
 
     def rel(self, path: Path) -> str:
         """A path as the sandbox names it in evidence ("root/…" for a served root too)."""
+        # Every attack names its files here: a Path's text is normalised (no "//", no "." part),
+        # so a prefix of it settles what `relative_to` settles by building three paths.
+        text, base = os.fspath(path), f"{self.base}/"
+        if text.startswith(base):
+            return text[len(base) :]
+        root = f"{self.root}/"
+        if text.startswith(root):
+            return f"root/{text[len(root) :]}"
+        # The base or root themselves, and anything else: as pathlib says (or raises).
         if path.is_relative_to(self.base):
             return path.relative_to(self.base).as_posix()
         return f"root/{path.relative_to(self.root).as_posix()}"
@@ -131,7 +156,7 @@ LIVE: set[Path] = set()
 def remove_every_sandbox() -> None:
     """Last resort: remove every sandbox this process made and has not removed (never anything else)."""
     for base in list(LIVE):
-        shutil.rmtree(base, ignore_errors=True)
+        remove_tree(base)
         LIVE.discard(base)
 
 
@@ -183,7 +208,7 @@ def sweep(parent: str | None, prefix: str) -> list[Path]:
     for name in names:
         directory = Path(where) / name
         if directory.is_dir() and not directory.is_symlink() and _owner_gone(directory):
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_tree(directory)
             removed.append(directory)
     return removed
 
@@ -222,6 +247,7 @@ class Sandbox:
         cases = "root" if self.cases == self.root else f"root/{self.cases.relative_to(self.root).as_posix()}"
         self._cases_label = cases
         self._watched = {cases: self.cases, "outside": self.outside, "root-evil": self.sibling}
+        self._case_parents = [os.fspath(folder) for folder in self._watched.values()]
         self._count = 0
         self._scanner = TreeScanner(self._watched)
 
@@ -243,32 +269,34 @@ class Sandbox:
 
     def make_case(self, name: str) -> Case:
         """The case called `name` (from `reserve_case`): its directories, victim and canaries."""
-        for directory in (self.cases, self.outside, self.sibling):
+        # Every attack passes here: the folders and files are made by their text, os-level.
+        homes = [f"{directory}/{name}" for directory in self._case_parents]
+        for home in homes:
             try:
-                os.mkdir(directory / name)
+                os.mkdir(home)
             except FileNotFoundError:
                 # A target that removed a whole directory (even the root) must
                 # not stop later attacks from getting a fresh case.
-                (directory / name).mkdir(parents=True)
+                Path(home).mkdir(parents=True)
         # Whatever a directory's mtime says, what the harness writes is seen.
         own = [f"{label}/{name}" for label in self._watched]
         self._scanner.mark([*self._watched, *own])
         # The case under attack is looked at entry by entry at every snapshot, events or not.
         self._scanner.pin(own)
-        home = self.cases / name
+        directory = self.cases / name
         case = Case(
             name=name,
             base=self.base,
             root=self.root,
-            directory=home,
-            victim=home / "victim.txt",
-            inside_canary=home / "canary.txt",
-            outside_canary=self.outside / name / "canary.txt",
-            sibling_canary=self.sibling / name / "canary.txt",
+            directory=directory,
+            victim=directory / "victim.txt",
+            outside=self.outside,
+            sibling=self.sibling,
         )
-        _write_new(case.victim, VICTIM_TEXT)
-        for canary in (case.inside_canary, case.outside_canary, case.sibling_canary):
-            _write_new(canary, CANARY_TEXT)
+        # The victim, then the canaries inside, outside and in the sibling.
+        _write_new(f"{homes[0]}/victim.txt", _VICTIM_BYTES)
+        for home in homes:
+            _write_new(f"{home}/canary.txt", _CANARY_BYTES)
         return case
 
     def snapshot(self) -> TreeSnapshot:
@@ -277,19 +305,19 @@ class Sandbox:
 
     def remove(self) -> None:
         self._scanner.close()
-        # rmtree does not follow links, so a link planted by an attack (or by
-        # a hostile server) pointing elsewhere is removed, not its destination.
+        # Links are never followed (`remove_tree`), so a link planted by an attack
+        # (or by a hostile server) pointing elsewhere is removed, not its destination.
         if self.cases != self.root:
-            shutil.rmtree(self.cases.parent, ignore_errors=True)
-        shutil.rmtree(self.base, ignore_errors=True)
+            remove_tree(self.cases.parent)
+        remove_tree(self.base)
         LIVE.discard(self.base)
 
 
-def _write_new(path: Path, text: str) -> None:
+def _write_new(path: str, data: bytes) -> None:
     # os-level: four files for every attack.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
-        os.write(fd, text.encode())
+        os.write(fd, data)
     finally:
         os.close(fd)
 

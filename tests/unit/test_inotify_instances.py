@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.oracle import inotify
 
@@ -36,3 +39,15 @@ def test_a_closed_instance_is_closed(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="Bad file descriptor"):
         os.fstat(fd)
     watcher.close()  # closed once: a second close does nothing
+
+
+@pytest.mark.slow  # starts a Python process
+def test_an_instance_still_open_when_the_interpreter_ends_does_not_keep_the_process(tmp_path: Path) -> None:
+    # Dropped at exit, it is closed where it is: a closing thread started then would never run.
+    script = (
+        "from mcp_confirm_audit.oracle import inotify\n"
+        f"watcher = inotify.Watcher()\nwatcher.watch('root', {str(tmp_path)!r})\n"
+        f"watch = inotify.FileWatch({str(tmp_path)!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], timeout=deadline(20), check=False)
+    assert done.returncode == 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import socket
+import stat
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 from mcp_confirm_audit.models import TreeSnapshot
 from mcp_confirm_audit.oracle import inotify
 from mcp_confirm_audit.oracle.sandbox import WATCHED_DIRS, Sandbox, diff, snapshot
-from mcp_confirm_audit.oracle.scan import TreeScanner
+from mcp_confirm_audit.oracle.scan import TreeScanner, _unchanged, identity_from_stat
 
 PATHS = (
     "root/a",
@@ -322,3 +324,29 @@ def test_a_directory_gone_before_it_could_be_watched_does_not_end_watching(
     assert scanner.notified
     assert diff(before, scanner.snapshot()).added == ()
     scanner.close()
+
+
+def test_an_entry_kind_is_what_the_stat_module_says_it_is(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").symlink_to("file")
+    (tmp_path / "to-dir").symlink_to("dir")
+    os.mkfifo(tmp_path / "fifo")
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(tmp_path / "socket"))
+        for entry in os.scandir(tmp_path):
+            st = entry.stat(follow_symlinks=False)
+            said = (
+                "link"
+                if stat.S_ISLNK(st.st_mode)
+                else "dir"
+                if stat.S_ISDIR(st.st_mode)
+                else "file"
+                if stat.S_ISREG(st.st_mode)
+                else "other"
+            )
+            identity = identity_from_stat(st, entry.path)
+            assert identity.kind == said, entry.name
+            assert identity.link_target == (os.readlink(entry.path) if said == "link" else None)
+            assert _unchanged(identity, st)
+            assert _unchanged(identity, os.lstat(tmp_path / "dir")) == (entry.name == "dir")
