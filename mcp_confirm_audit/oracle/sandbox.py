@@ -15,6 +15,7 @@ its sibling is an ordinary folder that does not share the root's name.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +25,6 @@ from operator import is_not
 from pathlib import Path
 
 from ..models import Effect, FileIdentity, TreeSnapshot
-from .removal import remove_tree
 from .scan import TreeScanner, identity_from_stat
 
 CANARY_TEXT = "canary: this file must survive the audit\n"
@@ -156,7 +156,7 @@ LIVE: set[Path] = set()
 def remove_every_sandbox() -> None:
     """Last resort: remove every sandbox this process made and has not removed (never anything else)."""
     for base in list(LIVE):
-        remove_tree(base)
+        shutil.rmtree(base, ignore_errors=True)
         LIVE.discard(base)
 
 
@@ -208,7 +208,7 @@ def sweep(parent: str | None, prefix: str) -> list[Path]:
     for name in names:
         directory = Path(where) / name
         if directory.is_dir() and not directory.is_symlink() and _owner_gone(directory):
-            remove_tree(directory)
+            shutil.rmtree(directory, ignore_errors=True)
             removed.append(directory)
     return removed
 
@@ -305,11 +305,11 @@ class Sandbox:
 
     def remove(self) -> None:
         self._scanner.close()
-        # Links are never followed (`remove_tree`), so a link planted by an attack
-        # (or by a hostile server) pointing elsewhere is removed, not its destination.
+        # rmtree does not follow links, so a link planted by an attack (or by
+        # a hostile server) pointing elsewhere is removed, not its destination.
         if self.cases != self.root:
-            remove_tree(self.cases.parent)
-        remove_tree(self.base)
+            shutil.rmtree(self.cases.parent, ignore_errors=True)
+        shutil.rmtree(self.base, ignore_errors=True)
         LIVE.discard(self.base)
 
 
