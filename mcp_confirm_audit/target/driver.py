@@ -65,6 +65,13 @@ PRIMARY_HINT = "set headers: in the profile or pass --mcp-header"
 _AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
 
 
+# The SDK's own timeout of a tools/call that `Connection._sent` bounds: none (an infinite deadline
+# schedules no timer). The SDK's backstop (the client's read_timeout_seconds) is longer than any
+# bound of the harness's, so under `_sent`'s scope it could never fire first; it only added a timer
+# to the loop's heap on every round trip. Not for a call run outside `_sent` (a legacy call's task).
+_BOUNDED_BY_SENT = math.inf
+
+
 # How a round trip that got no answer in time is worded: the call may still be waiting for someone.
 NO_ANSWER = "no answer within"
 
@@ -264,6 +271,7 @@ class Connection:
                 input_responses=dict(responses) if responses is not None else None,
                 request_state=state,
                 meta=race.meta(),  # type: ignore[arg-type]  # a key of the harness's own
+                read_timeout_seconds=_BOUNDED_BY_SENT,
             )
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
@@ -380,6 +388,7 @@ class Connection:
                 # A plain dict is what a raw channel wants back; the SDK's bound is narrower.
                 _RawToolCall(method="tools/call", params=sent),
                 _RAW_RESULT,  # type: ignore[type-var]
+                request_read_timeout_seconds=_BOUNDED_BY_SENT,
             )
             return response_from_result(raw)
 
