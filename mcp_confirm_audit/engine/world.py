@@ -455,10 +455,11 @@ class World:
         Set on every connection open now and on every one opened later, until it is set again.
         """
         self._pace = seconds
+        after = self._answer_after()
         with self._lock:
             lives = list(self._live.values())
         for live in lives:
-            live.connection.answer_after = self._answer_after()
+            live.connection.answer_after = after
 
     def _answer_after(self) -> float:
         return self.profile.answer_after if self._pace is None else self._pace
