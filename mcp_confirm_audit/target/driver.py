@@ -8,6 +8,7 @@ bypasses the middleware and hides exactly what this harness measures.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import importlib
@@ -447,7 +448,7 @@ class Connection:
     async def _sent(self, send: Any, timeout: float) -> Response:
         # A cancel scope of its own rather than `anyio.fail_after` (two generator context managers
         # and a backend lookup each): every round trip of the audit passes here.
-        with anyio.CancelScope(deadline=anyio.current_time() + timeout):
+        with deadline_in(timeout):
             response: Response = await self._outcome(send)
             return response
         # Only this scope's deadline ends the block without a response: an outer cancel propagates.
@@ -489,6 +490,23 @@ class Connection:
     def _stderr_hint(self) -> str:
         tail = stderr_tail(self.stderr_path, secrets=self.secrets)
         return f"; target stderr: {tail}" if tail else ""
+
+
+def deadline_in(seconds: float) -> anyio.CancelScope:
+    """A cancel scope whose deadline is `seconds` from now: `anyio.move_on_after(seconds)`, in fewer calls.
+
+    Every round trip and every attack makes one. The harness's event loop is asyncio's (the
+    session's portal, bench's `anyio.run`), where anyio's clock is the loop's own: the deadline is
+    read from it, and the scope made by asyncio's scope class, without anyio's backend lookups.
+    """
+    loop = asyncio.get_running_loop()
+    return _scope_class()(deadline=loop.time() + seconds)
+
+
+@functools.cache
+def _scope_class() -> type[anyio.CancelScope]:
+    """The class of the cancel scopes anyio makes on asyncio (`anyio.CancelScope()` returns one)."""
+    return type(anyio.CancelScope())
 
 
 async def _awaited(back: BackChannel, call: Any) -> Response:
