@@ -66,11 +66,11 @@ PRIMARY_HINT = "set headers: in the profile or pass --mcp-header"
 _AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
 
 
-# The SDK's own timeout of a tools/call that `Connection._sent` bounds: none (an infinite deadline
+# The SDK's own timeout of a tools/call that `Connection._guarded` bounds: none (an infinite deadline
 # schedules no timer). The SDK's backstop (the client's read_timeout_seconds) is longer than any
-# bound of the harness's, so under `_sent`'s scope it could never fire first; it only added a timer
-# to the loop's heap on every round trip. Not for a call run outside `_sent` (a legacy call's task).
-_BOUNDED_BY_SENT = math.inf
+# bound of the harness's, so under `_guarded`'s scope it could never fire first; it only added a timer
+# to the loop's heap on every round trip. Not for a call run outside `_guarded` (a legacy call's task).
+_BOUNDED_BY_THE_HARNESS = math.inf
 
 
 # How a round trip that got no answer in time is worded: the call may still be waiting for someone.
@@ -272,7 +272,7 @@ class Connection:
                 input_responses=dict(responses) if responses is not None else None,
                 request_state=state,
                 meta=race.meta(),  # type: ignore[arg-type]  # a key of the harness's own
-                read_timeout_seconds=_BOUNDED_BY_SENT,
+                read_timeout_seconds=_BOUNDED_BY_THE_HARNESS,
             )
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
@@ -389,7 +389,7 @@ class Connection:
                 # A plain dict is what a raw channel wants back; the SDK's bound is narrower.
                 _RawToolCall(method="tools/call", params=sent),
                 _RAW_RESULT,  # type: ignore[type-var]
-                request_read_timeout_seconds=_BOUNDED_BY_SENT,
+                request_read_timeout_seconds=_BOUNDED_BY_THE_HARNESS,
             )
             return response_from_result(raw)
 
@@ -438,23 +438,23 @@ class Connection:
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
     async def _guarded(self, send: Any, timeout: float | None = None) -> Response:
+        """What `send()` came back with within the round trip's bound, or that nothing came back in time."""
         refused = self.refusals.count
-        response = await self._sent(send, self.call_timeout if timeout is None else timeout)
+        bound = self.call_timeout if timeout is None else timeout
+        response: Response | None = None
+        # A cancel scope of its own rather than `anyio.fail_after` (two generator context managers
+        # and a backend lookup each), in this coroutine rather than one more: every round trip of the
+        # audit passes here.
+        with deadline_in(bound):
+            response = await self._outcome(send)
+        if response is None:
+            # Only this scope's deadline ends the block without a response: an outer cancel propagates.
+            self.alive = False
+            response = Response(Outcome.TRANSPORT, text=f"{NO_ANSWER} {bound:g}s{self._stderr_hint()}")
         if self.refusals.count > refused and response.outcome in (Outcome.RPC_ERROR, Outcome.TRANSPORT):
             # Not the target's answer to the attack: it never let the request in. Never a refusal.
             return Response(Outcome.TRANSPORT, text=self.refusals.line)
         return response
-
-    async def _sent(self, send: Any, timeout: float) -> Response:
-        # A cancel scope of its own rather than `anyio.fail_after` (two generator context managers
-        # and a backend lookup each): every round trip of the audit passes here.
-        with deadline_in(timeout):
-            response: Response = await self._outcome(send)
-            return response
-        # Only this scope's deadline ends the block without a response: an outer cancel propagates.
-        self.alive = False
-        waited = f"{NO_ANSWER} {timeout:g}s"
-        return Response(Outcome.TRANSPORT, text=f"{waited}{self._stderr_hint()}")
 
     async def _outcome(self, send: Any) -> Response:
         """What `send()` came back with, its failures read into the harness's vocabulary."""
