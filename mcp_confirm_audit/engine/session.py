@@ -567,8 +567,8 @@ class AuditSession:
         self.world.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = replace(
-            attack.transcript(precondition), signatures=outcome.signatures, upstream=self.profile.upstream
+        transcript = attack.transcript(
+            precondition, signatures=outcome.signatures, upstream=self.profile.upstream
         )
         if attack.may_be_parked:
             self.world.call(attack.settle)
