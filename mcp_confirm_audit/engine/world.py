@@ -172,7 +172,7 @@ class World:
         the loop to spawn the call in its task group (a thread round trip, a cancel scope and
         a task handle), then for its end; here the loop is handed the call as a task of its
         own (anyio's cancel scopes work in it) and the calling thread waits once, on a plain
-        lock the task's end releases: what `asyncio.run_coroutine_threadsafe` does with a
+        lock the call's end releases: what `asyncio.run_coroutine_threadsafe` does with a
         concurrent Future and its condition variable, in a fraction of the calls (every attack
         passes here). Left waiting (Ctrl-C), the call is cancelled; one left running when the
         loop stops is cancelled with it, as the portal's are.
@@ -182,21 +182,32 @@ class World:
         coroutine = func(*args)
         ended = threading.Lock()
         ended.acquire()
-        # The task, once the loop started it; or why it could not.
-        started: list[asyncio.Task[_T] | BaseException] = []
+        # What the call came to: its value, or what it raised (a cancellation included).
+        value: list[_T] = []
+        raised: list[BaseException] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        async def run() -> None:
+            try:
+                value.append(await coroutine)
+            except BaseException as exc:
+                raised.append(exc)
+                if not isinstance(exc, Exception):
+                    raise  # a cancelled call's task ends cancelled, as before
+            finally:
+                # Released in the call's own last step: no loop iteration more for a done callback.
+                ended.release()
 
         def start() -> None:
             try:
-                task = loop.create_task(coroutine)
+                tasks.append(loop.create_task(run()))
             except BaseException as exc:
-                started.append(exc)
+                raised.append(exc)
                 ended.release()
                 raise
-            started.append(task)
-            task.add_done_callback(lambda _: ended.release())
 
         def cancel() -> None:
-            if started and isinstance(task := started[0], asyncio.Task):
+            for task in tasks:
                 task.cancel()
 
         loop.call_soon_threadsafe(start)
@@ -205,12 +216,11 @@ class World:
         except BaseException:
             loop.call_soon_threadsafe(cancel)
             raise
-        outcome = started[0]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        if outcome.cancelled():
-            raise CancelledError  # as a concurrent Future's result() says it
-        return outcome.result()
+        if raised:
+            if isinstance(raised[0], asyncio.CancelledError):
+                raise CancelledError  # as a concurrent Future's result() says it
+            raise raised[0]
+        return value[0]
 
     @property
     def started(self) -> Profile:
