@@ -73,6 +73,18 @@ _AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
 _BOUNDED_BY_THE_HARNESS = math.inf
 
 
+# What a round trip may fail with that the harness reads into its vocabulary (`Connection._failed`),
+# in the order read; anything else propagates.
+_FAILURES = (
+    MCPError,
+    RuntimeError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    OSError,
+)
+
+
 # How a round trip that got no answer in time is worded: the call may still be waiting for someone.
 NO_ANSWER = "no answer within"
 
@@ -446,7 +458,11 @@ class Connection:
         # and a backend lookup each), in this coroutine rather than one more: every round trip of the
         # audit passes here.
         with deadline_in(bound):
-            response = await self._outcome(send)
+            # `_outcome`'s work, in this coroutine rather than one more.
+            try:
+                response = await send()
+            except _FAILURES as exc:
+                response = self._failed(exc)
         if response is None:
             # Only this scope's deadline ends the block without a response: an outer cancel propagates.
             self.alive = False
@@ -461,20 +477,25 @@ class Connection:
         try:
             response: Response = await send()
             return response
-        except MCPError as exc:
+        except _FAILURES as exc:
+            return self._failed(exc)
+
+    def _failed(self, exc: Exception) -> Response:
+        """A failure of a round trip (one of `_FAILURES`) in the harness's vocabulary."""
+        if isinstance(exc, MCPError):
             if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT) and exc.message.startswith(
                 ("Connection closed", "Request")
             ):
                 self.alive = False
                 return Response(Outcome.TRANSPORT, text=f"{exc.message}{self._stderr_hint()}")
             return Response(Outcome.RPC_ERROR, text=exc.message, code=exc.code, data=exc.error.data)
-        except RuntimeError as exc:
+        if isinstance(exc, RuntimeError):
             # The SDK re-validates a successful result against the tool's
             # outputSchema; the target still answered (and acted) normally.
             return Response(Outcome.COMPLETE, text=f"(result rejected by the client: {exc})")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
-            self.alive = False
-            return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
+        # The connection's streams closed or broke, or the OS refused.
+        self.alive = False
+        return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
 
     async def paced(self, state: str | None) -> None:
         """The person reads before answering: an answer to a question asked here waits out `answer_after`.
@@ -564,7 +585,7 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
             questions=tuple(questions),
             request_state=raw.get("requestState"),
         )
-    text = " ".join(item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text")
+    text = " ".join([item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text"])
     outcome = Outcome.TOOL_ERROR if raw.get("isError") else Outcome.COMPLETE
     return Response(outcome, text=text.strip(), structured=raw.get("structuredContent"))
 
