@@ -517,8 +517,9 @@ def deadline_in(seconds: float) -> anyio.CancelScope:
     """A cancel scope whose deadline is `seconds` from now: `anyio.move_on_after(seconds)`, in fewer calls.
 
     Every round trip and every attack makes one. The harness's event loop is asyncio's (the
-    session's portal, started on anyio's default backend), where anyio's clock is the loop's own: the deadline is
-    read from it, and the scope made by asyncio's scope class, without anyio's backend lookups.
+    session's portal, started on anyio's default backend), where anyio's clock is the loop's own:
+    the deadline is read from it, and the scope made by asyncio's scope class, without anyio's
+    backend lookups.
     """
     loop = asyncio.get_running_loop()
     return _scope_class()(deadline=loop.time() + seconds)
