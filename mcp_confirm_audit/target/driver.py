@@ -201,6 +201,9 @@ class Connection:
         self._busy_from = 0.0
         # Where every tools/call this connection sends is kept (`bench` only); None: kept nowhere.
         self.sent: list[Sent] | None = None
+        # The process a kept call went to (`Sent.process`): the endpoint, or this connection's own.
+        process = self if endpoint is None else endpoint
+        self._process: Any = process if isinstance(process, str) else id(process)
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
         self.era = negotiated_version(client) or MODERN
         self.back = back if self.era != MODERN else None
@@ -434,12 +437,16 @@ class Connection:
                 if self._in_flight == 0:
                     self.waited_on += ended - self._busy_from
                 if self.sent is not None and sends:
-                    endpoint = self if self.endpoint is None else self.endpoint
-                    process = endpoint if isinstance(endpoint, str) else id(endpoint)
                     legacy = self.back is not None
                     self.sent.append(
                         Sent(
-                            process, started, ended, request, legacy=legacy, client=id(self), state_back=back
+                            self._process,
+                            started,
+                            ended,
+                            request,
+                            legacy=legacy,
+                            client=id(self),
+                            state_back=back,
                         )
                     )
             self.round_trips += 1
