@@ -30,7 +30,8 @@ class ConnectionKey:
 
     def at(self, role: str, *, declares: Declares | None = None) -> ConnectionKey:
         """The connection with this key's ablation and era, in `role`."""
-        return replace(self, role=role, declares=declares)
+        # Built, not `dataclasses.replace`d: every attack asks for its connections by key.
+        return ConnectionKey(role, self.ablated, self.era, declares)
 
     def in_era(self, era: Era) -> ConnectionKey:
         return replace(self, era=era)

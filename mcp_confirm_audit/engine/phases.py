@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 # In the order an audit goes through them.
 PHASES = ("starts", "controls", "probes", "attacks", "waits", "stops", "reports")
@@ -21,34 +20,45 @@ PHASES = ("starts", "controls", "probes", "attacks", "waits", "stops", "reports"
 class PhaseClock:
     def __init__(self) -> None:
         self.totals: dict[str, float] = dict.fromkeys(PHASES, 0.0)
-        self._stack: list[list[object]] = []
+        self._stack: list[_Phase] = []
         self._lock = threading.Lock()
 
-    @contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        entry: list[object] = [name, time.perf_counter()]
-        with self._lock:
-            self._pause(entry[1])
-            self._stack.append(entry)
-        try:
-            yield
-        finally:
-            now = time.perf_counter()
-            with self._lock:
-                if entry in self._stack:
-                    self._add(entry, now)
-                    self._stack.remove(entry)
-                if self._stack:
-                    self._stack[-1][1] = now
+    def phase(self, name: str) -> _Phase:
+        """A `with` block counted in phase `name` (a class, not a generator: every attack and probe enters one)."""
+        return _Phase(self, name)
 
-    def _pause(self, now: object) -> None:
-        if self._stack:
-            self._add(self._stack[-1], now)
+    def _add(self, entry: _Phase, now: float) -> None:
+        self.totals[entry.name] = self.totals.get(entry.name, 0.0) + (now - entry.since)
+        entry.since = now
 
-    def _add(self, entry: list[object], now: object) -> None:
-        name, since = entry
-        assert isinstance(name, str)
-        assert isinstance(since, float)
-        assert isinstance(now, float)
-        self.totals[name] = self.totals.get(name, 0.0) + (now - since)
-        entry[1] = now
+
+class _Phase:
+    """One phase running: its time is counted from `since` until a nested phase starts or it ends."""
+
+    __slots__ = ("_clock", "name", "since")
+
+    def __init__(self, clock: PhaseClock, name: str) -> None:
+        self._clock = clock
+        self.name = name
+        self.since = 0.0
+
+    def __enter__(self) -> None:
+        clock = self._clock
+        now = self.since = time.perf_counter()
+        with clock._lock:
+            if clock._stack:
+                clock._add(clock._stack[-1], now)  # the phase it nests in pauses
+            clock._stack.append(self)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        now = time.perf_counter()
+        clock = self._clock
+        with clock._lock:
+            stack = clock._stack
+            if self in stack:
+                clock._add(self, now)
+                stack.remove(self)
+            if stack:
+                stack[-1].since = now  # the phase it nested in runs again

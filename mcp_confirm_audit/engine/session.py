@@ -45,7 +45,7 @@ from ..oracle.sandbox import Sandbox
 from ..profile.loader import Profile
 from ..target import confine
 from ..target.discovery import ToolPlan, look_around, plan_tools
-from ..target.driver import Connection, ToolInfo
+from ..target.driver import Connection, ToolInfo, deadline_in
 from ..techniques import mrtr_only, traits_of
 from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
@@ -103,6 +103,8 @@ class AuditSession:
         self._held = False
         # Tools whose every attack gets a fresh world of its own (engine/makers): they act on whatever waits.
         self._fresh_for: set[str] = set()
+        # Each tool's plan with its proven mechanism, by tool: the plan, the mechanism, the two together.
+        self._planned: dict[str, tuple[ToolPlan, Mechanism, ToolPlan]] = {}
 
     @property
     def sandbox(self) -> Sandbox | None:
@@ -498,6 +500,16 @@ class AuditSession:
         with self.stats.clock.phase("attacks"):
             return self._run_now(spec, tool, ablated=ablated)
 
+    def _proven(self, plan: ToolPlan, mechanism: Mechanism) -> ToolPlan:
+        """`plan` with the mechanism its controls proved: made once per plan, not once per attack.
+
+        Both are frozen values; a plan replaced since (a search, a maker) is made again.
+        """
+        made = self._planned.get(plan.name)
+        if made is None or made[0] is not plan or made[1] != mechanism:
+            made = self._planned[plan.name] = (plan, mechanism, replace(plan, mechanism=mechanism))
+        return made[2]
+
     def _run_now(self, spec: AttackSpec, tool: str, *, ablated: bool) -> tuple[Result, Transcript]:
         assert self.sandbox is not None
         outcome = self.controls(tool, ablated=ablated)
@@ -513,7 +525,7 @@ class AuditSession:
         if (era := self._eras.get(prefix)) is None:
             era = self._eras[prefix] = self.world.ensure(prefix.at("primary")).era
         mechanism = outcome.mechanism or plan.mechanism or _asking(era, tool)
-        plan = replace(plan, mechanism=mechanism)
+        plan = self._proven(plan, mechanism)
         if (other := mrtr_only(spec.technique, mechanism)) is not None:
             transcript = Transcript(
                 spec.id, tool, precondition, not_applicable=other, mechanism=mechanism.kind, era=era
@@ -555,8 +567,8 @@ class AuditSession:
         self.world.call(_bounded, technique, attack, spec, budget)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = replace(
-            attack.transcript(precondition), signatures=outcome.signatures, upstream=self.profile.upstream
+        transcript = attack.transcript(
+            precondition, signatures=outcome.signatures, upstream=self.profile.upstream
         )
         if attack.may_be_parked:
             self.world.call(attack.settle)
@@ -625,7 +637,7 @@ def _opens(spec: AttackSpec) -> frozenset[str]:
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:
-    with anyio.move_on_after(budget) as scope:
+    with deadline_in(budget) as scope:
         try:
             await attack.prepare()
         except SetupFailed as exc:
@@ -640,7 +652,7 @@ async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSp
                 # target's doing, not the harness's, and the attack cannot be judged without it.
                 attack.setup_failed(f"another process or client of the target could not be opened: {exc}")
     # Bounded on its own: an attack cut short still has its effect looked for.
-    with anyio.move_on_after(attack.primary.call_timeout * 2):
+    with deadline_in(attack.primary.call_timeout * 2):
         await attack.finish()
     if scope.cancelled_caught:
         attack.setup_failed(f"the attack did not finish within its budget of {budget:g}s")

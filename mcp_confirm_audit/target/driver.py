@@ -8,6 +8,7 @@ bypasses the middleware and hides exactly what this harness measures.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import importlib
@@ -63,6 +64,25 @@ CREDENTIALS_REFUSED = "the target refused the harness's credentials"
 PRIMARY_HINT = "set headers: in the profile or pass --mcp-header"
 # An auth scheme is a token (RFC 9110); whatever else a target put in the header is not shown.
 _AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
+
+
+# The SDK's own timeout of a tools/call that `Connection._guarded` bounds: none (an infinite deadline
+# schedules no timer). The SDK's backstop (the client's read_timeout_seconds) is longer than any
+# bound of the harness's, so under `_guarded`'s scope it could never fire first; it only added a timer
+# to the loop's heap on every round trip. Not for a call run outside `_guarded` (a legacy call's task).
+_BOUNDED_BY_THE_HARNESS = math.inf
+
+
+# What a round trip may fail with that the harness reads into its vocabulary (`Connection._failed`),
+# in the order read; anything else propagates.
+_FAILURES = (
+    MCPError,
+    RuntimeError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    OSError,
+)
 
 
 # How a round trip that got no answer in time is worded: the call may still be waiting for someone.
@@ -181,6 +201,9 @@ class Connection:
         self._busy_from = 0.0
         # Where every tools/call this connection sends is kept (`bench` only); None: kept nowhere.
         self.sent: list[Sent] | None = None
+        # The process a kept call went to (`Sent.process`): the endpoint, or this connection's own.
+        process = self if endpoint is None else endpoint
+        self._process: Any = process if isinstance(process, str) else id(process)
         # The protocol version negotiated; on a legacy one, questions come over the back channel.
         self.era = negotiated_version(client) or MODERN
         self.back = back if self.era != MODERN else None
@@ -264,6 +287,7 @@ class Connection:
                 input_responses=dict(responses) if responses is not None else None,
                 request_state=state,
                 meta=race.meta(),  # type: ignore[arg-type]  # a key of the harness's own
+                read_timeout_seconds=_BOUNDED_BY_THE_HARNESS,
             )
             return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
@@ -380,6 +404,7 @@ class Connection:
                 # A plain dict is what a raw channel wants back; the SDK's bound is narrower.
                 _RawToolCall(method="tools/call", params=sent),
                 _RAW_RESULT,  # type: ignore[type-var]
+                request_read_timeout_seconds=_BOUNDED_BY_THE_HARNESS,
             )
             return response_from_result(raw)
 
@@ -412,12 +437,16 @@ class Connection:
                 if self._in_flight == 0:
                     self.waited_on += ended - self._busy_from
                 if self.sent is not None and sends:
-                    endpoint = self if self.endpoint is None else self.endpoint
-                    process = endpoint if isinstance(endpoint, str) else id(endpoint)
                     legacy = self.back is not None
                     self.sent.append(
                         Sent(
-                            process, started, ended, request, legacy=legacy, client=id(self), state_back=back
+                            self._process,
+                            started,
+                            ended,
+                            request,
+                            legacy=legacy,
+                            client=id(self),
+                            state_back=back,
                         )
                     )
             self.round_trips += 1
@@ -428,43 +457,52 @@ class Connection:
         return Exchange(phase, label, self.name, request, response, round(elapsed, 1))
 
     async def _guarded(self, send: Any, timeout: float | None = None) -> Response:
+        """What `send()` came back with within the round trip's bound, or that nothing came back in time."""
         refused = self.refusals.count
-        response = await self._sent(send, self.call_timeout if timeout is None else timeout)
+        bound = self.call_timeout if timeout is None else timeout
+        response: Response | None = None
+        # A cancel scope of its own rather than `anyio.fail_after` (two generator context managers
+        # and a backend lookup each), in this coroutine rather than one more: every round trip of the
+        # audit passes here.
+        with deadline_in(bound):
+            # `_outcome`'s work, in this coroutine rather than one more.
+            try:
+                response = await send()
+            except _FAILURES as exc:
+                response = self._failed(exc)
+        if response is None:
+            # Only this scope's deadline ends the block without a response: an outer cancel propagates.
+            self.alive = False
+            response = Response(Outcome.TRANSPORT, text=f"{NO_ANSWER} {bound:g}s{self._stderr_hint()}")
         if self.refusals.count > refused and response.outcome in (Outcome.RPC_ERROR, Outcome.TRANSPORT):
             # Not the target's answer to the attack: it never let the request in. Never a refusal.
             return Response(Outcome.TRANSPORT, text=self.refusals.line)
         return response
-
-    async def _sent(self, send: Any, timeout: float) -> Response:
-        # A cancel scope of its own rather than `anyio.fail_after` (two generator context managers
-        # and a backend lookup each): every round trip of the audit passes here.
-        with anyio.CancelScope(deadline=anyio.current_time() + timeout):
-            response: Response = await self._outcome(send)
-            return response
-        # Only this scope's deadline ends the block without a response: an outer cancel propagates.
-        self.alive = False
-        waited = f"{NO_ANSWER} {timeout:g}s"
-        return Response(Outcome.TRANSPORT, text=f"{waited}{self._stderr_hint()}")
 
     async def _outcome(self, send: Any) -> Response:
         """What `send()` came back with, its failures read into the harness's vocabulary."""
         try:
             response: Response = await send()
             return response
-        except MCPError as exc:
+        except _FAILURES as exc:
+            return self._failed(exc)
+
+    def _failed(self, exc: Exception) -> Response:
+        """A failure of a round trip (one of `_FAILURES`) in the harness's vocabulary."""
+        if isinstance(exc, MCPError):
             if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT) and exc.message.startswith(
                 ("Connection closed", "Request")
             ):
                 self.alive = False
                 return Response(Outcome.TRANSPORT, text=f"{exc.message}{self._stderr_hint()}")
             return Response(Outcome.RPC_ERROR, text=exc.message, code=exc.code, data=exc.error.data)
-        except RuntimeError as exc:
+        if isinstance(exc, RuntimeError):
             # The SDK re-validates a successful result against the tool's
             # outputSchema; the target still answered (and acted) normally.
             return Response(Outcome.COMPLETE, text=f"(result rejected by the client: {exc})")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
-            self.alive = False
-            return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
+        # The connection's streams closed or broke, or the OS refused.
+        self.alive = False
+        return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
 
     async def paced(self, state: str | None) -> None:
         """The person reads before answering: an answer to a question asked here waits out `answer_after`.
@@ -480,6 +518,24 @@ class Connection:
     def _stderr_hint(self) -> str:
         tail = stderr_tail(self.stderr_path, secrets=self.secrets)
         return f"; target stderr: {tail}" if tail else ""
+
+
+def deadline_in(seconds: float) -> anyio.CancelScope:
+    """A cancel scope whose deadline is `seconds` from now: `anyio.move_on_after(seconds)`, in fewer calls.
+
+    Every round trip and every attack makes one. The harness's event loop is asyncio's (the
+    session's portal, started on anyio's default backend), where anyio's clock is the loop's own:
+    the deadline is read from it, and the scope made by asyncio's scope class, without anyio's
+    backend lookups.
+    """
+    loop = asyncio.get_running_loop()
+    return _scope_class()(deadline=loop.time() + seconds)
+
+
+@functools.cache
+def _scope_class() -> type[anyio.CancelScope]:
+    """The class of the cancel scopes anyio makes on asyncio (`anyio.CancelScope()` returns one)."""
+    return type(anyio.CancelScope())
 
 
 async def _awaited(back: BackChannel, call: Any) -> Response:
@@ -537,7 +593,7 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
             questions=tuple(questions),
             request_state=raw.get("requestState"),
         )
-    text = " ".join(item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text")
+    text = " ".join([item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text"])
     outcome = Outcome.TOOL_ERROR if raw.get("isError") else Outcome.COMPLETE
     return Response(outcome, text=text.strip(), structured=raw.get("structuredContent"))
 

@@ -34,6 +34,7 @@ from ..models import (
     Precondition,
     Question,
     Response,
+    Signatures,
     Transcript,
     TreeSnapshot,
     Verdict,
@@ -800,12 +801,17 @@ class Attack(Recorder):
         with timed:
             await anyio.sleep(seconds)
 
-    def transcript(self, precondition: Precondition) -> Transcript:
+    def transcript(
+        self, precondition: Precondition, *, signatures: Signatures | None = None, upstream: str | None = None
+    ) -> Transcript:
+        """What the attack recorded; `signatures` and `upstream` are the session's (its controls', its profile's)."""
         after = self.sandbox.snapshot() if self._before is not None else None
         return Transcript(
             attack_id=self.spec.id,
             tool=self.plan.name,
             precondition=precondition,
+            signatures=signatures,
+            upstream=upstream,
             exchanges=tuple(self._exchanges),
             before=self._before,
             after=after,
