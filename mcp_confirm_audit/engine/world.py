@@ -18,7 +18,7 @@ import secrets
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -170,57 +170,18 @@ class World:
 
         What `portal.call` does, in one hop where it takes two: the portal first waits for
         the loop to spawn the call in its task group (a thread round trip, a cancel scope and
-        a task handle), then for its end; here the loop is handed the call as a task of its
-        own (anyio's cancel scopes work in it) and the calling thread waits once, on a plain
-        lock the call's end releases: what `asyncio.run_coroutine_threadsafe` does with a
-        concurrent Future and its condition variable, in a fraction of the calls (every attack
-        passes here). Left waiting (Ctrl-C), the call is cancelled; one left running when the
-        loop stops is cancelled with it, as the portal's are.
+        a task handle), then for its end; here the loop is handed the call and waited for once
+        (`asyncio.run_coroutine_threadsafe`, a task of its own, anyio's cancel scopes work in
+        it). For each attack's hop. Left waiting (Ctrl-C), the call is cancelled; one left
+        running when the loop stops is cancelled with it, as the portal's are.
         """
-        loop = self._loop
-        assert loop is not None
-        coroutine = func(*args)
-        ended = threading.Lock()
-        ended.acquire()
-        # What the call came to: its value, or what it raised (a cancellation included).
-        value: list[_T] = []
-        raised: list[BaseException] = []
-        tasks: list[asyncio.Task[None]] = []
-
-        async def run() -> None:
-            try:
-                value.append(await coroutine)
-            except BaseException as exc:
-                raised.append(exc)
-                if not isinstance(exc, Exception):
-                    raise  # a cancelled call's task ends cancelled, as before
-            finally:
-                # Released in the call's own last step: no loop iteration more for a done callback.
-                ended.release()
-
-        def start() -> None:
-            try:
-                tasks.append(loop.create_task(run()))
-            except BaseException as exc:
-                raised.append(exc)
-                ended.release()
-                raise
-
-        def cancel() -> None:
-            for task in tasks:
-                task.cancel()
-
-        loop.call_soon_threadsafe(start)
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(func(*args), self._loop)
         try:
-            ended.acquire()
+            return future.result()
         except BaseException:
-            loop.call_soon_threadsafe(cancel)
+            future.cancel()
             raise
-        if raised:
-            if isinstance(raised[0], asyncio.CancelledError):
-                raise CancelledError  # as a concurrent Future's result() says it
-            raise raised[0]
-        return value[0]
 
     @property
     def started(self) -> Profile:
