@@ -120,16 +120,19 @@ def _sequence_in_place(message: str, baseline: str, name: str) -> bool:
     name also holds is the name's only beside the name's text: on both sides of it, or on one (the
     name's text before it, or after it) when the plain question never had such a code. A wrap may
     fall inside (a program that wraps counts a raw escape as text of no width), and a renderer that
-    drops the BEL ending a title leaves the title open: the sequence without it counts.
+    drops the BEL ending a title leaves the title open: the sequence without it counts. The
+    backslashes a server quotes the name's punctuation with are looked through (`ESC <` shown as
+    `ESC \\<` is still the name's ESC, raw).
     """
+    views = {message, unquoted(message)}
     for match in _SEQUENCE.finditer(name):
         sequence = match.group()
         before, after = name[max(0, match.start() - _SIDE) : match.start()], name[match.end() :][:_SIDE]
         sides = [(before, after)] if sequence in baseline else [(before, after), (before, ""), ("", after)]
         for shown in {sequence, sequence.removesuffix("\x07")}:
             for left, right in sides:
-                if (left or right or not (before or after)) and re.search(
-                    _spread(f"{left}{shown}{right}"), message
+                if (left or right or not (before or after)) and any(
+                    re.search(_spread(f"{left}{shown}{right}"), view) for view in views
                 ):
                     return True
     return False

@@ -475,6 +475,16 @@ def test_a_terminal_programs_own_colours_and_wrapping_are_not_the_names(
     assert smuggled(message, COLOURED_PLAIN)
 
 
+def test_a_raw_escape_is_the_names_though_the_server_quoted_the_punctuation_after_it() -> None:
+    # A sanitiser that lets ESC through but quotes Markdown's punctuation (`<` as `\<`): the name's
+    # "ESC <" is "ESC \<" in the question, its ESC raw all the same (a falsifying example once of
+    # tests/reference/test_prompt_check_properties.py). Escaped, as a careful server shows it: none.
+    plain = 'Delete the file "plain-name.txt"?'
+    found = smuggled('Delete the file "0\x1b\\<U+200B\\>"?', plain, "0\x1b<U+200B>")
+    assert [reason for _, reason in found] == ["escape character U+001B from the name reached the question"]
+    assert smuggled('Delete the file "0\\x1b\\<U+200B\\>"?', plain, "0\x1b<U+200B>") == []
+
+
 # The card a terminal program prints with Rich, as shugo 0.1.0's `approve --watch` prints a call waiting
 # for its person: the arguments' repr (the name's escapes shown as text), coloured by Rich's repr
 # highlighter and wrapped at the terminal's width. Rendered by the real library, not written by hand.
