@@ -26,6 +26,7 @@ import pytest
 from deadline import deadline
 from forking import with_zygote
 from jsonschema import Draft4Validator, Draft202012Validator
+from must_run import pytest_configure  # noqa: F401  (a hook: on Linux a skipped security test fails the run)
 from tiers import SLOW_FIXTURES, SLOW_FOLDERS, TESTS
 
 from mcp_confirm_audit.report.audit_json import schema as audit_schema
