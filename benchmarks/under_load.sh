@@ -3,6 +3,7 @@
 # processes (as many as the machine has cores, on the two-core machines this project runs on).
 #
 #   bash benchmarks/under_load.sh [race|all] [pytest options...]
+#   bash benchmarks/under_load.sh list [race|all]    # the selection, one test (or folder) a line
 #
 # `race`: every double-spend and check-then-spend test, and the race gate's own (a lone redemption
 # never waits; a race's announced redemptions all pass the check before any goes on). `all`: those, the hostile
@@ -13,6 +14,13 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 which="${1:-race}"
 [ $# -gt 0 ] && shift
+# `list`: what `race` or `all` runs, for `.ci/run` to leave out of the suite it runs without burners.
+listing=false
+if [ "$which" = list ]; then
+  listing=true
+  which="${1:-race}"
+  [ $# -gt 0 ] && shift
+fi
 
 # tests/reference first: test modules import their folder's conftest by name, and the last
 # conftest loaded for the command line's arguments is the one `from conftest import` finds.
@@ -30,6 +38,10 @@ case "$which" in
   all) selection=("${race[@]}" tests/hostile tests/matrix/test_elsewhere.py tests/matrix/test_human_http.py) ;;
   *) echo "under_load.sh: say race or all, not '$which'" >&2; exit 4 ;;
 esac
+if $listing; then
+  printf '%s\n' "${selection[@]}"
+  exit 0
+fi
 
 burners=()
 stop() { for pid in "${burners[@]}"; do kill "$pid" 2>/dev/null || true; done; }
