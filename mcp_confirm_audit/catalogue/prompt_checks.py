@@ -24,9 +24,6 @@ Finding = tuple[Verdict, str]
 _BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
-
-
 def escaped(text: str) -> str:
     """The exact code points, quoted, in printable ASCII: what evidence shows instead of a raw name.
 
@@ -34,20 +31,18 @@ def escaped(text: str) -> str:
     the name can be recreated exactly from the evidence.
     """
     # Every exchange of every attack is written this way, so printable ASCII is copied as it is
-    # and the rest is escaped by two passes in C, never a call per character: ASCII's controls,
-    # quote and backslash by the table, then the codec's backslashreplace, which writes every
-    # other code point as \xNN (to U+00FF), \uNNNN (to U+FFFF) or \UNNNNNNNN, lone surrogates too.
+    # and the rest is escaped in one pass in C: Python's own `unicode_escape` codec writes `\t`,
+    # `\n`, `\r` and the backslash by name, every other code point outside printable ASCII as
+    # \xNN (to U+00FF), \uNNNN (to U+FFFF) or \UNNNNNNNN, lone surrogates too; only the quote
+    # is left, and a quote in its output is one of the text's. (`str.translate` with a table of
+    # escapes looked every character up in a dict, raising a KeyError for each one it left alone.)
     if _PRINTABLE.fullmatch(text):
         return f'"{text}"'  # nothing to escape, the common case
-    return '"' + text.translate(_ASCII_ESCAPES).encode("ascii", "backslashreplace").decode("ascii") + '"'
+    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
 # Printable ASCII but the quote and the backslash: what needs no escape.
 _PRINTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
-# What ASCII needs escaped: its controls, the quote and the backslash (`\n` and the like by name).
-_ASCII_ESCAPES = str.maketrans(
-    {**{chr(code): f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}, **_NAMED_ESCAPES}
-)
 
 
 def smuggled(message: str, baseline: str, name: str | None = None) -> list[Finding]:

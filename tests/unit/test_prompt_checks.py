@@ -335,6 +335,28 @@ def test_evidence_quotes_every_code_point_in_printable_ascii(name: str, shown: s
     assert escaped(name) == shown
 
 
+def _escape_one(ch: str) -> str:
+    """How evidence writes one code point, rule by rule (what `escaped` does in C)."""
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+    code = ord(ch)
+    if ch in named:
+        return named[ch]
+    if 0x20 <= code < 0x7F:
+        return ch
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def test_evidence_escapes_each_code_point_by_its_rule() -> None:
+    # All of them in one string, each among the others; then alone, those near a width's edge.
+    every = "".join(map(chr, range(0x110000)))
+    assert escaped(every) == '"' + "".join(map(_escape_one, every)) + '"'
+    edges = [*range(0x200), *range(0xD7F0, 0xE010), 0xFFFF, 0x10000, 0x10FFFF]
+    for ch in map(chr, edges):
+        assert escaped(ch) == f'"{_escape_one(ch)}"'
+
+
 # How careful servers written by others show a name: each is as visible to a person as the raw text.
 MARKDOWN_ESCAPED = "**Delete** the file **{}** in the workspace?\n\nThere is no undo."
 CODE_SPAN = "The file {} will be deleted."
