@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ..models import Verdict
@@ -54,6 +54,8 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     next to whatever text the wrap falls on. Either stands where the name has it only if the name
     reached the question raw, so that is what counts: see `_from_the_name`.
     """
+    if message.isascii() and message.isprintable():
+        return []  # printable ASCII holds none of them (both told in C, faster than the search below)
     hits = dangerous_pattern().findall(message)
     if not hits:
         return []  # a careful question (the name escaped) holds none: nothing is counted
@@ -154,8 +156,24 @@ def _dangerous_in(baseline: str) -> Counter[str]:
 
 @lru_cache(maxsize=64)
 def _template_lines(baseline: str) -> frozenset[str]:
-    strip = invisible_edges()
-    return frozenset(line.strip(strip) for line in _BREAK.split(baseline))
+    return frozenset(map(_trimmed, _BREAK.split(baseline)))
+
+
+def _trimmed(text: str) -> str:
+    """`text.strip(invisible_edges())`, returned as it is when neither end has anything to strip.
+
+    `str.strip` builds a filter of all 4,000-odd characters it is given on every call, whatever
+    the text; most lines of a question start and end with a visible character.
+    """
+    edges = _edge_set()
+    if text and (text[0] in edges or text[-1] in edges):
+        return text.strip(invisible_edges())
+    return text
+
+
+@cache
+def _edge_set() -> frozenset[str]:
+    return frozenset(invisible_edges())
 
 
 def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
@@ -163,13 +181,12 @@ def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
     segments = _BREAK.split(name)[1:]
     if not segments:
         return []  # no line break in the name: no line of the question can be its doing
-    strip = invisible_edges()
     template = _template_lines(baseline)
-    lines = [line.strip(strip) for line in _BREAK.split(message)]
+    lines = [_trimmed(line) for line in _BREAK.split(message)]
     fresh = [line for line in lines if line and line not in template]
     findings: list[Finding] = []
     for segment in segments:
-        start = segment.strip(strip)[:24]
+        start = _trimmed(segment)[:24]
         # A line the template itself starts that way ("Permanently delete...") is its own.
         if any(line.startswith(start) for line in template):
             continue
@@ -181,11 +198,14 @@ def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
 
 
 _PLAIN_TAIL = re.compile(r"[A-Za-z0-9._-]{8,16}$")
+# Where `_PLAIN_TAIL` can match: at most 16 characters before the end, or before a last line break.
+_TAIL_REACH = 17
 
 
 def end_visible(message: str, name: str) -> list[Finding]:
     """When a long name is shortened, its end (the file's own name) must still be shown."""
-    tail = _PLAIN_TAIL.search(name)
+    # Searched only where it can match: tried at every position of a long name, it counts on each.
+    tail = _PLAIN_TAIL.search(name[-_TAIL_REACH:])
     if tail is None or tail.group() in as_read(message):
         return []
     return [(Verdict.VULNERABLE, f"the end of the name, {escaped(tail.group())}, is not in the question")]

@@ -126,6 +126,13 @@ def test_the_dangerous_class_is_unicodes_own_data_at_every_code_point() -> None:
     assert bidi_controls() == _bidi_control()
 
 
+def test_no_printable_ascii_character_is_dangerous() -> None:
+    # `smuggled` passes over a printable ASCII question without searching it.
+    printable = [chr(code) for code in range(0x80) if chr(code).isprintable()]
+    assert len(printable) == 0x7F - 0x20
+    assert [ch for ch in printable if _expected_class(ch) is not None or char_class(ch) is not None] == []
+
+
 def test_the_property_data_is_not_newer_than_this_pythons_unicode() -> None:
     # `regex` ships its own Unicode tables: every default-ignorable code point they
     # know as assigned, this Python knows too, with the same general category.
