@@ -273,13 +273,20 @@ def clickable(message: str, baseline: str) -> list[Finding]:
     (`https://example.org/c41/1`, then `c49/1`), is the template's too: numbers aside, its text is.
     """
     findings: list[Finding] = []
-    same = _shared_start(message, baseline)
+    # How much the two questions share from their start: worked out only for a link the template also
+    # opens there (most questions have no link at all).
+    same: int | None = None
     for (kind, _), found, (texts, starts) in zip(
         _LINKS, _links(message), _template_links(baseline), strict=True
     ):
         for start, match in found:
-            if _NUMBERS.sub("0", match) in texts or (start < same and start in starts):
+            if _NUMBERS.sub("0", match) in texts:
                 continue
+            if start in starts:
+                if same is None:
+                    same = _shared_start(message, baseline)
+                if start < same:
+                    continue
             findings.append(
                 (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")
             )
