@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ..models import Verdict
@@ -24,9 +24,6 @@ Finding = tuple[Verdict, str]
 _BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
-
-
 def escaped(text: str) -> str:
     """The exact code points, quoted, in printable ASCII: what evidence shows instead of a raw name.
 
@@ -34,20 +31,18 @@ def escaped(text: str) -> str:
     the name can be recreated exactly from the evidence.
     """
     # Every exchange of every attack is written this way, so printable ASCII is copied as it is
-    # and the rest is escaped by two passes in C, never a call per character: ASCII's controls,
-    # quote and backslash by the table, then the codec's backslashreplace, which writes every
-    # other code point as \xNN (to U+00FF), \uNNNN (to U+FFFF) or \UNNNNNNNN, lone surrogates too.
+    # and the rest is escaped in one pass in C: Python's own `unicode_escape` codec writes `\t`,
+    # `\n`, `\r` and the backslash by name, every other code point outside printable ASCII as
+    # \xNN (to U+00FF), \uNNNN (to U+FFFF) or \UNNNNNNNN, lone surrogates too; only the quote
+    # is left, and a quote in its output is one of the text's. (`str.translate` with a table of
+    # escapes looked every character up in a dict, raising a KeyError for each one it left alone.)
     if _PRINTABLE.fullmatch(text):
         return f'"{text}"'  # nothing to escape, the common case
-    return '"' + text.translate(_ASCII_ESCAPES).encode("ascii", "backslashreplace").decode("ascii") + '"'
+    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
 # Printable ASCII but the quote and the backslash: what needs no escape.
 _PRINTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
-# What ASCII needs escaped: its controls, the quote and the backslash (`\n` and the like by name).
-_ASCII_ESCAPES = str.maketrans(
-    {**{chr(code): f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}, **_NAMED_ESCAPES}
-)
 
 
 def smuggled(message: str, baseline: str, name: str | None = None) -> list[Finding]:
@@ -59,6 +54,8 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     next to whatever text the wrap falls on. Either stands where the name has it only if the name
     reached the question raw, so that is what counts: see `_from_the_name`.
     """
+    if message.isascii() and message.isprintable():
+        return []  # printable ASCII holds none of them (both told in C, faster than the search below)
     hits = dangerous_pattern().findall(message)
     if not hits:
         return []  # a careful question (the name escaped) holds none: nothing is counted
@@ -159,8 +156,24 @@ def _dangerous_in(baseline: str) -> Counter[str]:
 
 @lru_cache(maxsize=64)
 def _template_lines(baseline: str) -> frozenset[str]:
-    strip = invisible_edges()
-    return frozenset(line.strip(strip) for line in _BREAK.split(baseline))
+    return frozenset(map(_trimmed, _BREAK.split(baseline)))
+
+
+def _trimmed(text: str) -> str:
+    """`text.strip(invisible_edges())`, returned as it is when neither end has anything to strip.
+
+    `str.strip` builds a filter of all 4,000-odd characters it is given on every call, whatever
+    the text; most lines of a question start and end with a visible character.
+    """
+    edges = _edge_set()
+    if text and (text[0] in edges or text[-1] in edges):
+        return text.strip(invisible_edges())
+    return text
+
+
+@cache
+def _edge_set() -> frozenset[str]:
+    return frozenset(invisible_edges())
 
 
 def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
@@ -168,13 +181,12 @@ def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
     segments = _BREAK.split(name)[1:]
     if not segments:
         return []  # no line break in the name: no line of the question can be its doing
-    strip = invisible_edges()
     template = _template_lines(baseline)
-    lines = [line.strip(strip) for line in _BREAK.split(message)]
+    lines = [_trimmed(line) for line in _BREAK.split(message)]
     fresh = [line for line in lines if line and line not in template]
     findings: list[Finding] = []
     for segment in segments:
-        start = segment.strip(strip)[:24]
+        start = _trimmed(segment)[:24]
         # A line the template itself starts that way ("Permanently delete...") is its own.
         if any(line.startswith(start) for line in template):
             continue
@@ -186,11 +198,14 @@ def forged_line(message: str, baseline: str, name: str) -> list[Finding]:
 
 
 _PLAIN_TAIL = re.compile(r"[A-Za-z0-9._-]{8,16}$")
+# Where `_PLAIN_TAIL` can match: at most 16 characters before the end, or before a last line break.
+_TAIL_REACH = 17
 
 
 def end_visible(message: str, name: str) -> list[Finding]:
     """When a long name is shortened, its end (the file's own name) must still be shown."""
-    tail = _PLAIN_TAIL.search(name)
+    # Searched only where it can match: tried at every position of a long name, it counts on each.
+    tail = _PLAIN_TAIL.search(name[-_TAIL_REACH:])
     if tail is None or tail.group() in as_read(message):
         return []
     return [(Verdict.VULNERABLE, f"the end of the name, {escaped(tail.group())}, is not in the question")]
@@ -258,13 +273,20 @@ def clickable(message: str, baseline: str) -> list[Finding]:
     (`https://example.org/c41/1`, then `c49/1`), is the template's too: numbers aside, its text is.
     """
     findings: list[Finding] = []
-    same = _shared_start(message, baseline)
+    # How much the two questions share from their start: worked out only for a link the template also
+    # opens there (most questions have no link at all).
+    same: int | None = None
     for (kind, _), found, (texts, starts) in zip(
         _LINKS, _links(message), _template_links(baseline), strict=True
     ):
         for start, match in found:
-            if _NUMBERS.sub("0", match) in texts or (start < same and start in starts):
+            if _NUMBERS.sub("0", match) in texts:
                 continue
+            if start in starts:
+                if same is None:
+                    same = _shared_start(message, baseline)
+                if start < same:
+                    continue
             findings.append(
                 (Verdict.WEAK, f"{kind} from the name is clickable in the question: {escaped(match)}")
             )

@@ -48,7 +48,14 @@ def as_read(message: str, *, wrap: str = "") -> str:
     (`\\x1b[0m`) is read after them, so it is never taken for one. `wrap` is what a line
     break is read as: nothing (a line wrapped inside a word), or the space a wrap took.
     """
-    return _READ_ESCAPE.sub(_read_escape, _LINE_ENDS.sub(wrap, _COLOURS.sub("", message)))
+    # Each pass only where the text holds what it undoes (found in C, far cheaper than a pass):
+    # most questions hold no colour and no line break.
+    text = _COLOURS.sub("", message) if "\x1b" in message else message
+    if "\n" in text or "\r" in text:
+        text = _LINE_ENDS.sub(wrap, text)
+    if "\\" in text or "<U+" in text:
+        text = _READ_ESCAPE.sub(_read_escape, text)
+    return text
 
 
 _PUNCTUATION_ESCAPE = re.compile(r"\\[!-/:-@\[-`{-~]")
@@ -92,12 +99,22 @@ def markup_view(message: str) -> str:
     """
     if "\\" not in message and "`" not in message:
         return message  # no escape and no code span: nothing is literal
-    view = list(message)
-    for match in _PUNCTUATION_ESCAPE.finditer(message):
-        view[match.start() : match.end()] = _INERT * 2
-    for start, end in _code_spans(message):
-        view[start:end] = _INERT * (end - start)
-    return "".join(view)
+    escapes = [match.span() for match in _PUNCTUATION_ESCAPE.finditer(message)]
+    literal = sorted([*escapes, *_code_spans(message)]) if "`" in message else escapes
+    # The text between the literal parts as it is, each part (or run of overlapping ones) inert:
+    # sliced, not copied into a list a character at a time.
+    pieces: list[str] = []
+    done = 0
+    for start, end in literal:
+        if end <= done:
+            continue
+        if start > done:
+            pieces.append(message[done:start])
+            done = start
+        pieces.append(_INERT * (end - done))
+        done = end
+    pieces.append(message[done:])
+    return "".join(pieces)
 
 
 def result_as_shown(text: str) -> str:

@@ -265,9 +265,13 @@ def signature(control: str, response: Response) -> Signature:
     return Signature(control, said(response), response.code, shape(response))
 
 
-def _like(response: Response, learned: Iterable[Signature]) -> Signature | None:
-    mine = signature("", response)
+def _like(
+    response: Response, learned: Iterable[Signature], mine: Signature | None = None
+) -> Signature | None:
+    """The learned signature `response` is worded as, if any; `mine`: its own, if already made."""
     for sig in learned:
+        # Made only when there is a learned one to hold it against, and once for both kinds (`_liken`).
+        mine = mine or signature("", response)
         if sig.said is not mine.said or sig.code != mine.code:
             continue
         if sig.shape == mine.shape or _overlap(sig.shape, mine.shape) >= 0.6:
@@ -276,6 +280,12 @@ def _like(response: Response, learned: Iterable[Signature]) -> Signature | None:
         if len(sig.shape.split()) >= 2 and mine.shape.startswith(sig.shape + " "):
             return sig
     return None
+
+
+def _liken(response: Response, signatures: Signatures) -> tuple[Signature | None, Signature | None]:
+    """(the other failure, the gate refusal) `response` is worded as: its shape read once for both."""
+    mine = signature("", response) if signatures.other and signatures.gate else None
+    return _like(response, signatures.other, mine), _like(response, signatures.gate, mine)
 
 
 def _overlap(a: str, b: str) -> float:
@@ -338,9 +348,10 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
     """
     if invalid_arguments(response) or rate_limited(response) is not None:
         return False
-    if _like(response, signatures.other) is not None:
+    other, gate = _liken(response, signatures)
+    if other is not None:
         return False
-    if _like(response, signatures.gate) is not None:
+    if gate is not None:
         return True
     read = refusal_text(response)[:_CONCERN_READ]
     quoted = FILLER in read
@@ -419,8 +430,7 @@ def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] 
     if (throttled := rate_limited(response)) is not None:
         # Before the learned words: a control met the same limit, and its "limit" is a gate's concern.
         return Refusal("other", f"a rate limit ({throttled.lower()!r}): the server's throttle, not its gate")
-    other = _like(response, signatures.other)
-    gate = _like(response, signatures.gate)
+    other, gate = _liken(response, signatures)
     # A snake_case status (`pending_approval`, `approval_required`) names its words too.
     # The whole reply (this pattern is linear): "'<a 3000-character path>' is outside the root"
     # says its concern at the end.

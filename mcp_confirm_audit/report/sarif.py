@@ -40,7 +40,8 @@ class Sarif:
     def render(self, report: AuditReport) -> str:
         rules: dict[str, dict[str, Any]] = {}
         for r in report.results:
-            rules.setdefault(r.id, _rule(r))
+            if r.id not in rules:  # one rule an entry, whatever number of tools it ran on
+                rules[r.id] = _rule(r)
         # Every rule that could have fired, on a clean run too, so that an alert
         # fixed since the last upload closes: each control that ran, and approve.
         for c in report.controls:

@@ -34,6 +34,7 @@ from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import TypeAdapter
+from pydantic_core import to_jsonable_python
 
 from .. import __version__
 from ..channels.base import Place
@@ -289,7 +290,7 @@ class Connection:
                 meta=race.meta(),  # type: ignore[arg-type]  # a key of the harness's own
                 read_timeout_seconds=_BOUNDED_BY_THE_HARNESS,
             )
-            return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+            return response_from_typed(result)
 
         return await self._exchange(phase, label, request, send, timeout=timeout)
 
@@ -327,7 +328,7 @@ class Connection:
 
         async def send() -> Response:
             result = await self.client.session.call_tool(tool, dict(arguments))
-            return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+            return response_from_typed(result)
 
         async def started() -> Response:
             return await _awaited(back, back.start(lambda: self._outcome(send)))
@@ -352,7 +353,7 @@ class Connection:
 
         async def send() -> Response:
             result = await self.client.session.call_tool(tool, dict(arguments))
-            return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+            return response_from_typed(result)
 
         started = time.perf_counter()
         call = back.start(lambda: self._outcome(send))
@@ -587,15 +588,52 @@ def response_from_result(raw: Mapping[str, Any]) -> Response:
                     url=params.get("url") if params.get("mode") == "url" else None,
                 )
             )
-        return Response(
-            Outcome.INPUT_REQUIRED,
-            text="asked the user" if questions else "input_required without questions",
-            questions=tuple(questions),
-            request_state=raw.get("requestState"),
-        )
+        return _asked(questions, raw.get("requestState"))
     text = " ".join([item.get("text", "") for item in raw.get("content") or [] if item.get("type") == "text"])
     outcome = Outcome.TOOL_ERROR if raw.get("isError") else Outcome.COMPLETE
     return Response(outcome, text=text.strip(), structured=raw.get("structuredContent"))
+
+
+def _read_question(key: str, request: Any) -> Question | None:
+    """An elicitation as `response_from_result` reads its JSON, the form's schema as the dump writes it.
+
+    None: not an elicitation of the SDK's own classes, read from its JSON instead.
+    """
+    if type(request) is not types.ElicitRequest:
+        return None
+    params = request.params
+    if type(params) is types.ElicitRequestFormParams:
+        # JSON values, a NaN or an infinity as null: what `model_dump(mode="json")` makes of the schema.
+        schema = to_jsonable_python(params.requested_schema, inf_nan_mode="null")
+        return Question(key=key, method=request.method, message=params.message, schema=schema)
+    if type(params) is types.ElicitRequestURLParams:
+        return Question(key=key, method=request.method, message=params.message, url=params.url)
+    return None
+
+
+def _asked(questions: list[Question], state: str | None) -> Response:
+    return Response(
+        Outcome.INPUT_REQUIRED,
+        text="asked the user" if questions else "input_required without questions",
+        questions=tuple(questions),
+        request_state=state,
+    )
+
+
+def response_from_typed(result: types.CallToolResult | types.InputRequiredResult | types.Result) -> Response:
+    """`response_from_result` of the SDK's typed result as JSON, a question read from its fields.
+
+    Most replies of an audit are a question (an `InputRequiredResult`), and dumping one whole as JSON
+    (its meta, its long requestState) cost more than all the rest of reading it. Its elicitations are
+    read from their fields instead (`_read_question`); a reply asking anything else, and any other
+    result, is dumped.
+    """
+    if type(result) is types.InputRequiredResult:
+        read = [_read_question(key, request) for key, request in (result.input_requests or {}).items()]
+        questions = [question for question in read if question is not None]
+        if len(questions) == len(read):
+            return _asked(questions, result.request_state)
+    return response_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 @asynccontextmanager

@@ -126,6 +126,13 @@ def test_the_dangerous_class_is_unicodes_own_data_at_every_code_point() -> None:
     assert bidi_controls() == _bidi_control()
 
 
+def test_no_printable_ascii_character_is_dangerous() -> None:
+    # `smuggled` passes over a printable ASCII question without searching it.
+    printable = [chr(code) for code in range(0x80) if chr(code).isprintable()]
+    assert len(printable) == 0x7F - 0x20
+    assert [ch for ch in printable if _expected_class(ch) is not None or char_class(ch) is not None] == []
+
+
 def test_the_property_data_is_not_newer_than_this_pythons_unicode() -> None:
     # `regex` ships its own Unicode tables: every default-ignorable code point they
     # know as assigned, this Python knows too, with the same general category.
@@ -333,6 +340,28 @@ def test_the_question_must_name_its_file() -> None:
 )
 def test_evidence_quotes_every_code_point_in_printable_ascii(name: str, shown: str) -> None:
     assert escaped(name) == shown
+
+
+def _escape_one(ch: str) -> str:
+    """How evidence writes one code point, rule by rule (what `escaped` does in C)."""
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+    code = ord(ch)
+    if ch in named:
+        return named[ch]
+    if 0x20 <= code < 0x7F:
+        return ch
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def test_evidence_escapes_each_code_point_by_its_rule() -> None:
+    # All of them in one string, each among the others; then alone, those near a width's edge.
+    every = "".join(map(chr, range(0x110000)))
+    assert escaped(every) == '"' + "".join(map(_escape_one, every)) + '"'
+    edges = [*range(0x200), *range(0xD7F0, 0xE010), 0xFFFF, 0x10000, 0x10FFFF]
+    for ch in map(chr, edges):
+        assert escaped(ch) == f'"{_escape_one(ch)}"'
 
 
 # How careful servers written by others show a name: each is as visible to a person as the raw text.
