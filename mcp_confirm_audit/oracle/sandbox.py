@@ -144,8 +144,11 @@ class Case:
     def add_file(self, relative: str, text: str = VICTIM_TEXT) -> Path:
         """Another file inside this case's directory (nested paths allowed)."""
         path = self.directory / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        try:
+            path.write_text(text)
+        except FileNotFoundError:  # a nested path, or a case directory the target removed
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
         return path
 
 

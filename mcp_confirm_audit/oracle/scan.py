@@ -100,6 +100,7 @@ class TreeScanner:
 
     def __init__(self, watched: Mapping[str, str | os.PathLike[str]], *, notify: bool = True) -> None:
         self.watched = {label: os.fspath(path) for label, path in watched.items()}
+        self._tops = frozenset(self.watched)  # looked at again by every refresh
         self._slack = _timestamp_slack_ns()
         self._last: dict[str, FileIdentity] = {}
         self._paths: dict[str, str] = dict(self.watched)  # every known entry, on disk
@@ -155,7 +156,7 @@ class TreeScanner:
         entries, paths = self._last, self._paths
         shared = True
         pinned = self._pinned
-        names = changed | set(self.watched)
+        names = changed | self._tops
         if pinned:
             names.update(self._pinned_names)
         to_list: list[str] = []
