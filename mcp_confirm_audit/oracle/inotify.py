@@ -55,16 +55,30 @@ _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
+_READ_SIZE = 65536
+# The largest event: its 16-byte header and a name of NAME_MAX bytes, a NUL and padding (256 bytes).
+_LARGEST_EVENT = 16 + 256
+
+
 def _queued(fd: int) -> Iterator[bytes]:
-    """What the kernel has queued on an inotify descriptor opened non-blocking, read until it is empty."""
+    """What the kernel has queued on an inotify descriptor opened non-blocking, read until it is empty.
+
+    A read hands over every queued event that fits: one that left room for the largest
+    event found the queue empty, so no read that would only say so (EAGAIN) follows it.
+    An event queued after it waits for the next drain, as one queued after that read would.
+    """
     while True:
         try:
-            yield os.read(fd, 65536)
+            data = os.read(fd, _READ_SIZE)
         except BlockingIOError:
             return
         except OSError as exc:
             if exc.errno != errno.EINTR:
                 raise
+            continue
+        yield data
+        if len(data) <= _READ_SIZE - _LARGEST_EVENT:
+            return
 
 
 @dataclass

@@ -2,9 +2,11 @@
 
 One sandbox per target process (the root is fixed when the server starts);
 inside it each attack gets a case of its own: a directory in the root with
-its victim and canaries, and canaries of its own outside the root and in a
-sibling whose name merely starts with the root's name. Effects are observed
-on disk (identity and tree diff), never inferred from what a server says.
+its victim and a canary. An attack that names a path outside the root gets
+canaries of its own there too, outside the root and in a sibling whose name
+merely starts with the root's name, made the first time it names them (before
+its snapshot). Effects are observed on disk (identity and tree diff), never
+inferred from what a server says.
 
 A server already running (a URL target) has a root of its own: the cases then
 go in a fresh folder inside it, and only that folder is watched and removed.
@@ -17,9 +19,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 from itertools import compress
 from operator import is_not
 from pathlib import Path
@@ -111,20 +113,26 @@ class Case:
     # The sandbox's folders beside the root, where this case's other canaries are.
     outside: Path
     sibling: Path
+    # Makes this case's folder and canary in one of those folders, and returns the canary's path.
+    beside: Callable[[Path], Path] = field(repr=False, compare=False)
 
     # Every attack makes a case and a Path costs some twenty calls to build, but few attacks name
-    # their canaries: these are built on first use (the files themselves are made with the case).
+    # their canaries: these are built on first use (the inside canary's file is made with the case).
     @cached_property
     def inside_canary(self) -> Path:
         return self.directory / "canary.txt"
 
+    # Only the attacks that send a path outside the root name these (out-of-root, a link or a parent
+    # swapped to outside): made then, not for every case (two folders and two files that every
+    # other attack would make, watch, look at and remove without using). Named before the attack's
+    # snapshot, they are in it and watched as the rest of the case.
     @cached_property
     def outside_canary(self) -> Path:
-        return self.outside.joinpath(self.name, "canary.txt")
+        return self.beside(self.outside)
 
     @cached_property
     def sibling_canary(self) -> Path:
-        return self.sibling.joinpath(self.name, "canary.txt")
+        return self.beside(self.sibling)
 
     def rel(self, path: Path) -> str:
         """A path as the sandbox names it in evidence ("root/…" for a served root too)."""
@@ -144,8 +152,11 @@ class Case:
     def add_file(self, relative: str, text: str = VICTIM_TEXT) -> Path:
         """Another file inside this case's directory (nested paths allowed)."""
         path = self.directory / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        try:
+            path.write_text(text)
+        except FileNotFoundError:  # a nested path, or a case directory the target removed
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
         return path
 
 
@@ -247,7 +258,9 @@ class Sandbox:
         cases = "root" if self.cases == self.root else f"root/{self.cases.relative_to(self.root).as_posix()}"
         self._cases_label = cases
         self._watched = {cases: self.cases, "outside": self.outside, "root-evil": self.sibling}
-        self._case_parents = [os.fspath(folder) for folder in self._watched.values()]
+        self._labels = {self.outside: "outside", self.sibling: "root-evil"}
+        # The case made last, and its folders beside the root once named: looked at entry by entry.
+        self._pinned: list[str] = []
         self._count = 0
         self._scanner = TreeScanner(self._watched)
 
@@ -268,21 +281,15 @@ class Sandbox:
         return f"{self._cases_label}/{name}"
 
     def make_case(self, name: str) -> Case:
-        """The case called `name` (from `reserve_case`): its directories, victim and canaries."""
-        # Every attack passes here: the folders and files are made by their text, os-level.
-        homes = [f"{directory}/{name}" for directory in self._case_parents]
-        for home in homes:
-            try:
-                os.mkdir(home)
-            except FileNotFoundError:
-                # A target that removed a whole directory (even the root) must
-                # not stop later attacks from getting a fresh case.
-                Path(home).mkdir(parents=True)
+        """The case called `name` (from `reserve_case`): its directory, victim and canary."""
+        # Every attack passes here: the folder and files are made by their text, os-level.
+        home = _made_folder(self.cases, name)
         # Whatever a directory's mtime says, what the harness writes is seen.
-        own = [f"{label}/{name}" for label in self._watched]
-        self._scanner.mark([*self._watched, *own])
+        own = f"{self._cases_label}/{name}"
+        self._scanner.mark([self._cases_label, own])
         # The case under attack is looked at entry by entry at every snapshot, events or not.
-        self._scanner.pin(own)
+        self._pinned = [own]
+        self._scanner.pin(self._pinned)
         directory = self.cases / name
         case = Case(
             name=name,
@@ -292,12 +299,22 @@ class Sandbox:
             victim=directory / "victim.txt",
             outside=self.outside,
             sibling=self.sibling,
+            beside=partial(self._canary_beside, name),
         )
-        # The victim, then the canaries inside, outside and in the sibling.
-        _write_new(f"{homes[0]}/victim.txt", _VICTIM_BYTES)
-        for home in homes:
-            _write_new(f"{home}/canary.txt", _CANARY_BYTES)
+        _write_new(f"{home}/victim.txt", _VICTIM_BYTES)
+        _write_new(f"{home}/canary.txt", _CANARY_BYTES)
         return case
+
+    def _canary_beside(self, name: str, folder: Path) -> Path:
+        """Case `name`'s folder and canary in `folder` (outside, or the sibling): made, marked and pinned."""
+        home = _made_folder(folder, name)
+        label = self._labels[folder]
+        own = f"{label}/{name}"
+        self._scanner.mark([label, own])
+        self._pinned.append(own)
+        self._scanner.pin(self._pinned)
+        _write_new(f"{home}/canary.txt", _CANARY_BYTES)
+        return Path(home, "canary.txt")
 
     def snapshot(self) -> TreeSnapshot:
         """The watched tree now; refreshed from the previous snapshot (see `scan`)."""
@@ -313,8 +330,20 @@ class Sandbox:
         LIVE.discard(self.base)
 
 
+def _made_folder(parent: Path, name: str) -> str:
+    """The new folder `name` in `parent`, made; its path's text."""
+    home = f"{parent}/{name}"
+    try:
+        os.mkdir(home)
+    except FileNotFoundError:
+        # A target that removed a whole directory (even the root) must
+        # not stop later attacks from getting a fresh case.
+        Path(home).mkdir(parents=True)
+    return home
+
+
 def _write_new(path: str, data: bytes) -> None:
-    # os-level: four files for every attack.
+    # os-level: two files for every attack.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, data)
@@ -325,7 +354,7 @@ def _write_new(path: str, data: bytes) -> None:
 def scratch_directory() -> str | None:
     """Where sandboxes go: the user's TMPDIR if set, else RAM (/dev/shm) where there is one.
 
-    Every attack creates a case (three directories, four files); on a slow
+    Every attack creates a case (a directory, two files); on a slow
     disk that costs more than the attack's round trips. A sandbox is small and
     short-lived, so memory is the right place for it unless the user says otherwise.
     """

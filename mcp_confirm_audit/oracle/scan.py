@@ -100,6 +100,7 @@ class TreeScanner:
 
     def __init__(self, watched: Mapping[str, str | os.PathLike[str]], *, notify: bool = True) -> None:
         self.watched = {label: os.fspath(path) for label, path in watched.items()}
+        self._tops = frozenset(self.watched)  # looked at again by every refresh
         self._slack = _timestamp_slack_ns()
         self._last: dict[str, FileIdentity] = {}
         self._paths: dict[str, str] = dict(self.watched)  # every known entry, on disk
@@ -150,9 +151,12 @@ class TreeScanner:
 
     def _from_events(self, changed: set[str]) -> TreeSnapshot:
         """The previous snapshot, with every entry an event named (or pinned) looked at again."""
-        entries, paths = dict(self._last), self._paths
+        # Most refreshes find nothing changed: `entries` stays the previous snapshot's own mapping,
+        # copied before its first change (the tree holds every case of the run).
+        entries, paths = self._last, self._paths
+        shared = True
         pinned = self._pinned
-        names = changed | set(self.watched)
+        names = changed | self._tops
         if pinned:
             names.update(self._pinned_names)
         to_list: list[str] = []
@@ -163,7 +167,10 @@ class TreeScanner:
             parent, _, base = name.rpartition("/")
             if name not in self.watched:
                 if parent not in entries or entries[parent].kind != "dir":
-                    _drop(entries, name, touched=touched)  # its directory is gone or became a link
+                    if name in entries:  # its directory is gone or became a link
+                        if shared:
+                            entries, shared = dict(entries), False
+                        _drop(entries, name, touched=touched)
                     continue
                 if name not in paths:
                     paths[name] = f"{paths[parent]}/{base}"
@@ -172,10 +179,15 @@ class TreeScanner:
             try:
                 st = os.lstat(path)
             except OSError:
-                _drop(entries, name, touched=touched)
+                if old is not None:
+                    if shared:
+                        entries, shared = dict(entries), False
+                    _drop(entries, name, touched=touched)
                 continue
             if old is not None and _unchanged(old, st):
                 continue
+            if shared:
+                entries, shared = dict(entries), False
             if old is not None and old.kind == "dir":
                 _drop(entries, name, keep_self=True, touched=touched)  # replaced: nothing below it holds
             entries[name] = ident = identity_from_stat(st, path)
@@ -185,11 +197,15 @@ class TreeScanner:
             if ident.kind == "dir":
                 to_list.append(name)
         self._list(to_list, entries, paths, {}, touched)
+        # Events do not keep directory mtimes: a fallback after this lists every directory.
+        self._dir_mtimes, self._last_started = {}, 0
+        self._marked.clear()
+        if not touched:
+            # Nothing added, replaced or dropped: the previous snapshot's entries and step, again.
+            return TreeSnapshot(entries, self._history, len(self._history))
         if pinned:
             self._pinned_names = {name for name in self._pinned_names if name in entries}
-        # Events do not keep directory mtimes: a fallback after this lists every directory.
-        self._last, self._dir_mtimes, self._last_started = entries, {}, 0
-        self._marked.clear()
+        self._last = entries
         self._history.append(frozenset(touched))
         # Shared with `_last`, which is copied before any change.
         return TreeSnapshot(entries, self._history, len(self._history))

@@ -49,3 +49,18 @@ def test_every_named_entry_and_the_directory_itself_come_out_once(tmp_path: Path
         assert watcher.drain().entries == set()
     finally:
         watcher.close()
+
+
+def test_a_drain_reads_on_while_a_read_came_back_full(tmp_path: Path) -> None:
+    # More events than one read hands over (three 64-byte events a file, 64 KiB a read): the read
+    # that came back full is followed by another, and every name comes out.
+    watcher = inotify.Watcher()
+    try:
+        watcher.watch("root", str(tmp_path))
+        names = [f"{n:04d}-{'x' * 40}" for n in range(600)]
+        for name in names:
+            (tmp_path / name).write_text("x")
+        assert watcher.drain().entries == {f"root/{name}" for name in names}
+        assert watcher.drain().entries == set()
+    finally:
+        watcher.close()

@@ -91,3 +91,33 @@ def test_a_served_root_gets_a_folder_of_cases_and_only_it_is_watched_and_removed
 def test_a_case_slug_is_every_non_alphanumeric_character_made_a_dash(label: str) -> None:
     cleaned = "".join(ch if ch.isalnum() else "-" for ch in label.lower()).strip("-")
     assert sandbox_module._slug(label) == (cleaned[:40] or "case")
+
+
+def test_a_case_makes_its_canaries_beside_the_root_only_when_they_are_named(sandbox: Sandbox) -> None:
+    case = sandbox.new_case("x")
+    assert (sandbox.root / case.name / "canary.txt").is_file()
+    assert not (sandbox.outside / case.name).exists()
+    assert not (sandbox.sibling / case.name).exists()
+    assert case.outside_canary.read_text() == sandbox_module.CANARY_TEXT
+    assert case.sibling_canary.read_text() == sandbox_module.CANARY_TEXT
+    assert case.outside_canary == sandbox.outside / case.name / "canary.txt"
+
+
+def test_a_named_canary_beside_the_root_is_in_the_next_snapshot_and_looked_at_without_an_event(
+    sandbox: Sandbox,
+) -> None:
+    sandbox.snapshot()
+    case = sandbox.new_case("x")
+    sandbox.snapshot()
+    canary = case.outside_canary  # named after the case's own folder was snapshot: made now
+    os.link(canary, sandbox.keep / "kept-elsewhere")
+    before = sandbox.snapshot()
+    assert case.rel(canary) in before.entries
+    # A write through a hard link outside the tree raises no event in it: only the pin finds it.
+    with (sandbox.keep / "kept-elsewhere").open("a") as handle:
+        handle.write("rewritten")
+    assert diff(before, sandbox.snapshot()).changed == (case.rel(canary),)
+    sibling = case.sibling_canary
+    before = sandbox.snapshot()
+    sibling.unlink()
+    assert diff(before, sandbox.snapshot()).removed == (case.rel(sibling),)

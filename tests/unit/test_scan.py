@@ -167,6 +167,28 @@ def test_what_only_a_listing_or_a_dropped_directory_shows_is_in_the_names_a_refr
     scanner.close()
 
 
+def test_a_refresh_that_finds_nothing_changed_shares_the_entries_and_a_later_change_leaves_them_be(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "root" / "a").mkdir(parents=True)
+    (tmp_path / "root" / "a" / "canary.txt").write_text("canary")
+    scanner = TreeScanner({"root": tmp_path / "root"})
+    scanner.pin(["root/a"])
+    first = scanner.snapshot()
+    again = scanner.snapshot()
+    assert again.entries is first.entries
+    assert again.generation == first.generation
+    kept = dict(first.entries)
+    (tmp_path / "root" / "a" / "canary.txt").write_text("rewritten")
+    (tmp_path / "root" / "b").mkdir()
+    later = scanner.snapshot()
+    assert later.entries is not first.entries
+    assert first.entries == kept  # a snapshot taken is never changed by a later refresh
+    assert diff(again, later) == diff(TreeSnapshot(kept), TreeSnapshot(later.entries))
+    assert diff(again, later).changed == ("root/a/canary.txt",)
+    scanner.close()
+
+
 def test_snapshots_of_two_histories_are_diffed_whole(tmp_path: Path) -> None:
     (tmp_path / "root" / "a").mkdir(parents=True)
     (tmp_path / "root" / "a" / "canary.txt").write_text("canary")
