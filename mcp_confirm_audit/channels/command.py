@@ -82,7 +82,7 @@ class Command:
         # What a command line the person runs prints, they read on their terminal: no markup is
         # rendered there (a link is text), but what acts on a terminal (escapes, line breaks) does.
         return Taken(
-            f"ran {shown!r}: {said}",
+            f"ran {_ends_of(shown)!r}: {said}",
             self.save.values(out, f"what {shown!r} printed"),
             out if self.shows else None,
             medium="terminal",
@@ -174,3 +174,16 @@ class SignStep(StepKeys):
     def step(self, where: str) -> Command:
         line = self.sign if isinstance(self.sign, str) else self.sign.command
         return Command(line, save=self.saved(), kind="sign")
+
+
+# A command line in evidence: its head (the program) and its tail (the arguments that say what it
+# did), never so long that what it printed is cut from the evidence line that follows it. A profile's
+# `{profile_dir}` makes the middle a checkout's path, as long as the checkout's folder is deep.
+_COMMAND_SHOWN = 96
+
+
+def _ends_of(line: str) -> str:
+    if len(line) <= _COMMAND_SHOWN:
+        return line
+    head = _COMMAND_SHOWN // 4
+    return f"{line[:head]}…{line[len(line) - (_COMMAND_SHOWN - head - 1) :]}"

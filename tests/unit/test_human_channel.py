@@ -153,6 +153,21 @@ async def test_a_command_step_still_runs_in_the_root(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_a_command_from_a_deep_checkout_still_shows_what_it_printed_within_the_evidence_clip(
+    tmp_path: Path,
+) -> None:
+    # `{profile_dir}` puts the checkout's path in the line: a deep one cut what the person's command
+    # printed out of the 160 characters an honest flow keeps of each step.
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 8)
+    deep.mkdir(parents=True)
+    (deep / "approve.py").write_text("print('approved request 7')\n")
+    said = await run(Command(f"python {deep}/approve.py --request 7 --home {{root}}"), Where(tmp_path, 10.0))
+    assert said[:160].endswith("--request 7 --home {root}': approved request 7"), said
+    assert said.startswith("ran 'python /")
+    assert "…" in said
+
+
+@pytest.mark.anyio
 async def test_a_command_steps_python_is_the_audits_interpreter_as_the_targets_is(tmp_path: Path) -> None:
     # A profile's `python` means one interpreter for the server and for the person's commands: the
     # one running the audit, also where a venv is not activated and PATH's python is another.
