@@ -15,7 +15,9 @@ def test_objects_are_frozen_while_any_session_holds_and_given_back_after_the_las
         assert frozen > 0  # what the imports made is out of the collector's reach
         collector.hold()  # a second session (an ablation's, another target's)
         collector.release()
-        assert gc.get_freeze_count() >= frozen  # still held by the first
+        # Still held by the first: not given back (the count would be 0). Not `>= frozen`: a frozen object
+        # whose last reference goes (another thread's) leaves the permanent generation meanwhile.
+        assert gc.get_freeze_count() > 0
     finally:
         collector.release()
     assert gc.get_freeze_count() == 0
