@@ -18,7 +18,7 @@ import secrets
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,6 +36,7 @@ from ..target.driver import Connection, Sent, attach
 from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from .connection_key import PRIMARY, ConnectionKey
+from .held import Held
 from .phases import PhaseClock
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ def era_of(key: ConnectionKey, pinned: str) -> str | None:
 @dataclass
 class _Live:
     connection: Connection
-    context: AbstractContextManager[Connection]
+    # Its context, held open on the session's loop (engine/held.py).
+    held: Held[Connection]
     # The connection whose process this one attached to (its clients close with it).
     parent: str | None = None
 
@@ -351,8 +353,7 @@ class World:
 
     def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
         """Close a used world: its clients before their processes, then its sandbox."""
-        for name in reversed(list(lives)):
-            self._close(lives[name])
+        self.call(self._close_in_turn, [lives[name] for name in reversed(list(lives))])
         self._discard_sandbox(sandbox)
 
     def start_in_background(self, key: ConnectionKey, profile: Profile | None = None) -> None:
@@ -400,14 +401,9 @@ class World:
             children = [n for n in reversed(list(lives)) if lives[n].parent == root]
             return [*(live for child in children for live in group(child)), lives[root]]
 
-        def close_group(members: list[_Live]) -> None:
-            for live in members:
-                self._close(live)
-
         groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
-        # Processes side by side: each close waits for its own process to exit.
-        with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
-            list(pool.map(close_group, groups))
+        if groups:
+            self.call(self._close_side_by_side, groups)
         if self._portal_cm is not None:
             # Every connection is closed: what still runs on the loop is a call whose caller is gone
             # (a start the handshake of which Ctrl-C or SIGTERM interrupted, bounded only by a long
@@ -485,25 +481,28 @@ class World:
             opened = self._open_process(key, self.sandbox, profile)
         else:
             endpoint = self.ensure(attach_to).endpoint
-            era = era_of(key, self.profile.protocol)
-            declares = _declared(key)
-            opener = (
-                attach(self.profile, endpoint, name, protocol=era, elicitation=declares)
-                if identity is None
-                else attach(
-                    self.profile,
-                    endpoint,
-                    name,
-                    headers=identity.headers,
-                    hint=identity.hint,
-                    protocol=era,
-                    elicitation=declares,
-                )
-            )
-            opened = self._enter(opener, attach_to.name)
+            opened = self._enter(self._attacher(key, endpoint, identity), attach_to.name)
         with self._lock:
             self._live[name] = opened
         return opened.connection
+
+    def _attacher(
+        self, key: ConnectionKey, endpoint: Any, identity: Identity | None
+    ) -> AbstractAsyncContextManager[Connection]:
+        """Another client of the process at `endpoint`, declaring what `key` declares (as `identity`, if any)."""
+        era = era_of(key, self.profile.protocol)
+        declares = _declared(key)
+        if identity is None:
+            return attach(self.profile, endpoint, key.name, protocol=era, elicitation=declares)
+        return attach(
+            self.profile,
+            endpoint,
+            key.name,
+            headers=identity.headers,
+            hint=identity.hint,
+            protocol=era,
+            elicitation=declares,
+        )
 
     def _open_process(self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
         """A new process of the target on `sandbox`, and the harness's connection to it."""
@@ -565,17 +564,23 @@ class World:
             return self.zygote
 
     def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
-        assert self._portal is not None
-        context = self._portal.wrap_async_context_manager(opener)
+        """Open a connection from a thread other than the loop's; its context is held on the loop."""
+        assert self._loop is not None
+        held = Held(opener)
         if getattr(self._in_background, "active", False):
-            connection = context.__enter__()
+            self._loop.call_soon_threadsafe(held.start)
+            connection = held.entered.result()
         else:
             with self.stats.clock.phase("starts"):
-                connection = context.__enter__()
+                self._loop.call_soon_threadsafe(held.start)
+                connection = held.entered.result()
+        return self._live_of(connection, held, parent)
+
+    def _live_of(self, connection: Connection, held: Held[Connection], parent: str | None) -> _Live:
         if self.stats.sent is not None:
             for part in (connection, *getattr(connection, "parts", {}).values()):
                 part.sent = self.stats.sent
-        return _Live(connection, context, parent)
+        return _Live(connection, held, parent)
 
     def _drop(self, name: str) -> None:
         """Close a connection and every client attached to its process."""
@@ -586,15 +591,28 @@ class World:
         with self._lock:
             live = self._live.pop(name, None)
         if live is not None:
-            self._close(live)
+            self.call(self._close, live)
 
-    def _close(self, live: _Live) -> None:
+    async def _close_side_by_side(self, groups: list[list[_Live]]) -> None:
+        """Each group in turn (a process's clients, then it), the groups side by side.
+
+        Processes side by side: each close waits for its own process to exit.
+        """
+        async with anyio.create_task_group() as closing:
+            for members in groups:
+                closing.start_soon(self._close_in_turn, members)
+
+    async def _close_in_turn(self, lives: list[_Live]) -> None:
+        for live in lives:
+            await self._close(live)
+
+    async def _close(self, live: _Live) -> None:
         with self._lock:
             self.stats.round_trips += live.connection.round_trips
             self.stats.tool_listings += live.connection.listings
             self.stats.in_round_trips += live.connection.waited_on
         try:
-            live.context.__exit__(None, None, None)
+            await live.held.close()
         except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
             self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
 
@@ -610,8 +628,34 @@ class World:
         if live is not None and live.connection.alive and key.name not in self._pending:
             # Open already (most asks are for a connection an earlier attack opened): no thread hop.
             return live.connection
-        # Opened from a worker thread through the portal, so its context lives
-        # in the portal's own task rather than inside the attack's task.
+        parent = self._live.get(attach_to.name) if attach_to is not None else None
+        if (
+            live is None
+            and attach_to is not None
+            and parent is not None
+            and parent.connection.alive
+            and not {key.name, attach_to.name} & set(self._pending)
+        ):
+            # Another client of a process running already: opened here, on the loop, no thread.
+            return await self._attach_here(key, attach_to, parent.connection, identity)
+        # Anything else may start a process or wait for one starting in the background (blocking
+        # calls): from a worker thread, and its context held in a task of its own, not the attack's.
         return await anyio.to_thread.run_sync(
             lambda: self.ensure(key, profile=profile, attach_to=attach_to, identity=identity)
         )
+
+    async def _attach_here(
+        self, key: ConnectionKey, attach_to: ConnectionKey, parent: Connection, identity: Identity | None
+    ) -> Connection:
+        """`ensure(key, attach_to=...)` for a parent that is live, from the loop: the same connection."""
+        held = Held(self._attacher(key, parent.endpoint, identity))
+        # As a worker thread's `ensure` is: an attack cancelled meanwhile is so once the client is open
+        # and kept (it closes with the others), not while it opens.
+        with anyio.CancelScope(shield=True), self.stats.clock.phase("starts"):
+            held.start()
+            connection = await asyncio.wrap_future(held.entered)
+        opened = self._live_of(connection, held, attach_to.name)
+        with self._lock:
+            self._live[key.name] = opened
+        parent.answer_after = connection.answer_after = self._answer_after()
+        return connection
