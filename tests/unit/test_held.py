@@ -1,0 +1,92 @@
+"""A connection's context is held open by a task of its own on the loop, and closed there (engine/held.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_confirm_audit.engine.connection_key import PRIMARY, ConnectionKey
+from mcp_confirm_audit.engine.held import Held
+from mcp_confirm_audit.engine.world import Stats, World
+from mcp_confirm_audit.profile.loader import Profile
+
+SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
+
+
+def test_the_context_is_entered_and_exited_by_one_task_of_its_own() -> None:
+    tasks: list[Any] = []
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[str]:
+        tasks.append(asyncio.current_task())
+        yield "connection"
+        tasks.append(asyncio.current_task())
+
+    async def main() -> None:
+        held = Held(opener())
+        held.start()
+        assert await asyncio.wrap_future(held.entered) == "connection"
+        await held.close()
+        assert tasks[0] is tasks[1] is not asyncio.current_task()
+
+    anyio.run(main)
+
+
+def test_a_failed_enter_is_raised_from_entered_and_a_failed_exit_from_close() -> None:
+    @asynccontextmanager
+    async def will_not_open() -> AsyncIterator[str]:
+        raise OSError("refused")
+        yield "never"  # pragma: no cover
+
+    @asynccontextmanager
+    async def will_not_close() -> AsyncIterator[str]:
+        yield "connection"
+        raise RuntimeError("stuck")
+
+    async def main() -> None:
+        refused = Held(will_not_open())
+        refused.start()
+        with pytest.raises(OSError, match="refused"):
+            await asyncio.wrap_future(refused.entered)
+        stuck = Held(will_not_close())
+        stuck.start()
+        await asyncio.wrap_future(stuck.entered)
+        with pytest.raises(RuntimeError, match="stuck"):
+            await stuck.close()
+
+    anyio.run(main)
+
+
+def test_another_client_an_attack_asks_for_opens_on_the_loop_and_closes_with_the_world(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World(Profile(command=f"py:{SERVER}:build_server"), Stats())
+    world.begin()
+    try:
+        primary = world.ensure(PRIMARY)
+
+        async def no_thread(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("another client of a running process needs no worker thread")
+
+        async def attack() -> tuple[Any, Any]:
+            monkeypatch.setattr(anyio.to_thread, "run_sync", no_thread)
+            other = await world.open(ConnectionKey("client-1"), attach_to=PRIMARY)
+            again = await world.open(ConnectionKey("client-1"), attach_to=PRIMARY)
+            await other.list_tools()
+            return other, again
+
+        other, again = world.call(attack)
+        monkeypatch.undo()
+        assert again is other
+        assert other.endpoint is primary.endpoint
+    finally:
+        world.close()
+    # Counted as every connection is when it closes; the event loop is gone with the world.
+    assert world.stats.tool_listings == 1
+    assert world.sandbox is None
