@@ -357,6 +357,14 @@ class World:
         self._discard_sandbox(sandbox)
 
     def start_in_background(self, key: ConnectionKey, profile: Profile | None = None) -> None:
+        if not self.profile.zygote:
+            # Nothing to start beside the loop (the process, or the in-process server, is started on
+            # it either way): a task of the loop's own, and no thread waiting for it.
+            assert self._loop is not None
+            self._pending[key.name] = asyncio.run_coroutine_threadsafe(
+                self._start_here(key, profile, background=True), self._loop
+            )
+            return
         pending: Future[Connection] = Future()
 
         def start() -> None:
@@ -506,6 +514,15 @@ class World:
 
     def _open_process(self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
         """A new process of the target on `sandbox`, and the harness's connection to it."""
+        return self._enter(self._process_opener(key, sandbox, profile), None)
+
+    def _process_opener(
+        self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None
+    ) -> AbstractAsyncContextManager[Connection]:
+        """What starts a new process of the target on `sandbox` (numbered now) and connects to it.
+
+        With `zygote:`, the zygote is started first if it is not running: that blocks.
+        """
         name = key.name
         with self._lock:
             if name in self._unnumbered:
@@ -516,7 +533,7 @@ class World:
                 self._numbered += 1
             self.stats.processes_started += 1
         started = profile or self._started
-        opener = connect_servers(
+        return connect_servers(
             started,
             sandbox.root,
             sandbox.logs,
@@ -526,7 +543,6 @@ class World:
             protocol=era_of(key, self.profile.protocol),
             zygote=self._zygote_for(started, sandbox),
         )
-        return self._enter(opener, None)
 
     def _zygote_for(self, started: Profile, sandbox: Sandbox) -> Zygote | None:
         """`zygote:`: the one parent every process of the target is forked from, started the first time."""
@@ -624,38 +640,90 @@ class World:
         attach_to: ConnectionKey | None = None,
         identity: Identity | None = None,
     ) -> Connection:
+        """`ensure`, for an attack on the loop: opened there, with no thread, unless something blocks."""
         live = self._live.get(key.name)
         if live is not None and live.connection.alive and key.name not in self._pending:
             # Open already (most asks are for a connection an earlier attack opened): no thread hop.
             return live.connection
+        if key.name in self._pending:
+            # Started in the background: waited for here, without blocking the loop.
+            await self._adopted(key.name)
+            live = self._live.get(key.name)
+            if live is not None and live.connection.alive:
+                live.connection.answer_after = self._answer_after()
+                return live.connection
         parent = self._live.get(attach_to.name) if attach_to is not None else None
         if (
             live is None
             and attach_to is not None
             and parent is not None
             and parent.connection.alive
-            and not {key.name, attach_to.name} & set(self._pending)
+            and attach_to.name not in self._pending
         ):
             # Another client of a process running already: opened here, on the loop, no thread.
             return await self._attach_here(key, attach_to, parent.connection, identity)
-        # Anything else may start a process or wait for one starting in the background (blocking
-        # calls): from a worker thread, and its context held in a task of its own, not the attack's.
+        if live is None and attach_to is None and not self.profile.zygote:
+            # Another process (or in-process server), with no zygote to start first: started here too.
+            # As a worker thread's `ensure` is: an attack cancelled meanwhile is so once it is open and
+            # kept (it closes with the others), not while it opens.
+            with anyio.CancelScope(shield=True):
+                connection = await self._start_here(key, profile)
+            connection.answer_after = self._answer_after()
+            return connection
+        # Anything else may start a zygote or close a lost connection first (blocking calls): from a
+        # worker thread, and its context held in a task of its own, not the attack's.
         return await anyio.to_thread.run_sync(
             lambda: self.ensure(key, profile=profile, attach_to=attach_to, identity=identity)
         )
+
+    async def _adopted(self, name: str) -> None:
+        """`_adopt`, on the loop: the start in the background waited for without blocking the loop."""
+        if (pending := self._pending.pop(name, None)) is not None:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wrap_future(pending)
+            except Exception as exc:  # opened again, and reported, when it is needed
+                self.stats.notes.append(f"starting {name} in the background: {exc}")
 
     async def _attach_here(
         self, key: ConnectionKey, attach_to: ConnectionKey, parent: Connection, identity: Identity | None
     ) -> Connection:
         """`ensure(key, attach_to=...)` for a parent that is live, from the loop: the same connection."""
-        held = Held(self._attacher(key, parent.endpoint, identity))
         # As a worker thread's `ensure` is: an attack cancelled meanwhile is so once the client is open
         # and kept (it closes with the others), not while it opens.
-        with anyio.CancelScope(shield=True), self.stats.clock.phase("starts"):
-            held.start()
-            connection = await asyncio.wrap_future(held.entered)
-        opened = self._live_of(connection, held, attach_to.name)
+        with anyio.CancelScope(shield=True):
+            connection = await self._held_here(
+                key, self._attacher(key, parent.endpoint, identity), attach_to.name
+            )
+        parent.answer_after = connection.answer_after = self._answer_after()
+        return connection
+
+    async def _start_here(
+        self, key: ConnectionKey, profile: Profile | None, *, background: bool = False
+    ) -> Connection:
+        """`ensure(key)` for a new process with no zygote to start, from the loop: the same connection."""
+        assert self.sandbox is not None
+        return await self._held_here(
+            key, self._process_opener(key, self.sandbox, profile), None, background=background
+        )
+
+    async def _held_here(
+        self,
+        key: ConnectionKey,
+        opener: AbstractAsyncContextManager[Connection],
+        parent: str | None,
+        *,
+        background: bool = False,
+    ) -> Connection:
+        """`opener`'s connection, held from the loop itself (no thread hop), and kept as `key`'s."""
+        held = Held(opener)
+        held.start()
+        if background:
+            connection = await asyncio.wrap_future(held.entered)  # beside the audit: no wall time of its own
+        else:
+            with self.stats.clock.phase("starts"):
+                connection = await asyncio.wrap_future(held.entered)
+        opened = self._live_of(connection, held, parent)
         with self._lock:
             self._live[key.name] = opened
-        parent.answer_after = connection.answer_after = self._answer_after()
         return connection
