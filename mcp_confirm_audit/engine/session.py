@@ -14,6 +14,7 @@ import gc
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -564,14 +565,12 @@ class AuditSession:
         attack.honest_flow_failed = precondition.reason if not precondition.ok else None
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)
-        self.world.call(_bounded, technique, attack, spec, budget)
+        transcript_of = partial(
+            attack.transcript, precondition, signatures=outcome.signatures, upstream=self.profile.upstream
+        )
+        transcript = self.world.call(_attacked, technique, attack, spec, budget, transcript_of)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = attack.transcript(
-            precondition, signatures=outcome.signatures, upstream=self.profile.upstream
-        )
-        if attack.may_be_parked:
-            self.world.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         self.world.untouched(sent=bool(transcript.exchanges))
@@ -634,6 +633,25 @@ def _opens(spec: AttackSpec) -> frozenset[str]:
     """The peers an attack's family opens (its `opens` trait)."""
     found = traits_of(spec.technique)
     return found.opens if found is not None else frozenset()
+
+
+async def _attacked(
+    technique: Callable[..., Any],
+    attack: Attack,
+    spec: AttackSpec,
+    budget: float,
+    transcript_of: Callable[[], Transcript],
+) -> Transcript:
+    """One attack in one hop to the loop: run within its budget, its transcript taken, then settled.
+
+    A call the attack left parked at a legacy question is cancelled by the person only after the
+    transcript is taken: what the cancel does is not this attack's to judge.
+    """
+    await _bounded(technique, attack, spec, budget)
+    transcript = transcript_of()
+    if attack.may_be_parked:
+        await attack.settle()
+    return transcript
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:
