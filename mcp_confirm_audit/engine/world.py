@@ -624,6 +624,8 @@ class World:
         attach_to: ConnectionKey | None = None,
         identity: Identity | None = None,
     ) -> Connection:
+        if (pending := self._pending.get(key.name)) is not None and pending.done():
+            self._adopt(key.name)  # started in the background and open by now: nothing to wait for
         live = self._live.get(key.name)
         if live is not None and live.connection.alive and key.name not in self._pending:
             # Open already (most asks are for a connection an earlier attack opened): no thread hop.
