@@ -29,6 +29,9 @@ class Held(Generic[_T]):
         self.entered: Future[_T] = Future()
         self._leave: anyio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        # The hold's whole life (made on the loop when it begins); `cancel` may come before it.
+        self._scope: anyio.CancelScope | None = None
+        self._given_up = False
 
     def start(self) -> None:
         """Begin holding: a task of its own on the running loop (call it there)."""
@@ -36,21 +39,34 @@ class Held(Generic[_T]):
         # A task cancelled before its first step (the loop stopping) never enters: nobody waits forever.
         self._task.add_done_callback(lambda _: self.entered.cancel())
 
+    def cancel(self) -> None:
+        """Whoever waited for `entered` gave up (Ctrl-C, SIGTERM): the hold is cancelled (call it on the loop).
+
+        As the portal's stop cancelled its tasks: an entry (a handshake bounded only by the start
+        timeout) ends now, and a context entered meanwhile, which nobody will close, is left at once.
+        """
+        self._given_up = True
+        if self._scope is not None:
+            self._scope.cancel()
+
     async def _hold(self) -> None:
         self._leave = leave = anyio.Event()
-        try:
-            value = await self._opener.__aenter__()
-        except BaseException as exc:
-            self.entered.set_exception(exc)
-            if isinstance(exc, Exception):
-                return  # the opener's failure is the caller's to raise, from `entered`
-            raise
-        self.entered.set_result(value)
-        try:
-            await leave.wait()
-        finally:
-            # As the portal's wrapper exits it: with no exception, cancelled while held or not.
-            await self._opener.__aexit__(None, None, None)
+        with anyio.CancelScope() as self._scope:
+            if self._given_up:
+                self._scope.cancel()
+            try:
+                value = await self._opener.__aenter__()
+            except BaseException as exc:
+                self.entered.set_exception(exc)
+                if isinstance(exc, Exception):
+                    return  # the opener's failure is the caller's to raise, from `entered`
+                raise
+            self.entered.set_result(value)
+            try:
+                await leave.wait()
+            finally:
+                # As the portal's wrapper exits it: with no exception, cancelled while held or not.
+                await self._opener.__aexit__(None, None, None)
 
     async def close(self) -> None:
         """Exit the context (on the loop), and wait for its task; what the exit raised is raised here."""

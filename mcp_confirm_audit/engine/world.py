@@ -19,7 +19,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import Future
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -581,16 +581,31 @@ class World:
 
     def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
         """Open a connection from a thread other than the loop's; its context is held on the loop."""
-        assert self._loop is not None
         held = Held(opener)
         if getattr(self._in_background, "active", False):
-            self._loop.call_soon_threadsafe(held.start)
-            connection = held.entered.result()
+            connection = self._entered(held)
         else:
             with self.stats.clock.phase("starts"):
-                self._loop.call_soon_threadsafe(held.start)
-                connection = held.entered.result()
+                connection = self._entered(held)
         return self._live_of(connection, held, parent)
+
+    def _entered(self, held: Held[Connection]) -> Connection:
+        """`held` begun on the loop and its entry waited for here.
+
+        Given up on (Ctrl-C, SIGTERM), the entry is cancelled with the wait: the held task is no
+        task of the portal's, which its stop would cancel.
+        """
+        assert self._loop is not None
+        loop = self._loop
+        loop.call_soon_threadsafe(held.start)
+        try:
+            return held.entered.result()
+        except BaseException:
+            if not held.entered.done():
+                # A loop closed already (RuntimeError) runs nothing of it any more.
+                with suppress(RuntimeError):
+                    loop.call_soon_threadsafe(held.cancel)
+            raise
 
     def _live_of(self, connection: Connection, held: Held[Connection], parent: str | None) -> _Live:
         if self.stats.sent is not None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -90,3 +92,82 @@ def test_another_client_an_attack_asks_for_opens_on_the_loop_and_closes_with_the
     # Counted as every connection is when it closes; the event loop is gone with the world.
     assert world.stats.tool_listings == 1
     assert world.sandbox is None
+
+
+def test_an_entry_given_up_on_is_cancelled_and_ends_now() -> None:
+    """A handshake bounded only by the start timeout ends when its waiter gives up (Ctrl-C, SIGTERM)."""
+    unwound: list[str] = []
+
+    @asynccontextmanager
+    async def never_answers() -> AsyncIterator[str]:
+        try:
+            await anyio.sleep_forever()
+            yield "never"  # pragma: no cover
+        finally:
+            unwound.append("entry")
+
+    async def main() -> None:
+        for early in (True, False):
+            held = Held(never_answers())
+            if early:
+                held.cancel()  # before the hold even began
+            held.start()
+            await asyncio.sleep(0)
+            held.cancel()
+            with anyio.fail_after(5):
+                assert held._task is not None
+                await held._task
+            assert isinstance(held.entered.exception(timeout=0), asyncio.CancelledError)
+
+    anyio.run(main)
+    assert unwound == ["entry", "entry"]
+
+
+def test_a_context_entered_as_its_waiter_gave_up_is_left_at_once() -> None:
+    events: list[str] = []
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[str]:
+        events.append("entered")
+        try:
+            yield "connection"
+        finally:
+            events.append("left")
+
+    async def main() -> None:
+        held = Held(opener())
+        held.start()
+        assert await asyncio.wrap_future(held.entered) == "connection"
+        held.cancel()  # nobody will close it: its waiter gave up as it opened
+        with anyio.fail_after(5):
+            assert held._task is not None
+            await held._task
+
+    anyio.run(main)
+    assert events == ["entered", "left"]
+
+
+def test_a_thread_that_gives_up_waiting_for_an_entry_cancels_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    world = World(Profile(command=f"py:{SERVER}:build_server"), Stats())
+    world.begin()
+    unwound = threading.Event()
+
+    @asynccontextmanager
+    async def never_answers() -> AsyncIterator[Any]:
+        try:
+            await anyio.sleep_forever()
+            yield None  # pragma: no cover
+        finally:
+            unwound.set()
+
+    def interrupted(self: Any, timeout: float | None = None) -> Any:
+        raise KeyboardInterrupt
+
+    try:
+        monkeypatch.setattr(Future, "result", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            world._enter(never_answers(), None)
+        monkeypatch.undo()
+        assert unwound.wait(5)
+    finally:
+        world.close()
