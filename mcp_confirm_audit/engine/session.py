@@ -142,7 +142,7 @@ class AuditSession:
             specs = list(specs)
             self.prepare(specs)
             primary = self.world.ensure(PRIMARY)
-            self.tools = self.world.portal.call(primary.list_tools)
+            self.tools = self.world.call(primary.list_tools)
             session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
                 getattr(session, "discover_result", None), "server_info", None
@@ -155,9 +155,9 @@ class AuditSession:
             if self.profile.args is None and not self.profile.setup:
                 # Zero configuration: unannotated readers, found by calling them, are read-only for this run.
                 assert self.sandbox is not None
-                classified = self.world.portal.call(classify, primary, self.tools, self.sandbox.root)
+                classified = self.world.call(classify, primary, self.tools, self.sandbox.root)
                 self.tools, logs, readers = list(classified.tools), classified.bookkeeping, classified.notes
-            seen = self.seen = self.world.portal.call(look_around, primary, self.tools, self.profile)
+            seen = self.seen = self.world.call(look_around, primary, self.tools, self.profile)
             self.plans = [
                 replace(
                     plan,
@@ -407,7 +407,7 @@ class AuditSession:
             self.world.isolate()  # the search starts in a world no control has touched
         assert self.sandbox is not None
         conn = self.world.ensure(self.prefix(tool).at("primary"))
-        found = self.world.portal.call(
+        found = self.world.call(
             search,
             plan,
             self.tools,
@@ -468,7 +468,7 @@ class AuditSession:
 
         # A fresh world can be had from any target the harness starts itself (not a running URL).
         renewable = not ablated and not self.profile.is_url
-        return self.world.portal.call(
+        return self.world.call(
             lambda: run_controls(
                 plan,
                 conn,

@@ -174,8 +174,9 @@ class World:
         the loop to spawn the call in its task group (a thread round trip, a cancel scope and
         a task handle), then for its end; here the loop is handed the call and waited for once
         (`asyncio.run_coroutine_threadsafe`, a task of its own, anyio's cancel scopes work in
-        it). For each attack's hop. Left waiting (Ctrl-C), the call is cancelled; one left
-        running when the loop stops is cancelled with it, as the portal's are.
+        it). For each attack's hop, and the session's other calls (its listing, controls, search).
+        Left waiting (Ctrl-C), the call is cancelled; one left running when the loop stops is
+        cancelled with it, as the portal's are.
         """
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(func(*args), self._loop)
