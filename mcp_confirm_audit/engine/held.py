@@ -32,6 +32,9 @@ class Held(Generic[_T]):
         # The hold's whole life (made on the loop when it begins); `cancel` may come before it.
         self._scope: anyio.CancelScope | None = None
         self._given_up = False
+        # What the exit raised: `close` raises it; a context never closed (the loop stopping) drops it,
+        # as the portal drops a failed call's (its task ends cleanly either way).
+        self._exit_failed: Exception | None = None
 
     def start(self) -> None:
         """Begin holding: a task of its own on the running loop (call it there)."""
@@ -66,7 +69,10 @@ class Held(Generic[_T]):
                 await leave.wait()
             finally:
                 # As the portal's wrapper exits it: with no exception, cancelled while held or not.
-                await self._opener.__aexit__(None, None, None)
+                try:
+                    await self._opener.__aexit__(None, None, None)
+                except Exception as exc:
+                    self._exit_failed = exc
 
     async def close(self) -> None:
         """Exit the context (on the loop), and wait for its task; what the exit raised is raised here."""
@@ -74,3 +80,5 @@ class Held(Generic[_T]):
         assert self._leave is not None
         self._leave.set()
         await self._task
+        if self._exit_failed is not None:
+            raise self._exit_failed

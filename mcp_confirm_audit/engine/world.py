@@ -174,8 +174,9 @@ class World:
         the loop to spawn the call in its task group (a thread round trip, a cancel scope and
         a task handle), then for its end; here the loop is handed the call and waited for once
         (`asyncio.run_coroutine_threadsafe`, a task of its own, anyio's cancel scopes work in
-        it). For each attack's hop. Left waiting (Ctrl-C), the call is cancelled; one left
-        running when the loop stops is cancelled with it, as the portal's are.
+        it). For each attack's hop, and the session's other calls (its listing, controls, search).
+        Left waiting (Ctrl-C), the call is cancelled; one left running when the loop stops is
+        cancelled with it, as the portal's are.
         """
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(func(*args), self._loop)
@@ -353,7 +354,7 @@ class World:
 
     def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
         """Close a used world: its clients before their processes, then its sandbox."""
-        self.call(self._close_in_turn, [lives[name] for name in reversed(list(lives))])
+        self._close_groups([[lives[name] for name in reversed(list(lives))]])
         self._discard_sandbox(sandbox)
 
     def start_in_background(self, key: ConnectionKey, profile: Profile | None = None) -> None:
@@ -411,7 +412,7 @@ class World:
 
         groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
         if groups:
-            self.call(self._close_side_by_side, groups)
+            self._close_groups(groups)
         if self._portal_cm is not None:
             # Every connection is closed: what still runs on the loop is a call whose caller is gone
             # (a start the handshake of which Ctrl-C or SIGTERM interrupted, bounded only by a long
@@ -622,13 +623,21 @@ class World:
         with self._lock:
             live = self._live.pop(name, None)
         if live is not None:
-            self.call(self._close, live)
+            self._close_groups([[live]])
+
+    def _close_groups(self, groups: list[list[_Live]]) -> None:
+        """Close connections from a thread other than the loop's, in one call to the loop.
+
+        Each group in turn (a process's clients, then it), the groups side by side: each close
+        waits for its own process to exit.
+        """
+        try:
+            self.call(self._close_side_by_side, groups)
+        except RuntimeError as exc:  # the loop is closed already: what it held went with it
+            names = ", ".join(live.connection.name for members in groups for live in members)
+            self.stats.notes.append(f"closing {names}: {type(exc).__name__}: {exc}")
 
     async def _close_side_by_side(self, groups: list[list[_Live]]) -> None:
-        """Each group in turn (a process's clients, then it), the groups side by side.
-
-        Processes side by side: each close waits for its own process to exit.
-        """
         async with anyio.create_task_group() as closing:
             for members in groups:
                 closing.start_soon(self._close_in_turn, members)
