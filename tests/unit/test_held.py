@@ -171,3 +171,29 @@ def test_a_thread_that_gives_up_waiting_for_an_entry_cancels_it(monkeypatch: pyt
         assert unwound.wait(5)
     finally:
         world.close()
+
+
+def test_a_process_started_in_the_background_and_open_by_now_is_adopted_on_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World(Profile(command=f"py:{SERVER}:build_server"), Stats())
+    world.begin()
+    try:
+        other = ConnectionKey("other")
+        world.start_in_background(other)
+        world._pending[other.name].result()  # open by now
+
+        async def no_thread(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a connection open already needs no worker thread")
+
+        async def attack() -> Any:
+            monkeypatch.setattr(anyio.to_thread, "run_sync", no_thread)
+            return await world.open(other)
+
+        opened = world.call(attack)
+        monkeypatch.undo()
+        assert opened.name == "other-0"
+        assert other.name not in world._pending
+    finally:
+        world.close()
+    assert world.stats.processes_started == 1
