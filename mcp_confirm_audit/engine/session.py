@@ -14,6 +14,7 @@ import gc
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,7 @@ class AuditSession:
             specs = list(specs)
             self.prepare(specs)
             primary = self.world.ensure(PRIMARY)
-            self.tools = self.world.portal.call(primary.list_tools)
+            self.tools = self.world.call(primary.list_tools)
             session = primary.client.session
             info = getattr(session, "server_info", None) or getattr(
                 getattr(session, "discover_result", None), "server_info", None
@@ -155,9 +156,9 @@ class AuditSession:
             if self.profile.args is None and not self.profile.setup:
                 # Zero configuration: unannotated readers, found by calling them, are read-only for this run.
                 assert self.sandbox is not None
-                classified = self.world.portal.call(classify, primary, self.tools, self.sandbox.root)
+                classified = self.world.call(classify, primary, self.tools, self.sandbox.root)
                 self.tools, logs, readers = list(classified.tools), classified.bookkeeping, classified.notes
-            seen = self.seen = self.world.portal.call(look_around, primary, self.tools, self.profile)
+            seen = self.seen = self.world.call(look_around, primary, self.tools, self.profile)
             self.plans = [
                 replace(
                     plan,
@@ -407,7 +408,7 @@ class AuditSession:
             self.world.isolate()  # the search starts in a world no control has touched
         assert self.sandbox is not None
         conn = self.world.ensure(self.prefix(tool).at("primary"))
-        found = self.world.portal.call(
+        found = self.world.call(
             search,
             plan,
             self.tools,
@@ -468,7 +469,7 @@ class AuditSession:
 
         # A fresh world can be had from any target the harness starts itself (not a running URL).
         renewable = not ablated and not self.profile.is_url
-        return self.world.portal.call(
+        return self.world.call(
             lambda: run_controls(
                 plan,
                 conn,
@@ -564,14 +565,12 @@ class AuditSession:
         attack.honest_flow_failed = precondition.reason if not precondition.ok else None
         technique = self.catalogue.techniques[spec.technique]
         budget = self.profile.call_timeout * 8 + _waited_out(self.profile, spec)
-        self.world.call(_bounded, technique, attack, spec, budget)
+        transcript_of = partial(
+            attack.transcript, precondition, signatures=outcome.signatures, upstream=self.profile.upstream
+        )
+        transcript = self.world.call(_attacked, technique, attack, spec, budget, transcript_of)
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
-        transcript = attack.transcript(
-            precondition, signatures=outcome.signatures, upstream=self.profile.upstream
-        )
-        if attack.may_be_parked:
-            self.world.call(attack.settle)
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         self.world.untouched(sent=bool(transcript.exchanges))
@@ -634,6 +633,25 @@ def _opens(spec: AttackSpec) -> frozenset[str]:
     """The peers an attack's family opens (its `opens` trait)."""
     found = traits_of(spec.technique)
     return found.opens if found is not None else frozenset()
+
+
+async def _attacked(
+    technique: Callable[..., Any],
+    attack: Attack,
+    spec: AttackSpec,
+    budget: float,
+    transcript_of: Callable[[], Transcript],
+) -> Transcript:
+    """One attack in one hop to the loop: run within its budget, its transcript taken, then settled.
+
+    A call the attack left parked at a legacy question is cancelled by the person only after the
+    transcript is taken: what the cancel does is not this attack's to judge.
+    """
+    await _bounded(technique, attack, spec, budget)
+    transcript = transcript_of()
+    if attack.may_be_parked:
+        await attack.settle()
+    return transcript
 
 
 async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSpec, budget: float) -> None:

@@ -18,8 +18,8 @@ import secrets
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from concurrent.futures import Future
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,6 +36,7 @@ from ..target.driver import Connection, Sent, attach
 from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from .connection_key import PRIMARY, ConnectionKey
+from .held import Held
 from .phases import PhaseClock
 
 if TYPE_CHECKING:
@@ -73,7 +74,8 @@ def era_of(key: ConnectionKey, pinned: str) -> str | None:
 @dataclass
 class _Live:
     connection: Connection
-    context: AbstractContextManager[Connection]
+    # Its context, held open on the session's loop (engine/held.py).
+    held: Held[Connection]
     # The connection whose process this one attached to (its clients close with it).
     parent: str | None = None
 
@@ -172,8 +174,9 @@ class World:
         the loop to spawn the call in its task group (a thread round trip, a cancel scope and
         a task handle), then for its end; here the loop is handed the call and waited for once
         (`asyncio.run_coroutine_threadsafe`, a task of its own, anyio's cancel scopes work in
-        it). For each attack's hop. Left waiting (Ctrl-C), the call is cancelled; one left
-        running when the loop stops is cancelled with it, as the portal's are.
+        it). For each attack's hop, and the session's other calls (its listing, controls, search).
+        Left waiting (Ctrl-C), the call is cancelled; one left running when the loop stops is
+        cancelled with it, as the portal's are.
         """
         assert self._loop is not None
         future = asyncio.run_coroutine_threadsafe(func(*args), self._loop)
@@ -351,11 +354,18 @@ class World:
 
     def _retire(self, lives: dict[str, _Live], sandbox: Sandbox) -> None:
         """Close a used world: its clients before their processes, then its sandbox."""
-        for name in reversed(list(lives)):
-            self._close(lives[name])
+        self._close_groups([[lives[name] for name in reversed(list(lives))]])
         self._discard_sandbox(sandbox)
 
     def start_in_background(self, key: ConnectionKey, profile: Profile | None = None) -> None:
+        if not self.profile.zygote:
+            # Nothing to start beside the loop (the process, or the in-process server, is started on
+            # it either way): a task of the loop's own, and no thread waiting for it.
+            assert self._loop is not None
+            self._pending[key.name] = asyncio.run_coroutine_threadsafe(
+                self._start_here(key, profile, background=True), self._loop
+            )
+            return
         pending: Future[Connection] = Future()
 
         def start() -> None:
@@ -400,14 +410,9 @@ class World:
             children = [n for n in reversed(list(lives)) if lives[n].parent == root]
             return [*(live for child in children for live in group(child)), lives[root]]
 
-        def close_group(members: list[_Live]) -> None:
-            for live in members:
-                self._close(live)
-
         groups = [group(name) for name in reversed(list(lives)) if lives[name].parent is None]
-        # Processes side by side: each close waits for its own process to exit.
-        with ThreadPoolExecutor(max(1, len(groups)), thread_name_prefix="mcp-audit-close") as pool:
-            list(pool.map(close_group, groups))
+        if groups:
+            self._close_groups(groups)
         if self._portal_cm is not None:
             # Every connection is closed: what still runs on the loop is a call whose caller is gone
             # (a start the handshake of which Ctrl-C or SIGTERM interrupted, bounded only by a long
@@ -485,28 +490,40 @@ class World:
             opened = self._open_process(key, self.sandbox, profile)
         else:
             endpoint = self.ensure(attach_to).endpoint
-            era = era_of(key, self.profile.protocol)
-            declares = _declared(key)
-            opener = (
-                attach(self.profile, endpoint, name, protocol=era, elicitation=declares)
-                if identity is None
-                else attach(
-                    self.profile,
-                    endpoint,
-                    name,
-                    headers=identity.headers,
-                    hint=identity.hint,
-                    protocol=era,
-                    elicitation=declares,
-                )
-            )
-            opened = self._enter(opener, attach_to.name)
+            opened = self._enter(self._attacher(key, endpoint, identity), attach_to.name)
         with self._lock:
             self._live[name] = opened
         return opened.connection
 
+    def _attacher(
+        self, key: ConnectionKey, endpoint: Any, identity: Identity | None
+    ) -> AbstractAsyncContextManager[Connection]:
+        """Another client of the process at `endpoint`, declaring what `key` declares (as `identity`, if any)."""
+        era = era_of(key, self.profile.protocol)
+        declares = _declared(key)
+        if identity is None:
+            return attach(self.profile, endpoint, key.name, protocol=era, elicitation=declares)
+        return attach(
+            self.profile,
+            endpoint,
+            key.name,
+            headers=identity.headers,
+            hint=identity.hint,
+            protocol=era,
+            elicitation=declares,
+        )
+
     def _open_process(self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None) -> _Live:
         """A new process of the target on `sandbox`, and the harness's connection to it."""
+        return self._enter(self._process_opener(key, sandbox, profile), None)
+
+    def _process_opener(
+        self, key: ConnectionKey, sandbox: Sandbox, profile: Profile | None = None
+    ) -> AbstractAsyncContextManager[Connection]:
+        """What starts a new process of the target on `sandbox` (numbered now) and connects to it.
+
+        With `zygote:`, the zygote is started first if it is not running: that blocks.
+        """
         name = key.name
         with self._lock:
             if name in self._unnumbered:
@@ -517,7 +534,7 @@ class World:
                 self._numbered += 1
             self.stats.processes_started += 1
         started = profile or self._started
-        opener = connect_servers(
+        return connect_servers(
             started,
             sandbox.root,
             sandbox.logs,
@@ -527,7 +544,6 @@ class World:
             protocol=era_of(key, self.profile.protocol),
             zygote=self._zygote_for(started, sandbox),
         )
-        return self._enter(opener, None)
 
     def _zygote_for(self, started: Profile, sandbox: Sandbox) -> Zygote | None:
         """`zygote:`: the one parent every process of the target is forked from, started the first time."""
@@ -565,17 +581,38 @@ class World:
             return self.zygote
 
     def _enter(self, opener: AbstractAsyncContextManager[Connection], parent: str | None) -> _Live:
-        assert self._portal is not None
-        context = self._portal.wrap_async_context_manager(opener)
+        """Open a connection from a thread other than the loop's; its context is held on the loop."""
+        held = Held(opener)
         if getattr(self._in_background, "active", False):
-            connection = context.__enter__()
+            connection = self._entered(held)
         else:
             with self.stats.clock.phase("starts"):
-                connection = context.__enter__()
+                connection = self._entered(held)
+        return self._live_of(connection, held, parent)
+
+    def _entered(self, held: Held[Connection]) -> Connection:
+        """`held` begun on the loop and its entry waited for here.
+
+        Given up on (Ctrl-C, SIGTERM), the entry is cancelled with the wait: the held task is no
+        task of the portal's, which its stop would cancel.
+        """
+        assert self._loop is not None
+        loop = self._loop
+        loop.call_soon_threadsafe(held.start)
+        try:
+            return held.entered.result()
+        except BaseException:
+            if not held.entered.done():
+                # A loop closed already (RuntimeError) runs nothing of it any more.
+                with suppress(RuntimeError):
+                    loop.call_soon_threadsafe(held.cancel)
+            raise
+
+    def _live_of(self, connection: Connection, held: Held[Connection], parent: str | None) -> _Live:
         if self.stats.sent is not None:
             for part in (connection, *getattr(connection, "parts", {}).values()):
                 part.sent = self.stats.sent
-        return _Live(connection, context, parent)
+        return _Live(connection, held, parent)
 
     def _drop(self, name: str) -> None:
         """Close a connection and every client attached to its process."""
@@ -586,15 +623,36 @@ class World:
         with self._lock:
             live = self._live.pop(name, None)
         if live is not None:
-            self._close(live)
+            self._close_groups([[live]])
 
-    def _close(self, live: _Live) -> None:
+    def _close_groups(self, groups: list[list[_Live]]) -> None:
+        """Close connections from a thread other than the loop's, in one call to the loop.
+
+        Each group in turn (a process's clients, then it), the groups side by side: each close
+        waits for its own process to exit.
+        """
+        try:
+            self.call(self._close_side_by_side, groups)
+        except RuntimeError as exc:  # the loop is closed already: what it held went with it
+            names = ", ".join(live.connection.name for members in groups for live in members)
+            self.stats.notes.append(f"closing {names}: {type(exc).__name__}: {exc}")
+
+    async def _close_side_by_side(self, groups: list[list[_Live]]) -> None:
+        async with anyio.create_task_group() as closing:
+            for members in groups:
+                closing.start_soon(self._close_in_turn, members)
+
+    async def _close_in_turn(self, lives: list[_Live]) -> None:
+        for live in lives:
+            await self._close(live)
+
+    async def _close(self, live: _Live) -> None:
         with self._lock:
             self.stats.round_trips += live.connection.round_trips
             self.stats.tool_listings += live.connection.listings
             self.stats.in_round_trips += live.connection.waited_on
         try:
-            live.context.__exit__(None, None, None)
+            await live.held.close()
         except Exception as exc:  # a dead target may fail to close cleanly; it is killed either way
             self.stats.notes.append(f"closing {live.connection.name}: {type(exc).__name__}: {exc}")
 
@@ -606,12 +664,90 @@ class World:
         attach_to: ConnectionKey | None = None,
         identity: Identity | None = None,
     ) -> Connection:
+        """`ensure`, for an attack on the loop: opened there, with no thread, unless something blocks."""
         live = self._live.get(key.name)
         if live is not None and live.connection.alive and key.name not in self._pending:
             # Open already (most asks are for a connection an earlier attack opened): no thread hop.
             return live.connection
-        # Opened from a worker thread through the portal, so its context lives
-        # in the portal's own task rather than inside the attack's task.
+        if key.name in self._pending:
+            # Started in the background: waited for here, without blocking the loop.
+            await self._adopted(key.name)
+            live = self._live.get(key.name)
+            if live is not None and live.connection.alive:
+                live.connection.answer_after = self._answer_after()
+                return live.connection
+        parent = self._live.get(attach_to.name) if attach_to is not None else None
+        if (
+            live is None
+            and attach_to is not None
+            and parent is not None
+            and parent.connection.alive
+            and attach_to.name not in self._pending
+        ):
+            # Another client of a process running already: opened here, on the loop, no thread.
+            return await self._attach_here(key, attach_to, parent.connection, identity)
+        if live is None and attach_to is None and not self.profile.zygote:
+            # Another process (or in-process server), with no zygote to start first: started here too.
+            # As a worker thread's `ensure` is: an attack cancelled meanwhile is so once it is open and
+            # kept (it closes with the others), not while it opens.
+            with anyio.CancelScope(shield=True):
+                connection = await self._start_here(key, profile)
+            connection.answer_after = self._answer_after()
+            return connection
+        # Anything else may start a zygote or close a lost connection first (blocking calls): from a
+        # worker thread, and its context held in a task of its own, not the attack's.
         return await anyio.to_thread.run_sync(
             lambda: self.ensure(key, profile=profile, attach_to=attach_to, identity=identity)
         )
+
+    async def _adopted(self, name: str) -> None:
+        """`_adopt`, on the loop: the start in the background waited for without blocking the loop."""
+        if (pending := self._pending.pop(name, None)) is not None:
+            try:
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wrap_future(pending)
+            except Exception as exc:  # opened again, and reported, when it is needed
+                self.stats.notes.append(f"starting {name} in the background: {exc}")
+
+    async def _attach_here(
+        self, key: ConnectionKey, attach_to: ConnectionKey, parent: Connection, identity: Identity | None
+    ) -> Connection:
+        """`ensure(key, attach_to=...)` for a parent that is live, from the loop: the same connection."""
+        # As a worker thread's `ensure` is: an attack cancelled meanwhile is so once the client is open
+        # and kept (it closes with the others), not while it opens.
+        with anyio.CancelScope(shield=True):
+            connection = await self._held_here(
+                key, self._attacher(key, parent.endpoint, identity), attach_to.name
+            )
+        parent.answer_after = connection.answer_after = self._answer_after()
+        return connection
+
+    async def _start_here(
+        self, key: ConnectionKey, profile: Profile | None, *, background: bool = False
+    ) -> Connection:
+        """`ensure(key)` for a new process with no zygote to start, from the loop: the same connection."""
+        assert self.sandbox is not None
+        return await self._held_here(
+            key, self._process_opener(key, self.sandbox, profile), None, background=background
+        )
+
+    async def _held_here(
+        self,
+        key: ConnectionKey,
+        opener: AbstractAsyncContextManager[Connection],
+        parent: str | None,
+        *,
+        background: bool = False,
+    ) -> Connection:
+        """`opener`'s connection, held from the loop itself (no thread hop), and kept as `key`'s."""
+        held = Held(opener)
+        held.start()
+        if background:
+            connection = await asyncio.wrap_future(held.entered)  # beside the audit: no wall time of its own
+        else:
+            with self.stats.clock.phase("starts"):
+                connection = await asyncio.wrap_future(held.entered)
+        opened = self._live_of(connection, held, parent)
+        with self._lock:
+            self._live[key.name] = opened
+        return connection
