@@ -386,6 +386,14 @@ class World:
             except Exception as exc:  # opened again, and reported, when it is needed
                 self.stats.notes.append(f"starting {name} in the background: {exc}")
 
+    def __enter__(self) -> World:
+        """`begin`, for a caller that holds a world for a block: `close` at its end, however it ends."""
+        self.begin()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         with self.stats.clock.phase("stops"):
             self._close_all()

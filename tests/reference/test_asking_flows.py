@@ -46,12 +46,8 @@ def _profile(mechanism: str, flaws: tuple[str, ...]) -> Profile:
 
 @contextmanager
 def _world(profile: Profile) -> Iterator[World]:
-    world = World(profile, Stats())
-    world.begin()
-    try:
+    with World(profile, Stats()) as world:
         yield world
-    finally:
-        world.close()
 
 
 def _controls(mechanism: str, flaws: tuple[str, ...] = ()) -> tuple[str, ControlOutcome]:

@@ -49,12 +49,8 @@ def _world(flaws: tuple[str, ...]) -> Iterator[World]:
         call_timeout=10.0,
         factory_args={"flaws": list(flaws)},
     )
-    world = World(profile, Stats())
-    world.begin()
-    try:
+    with World(profile, Stats()) as world:
         yield world
-    finally:
-        world.close()
 
 
 def _replayed(world: World, spec: AttackSpec) -> Transcript:

@@ -24,12 +24,8 @@ SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server
 @contextmanager
 def _world() -> Iterator[World]:
     profile = Profile(command=f"py:{SERVER}:build_server", tool="delete_file", call_timeout=10.0)
-    world = World(profile, Stats())
-    world.begin()
-    try:
+    with World(profile, Stats()) as world:
         yield world
-    finally:
-        world.close()
 
 
 def _threads() -> set[str]:

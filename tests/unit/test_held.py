@@ -68,9 +68,7 @@ def test_a_failed_enter_is_raised_from_entered_and_a_failed_exit_from_close() ->
 def test_another_client_an_attack_asks_for_opens_on_the_loop_and_closes_with_the_world(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    world = World(Profile(command=f"py:{SERVER}:build_server"), Stats())
-    world.begin()
-    try:
+    with World(Profile(command=f"py:{SERVER}:build_server"), Stats()) as world:
         primary = world.ensure(PRIMARY)
 
         async def no_thread(*args: Any, **kwargs: Any) -> Any:
@@ -87,8 +85,6 @@ def test_another_client_an_attack_asks_for_opens_on_the_loop_and_closes_with_the
         monkeypatch.undo()
         assert again is other
         assert other.endpoint is primary.endpoint
-    finally:
-        world.close()
     # Counted as every connection is when it closes; the event loop is gone with the world.
     assert world.stats.tool_listings == 1
     assert world.sandbox is None
@@ -176,9 +172,7 @@ def test_a_thread_that_gives_up_waiting_for_an_entry_cancels_it(monkeypatch: pyt
 def test_a_process_started_in_the_background_and_open_by_now_is_adopted_on_the_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    world = World(Profile(command=f"py:{SERVER}:build_server"), Stats())
-    world.begin()
-    try:
+    with World(Profile(command=f"py:{SERVER}:build_server"), Stats()) as world:
         other = ConnectionKey("other")
         world.start_in_background(other)
         world._pending[other.name].result()  # open by now
@@ -194,6 +188,4 @@ def test_a_process_started_in_the_background_and_open_by_now_is_adopted_on_the_l
         monkeypatch.undo()
         assert opened.name == "other-0"
         assert other.name not in world._pending
-    finally:
-        world.close()
     assert world.stats.processes_started == 1
