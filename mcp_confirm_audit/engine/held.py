@@ -33,7 +33,7 @@ class Held(Generic[_T]):
         self._scope: anyio.CancelScope | None = None
         self._given_up = False
         # What the exit raised: `close` raises it; a context never closed (the loop stopping) drops it,
-        # as the portal drops a failed call's (its task ends cleanly either way).
+        # as anyio's portal drops a failed call's (its task ends cleanly either way).
         self._exit_failed: Exception | None = None
 
     def start(self) -> None:
@@ -45,8 +45,9 @@ class Held(Generic[_T]):
     def cancel(self) -> None:
         """Whoever waited for `entered` gave up (Ctrl-C, SIGTERM): the hold is cancelled (call it on the loop).
 
-        As the portal's stop cancelled its tasks: an entry (a handshake bounded only by the start
-        timeout) ends now, and a context entered meanwhile, which nobody will close, is left at once.
+        As the world's close cancels the loop's tasks: an entry (a handshake bounded only by the start
+        timeout) ends the next time the loop runs, and a context entered meanwhile, which nobody will
+        close, is left at once.
         """
         self._given_up = True
         if self._scope is not None:

@@ -1,8 +1,8 @@
 """One audit of one target: the process(es), the sandbox, controls, attacks.
 
-The SDK client is async; pytest items are not. A blocking portal runs one
-event loop in a background thread for the whole session, so the target is
-started once and every item drives it through the same connection. Other
+The SDK client is async; pytest items are not. One event loop lives for the
+whole session, run by pytest's thread each time an item waits on it, so the
+target is started once and every item drives it through the same connection. Other
 connections (another process, replicas, more clients of the same process, a
 short-lived process, the target without its SDK boundary) are opened the first
 time an attack asks for one, and kept.

@@ -525,7 +525,7 @@ def deadline_in(seconds: float) -> anyio.CancelScope:
     """A cancel scope whose deadline is `seconds` from now: `anyio.move_on_after(seconds)`, in fewer calls.
 
     Every round trip and every attack makes one. The harness's event loop is asyncio's (the
-    session's portal, started on anyio's default backend), where anyio's clock is the loop's own:
+    session's world makes one), where anyio's clock is the loop's own:
     the deadline is read from it, and the scope made by asyncio's scope class, without anyio's
     backend lookups.
     """

@@ -13,6 +13,7 @@ SIGKILL, it reads the end of it and ends, and its namespace with it.
 
 from __future__ import annotations
 
+import atexit
 import subprocess
 import sys
 import threading
@@ -100,5 +101,15 @@ def shared() -> SharedNet:
     global _shared
     with _lock:
         if _shared is None or not _shared.running:
+            if _shared is None:
+                # Ended as the harness exits, not left to the garbage collector (a warning of a
+                # process still running, its pipes unclosed, at the end of every worker that used it).
+                atexit.register(_close_shared)
             _shared = SharedNet()
         return _shared
+
+
+def _close_shared() -> None:
+    with _lock:
+        if _shared is not None:
+            _shared.close()

@@ -137,11 +137,11 @@ def test_a_refusal_control_that_neither_asks_nor_acts_is_not_judged_and_is_no_fi
     try:
         primary = world.ensure(PRIMARY)
         assert world.sandbox is not None
-        tools = world.portal.call(primary.list_tools)
-        seen = world.portal.call(look_around, primary, tools, world.profile)
+        tools = world.call(primary.list_tools)
+        seen = world.call(look_around, primary, tools, world.profile)
         plan = next(p for p in plan_tools(tools, world.profile, seen) if p.name == "handoff")
         sandbox = world.sandbox
-        outcome = world.portal.call(
+        outcome = world.call(
             lambda: run_controls(
                 plan, primary, sandbox, world.profile.answer, values=world.values, tools=tools
             )

@@ -55,11 +55,11 @@ def _controls(mechanism: str, flaws: tuple[str, ...] = ()) -> tuple[str, Control
     with _world(_profile(mechanism, flaws)) as world:
         primary = world.ensure(PRIMARY)
         assert world.sandbox is not None
-        tools = world.portal.call(primary.list_tools)
-        seen = world.portal.call(look_around, primary, tools, world.profile)
+        tools = world.call(primary.list_tools)
+        seen = world.call(look_around, primary, tools, world.profile)
         plan = next(p for p in plan_tools(tools, world.profile, seen) if p.name == "delete_file")
         sandbox = world.sandbox
-        outcome = world.portal.call(
+        outcome = world.call(
             lambda: run_controls(
                 plan,
                 primary,

@@ -57,8 +57,8 @@ def _replayed(world: World, spec: AttackSpec) -> Transcript:
     """`replay`'s steps against the world's primary, as the session would drive them, bounded."""
     primary = world.ensure(PRIMARY)
     assert world.sandbox is not None
-    tools = world.portal.call(primary.list_tools)
-    seen = world.portal.call(look_around, primary, tools, world.profile)
+    tools = world.call(primary.list_tools)
+    seen = world.call(look_around, primary, tools, world.profile)
     plan = next(p for p in plan_tools(tools, world.profile, seen) if p.name == "delete_file")
     plan = replace(plan, mechanism=Mrtr("delete_file"))
 
@@ -83,7 +83,7 @@ def _replayed(world: World, spec: AttackSpec) -> Transcript:
         await replay(attack, spec.params)
         await attack.finish()
 
-    world.portal.call(steps)
+    world.call(steps)
     return attack.transcript(Precondition(True))
 
 
