@@ -57,7 +57,7 @@ class Counter:
         return counted
 
     def start(self) -> None:
-        threading.setprofile(self.hook)  # the portal's event loop thread, started by the session
+        threading.setprofile(self.hook)  # any thread the session starts (a world started ahead, a retiring one)
         sys.setprofile(self.hook)
 
     def stop(self) -> None:
