@@ -137,6 +137,7 @@ class BenchResult:
             )
             + (f", and the {cost.waited:.3f} s the attacks must let pass)" if cost.waited else ")"),
             f"ratio: {self.ratio:.2f}x",
+            self._paired_line(),
         ]
         if cost.sent:
             lines.append(
@@ -173,6 +174,20 @@ class BenchResult:
         lines += self._confinement_lines()
         lines += _growth_lines(self.growth)
         return [*lines, f"(medians of {runs} runs each, alternating)"]
+
+    def _paired_line(self) -> str:
+        """Each audit over the floor run right after it: what the machine's drift moves least.
+
+        The two medians above can come from different moments of a machine whose speed drifts
+        (another tenant's load on a shared host); an audit and the floor beside it share one.
+        """
+        pairs = sorted(a / f for a, f in zip(self.audit, self.floor, strict=False) if f > 0)
+        if not pairs:
+            return "ratio of each audit to the floor run right after it: none timed"
+        spread = f" ({pairs[0]:.2f}x to {pairs[-1]:.2f}x over {len(pairs)} pairs)" if len(pairs) > 1 else ""
+        return (
+            f"ratio of each audit to the floor run right after it: median {self.median(pairs):.2f}x{spread}"
+        )
 
     def _cpu_lines(self, in_process: bool) -> list[str]:
         """CPU seconds (user and system), the figure other jobs on a busy machine move least.

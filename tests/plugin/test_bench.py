@@ -12,8 +12,19 @@ from pathlib import Path
 import pytest
 
 from mcp_confirm_audit.cli import main as cli
+from mcp_confirm_audit.cli.bench import AuditCost, BenchResult
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
+# What a bench result needs of its audit where only its timings are read.
+_NO_COST = AuditCost(
+    seconds=0.0,
+    attacks=0,
+    processes_started=1,
+    second_process_attacks=0,
+    tool_listings=0,
+    tool_calls=0,
+    plan=None,
+)  # type: ignore[arg-type]
 CAREFUL = shlex.join([sys.executable, str(TARGETS / "reference" / "server.py"), "--root", "{root}"])
 
 
@@ -38,6 +49,8 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     )
     assert sent is not None
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio"])
+    # One run: its one pair, no spread to give.
+    assert re.fullmatch(r"median \d+\.\d\dx", fields["ratio of each audit to the floor run right after it"])
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to it"])
     # The audit's own round trips (what its requests cost, whatever they carry) in place of the floor's.
     assert re.fullmatch(
@@ -197,3 +210,14 @@ def test_bench_of_an_isolated_target_counts_a_process_per_attack_and_times_no_fl
     # No floor starts a process per attack: the audit's own round trips are told, set against nothing.
     assert "in its own round trips: " in out
     assert "floor with the audit's own round trips" not in out
+
+
+def test_each_audit_is_set_against_the_floor_run_right_after_it_so_a_drifting_machine_moves_it_less() -> None:
+    # A machine that slowed down between the first runs and the last: the medians of each column come
+    # from different moments, the pairs do not.
+    result = BenchResult(
+        audit=(0.40, 0.42, 0.39), floor=(0.26, 0.30, 0.25), floor_same_processes=(), cost=_NO_COST
+    )
+    assert result._paired_line() == (
+        "ratio of each audit to the floor run right after it: median 1.54x (1.40x to 1.56x over 3 pairs)"
+    )
