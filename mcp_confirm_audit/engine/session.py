@@ -578,28 +578,45 @@ class AuditSession:
 
 
 class _Collector:
-    """The objects that were there before an audit, set aside from the garbage collector while it runs.
+    """The garbage collector set for an audit while one runs, and given back as it was after the last.
 
-    An in-process audit allocates enough for the collector to make a full pass every few
-    audits, and a full pass walks every object the imports made (the SDK, pydantic's
-    schemas, pytest's): about a third of the collector's time in an audit. `gc.freeze`
-    moves the objects alive when the first session starts out of its reach; `gc.unfreeze`
-    gives them back when the last one closes, so a test process keeps its collector as it
-    was. Nothing is disabled: what the audit itself allocates is collected as before.
+    Two settings, both undone when the last session closes, so a test process keeps its collector
+    as it was. Nothing is disabled: what the audit allocates is collected as before.
+
+    - The objects alive when the first session starts are set aside (`gc.freeze`). An in-process
+      audit allocates enough for the collector to make a full pass every few audits, and a full
+      pass walks every object the imports made (the SDK, pydantic's schemas, pytest's): about a
+      third of the collector's time in an audit.
+    - The youngest generation is collected every `_YOUNG` allocations, not every 700 (CPython's
+      default). An attack allocates tens of thousands of short-lived objects (requests, replies,
+      pydantic models, transcripts); at 700 the collector walked the survivors of each few hundred
+      again and again. Measured on the in-process audit of the careful reference server, audits
+      alternating with the two settings: 4% less wall time (0.398 s to 0.381 s, three runs of twelve
+      pairs). What waits longer for collection is cyclic garbage only (a few MB at most); anything
+      else is freed when its last reference goes, as before.
     """
+
+    _YOUNG = 50_000
 
     def __init__(self) -> None:
         self._sessions = 0
+        self._threshold: tuple[int, int, int] | None = None
 
     def hold(self) -> None:
         if self._sessions == 0:
             gc.freeze()
+            self._threshold = young, older, oldest = gc.get_threshold()
+            if young:  # 0: collection is off already, and stays so
+                gc.set_threshold(max(young, self._YOUNG), older, oldest)
         self._sessions += 1
 
     def release(self) -> None:
         self._sessions = max(self._sessions - 1, 0)
         if self._sessions == 0:
             gc.unfreeze()
+            if self._threshold is not None:
+                gc.set_threshold(*self._threshold)
+                self._threshold = None
 
 
 _collector = _Collector()
