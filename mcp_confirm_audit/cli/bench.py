@@ -179,15 +179,18 @@ class BenchResult:
         """Each audit over the floor run right after it: what the machine's drift moves least.
 
         The two medians above can come from different moments of a machine whose speed drifts
-        (another tenant's load on a shared host); an audit and the floor beside it share one.
+        (another tenant's load on a shared host); an audit and the floor beside it share one. The
+        floor with as many servers as the audit, when it was timed: the one the goal is set against.
         """
-        pairs = sorted(a / f for a, f in zip(self.audit, self.floor, strict=False) if f > 0)
+        same = bool(self.floor_same_processes)
+        floors = self.floor_same_processes if same else self.floor
+        pairs = sorted(a / f for a, f in zip(self.audit, floors, strict=False) if f > 0)
+        which = f"the floor with {self.cost.processes_started} servers" if same else "the floor"
+        label = f"ratio of each audit to {which} run right after it"
         if not pairs:
-            return "ratio of each audit to the floor run right after it: none timed"
+            return f"{label}: none timed"
         spread = f" ({pairs[0]:.2f}x to {pairs[-1]:.2f}x over {len(pairs)} pairs)" if len(pairs) > 1 else ""
-        return (
-            f"ratio of each audit to the floor run right after it: median {self.median(pairs):.2f}x{spread}"
-        )
+        return f"{label}: median {self.median(pairs):.2f}x{spread}"
 
     def _cpu_lines(self, in_process: bool) -> list[str]:
         """CPU seconds (user and system), the figure other jobs on a busy machine move least.

@@ -49,8 +49,9 @@ def test_bench_prints_audit_floor_ratio_processes_and_round_trips(capsys: pytest
     )
     assert sent is not None
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio"])
-    # One run: its one pair, no spread to give.
-    assert re.fullmatch(r"median \d+\.\d\dx", fields["ratio of each audit to the floor run right after it"])
+    # One run: its one pair, no spread to give; set against the floor with as many servers as the audit.
+    paired = fields["ratio of each audit to the floor with 2 servers run right after it"]
+    assert re.fullmatch(r"median \d+\.\d\dx", paired)
     assert re.fullmatch(r"\d+\.\d\dx", fields["ratio to it"])
     # The audit's own round trips (what its requests cost, whatever they carry) in place of the floor's.
     assert re.fullmatch(
