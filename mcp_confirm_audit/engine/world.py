@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
@@ -57,6 +58,80 @@ def _forks(started: Profile, root: Path) -> tuple[tuple[str, ...], ...]:
         else [started.command]
     )
     return tuple(tuple(replace(started, command=c, servers=None).argv(root)) for c in commands)
+
+
+# Seconds the world's close gives what is left on its loop to end once cancelled.
+_STOP_GRACE = 5.0
+# Signals whose Python handler raises in the main thread: Ctrl-C's KeyboardInterrupt, the plugin's SIGTERM.
+_HELD_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+
+
+def _run_until(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[_T], give_up: Callable[[], object] | None = None
+) -> _T:
+    """`loop.run_until_complete(future)`, a signal's exception raised once the loop stands still, not inside it.
+
+    An exception a signal handler raises lands wherever the main thread is: inside the loop, in the
+    middle of an SDK task's step or of anyio's bookkeeping, which it leaves half done (cancellations
+    that never finish, a close that hangs). So while the loop runs on the main thread, a Python handler
+    of SIGINT or SIGTERM is called from a stand-in that keeps what it raises, cancels what the loop was
+    run for (`give_up`, else `future.cancel`), and raises it once the loop has stopped, as `asyncio.run`
+    does with Ctrl-C. A handler that raises nothing (the plugin's SIGTERM while pytest finishes) cancels
+    nothing. A second signal meanwhile raises at once: a person who presses Ctrl-C twice wants out now.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return loop.run_until_complete(future)
+    raised: list[BaseException] = []
+    handlers: dict[int, Callable[[int, Any], Any]] = {}
+
+    def stand_in(signum: int, frame: Any) -> None:
+        try:
+            handlers[signum](signum, frame)
+        except BaseException as exc:
+            if raised:
+                raise
+            raised.append(exc)
+            loop.call_soon_threadsafe(give_up or future.cancel)
+
+    for held in _HELD_SIGNALS:
+        current = signal.getsignal(held)
+        if callable(current):
+            handlers[held] = current
+            signal.signal(held, stand_in)
+    try:
+        return loop.run_until_complete(future)
+    finally:
+        for held, handler in handlers.items():
+            signal.signal(held, handler)
+        if raised:
+            raise raised[0]
+
+
+async def _in_a_scope(
+    scopes: list[anyio.CancelScope], func: Callable[..., Coroutine[Any, Any, _T]], *args: Any
+) -> _T:
+    """`await func(*args)` in a cancel scope of its own, put in `scopes`; cancelled, it ends as a cancelled call."""
+    with anyio.CancelScope() as scope:
+        scopes.append(scope)
+        return await func(*args)
+    raise asyncio.CancelledError  # the scope was cancelled: the call was given up
+
+
+def _done_on(loop: asyncio.AbstractEventLoop, future: Future[Any]) -> asyncio.Future[None]:
+    """A future of the loop's that is done once `future` is, whatever it holds; cancelling it leaves `future` be."""
+    done: asyncio.Future[None] = loop.create_future()
+
+    def mark() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    def ended(_: Future[Any]) -> None:
+        # A loop closed meanwhile (the world's close) has nobody waiting on it any more.
+        with suppress(RuntimeError):
+            loop.call_soon_threadsafe(mark)
+
+    future.add_done_callback(ended)
+    return done
 
 
 def era_of(key: ConnectionKey, pinned: str) -> str | None:
@@ -181,9 +256,19 @@ class World:
             except BaseException:
                 future.cancel()
                 raise
-        task = loop.create_task(func(*args))
+        scopes: list[anyio.CancelScope] = []
+        task = loop.create_task(_in_a_scope(scopes, func, *args))
+
+        def give_up() -> None:
+            # The call's own scope, not the task: a section the call shields (a process being started,
+            # then kept as the world's) ends first, as it does when an attack's budget runs out.
+            if scopes:
+                scopes[0].cancel()
+            else:
+                task.cancel()
+
         try:
-            return loop.run_until_complete(task)
+            return _run_until(loop, task, give_up)
         except asyncio.CancelledError as exc:
             # As a call handed to the loop from another thread says it (an Exception, not the loop's own).
             raise CancelledError() from exc
@@ -196,12 +281,9 @@ class World:
         if threading.get_ident() == self._driver and not future.done():
             loop = self._loop
             assert loop is not None
-            waited = asyncio.wrap_future(future, loop=loop)
-            try:
-                loop.run_until_complete(waited)
-            except BaseException:
-                if not future.done():
-                    raise
+            # Not `asyncio.wrap_future`: an interrupted wait would cancel `future` itself, and the thread
+            # that fills it (a world started ahead) would fail to, and leave its process to nobody.
+            _run_until(loop, _done_on(loop, future))
         return future.result()
 
     def _join(self, thread: threading.Thread) -> None:
@@ -484,9 +566,11 @@ class World:
             for task in left:
                 task.cancel()
             if left:
-                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
+                # Bounded: a task that will not end (a shielded wait on a process that ignores its stdin)
+                # must not hold the run open; its processes are reaped with the sandbox either way.
+                _run_until(loop, asyncio.ensure_future(asyncio.wait(left, timeout=_STOP_GRACE), loop=loop))
+            _run_until(loop, asyncio.ensure_future(loop.shutdown_asyncgens(), loop=loop))
+            _run_until(loop, asyncio.ensure_future(loop.shutdown_default_executor(), loop=loop))
         finally:
             loop.close()
 
