@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+from deadline import deadline
 
 from mcp_confirm_audit.engine.connection_key import PRIMARY, ConnectionKey
 from mcp_confirm_audit.engine.world import Stats, World
@@ -22,9 +24,29 @@ from mcp_confirm_audit.profile.loader import Profile
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "reference" / "server.py"
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raising KeyboardInterrupt, as in a terminal, whatever this process inherited.
+
+    An xdist worker, or a process started in the background by a shell, ignores SIGINT: a test that
+    relied on it would wait for an interrupt that never comes.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _ctrl_c() -> None:
     """Ctrl-C, from inside an attack: the loop is running on this thread when it comes."""
     os.kill(os.getpid(), signal.SIGINT)
+
+
+async def _until_given_up() -> None:
+    """An attack waiting for an answer that never comes, bounded so a test that fails does not hang."""
+    with anyio.fail_after(deadline(10)):
+        await anyio.sleep_forever()
 
 
 def test_ctrl_c_during_an_attack_ends_the_call_and_leaves_the_loop_and_its_connections_whole() -> None:
@@ -33,7 +55,7 @@ def test_ctrl_c_during_an_attack_ends_the_call_and_leaves_the_loop_and_its_conne
 
         async def attack_waiting_for_an_answer() -> None:
             _ctrl_c()
-            await anyio.sleep_forever()
+            await _until_given_up()
 
         with pytest.raises(KeyboardInterrupt):
             world.call(attack_waiting_for_an_answer)
@@ -49,7 +71,7 @@ def test_ctrl_c_while_an_attack_starts_another_process_keeps_that_process_to_clo
         async def attack_opening_another_process() -> None:
             _ctrl_c()  # handled once the attack waits, which it first does inside the shielded start
             await world.open(other)
-            await anyio.sleep_forever()
+            await _until_given_up()
 
         with pytest.raises(KeyboardInterrupt):
             world.call(attack_opening_another_process)
