@@ -1,8 +1,9 @@
 """The world an audit's attacks run in: the target's processes and the sandbox they run on.
 
 One event loop for the whole session, run by the thread that began the world (pytest's) whenever
-it waits for something the loop does, and stopped in between; the sandbox and the target's files in it; every process and client of the target, opened by
-`ConnectionKey` the first time something asks and kept, opened again when lost; the processes
+it waits for something the loop does, and standing still in between; the sandbox and the target's
+files in it; every process and client of the target, opened by `ConnectionKey` the first time
+something asks and kept, opened again when lost; the processes
 started ahead of need (another process, the other era's, a client that declares less); with
 `isolation: process`, the fresh worlds started ahead and the used ones retired beside the next
 attack; the zygote processes are forked from; the loopback sink; and, at the end, every process
