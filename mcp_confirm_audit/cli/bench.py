@@ -38,6 +38,7 @@ from ..catalogue.loader import Catalogue, load_catalogue
 from ..engine.session import AuditSession
 from ..errors import TargetError, UsageError
 from ..models import AttackSpec, ControlResult, Result
+from ..oracle.sandbox import scratch_directory
 from ..profile.loader import Profile, load_profile, resolve_profile
 from ..report import build_report, write_reports
 from ..target import reaper
@@ -352,7 +353,8 @@ class FloorRun:
 
 def floor_timed(profile: Profile, cost: AuditCost, processes: int = 1) -> FloorRun:
     """`floor_once`, timed: its wall seconds, its CPU seconds and its round trips' part."""
-    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as scratch:
+    # Where the audit's sandbox goes (RAM where there is some): the server's file work costs the same in both.
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-", dir=scratch_directory()) as scratch:
         root = Path(os.path.realpath(scratch)) / "root"
         root.mkdir()
         (root / "victim.txt").write_text("victim\n")
