@@ -46,7 +46,7 @@ from ..oracle.sandbox import Sandbox
 from ..profile.loader import Profile
 from ..target import confine
 from ..target.discovery import ToolPlan, look_around, plan_tools
-from ..target.driver import Connection, ToolInfo, deadline_in
+from ..target.driver import STDERR_SAID, Connection, ToolInfo, deadline_in
 from ..techniques import mrtr_only, traits_of
 from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
@@ -378,8 +378,26 @@ class AuditSession:
                 outcome = self._search(tool, outcome)
             if not ablated and self._wants_a_maker(tool, outcome):
                 outcome = self._with_a_maker(tool, outcome)
+            if not outcome.approve_ok:
+                outcome = self._with_the_target_stderr(tool, ablated, outcome)
             self._controls[key] = outcome
         return self._controls[key]
+
+    def _with_the_target_stderr(self, tool: str, ablated: bool, outcome: ControlOutcome) -> ControlOutcome:
+        """A failed approve control with how the target's stderr ended, where it has one: often the only why.
+
+        A tool that raised is answered `Error executing tool <name>` by the SDK, which logs the cause on
+        the target's stderr; that log goes with the sandbox when the audit ends, and every attack the
+        failure leaves inconclusive quotes this detail. A round trip that lost the connection says it already.
+        """
+        approve = outcome.results[0] if outcome.results else None
+        if approve is None or approve.name != "approve" or STDERR_SAID in approve.detail:
+            return outcome
+        tail = self.world.stderr_tail(self.prefix(tool, ablated=ablated).at("primary"))
+        if not tail:
+            return outcome
+        said = replace(approve, detail=f"{approve.detail}{STDERR_SAID}{tail}")
+        return replace(outcome, results=(said, *outcome.results[1:]))
 
     def _searches(self, tool: str, outcome: ControlOutcome) -> bool:
         """Zero configuration, on an action that names no file, whose first call was refused (nothing acted unasked)."""

@@ -33,7 +33,7 @@ from ..errors import UsageError
 from ..oracle.sandbox import Sandbox
 from ..profile.loader import Profile
 from ..target import confine, netns, reaper
-from ..target.driver import Connection, Sent, attach
+from ..target.driver import Connection, Sent, attach, stderr_tail
 from ..target.routed import connect_servers
 from ..target.zygote import Zygote, open_zygote, release_zygote, split_command
 from .connection_key import PRIMARY, ConnectionKey
@@ -588,6 +588,18 @@ class World:
         connection = self._ensure_now(key, profile=profile, attach_to=attach_to, identity=identity)
         connection.answer_after = self._answer_after()
         return connection
+
+    def stderr_tail(self, key: ConnectionKey) -> str:
+        """How the stderr of the process behind `key`'s connection ended, secrets masked; "" if it has none.
+
+        Nothing is opened: a connection lost (its process dead) still has its log, and none open has none.
+        """
+        with self._lock:
+            live = self._live.get(key.name)
+        if live is None:
+            return ""
+        connection = live.connection
+        return stderr_tail(connection.stderr_path, secrets=connection.secrets)
 
     def pace(self, seconds: float | None) -> None:
         """The person's pace from now on: `seconds` the controls learned for one tool, None the profile's.

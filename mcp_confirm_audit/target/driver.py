@@ -73,6 +73,9 @@ _AUTH_SCHEME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}")
 # to the loop's heap on every round trip. Not for a call run outside `_guarded` (a legacy call's task).
 _BOUNDED_BY_THE_HARNESS = math.inf
 
+# What comes before the last lines of a target's stderr wherever a reason quotes them.
+STDERR_SAID = "; target stderr: "
+
 
 # What a round trip may fail with that the harness reads into its vocabulary (`Connection._failed`),
 # in the order read; anything else propagates.
@@ -518,7 +521,7 @@ class Connection:
 
     def _stderr_hint(self) -> str:
         tail = stderr_tail(self.stderr_path, secrets=self.secrets)
-        return f"; target stderr: {tail}" if tail else ""
+        return f"{STDERR_SAID}{tail}" if tail else ""
 
 
 def deadline_in(seconds: float) -> anyio.CancelScope:

@@ -33,6 +33,8 @@ MODES: dict[str, str] = {
     "hang-on-list": "answers server/discover, then blocks forever on tools/list",
     "crash-on-call": "answers discovery and tools/list, then dies on the first tools/call",
     "hang-on-answer": "asks for confirmation, then blocks its event loop forever when the answer comes",
+    "raise-on-answer": "asks for confirmation, then fails the answered call as a tool that raised does under "
+    "the SDK: `Error executing tool <name>` to the client, the cause only on its stderr",
     "hang-on-long-input": "blocks its event loop forever on any argument longer than 4 KiB",
     "crash-on-malformed-answer": "dies when an answer in inputResponses is not a JSON object",
     "non-json-stdout": "prints junk lines on stdout at start-up and before every tools/call answer",
@@ -89,6 +91,8 @@ class Misbehaviour:
             _block_forever()
         if ctx.method == "tools/call":
             await self._before_call(params)
+            if self.mode == "raise-on-answer" and params.get("inputResponses"):
+                return _raised(str(params.get("name")), "the disk is on fire")
         result = await call_next(ctx)
         if ctx.method == "tools/call" and self.mode == "enormous-response":
             return _pad(result)
@@ -190,6 +194,16 @@ def _saying(result: Any, text: str) -> Any:
     if not isinstance(result, CallToolResult):
         return result
     return result.model_copy(update={"content": [*result.content, TextContent(type="text", text=text)]})
+
+
+def _raised(tool: str, cause: str) -> Any:
+    """What the SDK answers for a tool that raised: its name to the client, the cause only in the log."""
+    from mcp.types import CallToolResult, TextContent
+
+    _say(f"tools/call with answers: {cause}")
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"Error executing tool {tool}")], is_error=True
+    )
 
 
 def _pad(result: Any) -> Any:

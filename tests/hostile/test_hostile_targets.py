@@ -100,21 +100,29 @@ def test_a_target_that_never_gets_going_is_one_clear_line_and_leaves_no_process(
 
 
 @pytest.mark.parametrize(
-    ("mode", "why"),
+    ("mode", "why", "cause"),
     [
         (
             "crash-on-call",
             "*honest flow failed*Connection closed; target stderr: *hostile-server: tools/call: crashing*",
+            "hostile-server: tools/call: crashing",
         ),
         (
             "hang-on-answer",
             f"*honest flow failed*no answer within {deadline(1):g}s; target stderr: *blocking forever*",
+            "hostile-server: tools/call with answers: blocking forever",
+        ),
+        (
+            # Answered, not lost: the reply says only `Error executing tool`, the target's stderr says why.
+            "raise-on-answer",
+            "*honest flow failed*Error executing tool delete_file*",
+            "target stderr: hostile-server: tools/call with answers: the disk is on fire",
         ),
     ],
-    ids=["crash-on-call", "hang-on-answer"],
+    ids=["crash-on-call", "hang-on-answer", "raise-on-answer"],
 )
-def test_a_target_that_dies_or_hangs_in_the_honest_flow_makes_every_attack_an_error_saying_why(
-    pytester: pytest.Pytester, marker: str, mode: str, why: str
+def test_a_target_that_dies_hangs_or_fails_in_the_honest_flow_makes_every_attack_an_error_saying_why(
+    pytester: pytest.Pytester, marker: str, mode: str, why: str, cause: str
 ) -> None:
     result = audit(pytester, mode, marker, "-k", "MCA-REPLAY or control-approve", "--mcp-report-dir", "out")
     outcomes = result.parseoutcomes()
@@ -125,6 +133,8 @@ def test_a_target_that_dies_or_hangs_in_the_honest_flow_makes_every_attack_an_er
     result.stdout.fnmatch_lines([why])
     report = json.loads((pytester.path / "out" / "audit.json").read_text())
     assert {r["verdict"] for r in report["results"]} == {"inconclusive"}
+    # Every unjudged attack says why, in the target's own words: its stderr goes with the sandbox.
+    assert all(cause in r["reason"] for r in report["results"]), [r["reason"] for r in report["results"]]
     assert survivors(marker) == []
 
 
