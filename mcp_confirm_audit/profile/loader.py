@@ -316,7 +316,8 @@ def resolve_profile(profile: Profile | None, target: str | None, root_from: str 
             raise UsageError(
                 f"{result.source}: the command has no {{root}} placeholder; put {{root}} where the server takes "
                 "its directory (e.g. 'my-server --root {root}'), or pass --mcp-root-from cwd if it works in its "
-                "current directory or reads MCP_AUDIT_ROOT"
+                "current directory or reads MCP_AUDIT_ROOT (to `run`, after a second --: "
+                "'run -- my-server -- --mcp-root-from cwd'; in a profile: 'root_from: cwd')"
             )
     return result
 
