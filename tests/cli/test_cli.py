@@ -185,23 +185,13 @@ def test_run_of_a_command_with_no_root_says_where_root_from_goes_and_that_way_wo
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A newcomer's first try puts the plugin's option where the server's command goes: the one line
-    # shows `run`'s own shape, and the shape it shows audits a server that reads MCP_AUDIT_ROOT.
+    # shows `run`'s own shape, and the shape it shows audits a server that works in its current folder.
     code, _, err = here(capsys, "run", "--", "my-server", "--serve")
     assert code == pytest.ExitCode.USAGE_ERROR
     err.fnmatch_lines(["*no {root} placeholder*'run -- my-server -- --mcp-root-from cwd'*"])
-    reads_its_root = f'exec {shlex.quote(sys.executable)} {shlex.quote(str(SERVER))} --root "$MCP_AUDIT_ROOT"'
+    in_its_folder = [sys.executable, str(SERVER), "--root", "."]
     code, out, _ = here(
-        capsys,
-        "run",
-        "--",
-        "sh",
-        "-c",
-        reads_its_root,
-        "--",
-        "--mcp-root-from",
-        "cwd",
-        "-k",
-        "MCA-REPLAY-001",
+        capsys, "run", "--", *in_its_folder, "--", "--mcp-root-from", "cwd", "-k", "MCA-REPLAY-001"
     )
     assert code == pytest.ExitCode.OK
     out.fnmatch_lines(["*1 passed, * deselected*"])
