@@ -26,6 +26,7 @@ import json
 import os
 import pwd
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -246,9 +247,7 @@ def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
         # A program in a prefix's bin/ (a venv, a pyenv version, an nvm node): the whole prefix.
         yield os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
     for word in argv[1:]:
-        for candidate in (word, word.partition("=")[2]):
-            if not candidate or "\0" in candidate:
-                continue
+        for candidate in _candidates(word):
             # The path as named and where it links to: a venv's python named after `env` is a link
             # out of the venv, and the venv itself must be seen for the link to resolve.
             named = os.path.abspath(os.path.join(cwd, candidate))
@@ -257,6 +256,22 @@ def _needed(argv: Sequence[str], cwd: Path) -> Iterator[str]:
                     yield path
                 elif os.path.exists(path):
                     yield os.path.dirname(path)
+
+
+def _candidates(word: str) -> Iterator[str]:
+    """What in one word of a command may name a path: the word, what follows its `=`, and the same of each word of a shell line in it.
+
+    `sh -c 'exec python /srv/server.py --root .'` names its script inside one word: unseen there, the
+    confined target could not open it (`can't open file`), though the command works by hand.
+    """
+    words = [word]
+    if any(space in word for space in " \t\n"):
+        with contextlib.suppress(ValueError):  # not a shell line after all (an unclosed quote)
+            words += shlex.split(word)
+    for each in words:
+        for candidate in (each, each.partition("=")[2]):
+            if candidate and "\0" not in candidate:
+                yield candidate
 
 
 def needed_by(argv: Sequence[str]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import replace
@@ -127,6 +128,38 @@ def test_a_linked_interpreter_named_after_env_is_seen_where_it_is_named_and_wher
     needed = confine.needed_by(["env", "X=1", str(bin_dir / "python"), "server.py"])
     assert str(bin_dir) in needed, needed
     assert os.path.dirname(os.path.realpath(sys.executable)) in needed, needed
+
+
+def test_a_script_named_inside_a_shell_line_is_seen_by_the_confined_target(tmp_path: Path) -> None:
+    # `run -- sh -c 'exec python /path/server.py --root .'`: the script is one word of a shell line, in a
+    # folder the confinement hides (/tmp here). Unseen, the target exits `can't open file`, though the
+    # same command works by hand.
+    if (missing := confine._probe(True)) is not None:
+        message = f"no unprivileged user namespaces here ({missing}): the confinement cannot be tested"
+        if sys.platform.startswith("linux"):
+            pytest.fail(message)
+        pytest.skip(message)
+    scripts = tmp_path / "server's folder"
+    scripts.mkdir()
+    (scripts / "server.py").write_text("print('the script ran')\n")
+    base = tmp_path / "sandbox"
+    root = base / "root"
+    root.mkdir(parents=True)
+    line = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(scripts / 'server.py'))} --root ."
+    assert str(scripts) in confine.needed_by(["sh", "-c", line])
+    done = subprocess.run(
+        confine.wrap(CONFINED, ["sh", "-c", line], base, root),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+        check=False,
+    )
+    assert done.stdout.strip() == "the script ran", done.stderr
+
+
+def test_a_shell_line_that_does_not_split_is_only_a_word() -> None:
+    assert confine.needed_by(["sh", "-c", "echo 'unclosed /nonexistent/x"]) == confine.needed_by(["sh"])
 
 
 def test_a_sandbox_whose_owner_is_gone_is_removed_by_the_next_run_and_no_other(tmp_path: Path) -> None:
