@@ -556,7 +556,7 @@ def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[str] = (
     if path is None or not path.exists():
         return ""
     text = http_headers.scrub_values(path.read_text(errors="replace"), secrets).strip().splitlines()
-    said = [line for line in text if not line.startswith(EXITED)]
+    said = [line for line in text if line.strip() and not line.startswith(EXITED)]
     return " | ".join(line.strip() for line in said[-lines:])[:600]
 
 

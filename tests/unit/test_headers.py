@@ -62,6 +62,16 @@ def test_a_targets_stderr_is_scrubbed_of_every_value_the_harness_sent(tmp_path: 
     assert scrub(f"x {TOKEN} y", secrets) == "x *** y"
 
 
+def test_a_targets_stderr_tail_is_its_last_lines_that_say_something(tmp_path: Path) -> None:
+    # A logging library's output (rich's) wraps a record over lines and leaves blank ones between:
+    # a blank line is no line of the tail, which would otherwise quote nothing.
+    log = tmp_path / "target.stderr"
+    log.write_text("early\n\n[12:00:00] INFO     Starting MCP server 'Dev  transport.py:241\n\n   Utils'\n\n")
+    assert (
+        stderr_tail(log) == "early | [12:00:00] INFO     Starting MCP server 'Dev  transport.py:241 | Utils'"
+    )
+
+
 def test_a_profile_reads_headers_principals_and_the_identity_header(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
