@@ -130,15 +130,33 @@ def test_a_linked_interpreter_named_after_env_is_seen_where_it_is_named_and_wher
     assert os.path.dirname(os.path.realpath(sys.executable)) in needed, needed
 
 
-def test_a_script_named_inside_a_shell_line_is_seen_by_the_confined_target(tmp_path: Path) -> None:
-    # `run -- sh -c 'exec python /path/server.py --root .'`: the script is one word of a shell line, in a
-    # folder the confinement hides (/tmp here). Unseen, the target exits `can't open file`, though the
-    # same command works by hand.
+def _namespaces_or_fail() -> None:
+    # Confinement is a security property: on Linux (CI) a machine that cannot make the namespaces
+    # fails its tests rather than skipping them, as a missing redis-server does.
     if (missing := confine._probe(True)) is not None:
         message = f"no unprivileged user namespaces here ({missing}): the confinement cannot be tested"
         if sys.platform.startswith("linux"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+def _confined_shell(line: str, base: Path, root: Path) -> subprocess.CompletedProcess[str]:
+    """`sh -c LINE` started confined on the sandbox `base`, in its root."""
+    return subprocess.run(
+        confine.wrap(CONFINED, ["sh", "-c", line], base, root),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=deadline(60),
+        check=False,
+    )
+
+
+def test_a_script_named_inside_a_shell_line_is_seen_by_the_confined_target(tmp_path: Path) -> None:
+    # `run -- sh -c 'exec python /path/server.py --root .'`: the script is one word of a shell line, in a
+    # folder the confinement hides (/tmp here). Unseen, the target exits `can't open file`, though the
+    # same command works by hand.
+    _namespaces_or_fail()
     scripts = tmp_path / "server's folder"
     scripts.mkdir()
     (scripts / "server.py").write_text("print('the script ran')\n")
@@ -147,14 +165,7 @@ def test_a_script_named_inside_a_shell_line_is_seen_by_the_confined_target(tmp_p
     root.mkdir(parents=True)
     line = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(scripts / 'server.py'))} --root ."
     assert str(scripts) in confine.needed_by(["sh", "-c", line])
-    done = subprocess.run(
-        confine.wrap(CONFINED, ["sh", "-c", line], base, root),
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=deadline(60),
-        check=False,
-    )
+    done = _confined_shell(line, base, root)
     assert done.stdout.strip() == "the script ran", done.stderr
 
 
@@ -177,13 +188,7 @@ def test_a_sandbox_whose_owner_is_gone_is_removed_by_the_next_run_and_no_other(t
 def test_a_confined_command_writes_apart_sees_loopback_only_and_its_writes_are_reported(
     tmp_path: Path,
 ) -> None:
-    # Confinement is a security property: on Linux (CI) a machine that cannot make the namespaces
-    # fails this test rather than skipping it, as a missing redis-server does.
-    if (missing := confine._probe(True)) is not None:
-        message = f"no unprivileged user namespaces here ({missing}): the confinement cannot be tested"
-        if sys.platform.startswith("linux"):
-            pytest.fail(message)
-        pytest.skip(message)
+    _namespaces_or_fail()
     base = tmp_path / "sandbox"
     root = base / "root"
     root.mkdir(parents=True)
@@ -191,14 +196,7 @@ def test_a_confined_command_writes_apart_sees_loopback_only_and_its_writes_are_r
     script = (
         f"echo {marker} > /tmp/{marker}; cat /proc/net/dev > seen; touch /etc/{marker} 2>/dev/null; echo done"
     )
-    done = subprocess.run(
-        confine.wrap(CONFINED, ["sh", "-c", script], base, root),
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=deadline(60),
-        check=False,
-    )
+    done = _confined_shell(script, base, root)
     assert done.stdout.strip() == "done", done.stderr
     assert not Path(f"/tmp/{marker}").exists()
     assert not Path(f"/etc/{marker}").exists()
