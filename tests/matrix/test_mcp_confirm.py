@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from mcp_confirm_audit.profile.loader import beside_interpreter
+from mcp_confirm_audit.catalogue.generation import generation_for
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import run_audit
+from mcp_confirm_audit.profile.loader import beside_interpreter, load_profile
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # What mcp-confirm 0.2.1 gets wrong, each read off its source:
 KNOWN_FINDINGS = {
@@ -117,3 +122,27 @@ def test_mcp_confirm_sends_its_form_to_a_client_that_declared_no_elicitation_whi
         # The question was put to the client that said it cannot ask anyone, which never answered it.
         assert any("from a client declaring" in line and "[asked" in line for line in result["evidence"])
         assert any("no second round was sent" in line for line in result["evidence"]), result["evidence"]
+
+
+def test_mcp_confirm_built_in_process_gets_the_verdicts_it_gets_over_stdio(
+    whole_catalogue: dict[str, Any], catalogue: Catalogue
+) -> None:
+    # The profile `bench` measures a careful server of another style with in process
+    # (targets/adapters/mcp_confirm_in_process.py hands its factory a list of one root). What it
+    # audits must be the server the stdio review audits, or the bench would measure something else.
+    profile = load_profile(ROOT / "targets" / "mcp-confirm-in-process.yaml")
+    assert profile.is_in_process
+    run = run_audit(profile, catalogue=catalogue, generation=generation_for(None, profile.seed, {}))
+    in_process = {r.id: r.verdict.value for r in run.results}
+    over_stdio = {r["id"]: r["verdict"] for r in whole_catalogue["results"]}
+    assert in_process.keys() == over_stdio.keys()
+    # One process built in the harness has no replicas to send a confirmation across.
+    replicas = {attack_id for attack_id in over_stdio if attack_id.startswith("MCA-REPLICA-")}
+    assert replicas
+    assert {in_process[attack_id] for attack_id in replicas} == {"not_applicable"}
+    differ = {
+        attack_id: (verdict, over_stdio[attack_id])
+        for attack_id, verdict in in_process.items()
+        if verdict != over_stdio[attack_id] and attack_id not in replicas
+    }
+    assert not differ, differ
