@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
-from ..models import ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
+from ..models import ControlResult, Exchange, Outcome, Phase, Response, Signature
 from ..oracle.effects import generalised, where_of
 from . import replies
 from .base import AgentFlow, HumanFailed
@@ -235,7 +235,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             how = f"previewed, confirmed, acted ({_named(style)}) through {mechanism.kind}"
             if style == "value":
                 how += f": {at_confirm.shown()}"
-            alone = await _preview_alone(mechanism, uses, style, channel)
+            alone, alone_said = await _preview_alone(mechanism, uses, style, channel)
             if not alone.passed:
                 # A gate its own preview opens cannot be judged: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
@@ -264,8 +264,9 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 if declined is None or name != "decline"
             )
             gate = await _wrong_handle(mechanism, uses, style, channel, preview.handle)
-            if alone.passed and (said := alone.detail.removeprefix("no effect (")) != alone.detail:
-                gate = (*gate, Signature("preview-alone", *_reply_of(said)))
+            if alone.passed and alone_said is not None:
+                # Read from the whole reply: its control's detail quotes only the head of it.
+                gate = (*gate, replies.signature("preview-alone", alone_said))
             if declined is not None and declined[1] is not None:
                 gate = (*gate, declined[1])
             controls = (
@@ -304,19 +305,22 @@ def _named(style: str) -> str:
 
 async def _preview_alone(
     mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel
-) -> ControlResult:
+) -> tuple[ControlResult, Response | None]:
+    """The preview called alone, never confirmed: its control, and its reply when nothing moved.
+
+    That reply is what this target answers a call its gate holds: a signature the attacks read.
+    """
     use = await uses.new(style, f"control-{mechanism.kind}-preview-alone")
     if isinstance(use, str):
-        return ControlResult(mechanism.tool, "preview-alone", False, True, use)
+        return ControlResult(mechanism.tool, "preview-alone", False, True, use), None
     preview = await mechanism.preview(channel, use.arguments)
     moved = await use.moved()
     if moved.victim or uses.is_effect(moved):
-        return ControlResult(
-            mechanism.tool, "preview-alone", False, True, f"the preview alone acted: {moved.shown()}"
-        )
+        acted = f"the preview alone acted: {moved.shown()}"
+        return ControlResult(mechanism.tool, "preview-alone", False, True, acted), None
     use.learn(moved, f"changed on a {mechanism.kind} preview alone")
     said = f"{preview.response.outcome}: {preview.response.text[:160]}"
-    return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})")
+    return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})"), preview.response
 
 
 async def _unanswered(
@@ -441,16 +445,6 @@ async def _declined(
     ):
         return result, None  # the SDK, the world or a throttle said it: never the gate's words
     return result, replies.signature("decline", done)
-
-
-def _reply_of(detail: str) -> tuple[Said, None, str]:
-    """The preview alone's reply, as its control recorded it ("complete: ...")."""
-    outcome, _, text = detail.rstrip(")").partition(": ")
-    try:
-        response = Response(Outcome(outcome), text=text)
-    except ValueError:
-        response = Response(Outcome.COMPLETE, text=detail)
-    return replies.said(response), None, replies.shape(response)
 
 
 async def _wrong_handle(

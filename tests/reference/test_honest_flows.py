@@ -24,7 +24,7 @@ from mcp import types
 from rounds import asking_client, import_by_path, text
 
 from mcp_confirm_audit.channels.human import Person, Step
-from mcp_confirm_audit.confirmations import AgentFlow, honest
+from mcp_confirm_audit.confirmations import AgentFlow, honest, replies
 from mcp_confirm_audit.confirmations.flag import Flag
 from mcp_confirm_audit.confirmations.pending import CallTemplate, Pending
 from mcp_confirm_audit.confirmations.token import Token
@@ -45,6 +45,7 @@ class InProcess:
     def __init__(self, agent: mcp.Client, person: httpx2.AsyncClient) -> None:
         self.agent, self.person = agent, person
         self.calls: list[str] = []
+        self.replies: list[Response] = []
 
     async def call(
         self, label: str, tool: str, arguments: Mapping[str, Any], *, unanswered: bool = False
@@ -54,7 +55,8 @@ class InProcess:
         if isinstance(got, types.InputRequiredResult):
             return Response(Outcome.INPUT_REQUIRED, "asked")
         outcome = Outcome.TOOL_ERROR if got.is_error else Outcome.COMPLETE
-        return Response(outcome, text(got), structured=got.structured_content)
+        self.replies.append(reply := Response(outcome, text(got), structured=got.structured_content))
+        return reply
 
     async def human(
         self,
@@ -103,7 +105,7 @@ class _Use:
         pass
 
 
-async def _controls(server: Any, flow: AgentFlow, root: Path) -> tuple[dict[str, bool], list[str]]:
+async def _run(server: Any, flow: AgentFlow, root: Path) -> tuple[honest.Honest, InProcess]:
     route = httpx2.ASGITransport(app=server.streamable_http_app(host="127.0.0.1"))
     async with (
         asking_client(server) as agent,
@@ -111,6 +113,11 @@ async def _controls(server: Any, flow: AgentFlow, root: Path) -> tuple[dict[str,
     ):
         channel = InProcess(agent, person)
         done = await honest.run(flow, Uses(root), ("relative",), channel)  # type: ignore[arg-type]
+    return done, channel
+
+
+async def _controls(server: Any, flow: AgentFlow, root: Path) -> tuple[dict[str, bool], list[str]]:
+    done, channel = await _run(server, flow, root)
     return {c.name: c.passed for c in done.results if c.applicable}, channel.calls
 
 
@@ -143,6 +150,26 @@ async def test_a_pending_flow_stages_the_person_approves_at_the_route_and_execut
     said_no = calls[declined - 1]
     assert said_no.startswith("the human declines "), calls
     assert said_no.endswith(": 200"), calls
+
+
+async def test_what_a_held_call_looks_like_is_learned_from_the_whole_staging_reply_not_its_quoted_head(
+    kinds: ModuleType, root: Path
+) -> None:
+    # The attacks read a reply shaped like the preview alone's as the gate holding the call. Learned
+    # from the control's detail, which quotes 160 characters, a JSON reply cut mid-string left a
+    # shape made of its tail ('ne'): one any unrelated reply could match.
+    person = Person(approve=(), decline=())
+    execute = CallTemplate("execute_pending", {"pending_id": "{id}"})
+    flow = Pending("delete_file", id_from="pending_id", human=person, execute=execute)
+    done, channel = await _run(kinds.build_server(root, mechanism="pending"), flow, root)
+    # Every staging reply of the run (the honest one, the preview alone's, ...): one shape, ids aside.
+    staged = [reply for reply in channel.replies if "pending_id" in reply.text]
+    assert len(staged) >= 2, channel.calls
+    assert all(len(reply.text) > 160 for reply in staged), staged
+    assert len({replies.shape(reply) for reply in staged}) == 1, staged
+    learned = {s.control: s for s in done.gate}["preview-alone"]
+    assert learned.shape == replies.shape(staged[0]), learned
+    assert "awaiting your approval" in learned.shape, learned
 
 
 @pytest.mark.parametrize(("flaws", "completes"), [(["self-attested-flag"], True), ([], False)])
