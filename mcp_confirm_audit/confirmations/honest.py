@@ -389,15 +389,18 @@ async def _declined(
     Nothing may move: what the execute step answers is how this target refuses an unapproved
     execute, learned as its gate's refusal ("not in the posting queue"), as a decline's reply is
     for MRTR. An execute that acts after the decline is token-replay's finding (after-decline),
-    not a failed control: nothing is learned from it. None when the flow has no decline step or
-    no execute step the agent sends alone.
+    not a failed control: nothing is learned from it. Where the person's approval acts alone (no
+    execute step), the decline alone is checked: nothing may move. None when the flow has no decline
+    step.
     """
-    if not mechanism.person_declines or mechanism.approval_acts_alone:
+    if not mechanism.person_declines:
         return None
     tool = mechanism.tool
     use = await uses.new(style, f"control-{mechanism.kind}-decline")
     if isinstance(use, str):
         return ControlResult(tool, "decline", False, True, use), None
+    if mechanism.approval_acts_alone:
+        return await _declined_alone(mechanism, uses, use, channel), None
     unstaged = mechanism.redemption(use.arguments, "", {})
     if unstaged is None or bool(getattr(unstaged[1], "unfilled", ())):
         # An execute step that carries what only the person's approval saves: none after a decline.
@@ -445,6 +448,39 @@ async def _declined(
     ):
         return result, None  # the SDK, the world or a throttle said it: never the gate's words
     return result, replies.signature("decline", done)
+
+
+async def _declined_alone(
+    mechanism: AgentFlow, uses: Uses, use: Use, channel: RecordingChannel
+) -> ControlResult:
+    """A flow whose approval acts alone: staged, declined by the person on their channel, and nothing moved.
+
+    No step of the agent's follows a decline here, so there is no refusal to learn: the control
+    proves the profile's decline steps run and that the person's no is not taken as a yes.
+    """
+    tool = mechanism.tool
+    preview = await mechanism.preview(channel, use.arguments)
+    if preview.handle is None:
+        said = f"{preview.response.outcome}: {preview.response.text[:160]}"
+        return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})")
+    at_preview = await use.moved()
+    try:
+        await mechanism.decline(channel, preview.handle)
+    except HumanFailed as exc:
+        return ControlResult(tool, "decline", False, True, f"the person's decline step failed: {exc}")
+    at_decline = await use.moved()
+    if at_decline.victim or uses.is_effect(at_decline):
+        detail = f"the action took effect on the person's decline: {at_decline.shown()}"
+        return ControlResult(tool, "decline", False, True, detail)
+    use.learn(at_preview, f"changed on a {mechanism.kind} preview that did not act")
+    return ControlResult(
+        tool,
+        "decline",
+        True,
+        True,
+        "the person declined on their channel: no effect (their approval acts alone: no call of the "
+        "agent's follows a decline)",
+    )
 
 
 async def _wrong_handle(

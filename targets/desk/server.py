@@ -23,7 +23,8 @@ What stands between a harness and its gate, each seen on a real server:
 Every booking is a row of ROOT/bookings.json, also shown by `list_bookings`.
 
 Flaws (each removes one defence):
-  decline-acts     (mrtr) a declined or cancelled question books anyway
+  decline-acts     (mrtr) a declined or cancelled question books anyway; (pending-approval with
+                   --approval acts) a booking the person declined (`{ref}.declined`) is made anyway
   ticket-reuse     (decision-ask, needs-confirm) a ticket is never spent
   agent-approves   (pending-approval) `approve_booking(ref)` lets the agent approve its own request
 """
@@ -112,7 +113,9 @@ def build_server(
         """`--approval acts`: what the person approved is booked, with no call of the agent's."""
         if approval != "acts":
             return
-        for ref in [r for r in waiting if (decisions / f"{r}.approved").exists()]:
+        # The flaw reads any decision as a yes: the person's "no" books too.
+        said = (".approved", ".declined") if "decline-acts" in flaws else (".approved",)
+        for ref in [r for r in waiting if any((decisions / f"{r}{kind}").exists() for kind in said)]:
             make_booking(plans[waiting.pop(ref)])
 
     @server.tool(annotations=_READ_ONLY)
