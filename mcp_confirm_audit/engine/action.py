@@ -433,13 +433,27 @@ async def prepare(
     saved: dict[str, Any] = dict(values)
     for number, step in enumerate(setup, start=1):
         args = render(varied_args(step.args, variant, schemas.get(step.tool), step.fixed), saved)
-        args.update((overrides or {}).get(number - 1, {}))
+        overridden = (overrides or {}).get(number - 1, {})
+        args.update(overridden)
         response = await call(f"setup {number}: {step.tool}", step.tool, args)
         # A refusal inside an ordinary result (`{"ok": false}`) is no setup done either.
         if response.outcome is not Outcome.COMPLETE or (why := replies.refusal(response)) is not None:
             said = f"{response.outcome}: {response.text[:200]}"
             if response.outcome is Outcome.COMPLETE:
                 said = f"{why}: {response.text[:200]}"
+            written = render(step.args, saved)
+            changed = [
+                f"{k}: {written[k]!r} -> {v!r}"
+                for k, v in args.items()
+                if k not in overridden and written.get(k, v) != v
+            ]
+            if changed:
+                # Another action of the same tool, made by the harness: the profile's setup was not what failed.
+                raise SetupFailed(
+                    f"setup call {number} ({step.tool}) refused the values the harness varied to make another "
+                    f"action of the same tool ({', '.join(changed)}; {said}): the target may know only the "
+                    "one the profile names, so an attack that needs a second cannot be judged"
+                )
             raise SetupFailed(
                 f"setup call {number} ({step.tool}) did not succeed ({said}); "
                 "fix its args: under setup: in the profile"

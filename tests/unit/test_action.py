@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_confirm_audit.confirmations.values import field_of
-from mcp_confirm_audit.engine.action import Instance, prepare, render, varied_args
+from mcp_confirm_audit.engine.action import Instance, SetupFailed, prepare, render, varied_args
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.profile.loader import SetupCall
 from mcp_confirm_audit.target.discovery import filler
@@ -147,3 +147,30 @@ async def test_another_use_saved_from_a_listing_takes_its_next_entry(variant: in
     setup = (SetupCall("list_batches", {}, {"b": "batches.0.batch_id"}),)
     done = await prepare(call, "revert_batch", setup, {"batch_id": "{b}"}, {}, variant=variant)
     assert done.arguments == {"batch_id": batch}
+
+
+@pytest.mark.anyio
+async def test_a_setup_call_that_refuses_the_harness_own_variation_is_not_blamed_on_the_profile() -> None:
+    # A server with one setting: the profile's setup is right, and the second action the harness
+    # made up for a cross-target attack (theme -> theme-1) is what it refused.
+    async def call(label: str, tool: str, args: Any) -> Response:
+        if args["key"] != "theme":
+            return Response(Outcome.TOOL_ERROR, f"unknown setting {args['key']!r}")
+        return Response(Outcome.COMPLETE, json.dumps({"change_id": "c1"}), structured={"change_id": "c1"})
+
+    setup = (SetupCall("preview_set_setting", {"key": "theme", "value": "dark"}, {"cid": "change_id"}),)
+    done = await prepare(call, "apply_change", setup, {"change_id": "{cid}"}, {})
+    assert done.arguments == {"change_id": "c1"}
+    with pytest.raises(SetupFailed) as varied:
+        await prepare(call, "apply_change", setup, {"change_id": "{cid}"}, {}, variant=1)
+    said = str(varied.value)
+    assert "refused the values the harness varied" in said, said
+    assert "'theme' -> 'theme-1'" in said, said
+    assert "fix its args" not in said, said
+
+    async def refused(label: str, tool: str, args: Any) -> Response:
+        return Response(Outcome.TOOL_ERROR, "missing field")
+
+    with pytest.raises(SetupFailed) as written:
+        await prepare(refused, "apply_change", setup, {"change_id": "{cid}"}, {})
+    assert "fix its args: under setup: in the profile" in str(written.value)
