@@ -221,7 +221,7 @@ def _summary(report: AuditReport) -> str:
     if report.failed_approvals:
         lines += [
             "",
-            "**Nothing below is a clean bill of health**: the honest flow (ask, approve, the file goes) did "
+            "**Nothing below is a clean bill of health**: the honest flow (ask, approve, the action takes effect) did "
             "not work, so the attacks could not be judged. Make approve work (or give the profile an "
             "`answer:` template the form accepts), then audit again.",
         ]
