@@ -119,10 +119,17 @@ def judge(audit: Mapping[str, Any] | None, exit_code: int, fail_on: str) -> Gate
         and _at_least(str(r.get("rated_severity")), fail_on)
     ]
     controls = audit.get("controls") or []
-    failed_controls = [
-        c for c in controls if c.get("name") != "approve" and c.get("applicable") and not c.get("passed")
-    ]
-    findings_count = len(findings) + sum(_at_least(_CONTROL_SEVERITY, fail_on) for _ in failed_controls)
+    # The refusal controls that failed (a decline that acted), as audit.json counts them: a search that
+    # gave up is no finding. An audit.json written before that count: every failed control but approve.
+    counted = (audit.get("summary") or {}).get("failed_refusal_controls")
+    failed_controls = (
+        counted
+        if isinstance(counted, int)
+        else sum(
+            bool(c.get("name") != "approve" and c.get("applicable") and not c.get("passed")) for c in controls
+        )
+    )
+    findings_count = len(findings) + (failed_controls if _at_least(_CONTROL_SEVERITY, fail_on) else 0)
     not_audited = [c for c in controls if c.get("name") == "approve" and not c.get("passed")]
     stale = ((audit.get("baseline") or {}).get("stale")) or 0
     stopped = (audit.get("scope") or {}).get("stopped_early")

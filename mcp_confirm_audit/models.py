@@ -21,6 +21,16 @@ UNASKED_REMEDY = (
     "action only the person's own channel approves); a tool that changes things must not act on the "
     "agent's word alone"
 )
+# The control zero configuration adds when the approve control's call was refused: its search for the
+# arguments the tool wants (engine/search). It fails when it gives up, and then nothing acted.
+SEARCH = "search"
+# The refusal controls: each gives the target a "no" (a decline, a cancel, an accepted answer that says
+# no, a token or pending flow's preview alone, a flow nobody answers) or no question at all (unasked),
+# and fails when the action went ahead anyway (or, nobody answering, the call did not end within its
+# bound). Their failure is a finding. Every other control proves or learns the honest flow (approve,
+# zero configuration's search for the arguments, the maker, the bookkeeping, the pace): its failure
+# leaves the tool's attacks unjudged, and is never a finding.
+REFUSAL_CONTROLS = frozenset({"decline", "cancel", "negative", "preview-alone", "unanswered", UNASKED})
 
 
 class Verdict(enum.StrEnum):
@@ -596,6 +606,16 @@ class ControlResult:
     detail: str
     # Every exchange of the tool's controls, whole: carried by the approve control into audit.json.
     evidence: tuple[str, ...] = ()
+
+    @property
+    def refusal(self) -> bool:
+        """A refusal control (`REFUSAL_CONTROLS`): one whose failure means the target acted on a no."""
+        return self.name in REFUSAL_CONTROLS
+
+    @property
+    def finding(self) -> bool:
+        """A refusal control that ran and failed: a finding. A failed approve or search is none: nothing was judged."""
+        return self.refusal and self.applicable and not self.passed
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {

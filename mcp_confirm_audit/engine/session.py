@@ -31,6 +31,7 @@ from ..confirmations.pending import Pending
 from ..confirmations.token import Token
 from ..errors import TargetError
 from ..models import (
+    SEARCH,
     UNASKED,
     Ablation,
     AttackSpec,
@@ -442,7 +443,7 @@ class AuditSession:
             if renewable:
                 self.world.isolate()
             outcome = self._controls_over(tool, False)
-        said = ControlResult(tool, "search", found.plan is not None, True, found.describe())
+        said = ControlResult(tool, SEARCH, found.plan is not None, True, found.describe())
         return replace(outcome, results=(*outcome.results, said), search=found)
 
     def _wants_a_maker(self, tool: str, outcome: ControlOutcome) -> bool:

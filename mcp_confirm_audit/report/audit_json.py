@@ -58,6 +58,8 @@ def _summary(report: AuditReport) -> dict[str, Any]:
         "judged": headline(report),
         "verdicts": {verdict.value: n for verdict, n in sorted(verdicts.items())},
         "refused_by": {layer.value: n for layer, n in sorted(layers.items())},
+        # The refusal controls that failed: findings, as review.md and SARIF count them.
+        "failed_refusal_controls": len(report.failed_controls),
     }
 
 

@@ -110,6 +110,13 @@ class Summary(_Strict):
     )
     verdicts: dict[Verdict, int]
     refused_by: dict[Layer, int]
+    failed_refusal_controls: int | None = Field(
+        None,
+        ge=0,
+        description="How many refusal controls (decline, cancel, negative, preview-alone, unanswered, unasked) "
+        "failed: each is a finding. A failed approve or search is not counted: it leaves the attacks unjudged "
+        "(see judged).",
+    )
 
 
 class Scope(_Strict):
@@ -139,7 +146,8 @@ class Control(_Strict):
         description="approve, decline, cancel or negative (an accepted form that says no); preview-alone (a token "
         "or pending flow's preview must not act); bookkeeping (what the controls learned changes without the "
         "action, and left out of every effect); unasked (the tool acted on its first call, with no question and "
-        "no other gate: a finding)."
+        "no other gate: a finding); search (zero configuration's search for the arguments the tool wants: "
+        "failed when it gave up, which leaves the attacks unjudged and is no finding)."
     )
     passed: bool
     applicable: bool

@@ -19,7 +19,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..engine.baseline import Baseline, Mark
-from ..models import ControlResult, Result, Verdict
+from ..models import SEARCH, ControlResult, Result, Verdict
 
 SANDBOX = "{sandbox}"
 # The sandbox is `mkdtemp(prefix="mcp-audit-")` in TMPDIR, or in /dev/shm when
@@ -69,8 +69,17 @@ class AuditReport:
 
     @property
     def failed_controls(self) -> tuple[ControlResult, ...]:
-        """Refusal controls that acted: findings. A failed approve is not one: it leaves nothing judged."""
-        return tuple(c for c in self.controls if c.name != "approve" and c.applicable and not c.passed)
+        """Refusal controls that failed: findings (`ControlResult.finding`).
+
+        A failed approve, or a zero-configuration search that gave up, is none: it leaves the tool's
+        attacks unjudged, which the headline says ("not audited: the honest flow failed").
+        """
+        return tuple(c for c in self.controls if c.finding)
+
+    @property
+    def failed_searches(self) -> tuple[ControlResult, ...]:
+        """Zero configuration's searches for the arguments a tool wants that gave up: why approve failed."""
+        return tuple(c for c in self.controls if c.name == SEARCH and not c.passed)
 
     @property
     def failed_approvals(self) -> tuple[ControlResult, ...]:

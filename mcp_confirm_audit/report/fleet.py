@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
+from ..models import REFUSAL_CONTROLS
 from .review_md import _table, inert
 from .sarif import SCHEMA_URI
 
@@ -87,8 +88,10 @@ class TargetOutcome:
             for r in results
         )
         found = sum(r.get("verdict") in ("vulnerable", "weak") for r in results) - accepted
+        # A refusal control that failed is a finding; a failed approve or search leaves nothing judged.
         failed = sum(
-            bool(c.get("name") != "approve" and c.get("applicable") and not c.get("passed")) for c in controls
+            bool(c.get("name") in REFUSAL_CONTROLS and c.get("applicable") and not c.get("passed"))
+            for c in controls
         )
         return int(found + failed)
 

@@ -225,6 +225,14 @@ def _summary(report: AuditReport) -> str:
             "not work, so the attacks could not be judged. Make approve work (or give the profile an "
             "`answer:` template the form accepts), then audit again.",
         ]
+    if searched := report.failed_searches:
+        tools = ", ".join(inert(c.tool) for c in searched)
+        lines += [
+            "",
+            f"Zero configuration's search for the arguments the tool wants gave up on {tools}: nothing "
+            "acted, and it is no finding, but no attack on it could be judged (its control says why). "
+            "Give the tool's `args:` (and `setup:`) in a profile.",
+        ]
     to_fix = _what_to_fix(report)
     if to_fix:
         lines += ["", "What to fix, most severe first (each family's remedy; details under Findings):", ""]
@@ -272,7 +280,9 @@ def _controls(report: AuditReport) -> str:
         rows.append((c.name, inert(c.tool), state, inert(c.detail)))
     intro = (
         'The honest flow comes first: approve must act, and decline, cancel and an accepted "no" must not. '
-        "If approve fails, no attack on that tool can be judged and all of them are inconclusive."
+        "If approve fails (or zero configuration's search for the arguments it wants gives up), no attack "
+        "on that tool can be judged and all of them are inconclusive; only a refusal control that failed "
+        "is a finding."
     )
     return "\n\n".join(
         ["## Honest-flow controls", intro, _table(("control", "tool", "result", "detail"), rows)]

@@ -43,11 +43,12 @@ class Sarif:
             if r.id not in rules:  # one rule an entry, whatever number of tools it ran on
                 rules[r.id] = _rule(r)
         # Every rule that could have fired, on a clean run too, so that an alert
-        # fixed since the last upload closes: each control that ran, and approve.
+        # fixed since the last upload closes: each refusal control that ran, and approve.
+        # Another control (a search, the bookkeeping) is no finding whatever it says: no rule.
         for c in report.controls:
             if c.name == "approve":
                 rules.setdefault(_control_rule_id(c), _approve_rule())
-            elif c.applicable:
+            elif c.refusal and c.applicable:
                 rules.setdefault(_control_rule_id(c), _control_rule(c))
         index = {rule_id: i for i, rule_id in enumerate(rules)}
         results = [_result(report, r, index[r.id]) for r in report.results if _reported(report, r)]

@@ -284,6 +284,18 @@ def test_the_gate(report: dict[str, Any], fail_on: str, passed: bool, reason: st
     assert (gate.passed, gate.reason) == (passed, reason)
 
 
+def test_a_search_that_gave_up_is_no_finding_and_a_decline_that_acted_is_one() -> None:
+    # audit.json counts the failed refusal controls; zero configuration's search giving up is none of them.
+    gave_up = {"name": "search", "tool": "t", "passed": False, "applicable": True}
+    approve = {"name": "approve", "tool": "t", "passed": False, "applicable": True}
+    searched = {"results": [], "controls": [approve, gave_up], "summary": {"failed_refusal_controls": 0}}
+    gate = audit.judge(searched, 1, "high")
+    assert (gate.passed, gate.reason, gate.findings) == (False, "not audited: the honest flow failed on t", 0)
+    declined = _audit(summary={"failed_refusal_controls": 1})
+    declined["controls"] += [gave_up | {"name": "decline"}]
+    assert audit.judge(declined, 1, "high").findings == 1
+
+
 def test_no_report_fails_the_gate_naming_the_exit_code() -> None:
     assert audit.judge(None, 2, "medium").reason == "no report: the target would not start or offered no tool"
 

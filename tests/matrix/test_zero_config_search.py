@@ -19,6 +19,7 @@ docs/explanation/corpus.md).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +32,10 @@ from mcp_confirm_audit.engine.search import MAX_ATTEMPTS
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Verdict
 from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.report import build_report
+from mcp_confirm_audit.report.document import headline
+from mcp_confirm_audit.report.review_md import ReviewMarkdown
+from mcp_confirm_audit.report.sarif import Sarif
 
 SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
 # The one attack each shape is judged by: a decline on an MRTR gate, a spent token presented again.
@@ -298,3 +303,26 @@ def test_a_value_not_in_the_allowlist_is_taken_from_a_namespaced_listing(audit: 
     said = control(run, "send_memo", "search")
     assert "recipient from gh_list_growers" in said, said
     assert "root/memo_outbox.jsonl" in control(run, "send_memo", "approve")
+
+
+def test_a_search_that_gives_up_leaves_the_tool_unaudited_and_is_no_finding(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """Its refusal names no rule: the search gives up, nothing acted, and no report files a finding (trial 13)."""
+    run = run_audit(
+        scaled(
+            Profile(command=f"py:{SHAPES}:build_server", factory_args={"shape": "opaque"}, call_timeout=10.0)
+        ),
+        catalogue=catalogue,
+        generation=generation,  # type: ignore[arg-type]
+        select=lambda spec: spec.id == "MCA-CONSENT-001",
+    )
+    said = control(run, "set_vent", "search")
+    assert "gave up: set_vent's refusal names no rule the harness can follow" in said, said
+    report = build_report(run.results, run.controls, {"tools": ["set_vent"]})
+    assert report.failed_controls == ()
+    assert headline(report).startswith("not audited: the honest flow failed")
+    assert "0 failed refusal control(s)" in ReviewMarkdown().render(report)
+    sarif = json.loads(Sarif().render(report))["runs"][0]
+    assert [(r["ruleId"], r["kind"]) for r in sarif["results"]] == [("control-approve", "open")]
+    assert run.by_id()["MCA-CONSENT-001"].verdict is Verdict.INCONCLUSIVE
