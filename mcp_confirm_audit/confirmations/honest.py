@@ -113,7 +113,7 @@ class RecordingChannel:
 
         def kept(done: human.Taken) -> None:
             if done.said:
-                self.said.append(f"{label}: {done.said[:160]}")
+                self.said.append(f"{label}: {replies.clipped(done.said, 160)}")
             if done.shown is not None:
                 self.shown.append((done.medium, done.shown))
 
@@ -277,10 +277,10 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 *skipped,
             )
             return Honest(style, controls, gate)
-        said = preview.response.text[:120]
+        said = replies.clipped(preview.response.text, 120)
         at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
         tried.append(
-            f"{style}: confirmed but nothing happened (preview: {said}; confirm: {done.text[:160]}){at}"
+            f"{style}: confirmed but nothing happened (preview: {said}; confirm: {replies.clipped(done.text, 160)}){at}"
         )
     detail = f"{mechanism.describe()}; " + "; ".join(tried)
     return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
@@ -294,9 +294,7 @@ def _places(moved: Moved) -> set[str]:
 def _no_token(mechanism: AgentFlow, said: str) -> str:
     wanted = getattr(mechanism, "token_from", None)
     field = f"no field {wanted!r}" if wanted else "no field named like a token"
-    return (
-        f"the preview's result has {field} to confirm with ({said[:160]}); name it with token: {{from: ...}}"
-    )
+    return f"the preview's result has {field} to confirm with ({replies.clipped(said, 160)}); name it with token: {{from: ...}}"
 
 
 def _named(style: str) -> str:
@@ -319,7 +317,7 @@ async def _preview_alone(
         acted = f"the preview alone acted: {moved.shown()}"
         return ControlResult(mechanism.tool, "preview-alone", False, True, acted), None
     use.learn(moved, f"changed on a {mechanism.kind} preview alone")
-    said = f"{preview.response.outcome}: {preview.response.text[:160]}"
+    said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
     return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})"), preview.response
 
 
@@ -368,7 +366,7 @@ async def _unanswered(
             "unanswered",
             False,
             True,
-            f"did not fail closed within its bound ({bound:g}s: {why}) while nobody answered: {done.text[:160]}; "
+            f"did not fail closed within its bound ({bound:g}s: {why}) while nobody answered: {replies.clipped(done.text, 160)}; "
             "a flow the person never completes must end with a refusal, not wait past its bound",
         )
     use.learn(moved, f"changed on a {mechanism.kind} flow nobody answered")
@@ -377,7 +375,7 @@ async def _unanswered(
         "unanswered",
         True,
         True,
-        f"nobody answered: no effect ({done.outcome}: {done.text[:160]})",
+        f"nobody answered: no effect ({done.outcome}: {replies.clipped(done.text, 160)})",
     )
 
 
@@ -409,7 +407,7 @@ async def _declined(
     handle = preview.handle
     call = mechanism.redemption(use.arguments, handle, {}) if handle is not None else None
     if handle is None or call is None:
-        said = f"{preview.response.outcome}: {preview.response.text[:160]}"
+        said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
         return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})"), None
     at_preview = await use.moved()
     try:
@@ -439,7 +437,7 @@ async def _declined(
         "decline",
         True,
         True,
-        f"declined, then {execute}: no effect ({done.outcome}: {done.text[:200]})",
+        f"declined, then {execute}: no effect ({done.outcome}: {replies.clipped(done.text, 200)})",
     )
     if (
         replies.invalid_arguments(done)
@@ -461,7 +459,7 @@ async def _declined_alone(
     tool = mechanism.tool
     preview = await mechanism.preview(channel, use.arguments)
     if preview.handle is None:
-        said = f"{preview.response.outcome}: {preview.response.text[:160]}"
+        said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
         return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})")
     at_preview = await use.moved()
     try:

@@ -226,6 +226,11 @@ def shape(response: Response) -> str:
     return " ".join(re.findall(r"[a-z]+", words))[:160]
 
 
+def clipped(text: str, limit: int) -> str:
+    """The head of a reply, quoted in a control's detail: a cut ends in "…", never reads as the reply's own end."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def refusal_text(response: Response) -> str:
     """The words of a refusal: a structured one's reason or message, else the whole text."""
     data = payload(response) if response.outcome is Outcome.COMPLETE else None

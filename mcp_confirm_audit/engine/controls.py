@@ -348,7 +348,7 @@ class _Runner:
         if self.isolation is None:
             self.isolation = (
                 f"isolation: process was chosen: the {control} control failed in the world the previous "
-                f"control left ({failure[:200]}) and passed in a fresh target process; every attack gets a "
+                f"control left ({replies.clipped(failure, 200)}) and passed in a fresh target process; every attack gets a "
                 "fresh target process and root"
             )
             self.isolated = True
@@ -407,7 +407,7 @@ async def run_controls(
                 False,
                 True,
                 f"the tool asked in its result ({why}) but named no token, id or flag to answer with: "
-                f"say how it confirms with confirmation: in a profile ({approve.detail[:300]})",
+                f"say how it confirms with confirmation: in a profile ({replies.clipped(approve.detail, 300)})",
             )
     results = [approve]
     if run.unasked is not None:
@@ -734,7 +734,7 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
             seen = f"; what did change: {', '.join(elsewhere[:6])}" if elsewhere else ""
             run.too_soon(style, done)
             tried.append(
-                f"{style}: accepted, the file was untouched ({done.outcome}: {done.text[:200]}){seen}"
+                f"{style}: accepted, the file was untouched ({done.outcome}: {replies.clipped(done.text, 200)}){seen}"
                 f"{_paced(run, done)}"
             )
             continue
@@ -756,7 +756,7 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
             )
         run.too_soon(style, done)
         tried.append(
-            f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {done.text[:200]}); "
+            f"accepted, but no effect was seen in {_watched(run)} ({done.outcome}: {replies.clipped(done.text, 200)}); "
             "say where it shows with effect: in a profile (a read-only tool, a file, sqlite, the sink)"
             f"{_paced(run, done)}{_held_back(run)}"
         )
@@ -812,7 +812,7 @@ _ASKS_ELSEWHERE = re.compile(r"\b(approver|approval|terminal|tty|operator)\b", r
 
 
 def _did_not_ask(first: Response, run: _Runner, style: str, written: Sequence[str] = ()) -> str:
-    said = f"did not ask ({first.outcome}: {first.text[:200]})"
+    said = f"did not ask ({first.outcome}: {replies.clipped(first.text, 200)})"
     if got_no_answer(first):
         # Alive but silent: a gate that blocks the call until a person answers elsewhere (a CLI, a
         # page, a queue of files) looks exactly like this, and what it wrote while waiting is where.
@@ -873,7 +873,7 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
     before = await run.look()
     first = await run.call(f"{name}: ask", subject)
     if first.outcome is not Outcome.INPUT_REQUIRED or not first.questions:
-        said = f"did not ask ({first.outcome}: {first.text[:200]})"
+        said = f"did not ask ({first.outcome}: {replies.clipped(first.text, 200)})"
         # Approve's same call asked: a refusal, or a call with nothing left to do ("already
         # Interview"), may be the world approve left. A target that stopped answering is not.
         begun = first.outcome is not Outcome.TRANSPORT
@@ -932,7 +932,9 @@ async def _answered(
     if done.outcome is Outcome.TRANSPORT:
         return ControlResult(tool, name, False, True, f"the target stopped answering: {done.text}")
     run.gate_said(name, done)
-    return ControlResult(tool, name, True, True, f"no effect ({done.outcome}: {done.text[:200]})")
+    return ControlResult(
+        tool, name, True, True, f"no effect ({done.outcome}: {replies.clipped(done.text, 200)})"
+    )
 
 
 async def _wrong_state(run: _Runner, style: str) -> None:
