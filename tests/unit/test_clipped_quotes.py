@@ -33,11 +33,3 @@ def test_a_control_detail_that_quotes_a_long_preview_shows_where_it_was_cut() ->
     quoted = detail[detail.index("(") + 1 : detail.index("); name it")]
     assert quoted.endswith("…")
     assert PREVIEW.startswith(quoted.removesuffix("…"))
-
-
-def test_a_cut_quote_reads_as_the_same_refusal_as_the_whole_reply() -> None:
-    # The preview alone's reply is learned back from its detail: the ellipsis is no word of its shape.
-    reply = "refused: " + "the change is not approved " * 10
-    said, _, shape = honest._reply_of(f"tool-error: {replies.clipped(reply, 160)})")
-    whole = honest._reply_of(f"tool-error: {reply[:160]})")
-    assert (said, shape) == (whole[0], whole[2])
