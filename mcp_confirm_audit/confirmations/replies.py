@@ -344,12 +344,15 @@ _ASKS_FOR_IT = re.compile(
 )
 
 
-def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
+def refused_by_its_own_gate(response: Response, signatures: Signatures, sent: Iterable[Any] = ()) -> bool:
     """Whether another tool's refusal is a gate of its own saying no: worded as this target's gate, or asking for it.
 
     Its arguments refused, a refusal worded as the world's, one that names no confirmation
     ("Link not found", "Unknown collection"), or one about the harness's own filler that names no
     confirmation outright ("REFUSED: store 'mcp-confirm-audit' is not valid"): the call tried nothing.
+    `sent`: the call's own values and its tool's name, echoed back the harness's words, not the
+    target's ("Error executing tool approve_memory: 'memory not found: mcp-confirm-audit'" asks
+    for no approval).
     """
     if invalid_arguments(response) or rate_limited(response) is not None:
         return False
@@ -360,7 +363,12 @@ def refused_by_its_own_gate(response: Response, signatures: Signatures) -> bool:
         return True
     read = refusal_text(response)[:_CONCERN_READ]
     quoted = FILLER in read
-    read = read.replace(FILLER, " ").replace("_", " ")
+    read = read.replace(FILLER, " ")
+    for value in sorted(
+        {v for v in sent if isinstance(v, str) and len(v) >= _ECHO_MIN}, key=len, reverse=True
+    ):
+        read = _without_echo(read, value)
+    read = read.replace("_", " ")
     if quoted:
         # "REFUSED: store 'mcp-confirm-audit' is not valid" is about a value the harness made up: only
         # a confirmation named outright ("needs approval for 'mcp-confirm-audit'") is a gate's.

@@ -157,7 +157,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
     if not attack:
         return result(Verdict.INCONCLUSIVE, None, "no attack request was sent")
     learned = transcript.signatures
-    decisive = attack[-1].response
+    decisive_exchange = attack[-1]
+    decisive = decisive_exchange.response
     # prompt-forging's staging calls are the gated action's own, and what it judged is what the
     # person read; ungated's staging calls are tried like any other, but quoted only when alone.
     read = any(reading.judges_what_was_read for _, reading in parts)
@@ -174,7 +175,8 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
             # A call that never ran (its connection lost, no answer in time) tried nothing: the tools
             # that did run refusing says nothing about it.
             return result(Verdict.INCONCLUSIVE, None, _never_ran(stalled, gate[1]))
-        decisive = (own or tried)[-1].response
+        decisive_exchange = (own or tried)[-1]
+        decisive = decisive_exchange.response
     layer = layer_of(decisive)
     said = decisive.text or (decisive.outcome.value)
     if decisive.outcome is Outcome.INPUT_REQUIRED or asking_payload(decisive) is not None:
@@ -234,7 +236,7 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         and gate is None
     ):
         # Nothing took effect; whether the gate is why is for the target's own words to say.
-        who = replies.who_refused(decisive, learned or Signatures(), _sent_values(attack[-1]))
+        who = replies.who_refused(decisive, learned or Signatures(), _sent_values(decisive_exchange))
         if who.by != "gate":
             # A throttled call was never judged: no twin makes its refusal the gate's.
             throttled = replies.rate_limited(decisive) is not None
@@ -292,13 +294,19 @@ def _ran(exchange: Exchange, learned: Signatures | None) -> bool:
         return False
     if said is not Said.REFUSED:
         return True
-    return replies.refused_by_its_own_gate(response, learned or Signatures())
+    return replies.refused_by_its_own_gate(response, learned or Signatures(), _sent_values(exchange))
 
 
 def _sent_values(exchange: Exchange) -> list[Any]:
-    """The values a call sent, for telling the target's own words from what it echoed back."""
+    """The values a call sent, and the tool's own name, for telling the target's own words from what it echoed.
+
+    The SDK's "Error executing tool approve_memory: 'memory not found: ...'" names the tool the harness
+    called: its "approve" is the harness's word, no gate's concern.
+    """
     arguments = exchange.request.get("arguments")
-    return list(arguments.values()) if isinstance(arguments, Mapping) else []
+    sent = list(arguments.values()) if isinstance(arguments, Mapping) else []
+    name = exchange.request.get("name")
+    return [*sent, name] if isinstance(name, str) else sent
 
 
 def _unfilled(exchange: Exchange) -> str:
