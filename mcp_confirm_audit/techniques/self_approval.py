@@ -1,20 +1,29 @@
 """`self-approval`: the whole flow completes, and acts, with no question sent to the client.
 
 Only what the agent's own connection can do is used (a preview and its token,
-an approve tool, its own flag): never the human's channel. An effect is
+an approve tool, its own flag): never the human's channel. A pending flow whose
+profile names no approve call of the agent's is approved with the server's own
+approve-named tool on the id the attack staged, where it has one
+(`approve_memory(memory_id)` beside the person's `imv approve {id}`): the agent
+approving its own request. An effect is
 vulnerable: the gate never involves a person. The reason says more when the
 same action asks a human on a path the caller could avoid (the profile names
 the human's channel, the server's own answer says a person is waited for, or
-without its flag the tool asks the user).
+without its flag the tool asks the user). When the agent has no call of its own
+to make after the staging (no approve tool, no execute step), nothing was tried:
+not applicable, never a refusal resting on the staging call's reply.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..confirmations import HumanFailed, as_flow
+from ..confirmations.detect import agent_approver
+from ..confirmations.pending import Pending
 from ..models import Outcome, Verdict
 from . import ANY, technique
 from ._flows import AttackChannel
@@ -40,9 +49,29 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     # makes may be only new files: from the attack's start that nets to additions, no effect. Seen from
     # the staging, as the approve control sees the honest flow, the action's own kind of change shows.
     staged = await attack.mark() if flow.stages else None
+    approver = agent_approver(attack.tools, attack.plan.mechanism, attack.plan.name)
+    agents = flow
+    if isinstance(flow, Pending) and approver is not None:
+        attack.note(
+            f"the flow names no approve call of the agent's: the server's own {approver.tool!r} is called "
+            "on the id the attack staged"
+        )
+        agents = replace(flow, approve=approver)
+    calls = len(channel.exchanges)
     try:
-        await flow.confirm(channel, args, shown.handle, as_agent=True)
+        await agents.confirm(channel, args, shown.handle, as_agent=True)
     except HumanFailed as exc:
+        if len(channel.exchanges) == calls and not await attack.since_start():
+            # Nothing of the agent's own went out after the staging, and nothing moved: no attempt was
+            # refused.
+            if shown.handle is None:
+                attack.setup_failed(f"{exc}, so the agent had nothing to approve: nothing was tried")
+            else:
+                attack.not_applicable(
+                    f"the agent alone has no call to complete the flow with ({exc}): nothing was tried "
+                    f"beyond staging; {flow.describe()}"
+                )
+            return
         attack.note(f"the agent alone cannot complete the flow: {exc}")
     claims_a_human = bool(_CLAIMS_A_HUMAN.search(shown.response.text))
     # A person's channel, a call that waits for a person (a terminal prompt), a challenge a person
@@ -55,7 +84,7 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     )
     if human_path:
         why = (
-            f"the agent approved its own action ({flow.describe()}), where a human's approval is what the "
+            f"the agent approved its own action ({agents.describe()}), where a human's approval is what the "
             "server waits for"
         )
     elif asks_otherwise:

@@ -1,7 +1,9 @@
 """`ungated`: another tool of the server moves the gated action's effect without asking, while this one is gated.
 
 Every other tool not declared read-only (never the gated tool's own approve or
-execute steps, nor a pending flow's decline step, nor a tool that changes the gate's rules: that would loosen the
+execute steps, nor the server's own approve tool for a pending flow that names
+none, which is self-approval's to try, nor a pending flow's decline step, nor a
+tool that changes the gate's rules: that would loosen the
 gate for every later attack) is called once, plainly: with the victim's
 path or the action's own values where it takes them, harmless values for the
 rest, and what the setup minted for this use (`save:`) where it takes that
@@ -10,7 +12,8 @@ tool given one gets a use of its own). An id the gated call itself mints (a
 pending flow's staged id, `invoice_id`) is made the same way: the gated call is
 staged plainly, as the honest flow stages it, and a tool taking an argument of
 that id's name (as the flow's own execute or approve call gives it, or its
-`id_from`) gets it, each tool a staging of its
+`id_from`; a bare `id_from: saved.id` also names it `memory_id` for a gated
+`save_memory`: an id of the thing the gated call makes) gets it, each tool a staging of its
 own; an argument taking ids of things gets the ids of the entries where the
 gated effect shows that name this subject (a collection's links, for a
 `delete_links(link_ids)` beside a gated `delete_collection`), read from the
@@ -35,7 +38,7 @@ from typing import Any
 
 from ..channels.base import PLACEHOLDER
 from ..confirmations import as_flow
-from ..confirmations.detect import declining_tools, policy_tools
+from ..confirmations.detect import agent_approver, declining_tools, policy_tools
 from ..confirmations.pending import ID_FIELD
 from ..engine.action import Instance
 from ..models import Verdict
@@ -59,8 +62,11 @@ async def ungated(attack: Attack, params: Mapping[str, Any]) -> None:
     own |= {t.name for t in rules}
     # A pending flow's decline step (`drop(note)` on the person's no) is how the gate says no, never a way
     # around it: called plainly it only does what a decline does, and is judged by the decline control.
-    declining = declining_tools(attack.tools, mechanism)
+    declining = declining_tools(attack.tools, mechanism, attack.plan.name)
     own |= set(declining)
+    # The server's own approve tool on the staged id is the agent approving its own request: self-approval.
+    if (approver := agent_approver(attack.tools, mechanism, attack.plan.name)) is not None:
+        own.add(approver.tool)
     victim = attack.victim
     candidates = [
         t
@@ -156,11 +162,19 @@ def _as_set_up(attack: Attack, tool: str) -> dict[str, Any]:
 
 
 def _staged_id_names(attack: Attack) -> tuple[frozenset[str], bool]:
-    """How the flow names its staged id in its own calls (`invoice_id: "{id}"`, `id_from`); none if it stages nothing."""
+    """How the flow names its staged id in its own calls (`invoice_id: "{id}"`, `id_from`); none if it stages nothing.
+
+    A bare `id` (`id_from: saved.id`) names no kind: the id of what the gated call makes is then also
+    `<noun>_id` (or `<noun>Id`) for each noun of the gated tool's name (`memory_id` for `save_memory`).
+    """
     flow = as_flow(attack.plan.mechanism)
     if flow is None or not flow.stages:
         return frozenset(), False
-    return flow.staged_id_names
+    known, like_an_id = flow.staged_id_names
+    if "id" in known:
+        nouns = _words(attack.plan.name)
+        known = known | {f"{n}_id" for n in nouns} | {f"{n}id" for n in nouns}
+    return known, like_an_id
 
 
 def _takes_id(tool: ToolInfo, names: tuple[frozenset[str], bool]) -> list[str]:
@@ -170,7 +184,7 @@ def _takes_id(tool: ToolInfo, names: tuple[frozenset[str], bool]) -> list[str]:
     return [
         n
         for n, prop in properties.items()
-        if (n in known or (like_an_id and ID_FIELD.match(n)))
+        if (n in known or n.lower() in known or (like_an_id and ID_FIELD.match(n)))
         and isinstance(prop, Mapping)
         and takes(prop, "x")
     ]

@@ -1,7 +1,7 @@
 """Reference server that zero configuration must reach: a booking desk with strict arguments.
 
     python targets/desk/server.py --root DIR [--asks mrtr|decision-ask|needs-confirm|pending-approval]
-        [--world consumes|keeps] [--flaw NAME ...]
+        [--world consumes|keeps] [--review-tool] [--flaw NAME ...]
 
 What stands between a harness and its gate, each seen on a real server:
 - `book(plan_id)` needs a plan that only `plan_booking` mints, and `plan_booking`
@@ -18,7 +18,10 @@ What stands between a harness and its gate, each seen on a real server:
   `{"pending_approval": true, "ref": ...}` approved by the person
   (`approve_cli.py`-style decision file in `--inbox`) and executed by
   `execute_booking(ref)`; with `--approval acts` the person's approval is itself the booking (it is
-  made when the desk next reads its queue), and there is no execute step.
+  made when the desk next reads its queue), and there is no execute step. With `--review-tool`
+  (pending-approval) the desk also offers the agent `approve_booking(ref)`, which refuses a request it
+  holds ("approving is the person's"), as index-memory-vault's `approve_memory` does unless its admin
+  allows agent review, and an unknown ref as "unknown request".
   A ticket or confirmation is bound to its plan and spent once.
 Every booking is a row of ROOT/bookings.json, also shown by `list_bookings`.
 
@@ -27,6 +30,7 @@ Flaws (each removes one defence):
                    --approval acts) a booking the person declined (`{ref}.declined`) is made anyway
   ticket-reuse     (decision-ask, needs-confirm) a ticket is never spent
   agent-approves   (pending-approval) `approve_booking(ref)` lets the agent approve its own request
+                   (with `--approval acts`, its approval is the booking, as the person's is)
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ def build_server(
     flaws: frozenset[str] = frozenset(),
     inbox: str | Path | None = None,
     approval: str = "then-execute",
+    review_tool: bool = False,
 ) -> MCPServer:
     table = Path(root) / "bookings.json"
     decisions = Path(inbox) if inbox is not None else Path(root).parent / "desk-inbox"
@@ -115,7 +120,9 @@ def build_server(
             return
         # The flaw reads any decision as a yes: the person's "no" books too.
         said = (".approved", ".declined") if "decline-acts" in flaws else (".approved",)
-        for ref in [r for r in waiting if any((decisions / f"{r}{kind}").exists() for kind in said)]:
+        for ref in [
+            r for r in waiting if r in approved or any((decisions / f"{r}{kind}").exists() for kind in said)
+        ]:
             make_booking(plans[waiting.pop(ref)])
 
     @server.tool(annotations=_READ_ONLY)
@@ -239,14 +246,18 @@ def build_server(
         if approval == "then-execute":
             server.tool(annotations=_WRITES)(execute_booking)
 
-        if "agent-approves" in flaws:
+        if "agent-approves" in flaws or review_tool:
 
             @server.tool(annotations=_WRITES)
             def approve_booking(ref: str) -> dict[str, Any]:
-                """Approve a waiting booking request."""
+                """Approve a waiting booking request (the person's to approve, at the desk)."""
                 if ref not in waiting:
                     raise ToolError("unknown request")
-                approved.add(ref)
+                if "agent-approves" not in flaws:
+                    raise ToolError(
+                        f"approving is the person's: they approve {ref} at the desk, not the agent"
+                    )
+                approved.add(ref)  # FLAW agent-approves: the agent approves what it asked for
                 return {"approved": True, "ref": ref}
 
     return server
@@ -259,6 +270,7 @@ def main() -> None:
     parser.add_argument("--world", choices=("consumes", "keeps"), default="consumes")
     parser.add_argument("--inbox", default=None)
     parser.add_argument("--approval", choices=("then-execute", "acts"), default="then-execute")
+    parser.add_argument("--review-tool", action="store_true")
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     args = parser.parse_args()
     build_server(
@@ -268,6 +280,7 @@ def main() -> None:
         flaws=frozenset(args.flaw),
         inbox=args.inbox,
         approval=args.approval,
+        review_tool=args.review_tool,
     ).run()
 
 
