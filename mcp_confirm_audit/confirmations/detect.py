@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..models import Outcome, Response, Said
 from . import replies, values
-from .base import Mechanism
+from .base import AgentFlow, Mechanism
 from .flag import FLAG_ARG, Flag
 from .mrtr import Mrtr, asks
 from .pending import ID_FIELD, WAITING, CallTemplate, Pending
@@ -332,6 +333,18 @@ def agent_approver(tools: Sequence[ToolInfo], pending: Mechanism | None, gated: 
         return None
     others = [t for t in tools if t.name not in pending.own_tools]
     return _id_tool(others, APPROVE_TOOL, gated, {})
+
+
+def approved_by_the_agent(
+    tools: Sequence[ToolInfo], flow: AgentFlow, gated: str
+) -> tuple[AgentFlow, str | None]:
+    """`flow` as the agent alone can complete it: a pending flow with the server's own approve tool
+    (`agent_approver`) as its approve step, and that tool's name; else `flow` itself and None."""
+    approver = agent_approver(tools, flow, gated)
+    if approver is None:
+        return flow, None
+    assert isinstance(flow, Pending)  # agent_approver finds one for a pending flow only
+    return replace(flow, approve=approver), approver.tool
 
 
 def declining_tools(

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..confirmations import HumanFailed, as_flow
-from ..confirmations.detect import agent_approver
-from ..confirmations.pending import Pending
+from ..confirmations.detect import approved_by_the_agent
 from ..models import Outcome, Verdict
 from . import ANY, technique
 from ._flows import AttackChannel
@@ -49,14 +47,12 @@ async def self_approval(attack: Attack, params: Mapping[str, Any]) -> None:
     # makes may be only new files: from the attack's start that nets to additions, no effect. Seen from
     # the staging, as the approve control sees the honest flow, the action's own kind of change shows.
     staged = await attack.mark() if flow.stages else None
-    approver = agent_approver(attack.tools, attack.plan.mechanism, attack.plan.name)
-    agents = flow
-    if isinstance(flow, Pending) and approver is not None:
+    agents, approver = approved_by_the_agent(attack.tools, flow, attack.plan.name)
+    if approver is not None:
         attack.note(
-            f"the flow names no approve call of the agent's: the server's own {approver.tool!r} is called "
+            f"the flow names no approve call of the agent's: the server's own {approver!r} is called "
             "on the id the attack staged"
         )
-        agents = replace(flow, approve=approver)
     calls = len(channel.exchanges)
     try:
         await agents.confirm(channel, args, shown.handle, as_agent=True)
