@@ -84,6 +84,12 @@ class Person:
             kept.append(step)
         return tuple(kept)
 
+    @property
+    def shows_the_request(self) -> bool:
+        """Whether a first step shows the person something: a read of what was sent them (not a secret
+        they hold), or a command with `shows: true`. Without one, what they read before approving is unknown."""
+        return any(not getattr(step, "secret", False) for step in self.looking)
+
     def withheld(self, name: str) -> bool:
         """Whether `name` is saved by a step that takes what only the person holds (a credential it
         names, a secret it reads, their own headers, their key): an agent alone never has it, where a

@@ -111,6 +111,32 @@ async def previewed(
     return shown
 
 
+def unseen_request(flow: AgentFlow) -> str | None:
+    """Why what the person reads before approving is unknown over `flow`, saying how to declare it; None if known.
+
+    A person who approves on a channel of their own (`hands_over`: a command they run, a link they
+    follow, a challenge they sign) reads the request there, and only their steps before the first that
+    may approve show it (reads, commands with `shows: true`). The preview's reply went to the agent:
+    nothing says it is passed on, and what the person's own tool prints may differ from it (a
+    `show` command that prints raw what the agent got as escaped JSON, or the reverse). With no step
+    that shows, nothing the person read can be judged.
+
+    Every other flow keeps the preview's reply as the question: a token the agent redeems, or a
+    pending id its own approve tool takes, is said yes to through the agent, which relays the preview
+    to the person (as a client shows an MRTR question); a call that waits shows its prompt on the
+    person's channel while it waits (its `decline:` steps read it, checked where it is read).
+    """
+    person = flow.hands_over
+    if person is None or flow.waits_for_person or person.shows_the_request:
+        return None
+    return (
+        "nothing shows the person the request: they approve on their own channel, and the reply to the "
+        "agent's call is not what they read; declare the step that shows it to them before they approve "
+        "(a command with shows: true, such as the approval tool's show or list command, or a read: of "
+        "the message sent them)"
+    )
+
+
 async def what_the_person_read(
     flow: AgentFlow, channel: AttackChannel, preview: Preview, before: int
 ) -> tuple[tuple[str, str], ...] | None:

@@ -14,6 +14,9 @@ Over a token or pending flow, what the human reads is the preview's (the staging
 call's) result text, judged by the same checks (`question_text.result_as_shown`:
 a JSON result is read as code, its escapes as escapes); its handle is left out,
 as it differs from call to call. Nothing is confirmed. There is no form to check.
+A person who approves on a channel of their own reads what their steps show them
+(a `shows: true` command, a webhook read), never the reply to the agent: with no
+such step the attack is `not_applicable`, saying so (`_flows.unseen_request`).
 
 An action that names no file gets the hostile strings in its string arguments (or
 its setup calls') whose plain value is in what the person read, over MRTR (the
@@ -59,7 +62,7 @@ from ..engine.reading import literal
 from ..models import Outcome, Response, Verdict
 from . import OVER_A_PREVIEW, technique
 from ._arguments import ArgumentSubject, Where, shown_arguments
-from ._flows import AttackChannel, what_the_person_read
+from ._flows import AttackChannel, unseen_request, what_the_person_read
 from ._generated import search
 from ._params import Params
 from ._twins_closed import ClosedSet, took, twin_of
@@ -135,6 +138,9 @@ async def _over_a_flow(attack: Attack, params: Mapping[str, Any], kind: str, flo
     """What the human reads is the preview's text: the same checks, on hostile names or argument values."""
     if kind in ("form-secrets", "form-nesting"):
         attack.not_applicable(f"a {flow.kind} flow shows the text of its preview, not a form")
+        return
+    if (unseen := unseen_request(flow)) is not None:
+        attack.not_applicable(unseen)
         return
     if not attack.names_file:
         victim = attack.use_of_action
@@ -315,9 +321,12 @@ class _PreviewProbe(_Probe):
 
     @staticmethod
     def person(shown: Sequence[tuple[str, str]], handle: str | None) -> str:
-        """What the person was shown on their channel, each piece read as its medium shows it."""
+        """What the person was shown on their channel, each piece read as its medium shows it (the handle
+        left out of each, as it differs from call to call: a card that names its request id)."""
         pieces = [
-            terminal_as_shown(text) if medium == "terminal" else _PreviewProbe.read(text, handle)
+            terminal_as_shown(text.replace(handle, "{handle}") if handle else text)
+            if medium == "terminal"
+            else _PreviewProbe.read(text, handle)
             for medium, text in shown
         ]
         return "\n".join(pieces)
@@ -332,6 +341,11 @@ class _PreviewProbe(_Probe):
         elif not asks_elsewhere and (refused := _refused(shown)) is not None:
             self.attack.setup_failed(
                 f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
+            )
+        elif text is None and self.flow.hands_over is not None:
+            self.attack.setup_failed(
+                "the person's steps that show them the request showed nothing about a plain value "
+                "(see the notes), so what they read cannot be compared"
             )
         elif text is None:
             # A waits flow is previewed with the person saying no, so that a hostile name is never
@@ -356,6 +370,10 @@ class _PreviewProbe(_Probe):
         read = await what_the_person_read(self.flow, self.channel, shown, before)
         if read is not None:
             return shown, self.person(read, shown.handle)
+        if self.flow.hands_over is not None:
+            # The person approves on their own channel, whose steps showed nothing this time: the
+            # reply went to the agent, not to them (`unseen_request`), so nothing they read is judged.
+            return shown, None
         return shown, None if shown.handle is None else self.read(shown.response.text, shown.handle)
 
     async def arguments_for(self, name: str) -> dict[str, Any] | None:

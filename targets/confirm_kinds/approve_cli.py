@@ -1,6 +1,9 @@
 """The human's own channel to the pending server: a decision written where the server reads it.
 
-    python targets/confirm_kinds/approve_cli.py --inbox DIR ID [approved|declined]
+    python targets/confirm_kinds/approve_cli.py --inbox DIR ID [approved|declined|show]
+
+`show` prints what the server keeps for the person about the staged action (its
+`ID.request`), as it is: what the person reads before deciding (`shows: true`).
 
 The agent's connection cannot do this: it is a file in a directory outside the
 server's root, written by a process the person runs. One new file per
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
 
 _ID = re.compile(r"^[0-9a-f]{8,64}$")
@@ -23,11 +27,15 @@ def main() -> None:
     )
     parser.add_argument("--inbox", required=True, metavar="DIR", help="the directory the server reads")
     parser.add_argument("id", help="the pending id the server gave")
-    parser.add_argument("decision", nargs="?", default="approved", choices=("approved", "declined"))
+    parser.add_argument("decision", nargs="?", default="approved", choices=("approved", "declined", "show"))
     args = parser.parse_args()
     if not _ID.match(args.id):
         parser.error(f"not a pending id: {args.id!r}")
     inbox = Path(args.inbox)
+    if args.decision == "show":
+        # The text as the server wrote it, every byte: a terminal shows what it holds.
+        sys.stdout.buffer.write((inbox / f"{args.id}.request").read_bytes() + b"\n")
+        return
     inbox.mkdir(parents=True, exist_ok=True)
     fd = os.open(inbox / f"{args.id}.{args.decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)

@@ -149,6 +149,19 @@ class PendingStore:
         self.staged[pending_id] = (tool, path)
         return pending_id
 
+    def card(self, pending_id: str, text: str) -> None:
+        """What the person is shown about a staged action, kept where `approve_cli.py ID show` prints it.
+
+        Written once, beside the decisions (never one itself): the person's own view of the request,
+        as an approval app shows it, apart from the reply to the agent's call.
+        """
+        self.inbox.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.inbox / f"{pending_id}.request", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8", "surrogatepass"))
+        finally:
+            os.close(fd)
+
     def decide(self, pending_id: str, decision: str) -> None:
         """The human's decision from their own channel (the approval route), kept where `release` reads it.
 

@@ -434,7 +434,10 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
                 "message": "Awaiting your approval.",
                 "next_steps": "A human approves it on the approval channel; then call execute_pending.",
             }
-            return flow.shown(fields, f"Staged: {_VERBS[_tool]} {path}. Awaiting your approval.")
+            said = flow.shown(fields, f"Staged: {_VERBS[_tool]} {path}. Awaiting your approval.")
+            # The person's own view of the request (approve_cli.py ID show): the same text, to them.
+            store.card(pending_id, said)
+            return said
 
         return handler
 

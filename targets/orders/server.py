@@ -290,9 +290,12 @@ def _pending_tools(
             "order_id": order_id,
             "message": "Awaiting your approval.",
         }
-        return shown.preview(
+        said = shown.preview(
             fields, f"Staged: cancel order {shown.reference(order_id)}. Awaiting your approval."
         )
+        # The person's own view of the request (confirm_kinds/approve_cli.py ID show): the same text, to them.
+        store.card(pending_id, said)
+        return said
 
     def execute_pending(pending_id: str) -> str:
         if lapses is not None and time.monotonic() - staged_at.get(pending_id, time.monotonic()) > lapses:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import MATRIX_GENERATION
-from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER
+from test_confirmation_kinds import HUMAN_CHANNEL_SHOWN, KINDS_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -98,7 +98,7 @@ def test_the_decoy_of_a_phone_number_is_another_phone_number_so_the_token_attack
 # 3. prompt-forging judges only the questions that were asked.
 
 # The staging call's refusal of an .exe carries a request_id, which reads like a pending id.
-REFUSING = {**HUMAN_CHANNEL["confirmation"]["pending"]}  # type: ignore[index]
+REFUSING = {**HUMAN_CHANNEL_SHOWN["confirmation"]["pending"]}  # type: ignore[index]
 REFUSING.pop("id_from")
 REFUSING_PENDING = {"confirmation": {"kind": "pending", "pending": REFUSING}}
 BIDI = frozenset({"MCA-PROMPT-002"})

@@ -2,16 +2,17 @@
 
 A swap between preview and confirm is the same attack as between question and
 answer; a path that must never be allowed must not be previewed, nor acted on
-when confirmed; the preview's text is what the human reads about a hostile name.
-Each family proven both ways on the confirm-kinds reference server, over both
-flows (the pending one approved by the human on their own channel).
+when confirmed; what the human reads about a hostile name is the preview's text (a
+token) or what their own `show` command prints, the same text on their terminal (a
+pending request). Each family proven both ways on the confirm-kinds reference server,
+over both flows (the pending one approved by the human on their own channel).
 """
 
 from __future__ import annotations
 
 import pytest
 from conftest import MATRIX_GENERATION, forked
-from test_confirmation_kinds import HUMAN_CHANNEL, KINDS_SERVER, kinds_command
+from test_confirmation_kinds import HUMAN_CHANNEL_SHOWN, KINDS_SERVER, kinds_command
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -41,7 +42,7 @@ def audit(
     of: frozenset[str] | None = None,
 ) -> AuditRun:
     """The file families (`of` them; or the attack `only`, over stdio) on `tool`; a pending flow is approved on the human's channel."""
-    settings = {"pending": HUMAN_CHANNEL, "flag": STATED_FLAG}.get(mechanism, {})
+    settings = {"pending": HUMAN_CHANNEL_SHOWN, "flag": STATED_FLAG}.get(mechanism, {})
     if only is None:
         factory = {"mechanism": mechanism, "flaws": list(flaws), "write_tool": tool == "write_file"}
         target: dict[str, object] = {"command": f"py:{KINDS_SERVER}:build_server", "factory_args": factory}
@@ -157,6 +158,10 @@ def test_each_flaw_is_caught_over_the_flow_by_its_family_and_fools_no_other(
     catalogue: Catalogue, mechanism: str, flaw: str
 ) -> None:
     families, expected = FLAWS[flaw]
+    if mechanism == "pending" and flaw == "raw-name-in-preview":
+        # The person's view of a pending request is printed on their terminal, where markup renders
+        # nothing: a link in a name shown raw is no finding there (refused, with the rest of its family).
+        expected = {k: v for k, v in expected.items() if k != "MCA-PROMPT-007"}
     run = audit(catalogue, mechanism, flaw, of=_families_for(mechanism, flaw))
     assert next(c for c in run.controls if c.name == "approve").passed, run.controls
     by_id = run.by_id()

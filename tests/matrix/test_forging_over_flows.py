@@ -3,8 +3,9 @@
 The order desk (targets/orders/server.py) cancels an order by the shop's reference,
 confirmed by a token, by a pending id the person approves on their own channel, or by
 the person at the server's terminal. What the person reads names the reference, so a
-hostile reference goes into `order_id` and what they read (the preview's text, the
-terminal's prompt) is judged exactly as a question about a hostile file name is. The
+hostile reference goes into `order_id` and what they read (the preview's text, what their
+own `show` command prints about a pending request, the terminal's prompt) is judged
+exactly as a question about a hostile file name is. The
 desk that shows the reference raw is caught over every flow; the careful desk, in its
 JSON style and in a code-point style of its own, has no prompt-forging finding.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION
-from test_confirmation_kinds import HUMAN_CHANNEL
+from test_confirmation_kinds import HUMAN_CHANNEL_SHOWN
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -64,7 +65,7 @@ def audit(
     else:
         factory = {"mechanism": mechanism, "style": style, "flaws": list(flaws), "refuses": refuses}
         target = {"command": f"py:{DESK}:build_server", "factory_args": factory}
-        target.update(HUMAN_CHANNEL if mechanism == "pending" else {})
+        target.update(HUMAN_CHANNEL_SHOWN if mechanism == "pending" else {})
     profile = profile_from_mapping({**target, "tool": "cancel_order", "call_timeout": 10.0}, source="test")
 
     def select(spec: AttackSpec) -> bool:
@@ -93,8 +94,9 @@ def test_a_reference_shown_raw_is_caught_over_every_flow(catalogue: Catalogue, m
         )
         assert any("hostile strings go into 'order_id'" in line for line in result.evidence), result.evidence
     found = _found(run)
-    # A preview's sentence renders markup; a terminal renders none, so a link in it is no finding there.
-    assert found.pop("MCA-PROMPT-007", None) is (None if mechanism == "terminal" else W)
+    # A preview's sentence renders markup; a terminal renders none, so a link in it is no finding there
+    # (the person's own view of a pending request is what a command printed, read on their terminal).
+    assert found.pop("MCA-PROMPT-007", None) is (None if mechanism in ("terminal", "pending") else W)
     assert set(found) == {f"MCA-PROMPT-00{n}" for n in range(1, 7)}, found
 
 
