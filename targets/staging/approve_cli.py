@@ -1,7 +1,8 @@
-"""The person's approval of a staged invoice: `approve_cli.py ROOT ID [--decline]`.
+"""The person's approval of a staged invoice: `approve_cli.py ROOT ID [--show | --decline]`.
 
 Prints what they approve (the staged invoice) and records their decision with
-the digest of exactly that, for the post server to check.
+the digest of exactly that, for the post server to check. `--show` prints it and
+decides nothing: what the person reads before they approve.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ def main() -> int:
     parser.add_argument("root")
     parser.add_argument("invoice_id")
     parser.add_argument("--decline", action="store_true")
+    parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     store = Store(args.root)
     try:
         invoice = store.staged(args.invoice_id)
+        if args.show:
+            print(f"to approve: {json.dumps(invoice, sort_keys=True)}")
+            return 0
         decision = "declined" if args.decline else "approved"
         store.decide(args.invoice_id, decision)
     except Refused as exc:

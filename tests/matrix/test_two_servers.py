@@ -50,14 +50,15 @@ def two_servers(
     flags += ["--commit-fields"] if commit_fields else []
     stage = ("--edits", edits) if edits is not None else ()
     approve = shlex.join([sys.executable, str(STAGING / "approve_cli.py"), "{root}", "{id}"])
-    person: Any = {"command": approve, "decline": f"{approve} --decline"}
-    posted, declined = "{id}", None
+    # The person reads the staged invoice first (`--show`): what prompt-forging judges.
+    shown = {"command": f"{approve} --show", "shows": True}
+    person: Any = [shown, {"command": approve}]
+    posted, declined = "{id}", [{"command": f"{approve} --decline"}]
     if execute_by_saved_id:
         # invoice-intake-mcp's shape: the person's own step hands back the id the post takes (there
         # the staged id an approval is for), and the agent's post never names the pending id itself.
         echo = shlex.join([sys.executable, "-c", "import sys; print(sys.argv[1])", "{id}"])
-        person = [{"command": approve}, {"command": echo, "save": "posted"}]
-        declined = [{"command": f"{approve} --decline"}]
+        person = [shown, {"command": approve}, {"command": echo, "save": "posted"}]
         posted = "{posted}"
     raw = {
         "servers": {"stage": command("stage_server.py", *stage), "post": command("post_server.py", *flags)},
@@ -150,7 +151,7 @@ def test_the_careful_pair_posts_what_the_person_approved_and_refuses_every_attac
     assert "tool:list_posted.posted[0]" in approve.detail
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
     # The person's approval is a command the agent never sees: the out-of-band families judge it too,
-    # and prompt-forging the vendor the staged invoice shows (escaped, as the approver's CLI shows it).
+    # and prompt-forging the vendor the approver's CLI shows them first (escaped, as JSON).
     assert {r.family for r in judged} == {
         "self-approval",
         "token-replay",
