@@ -264,9 +264,10 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 if declined is None or name != "decline"
             )
             gate = await _wrong_handle(mechanism, uses, style, channel, preview.handle)
-            if alone.passed and alone_said is not None:
+            held = replies.signature("preview-alone", alone_said) if alone_said is not None else None
+            if alone.passed and held is not None and replies.worded(held):
                 # Read from the whole reply: its control's detail quotes only the head of it.
-                gate = (*gate, replies.signature("preview-alone", alone_said))
+                gate = (*gate, held)
             if declined is not None and declined[1] is not None:
                 gate = (*gate, declined[1])
             controls = (

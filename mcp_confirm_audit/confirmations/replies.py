@@ -270,6 +270,19 @@ def signature(control: str, response: Response) -> Signature:
     return Signature(control, said(response), response.code, shape(response))
 
 
+# What a JSON reply leaves of its shape once its quoted keys and values are gone: no words at all.
+_JSON_LITERALS = frozenset({"null", "true", "false"})
+
+
+def worded(sig: Signature) -> bool:
+    """Whether a signature's shape holds a word of the reply's own, beyond JSON's null, true and false.
+
+    A JSON result with no refusal field (`{"saved": {...}, "note": "..."}`) is all quoted strings and
+    literals: its shape ("null null null") would match any other such reply, so it teaches nothing.
+    """
+    return not set(sig.shape.split()) <= _JSON_LITERALS
+
+
 def _like(
     response: Response, learned: Iterable[Signature], mine: Signature | None = None
 ) -> Signature | None:
