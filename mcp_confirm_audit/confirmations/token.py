@@ -13,6 +13,7 @@ steps: a sign command, a link followed): what they save as `evidence` goes into
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,8 @@ from typing import Any
 from ..channels.base import PLACEHOLDER, filled
 from ..channels.human import Person
 from ..models import Response
+from ..target.arguments import FILLER
+from . import values
 from .base import Channel, FlowDefaults, Preview
 
 # A result field that carries the token: `confirm_token`, `token`, `confirmationToken`.
@@ -43,6 +46,12 @@ class Token(FlowDefaults):
     # Several arguments of the confirming call, each with what it carries ({challenge}, {token}, {id}, a
     # name the person saved); {}: `into` alone carries the token (or the person's evidence).
     fields: Mapping[str, str] = field(default_factory=dict)
+    # What each preview answered beside its token, by token, with the use it previewed. A flow zero
+    # configuration found, confirmed for that same use, carries a field back into an argument of that
+    # name that holds only the harness's filler: mcp-changeset's `apply_change(change_id,
+    # confirmation_token)` needs the `change_id` its preview handed out with the token, and nothing
+    # else names it. Never for another use: a token presented for another action goes as it is.
+    staged: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def carries(self) -> tuple[str, ...]:
@@ -137,6 +146,12 @@ class Token(FlowDefaults):
         """
         off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
         sent = {**arguments, **off}
+        use, carried = self.staged.get(token, ("", {})) if token is not None else ("", {})
+        if use != _use(arguments):
+            carried = {}
+        for arg, value in arguments.items():
+            if value == FILLER and arg in carried and arg not in self.carries:
+                sent[arg] = carried[arg]
         if self.fields:
             handed = {"challenge": token, "token": token, "id": token} if token is not None else {}
             known = {**handed, **(saved or {})}
@@ -161,7 +176,13 @@ class Token(FlowDefaults):
         found = Preview.read(response, self.token_from, TOKEN_FIELD)
         if found.handle is None and self.token_from is None:
             # "then call again with confirm=<token>": the preview may hand it back under that very name.
-            return Preview.read(response, self.into, TOKEN_FIELD)
+            found = Preview.read(response, self.into, TOKEN_FIELD)
+        if found.handle is not None and self.source != "profile":
+            said = values.fields(response)
+            self.staged[found.handle] = (
+                _use(arguments),
+                {k: str(v) for k, v in said.items() if isinstance(v, str | int) and not isinstance(v, bool)},
+            )
         return found
 
     async def confirm(
@@ -181,3 +202,8 @@ class Token(FlowDefaults):
         return await channel.call(
             "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
         )
+
+
+def _use(arguments: Mapping[str, Any]) -> str:
+    """One use of the action, by its arguments: the same text for the same values."""
+    return json.dumps(arguments, sort_keys=True, default=str)

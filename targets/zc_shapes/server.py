@@ -74,6 +74,11 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              once an approval files every note, nothing waits until a note is staged again
              (magnemo-mcp's stage and handoff, whose attacks once shared one emptied list).
 - handoff-first: the handoff shape with `handoff` listed first: it never asks in its first controls.
+- changeset: `preview_label(bed, label)` stages a label for a bed and answers its `change_id`
+             with a single-use `confirmation_token`; `apply_change(change_id, confirmation_token)`
+             applies exactly the staged label, the token checked against that change and spent
+             (mcp-changeset's Guard: the id and the token both come from the preview, and the
+             confirming call names no bed or label of its own).
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -87,7 +92,7 @@ Flaws (each removes one defence):
   agent-keeps   keep(note) files the staged note with no yes of the grower's (shelf)
   token-unchecked  sow_plan sows whatever confirmation it is given (chain)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                preview, outbox, draft, memo, chain: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
+                preview, outbox, draft, memo, chain, changeset: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
 
 from __future__ import annotations
@@ -138,6 +143,7 @@ SHAPES = (
     "shelf",
     "opaque",
     "chain",
+    "changeset",
     "handoff",
     "handoff-first",
     "bench",
@@ -157,6 +163,7 @@ FLAWS = {
         "memo",
         "allowlist",
         "chain",
+        "changeset",
         "bench",
     ),
 }
@@ -215,6 +222,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "opaque": (("set_vent", _ACTS),),
     # No annotations at all, as FastMCP servers that never set them are.
     "chain": (("propose_sowing", None), ("check_sowing", None), ("sow_plan", None)),
+    "changeset": (("preview_label", _READ), ("apply_change", _ACTS)),
     "handoff": (("stage_note", ToolAnnotations(destructive_hint=False)), ("handoff", _ACTS)),
 }
 # The same two tools, the action listed first: its controls run before anything was ever staged.
@@ -260,6 +268,9 @@ class Greenhouse:
         # The chain shape's proposals, and the token each check handed out.
         self.plans: dict[str, dict[str, Any]] = {}
         self.checked: dict[str, str] = {}
+        # The changeset shape's staged labels, and the token each change was handed out with.
+        self.changes: dict[str, tuple[str, str]] = {}
+        self.change_tokens: dict[str, str] = {}
         # The handoff shape's staged notes, by id: in memory only, until a yes files them.
         self.staged: dict[str, str] = {}
         # What each handoff question was about (its summary, the notes it listed), by its state.
@@ -668,6 +679,35 @@ class Greenhouse:
         state.setdefault("sown", []).append(plan["crop"])
         self.save(state)
         return {"ok": True, "sown": plan["crop"]}
+
+    def preview_label(self, bed: str, label: str) -> dict[str, Any]:
+        """Preview labelling `bed`: nothing changes; returns the change_id and confirmation_token apply_change needs."""
+        if not 1 <= len(label) <= 64:
+            return {"ok": False, "error": "a label is 1 to 64 characters"}
+        change = f"chg_{secrets.token_hex(8)}"
+        self.changes[change] = (bed, label)
+        self.change_tokens[change] = token = f"confirm_{secrets.token_urlsafe(16)}"
+        return {
+            "status": "preview",
+            "change_id": change,
+            "confirmation_token": token,
+            "summary": f"label bed {json.dumps(bed)} as {json.dumps(label)}",
+        }
+
+    def apply_change(self, change_id: str, confirmation_token: str) -> dict[str, Any]:
+        """Apply a previewed change: its change_id and the confirmation_token preview_label returned with it."""
+        staged = self.changes.get(change_id)
+        if staged is None:
+            return {"ok": False, "error": f"unknown change {change_id!r}"}
+        issued = self.change_tokens.get(change_id)
+        if issued is None or not hmac.compare_digest(issued, confirmation_token):
+            return {"ok": False, "error": "confirmation token invalid or already used: preview again"}
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: the token is never spent
+            self.change_tokens.pop(change_id, None)
+        state = self.load()
+        state.setdefault("labels", []).append({"bed": staged[0], "label": staged[1]})
+        self.save(state)
+        return {"status": "applied", "change_id": change_id}
 
     def stage_note(self, title: str) -> dict[str, Any]:
         """Stage a note for the grower; it waits until the next handoff asks about it."""
