@@ -508,9 +508,5 @@ async def _wrong_handle(
         return ()  # a wrong handle that acts is the forgery families' finding, not a refusal to learn
     if replies.invalid_arguments(done):
         return ()  # the SDK refused the handle's type: no word of the gate's
-    if replies.about_the_filler(done):
-        # "unknown change 'mcp-confirm-audit'": the call named a value the harness made up (an id only the
-        # preview of this use hands out, not carried for a wrong token), so the handle was never looked at.
-        return ()
     use.learn(moved, f"changed on a {mechanism.kind} confirmation with a wrong handle")
     return (replies.signature("wrong-handle", done),)

@@ -270,11 +270,6 @@ def signature(control: str, response: Response) -> Signature:
     return Signature(control, said(response), response.code, shape(response))
 
 
-def about_the_filler(response: Response) -> bool:
-    """Whether a reply quotes the value the harness fills an argument it knows nothing about with."""
-    return FILLER in response.text[:_READ]
-
-
 # What a JSON reply leaves of its shape once its quoted keys and values are gone: no words at all.
 _JSON_LITERALS = frozenset({"null", "true", "false"})
 

@@ -46,12 +46,15 @@ class Token(FlowDefaults):
     # Several arguments of the confirming call, each with what it carries ({challenge}, {token}, {id}, a
     # name the person saved); {}: `into` alone carries the token (or the person's evidence).
     fields: Mapping[str, str] = field(default_factory=dict)
-    # What each preview answered beside its token, by token, with the use it previewed. A flow zero
-    # configuration found, confirmed for that same use, carries a field back into an argument of that
-    # name that holds only the harness's filler: mcp-changeset's `apply_change(change_id,
-    # confirmation_token)` needs the `change_id` its preview handed out with the token, and nothing
-    # else names it. Never for another use: a token presented for another action goes as it is.
+    # What each preview answered beside its token: by token, with the use it previewed, and by use (the
+    # last preview of it). A flow zero configuration found carries a field back into an argument of that
+    # name holding only the harness's filler: mcp-changeset's `apply_change(change_id,
+    # confirmation_token)` needs the `change_id` its preview handed out with the token, and nothing else
+    # names it. For the use the token was previewed for, its own preview's; for a token that was not
+    # (forged, or spent), the last preview of this use's. A use never previewed carries nothing: a token
+    # presented for another action goes as it is.
     staged: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict, repr=False, compare=False)
+    staged_uses: dict[str, dict[str, str]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def carries(self) -> tuple[str, ...]:
@@ -146,9 +149,10 @@ class Token(FlowDefaults):
         """
         off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
         sent = {**arguments, **off}
-        use, carried = self.staged.get(token, ("", {})) if token is not None else ("", {})
-        if use != _use(arguments):
-            carried = {}
+        this = _use(arguments)
+        previewed, carried = self.staged.get(token, ("", {})) if token is not None else ("", {})
+        if previewed != this:
+            carried = self.staged_uses.get(this, {})
         for arg, value in arguments.items():
             if value == FILLER and arg in carried and arg not in self.carries:
                 sent[arg] = carried[arg]
@@ -179,10 +183,11 @@ class Token(FlowDefaults):
             found = Preview.read(response, self.into, TOKEN_FIELD)
         if found.handle is not None and self.source != "profile":
             said = values.fields(response)
-            self.staged[found.handle] = (
-                _use(arguments),
-                {k: str(v) for k, v in said.items() if isinstance(v, str | int) and not isinstance(v, bool)},
-            )
+            fields = {
+                k: str(v) for k, v in said.items() if isinstance(v, str | int) and not isinstance(v, bool)
+            }
+            self.staged[found.handle] = (_use(arguments), fields)
+            self.staged_uses[_use(arguments)] = fields
         return found
 
     async def confirm(
