@@ -127,6 +127,12 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "root"
 
 
+def _approved_at_the_route() -> Pending:
+    """The confirm-kinds pending flow: staged, the person decides at its route, execute_pending acts."""
+    execute = CallTemplate("execute_pending", {"pending_id": "{id}"})
+    return Pending("delete_file", id_from="pending_id", human=Person(approve=(), decline=()), execute=execute)
+
+
 async def test_a_token_flow_previews_confirms_with_the_token_and_acts(kinds: ModuleType, root: Path) -> None:
     flow = Token("delete_file", into="confirm_token", preview_args={"dry_run": True})
     passed, calls = await _controls(kinds.build_server(root, mechanism="token"), flow, root)
@@ -137,10 +143,9 @@ async def test_a_token_flow_previews_confirms_with_the_token_and_acts(kinds: Mod
 async def test_a_pending_flow_stages_the_person_approves_at_the_route_and_execute_acts(
     kinds: ModuleType, root: Path
 ) -> None:
-    person = Person(approve=(), decline=())
-    execute = CallTemplate("execute_pending", {"pending_id": "{id}"})
-    flow = Pending("delete_file", id_from="pending_id", human=person, execute=execute)
-    passed, calls = await _controls(kinds.build_server(root, mechanism="pending"), flow, root)
+    passed, calls = await _controls(
+        kinds.build_server(root, mechanism="pending"), _approved_at_the_route(), root
+    )
     # decline: the person declines at the route, then execute_pending gets the declined id and acts not.
     assert passed == {"approve": True, "preview-alone": True, "decline": True}, calls
     stage, approve, run = calls[:3]
@@ -158,10 +163,7 @@ async def test_what_a_held_call_looks_like_is_learned_from_the_whole_staging_rep
     # The attacks read a reply shaped like the preview alone's as the gate holding the call. Learned
     # from the control's detail, which quotes 160 characters, a JSON reply cut mid-string left a
     # shape made of its tail ('ne'): one any unrelated reply could match.
-    person = Person(approve=(), decline=())
-    execute = CallTemplate("execute_pending", {"pending_id": "{id}"})
-    flow = Pending("delete_file", id_from="pending_id", human=person, execute=execute)
-    done, channel = await _run(kinds.build_server(root, mechanism="pending"), flow, root)
+    done, channel = await _run(kinds.build_server(root, mechanism="pending"), _approved_at_the_route(), root)
     # Every staging reply of the run (the honest one, the preview alone's, ...): one shape, ids aside.
     staged = [reply for reply in channel.replies if "pending_id" in reply.text]
     assert len(staged) >= 2, channel.calls
