@@ -43,6 +43,7 @@ from ..oracle.effects import (
     unasked_while_asking,
     where_of,
 )
+from ..target.arguments import FILLER
 from ..techniques import load
 from .reading import QUOTED, Seen, layer_of, literal, reading_of
 
@@ -175,6 +176,11 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
             # A call that never ran (its connection lost, no answer in time) tried nothing: the tools
             # that did run refusing says nothing about it.
             return result(Verdict.INCONCLUSIVE, None, _never_ran(stalled, gate[1]))
+        if unfed := [e for e in others if not _ran(e, learned) and FILLER in e.response.text]:
+            # A tool that could only be sent a value the harness made up, and answered about it (mcp-changeset's
+            # undo_change: "unknown change 'mcp-confirm-audit'"), was never tried: a reader that ran beside
+            # it moving nothing says nothing about it.
+            return result(Verdict.INCONCLUSIVE, None, _fed_the_filler(unfed, gate[1]))
         decisive_exchange = (own or tried)[-1]
         decisive = decisive_exchange.response
     layer = layer_of(decisive)
@@ -337,6 +343,19 @@ def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
     return (
         f"{nothing_moved}, but none of the {len(attack)} calls to other tools ran: each failed on its "
         f"arguments or for a reason that is not a gate's, so nothing was tried around the gate: {quoted}{more}"
+    )
+
+
+def _fed_the_filler(unfed: list[Exchange], nothing_moved: str) -> str:
+    """Why an attack some of whose calls were refused about the harness's own made-up value is no refusal."""
+    quoted = "; ".join(
+        f"{e.request.get('name')}: {literal((e.response.text or e.response.outcome.value)[:QUOTED])}"
+        for e in unfed[:3]
+    )
+    return (
+        f"{nothing_moved}, but {len(unfed)} of the calls to other tools could only be sent a value the harness "
+        f"made up ({FILLER!r}) and were refused about it, so they were not tried around the gate "
+        f"(name their arguments in a profile's setup: to try them): {quoted}"
     )
 
 
