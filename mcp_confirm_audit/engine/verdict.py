@@ -348,26 +348,26 @@ def _nothing_tried(attack: list[Exchange], nothing_moved: str) -> str:
 
 def _fed_the_filler(unfed: list[Exchange], nothing_moved: str) -> str:
     """Why an attack some of whose calls were refused about the harness's own made-up value is no refusal."""
-    quoted = "; ".join(
-        f"{e.request.get('name')}: {literal((e.response.text or e.response.outcome.value)[:QUOTED])}"
-        for e in unfed[:3]
-    )
     return (
         f"{nothing_moved}, but {len(unfed)} of the calls to other tools could only be sent a value the harness "
         f"made up ({FILLER!r}) and were refused about it, so they were not tried around the gate "
-        f"(name their arguments in a profile's setup: to try them): {quoted}"
+        f"(name their arguments in a profile's setup: to try them): {_quoted(unfed)}"
     )
 
 
 def _never_ran(lost: list[Exchange], nothing_moved: str) -> str:
     """Why an attack some of whose calls never ran is no refusal, naming them and what the transport said."""
-    quoted = "; ".join(
-        f"{e.request.get('name')}: {literal((e.response.text or e.response.outcome.value)[:QUOTED])}"
-        for e in lost[:3]
-    )
     return (
         f"{nothing_moved}, but {len(lost)} of the calls to other tools never ran (no answer came back), "
-        f"so they were not tried around the gate and no refusal rests on them: {quoted}"
+        f"so they were not tried around the gate and no refusal rests on them: {_quoted(lost)}"
+    )
+
+
+def _quoted(calls: list[Exchange]) -> str:
+    """The first few calls, each by its tool and what the target answered it."""
+    return "; ".join(
+        f"{e.request.get('name')}: {literal((e.response.text or e.response.outcome.value)[:QUOTED])}"
+        for e in calls[:3]
     )
 
 
