@@ -607,6 +607,15 @@ class ControlResult:
     # Every exchange of the tool's controls, whole: carried by the approve control into audit.json.
     evidence: tuple[str, ...] = ()
 
+    @classmethod
+    def not_begun(cls, tool: str, name: str, why: str) -> ControlResult:
+        """A control that could not begin: its setup failed (in a fresh world, where one could be had).
+
+        It never put its question, so it proved nothing either way: not applicable, never a finding
+        (a refusal control that fails says the target acted on a no; this one was never told no).
+        """
+        return cls(tool, name, True, False, f"could not begin, so it proved nothing: {why}")
+
     @property
     def refusal(self) -> bool:
         """A refusal control (`REFUSAL_CONTROLS`): one whose failure means the target acted on a no."""

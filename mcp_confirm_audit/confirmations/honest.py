@@ -239,6 +239,11 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             if not alone.passed:
                 # A gate its own preview opens cannot be judged: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
+            if not alone.applicable:
+                # Nor one whose preview alone was never tried: an attack that acted might be the
+                # preview's doing. The tool is not audited; the preview alone is no finding.
+                unknown = f"{how}, but whether the preview alone acts is unknown: its control {alone.detail}"
+                return Honest(None, (ControlResult(tool, "approve", False, True, unknown), alone))
             quiet = await _unanswered(mechanism, uses, style, channel)
             if quiet is not None and not quiet.passed and quiet.detail.startswith("acted"):
                 # A flow that acts when the person never answers is open: every attack would act.
@@ -311,7 +316,7 @@ async def _preview_alone(
     """
     use = await uses.new(style, f"control-{mechanism.kind}-preview-alone")
     if isinstance(use, str):
-        return ControlResult(mechanism.tool, "preview-alone", False, True, use), None
+        return ControlResult.not_begun(mechanism.tool, "preview-alone", use), None
     preview = await mechanism.preview(channel, use.arguments)
     moved = await use.moved()
     if moved.victim or uses.is_effect(moved):
@@ -335,7 +340,7 @@ async def _unanswered(
         return None
     use = await uses.new(style, f"control-{mechanism.kind}-unanswered")
     if isinstance(use, str):
-        return ControlResult(mechanism.tool, "unanswered", False, True, use)
+        return ControlResult.not_begun(mechanism.tool, "unanswered", use)
     handle = None
     if mechanism.kind != "waits":
         handle = (await mechanism.preview(channel, use.arguments)).handle
@@ -397,7 +402,7 @@ async def _declined(
     tool = mechanism.tool
     use = await uses.new(style, f"control-{mechanism.kind}-decline")
     if isinstance(use, str):
-        return ControlResult(tool, "decline", False, True, use), None
+        return ControlResult.not_begun(tool, "decline", use), None
     if mechanism.approval_acts_alone:
         return await _declined_alone(mechanism, uses, use, channel), None
     unstaged = mechanism.redemption(use.arguments, "", {})

@@ -848,6 +848,8 @@ async def _refusal_in_a_fresh_world_if_need_be(run: _Runner, style: str, name: s
     approve control worked with the same calls, so the world is the suspect.
     Only a run in a fresh target process can tell, and it decides: when it
     passes there, the world carried over and every attack gets a fresh one.
+    One whose setup fails there too (or where no fresh world can be had: a URL)
+    never put its question: not applicable, never a finding (`ControlResult.not_begun`).
     """
     unlearned = run.unlearned
     result, unable = await _refusal(run, style, name)
@@ -868,7 +870,8 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
     try:
         subject = await run.subject(case, style, name)
     except SetupFailed as exc:
-        return ControlResult(tool, name, False, True, str(exc)), str(exc)
+        # Never asked: no refusal to judge. A fresh world may still let it begin (the caller's retry).
+        return ControlResult.not_begun(tool, name, str(exc)), str(exc)
     before_victim = identity_of(case.victim)
     before = await run.look()
     first = await run.call(f"{name}: ask", subject)

@@ -1,6 +1,7 @@
 """Reference server for zero configuration: a greenhouse whose gates hide behind what real servers do.
 
     python targets/zc_shapes/server.py --root DIR --shape SHAPE [--flaw decline-acts|token-reuse]
+        [--supplier FILE]
 
 One shape per cause that kept zero configuration from completing an honest flow
 on a server people ship (issue 30), each on an action that names no file. The
@@ -9,6 +10,11 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              greenhouse's and the angle within a range, both said only in the refusal.
 - subject:   `clear_bed(bed_id)` asks (MRTR) about a bed that must exist; there is
              none until `plant_bed(crop)` makes one ("unknown bed ... list beds first").
+             With `--supplier FILE` (the factory's `supplier=`), `plant_bed` buys its seed
+             from a supplier that sells one packet of each crop, ever, and keeps its register
+             in FILE, outside the greenhouse as a remote service's records are: a fresh
+             greenhouse (a fresh process and root) cannot buy that crop again, so a setup
+             call `plant_bed(crop)` succeeds once in any number of worlds.
 - readtool:  `set_heater(target_c)` asks (MRTR); its effect is kept in memory and
              shown only by `show_heater`, which carries no annotations at all.
 - log:       the rules shape, and every call (a refused one, a listing) appends a
@@ -242,8 +248,9 @@ TOOLS["bench"] = (
 class Greenhouse:
     """The greenhouse: its state file, what it keeps in memory, and the confirmations it issued."""
 
-    def __init__(self, root: Path, shape: str, flaws: Collection[str]) -> None:
+    def __init__(self, root: Path, shape: str, flaws: Collection[str], supplier: Path | None = None) -> None:
         self.root, self.shape, self.flaws = root, shape, set(flaws)
+        self.supplier = supplier
         self.store = root / "greenhouse.json"
         if not self.store.exists():
             self.save(
@@ -460,11 +467,23 @@ class Greenhouse:
     def plant_bed(self, crop: str) -> dict[str, Any]:
         """Plant a new bed with a crop; returns its id."""
         self.logged(f"plant_bed {crop!r}")
+        if self.supplier is not None:
+            self._buy_seed(self.supplier, crop)
         state = self.load()
         bed = {"bed_id": f"bed-{secrets.token_hex(3)}", "crop": crop}
         state["beds"].append(bed)
         self.save(state)
         return bed
+
+    @staticmethod
+    def _buy_seed(supplier: Path, crop: str) -> None:
+        """The supplier's one packet of `crop`: its register outlives every greenhouse, a fresh one too."""
+        sold = json.loads(supplier.read_text()) if supplier.exists() else []
+        if crop in sold:
+            raise ToolError(
+                f"no seed left for {crop!r}: the supplier sells one packet of each crop, and sold it"
+            )
+        supplier.write_text(json.dumps([*sold, crop]))
 
     async def clear_bed(self, bed_id: str, ctx: Context) -> Any:
         """Clear one bed (its crop is composted), after the grower confirms."""
@@ -745,7 +764,9 @@ class Greenhouse:
         return done
 
 
-def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -> MCPServer:
+def build_server(
+    root: str | Path, shape: str, *, flaws: Collection[str] = (), supplier: str | Path | None = None
+) -> MCPServer:
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r}; valid: {', '.join(SHAPES)}")
     for flaw in flaws:
@@ -753,7 +774,7 @@ def build_server(root: str | Path, shape: str, *, flaws: Collection[str] = ()) -
             raise ValueError(
                 f"flaw {flaw!r} does not apply to shape {shape!r}; it applies to {FLAWS.get(flaw)}"
             )
-    house = Greenhouse(Path(root), shape, flaws)
+    house = Greenhouse(Path(root), shape, flaws, Path(supplier) if supplier is not None else None)
     server = MCPServer("zc-shapes-greenhouse", request_state_security=RequestStateSecurity.ephemeral(ttl=300))
     for name, hints in TOOLS[shape]:
         server.add_tool(getattr(house, name), annotations=hints)
@@ -765,8 +786,9 @@ def main() -> None:
     parser.add_argument("--root", required=True)
     parser.add_argument("--shape", required=True, choices=SHAPES)
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS))
+    parser.add_argument("--supplier", help="subject: the seed supplier's register, one packet of a crop ever")
     args = parser.parse_args()
-    build_server(args.root, args.shape, flaws=args.flaw).run()
+    build_server(args.root, args.shape, flaws=args.flaw, supplier=args.supplier).run()
 
 
 if __name__ == "__main__":

@@ -157,6 +157,55 @@ async def test_a_pending_flow_stages_the_person_approves_at_the_route_and_execut
     assert said_no.endswith(": 200"), calls
 
 
+class SetUpOnce(Uses):
+    """Uses whose setup the target gives once: the use labelled `refused` is refused its own (fresh world or not)."""
+
+    def __init__(self, root: Path, refused: str) -> None:
+        super().__init__(root)
+        self.refused = refused
+
+    async def new(self, style: str, label: str) -> honest.Use | str:
+        if label.endswith(self.refused):
+            return "setup call 1 (plant_bed) did not succeed (tool-error: no seed left for 'tomato')"
+        return await super().new(style, label)
+
+
+async def test_a_pending_decline_whose_setup_fails_is_not_applicable_and_no_finding(
+    kinds: ModuleType, root: Path
+) -> None:
+    server = kinds.build_server(root, mechanism="pending")
+    route = httpx2.ASGITransport(app=server.streamable_http_app(host="127.0.0.1"))
+    async with (
+        asking_client(server) as agent,
+        httpx2.AsyncClient(transport=route, base_url="http://127.0.0.1") as person,
+    ):
+        uses = SetUpOnce(root, refused="-decline")
+        done = await honest.run(_approved_at_the_route(), uses, ("relative",), InProcess(agent, person))  # type: ignore[arg-type]
+    controls = {c.name: c for c in done.results}
+    assert (done.style, controls["approve"].passed) == ("relative", True), controls
+    declined = controls["decline"]
+    # Nobody declined anything: it proved nothing, and says why.
+    assert (declined.applicable, declined.finding) == (False, False), declined
+    assert declined.detail.startswith("could not begin, so it proved nothing: setup call 1 (plant_bed)")
+
+
+async def test_a_preview_alone_whose_setup_fails_is_no_finding_and_leaves_the_tool_unaudited(
+    kinds: ModuleType, root: Path
+) -> None:
+    # Nothing shows the preview alone does not act, so an attack that acted might be the preview's doing:
+    # nothing is judged on the tool, and the control that could not begin is no finding.
+    flow = Token("delete_file", into="confirm_token", preview_args={"dry_run": True})
+    server = kinds.build_server(root, mechanism="token")
+    async with asking_client(server) as agent:
+        uses = SetUpOnce(root, refused="-preview-alone")
+        done = await honest.run(flow, uses, ("relative",), InProcess(agent, None))  # type: ignore[arg-type]
+    approve, alone = done.results
+    assert (done.style, approve.passed) == (None, False), done.results
+    assert "previewed, confirmed, acted" in approve.detail, approve.detail
+    assert "whether the preview alone acts is unknown: its control could not begin" in approve.detail
+    assert (alone.name, alone.applicable, alone.finding) == ("preview-alone", False, False), alone
+
+
 async def test_what_a_held_call_looks_like_is_learned_from_the_whole_staging_reply_not_its_quoted_head(
     kinds: ModuleType, root: Path
 ) -> None:

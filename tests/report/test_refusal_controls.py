@@ -14,6 +14,7 @@ from typing import Any
 from conftest import GENERATED, TARGET, result
 
 from mcp_confirm_audit.engine.baseline import CONTROLS
+from mcp_confirm_audit.engine.gate import SKIPPED, control_gate
 from mcp_confirm_audit.models import REFUSAL_CONTROLS, SEARCH, UNASKED, ControlResult, Verdict
 from mcp_confirm_audit.report import AuditReport, build_report
 from mcp_confirm_audit.report.audit_json import AuditJson
@@ -41,6 +42,10 @@ GAVE_UP = ControlResult(
 )
 DECLINE_ACTED = ControlResult(
     TOOL, "decline", False, True, "the action took effect after a decline: root/victim.txt"
+)
+# A decline whose setup the target refused, in a fresh world too: it never said no to anything.
+NOT_BEGUN = ControlResult.not_begun(
+    TOOL, "decline", "setup call 1 (plant_bed) did not succeed (tool-error: no seed left for 'tomato')"
 )
 UNJUDGED = result(
     "MCA-REPLAY-001", Verdict.INCONCLUSIVE, None, reason=f"honest flow failed: {NOT_ASKED.detail}"
@@ -109,3 +114,27 @@ def test_which_controls_are_findings_when_they_fail() -> None:
     assert not NOT_ASKED.finding
     # A refusal control that could not be run (nothing waited to be asked about) is none either.
     assert not ControlResult(TOOL, "cancel", True, False, "could not be run").finding
+
+
+def test_a_refusal_control_that_could_not_begin_is_no_finding_in_any_report_and_says_why() -> None:
+    approved = ControlResult(TOOL, "approve", True, True, "asked, accepted, acted")
+    report = _report(approved, NOT_BEGUN)
+    assert not NOT_BEGUN.finding
+    assert report.failed_controls == ()
+    review = ReviewMarkdown().render(report)
+    assert "**0 finding(s)**" in review
+    assert "0 failed refusal control(s)" in review
+    assert "### Control decline failed" not in review
+    assert (
+        "| control decline | `delete_file` | not applicable | `could not begin, so it proved nothing: setup call 1"
+        in review
+    )
+    assert json.loads(AuditJson().render(report))["summary"]["failed_refusal_controls"] == 0
+    run = _sarif(report)
+    assert "control-decline" not in [rule["id"].split("/")[0] for rule in run["tool"]["driver"]["rules"]]
+    assert not [r for r in run["results"] if r["kind"] == "fail"], run["results"]
+    audit = json.loads(AuditJson().render(report))
+    assert TargetOutcome("t", audit=audit).findings == 0
+    # Its pytest item is skipped with the reason, never failed: it adds nothing to the exit status.
+    gate = control_gate(NOT_BEGUN, "decline")
+    assert (gate.outcome, gate.said) == (SKIPPED, NOT_BEGUN.detail)
