@@ -48,6 +48,9 @@ class Preview:
     handle: str | None = None
     # The result field the handle was read from.
     field: str | None = None
+    # What the confirming call needs from this reply besides the handle and the reply lacks, said so the
+    # profile can be fixed (a `{preview.NAME}` of `into:` the reply has no field for); None: nothing.
+    missing: str | None = None
 
     @classmethod
     def read(cls, response: Response, name: str | None, pattern: re.Pattern[str]) -> Preview:

@@ -213,6 +213,9 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
             tried.append(f"{style}: {_no_token(mechanism, preview.response.text)}{at}")
             continue
+        if preview.missing is not None:
+            tried.append(f"{style}: {preview.missing}")
+            continue
         try:
             done = await mechanism.confirm(channel, use.arguments, preview.handle)
         except HumanFailed as exc:

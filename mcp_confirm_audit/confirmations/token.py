@@ -8,7 +8,9 @@ turned over (`dry_run: false`) and the token in `into`. The preview may be anoth
 `{tool}` the gated tool. With `human:` the token
 is a challenge the person answers first (`{challenge}`, `{token}` in their
 steps: a sign command, a link followed): what they save as `evidence` goes into
-`into` in its place, and the agent alone has only the challenge.
+`into` in its place, and the agent alone has only the challenge. A field of `into:` may
+name a field of the preview's reply, `{preview.NAME}` (NAME a field or a dotted path, read
+as `from:` reads the token): mcp-changeset's `change_id`, handed out beside the token.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from .base import Channel, FlowDefaults, Preview
 
 # A result field that carries the token: `confirm_token`, `token`, `confirmationToken`.
 TOKEN_FIELD = re.compile(r"(^|_)token$|Token$|^confirmation_?(code|id)$", re.I)
+# A field of the preview's reply named in a field of `into:`: `{preview.change_id}`, `{preview.change.id}`.
+# Never a bare name: a bare `{NAME}` is what the person's steps saved, so the two cannot collide.
+PREVIEW_FIELD = re.compile(r"\{preview\.([^{}\s]+)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +51,15 @@ class Token(FlowDefaults):
     # Several arguments of the confirming call, each with what it carries ({challenge}, {token}, {id}, a
     # name the person saved); {}: `into` alone carries the token (or the person's evidence).
     fields: Mapping[str, str] = field(default_factory=dict)
-    # What each preview answered beside its token: by token, with the use it previewed, and by use (the
-    # last preview of it). A flow zero configuration found carries a field back into an argument of that
-    # name holding only the harness's filler: mcp-changeset's `apply_change(change_id,
-    # confirmation_token)` needs the `change_id` its preview handed out with the token, and nothing else
-    # names it. For the use the token was previewed for, its own preview's; for a token that was not
-    # (forged, or spent), the last preview of this use's. A use never previewed carries nothing: a token
-    # presented for another action goes as it is.
-    staged: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict, repr=False, compare=False)
-    staged_uses: dict[str, dict[str, str]] = field(default_factory=dict, repr=False, compare=False)
+    # What each preview answered with its token: by token, with the use it previewed, and by use (the
+    # last preview of it). mcp-changeset's `apply_change(change_id, confirmation_token)` needs the
+    # `change_id` its preview handed out with the token, and nothing else names it: a flow zero
+    # configuration found carries a field back into an argument of that name holding only the harness's
+    # filler; a profile names it in `into:` (`{preview.change_id}`). For the use the token was previewed
+    # for, its own preview's; for a token that was not (forged, or spent), the last preview of this use's.
+    # A use never previewed carries nothing: a token presented for another action goes as it is.
+    staged: dict[str, tuple[str, Response]] = field(default_factory=dict, repr=False, compare=False)
+    staged_uses: dict[str, Response] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def carries(self) -> tuple[str, ...]:
@@ -144,24 +149,29 @@ class Token(FlowDefaults):
     ) -> dict[str, Any]:
         """The confirming call's arguments: the preview switched off, the token in its place.
 
-        With several `fields`, each carries its template filled from the token and what the person
-        `saved`; one that names what is not there (the agent alone has no signature) is left out.
+        With several `fields`, each carries its template filled from the token, what the person
+        `saved` and the preview's reply; one that names what is not there (the agent alone has no
+        signature, a use never previewed has no reply) is left out.
         """
         off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
         sent = {**arguments, **off}
-        this = _use(arguments)
-        previewed, carried = self.staged.get(token, ("", {})) if token is not None else ("", {})
-        if previewed != this:
-            carried = self.staged_uses.get(this, {})
-        for arg, value in arguments.items():
-            if value == FILLER and arg in carried and arg not in self.carries:
-                sent[arg] = carried[arg]
+        reply = self._preview_of(token, arguments)
+        if self.source != "profile" and reply is not None and FILLER in arguments.values():
+            carried = _scalars(reply)
+            for arg, value in arguments.items():
+                if value == FILLER and arg in carried and arg not in self.carries:
+                    sent[arg] = carried[arg]
         if self.fields:
             handed = {"challenge": token, "token": token, "id": token} if token is not None else {}
             known = {**handed, **(saved or {})}
             for arg, template in self.fields.items():
                 if set(PLACEHOLDER.findall(template)) <= set(known):
-                    sent[arg] = filled(template, known)
+                    with_reply = _from_the_preview(filled(template, known), reply)
+                    if with_reply is not None:
+                        sent[arg] = with_reply
+                    else:
+                        # A use never previewed has no reply to name: never the harness's own value instead.
+                        sent.pop(arg, None)
         elif token is not None:
             sent[self.into] = token
         return sent
@@ -181,14 +191,31 @@ class Token(FlowDefaults):
         if found.handle is None and self.token_from is None:
             # "then call again with confirm=<token>": the preview may hand it back under that very name.
             found = Preview.read(response, self.into, TOKEN_FIELD)
-        if found.handle is not None and self.source != "profile":
-            said = values.fields(response)
-            fields = {
-                k: str(v) for k, v in said.items() if isinstance(v, str | int) and not isinstance(v, bool)
-            }
-            self.staged[found.handle] = (_use(arguments), fields)
-            self.staged_uses[_use(arguments)] = fields
+        if found.handle is not None:
+            self.staged[found.handle] = (_use(arguments), response)
+            self.staged_uses[_use(arguments)] = response
+            if missing := self._not_in(response):
+                return replace(found, missing=missing)
         return found
+
+    def _preview_of(self, token: str | None, arguments: Mapping[str, Any]) -> Response | None:
+        """The preview reply a confirming call for this use with `token` reads: the token's own, if it was
+        previewed for this use; else this use's last; None for a use never previewed."""
+        this = _use(arguments)
+        previewed, reply = self.staged.get(token, ("", None)) if token is not None else ("", None)
+        return reply if previewed == this else self.staged_uses.get(this)
+
+    def _not_in(self, reply: Response) -> str | None:
+        """What `into:` names of the preview's reply that the reply does not hold, said so it can be fixed."""
+        for arg, template in self.fields.items():
+            for name in PREVIEW_FIELD.findall(template):
+                if values.find(reply, name, TOKEN_FIELD) is None:
+                    has = ", ".join(sorted(values.fields(reply))[:8]) or "none"
+                    return (
+                        f"the preview's reply has no field {name!r}, which into.{arg} names as "
+                        f"{{preview.{name}}} (its fields: {has}); name one of them in confirmation.token.into"
+                    )
+        return None
 
     async def confirm(
         self,
@@ -207,6 +234,25 @@ class Token(FlowDefaults):
         return await channel.call(
             "confirm with the token", tool or self.tool, self.confirming(arguments, handle)
         )
+
+
+def _scalars(reply: Response) -> dict[str, str]:
+    """The preview's scalar fields as text (a zero-config flow's carry-back): never a boolean."""
+    said = values.fields(reply)
+    return {k: str(v) for k, v in said.items() if isinstance(v, str | int) and not isinstance(v, bool)}
+
+
+def _from_the_preview(template: Any, reply: Response | None) -> Any:
+    """`template` with each `{preview.NAME}` the reply's field; None if one is not there to fill it."""
+    if not isinstance(template, str) or "{preview." not in template:
+        return template
+    found = {}
+    for name in PREVIEW_FIELD.findall(template):
+        got = values.find(reply, name, TOKEN_FIELD) if reply is not None else None
+        if got is None:
+            return None
+        found[name] = got[1]
+    return PREVIEW_FIELD.sub(lambda m: found[m.group(1)], template)
 
 
 def _use(arguments: Mapping[str, Any]) -> str:

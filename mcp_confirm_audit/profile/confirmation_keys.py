@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..channels import human
+from ..channels.base import PLACEHOLDER
 from ..channels.http import RequestKeys
 from ..confirmations import profile_keys
 from ..confirmations.base import Mechanism
+from ..confirmations.token import PREVIEW_FIELD
 from .contract import Keys, Within, key
 
 KINDS = ("mrtr", "token", "pending", "flag", "waits")
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
     Steps = list[StepKeys | str]
 else:
     Steps = human.steps_type()
+# What is meant as a field of the preview's reply: `{preview.change_id}`, but also `{preview}`, `{preview.}`.
+_PREVIEW_MEANT = re.compile(r"\{preview\b[^{}]*\}")
 _STEPS = "a list of one or more of the person's steps, e.g. [{command: 'approve-cli {id}'}] or [{read: {from: sink, json: approve_url}, save: link}, {follow: {link: link}}]"
 
 
@@ -93,10 +97,12 @@ class TokenKeys(Keys):
         "confirm_token",
         "The argument of the confirming call that carries the token (with human:, what the person saved as "
         "evidence in its place); or several arguments, each with what it carries: {challenge} (the token "
-        "handed out), {id}, {token}, or a name the person's steps saved ({challenge: '{challenge}', "
-        "approval: '{signature}'}). An argument naming what the agent alone does not have is left out of "
-        "its own calls.",
-        accepts="an argument name, or a mapping of argument names to {NAME}",
+        "handed out), {id}, {token}, a name the person's steps saved ({challenge: '{challenge}', "
+        "approval: '{signature}'}), or {preview.NAME}, a field (or dotted path) of the preview's reply "
+        "({change_id: '{preview.change_id}', confirmation_token: '{token}'}). An argument naming what the "
+        "agent alone does not have, or a field the reply of that use's preview lacks, is left out of its "
+        "own calls.",
+        accepts="an argument name, or a mapping of argument names to {NAME} or {preview.NAME}",
         example="confirm_token",
     )
 
@@ -114,8 +120,20 @@ class TokenKeys(Keys):
         saved = (n for step in self.human or () if not isinstance(step, str) for n in step.saved().names)
         known = ("challenge", "token", "id", *saved)
         for sent in self.into.values():
+            for meant in _PREVIEW_MEANT.findall(sent):
+                if not PREVIEW_FIELD.fullmatch(meant):
+                    raise Within(
+                        f"names {meant}, which is no field of the preview's reply: write {{preview.NAME}}, "
+                        "NAME a field (or dotted path) of it, e.g. {preview.change_id}",
+                        "into",
+                    )
             if problem := human.names_problem(sent, known):
-                raise Within(problem, "into")
+                # A bare name is only ever what the person saved: a field the preview returned has its own form.
+                unknown = min(set(PLACEHOLDER.findall(sent)) - set(known))
+                raise Within(
+                    f"{problem}; a field the preview's reply returned is written {{preview.{unknown}}}",
+                    "into",
+                )
         return self
 
 

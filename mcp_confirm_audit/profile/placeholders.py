@@ -96,8 +96,10 @@ PLACES = (
     Place(
         "confirmation.token.into (a mapping)",
         ("challenge", "token", "id", "profile_dir"),
-        "names the person's steps saved",
-        "when the agent makes the confirming call",
+        "names the person's steps saved; `{preview.NAME}`, a field (or dotted path) of the preview's reply "
+        "(a bare name is never one: it is what the steps saved)",
+        "when the agent makes the confirming call (`{preview.NAME}`: from the reply of the preview of the "
+        "same use)",
     ),
     Place(
         "confirmation.token.preview.args",

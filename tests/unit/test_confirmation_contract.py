@@ -8,6 +8,8 @@ Then the builders are shown to take the models as they are: every kind of step, 
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from typing import Any
 
@@ -20,9 +22,11 @@ from mcp_confirm_audit.channels.command import Command
 from mcp_confirm_audit.channels.http import HttpCall
 from mcp_confirm_audit.channels.read import Read
 from mcp_confirm_audit.channels.terminal import Answer
+from mcp_confirm_audit.confirmations.base import Preview
 from mcp_confirm_audit.confirmations.pending import Pending, handed
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.errors import UsageError
+from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.profile import docs
 from mcp_confirm_audit.profile.confirmation_keys import ConfirmationKeys
 from mcp_confirm_audit.profile.loader import profile_from_mapping
@@ -248,8 +252,95 @@ def test_a_token_flow_with_two_fields_fills_each_and_leaves_out_what_the_agent_l
     assert flow.confirming({"path": "a"}, "C") == {"path": "a", "challenge": "C"}
     token["token"]["into"] = {"challenge": "{challenge}", "approval": "{sig}"}  # type: ignore[index]
     assert _line(token) == HEAD + (
-        "confirmation.token.into names {sig}, which no step before it saves; "
-        "known: {challenge}, {token}, {id}, {signature}"
+        "confirmation.token.into names {sig}, which no step before it saves; known: {challenge}, {token}, "
+        "{id}, {signature}; a field the preview's reply returned is written {preview.sig}"
+    )
+
+
+def _changeset(into: dict[str, str]) -> dict[str, Any]:
+    """mcp-changeset's shape: a preview tool hands out a change id beside the token; the confirming call takes both."""
+    preview = {"tool": "preview_label", "args": {"bed": "north", "label": "tomatoes"}}
+    return {"kind": "token", "token": {"preview": preview, "from": "confirmation_token", "into": into}}
+
+
+@pytest.mark.parametrize(
+    ("into", "line"),
+    [
+        # A bare name is what the person's steps saved, and none saved it: the form of a preview's field is said.
+        (
+            {"change_id": "{change_id}", "confirmation_token": "{token}"},
+            "confirmation.token.into names {change_id}, which no step before it saves; known: {challenge}, "
+            "{token}, {id}; a field the preview's reply returned is written {preview.change_id}",
+        ),
+        (
+            {"change_id": "{preview}", "confirmation_token": "{token}"},
+            "confirmation.token.into names {preview}, which is no field of the preview's reply: write "
+            "{preview.NAME}, NAME a field (or dotted path) of it, e.g. {preview.change_id}",
+        ),
+        (
+            {"change_id": "{preview.}", "confirmation_token": "{token}"},
+            "confirmation.token.into names {preview.}, which is no field of the preview's reply: write "
+            "{preview.NAME}, NAME a field (or dotted path) of it, e.g. {preview.change_id}",
+        ),
+    ],
+    ids=["a bare name", "no field", "an empty field"],
+)
+def test_a_token_field_that_names_no_saved_name_nor_a_preview_field_is_one_line_saying_how(
+    into: dict[str, str], line: str
+) -> None:
+    assert _line(_changeset(into)) == HEAD + line
+    with pytest.raises(pydantic.ValidationError):
+        ConfirmationKeys.model_validate(_changeset(into))
+
+
+class _Previews:
+    """A channel whose every call answers as mcp-changeset's preview does: a change id beside the token."""
+
+    def __init__(self) -> None:
+        self.previews = 0
+
+    async def call(self, label: str, tool: str, arguments: Any, *, unanswered: bool = False) -> Response:
+        self.previews += 1
+        said = {"change_id": f"chg_{self.previews}", "confirmation_token": f"tok_{self.previews}"}
+        return Response(Outcome.COMPLETE, json.dumps({"status": "preview", "staged": said}))
+
+
+def _preview(flow: Token, channel: _Previews, arguments: dict[str, Any]) -> Preview:
+    return asyncio.run(flow.preview(channel, arguments))  # type: ignore[arg-type]
+
+
+def test_a_token_field_may_name_a_field_of_the_preview_reply_of_the_same_use() -> None:
+    into = {"change_id": "{preview.staged.change_id}", "confirmation_token": "{token}"}
+    profile = profile_from_mapping(
+        {"command": "srv {root}", "confirmation": _changeset(into)}, source="p.yaml"
+    )
+    flow = profile.confirmation
+    assert isinstance(flow, Token)
+    channel = _Previews()
+    victim, other = {"note": "victim"}, {"note": "other"}
+    first = _preview(flow, channel, victim)
+    assert (first.handle, first.missing) == ("tok_1", None)
+    # Its own token: its own preview's change id, read by the dotted path.
+    confirmed = {"note": "victim", "change_id": "chg_1", "confirmation_token": "tok_1"}
+    assert flow.confirming(victim, "tok_1") == confirmed
+    _preview(flow, channel, other)
+    # Another action's token presented for the victim: the victim's preview's change id goes with it.
+    assert flow.confirming(victim, "tok_2")["change_id"] == "chg_1"
+    # A use never previewed has no reply to name: the field is left out, never filled with anything else.
+    never = {"note": "never", "change_id": "made-up"}
+    assert flow.confirming(never, "forged") == {"note": "never", "confirmation_token": "forged"}
+
+
+def test_a_preview_reply_without_the_field_a_token_field_names_says_which_fields_it_has() -> None:
+    into = {"change_id": "{preview.chnage_id}", "confirmation_token": "{token}"}
+    profile = profile_from_mapping(
+        {"command": "srv {root}", "confirmation": _changeset(into)}, source="p.yaml"
+    )
+    assert isinstance(profile.confirmation, Token)
+    read = _preview(profile.confirmation, _Previews(), {"note": "victim"})
+    assert read.missing == (
+        "the preview's reply has no field 'chnage_id', which into.change_id names as {preview.chnage_id} "
+        "(its fields: change_id, confirmation_token, status); name one of them in confirmation.token.into"
     )
 
 
