@@ -102,7 +102,11 @@ def headline(report: AuditReport) -> str:
     failed = report.failed_approvals
     tools = list(report.target.get("tools") or sorted({c.tool for c in report.controls}))
     if failed:
-        reasons = "; ".join(f"{c.tool}: {c.detail}" for c in failed)
+        # One clause a tool: the headline is read first, and several tools' whole details pasted together
+        # bury the one that matters; each is whole in its control.
+        reasons = "; ".join(f"{c.tool}: {_head(c.detail)}" for c in failed)
+        if any(len(c.detail) > _HEADLINE_REASON for c in failed):
+            reasons += "; each whole under its approve control"
         what = (
             "not audited"
             if len(failed) >= len(tools)
@@ -124,6 +128,14 @@ def headline(report: AuditReport) -> str:
     if not parts:
         return f"complete: all {run} attacks run and judged"
     return "; ".join(parts)
+
+
+# The characters of a failed approve control's detail the headline quotes.
+_HEADLINE_REASON = 200
+
+
+def _head(detail: str) -> str:
+    return detail if len(detail) <= _HEADLINE_REASON else detail[:_HEADLINE_REASON].rstrip() + "…"
 
 
 def audit_is_complete(report: AuditReport) -> bool:

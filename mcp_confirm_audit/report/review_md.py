@@ -187,8 +187,10 @@ def _eras(report: AuditReport) -> str:
     for r in report.results:
         if r.era and r.family not in both:
             by_tool.setdefault(r.tool, {})[r.era] = None
+    # A tool whose honest flow failed never asked: how a question would travel is no fact about it.
+    unproven = {c.tool for c in report.failed_approvals}
     return "; ".join(
-        f"{inert(tool)} over {' and '.join(eras)}{_HOW.get(next(iter(eras)), '')}"
+        f"{inert(tool)} over {' and '.join(eras)}{'' if tool in unproven else _HOW.get(next(iter(eras)), '')}"
         for tool, eras in by_tool.items()
     )
 
@@ -222,8 +224,8 @@ def _summary(report: AuditReport) -> str:
         lines += [
             "",
             "**Nothing below is a clean bill of health**: the honest flow (ask, approve, the action takes effect) did "
-            "not work, so the attacks could not be judged. Make approve work (or give the profile an "
-            "`answer:` template the form accepts), then audit again.",
+            "not work, so the attacks could not be judged. Make approve work (its control, under Controls, says "
+            "what failed and what to give the profile), then audit again.",
         ]
     if searched := report.failed_searches:
         tools = ", ".join(inert(c.tool) for c in searched)
@@ -231,7 +233,8 @@ def _summary(report: AuditReport) -> str:
             "",
             f"Zero configuration's search for the arguments the tool wants gave up on {tools}: nothing "
             "acted, and it is no finding, but no attack on it could be judged (its control says why). "
-            "Give the tool's `args:` (and `setup:`) in a profile.",
+            "Its approve control says what to give a profile: the tool's `args:` (and `setup:`), or how "
+            "a person who answers on their own channel is played.",
         ]
     to_fix = _what_to_fix(report)
     if to_fix:
@@ -419,20 +422,26 @@ _MECHANISMS = {
     "flag": "an approval argument the caller sets",
     "elicitation": "elicitation/create requests during the call (a legacy connection)",
 }
+# The group of tools whose honest flow failed (`_layers`): sorted last, after every mechanism's name.
+_UNPROVEN = "~unproven"
 
 
 def _layers(report: AuditReport) -> str:
     """The layer table; grouped by how each tool confirms when the run went through more than one way."""
     groups: dict[str, list[Result]] = {}
+    unproven = {c.tool for c in report.failed_approvals}
     for r in report.results:
-        groups.setdefault(r.mechanism or "mrtr", []).append(r)
+        # A tool whose honest flow failed was never seen to confirm any way: grouped as that, not as a guess.
+        groups.setdefault(_UNPROVEN if r.tool in unproven else r.mechanism or "mrtr", []).append(r)
     heading = "## Which layer refused each attack"
     if len(groups) < 2:
         return "\n\n".join([heading, _layer_table(report, report.results)])
     parts = [heading]
     for mechanism, results in sorted(groups.items()):
         parts += [
-            f"### Confirmed through {_MECHANISMS.get(mechanism, inert(mechanism))}",
+            "### Not seen to confirm: the honest flow failed"
+            if mechanism == _UNPROVEN
+            else f"### Confirmed through {_MECHANISMS.get(mechanism, inert(mechanism))}",
             _layer_table(report, results),
         ]
     return "\n\n".join(parts)
@@ -538,8 +547,7 @@ def _why(result: Result) -> str:
 
 
 _APPROVE_STEP = (
-    "make the honest flow work (give the profile an `answer:` template the form accepts, or the "
-    "`setup:` calls the action needs), then audit again"
+    "make the honest flow work (the approve control says what failed and what to set), then audit again"
 )
 _EXCLUDE = "or, if it can never be judged on this target, `exclude:` it in the profile with the reason"
 # What the start of an inconclusive result's reason (engine/verdict.py) says to do next.

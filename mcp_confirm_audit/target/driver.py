@@ -556,8 +556,24 @@ def stderr_tail(path: Path | None, lines: int = 3, *, secrets: Iterable[str] = (
     if path is None or not path.exists():
         return ""
     text = http_headers.scrub_values(path.read_text(errors="replace"), secrets).strip().splitlines()
-    said = [line for line in text if line.strip() and not line.startswith(EXITED)]
+    said: list[str] = []
+    routine = False
+    for line in text:
+        # A routine record and the indented lines a handler wrapped it onto (rich's) go together.
+        routine = bool(_ROUTINE_LOG.match(line)) or (routine and line[:1].isspace())
+        if line.strip() and not routine and not line.startswith(EXITED):
+            said.append(line)
     return " | ".join(line.strip() for line in said[-lines:])[:600]
+
+
+# A log record at INFO or DEBUG in the shapes Python's logging and its usual handlers print
+# (`INFO:name:message`, `[time] INFO     message`, `2026-12-07 10:00:00,123 - name - INFO - message`):
+# a server's routine account of its requests, never why one failed, and it crowds out the lines that are.
+_ROUTINE_LOG = re.compile(
+    r"(?:INFO|DEBUG):"  # logging's default format
+    r"|\s*(?:\[[^\]]*\]\s*)?(?:INFO|DEBUG)\s{2,}"  # a rich or padded handler, its time first
+    r"|\d{4}-\d\d-\d\d[ T][\d:.,]+\s+-\s+(?:[\w.]+\s+-\s+)?(?:INFO|DEBUG)\s+-\s"  # time - name - LEVEL -
+)
 
 
 def _request_record(

@@ -66,9 +66,30 @@ def test_a_targets_stderr_tail_is_its_last_lines_that_say_something(tmp_path: Pa
     # A logging library's output (rich's) wraps a record over lines and leaves blank ones between:
     # a blank line is no line of the tail, which would otherwise quote nothing.
     log = tmp_path / "target.stderr"
-    log.write_text("early\n\n[12:00:00] INFO     Starting MCP server 'Dev  transport.py:241\n\n   Utils'\n\n")
+    log.write_text("early\n\n[12:00:00] WARNING  Starting MCP server 'Dev  transport.py:241\n\n   Utils'\n\n")
     assert (
-        stderr_tail(log) == "early | [12:00:00] INFO     Starting MCP server 'Dev  transport.py:241 | Utils'"
+        stderr_tail(log) == "early | [12:00:00] WARNING  Starting MCP server 'Dev  transport.py:241 | Utils'"
+    )
+
+
+def test_a_servers_routine_request_log_never_crowds_out_why_a_call_failed(tmp_path: Path) -> None:
+    # Trial 14: every failed control ended with the SDK's own "Processing request" lines, three of them,
+    # in place of the error the server printed before them. INFO and DEBUG records, in the shapes
+    # logging's default format, rich and a dashed format print, and the lines rich wraps them onto, are
+    # not the tail; a warning, an error and a traceback are, and so is a line that only mentions INFO.
+    log = tmp_path / "target.stderr"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        "ValueError: no such order\n"
+        "INFO config: INFO is missing, using defaults\n"
+        "INFO:mcp.server.lowlevel.server:Processing request of type CallToolRequest\n"
+        "[12/07/26 18:00:00] INFO     Processing request of type         server.py:523\n"
+        "                             CallToolRequest\n"
+        "2026-12-07 18:00:00,123 - orders - DEBUG - looked up 4417\n"
+        "DEBUG:orders:cache hit\n"
+    )
+    assert stderr_tail(log) == (
+        "Traceback (most recent call last): | ValueError: no such order | INFO config: INFO is missing, using defaults"
     )
 
 
