@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from ..catalogue.loader import load_catalogue
-from ..engine.controls import ControlOutcome
+from ..confirmations.replies import clipped
+from ..engine.controls import CHANNELS_PAGE, ControlOutcome
 from ..engine.session import AuditSession
 from ..models import Outcome
 from ..oracle.effects import ProbeSpec
@@ -196,12 +197,17 @@ def _escaped(text: str) -> str:
 def _failed(outcome: ControlOutcome) -> list[str]:
     """The one step that failed, the server's words, and the key that fixes it."""
     searched = outcome.search
-    lines = _comment(f"The honest approve flow failed: {_escaped(outcome.results[0].detail[:400])}")
+    detail = outcome.results[0].detail
+    lines = _comment(f"The honest approve flow failed: {_escaped(clipped(detail, 600))}")
     if searched is not None and searched.plan is None:
         lines += _comment(f"The honest-flow search gave up: {searched.gave_up}")
         if searched.said:
-            lines += _comment(f"The server said: {_escaped(searched.said[:300])}")
-        lines.append(
-            "# Fix: set args: (the values the server accepts) and setup: (the calls that make its subject)"
-        )
+            lines += _comment(f"The server said: {_escaped(clipped(searched.said, 300))}")
+        if CHANNELS_PAGE in detail:
+            # The tool refused for want of its person, not of its arguments: the arguments were never the fault.
+            lines.append("# Fix: say how the person answers on their own channel (see above), not args:")
+        else:
+            lines.append(
+                "# Fix: set args: (the values the server accepts) and setup: (the calls that make its subject)"
+            )
     return lines

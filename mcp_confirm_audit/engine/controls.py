@@ -808,6 +808,9 @@ def _moved_away(run: _Runner, before: _Look, after: _Look) -> list[str]:
 
 
 # A refusal that says a person (an approver, a terminal) was looked for: the gate asks elsewhere.
+# Where a person who answers on another channel is written into a profile: an approve control's
+# detail that points there says the fix is the person's channel, not the tool's arguments.
+CHANNELS_PAGE = 'docs/how-to/channels.md, "Play the person on another channel"'
 _ASKS_ELSEWHERE = re.compile(r"\b(approver|approval|terminal|tty|operator)\b", re.I)
 
 
@@ -820,15 +823,15 @@ def _did_not_ask(first: Response, run: _Runner, style: str, written: Sequence[st
         return (
             f"{said}{wrote}; if the call waits for a person who answers elsewhere (a command, a page, a "
             "file they move), say how in the profile (confirmation: {kind: waits, waits: {human: [...], "
-            'decline: [...]}}, and answer_deadline: the seconds it waits for them; see "When the person '
-            'approves somewhere else")'
+            "decline: [...]}}, and answer_deadline: the seconds it waits for them; see "
+            f"{CHANNELS_PAGE})"
         )
     if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and _ASKS_ELSEWHERE.search(first.text):
         return (
             f"{said}; the refusal names an approver: if a person answers elsewhere (a terminal prompt, a "
             "device, a link), say how in the profile (tty: true with confirmation: {kind: waits, waits: "
-            '{human: [...]}}, or a pending or token flow with human: steps; see "When the person '
-            'approves somewhere else")'
+            "{human: [...]}}, or a pending or token flow with human: steps; see "
+            f"{CHANNELS_PAGE})"
         )
     if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
         if run.plan.setup or run.plan.template is not None:

@@ -309,7 +309,7 @@ def _approve_rule() -> dict[str, Any]:
         "shortDescription": {"text": "The honest flow must work, or nothing can be judged"},
         "help": {
             "text": "Not audited: approving the tool's confirmation did not act, so no attack could be judged. "
-            "Make approve work (or give the profile an answer: template the form accepts) and audit again.",
+            "Make approve work (the result's message says what failed and what to give the profile) and audit again.",
         },
         "defaultConfiguration": {"level": "error"},
         "properties": {

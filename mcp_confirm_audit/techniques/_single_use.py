@@ -109,7 +109,7 @@ def _judge_guess(record: SingleUse, guess: Exchange, honest: Exchange) -> Judged
     return (
         Verdict.REFUSED,
         layer_of(guess.response),
-        f"the wrong guess was refused ({guessed}) and the honest confirmation after it still took effect",
+        f"the wrong guess took no effect ({guessed}) and the honest confirmation after it still did",
     )
 
 
