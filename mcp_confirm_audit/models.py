@@ -274,6 +274,10 @@ class AtTheGate:
     places: tuple[str, ...]
     staged: bool = False
     staging_tools: tuple[str, ...] = ()
+    # Of `places`, each one-line text's change word by word (oracle.effects.reworded): another tool's
+    # change of that text to another part of it (a note beside the status the action sets) is not the
+    # gated change.
+    reworded: Mapping[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,8 @@ class Moved:
     # use created, bookkeeping left out; and their places, as an attack's probe of them shows them.
     made: tuple[str, ...] = ()
     made_places: tuple[str, ...] = ()
+    # Of `places`, each one-line text's change word by word (oracle.effects.reworded): (place, (gone, new)).
+    reworded: tuple[tuple[str, tuple[frozenset[str], frozenset[str]]], ...] = ()
 
     def __bool__(self) -> bool:
         return self.victim or bool(self.effect)

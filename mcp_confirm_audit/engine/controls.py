@@ -12,7 +12,7 @@ tool can be judged.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -39,12 +39,14 @@ from ..models import (
 from ..oracle.counting import count_items
 from ..oracle.effects import (
     ProbeSpec,
+    Reworded,
     disk_places,
     generalised,
     is_ignored,
     probe_changes,
     probe_of,
     probe_places,
+    reworded,
     where_of,
 )
 from ..oracle.kinds.file_rows import read_file
@@ -87,6 +89,9 @@ class ControlOutcome:
     # Where and how the honest approval's effect showed (`removed case/victim.txt`,
     # `added tool:list_payments.payments[*]`): what another tool is compared with (ungated).
     places: tuple[str, ...] = ()
+    # Of `places`, each one-line text's change word by word: what another tool's change there is told
+    # apart by (ungated: a note added beside the order the gated action cancels).
+    reworded: Mapping[str, Reworded] = field(default_factory=dict)
     # How many items that one honest effect changed (`oracle.counting.count_items`): the unit a race
     # on an action that names no file is counted in (one apply rewriting six lines is one effect).
     items_per_effect: int = 1
@@ -143,6 +148,8 @@ class _Runner:
         self.effect: set[str] = set()
         # The same effect as places, with how it changed (oracle.effects.disk_places, probe_places).
         self.places: set[str] = set()
+        # Of those places, each one-line text's change word by word (oracle.effects.reworded).
+        self.reworded: dict[str, Reworded] = {}
         # How many items the honest approval's effect changed, counted as a race counts them.
         self.items_per_effect = 1
         # The files in the root the honest approval created (an outbox its send began): read by a probe.
@@ -226,6 +233,17 @@ class _Runner:
             *disk_places(removed, changed, own),
             *probe_places(before.probes, after.probes, self.bookkeeping),
         ]
+
+    def adopt(self, places: Iterable[str], reworded: Mapping[str, Reworded]) -> None:
+        """Where the honest approval's effect showed, and how each one-line text of it changed."""
+        self.places.update(places)
+        for place, (gone, new) in reworded.items():
+            had_gone, had_new = self.reworded.get(place, (frozenset(), frozenset()))
+            self.reworded[place] = (had_gone | gone, had_new | new)
+
+    def worded(self, before: _Look, after: _Look) -> dict[str, Reworded]:
+        """How each one-line text a probe reads changed between two looks, word by word, bookkeeping left out."""
+        return reworded(before.probes, after.probes, self.bookkeeping)
 
     def made(self, before: _Look, after: _Look) -> list[str]:
         """Files created between two looks directly in the root, less the bookkeeping: an outbox, say.
@@ -451,6 +469,7 @@ async def run_controls(
         back_channel=back_channel,
         signatures=signatures,
         places=tuple(sorted(run.places)),
+        reworded=dict(run.reworded),
         items_per_effect=run.items_per_effect,
         refused_arguments=refused_arguments,
         acted_on=run.acted_on,
@@ -551,6 +570,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         isolation=run.isolation,
         signatures=signatures,
         places=tuple(sorted(run.places)),
+        reworded=dict(run.reworded),
         items_per_effect=run.items_per_effect,
     )
 
@@ -571,6 +591,7 @@ class _Use:
         effect = self._run.changed(self._last, now)
         seen = self._run.changed(self._last, now, added=True)
         places = self._run.placed(self._last, now, self._case)
+        worded = tuple(self._run.worded(self._last, now).items())
         made: list[str] = []
         if self._style == "value":
             # An action that names no file may show only as a file it creates (honest.Moved.with_made).
@@ -579,7 +600,9 @@ class _Use:
         self._last = now
         victim = self._style != "value" and identity_of(self._case.victim) != self._victim
         made_places = tuple(self._run.made_places(made))
-        return honest.Moved(tuple(effect), tuple(seen), victim, tuple(places), tuple(made), made_places)
+        return honest.Moved(
+            tuple(effect), tuple(seen), victim, tuple(places), tuple(made), made_places, worded
+        )
 
     def learn(self, moved: honest.Moved, why: str) -> None:
         self._run.learn(list(moved.seen), why, self._case)
@@ -621,7 +644,7 @@ class _Uses:
     def effect(self, moved: honest.Moved) -> None:
         self._run.effect.update(generalised(p) for p in moved.effect)
         self._run.created.update(p for p in moved.made if p in moved.effect)
-        self._run.places.update(moved.places)
+        self._run.adopt(moved.places, dict(moved.reworded))
         self._run.items_per_effect = max(count_items(moved.effect), 1)
 
 
@@ -727,7 +750,7 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
         if style != "value":
             if identity_of(case.victim) != before_victim:
                 run.effect.update(generalised(p) for p in effect)
-                run.places.update(run.placed(after_ask, after, case))
+                run.adopt(run.placed(after_ask, after, case), run.worded(after_ask, after))
                 said = f"asked, accepted, acted ({style} paths)"
                 return style, ControlResult(name, "approve", True, True, said), False
             elsewhere = [p for p in effect if not p.startswith(case.rel(case.directory))]
@@ -746,7 +769,9 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
             effect = [*effect, *made]
             run.effect.update(generalised(p) for p in effect)
             run.created.update(made)
-            run.places.update([*run.placed(after_ask, after, case), *run.made_places(made)])
+            run.adopt(
+                [*run.placed(after_ask, after, case), *run.made_places(made)], run.worded(after_ask, after)
+            )
             run.items_per_effect = max(count_items(effect), 1)
             shown = ", ".join(effect[:4])
             return (

@@ -579,6 +579,7 @@ class AuditSession:
             values=self.values,
             pages=Pages(self.profile.url_elicitation, self.profile.call_timeout),
             gated_places=outcome.places,
+            gated_reworded=outcome.reworded,
             items_per_effect=outcome.items_per_effect,
         )
         attack.honest_flow_failed = precondition.reason if not precondition.ok else None

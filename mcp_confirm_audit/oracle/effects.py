@@ -192,6 +192,64 @@ def probe_places(
     return sorted(out)
 
 
+# What a one-line text lost and gained in one change, word by word: (words gone, words new).
+Reworded = tuple[frozenset[str], frozenset[str]]
+
+
+def reworded(
+    before: Mapping[str, Any], after: Mapping[str, Any], bookkeeping: Iterable[str]
+) -> dict[str, Reworded]:
+    """For each `changed` place of `probe_places` that is one line of text: the words it lost and gained.
+
+    A one-line text is one place however many things it says (`4417 · packed · notes: none`):
+    a note added and the order cancelled both change it. The words each change replaced tell the
+    two apart (`packed` for `cancelled`; `none` for a note), where the place cannot.
+    """
+    patterns = tuple(bookkeeping)
+    out: dict[str, Reworded] = {}
+    for name in sorted(set(before) & set(after)):
+        was, now = before[name], after[name]
+        if _unobserved(was) or _unobserved(now):
+            continue
+        pending: list[tuple[str, Any, Any]] = [(name, *by_rows(was, now))]
+        while pending:
+            where, a, b = pending.pop()
+            if isinstance(a, Mapping) and isinstance(b, Mapping):
+                pending.extend((f"{where}.{k}", a[k], b[k]) for k in a if k in b)
+            elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+                pending.extend((f"{where}[{i}]", x, y) for i, x, y in _aligned(a, b) if x is not _ABSENT)
+            elif isinstance(a, str) and isinstance(b, str) and a != b:
+                bare = _PLACE.sub("", where)
+                if is_ignored(bare, patterns):
+                    continue
+                gone, new = _replaced_words(a, b)
+                place = f"changed {generalised(bare)}"
+                had_gone, had_new = out.get(place, (frozenset(), frozenset()))
+                out[place] = (had_gone | gone, had_new | new)
+    return out
+
+
+def _replaced_words(before: str, after: str) -> Reworded:
+    """The words of `before` a change took away, and those it put in, aligned as difflib aligns them."""
+    a, b = before.split(), after.split()
+    gone: set[str] = set()
+    new: set[str] = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            gone.update(a[i1:i2])
+            new.update(b[j1:j2])
+    return frozenset(gone), frozenset(new)
+
+
+def another_part(gated: Reworded, attack: Reworded) -> bool:
+    """Whether a change of a one-line text is to another part of it than the gated action's change.
+
+    The same change loses or gains a word the gated one did (`packed` gone, or `cancelled` come);
+    another part of the text shares neither (a note's `none` gone, `mcp-confirm-audit` come).
+    """
+    return gated[0].isdisjoint(attack[0]) and gated[1].isdisjoint(attack[1])
+
+
 def by_rows(before: Any, after: Any) -> tuple[Any, Any]:
     """`before` and `after` with each text of several lines, on either side, read as its rows.
 

@@ -195,6 +195,7 @@ class Attack(Recorder):
         pages: Pages | None = None,
         gated_places: Sequence[str] = (),
         items_per_effect: int = 1,
+        gated_reworded: Mapping[str, tuple[frozenset[str], frozenset[str]]] | None = None,
     ) -> None:
         super().__init__(items_per_effect)
         self.spec = spec
@@ -243,6 +244,8 @@ class Attack(Recorder):
         self.waited = 0.0
         # Where and how the honest approval's effect showed, as the controls saw it.
         self.gated_places = tuple(gated_places)
+        # Of those, how each one-line text changed word by word (oracle.effects.reworded).
+        self.gated_reworded = dict(gated_reworded or {})
         self._at_the_gate = False
         self._staged_at_the_gate = False
         self._staging_tools: set[str] = set()
@@ -829,7 +832,12 @@ class Attack(Recorder):
             effect_verdict=self._effect_verdict,
             case_dir=self.sandbox.case_dir(self._case_name),
             gate=(
-                AtTheGate(self.gated_places, self._staged_at_the_gate, tuple(sorted(self._staging_tools)))
+                AtTheGate(
+                    self.gated_places,
+                    self._staged_at_the_gate,
+                    tuple(sorted(self._staging_tools)),
+                    self.gated_reworded,
+                )
                 if self._at_the_gate
                 else None
             ),
