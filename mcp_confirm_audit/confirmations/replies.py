@@ -246,13 +246,14 @@ def refusal_text(response: Response) -> str:
 
 
 # A refusal that names what a confirmation gate guards: the person's answer, the approval and
-# its token or state, its lifetime and single use, the path's containment, the identity.
+# its token or state, its lifetime and single use (done already, or a ledger's "status: applied"), the
+# path's containment, the identity.
 GATE_CONCERN = re.compile(
     r"""(?x)\b(
     confirm\w* | approv\w* | consent\w* | declin\w* | cancel\w* | reject\w* | refus\w* | den(y|ied)
     | permission | forbidden | not\ (allowed|permitted|authori[sz]ed) | unauthori[sz]ed | disallowed
     | token | nonce | state | signature | signed | hmac | challenge | tamper\w* | forged | invalid
-    | expir\w* | stale | replay\w* | already\ (used|spent|redeemed|consumed|confirmed|executed
+    | expir\w* | stale | replay\w* | (already|status:?)\ (used|spent|redeemed|consumed|confirmed|executed
       |posted|committed|processed|applied|completed|submitted|sent|paid)
     | (single|one)[- ]use | reused | spent | consumed
     | outside | escap\w* | traversal | beneath | contain\w* | root | sandbox | symlink\w* | link\w*

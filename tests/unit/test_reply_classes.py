@@ -420,10 +420,23 @@ def test_a_list_that_is_not_one_calls_refusal_is_no_refusal(reply: Response) -> 
     assert replies.said(reply) is Said.ACTED
 
 
-@pytest.mark.parametrize("said", ["invoice inv_7 already posted", "Request 12 was already committed."])
+@pytest.mark.parametrize(
+    "said",
+    [
+        "invoice inv_7 already posted",
+        "Request 12 was already committed.",
+        # mcp-changeset's ledger: a change whose token was spent is no longer pending.
+        "Error executing tool apply_change: change chg_5e1 cannot be applied (status: applied)",
+    ],
+)
 def test_a_commit_refused_as_already_done_names_the_single_use_check(said: str) -> None:
     # A second commit of one approval, answered as a ledger says it: the gate's single use, as "already used" is.
     assert replies.who_refused(Response(Outcome.TOOL_ERROR, said), LEARNED).by == "gate"
+
+
+def test_a_status_that_is_not_done_names_no_single_use() -> None:
+    said = Response(Outcome.TOOL_ERROR, "change chg_5e1 cannot be applied (status: draft)")
+    assert replies.who_refused(said, LEARNED).by == "unexplained"
 
 
 @pytest.mark.parametrize(
