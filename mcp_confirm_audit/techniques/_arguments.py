@@ -47,7 +47,8 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
     # say which of them the question shows (sendgrid-mcp-secure: `template_id`'s value shown, `body_text`
     # holding the same one and dropped from the message a template sends): none of them is counted.
     held = Counter(v for _, _, v in shown)
-    shown = [where for where in shown if held[where[2]] <= baseline.count(where[2])]
+    values = {v for _, v in strings(victim.arguments)}
+    shown = [where for where in shown if held[where[2]] <= _times_shown(baseline, where[2], values)]
     # A setup value the action's own arguments also hold (a frame set for `ops-bot`, then a payment by
     # `ops-bot`) is in the question as the action's own: staged hostile, it makes another thing the
     # action never names, and its absence from the question says nothing about how one is shown.
@@ -62,6 +63,14 @@ def shown_arguments(attack: Attack, victim: Instance, baseline: str) -> list[Whe
             if v in baseline and v not in own_values and _free_text(schema, k)
         ]
     return sorted(shown, key=lambda where: where[0] is not None)
+
+
+def _times_shown(baseline: str, value: str, values: set[str]) -> int:
+    """How often `value` is in what the person read as itself, not inside a longer value another argument
+    holds: the filler a use's content starts with (`mcp-confirm-audit #7`) is that content's."""
+    for longer in sorted((v for v in values if value in v and v != value), key=len, reverse=True):
+        baseline = baseline.replace(longer, "")
+    return baseline.count(value)
 
 
 def strings(arguments: Mapping[str, Any], prefix: str = "", depth: int = 3) -> list[tuple[str, str]]:

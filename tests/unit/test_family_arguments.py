@@ -121,3 +121,17 @@ def test_one_filler_several_arguments_hold_counts_only_when_shown_as_often() -> 
     # tally-write-mcp: both ledgers hold the filler and the preview shows it twice: both are counted.
     twice = f"Dr {filler} 1.00 / Cr {filler} 1.00 / to a@example.com"
     assert len(shown_arguments(attack, use, twice)) == 3  # type: ignore[arg-type]
+
+
+def test_the_filler_inside_a_uses_own_content_is_not_shown_as_another_argument() -> None:
+    # mcp-changeset's notes: `name` and the `change_id` the preview never takes both hold the filler,
+    # and the content the use writes starts with it. Counted inside the content, the filler looked
+    # shown as often as the two hold it, and a hostile change_id, never shown, was "not in the question".
+    write = ToolInfo(
+        "apply_change", "", {"properties": {"change_id": {}, "name": {}, "content": {}}}, False, None
+    )
+    attack = SimpleNamespace(tools=(write,), plan=SimpleNamespace(name="apply_change", setup=()))
+    filler = "mcp-confirm-audit"
+    use = Instance({"change_id": filler, "name": filler, "content": f"{filler} #7"}, "apply_change")
+    preview = f'{{"summary": "Create note \'{filler}\'", "diff": [{{"after": "{filler} #7"}}]}}'
+    assert shown_arguments(attack, use, preview) == [(None, "content", f"{filler} #7")]  # type: ignore[arg-type]
