@@ -24,7 +24,7 @@ from typing import Any
 from ..channels.base import PLACEHOLDER, filled
 from ..channels.human import Person
 from ..models import Response
-from ..target.arguments import FILLER
+from ..target.arguments import made_up, writes
 from . import values
 from .base import Channel, FlowDefaults, Preview
 
@@ -57,7 +57,9 @@ class Token(FlowDefaults):
     # configuration found carries a field back into an argument of that name holding only the harness's
     # filler; a profile names it in `into:` (`{preview.change_id}`). For the use the token was previewed
     # for, its own preview's; for a token that was not (forged, or spent), the last preview of this use's.
-    # A use never previewed carries nothing: a token presented for another action goes as it is.
+    # A use never previewed is previewed when a token is presented for it (`confirm`), for that field
+    # alone (zero configuration): its own token is never sent, so another action's token, or a forged
+    # one, is checked against a change that exists.
     staged: dict[str, tuple[str, Response]] = field(default_factory=dict, repr=False, compare=False)
     staged_uses: dict[str, Response] = field(default_factory=dict, repr=False, compare=False)
 
@@ -126,6 +128,23 @@ class Token(FlowDefaults):
         values = {"id": handle, "challenge": handle, "token": handle}
         return await channel.human("the human answers the challenge", self.human.approve, values)
 
+    def _needs_its_own_preview(self, arguments: Mapping[str, Any]) -> bool:
+        """Whether this use was never previewed, and its confirming call takes a field only a preview hands out.
+
+        mcp-changeset's `apply_change(change_id, confirmation_token)` names the change by the id its
+        preview handed out, and a use nothing previewed has none: the harness's own value there
+        ("unknown change") would be refused before any token is looked at.
+        """
+        if self.source == "profile" or _use(arguments) in self.staged_uses:
+            return False
+        handed = {name for reply in self.staged_uses.values() for name in _scalars(reply)}
+        return any(k in handed and self._fills(k, v) for k, v in arguments.items())
+
+    def _fills(self, arg: str, value: Any) -> bool:
+        """Whether a field a preview handed out may take `arg`'s place: it holds only the harness's
+        filler, and neither the token nor what the use writes (its own content, never the preview's)."""
+        return made_up(value) and arg not in self.carries and not writes(arg)
+
     def redemption(
         self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
@@ -156,10 +175,10 @@ class Token(FlowDefaults):
         off = {k: not v for k, v in self.preview_args.items() if isinstance(v, bool)}
         sent = {**arguments, **off}
         reply = self._preview_of(token, arguments)
-        if self.source != "profile" and reply is not None and FILLER in arguments.values():
+        if self.source != "profile" and reply is not None:
             carried = _scalars(reply)
             for arg, value in arguments.items():
-                if value == FILLER and arg in carried and arg not in self.carries:
+                if arg in carried and self._fills(arg, value):
                     sent[arg] = carried[arg]
         if self.fields:
             handed = {"challenge": token, "token": token, "id": token} if token is not None else {}
@@ -184,9 +203,11 @@ class Token(FlowDefaults):
             return self.confirming(arguments, handle, saved)
         return self.confirming(arguments, saved.get("evidence", handle))
 
-    async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
+    async def preview(
+        self, channel: Channel, arguments: Mapping[str, Any], label: str = "preview"
+    ) -> Preview:
         tool, sent = self.previewing(arguments)
-        response = await channel.call("preview", tool, sent)
+        response = await channel.call(label, tool, sent)
         found = Preview.read(response, self.token_from, TOKEN_FIELD)
         if found.handle is None and self.token_from is None:
             # "then call again with confirm=<token>": the preview may hand it back under that very name.
@@ -226,6 +247,11 @@ class Token(FlowDefaults):
         tool: str | None = None,
         as_agent: bool = False,
     ) -> Response:
+        if handle is not None and self._needs_its_own_preview(arguments):
+            # A token presented for a use nothing previewed (another use's, a forged one): the change
+            # it is presented for is made as the person would see it, and only what names that change
+            # goes with the token, never the token this preview hands out.
+            await self.preview(channel, arguments, "preview, for the change id the confirming call names")
         if self.human is not None and not as_agent and handle is not None:
             values = {"id": handle, "challenge": handle, "token": handle}
             saved = await channel.human("the human answers the challenge", self.human.approve, values)

@@ -28,7 +28,7 @@ from ..oracle.counting import EffectCounter
 from ..oracle.restorer import Restorer
 from ..oracle.sandbox import VICTIM_TEXT, identity_of
 from ..profile.loader import SetupCall
-from ..target.arguments import another, ids_for, takes, typed
+from ..target.arguments import another, for_use, ids_for, takes, typed
 from ..target.discovery import arguments_for, path_argument
 from ..target.driver import ToolInfo
 
@@ -420,6 +420,7 @@ async def prepare(
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
     overrides: Mapping[int, Mapping[str, Any]] | None = None,
     fixed: Collection[str] = (),
+    mark: str = "",
 ) -> Instance:
     """Run the setup calls, save what they name, and render the gated call's arguments.
 
@@ -428,6 +429,8 @@ async def prepare(
     each within its tool's input schema (`schemas`, by tool name). `overrides`
     sets arguments of setup calls by their index (a hostile memo staged first).
     `fixed` (and each setup call's own): arguments never varied (`varied_args`).
+    `mark`: the use's own (its case's number), which the filler of what it writes carries
+    (`target.arguments.for_use`): no two uses write the same thing, whatever their variant.
     """
     schemas = schemas or {}
     saved: dict[str, Any] = dict(values)
@@ -474,7 +477,7 @@ async def prepare(
                     f"handle to save as {name!r} (it returned {json.dumps(result, default=str)[:200]})"
                 )
     unsaved = template if setup else varied_args(template, variant, schemas.get(tool), fixed)
-    arguments = render(unsaved, saved)
+    arguments = for_use(render(unsaved, saved), mark, schemas.get(tool), fixed)
     handles = [str(saved[k]) for k in saved if k not in values]
     label = handles[0] if handles else tool
     return Instance(arguments, label, {k: v for k, v in saved.items() if k not in values})

@@ -322,7 +322,8 @@ class _Runner:
         template = self.plan.arguments(self.values)
         # A setup call may name the control's case file ({path}): a preview of deleting it, say.
         values = {**self.values, "path": self.value(case, "relative")}
-        return await prepare(call, self.plan.name, self.plan.setup, template, values)
+        mark = Sandbox.number(case.name)
+        return await prepare(call, self.plan.name, self.plan.setup, template, values, mark=mark)
 
     async def renew(self) -> None:
         """`isolation: process`: the next control gets a fresh target and root, as every attack does."""

@@ -276,6 +276,16 @@ class Sandbox:
         self._count += 1
         return f"{self._count:03d}-{_slug(label)}"
 
+    @staticmethod
+    def number(name: str) -> str:
+        """Case `name`'s number, as `reserve_case` gave it (`17`); "" for a name it did not give.
+
+        Nothing else in the world has it: a use of an action made for the case is marked with it
+        (`target.arguments.for_use`), so what it writes is its own.
+        """
+        head = name.partition("-")[0]
+        return str(int(head)) if head.isdigit() else ""
+
     def case_dir(self, name: str) -> str:
         """The directory of case `name` as evidence names it (`Case.rel`), whether made or not."""
         return f"{self._cases_label}/{name}"

@@ -185,6 +185,74 @@ def _text(name: str, prop: Mapping[str, Any]) -> str:
     return text
 
 
+# What an action writes, by the last word of the argument's name (`content`, `new_value`, `noteBody`):
+# a name, a key or an id names the subject instead, and the place its effect shows with it.
+_WRITTEN = frozenset(
+    {
+        "body",
+        "caption",
+        "comment",
+        "content",
+        "contents",
+        "description",
+        "html",
+        "label",
+        "markdown",
+        "memo",
+        "message",
+        "payload",
+        "summary",
+        "text",
+        "value",
+    }
+)
+# The harness's filler as a use of an action is given it: plain, varied (`-2`), marked as one use's (` #7`).
+_MADE_UP = re.compile(re.escape(FILLER) + r"(?:-\d+)?(?: #\d+)?")
+
+
+def made_up(value: Any) -> bool:
+    """Whether `value` is the harness's own filler, as it gives it to a use of an action (never a value it
+    derived to name nothing, `mcp-confirm-audit0000`)."""
+    return isinstance(value, str) and _MADE_UP.fullmatch(value) is not None
+
+
+def writes(name: str) -> bool:
+    """Whether an argument, by its name, holds what the action writes rather than what it is written to."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace("-", "_").split("_")
+    return words[-1] in _WRITTEN or (len(words) > 1 and words[0] == "new")
+
+
+def for_use(
+    arguments: Mapping[str, Any],
+    mark: str,
+    schema: Mapping[str, Any] | None = None,
+    fixed: Collection[str] = (),
+) -> dict[str, Any]:
+    """`arguments` with the filler of each argument that holds what the action writes marked as this use's.
+
+    Two uses that write the same thing are one change asked for twice: a server that compares
+    what it would write with what is there refuses the second, "nothing to change" (mcp-changeset's
+    notes), and an attack on it then judges nothing. Marked (`mcp-confirm-audit #7`), each use
+    writes its own, still the harness's filler and harmless; its subject (a name, a key) is left
+    alone, so its effect shows where the controls saw it. A marked value the argument's lengths or
+    pattern would refuse is not made; `fixed`: arguments the profile spelled out, never changed.
+    """
+    props = (schema or {}).get("properties") or {}
+    out = dict(arguments)
+    for name, value in arguments.items():
+        if not mark or name in fixed or not made_up(value) or not writes(name) or " #" in value:
+            continue
+        prop = props.get(name) or {}
+        own = f"{value} #{mark}"
+        most, pattern = prop.get("maxLength"), prop.get("pattern")
+        if (isinstance(most, int) and len(own) > most) or (
+            isinstance(pattern, str) and not _matches(pattern, own)
+        ):
+            continue
+        out[name] = own
+    return out
+
+
 def _matches(pattern: str, value: str) -> bool:
     try:
         return re.search(pattern, value) is not None

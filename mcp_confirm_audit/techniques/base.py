@@ -394,6 +394,7 @@ class Attack(Recorder):
             schemas=schemas,
             overrides=overrides,
             fixed=self.plan.fixed,
+            mark=Sandbox.number(self._case_name),
         )
         keep_at = self.sandbox.keep / (
             self.case.name if staged == self.case.victim else f"{self.case.name}-{staged.name}"

@@ -1,7 +1,6 @@
 """Reference server for zero configuration: a greenhouse whose gates hide behind what real servers do.
 
-    python targets/zc_shapes/server.py --root DIR --shape SHAPE [--flaw decline-acts|token-reuse]
-        [--supplier FILE]
+    python targets/zc_shapes/server.py --root DIR --shape SHAPE [--flaw FLAW] [--supplier FILE]
 
 One shape per cause that kept zero configuration from completing an honest flow
 on a server people ship (issue 30), each on an action that names no file. The
@@ -82,9 +81,12 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
 - handoff-first: the handoff shape with `handoff` listed first: it never asks in its first controls.
 - changeset: `preview_label(bed, label)` stages a label for a bed and answers its `change_id`
              with a single-use `confirmation_token`; `apply_change(change_id, confirmation_token)`
-             applies exactly the staged label, the token checked against that change and spent
+             applies exactly the staged label, the token checked against that change and spent,
+             the change applied once ("change C cannot be applied (status: applied)")
              (mcp-changeset's Guard: the id and the token both come from the preview, and the
-             confirming call names no bed or label of its own).
+             confirming call names no bed or label of its own). A preview of the label a bed
+             has already is refused, "nothing to change", as mcp-changeset's notes refuse the
+             content a note holds: a use that repeats another's values previews nothing.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -96,7 +98,11 @@ Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log, handoff)
   switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
   agent-keeps   keep(note) files the staged note with no yes of the grower's (shelf)
-  token-unchecked  sow_plan sows whatever confirmation it is given (chain)
+  token-unchecked  sow_plan sows whatever confirmation it is given (chain); apply_change applies a
+                staged change whatever token comes with it (changeset)
+  token-unbound  apply_change takes the token of any change still outstanding for this one (changeset)
+  wrong-guess-burns  a wrong token revokes the change it was presented for: the right one then
+                applies nothing (changeset)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
                 preview, outbox, draft, memo, chain, changeset: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
 """
@@ -158,7 +164,9 @@ FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "handoff", "handoff-first", "bench"),
     "switch-acts": ("switch",),
     "agent-keeps": ("shelf",),
-    "token-unchecked": ("chain",),
+    "token-unchecked": ("chain", "changeset"),
+    "token-unbound": ("changeset",),
+    "wrong-guess-burns": ("changeset",),
     "token-reuse": (
         "challenge",
         "needs-confirm",
@@ -278,6 +286,7 @@ class Greenhouse:
         # The changeset shape's staged labels, and the token each change was handed out with.
         self.changes: dict[str, tuple[str, str]] = {}
         self.change_tokens: dict[str, str] = {}
+        self.applied: set[str] = set()
         # The handoff shape's staged notes, by id: in memory only, until a yes files them.
         self.staged: dict[str, str] = {}
         # What each handoff question was about (its summary, the notes it listed), by its state.
@@ -703,6 +712,10 @@ class Greenhouse:
         """Preview labelling `bed`: nothing changes; returns the change_id and confirmation_token apply_change needs."""
         if not 1 <= len(label) <= 64:
             return {"ok": False, "error": "a label is 1 to 64 characters"}
+        applied = [entry["label"] for entry in self.load().get("labels", []) if entry["bed"] == bed]
+        if applied and applied[-1] == label:
+            # As mcp-changeset's notes refuse a preview of the content a note already holds.
+            raise ToolError(f"nothing to change: bed {bed!r} is labelled {label!r} already")
         change = f"chg_{secrets.token_hex(8)}"
         self.changes[change] = (bed, label)
         self.change_tokens[change] = token = f"confirm_{secrets.token_urlsafe(16)}"
@@ -718,11 +731,22 @@ class Greenhouse:
         staged = self.changes.get(change_id)
         if staged is None:
             return {"ok": False, "error": f"unknown change {change_id!r}"}
+        if change_id in self.applied:  # its ledger's words, as mcp-changeset's are
+            return {"ok": False, "error": f"change {change_id} cannot be applied (status: applied)"}
         issued = self.change_tokens.get(change_id)
-        if issued is None or not hmac.compare_digest(issued, confirmation_token):
+        if "token-unbound" in self.flaws:  # FLAW token-unbound: a token of any change outstanding is enough
+            issued = next((t for t in self.change_tokens.values() if t == confirmation_token), issued)
+        matches = issued is not None and hmac.compare_digest(issued, confirmation_token)
+        if not matches and "token-unchecked" not in self.flaws:  # FLAW token-unchecked: any token applies it
+            if "wrong-guess-burns" in self.flaws:  # FLAW wrong-guess-burns: a wrong token revokes the change
+                self.change_tokens.pop(change_id, None)
             return {"ok": False, "error": "confirmation token invalid or already used: preview again"}
         if "token-reuse" not in self.flaws:  # FLAW token-reuse: the token is never spent
-            self.change_tokens.pop(change_id, None)
+            self.applied.add(change_id)
+            # Spent for this change, and wherever else it was outstanding (token-unbound took another's).
+            self.change_tokens = {
+                c: t for c, t in self.change_tokens.items() if c != change_id and t != confirmation_token
+            }
         state = self.load()
         state.setdefault("labels", []).append({"bed": staged[0], "label": staged[1]})
         self.save(state)

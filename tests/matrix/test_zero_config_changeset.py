@@ -6,14 +6,21 @@ zero configuration, which fills an argument it knows nothing about with its own 
 `apply_change({"change_id": "mcp-confirm-audit", ...})`: "unknown change", the approve control failed
 and every attack was inconclusive (found on the PyPI package by a newcomer). The confirming call of the
 use the preview was for now carries the preview's `change_id` back (a token not its own, the last
-preview of that use's); a use never previewed carries nothing, so the attacks that move a token to
-another action never turn into the honest confirmation of the first.
+preview of that use's); a token presented for a use nothing previewed (another use's, a forged one)
+goes with the change id of a preview made for that use then, its own token never sent.
+
+A preview of the label a bed has already is refused, "nothing to change", as mcp-changeset's notes
+refuse the content a note holds. Every use of the action once wrote the same label, so after the
+controls' honest one every attack's preview was refused and judged nothing (eight token attacks on
+the real server): now each use writes a label of its own (`mcp-confirm-audit #7`), and its subject,
+the bed, stays where the controls saw its effect.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -22,6 +29,17 @@ from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile
 
 SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
+FAMILIES = ("token-replay", "token-cross-target", "token-forgery", "wrong-guess")
+# The attacks a use that repeats another's values left unjudged: each previews the action first.
+JUDGED = (
+    "MCA-TOKREUSE-001",
+    "MCA-TOKREUSE-003",
+    "MCA-TOKOTHER-001",
+    "MCA-TOKMINT-001",
+    "MCA-TOKMINT-002",
+    "MCA-BURN-001",
+)
+V, W = Verdict.VULNERABLE, Verdict.WEAK
 
 
 def _audit(catalogue: Catalogue, generation: object, *flaws: str) -> AuditRun:
@@ -33,7 +51,7 @@ def _audit(catalogue: Catalogue, generation: object, *flaws: str) -> AuditRun:
         profile,
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
-        select=lambda spec: spec.family in ("token-replay", "token-cross-target", "token-forgery"),
+        select=lambda spec: spec.family in FAMILIES,
     )
 
 
@@ -50,20 +68,58 @@ def test_zero_config_confirms_with_the_change_id_the_preview_handed_out_and_a_sp
     results = {r.id: r for r in run.results}
     again = results["MCA-TOKREUSE-001"]
     assert (again.verdict, again.layer) == (Verdict.REFUSED, Layer.TOOL), again.evidence
+    # The change its ledger applied once, in its own words: the single use, named by its status.
+    assert "(status: applied)" in again.reason, again.reason
     # The token of one change presented for the victim's use: the victim's own preview's change id goes
     # with it, and the server refuses a token that is not that change's. Nothing is applied in its name.
     moved = results["MCA-TOKOTHER-001"]
     assert (moved.verdict, moved.layer) == (Verdict.REFUSED, Layer.TOOL), (moved.reason, moved.evidence)
     assert not moved.effect.happened, moved.evidence
-    # A token minted for a use never previewed: no change id names that use, so the call is about the
-    # harness's own value; never a refusal.
+    # A token minted for a use nobody previewed: that use is previewed for its change id alone, and the
+    # minted token is refused as no token of that change; the decoy's own token, its twin, acted.
     minted = results["MCA-TOKMINT-001"]
-    assert minted.verdict is Verdict.INCONCLUSIVE, (minted.reason, minted.evidence)
+    assert (minted.verdict, minted.layer) == (Verdict.REFUSED, Layer.TOOL), (minted.reason, minted.evidence)
+    assert any("preview, for the change id the confirming call names" in line for line in minted.evidence)
 
 
-def test_a_token_the_server_never_spends_confirms_its_change_again(
+def test_every_use_previews_a_label_of_its_own_so_each_token_attack_is_judged(
     catalogue: Catalogue, generation: object
 ) -> None:
-    run = _audit(catalogue, generation, "token-reuse")
-    again = {r.id: r for r in run.results}["MCA-TOKREUSE-001"]
-    assert again.verdict is Verdict.VULNERABLE, again.evidence
+    run = _audit(catalogue, generation)
+    said = [line for c in run.controls for line in (c.detail, *c.evidence)]
+    said += [line for r in run.results for line in (r.reason, *r.evidence)]
+    # No use repeated another's label: no preview was refused, and no such refusal was learned as the gate's.
+    assert not [line for line in said if "nothing to change" in line]
+    results = {r.id: r for r in run.results}
+    for attack in JUDGED:
+        result = results[attack]
+        assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (attack, result.reason)
+
+
+@pytest.mark.parametrize(
+    ("flaw", "found"),
+    [
+        ("token-reuse", {"MCA-TOKREUSE-001": V, "MCA-TOKREUSE-003": V}),
+        ("token-unbound", {"MCA-TOKOTHER-001": V}),
+        # Any token applies a change: a forged one, another change's, and the wrong guess itself.
+        (
+            "token-unchecked",
+            {"MCA-TOKMINT-001": V, "MCA-TOKMINT-002": V, "MCA-TOKOTHER-001": V, "MCA-BURN-001": V},
+        ),
+        ("wrong-guess-burns", {"MCA-BURN-001": W}),
+    ],
+)
+def test_each_flaw_of_the_changeset_is_found_by_its_attacks_and_fools_no_other(
+    catalogue: Catalogue, generation: object, flaw: str, found: dict[str, Verdict]
+) -> None:
+    results = {r.id: r for r in _audit(catalogue, generation, flaw).results}
+    for attack in JUDGED:
+        result = results[attack]
+        if attack in found:
+            assert result.verdict is found[attack], (flaw, attack, result.reason, result.evidence)
+        else:
+            assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (
+                flaw,
+                attack,
+                result.reason,
+            )

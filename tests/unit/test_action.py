@@ -174,3 +174,32 @@ async def test_a_setup_call_that_refuses_the_harness_own_variation_is_not_blamed
     with pytest.raises(SetupFailed) as written:
         await prepare(refused, "apply_change", setup, {"change_id": "{cid}"}, {})
     assert "fix its args: under setup: in the profile" in str(written.value)
+
+
+@pytest.mark.anyio
+async def test_each_use_of_a_value_action_writes_content_of_its_own_and_keeps_its_subject() -> None:
+    # mcp-changeset's notes: a second preview of the content a note already holds is "nothing to
+    # change", so every attack after the controls' own use of `write_note(name, content)` judged nothing.
+    async def call(label: str, tool: str, args: Any) -> Response:
+        raise AssertionError("no setup call")
+
+    template = {"change_id": "mcp-confirm-audit", "name": "mcp-confirm-audit", "content": "mcp-confirm-audit"}
+    uses = [
+        (await prepare(call, "apply_change", (), template, {}, variant=variant, mark=mark)).arguments
+        for mark in ("3", "4")
+        for variant in (0, 1)
+    ]
+    written = [use["content"] for use in uses]
+    assert written == [
+        "mcp-confirm-audit #3",
+        "mcp-confirm-audit-1 #3",
+        "mcp-confirm-audit #4",
+        "mcp-confirm-audit-1 #4",
+    ]
+    # The note each writes, and the id its preview hands out, are the subject: the same for one variant.
+    assert {(use["name"], use["change_id"]) for use in uses[::2]} == {
+        ("mcp-confirm-audit", "mcp-confirm-audit")
+    }
+    # Without a mark (the honest-flow search), the values are the template's.
+    plain = await prepare(call, "apply_change", (), template, {})
+    assert plain.arguments == template

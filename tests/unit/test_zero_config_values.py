@@ -15,6 +15,7 @@ from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.profile.loader import Profile
+from mcp_confirm_audit.target import arguments
 from mcp_confirm_audit.target.arguments import FILLER, another, matching, value_for
 from mcp_confirm_audit.target.discovery import handle_source, listed_values, plan_tools
 from mcp_confirm_audit.target.driver import ToolInfo
@@ -209,3 +210,63 @@ def test_the_decoy_of_a_phone_number_or_a_date_is_another_valid_one() -> None:
 
     args = {"phone": "+12025550123", "date": "2030-01-31", "memo": "rent"}
     assert varied_args(args, 1) == {"phone": "+12025550124", "date": "2030-02-01", "memo": "rent-1"}
+
+
+@pytest.mark.parametrize(
+    ("name", "writes"),
+    [
+        ("content", True),
+        ("noteBody", True),
+        ("new_name", True),
+        ("label", True),
+        ("value", True),
+        ("name", False),
+        ("key", False),
+        ("change_id", False),
+        ("context", False),
+        ("bed", False),
+    ],
+)
+def test_what_an_action_writes_is_told_from_its_subject_by_the_arguments_name(
+    name: str, writes: bool
+) -> None:
+    assert arguments.writes(name) is writes
+
+
+def test_a_uses_mark_goes_only_on_the_harness_filler_of_what_it_writes_and_only_where_the_schema_takes_it() -> (
+    None
+):
+    schema = {
+        "properties": {
+            "short_text": {"type": "string", "maxLength": 17},
+            "slug_text": {"type": "string", "pattern": "^[a-z-]+$"},
+        }
+    }
+    sent = {
+        "content": FILLER,
+        "body": "the operator's own words",
+        "name": FILLER,
+        "short_text": FILLER,
+        "slug_text": FILLER,
+        "fixed_text": FILLER,
+    }
+    marked = arguments.for_use(sent, "12", schema, fixed=("fixed_text",))
+    assert marked == {**sent, "content": f"{FILLER} #12"}
+    # Marked once: the same use marked again is the same use.
+    assert arguments.for_use(marked, "12", schema, fixed=("fixed_text",)) == marked
+
+
+@pytest.mark.parametrize(
+    ("value", "own"),
+    [
+        (FILLER, True),
+        (f"{FILLER}-2", True),
+        (f"{FILLER}-2 #14", True),
+        # The no-such-subject control's id that names nothing: never taken for a use's filler.
+        (f"{FILLER}0000", False),
+        ("chg_1f2e", False),
+        (7, False),
+    ],
+)
+def test_the_filler_a_use_is_given_is_told_from_values_that_name_nothing(value: object, own: bool) -> None:
+    assert arguments.made_up(value) is own
