@@ -319,7 +319,15 @@ class Instance:
 
 
 class SetupFailed(Exception):
-    """A setup call did not give what the action needs; the message says which and how to fix it."""
+    """A setup call did not give what the action needs; the message says which and how to fix it.
+
+    `happened` is what the call did, without the advice: where the same setup had worked before
+    (for the approve control), the profile's args are not what failed, and the caller says why.
+    """
+
+    def __init__(self, happened: str, fix: str = "") -> None:
+        super().__init__(f"{happened}; {fix}" if fix else happened)
+        self.happened = happened
 
 
 def render(template: Any, values: Mapping[str, Any]) -> Any:
@@ -458,8 +466,8 @@ async def prepare(
                     "one the profile names, so an attack that needs a second cannot be judged"
                 )
             raise SetupFailed(
-                f"setup call {number} ({step.tool}) did not succeed ({said}); "
-                "fix its args: under setup: in the profile"
+                f"setup call {number} ({step.tool}) did not succeed ({said})",
+                "fix its args: under setup: in the profile",
             )
         result = result_value(response)
         for name, dotted in step.save.items():
@@ -468,7 +476,8 @@ async def prepare(
             except KeyError:
                 raise SetupFailed(
                     f"setup call {number} ({step.tool}) returned no field {dotted!r} to save as {name!r} "
-                    f"(it returned {json.dumps(result, default=str)[:200]}); fix save: in the profile"
+                    f"(it returned {json.dumps(result, default=str)[:200]})",
+                    "fix save: in the profile",
                 ) from None
             if saved[name] is None or (isinstance(saved[name], str) and not saved[name].strip()):
                 # A null or empty handle names nothing: never sent back as "null" or "".

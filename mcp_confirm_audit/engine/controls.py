@@ -362,6 +362,26 @@ class _Runner:
         self.hurried_said = self.hurried_said or said
         return said
 
+    def not_again(self, failed: SetupFailed) -> str:
+        """Why a use could not be set up though the same setup worked for the approve control.
+
+        The profile's args are not the suspect then, and "fix its args" is wrong advice: the setup
+        ran once and would not run again, in a fresh world too where one can be had (a seed a
+        supplier outside the target sells once, a name a remote service keeps taken).
+        """
+        if self.fresh_world is not None:
+            where = "again in a fresh target process and root"
+            renew = "or let each fresh world renew what it uses up (kept under the target's root)"
+        else:
+            where = "again, and no fresh target process can be had for this target"
+            renew = "or renew what it uses up before each use"
+        return (
+            f"{failed.happened}; the same setup worked for the approve control, but not {where}, so "
+            "its args are not what failed: it may use up something it can make only once (a one-shot "
+            "resource, a record a service outside the target keeps); give the profile a setup that can "
+            f"run again (each run making a subject of its own), {renew}"
+        )
+
     def carried_over(self, control: str, failure: str) -> None:
         """A control that failed in the world the last one left passed in a fresh one: isolate."""
         if self.isolation is None:
@@ -620,15 +640,18 @@ class _Uses:
         if run.isolated and run.effect:
             await run.fresh()
         made = await self._new(style, label)
-        if isinstance(made, str) and run.effect and not run.isolated and await run.fresh():
+        if isinstance(made, SetupFailed) and run.effect and not run.isolated and await run.fresh():
             # The honest confirmation acted already: its world may be why this use cannot be set up.
             again = await self._new(style, label)
-            if not isinstance(again, str):
-                run.carried_over(label.removeprefix("control-"), made)
-            return again
+            if not isinstance(again, SetupFailed):
+                run.carried_over(label.removeprefix("control-"), made.happened)
+            made = again
+        if isinstance(made, SetupFailed):
+            # Once the honest confirmation acted, its own setup had worked: the args are not the suspect.
+            return run.not_again(made) if run.effect else str(made)
         return made
 
-    async def _new(self, style: str, label: str) -> _Use | str:
+    async def _new(self, style: str, label: str) -> _Use | SetupFailed:
         run = self._run
         case = run.sandbox.new_case(label)
         idle, start = await run.look(), await run.look()
@@ -636,7 +659,7 @@ class _Uses:
         try:
             subject = await run.subject(case, style, label)
         except SetupFailed as exc:
-            return str(exc)
+            return exc
         return _Use(run, case, style, subject, await run.look())
 
     def is_effect(self, moved: honest.Moved) -> bool:
@@ -900,7 +923,7 @@ async def _refusal(run: _Runner, style: str, name: str) -> tuple[ControlResult, 
         subject = await run.subject(case, style, name)
     except SetupFailed as exc:
         # Never asked: no refusal to judge. A fresh world may still let it begin (the caller's retry).
-        return ControlResult.not_begun(tool, name, str(exc)), str(exc)
+        return ControlResult.not_begun(tool, name, run.not_again(exc)), exc.happened
     before_victim = identity_of(case.victim)
     before = await run.look()
     first = await run.call(f"{name}: ask", subject)

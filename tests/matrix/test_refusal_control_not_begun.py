@@ -34,14 +34,21 @@ SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server
 REFUSALS = ("decline", "cancel", "negative")
 
 
-def _audit(catalogue: Catalogue, generation: object, factory_args: dict[str, Any]) -> AuditRun:
+def _audit(
+    catalogue: Catalogue,
+    generation: object,
+    factory_args: dict[str, Any],
+    tool: str = "clear_bed",
+    args: dict[str, Any] | None = None,
+    attack: str = "MCA-CONSENT-001",
+) -> AuditRun:
     profile = profile_from_mapping(
         {
             "command": f"py:{SHAPES}:build_server",
             "factory_args": {"shape": "subject", **factory_args},
-            "tool": "clear_bed",
+            "tool": tool,
             "setup": [{"tool": "plant_bed", "args": {"crop": "tomato"}, "save": {"bed": "bed_id"}}],
-            "args": {"bed_id": "{bed}"},
+            "args": args if args is not None else {"bed_id": "{bed}"},
             "call_timeout": 10,
         },
         source="test",
@@ -50,7 +57,7 @@ def _audit(catalogue: Catalogue, generation: object, factory_args: dict[str, Any
         scaled(profile),
         catalogue=catalogue,
         generation=generation,  # type: ignore[arg-type]
-        select=lambda spec: spec.id == "MCA-CONSENT-001",
+        select=lambda spec: spec.id == attack,
     )
 
 
@@ -70,6 +77,13 @@ def test_a_refusal_control_whose_setup_fails_in_a_fresh_world_too_is_not_applica
         # The reason shown: it could not begin, because the supplier would not sell the crop again.
         assert control.detail.startswith("could not begin, so it proved nothing: setup call 1 (plant_bed)")
         assert "no seed left for 'tomato'" in control.detail, control.detail
+        # The same setup had worked for approve: the profile's args are not what to fix.
+        assert "fix its args" not in control.detail, control.detail
+        assert (
+            "the same setup worked for the approve control, but not again in a fresh target process and "
+            "root, so its args are not what failed"
+        ) in control.detail, control.detail
+        assert "give the profile a setup that can run again" in control.detail, control.detail
     # The attack's setup is refused the same way: not judged, saying why, never a finding.
     attack = run.by_id()["MCA-CONSENT-001"]
     assert attack.verdict is Verdict.INCONCLUSIVE, attack.reason
@@ -126,3 +140,45 @@ def test_a_decline_the_flawed_greenhouse_acts_on_is_still_a_failed_refusal_contr
         for line in failing(run.results, run.controls, None)
     )
     assert run.by_id()["MCA-CONSENT-001"].verdict is Verdict.VULNERABLE
+
+
+def test_a_preview_alone_whose_setup_will_not_run_again_says_so_and_not_to_fix_the_args(
+    catalogue: Catalogue, generation: object, tmp_path: Path
+) -> None:
+    """A token flow (the bench's `open_roof`) whose setup buys the seed: its preview alone cannot begin.
+
+    The approval's own use bought the packet, so the preview alone's use is refused it, in a fresh
+    target process too: the tool is unaudited, and what it says to do is about a setup that runs once.
+    """
+    run = _audit(
+        catalogue,
+        generation,
+        {"shape": "bench", "supplier": str(tmp_path / "supplier.json")},
+        tool="open_roof",
+        args={"percent": 40},
+        attack="MCA-TOKREUSE-001",
+    )
+    controls = {c.name: c for c in run.controls if c.tool == "open_roof"}
+    alone, approve = controls["preview-alone"], controls["approve"]
+    assert (alone.applicable, alone.finding) == (False, False), alone
+    assert not approve.passed, approve.detail
+    assert "through token" in approve.detail, approve.detail
+    for said in (alone.detail, approve.detail):
+        assert "no seed left for 'tomato'" in said, said
+        assert "fix its args" not in said, said
+        assert "the same setup worked for the approve control, but not again" in said, said
+        assert "give the profile a setup that can run again" in said, said
+
+
+def test_a_setup_that_fails_the_first_time_still_says_to_fix_its_args(
+    catalogue: Catalogue, generation: object, tmp_path: Path
+) -> None:
+    """The supplier sold the packet before the audit began: approve's own setup fails, and the args are the suspect."""
+    supplier = tmp_path / "supplier.json"
+    supplier.write_text(json.dumps(["tomato"]))
+    run = _audit(catalogue, generation, {"supplier": str(supplier)})
+    approve = next(c for c in run.controls if c.tool == "clear_bed" and c.name == "approve")
+    assert not approve.passed, approve.detail
+    assert "no seed left for 'tomato'" in approve.detail, approve.detail
+    assert "fix its args: under setup: in the profile" in approve.detail, approve.detail
+    assert "worked for the approve control" not in approve.detail, approve.detail
