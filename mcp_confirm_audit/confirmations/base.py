@@ -188,6 +188,19 @@ class AgentFlow(Mechanism, Protocol):
         """The call that must not act: it previews, stages or refuses, and may hand out a handle."""
         ...
 
+    def reads_its_preview(self, arguments: Mapping[str, Any]) -> bool:
+        """The confirming call of a use with `arguments` carries a field of that use's preview reply besides
+        its handle (a token flow's `{preview.change_id}`): a use not previewed in this world has none to carry."""
+        ...
+
+    def forget(self) -> None:
+        """A fresh world began: drop the replies kept from the calls before it (a preview's change id).
+
+        They name what the old world held; the new one never had it, and a call carrying it is about
+        nothing there.
+        """
+        ...
+
     async def confirm(
         self,
         channel: Channel,
@@ -275,6 +288,12 @@ class FlowDefaults:
 
     async def decline(self, channel: Channel, handle: str) -> bool:
         return False
+
+    def reads_its_preview(self, arguments: Mapping[str, Any]) -> bool:
+        return False
+
+    def forget(self) -> None:
+        return None  # nothing kept of any reply
 
     async def confirm_once_read(
         self, channel: Channel, arguments: Mapping[str, Any], between: Callable[[], Awaitable[None]]

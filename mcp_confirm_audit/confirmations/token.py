@@ -59,7 +59,8 @@ class Token(FlowDefaults):
     # for, its own preview's; for a token that was not (forged, or spent), the last preview of this use's.
     # A use never previewed is previewed when a token is presented for it (`confirm`), for that field
     # alone (zero configuration): its own token is never sent, so another action's token, or a forged
-    # one, is checked against a change that exists.
+    # one, is checked against a change that exists. Both stores are of the world the previews were made
+    # in, and forgotten when a fresh one begins (`forget`).
     staged: dict[str, tuple[str, Response]] = field(default_factory=dict, repr=False, compare=False)
     staged_uses: dict[str, Response] = field(default_factory=dict, repr=False, compare=False)
 
@@ -218,6 +219,17 @@ class Token(FlowDefaults):
             if missing := self._not_in(response):
                 return replace(found, missing=missing)
         return found
+
+    def reads_its_preview(self, arguments: Mapping[str, Any]) -> bool:
+        if self.source != "profile":
+            # Zero configuration's carry-back: an argument a field the preview hands out may fill.
+            return any(self._fills(arg, value) for arg, value in arguments.items())
+        return any(PREVIEW_FIELD.search(template) for template in self.fields.values())
+
+    def forget(self) -> None:
+        # A fresh world: its target never staged what these replies name (mcp-changeset's change ids).
+        self.staged.clear()
+        self.staged_uses.clear()
 
     def _preview_of(self, token: str | None, arguments: Mapping[str, Any]) -> Response | None:
         """The preview reply a confirming call for this use with `token` reads: the token's own, if it was

@@ -140,6 +140,8 @@ class _Runner:
         # Why the controls chose `isolation: process` themselves (the world carried over), if they did.
         self.isolation: str | None = None
         self.channel: honest.RecordingChannel | None = None
+        # The flow the controls drive, once known (a profile's or one they detected): forgets at `fresh`.
+        self.flow: confirmations.AgentFlow | None = None
         self.answer, self.negative, self.values = answer, negative, values
         self.evidence: list[str] = []
         self.bookkeeping: list[str] = list(plan.ignore)
@@ -335,6 +337,9 @@ class _Runner:
         if self.fresh_world is None:
             return False
         self.conn, self.sandbox = await self.fresh_world()
+        if self.flow is not None:
+            # A detected flow is the session's only once the controls return: its previews were the old world's.
+            self.flow.forget()
         self.observer = Observer(
             self.observer.specs,
             self.sandbox.root,
@@ -563,7 +568,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
         timeout,
         sink.requests if sink is not None else None,
     )
-    run.channel = channel
+    run.channel, run.flow = channel, flow
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)
     run.gate.extend(done.gate)  # honest.run leaves out the SDK's refusals of arguments too

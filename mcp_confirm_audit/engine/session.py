@@ -23,6 +23,7 @@ import anyio
 from ..catalogue.generation import Generation, generation_for
 from ..catalogue.loader import Catalogue, load_catalogue
 from ..channels.url_flow import Pages
+from ..confirmations import as_flow
 from ..confirmations.base import Mechanism
 from ..confirmations.detect import declining_tools, policy_tools
 from ..confirmations.elicitation import LEGACY, MODERN, Elicitation
@@ -107,6 +108,19 @@ class AuditSession:
         self._fresh_for: set[str] = set()
         # Each tool's plan with its proven mechanism, by tool: the plan, the mechanism, the two together.
         self._planned: dict[str, tuple[ToolPlan, Mechanism, ToolPlan]] = {}
+        self.world.when_fresh(self._forget_previews)
+
+    def _forget_previews(self) -> None:
+        """A fresh world began: what each flow kept of its previews (a change id) names nothing in it.
+
+        Every flow the session knows: each plan's, and each one its controls proved (zero
+        configuration's detected flows). The controls forget their own as they take a fresh world.
+        """
+        known = [plan.mechanism for plan in self.plans]
+        known += [outcome.mechanism for outcome in self._controls.values()]
+        for mechanism in known:
+            if (flow := as_flow(mechanism)) is not None:
+                flow.forget()
 
     @property
     def sandbox(self) -> Sandbox | None:

@@ -221,6 +221,8 @@ class World:
         self._warm: deque[Future[_World]] = deque()
         self._untouched = False
         self._retiring: list[threading.Thread] = []
+        # Told each time a fresh world begins (`when_fresh`): what was kept of the last one names nothing here.
+        self._on_fresh: list[Callable[[], None]] = []
         # How many attacks will run, when it is known (`expect`); None: no bound on the worlds ahead.
         self._attacks_expected: int | None = None
         self._zygote_lock = threading.Lock()
@@ -421,10 +423,17 @@ class World:
             known = {entry["path"] for entry in self.outside_writes}
             self.outside_writes += [entry for entry in found if entry["path"] not in known]
 
+    def when_fresh(self, forget: Callable[[], None]) -> None:
+        """Call `forget` each time a fresh world begins (`isolate`): a reply kept from the old one (a preview's
+        change id) names what only the old target held."""
+        self._on_fresh.append(forget)
+
     def isolate(self) -> None:
         """`isolation: process`: every connection closed, a fresh root, a fresh primary."""
         with self.stats.clock.phase("starts"):
             self._isolate_now()
+        for forget in self._on_fresh:
+            forget()
 
     def _isolate_now(self) -> None:
         self._untouched = False

@@ -35,6 +35,11 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
             # The decoy's token would be the victim's own: presenting it proves nothing.
             attack.setup_failed("no second use of the action with other arguments could be made")
             return
+        if flow.reads_its_preview(attack.arguments(victim)):
+            # Its confirming call carries what the victim's own preview handed out (mcp-changeset's change
+            # id) beside the token: previewed here, in this attack's world, or there is nothing to carry.
+            await flow.preview(channel, attack.arguments(victim))
+            attack.note("the victim was previewed first: its confirming call carries that preview's fields")
         shown = await flow.preview(channel, attack.arguments(decoy))
         attack.note(f"the token was previewed for {attack.path_value(decoy)} and is presented for the victim")
         tool = flow.tool

@@ -13,18 +13,23 @@ about a change that does not exist.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from conftest import forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.confirmations.token import Token
-from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.engine.session import AuditRun, AuditSession, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile, load_profile
 
 PROFILE = Path(__file__).resolve().parents[2] / "targets" / "changeset-preview-field.yaml"
 FAMILIES = ("token-replay", "token-cross-target", "token-forgery")
+
+
+CHANGE_ID = re.compile(r"chg_[0-9a-f]{16}")
+TOKEN = re.compile(r"confirm_[\w-]{22}")
 
 
 def _profile(*flaws: str) -> Profile:
@@ -104,3 +109,53 @@ def test_a_preview_field_the_reply_does_not_hold_fails_approve_naming_the_fields
         "confirmation.token.into"
     ) in approve.detail, approve.detail
     assert run.by_id()["MCA-TOKREUSE-001"].verdict is Verdict.INCONCLUSIVE
+
+
+def test_under_process_isolation_another_actions_token_goes_with_the_victims_change_id_of_its_own_world(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """Each attack in a fresh target process: a change id kept from an earlier world names nothing there.
+
+    TOKOTHER-001 sent the victim's change id from the approve control's preview, made in another
+    process: "unknown change", inconclusive (as on mcp-changeset itself). The victim is previewed in
+    the attack's own world, and its change id goes with the decoy's token: the token is refused.
+    """
+    profile = dataclasses.replace(_profile(), isolation="process")
+    run = _audit(catalogue, generation, profile, "token-cross-target")
+    _approve(run)
+    moved = run.by_id()["MCA-TOKOTHER-001"]
+    assert (moved.verdict, moved.layer) == (Verdict.REFUSED, Layer.TOOL), (moved.reason, moved.evidence)
+    assert not moved.effect.happened, moved.evidence
+    previews = [line for line in moved.evidence if line.startswith("[setup] preview -> preview_label")]
+    assert len(previews) == 2, moved.evidence
+    (victim, victim_token), (_, decoy_token) = (
+        (CHANGE_ID.findall(line)[0], TOKEN.findall(line)[0]) for line in previews
+    )
+    confirmed = [line for line in moved.evidence if line.startswith("[attack] confirm with the token")]
+    assert len(confirmed) == 1, moved.evidence
+    sent = confirmed[0].split(" <- ")[0]
+    assert (CHANGE_ID.findall(sent), TOKEN.findall(sent)) == ([victim], [decoy_token]), sent
+    assert victim_token not in sent
+
+
+def test_a_fresh_world_forgets_the_change_ids_the_last_one_handed_out(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """What a token carries beside it comes from a preview of the world it is sent in, or from none."""
+    session = AuditSession(forked(_profile()), catalogue, generation)  # type: ignore[arg-type]
+    session.start([])
+    try:
+        outcome = session.controls("apply_change")
+        assert outcome.approve_ok, outcome.results[0].detail
+        token = outcome.mechanism
+        assert isinstance(token, Token)
+        use = session.plan("apply_change").arguments(session.values)
+        # A token the target never handed out, for the use the approve control previewed: that preview's id.
+        here = token.confirming(use, "confirm_never_handed_out")
+        assert CHANGE_ID.fullmatch(str(here.get("change_id"))), here
+        session.world.isolate()
+        # In a fresh target process that preview was never made: no change id goes, never the old one.
+        there = token.confirming(use, "confirm_never_handed_out")
+        assert there == {"confirmation_token": "confirm_never_handed_out"}, there
+    finally:
+        session.close()

@@ -18,13 +18,15 @@ the bed, stays where the controls saw its effect.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from conftest import forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.confirmations.token import Token
+from mcp_confirm_audit.engine.session import AuditRun, AuditSession, run_audit
 from mcp_confirm_audit.models import Layer, Verdict
 from mcp_confirm_audit.profile.loader import Profile
 
@@ -123,3 +125,76 @@ def test_each_flaw_of_the_changeset_is_found_by_its_attacks_and_fools_no_other(
                 attack,
                 result.reason,
             )
+
+
+def test_a_control_in_a_fresh_world_forgets_the_change_ids_the_last_one_handed_out(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """Under `isolation: process` each control takes a fresh target process; the flow zero configuration
+    found is the controls' own until they return, so they forget its previews as each world begins.
+
+    The approve control's token, presented again for its use in the last control's world, goes with
+    the change id of that use's preview there, never approve's: that change was staged in a process
+    that is gone.
+    """
+    factory_args = {"shape": "changeset"}
+    profile = Profile(
+        command=f"py:{SHAPES}:build_server", factory_args=factory_args, call_timeout=10.0, isolation="process"
+    )
+    session = AuditSession(forked(profile), catalogue, generation)  # type: ignore[arg-type]
+    session.start([])
+    try:
+        outcome = session.controls("apply_change")
+        assert outcome.approve_ok, outcome.results[0].detail
+        token = outcome.mechanism
+        assert isinstance(token, Token)
+        use = session.plan("apply_change").arguments(session.values)
+        previews = [
+            re.findall(r"chg_[0-9a-f]{16}", line)[0]
+            for line in outcome.evidence
+            if line.startswith("[setup] preview -> preview_label(")
+            and f'"change_id": "{use["change_id"]}"' in line
+        ]
+        approved = next(
+            line for line in outcome.evidence if line.startswith("[setup] confirm with the token")
+        )
+        approve_token = re.findall(r"confirm_[\w-]{22}", approved)[0]
+        carried = token.confirming(use, approve_token).get("change_id")
+        assert len(previews) > 1, outcome.evidence
+        # The last world's preview of that use, never approve's: approve's change is in a process now gone.
+        assert carried == previews[-1], (carried, previews)
+        assert carried != previews[0], (carried, previews)
+    finally:
+        session.close()
+
+
+def test_a_flow_found_in_a_first_reply_forgets_in_each_fresh_world_the_tokens_the_last_one_handed_out(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """The greenhouse's `challenge` shape: no schema names its token, so the controls find the flow in the
+    first reply, and the session knows it only once they return. Each control that takes a fresh target
+    process forgets what the previews of the last one handed out: what is kept is of the last world."""
+    profile = Profile(
+        command=f"py:{SHAPES}:build_server",
+        factory_args={"shape": "challenge"},
+        call_timeout=10.0,
+        isolation="process",
+    )
+    session = AuditSession(forked(profile), catalogue, generation)  # type: ignore[arg-type]
+    session.start([])
+    try:
+        assert session.plan("drain_tank").mechanism is None
+        outcome = session.controls("drain_tank")
+        assert outcome.approve_ok, outcome.results[0].detail
+        token = outcome.mechanism
+        assert isinstance(token, Token)
+        handed = [
+            re.findall(r'\\"challenge\\": \\"([0-9a-f]{20})', line)[0]
+            for line in outcome.evidence
+            if line.startswith("[setup] preview -> drain_tank(")
+        ]
+        # Approve's, the preview alone's and the wrong token's, each in a world of its own.
+        assert len(handed) == 3, outcome.evidence
+        assert list(token.staged) == handed[-1:], (list(token.staged), handed)
+    finally:
+        session.close()
