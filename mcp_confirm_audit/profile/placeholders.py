@@ -9,8 +9,10 @@ set would pass on literally (`{port}` in `env:` of a target started over stdio,
 of the harness's is the target's own text there and is left as written. A key whose names
 are chosen by the profile (what `setup:` or a step saves) is checked where
 they are known (`loader._check_placeholders`, `channels/human.steps_type`, the
-`confirmation.pending.execute` check of `keys.ProfileKeys`). `{profile_dir}`
-is spelled out in every string when the file is read (`spelled_out`).
+`confirmation.pending.execute` check of `keys.ProfileKeys`). `{preview.NAME}`, a
+field of a token flow's preview reply, is filled in `confirmation.token.into` (a
+mapping) only: `check` refuses it in any other string, which would send it as written.
+`{profile_dir}` is spelled out in every string when the file is read (`spelled_out`).
 `${NAME}` is another thing: a variable of the harness's environment, read
 where credentials are (`headers:`, `principals:`, `env:`).
 """
@@ -27,6 +29,9 @@ from ..errors import UsageError
 
 # `{NAME}`, not the `{NAME}` of `${NAME}` (an environment variable).
 PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# A field of the preview's reply (`{preview.change_id}`): filled in a token flow's `into:` mapping only.
+_PREVIEW_FIELD = re.compile(r"\{preview\.[^{}]*\}")
+_PREVIEW_FILLED = "confirmation.token.into."
 PROFILE_DIR = "{profile_dir}"
 # The keys whose strings are command lines: {profile_dir} is put in as one word, quoted.
 _COMMAND_LINES = ("command", "servers", "confirmation", "approver")
@@ -97,7 +102,7 @@ PLACES = (
         "confirmation.token.into (a mapping)",
         ("challenge", "token", "id", "profile_dir"),
         "names the person's steps saved; `{preview.NAME}`, a field (or dotted path) of the preview's reply "
-        "(a bare name is never one: it is what the steps saved)",
+        "(a bare name is never one: it is what the steps saved; in any other key it is refused)",
         "when the agent makes the confirming call (`{preview.NAME}`: from the reply of the preview of the "
         "same use)",
     ),
@@ -201,8 +206,36 @@ def _strings(raw: Mapping[str, Any]) -> Iterator[tuple[str, str, Place]]:
                 yield f"{key}.{entry}", value, place
 
 
+def _every_string(value: Any, address: str) -> Iterator[tuple[str, str]]:
+    """(address, text) of every string in `value`: `setup[0].args.bed`, `confirmation.token.into.change_id`."""
+    if isinstance(value, str):
+        yield address, value
+    elif isinstance(value, Mapping):
+        for name, inner in value.items():
+            yield from _every_string(inner, f"{address}.{name}" if address else str(name))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _every_string(inner, f"{address}[{index}]")
+
+
+def _preview_fields_unfilled(raw: Mapping[str, Any], source: str) -> None:
+    """One line for a `{preview.NAME}` where nothing fills it: it would be sent as written, braces and all.
+
+    Only the confirming call of a token flow has a preview's reply to read it from.
+    """
+    for address, text in _every_string(raw, ""):
+        if (named := _PREVIEW_FIELD.search(text)) is None or address.startswith(_PREVIEW_FILLED):
+            continue
+        raise UsageError(
+            f"profile {source}: {address} names {named.group()}, which is not filled there: a field of the "
+            "preview's reply is filled only in confirmation.token.into, a mapping of the confirming call's "
+            "arguments (into: {change_id: '{preview.change_id}', confirmation_token: '{token}'})"
+        )
+
+
 def check(raw: Mapping[str, Any], source: str) -> None:
-    """One line for a `{NAME}` a key with a fixed set of names would pass on unfilled."""
+    """One line for a `{NAME}` a key with a fixed set of names would pass on unfilled, or a `{preview.NAME}`."""
+    _preview_fields_unfilled(raw, source)
     commands = [raw.get("command"), *(raw.get("servers") or {}).values()]
     serves_http = any(isinstance(c, str) and "{port}" in c for c in commands)
     for address, text, place in _strings(raw):

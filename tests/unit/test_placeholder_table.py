@@ -180,3 +180,77 @@ def test_profile_dir_leaves_no_string_of_a_loaded_profile_unfilled_in_any_place(
     here = str(folder.resolve())
     assert not [s for s in strings if "{profile_dir}" in s]
     assert sum(here in s for s in strings) >= 4, strings
+
+
+def _changeset(preview_args: dict[str, str]) -> dict[str, object]:
+    """mcp-changeset's flow: the preview hands out a change id beside the token, and into: carries both."""
+    token = {
+        "preview": {"tool": "preview_label", "args": preview_args},
+        "from": "confirmation_token",
+        "into": {"change_id": "{preview.change_id}", "confirmation_token": "{token}"},
+    }
+    return {"kind": "token", "token": token}
+
+
+WHERE_PREVIEW_IS_FILLED = (
+    "which is not filled there: a field of the preview's reply is filled only in confirmation.token.into, "
+    "a mapping of the confirming call's arguments (into: {change_id: '{preview.change_id}', "
+    "confirmation_token: '{token}'})"
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "address", "named"),
+    [
+        # The action's own arguments: sent before any preview, braces and all.
+        ({"args": {"change_id": "{preview.change_id}"}}, "args.change_id", "{preview.change_id}"),
+        (
+            {
+                "setup": [
+                    {"tool": "stage", "args": {"n": "x"}},
+                    {"tool": "tag", "args": {"id": "{preview.id}"}},
+                ]
+            },
+            "setup[1].args.id",
+            "{preview.id}",
+        ),
+        # The preview's own call has no reply of its own to read.
+        (
+            {"confirmation": _changeset({"bed": "north", "label": "{preview.summary}"})},
+            "confirmation.token.preview.args.label",
+            "{preview.summary}",
+        ),
+        # A person's step: what they run is never filled from the reply the agent got.
+        (
+            {
+                "confirmation": {
+                    "kind": "pending",
+                    "pending": {"human": [{"command": "ok {id} {preview.x.y}"}]},
+                }
+            },
+            "confirmation.pending.human[0].command",
+            "{preview.x.y}",
+        ),
+        # into: as one argument's name is not a mapping of what each argument carries.
+        (
+            {"confirmation": {"kind": "token", "token": {"into": "{preview.change_id}"}}},
+            "confirmation.token.into",
+            "{preview.change_id}",
+        ),
+    ],
+    ids=["args", "setup", "the preview's own args", "a person's step", "into as a name"],
+)
+def test_a_preview_field_anywhere_but_a_token_flows_into_mapping_is_refused_saying_where_it_is_filled(
+    raw: dict[str, object], address: str, named: str
+) -> None:
+    with pytest.raises(UsageError) as refused:
+        profile_from_mapping({"command": "srv {root}", "tool": "apply_change", **raw}, source="p.yaml")
+    assert str(refused.value) == f"profile p.yaml: {address} names {named}, {WHERE_PREVIEW_IS_FILLED}"
+
+
+def test_a_preview_field_in_a_token_flows_into_mapping_loads() -> None:
+    changeset = _changeset({"bed": "north", "label": "tomatoes"})
+    profile = profile_from_mapping(
+        {"command": "srv {root}", "tool": "apply_change", "confirmation": changeset}, source="p.yaml"
+    )
+    assert profile.confirmation is not None
