@@ -599,6 +599,10 @@ class Ablation:
         )
 
 
+# How a refusal control that could not begin says so (`ControlResult.not_begun`), before the setup's failure.
+NOT_BEGUN = "could not begin, so it proved nothing: "
+
+
 @dataclass(frozen=True, slots=True)
 class ControlResult:
     """One honest-flow check on one tool: approve, decline, cancel, negative."""
@@ -618,7 +622,12 @@ class ControlResult:
         It never put its question, so it proved nothing either way: not applicable, never a finding
         (a refusal control that fails says the target acted on a no; this one was never told no).
         """
-        return cls(tool, name, True, False, f"could not begin, so it proved nothing: {why}")
+        return cls(tool, name, True, False, f"{NOT_BEGUN}{why}")
+
+    @property
+    def could_not_begin(self) -> bool:
+        """A refusal control made by `not_begun`: its setup failed, so it never put its question."""
+        return self.refusal and not self.applicable and self.detail.startswith(NOT_BEGUN)
 
     @property
     def refusal(self) -> bool:

@@ -5,7 +5,8 @@ one result per finding. A finding the baseline accepts carries an external,
 accepted suppression with the baseline's reason; a baselined finding that is
 no longer found is a `pass` result whose baselineState is `absent`. An attack
 that could not be judged is a tool execution notification, and the run is
-then not marked as successful: inconclusive is never a pass.
+then not marked as successful: inconclusive is never a pass. A refusal control
+that could not begin (its setup failed) is a notification at level note.
 """
 
 from __future__ import annotations
@@ -87,6 +88,13 @@ class Sarif:
                             "message": {"text": f"the honest flow failed on {c.tool}: {c.detail}"},
                         }
                         for c in report.failed_approvals
+                    ]
+                    # A refusal control that could not begin is no result (it never said no to anything),
+                    # but what it leaves untested is said: a note, the run still successful.
+                    + [
+                        {"level": "note", "message": {"text": f"control {c.name} on {c.tool} {c.detail}"}}
+                        for c in report.controls
+                        if c.could_not_begin
                     ],
                     # A rule the profile turned off, with the person's reason: not run, never a pass.
                     "toolConfigurationNotifications": [

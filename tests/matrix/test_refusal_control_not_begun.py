@@ -104,6 +104,9 @@ def test_a_refusal_control_whose_setup_fails_in_a_fresh_world_too_is_not_applica
         rule.startswith(("control-decline", "control-cancel", "control-negative")) for rule in rules
     )
     assert not [r for r in sarif["results"] if r["kind"] == "fail"], sarif["results"]
+    notes = [n["message"]["text"] for n in sarif["invocations"][0]["toolExecutionNotifications"]]
+    for name in REFUSALS:
+        assert any(n.startswith(f"control {name} on clear_bed could not begin") for n in notes), notes
     said = [line.split() for line in summary(report, ()) if line.startswith("control decline")]
     assert [words[2:5] for words in said] == [["[clear_bed]", "n/a:", "could"]], said
     # The run still fails, for what was not judged, never for the controls that could not begin.

@@ -133,6 +133,16 @@ def test_a_refusal_control_that_could_not_begin_is_no_finding_in_any_report_and_
     run = _sarif(report)
     assert "control-decline" not in [rule["id"].split("/")[0] for rule in run["tool"]["driver"]["rules"]]
     assert not [r for r in run["results"] if r["kind"] == "fail"], run["results"]
+    # What it leaves untested is said all the same: a note (the attack left unjudged is the error).
+    (invocation,) = run["invocations"]
+    said = invocation["toolExecutionNotifications"]
+    assert [n for n in said if n["level"] != "error"] == [
+        {"level": "note", "message": {"text": f"control decline on delete_file {NOT_BEGUN.detail}"}}
+    ], said
+    # Alone, it leaves the run successful: a note is not a failure of the run.
+    alone = _sarif(build_report((), (approved, NOT_BEGUN), TARGET, generated=GENERATED))["invocations"][0]
+    assert alone["executionSuccessful"] is True
+    assert [n["level"] for n in alone["toolExecutionNotifications"]] == ["note"]
     audit = json.loads(AuditJson().render(report))
     assert TargetOutcome("t", audit=audit).findings == 0
     # Its pytest item is skipped with the reason, never failed: it adds nothing to the exit status.
