@@ -330,6 +330,21 @@ class SetupFailed(Exception):
         self.happened = happened
 
 
+def not_again(failed: SetupFailed, where: str, renew: str) -> str:
+    """Why a use could not be set up though the same setup worked for the approve control.
+
+    The profile's args are not the suspect then, and "fix its args" is wrong advice: the setup
+    ran once and would not run again (a seed a supplier outside the target sells once, a name a
+    remote service keeps taken). `where` says where it failed again, `renew` the other way out.
+    """
+    return (
+        f"{failed.happened}; the same setup worked for the approve control, but not {where}, so "
+        "its args are not what failed: it may use up something it can make only once (a one-shot "
+        "resource, a record a service outside the target keeps); give the profile a setup that can "
+        f"run again (each run making a subject of its own), {renew}"
+    )
+
+
 def render(template: Any, values: Mapping[str, Any]) -> Any:
     """The template with `{NAME}` replaced; a value that is only `{NAME}` keeps the saved value's type."""
     return filled(template, values)

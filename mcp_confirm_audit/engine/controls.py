@@ -56,6 +56,7 @@ from ..target.discovery import ToolPlan
 from ..target.driver import Connection, ToolInfo, got_no_answer
 from . import pace
 from .action import Instance, SetupFailed, prepare, render
+from .action import not_again as setup_not_again
 from .observation import Observer
 from .search import Searched
 from .verdict import describe
@@ -380,12 +381,7 @@ class _Runner:
         else:
             where = "again, and no fresh target process can be had for this target"
             renew = "or renew what it uses up before each use"
-        return (
-            f"{failed.happened}; the same setup worked for the approve control, but not {where}, so "
-            "its args are not what failed: it may use up something it can make only once (a one-shot "
-            "resource, a record a service outside the target keeps); give the profile a setup that can "
-            f"run again (each run making a subject of its own), {renew}"
-        )
+        return setup_not_again(failed, where, renew)
 
     def carried_over(self, control: str, failure: str) -> None:
         """A control that failed in the world the last one left passed in a fresh one: isolate."""

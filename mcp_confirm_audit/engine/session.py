@@ -54,7 +54,7 @@ from ..techniques._era_control import EraControl
 from ..techniques._offers import follow_offer
 from ..techniques.base import Attack
 from . import makers
-from .action import SetupFailed
+from .action import SetupFailed, not_again
 from .classify import classify
 from .connection_key import PRIMARY, ConnectionKey
 from .controls import ControlOutcome, run_controls
@@ -710,7 +710,12 @@ async def _bounded(technique: Callable[..., Any], attack: Attack, spec: AttackSp
         try:
             await attack.prepare()
         except SetupFailed as exc:
-            attack.setup_failed(str(exc))
+            # Past a passed approve control, the same setup had worked: its args are not what failed.
+            attack.setup_failed(
+                str(exc)
+                if attack.honest_flow_failed is not None
+                else not_again(exc, "again for this attack", "or exclude: the attacks it cannot set up")
+            )
         else:
             try:
                 await technique(attack, spec.params)

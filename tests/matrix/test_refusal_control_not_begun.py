@@ -87,6 +87,9 @@ def test_a_refusal_control_whose_setup_fails_in_a_fresh_world_too_is_not_applica
     # The attack's setup is refused the same way: not judged, saying why, never a finding.
     attack = run.by_id()["MCA-CONSENT-001"]
     assert attack.verdict is Verdict.INCONCLUSIVE, attack.reason
+    # Its setup had worked for approve too: the advice is the same, never "fix its args".
+    assert "the same setup worked for the approve control, but not again for this attack" in attack.reason
+    assert "fix its args" not in attack.reason, attack.reason
     report = _report(run)
     assert report.failed_controls == ()
     review = ReviewMarkdown().render(report)
