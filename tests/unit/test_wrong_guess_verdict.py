@@ -46,7 +46,8 @@ def judged(
 def test_a_wrong_guess_refused_and_the_honest_confirmation_acting_is_refused_by_the_tool() -> None:
     verdict, layer, reason = judged(UNKNOWN, DELETED, 0, 1)
     assert (verdict, layer) == (Verdict.REFUSED, Layer.TOOL)
-    assert "took no effect" in reason and "honest confirmation after it still did" in reason
+    assert "took no effect" in reason, reason
+    assert "honest confirmation after it still did" in reason, reason
 
 
 def test_a_wrong_guess_that_spent_the_approval_is_weak_quoting_both_replies() -> None:
