@@ -73,6 +73,14 @@ class Terminal(Protocol):
         """Set aside what it showed so far."""
         ...
 
+    async def type_ahead(self, text: str, timeout: float) -> None:
+        """Type `text` and Enter with no question shown: back once it waits, unread, in the input."""
+        ...
+
+    def discard_unread(self) -> int:
+        """Throw away what was typed and never read; how many bytes it was."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Place:

@@ -19,9 +19,12 @@ fail closed. The text up to the prompt is what the person saw (`Taken.shown`).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
+import struct
 import sys
+import termios
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -89,6 +92,39 @@ class Pty:
         self._seen = ""
         os.write(self.master, (text + "\n").encode())
 
+    async def type_ahead(self, text: str, timeout: float) -> None:
+        """Type `text` and Enter with no question shown; back once the terminal holds it as unread input.
+
+        The line discipline takes what is written here a moment later, on a thread of the kernel's:
+        the call that follows is sent only once the line is there for the target to read.
+        """
+        typed = (text + "\n").encode()
+        waiting = self.unread()
+        os.write(self.master, typed)
+        with anyio.move_on_after(timeout):
+            while not self.closed and self.unread() < waiting + len(typed):
+                await anyio.sleep(_POLL)
+            return
+        raise HumanFailed(f"what was typed ahead did not reach the target's terminal within {timeout:g}s")
+
+    def unread(self) -> int:
+        """Bytes typed on this terminal that no process has read (its input queue): 0 once closed."""
+        if self.closed:
+            return 0
+        try:
+            queued = fcntl.ioctl(self._slave, termios.TIOCINQ, struct.pack("i", 0))
+        except OSError:
+            return 0
+        return int(struct.unpack("i", queued)[0])
+
+    def discard_unread(self) -> int:
+        """Throw away what was typed and never read, so it answers no later question; how many bytes."""
+        left = self.unread()
+        if left and not self.closed:
+            with contextlib.suppress(OSError, termios.error):
+                termios.tcflush(self._slave, termios.TCIFLUSH)
+        return left
+
     def close(self) -> None:
         if not self.closed:
             self.closed = True
@@ -125,6 +161,58 @@ class Answer:
         return Taken(
             f"the terminal asked {one_line(read)[-SAID:]!r}; typed {typed!r}", shown=shown, medium="terminal"
         )
+
+    def typed_ahead(self) -> TypedAhead:
+        """This answer typed before its question is shown, on the same server's terminal."""
+        return TypedAhead(self.answer, self.server)
+
+    def unread_after(self) -> Unread:
+        """What is left unread on this answer's terminal once the call is over, thrown away."""
+        return Unread(self.server)
+
+
+@dataclass(frozen=True, slots=True)
+class TypedAhead:
+    """Not an answer to a question: the person's answer typed before any question is shown (`typed`: bytes).
+
+    A `y` typed twice for an earlier question, or pasted, waits in the terminal's input; a server that
+    reads its answer without throwing away what came before takes it as the answer to its next question.
+    """
+
+    answer: str
+    server: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "terminal"
+
+    async def take(self, where: Where) -> Taken:
+        if where.terminal is None:
+            raise HumanFailed(
+                "the person answers on the target's terminal, but it has none: set tty: true in the profile"
+            )
+        typed = where.filled(self.answer)
+        await where.terminal.type_ahead(typed, where.timeout)
+        said = f"typed {typed!r} and Enter on the target's terminal before any question was shown"
+        return Taken(said, values={"typed": str(len((typed + "\n").encode()))})
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """Not a person's step: what was typed on the terminal and never read, thrown away (`unread`: how much).
+
+    Typed ahead for a call that is over, it must answer no later question.
+    """
+
+    server: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "terminal"
+
+    async def take(self, where: Where) -> Taken:
+        left = where.terminal.discard_unread() if where.terminal is not None else 0
+        return Taken("", values={"unread": str(left)})
 
 
 @dataclass(frozen=True, slots=True)

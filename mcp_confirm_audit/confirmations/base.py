@@ -93,10 +93,10 @@ class AgentFlow(Mechanism, Protocol):
     """A mechanism the harness can drive end to end: every mechanism but MRTR's rounds.
 
     Besides the flow, each says what it is made of: who hands the agent an approval to redeem
-    (`hands_over`), whether the call waits while the person answers (`waits_for_person`), whether
-    a person's approval is what it waits for (`asks_a_person`) or the caller's own argument
-    (`caller_approves`), whether the approval acts by itself (`approval_acts_alone`), and the call
-    that redeems an approval (`redemption`).
+    (`hands_over`), whether the call waits while the person answers (`waits_for_person`) and with
+    which steps (`waits_on`), whether a person's approval is what it waits for (`asks_a_person`) or
+    the caller's own argument (`caller_approves`), whether the approval acts by itself
+    (`approval_acts_alone`), and the call that redeems an approval (`redemption`).
     """
 
     @property
@@ -107,6 +107,11 @@ class AgentFlow(Mechanism, Protocol):
     @property
     def waits_for_person(self) -> bool:
         """The one call waits while the person answers elsewhere (a terminal prompt): no handle, no preview."""
+        ...
+
+    @property
+    def waits_on(self) -> Person | None:
+        """The person the one call waits on while they answer elsewhere (`waits_for_person`): their steps."""
         ...
 
     @property
@@ -237,6 +242,10 @@ class FlowDefaults:
     @property
     def waits_for_person(self) -> bool:
         return False
+
+    @property
+    def waits_on(self) -> Person | None:
+        return None
 
     @property
     def asks_a_person(self) -> bool:

@@ -51,6 +51,10 @@ class Waits(FlowDefaults):
         return True
 
     @property
+    def waits_on(self) -> Person | None:
+        return self.human
+
+    @property
     def asks_a_person(self) -> bool:
         return True
 

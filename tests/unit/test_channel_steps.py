@@ -18,7 +18,7 @@ import pytest
 from deadline import deadline
 
 from mcp_confirm_audit.channels.base import HumanFailed, Place, Step, Where, take_all
-from mcp_confirm_audit.channels.terminal import Pty
+from mcp_confirm_audit.channels.terminal import Answer, Pty
 from mcp_confirm_audit.confirmations.pending import Pending
 from mcp_confirm_audit.errors import UsageError
 from mcp_confirm_audit.oracle.kinds.sink import Sink
@@ -134,6 +134,70 @@ async def test_the_person_answers_the_prompt_on_the_targets_own_terminal(tmp_pat
     assert taken[0].medium == "terminal"
     assert taken[0].shown is not None
     assert 'Delete "a.txt"? allow? [y/N] ' in taken[0].shown
+
+
+# A terminal approver as the type-ahead family finds it: `flush` throws away what was typed before the
+# prompt (the careful way), else the first line already waiting is the answer.
+_ASKS_WITH_FLUSH = (
+    "import io, sys, termios; raw = open('/dev/tty', 'r+b', buffering=0); t = io.TextIOWrapper(raw); "
+    "flush = sys.argv[1] == 'flush'; flush and termios.tcflush(raw.fileno(), termios.TCIFLUSH); "
+    "t.write('Delete a.txt? allow? [y/N] '); t.flush(); print(t.readline().strip())"
+)
+
+
+def _typed_ahead(answer: str) -> tuple[Step, ...]:
+    """The person's answer of a terminal step, typed before any question is shown."""
+    (step,) = _steps([{"terminal": {"expect": r"allow\? \[y/N\] ", "answer": answer}}])
+    assert isinstance(step, Answer)
+    return (step.typed_ahead(),)
+
+
+@pytest.mark.anyio
+async def test_an_answer_typed_ahead_waits_unread_until_thrown_away(tmp_path: Path) -> None:
+    # Nobody reads the terminal: the line typed ahead is there, whole, before the step returns.
+    pty = Pty()
+    try:
+        (answer,) = _steps([{"terminal": {"expect": "allow", "answer": "y"}}])
+        assert isinstance(answer, Answer)
+        _, taken = await take_all((answer.typed_ahead(),), Where(tmp_path, deadline(5), terminal=pty))
+        assert pty.unread() == 2
+        assert taken[0].values == {"typed": "2"}
+        assert "before any question was shown" in taken[0].said
+        saved, _ = await take_all((answer.unread_after(),), Where(tmp_path, deadline(5), terminal=pty))
+        assert saved == {"unread": "2"}
+        assert pty.unread() == 0
+    finally:
+        pty.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("asker", "reads"), [("reads-as-is", "y"), ("flush", "n")])
+async def test_a_line_typed_before_the_prompt_answers_it_unless_the_asker_throws_it_away(
+    tmp_path: Path, asker: str, reads: str
+) -> None:
+    # y is typed before the process even starts; the prompt is then answered n. The asker that reads its
+    # terminal as it is takes the y it never showed a question for; the one that flushes first reads the n.
+    pty = Pty()
+    try:
+        where = Where(tmp_path, deadline(10), terminal=pty)
+        await take_all(_typed_ahead("y"), where)
+        process = subprocess.Popen(
+            pty.hosted([sys.executable, "-c", _ASKS_WITH_FLUSH, asker]),
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        if reads == "n":
+            await take_all(_steps([{"terminal": {"expect": r"allow\? \[y/N\] ", "answer": "n"}}]), where)
+        out, _ = process.communicate(timeout=deadline(10))
+    finally:
+        pty.close()
+    assert out.decode().strip() == reads
+
+
+@pytest.mark.anyio
+async def test_an_answer_typed_ahead_without_a_terminal_says_to_set_tty(tmp_path: Path) -> None:
+    with pytest.raises(HumanFailed, match="set tty: true in the profile"):
+        await take_all(_typed_ahead("y"), Where(tmp_path, 1.0))
 
 
 @pytest.mark.anyio
