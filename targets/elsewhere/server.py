@@ -5,7 +5,7 @@
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
                 any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device|asks-first|
                 evidence-unchecked]
-        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2]
+        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2] [--discard flush|drain]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -17,7 +17,9 @@ that exact deletion, on a channel the agent does not have:
   signed with HMAC under the pairing code, and gets an `evidence_ref`; then
   `confirm_request(request_id, evidence_ref)` acts.
 - terminal: the call asks `allow? [y/N]` on the controlling terminal and acts on
-  `y`; with no terminal, or no answer within --ttl, it refuses.
+  `y`; with no terminal, or no answer within --ttl, it refuses. What was typed
+  before the prompt is thrown away first: the input queue flushed, or with
+  `--discard drain` every line already waiting read and dropped.
 - signed: the call without `approval` returns a challenge naming the deletion;
   the owner signs it (sign.py, HMAC under the owner's key in ELSEWHERE_OWNER_KEY)
   and the call with that `approval` acts.
@@ -75,7 +77,7 @@ for _path in (str(_HERE), str(_HERE.parent / "reference")):
 
 import paths  # noqa: E402
 import serving  # noqa: E402
-from ask_terminal import ask_terminal  # noqa: E402
+from ask_terminal import DISCARDS, ask_terminal  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 from race_gate import RaceGate, announced  # noqa: E402
@@ -197,6 +199,8 @@ class Gate:
         self.two_fields = False
         # --ticket: the open change tickets, each with the request staged under it ("" none yet).
         self.tickets: dict[str, str] | None = None
+        # --discard (terminal): how what was typed before the question is thrown away.
+        self.discard = "flush"
 
     def who_approves(self, authorization: str | None) -> str | None:
         """Why the link's follower may not approve (None: they may): they must be the approver."""
@@ -403,7 +407,7 @@ def build(gate: Gate) -> MCPServer:
             # FLAW asks-first: the path is checked only when acting, so the person is asked about any.
             seen = None if "asks-first" in flaws else gate.target(path).identity
             named = _named(path, flaws)
-            answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl)
+            answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl, discard=gate.discard)
             if answer is None and "fails-open" in flaws:
                 answer = True  # FLAW fails-open: nobody to ask (or nobody answered) reads as a yes
             if not answer:
@@ -639,6 +643,12 @@ def main(argv: list[str] | None = None) -> None:
         default=1,
         help="device: 2 pairs a second device too (the requester's own), which sees cards but never approves",
     )
+    parser.add_argument(
+        "--discard",
+        choices=DISCARDS,
+        default="flush",
+        help="terminal: how what was typed before the question is thrown away (flushed, or read and dropped)",
+    )
     args = parser.parse_args(argv)
     gate = Gate(
         Path(args.root),
@@ -652,6 +662,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.ticket:
         gate.tickets = {}
     gate.two_fields = args.fields == "two"
+    gate.discard = args.discard
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":
