@@ -35,7 +35,7 @@ race=(
 )
 case "$which" in
   race) selection=("${race[@]}") ;;
-  all) selection=("${race[@]}" tests/hostile tests/matrix/test_elsewhere.py tests/matrix/test_human_http.py) ;;
+  all) selection=("${race[@]}" tests/hostile tests/matrix/test_elsewhere.py tests/matrix/test_human_http.py tests/matrix/test_type_ahead.py) ;;
   *) echo "under_load.sh: say race or all, not '$which'" >&2; exit 4 ;;
 esac
 if $listing; then

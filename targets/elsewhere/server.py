@@ -4,7 +4,7 @@
         [--webhook URL] [--ttl SECONDS] [--approver NAME] [--late-first-redeem SECONDS]
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
                 any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device|asks-first|
-                evidence-unchecked]
+                evidence-unchecked|type-ahead]
         [--fields one|two] [--port PORT] [--ticket] [--devices 1|2] [--discard flush|drain]
 
 `delete_file(path)` deletes one file under the root once a person approved
@@ -47,6 +47,9 @@ device (so the requester approves their own request).
 evidence-unchecked (device) takes any evidence_ref, an empty one too: the agent confirms its own request
 without the device. asks-first (terminal) checks the path only when acting: the person is asked about a
 path that must never be allowed (outside the root, the root itself), which is refused only after their yes.
+type-ahead (terminal) reads the answer without first throwing away what was typed before the question: a
+`y` already waiting in the terminal's input (typed ahead, pasted, left from an earlier question) approves
+a question nobody has read yet.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -100,6 +103,7 @@ FLAWS = (
     "any-device",
     "asks-first",
     "evidence-unchecked",
+    "type-ahead",
 )
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
@@ -407,7 +411,9 @@ def build(gate: Gate) -> MCPServer:
             # FLAW asks-first: the path is checked only when acting, so the person is asked about any.
             seen = None if "asks-first" in flaws else gate.target(path).identity
             named = _named(path, flaws)
-            answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl, discard=gate.discard)
+            # FLAW type-ahead: the terminal's input is read as it is, a line typed before the question too.
+            discard = None if "type-ahead" in flaws else gate.discard
+            answer = ask_terminal(f"Delete {named}? allow? [y/N] ", gate.ttl, discard=discard)
             if answer is None and "fails-open" in flaws:
                 answer = True  # FLAW fails-open: nobody to ask (or nobody answered) reads as a yes
             if not answer:
