@@ -112,7 +112,7 @@ class Pty:
         if self.closed:
             return 0
         try:
-            queued = fcntl.ioctl(self._slave, termios.TIOCINQ, struct.pack("i", 0))
+            queued = fcntl.ioctl(self._slave, termios.FIONREAD, struct.pack("i", 0))
         except OSError:
             return 0
         return int(struct.unpack("i", queued)[0])
