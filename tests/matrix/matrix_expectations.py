@@ -84,4 +84,6 @@ NOT_MRTR = {
             "MCA-OOBWHO-001",
         )
     },
+    # A person at a terminal of the server's: an MRTR question is on no terminal (test_type_ahead.py).
+    "MCA-TYPEAHEAD-001": "not on a terminal of the server's",
 }
