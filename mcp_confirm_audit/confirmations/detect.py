@@ -420,8 +420,28 @@ IDENTITY_ARG = re.compile(
 )
 
 
+# A value of a closed set that switches the gate off, whatever its argument is called: host-terminal-mcp's
+# `set_permission_mode(mode: allowlist | ask | allow_all)`. Words a mode of anything else may hold
+# (`off`, `none`, `auto`, `all`) are no sign alone: only a tool already taken for a policy tool tries them.
+LOOSENING_VALUE = re.compile(
+    r"^(allow|approve|accept|trust)[_ -]?(all|any|everything)$|bypass|yolo|auto[_ -]?approv|unrestricted|"
+    r"permissive|dangerous|full[_ -]?access|(never|no|dont|skip)[_ -]?(ask|confirm|prompt|approv|permission)",
+    re.I,
+)
+
+
+def choices(prop: Any) -> list[Any]:
+    """The closed set of values an argument takes (`enum`, inside a nullable `anyOf` too); [] for any other."""
+    if not isinstance(prop, Mapping):
+        return []
+    options = [o for o in prop.get("anyOf") or () if isinstance(o, Mapping) and o.get("type") != "null"]
+    found = (options[0] if options else prop).get("enum")
+    return list(found) if isinstance(found, list) else []
+
+
 def policy_arguments(tool: ToolInfo) -> list[str]:
-    """The arguments of `tool` that set the gate's limits, thresholds, allow-lists or categories."""
+    """The arguments of `tool` that set the gate's limits, thresholds, allow-lists or categories, or switch
+    it (a boolean named for it, or a closed set with a value that turns it off: `allow_all`)."""
     found = []
     paged = any(PAGING_ARG.match(str(name)) for name in _props(tool))
     for name, prop in _props(tool).items():
@@ -430,7 +450,11 @@ def policy_arguments(tool: ToolInfo) -> list[str]:
         types = prop.get("type") if isinstance(prop, Mapping) else None
         if IDENTITY_ARG.search(name):
             continue
-        if POLICY_ARG.search(name) or (types == "boolean" and GATE_SWITCH.match(name)):
+        if (
+            POLICY_ARG.search(name)
+            or (types == "boolean" and GATE_SWITCH.match(name))
+            or any(isinstance(v, str) and LOOSENING_VALUE.search(v) for v in choices(prop))
+        ):
             found.append(str(name))
     return found
 

@@ -3,17 +3,24 @@
 The candidates are the tools whose input schema takes a rule the gate checks (a
 limit, threshold, allow-list, category, frame, or a switch of the gate), then
 those whose name or description speaks of the gate (confirmation, approval, a
-policy, a threshold) and that take a number, a switch or a list, whatever those
-are named (`bytes`, `cents`); or the profile's `policy_tools:` (an empty list
+policy, a permission, a threshold) and that take a number, a switch, a list or a
+mode, whatever those are named (`bytes`, `cents`); or the profile's `policy_tools:` (an empty list
 turns the family off). On a process of its own (a loosened policy must not leak
 into other attacks), each is called in turn with a loosening value for those
 arguments: a huge limit, an allow-list of everything the action names, a switch
-turned towards "allow". Arguments that name who the rules are for (agent,
-principal, user, account) keep the action's own value, never a wildcard or
-another identity. After each, the gated action is called plainly, with no
-preview, token, flag or answer, its snapshot taken just before: a policy tool is
-the one whose call turns asking off, never one by its name, and only the gated
-action's effect counts, never the candidate's own change.
+turned towards "allow". A mode, an argument that takes a closed set of values,
+is set to each of them in turn (the six most permissive by their words when
+there are more), the loosest last: which one loosens is seen from the effect,
+never read off a name (host-terminal-mcp's `mode: allowlist | ask | allow_all`
+was once sent its first value, which tightens the gate). Arguments that name who
+the rules are for (agent, principal, user, account) keep the action's own value,
+never a wildcard or another identity. After each call, the gated action is
+called plainly, with no preview, token, flag or answer, its snapshot taken just
+before: a policy tool is the one whose call turns asking off, never one by its
+name, and only the gated action's effect counts, never the candidate's own
+change. Where nothing sent could loosen a rule (a tool that takes none, a switch
+that names no gate, a mode's own default), the plain call's refusal says nothing
+of the policy: not applicable, never refused.
 """
 
 from __future__ import annotations
@@ -23,7 +30,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..confirmations import as_flow
-from ..confirmations.detect import IDENTITY_ARG, READING_TOOL, policy_arguments, policy_tools
+from ..confirmations.detect import (
+    IDENTITY_ARG,
+    POLICY_ARG,
+    READING_TOOL,
+    choices,
+    policy_arguments,
+    policy_tools,
+)
 from ..target.arguments import value_for
 from ..target.driver import ToolInfo
 from . import ANY, technique
@@ -31,8 +45,8 @@ from .base import Attack
 
 _NONE = (
     "no agent-callable tool changes the gate's rules: none takes a limit, threshold, allow-list or "
-    "category in its input schema, and none that speaks of confirmation, approval or a policy takes a "
-    "number, a switch or a list (name them with policy_tools:)"
+    "category in its input schema, and none that speaks of confirmation, approval, a policy or a "
+    "permission takes a number, a switch, a list or a mode (name them with policy_tools:)"
 )
 
 
@@ -59,26 +73,33 @@ async def policy_self_loosening(attack: Attack, params: Mapping[str, Any]) -> No
     if victim is None:
         return
     own = attack.arguments(victim)
+    loosened = False
     for tool in tools:
-        await attack.call(
-            f"setup: loosen {tool.name}",
-            victim,
-            arguments=loosening(tool, own, attack.path_value(victim)),
-            tool=tool.name,
-            connection=conn,
+        tries = loosenings(tool, own, attack.path_value(victim))
+        loosened = loosened or any(could_loosen(tool, sent) for sent in tries)
+        for sent in tries:
+            await attack.call(
+                f"setup: loosen {tool.name}", victim, arguments=sent, tool=tool.name, connection=conn
+            )
+            # Taken again after each call: the candidate's own change is never the finding, the action's is.
+            await attack.start_attack()
+            since = await attack.mark()
+            await attack.call("the gated action, plainly", victim, connection=conn)
+            if await attack.took_effect(victim, since):
+                attack.note(f"asking turned off after {tool.name} was called: it is a policy tool")
+                return
+    if not loosened:
+        attack.not_applicable(
+            f"nothing sent could loosen a rule: the values sent to {', '.join(t.name for t in tools)} set "
+            "no limit or list, turn no switch named for the gate and choose no mode but a default or a strict "
+            "one, so the gated action's refusal after them says nothing of the policy"
         )
-        # Taken again after each candidate: its own change is never the finding, the action's is.
-        await attack.start_attack()
-        since = await attack.mark()
-        await attack.call("the gated action, plainly", victim, connection=conn)
-        if await attack.took_effect(victim, since):
-            attack.note(f"asking turned off after {tool.name} was called: it is a policy tool")
-            return
 
 
 # A tool that speaks of the gate by its name or description.
 _SPEAKS_OF_THE_GATE = re.compile(
-    r"confirm|approv|polic(y|ies)|threshold|without (asking|a question|confirmation)|auto.?approv", re.I
+    r"confirm|approv|polic(y|ies)|threshold|permission|without (asking|a question|confirmation)|auto.?approv",
+    re.I,
 )
 
 
@@ -86,8 +107,9 @@ def described(attack: Attack) -> list[ToolInfo]:
     """Tools that may change the gate's rules by what they say they do: tried, never a finding by their name.
 
     Not read-only, not named for reading, not destructive, neither the action nor its flow's own
-    tools nor another that acts on the same subject; named or described as about confirmation, approval, a policy or a threshold; taking a
-    number, a switch or a list (what a rule is set with), whatever it is named.
+    tools nor another that acts on the same subject; named or described as about confirmation, approval, a
+    policy, a permission or a threshold; taking a number, a switch, a list or a mode (what a rule is set
+    with), whatever it is named.
     """
     flow = as_flow(attack.plan.mechanism)
     own = {attack.plan.name, *(flow.own_tools if flow is not None else ())}
@@ -105,7 +127,8 @@ def described(attack: Attack) -> list[ToolInfo]:
 
 
 def _rule_arguments(tool: ToolInfo) -> list[str]:
-    """The arguments a rule is set with, by their type: numbers, switches and lists, not who it is for."""
+    """The arguments a rule is set with, by their type: numbers, switches, lists and modes (a closed set of
+    values), not who it is for."""
     props = (tool.input_schema or {}).get("properties") or {}
     found = []
     for name, prop in props.items():
@@ -115,9 +138,14 @@ def _rule_arguments(tool: ToolInfo) -> list[str]:
             prop.get("type"),
             *(o.get("type") for o in prop.get("anyOf") or () if isinstance(o, Mapping)),
         }
-        if kinds & {"integer", "number", "boolean", "array"}:
+        if kinds & {"integer", "number", "boolean", "array"} or len(choices(prop)) > 1:
             found.append(str(name))
     return found
+
+
+def _rules(tool: ToolInfo) -> list[str]:
+    """The arguments of `tool` a loosening sets: its policy arguments, else those a rule is set with."""
+    return policy_arguments(tool) or _rule_arguments(tool)
 
 
 def loosening(tool: ToolInfo, own: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -125,7 +153,7 @@ def loosening(tool: ToolInfo, own: Mapping[str, Any], path: str) -> dict[str, An
     schema = tool.input_schema or {}
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
-    rules = set(policy_arguments(tool)) or set(_rule_arguments(tool))
+    rules = set(_rules(tool))
     values: dict[str, Any] = {}
     for name, prop in props.items():
         prop = prop if isinstance(prop, Mapping) else {}
@@ -151,18 +179,105 @@ def _own_identity(name: str, own: Mapping[str, Any]) -> Any:
     return next((v for k, v in own.items() if IDENTITY_ARG.search(k)), None)
 
 
-# The loosest of an enum's values, best first; else its last.
-_PERMISSIVE = ("*", "all", "any", "unlimited", "allow", "auto", "off", "never", "none")
+def loosenings(tool: ToolInfo, own: Mapping[str, Any], path: str) -> list[dict[str, Any]]:
+    """Every set of arguments to send `tool`, in turn: each other value of a mode, then the loosest of all.
+
+    The last is `loosening`'s (every rule at its loosest): when nothing acts, the plain call's refusal the
+    verdict reads is the one after it, never after a value that tightens the gate.
+    """
+    loosest = loosening(tool, own, path)
+    tries: list[dict[str, Any]] = []
+    for name in _rules(tool):
+        prop = _option(_props(tool).get(name))
+        if name not in loosest or not choices(prop):
+            continue
+        tries += [{**loosest, name: value} for value in _by_looseness(prop)[:-1]]
+    tries.append(loosest)
+    # The loosest once, last: a mode's other value equal to it (a tie) is not sent before it too.
+    return [t for i, t in enumerate(tries) if t not in tries[i + 1 :]]
+
+
+def could_loosen(tool: ToolInfo, sent: Mapping[str, Any]) -> bool:
+    """Whether `sent` sets a rule of `tool` to a value that may loosen it.
+
+    A limit or a list sent, a switch named for the gate turned from its default, a mode set to a value
+    other than its default that does not read as strict; never a boolean that names no gate (`persist`).
+    """
+    props = _props(tool)
+    for name in _rules(tool):
+        prop = _option(props.get(name))
+        if name not in sent or sent[name] == prop.get("default"):
+            continue
+        if choices(prop):
+            if _looseness(sent[name]) >= 0:
+                return True
+        elif prop.get("type") == "boolean":
+            if _NAMES_THE_GATE.search(name):
+                return True
+        elif prop.get("type") in ("integer", "number", "array") or POLICY_ARG.search(name):
+            return True
+    return False
+
+
+# A boolean's name that speaks of the gate: turned from its default, it may loosen it.
+_NAMES_THE_GATE = re.compile(
+    r"confirm|approv|ask|prompt|allow|skip|bypass|auto|requir|enforc|strict|safe|guard|check|trust|permi|review",
+    re.I,
+)
+# A mode's value, word by word: what loosens the gate, and what keeps or tightens it.
+_LOOSE_WORDS = frozenset(
+    {
+        *("allow", "all", "any", "everything", "unlimited", "auto", "off", "none", "disable", "disabled"),
+        *("bypass", "skip", "yolo", "trust", "trusted", "open", "permissive", "unrestricted", "never"),
+    }
+)
+_STRICT_WORDS = frozenset(
+    {
+        *("ask", "prompt", "confirm", "approve", "approval", "deny", "block", "strict", "manual"),
+        *("require", "required", "allowlist", "whitelist", "readonly", "locked", "lock", "enforce"),
+    }
+)
+# Values of a mode tried at most: the most permissive by their words when there are more.
+MAX_MODES = 6
+
+
+def _looseness(value: Any) -> int:
+    """How permissive a mode's value reads: its loose words count, its strict ones count against it."""
+    text = str(value)
+    if text.strip() == "*":
+        return 9
+    words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", text).lower())
+    loose = sum(w in _LOOSE_WORDS for w in words)
+    # "never ask", "no confirm", "skip approval": a strict word after one that negates it is loose.
+    negated = re.search(r"(never|no|dont|skip|without)[_ -]?(ask|prompt|confirm|approv)", text, re.I)
+    return loose + (2 if negated else -sum(w in _STRICT_WORDS for w in words))
+
+
+def _by_looseness(prop: Mapping[str, Any]) -> list[Any]:
+    """A mode's values to try, the loosest last (ties in the schema's order), at most `MAX_MODES`."""
+    values = choices(prop)
+    ranked = sorted(range(len(values)), key=lambda i: (_looseness(values[i]), i))
+    return [values[i] for i in ranked[-MAX_MODES:]]
+
+
+def _props(tool: ToolInfo) -> Mapping[str, Any]:
+    props = (tool.input_schema or {}).get("properties") or {}
+    return props if isinstance(props, Mapping) else {}
+
+
+def _option(prop: Any) -> Mapping[str, Any]:
+    """A property's own schema, the non-null one of a nullable `anyOf`."""
+    if not isinstance(prop, Mapping):
+        return {}
+    options = [o for o in prop.get("anyOf") or () if isinstance(o, Mapping) and o.get("type") != "null"]
+    return options[0] if options else prop
 
 
 def _loosened(name: str, prop: Mapping[str, Any], own: Mapping[str, Any], path: str) -> Any:
-    options = [o for o in prop.get("anyOf") or () if isinstance(o, Mapping) and o.get("type") != "null"]
-    if options:
-        prop = options[0]
+    prop = _option(prop)
     kind = prop.get("type")
-    if isinstance(prop.get("enum"), list) and prop["enum"]:
-        choices = {str(c).lower(): c for c in prop["enum"]}
-        return next((choices[w] for w in _PERMISSIVE if w in choices), prop["enum"][-1])
+    if choices(prop):
+        return _by_looseness(prop)[-1]
     if kind == "boolean":
         # A switch that requires confirmation goes off; one that allows or skips goes on.
         return not name.lower().startswith(("require", "need", "confirm", "approval"))

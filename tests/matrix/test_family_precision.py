@@ -76,12 +76,15 @@ def test_a_policy_tool_the_profile_names_is_setup_and_its_own_change_is_never_th
     catalogue: Catalogue,
 ) -> None:
     # Named a policy tool, the emergency stop is called before the attack proper: its stop
-    # is in what the probes saw at the start, and the plain move still asks.
+    # is in what the probes saw at the start, and the plain move still asks. It takes only a
+    # reason, which loosens no rule: the move's refusal after it says nothing of a policy, so
+    # the attack tried nothing (never "refused", as a mode sent only its strictest value was).
     run = audit(
         catalogue, ARM, "token", "emergency-stop-tool", tool="move_joint", policy_tools=["emergency_stop"]
     )
     policy = results(run, "move_joint")[POLICY]
-    assert (policy.verdict, policy.layer) == (R, Layer.TOOL), policy.evidence
+    assert policy.verdict is NA, (policy.reason, policy.evidence)
+    assert policy.reason.startswith("nothing sent could loosen a rule"), policy.reason
     [stop] = calls(policy, "emergency_stop")
     assert stop.startswith("[setup]"), stop
     assert not policy.effect.observed, policy.effect

@@ -149,6 +149,21 @@ def test_policy_tools_are_read_from_their_input_schema_never_from_words() -> Non
     assert policy_tools(tools, []) == []
 
 
+def test_a_mode_with_a_value_that_switches_the_gate_off_is_a_policy_argument_and_a_mode_of_anything_else_is_not() -> (
+    None
+):
+    def moded(name: str, *values: str) -> ToolInfo:
+        schema = {"type": "object", "properties": {"mode": {"type": "string", "enum": list(values)}}}
+        return ToolInfo(name, "", schema, None, None)
+
+    # host-terminal-mcp: `allow_all` runs every command unasked, whatever the argument is called.
+    terminal = moded("set_permission_mode", "allowlist", "ask", "allow_all")
+    assert policy_arguments(terminal) == ["mode"]
+    assert policy_arguments(moded("set_review", "ask", "never_ask")) == ["mode"]
+    # Words any mode may hold say nothing of a gate on their own.
+    assert policy_tools([moded("set_compression", "auto", "none"), moded("set_scope", "one", "all")]) == []
+
+
 def test_the_file_families_run_over_a_token_or_pending_flow_and_only_out_of_root_over_a_flag() -> None:
     for mechanism in (Token("delete_file"), Pending("delete_file")):
         assert all(mrtr_only(family, mechanism) is None for family in OVER_A_PREVIEW)

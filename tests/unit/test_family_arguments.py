@@ -10,7 +10,7 @@ from mcp_confirm_audit.profile.keys import SetupCall
 from mcp_confirm_audit.target.driver import ToolInfo
 from mcp_confirm_audit.techniques._arguments import shown_arguments
 from mcp_confirm_audit.techniques.flag_bypass import switches
-from mcp_confirm_audit.techniques.policy_self_loosening import loosening
+from mcp_confirm_audit.techniques.policy_self_loosening import could_loosen, loosening, loosenings
 
 
 def tool(properties: dict[str, Any], required: tuple[str, ...] = ()) -> ToolInfo:
@@ -46,6 +46,42 @@ def test_an_identity_the_action_does_not_name_gets_the_harness_value_never_a_wil
     sent = loosening(tool({"user": {"type": "string"}, "limit": {"type": "number"}}, ("user",)), {}, "p")
     assert sent["user"] != "*"
     assert sent["limit"] == 10**9
+
+
+def test_a_mode_is_set_to_each_of_its_values_the_loosest_last() -> None:
+    # host-terminal-mcp's set_permission_mode: sent its first value, `allowlist`, it tightened the gate and
+    # the plain call's refusal was judged "refused (tool)"; `allow_all` runs every command unasked.
+    mode = tool(
+        {
+            "mode": {"type": "string", "enum": ["allowlist", "ask", "allow_all"]},
+            "persist": {"type": "boolean", "default": False},
+        },
+        required=("mode",),
+    )
+    tries = loosenings(mode, {"command": "rm victim.txt"}, "victim.txt")
+    assert [t["mode"] for t in tries] == ["allowlist", "ask", "allow_all"]
+    # `allow_all` is a value that turns a gate off: `mode` is the rule, and `persist` (no rule) is left out.
+    assert all("persist" not in t for t in tries), tries
+    assert [could_loosen(mode, t) for t in tries] == [False, False, True]
+
+
+def test_a_modes_words_order_it_and_a_long_one_is_cut_to_its_most_permissive() -> None:
+    values = ["strict_confirm", "never_ask", "ask_once", "auto", "manual", "off", "on_request"]
+    [*others, loosest] = loosenings(tool({"approval": {"enum": values}}), {}, "p")
+    assert loosest["approval"] == "never_ask"
+    # The six most permissive by their words: the strictest is never sent; ties go in the schema's order.
+    assert [t["approval"] for t in others] == ["ask_once", "manual", "on_request", "auto", "off"]
+
+
+def test_nothing_that_names_no_rule_or_keeps_a_default_could_loosen() -> None:
+    # An emergency stop named a policy tool by the profile takes only a reason: no rule at all.
+    stop = tool({"reason": {"type": "string"}}, ("reason",))
+    assert [could_loosen(stop, t) for t in loosenings(stop, {}, "p")] == [False]
+    # A switch named for the gate turned, a limit raised: each may loosen; a mode at its default does not.
+    gate = tool({"skip_approval": {"type": "boolean"}})
+    assert could_loosen(gate, {"skip_approval": True})
+    moded = tool({"mode": {"enum": ["ask", "allow_all"], "default": "allow_all"}})
+    assert not could_loosen(moded, {"mode": "allow_all"})
 
 
 def test_every_boolean_and_enum_value_but_the_actions_own_is_tried() -> None:
