@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..models import Outcome, Response, Said
+from ..target.arguments import decides
 from . import replies, values
 from .base import AgentFlow, Mechanism
 from .flag import FLAG_ARG, Flag
@@ -182,6 +183,8 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
         named = named or next(
             (k for k, v in found.items() if k.lower() == status.strip().lower() and _usable(v)), None
         )
+        if staged is None and named is None and (echoed := _echoed_subject(found, tool, tools)) is not None:
+            return _pending(tool, tools, echoed, found, subject=echoed)
         return _pending(tool, tools, staged[0] if staged else named, found)
     if (challenge := _echoed_challenge(response, tool)) is not None:
         return challenge
@@ -265,23 +268,59 @@ def _into(tool: ToolInfo, field: str) -> str:
 
 
 def _pending(
-    tool: ToolInfo, tools: Sequence[ToolInfo], id_from: str | None, found: Mapping[str, Any] | None = None
+    tool: ToolInfo,
+    tools: Sequence[ToolInfo],
+    id_from: str | None,
+    found: Mapping[str, Any] | None = None,
+    *,
+    subject: str | None = None,
 ) -> Pending:
-    return Pending(
-        tool.name,
-        id_from=id_from,
-        approve=_id_tool(tools, APPROVE_TOOL, tool.name, found or {}),
-        execute=_id_tool(tools, EXECUTE_TOOL, tool.name, found or {}),
-    )
+    """The pending flow a waiting reply stages; `subject`: the gated call's own argument it echoed as its
+    only handle (host-terminal-mcp's `command`), which the approve step takes in an argument of that name.
+
+    Nothing was staged under an id then: what the person approves is the subject itself, and the
+    gated call made again with it is what acts, unless a tool named for executing takes it.
+    """
+    approve = _id_tool(tools, APPROVE_TOOL, tool.name, found or {}, subject)
+    execute = _id_tool(tools, EXECUTE_TOOL, tool.name, found or {}, subject)
+    if subject is not None and execute is None:
+        execute = CallTemplate(tool.name, {subject: "{id}"})
+    return Pending(tool.name, id_from=id_from, approve=approve, execute=execute)
+
+
+# A waiting reply's fields that echo the call's own string arguments back: `{"status": "needs_approval",
+# "command": "rm victim.txt"}`. Only when an approve or execute step takes one of them by the same name.
+def _echoed_subject(found: Mapping[str, Any], tool: ToolInfo, tools: Sequence[ToolInfo]) -> str | None:
+    """The gated call's own argument a waiting reply echoes as its only handle, taken back by a step's
+    argument of the same name (`approve_command(command, approve)`); None when no step takes one."""
+    own = {k for k, v in _props(tool).items() if isinstance(v, Mapping) and _is_string(v)}
+    steps = [
+        t
+        for t in tools
+        if t.name != tool.name
+        and t.read_only is not True
+        and (APPROVE_TOOL.search(t.name) or EXECUTE_TOOL.search(t.name) or _SAYS_YES.search(_first(t)))
+    ]
+    for key, value in found.items():
+        if key in own and isinstance(value, str) and _usable(value) and any(key in _props(s) for s in steps):
+            return key
+    return None
 
 
 def _id_tool(
-    tools: Sequence[ToolInfo], name: re.Pattern[str], gated: str, found: Mapping[str, Any]
+    tools: Sequence[ToolInfo],
+    name: re.Pattern[str],
+    gated: str,
+    found: Mapping[str, Any],
+    handle: str | None = None,
 ) -> CallTemplate | None:
     """Another tool named for the step that takes the pending id, called with it.
 
-    Another argument it requires is carried back from the staging result's field named for it
-    (`confirmation` from `confirmation_phrase_required`): filled per staged id (`Pending.staged`).
+    The id goes in the argument named as the flow's own handle (`handle`: the field it is read from, or
+    the subject the reply echoed), else one named or described as an id. Another argument it requires
+    is carried back from the staging result's field named for it (`confirmation` from
+    `confirmation_phrase_required`): filled per staged id (`Pending.staged`). The approve step says yes
+    in a boolean that carries the decision (`approve_command(command, approve)`: `approve: true`).
     """
     for other in tools:
         if other.name == gated or other.read_only is True:
@@ -289,7 +328,9 @@ def _id_tool(
         if not name.search(other.name) and not (name is APPROVE_TOOL and _SAYS_YES.search(_first(other))):
             continue
         props = _props(other)
-        arg = next((k for k in props if _ID_ARG.search(k)), None) or next(
+        named = handle.rsplit(".", 1)[-1] if handle else None
+        arg = (named if named in props else None) or next((k for k in props if _ID_ARG.search(k)), None)
+        arg = arg or next(
             (
                 k
                 for k, v in props.items()
@@ -305,7 +346,12 @@ def _id_tool(
                 if k != arg
                 and (field := next((f for f in found if f.startswith(k) and _usable(found[f])), None))
             }
-            return CallTemplate(other.name, {arg: "{id}", **carried})
+            yes = (
+                {k: True for k, v in props.items() if k != arg and decides(k, v)}
+                if name is APPROVE_TOOL
+                else {}
+            )
+            return CallTemplate(other.name, {arg: "{id}", **yes, **carried})
     return None
 
 
@@ -332,7 +378,7 @@ def agent_approver(tools: Sequence[ToolInfo], pending: Mechanism | None, gated: 
     if not isinstance(pending, Pending) or pending.approve is not None:
         return None
     others = [t for t in tools if t.name not in pending.own_tools]
-    return _id_tool(others, APPROVE_TOOL, gated, {})
+    return _id_tool(others, APPROVE_TOOL, gated, {}, pending.id_from)
 
 
 def approved_by_the_agent(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
-from ..models import ControlResult, Exchange, Outcome, Phase, Response, Signature
+from ..models import ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
 from ..oracle.effects import generalised, where_of
 from . import replies
 from .base import AgentFlow, HumanFailed
@@ -83,11 +83,14 @@ class RecordingChannel:
         self.said: list[str] = []
         # What the person's steps showed them (a webhook body, a prompt): the text a person read.
         self.shown: list[tuple[str, str]] = []
+        # Every call made through it, in order: which step said what.
+        self.exchanges: list[Exchange] = []
 
     async def call(
         self, label: str, tool: str, arguments: Mapping[str, Any], *, unanswered: bool = False
     ) -> Response:
         exchange = await self.conn.call(self.phase, label, tool, arguments, unanswered=unanswered)
+        self.exchanges.append(exchange)
         self.record(exchange)
         return exchange.response
 
@@ -218,6 +221,9 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
         if preview.missing is not None:
             tried.append(f"{style}: {preview.missing}")
             continue
+        # What the confirming calls answered (a channel that keeps no exchanges has none to read).
+        kept: list[Exchange] = getattr(channel, "exchanges", [])
+        confirming = len(kept)
         try:
             done = await mechanism.confirm(channel, use.arguments, preview.handle)
         except HumanFailed as exc:
@@ -290,11 +296,30 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             return Honest(style, controls, gate)
         said = replies.clipped(preview.response.text, 120)
         at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
+        refused = _approval_refused(kept[confirming:])
+        if refused is not None:
+            # The flow went on to its execute step, which then had nothing approved to act on: the
+            # refusal is what happened, and the execute step's answer only follows from it.
+            tried.append(
+                f"{style}: the approval was refused ({refused}), and nothing happened{at}; where the person "
+                "approves on a channel of their own, name it in a profile (confirmation: {kind: pending, "
+                "pending: {human: ...}})"
+            )
+            continue
         tried.append(
             f"{style}: confirmed but nothing happened (preview: {said}; confirm: {replies.clipped(done.text, 160)}){at}"
         )
     detail = f"{mechanism.describe()}; " + "; ".join(tried)
     return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
+
+
+def _approval_refused(exchanges: Sequence[Exchange]) -> str | None:
+    """The approve step's refusal among a confirmation's calls (the tool and its words), or None."""
+    for exchange in exchanges:
+        if exchange.label == "approve" and replies.said(exchange.response) is Said.REFUSED:
+            tool = exchange.request.get("name", "the approve step")
+            return f"{tool}: {replies.clipped(exchange.response.text, 160)}"
+    return None
 
 
 def _places(moved: Moved) -> set[str]:

@@ -122,8 +122,18 @@ class Pending(FlowDefaults):
         if self.approve is not None:
             who.append(f"the tool {self.approve.tool!r}")
         approved = " or ".join(who) or "nobody the harness knows of"
+        again = self.execute is not None and self.execute.tool == self.tool
         then = f", then {self.execute.tool!r} acts" if self.execute is not None else ""
-        return f"pending: the call stages the action under an id; {approved} approves it{then}"
+        if self.id_from is None and self.id_pattern is None and self.source == "detected":
+            # Detected from a status alone: saying it stages under an id would contradict every style's
+            # "returned no pending id" after it.
+            staged = "the call answers that the action waits, and names no id to approve it by"
+        elif again:
+            staged = f"the call waits for its own {self.id_from!r} to be approved (the subject is the handle)"
+            then = f", then {self.tool!r} is called with it again and acts"
+        else:
+            staged = "the call stages the action under an id"
+        return f"pending: {staged}; {approved} approves it{then}"
 
     def for_tool(self, tool: str) -> Pending:
         return replace(self, tool=tool)

@@ -203,7 +203,9 @@ class AuditSession:
         inert = [plan.name for plan in self.plans if self.controls(plan.name).inert]
         steps = self._flow_steps()
         self.plans = [plan for plan in self.plans if plan.name not in inert and plan.name not in steps]
-        self.left_out = [f"{name}: did not ask, and showed no effect" for name in inert]
+        # A step of a proven flow says what it is: it never also "did not ask" (its own control sent it the
+        # harness's values, an approve step `approve: false`, which moves nothing by design).
+        self.left_out = [f"{name}: did not ask, and showed no effect" for name in inert if name not in steps]
         self.left_out += [f"{name}: {role}" for name, role in steps.items()]
         if not self.plans:
             offered = ", ".join(sorted(t.name for t in self.tools)) or "none"

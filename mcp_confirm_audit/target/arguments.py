@@ -75,6 +75,22 @@ _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# A boolean that carries the decision itself: host-terminal-mcp's `approve_command(command, approve)`.
+DECISION_ARG = re.compile(r"^(approved?|approval|confirm(ed)?|allow(ed)?|accept(ed)?|grant(ed)?|yes)$", re.I)
+
+
+def decides(name: str, prop: Any) -> bool:
+    """Whether argument `name` is a boolean that says yes or no: `true` when the harness approves.
+
+    `value_for` gives a boolean `false`, the smallest value; sent so to an approve step it says no, and
+    the approval the harness meant to give never happens.
+    """
+    if not isinstance(prop, Mapping) or not DECISION_ARG.match(name):
+        return False
+    kinds = {prop.get("type"), *(o.get("type") for o in prop.get("anyOf") or () if isinstance(o, Mapping))}
+    return "boolean" in kinds
+
+
 def named_format(name: str) -> str | None:
     """The format an argument's name implies (`phone_number`: "phone"), if any."""
     return next((fmt for pattern, fmt in _NAMED if pattern.search(name)), None)

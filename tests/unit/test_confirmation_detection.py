@@ -100,7 +100,51 @@ def test_a_pending_id_is_a_pending_flow_approved_and_executed_by_the_tools_named
 
 
 def test_a_waiting_status_without_an_id_field_is_still_pending() -> None:
-    assert isinstance(from_response(result(status="awaiting confirmation"), DELETE, [DELETE]), Pending)
+    found = from_response(result(status="awaiting confirmation"), DELETE, [DELETE])
+    assert isinstance(found, Pending)
+    # Said once, and true: it never "stages the action under an id" beside every style's "no pending id".
+    assert found.describe() == (
+        "pending: the call answers that the action waits, and names no id to approve it by; "
+        "nobody the harness knows of approves it"
+    )
+
+
+def test_a_waiting_reply_that_echoes_the_calls_own_argument_is_approved_by_it_and_the_call_made_again() -> (
+    None
+):
+    # host-terminal-mcp: `{"status": "needs_approval", "command": C}`, then `approve_command(command,
+    # approve: bool)`, then `execute_command(command)` again runs C. The command itself is the handle.
+    execute = ToolInfo(
+        "execute_command",
+        "",
+        {"properties": {"command": {"type": "string"}, "working_directory": {"type": "string"}}},
+        None,
+        None,
+    )
+    approve = ToolInfo(
+        "approve_command",
+        "",
+        {"properties": {"command": {"type": "string"}, "approve": {"type": "boolean"}}},
+        None,
+        None,
+    )
+    waiting = result(status="needs_approval", command="rm victim.txt", message="use approve_command")
+    found = from_response(waiting, execute, [execute, approve])
+    assert isinstance(found, Pending)
+    assert found.id_from == "command"
+    assert found.approve is not None
+    # The yes is said in the boolean that carries the decision, never the `false` a boolean gets by default.
+    assert found.approve.filled("rm victim.txt") == {"command": "rm victim.txt", "approve": True}
+    assert found.execute is not None
+    assert (found.execute.tool, found.execute.filled("rm victim.txt")) == (
+        "execute_command",
+        {"command": "rm victim.txt"},
+    )
+    assert "its own 'command'" in found.describe(), found.describe()
+    # No step takes the echoed value back: it is no handle, and the flow stays one that names none.
+    alone = from_response(waiting, execute, [execute])
+    assert isinstance(alone, Pending)
+    assert alone.id_from is None
 
 
 def test_a_token_field_in_the_result_is_a_token_flow() -> None:

@@ -16,7 +16,7 @@ from mcp_confirm_audit.confirmations.token import Token
 from mcp_confirm_audit.models import Outcome, Response
 from mcp_confirm_audit.profile.loader import Profile
 from mcp_confirm_audit.target import arguments
-from mcp_confirm_audit.target.arguments import FILLER, another, matching, value_for
+from mcp_confirm_audit.target.arguments import FILLER, another, decides, matching, value_for
 from mcp_confirm_audit.target.discovery import handle_source, listed_values, plan_tools
 from mcp_confirm_audit.target.driver import ToolInfo
 
@@ -270,3 +270,13 @@ def test_a_uses_mark_goes_only_on_the_harness_filler_of_what_it_writes_and_only_
 )
 def test_the_filler_a_use_is_given_is_told_from_values_that_name_nothing(value: object, own: bool) -> None:
     assert arguments.made_up(value) is own
+
+
+def test_a_boolean_that_carries_the_decision_is_told_from_any_other() -> None:
+    # `approve_command(command, approve)`: a boolean gets `false`, which said to an approve step is a no.
+    assert value_for("approve", {"type": "boolean"}) is False
+    assert decides("approve", {"type": "boolean"})
+    assert decides("confirmed", {"anyOf": [{"type": "boolean"}, {"type": "null"}]})
+    # Another switch, or a decision that is no boolean, is never a yes the harness says.
+    assert not decides("persist", {"type": "boolean"})
+    assert not decides("approve", {"type": "string"})
