@@ -83,10 +83,14 @@ def draft_profile(command: str, root_from: str | None = None, headers: Sequence[
         elif chosen_plan is not None:
             seen = ", ".join(spec.name for spec in styles[tool.name].probes) or "nothing yet"
             why = f"audited (names no file; its effect seen through {seen})"
+        elif tool.name in left_out:
+            # Why the run left it out: a tool with no annotations that calling showed to be a reader says
+            # so, never "declared read-only" (it declared nothing).
+            why = f"skipped: {left_out[tool.name]}"
         elif tool.read_only is True:
             why = "skipped: declared read-only"
         else:
-            why = f"skipped: {left_out.get(tool.name, 'not an action the harness can call')}"
+            why = "skipped: not an action the harness can call"
         head.extend(_comment(f"  {tool.name}: {why}"))
     body: dict[str, Any] = {"name": server.get("name") or "target", "command": command}
     if parsed:

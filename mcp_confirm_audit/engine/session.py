@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -184,7 +184,7 @@ class AuditSession:
                 for plan in plan_tools(self.tools, self.profile, seen)
             ]
             if self.profile.tool is None:
-                self._drop_inert()
+                self._drop_inert({line.split(": ", 1)[0] for line in readers})
             self.left_out = [*readers, *self.left_out]
             if specs:
                 self.expect(len(specs) * len(self.plans))
@@ -192,7 +192,7 @@ class AuditSession:
             self.close()
             raise
 
-    def _drop_inert(self) -> None:
+    def _drop_inert(self, found_reading: Collection[str] = ()) -> None:
         """Zero configuration: a tool that neither asks, acts nor refuses is no gate; leave it out.
 
         Nor is a step of another tool's proven flow (a pending action's approve or execute
@@ -209,8 +209,11 @@ class AuditSession:
         self.left_out += [f"{name}: {role}" for name, role in steps.items()]
         if not self.plans:
             offered = ", ".join(sorted(t.name for t in self.tools)) or "none"
-            read_only = [t.name for t in self.tools if t.read_only is True]
+            # Declared so by its annotations, or shown so by calling it (it declared nothing).
+            read_only = [t.name for t in self.tools if t.read_only is True and t.name not in found_reading]
             why = [f"{', '.join(read_only)} declared read-only"] if read_only else []
+            if found_reading:
+                why.append(f"{', '.join(sorted(found_reading))} changed nothing when called (no annotations)")
             if inert:
                 why.append(f"{', '.join(inert)} did not ask for confirmation and showed no effect")
             raise TargetError(

@@ -72,6 +72,21 @@ def test_init_writes_the_setup_that_made_the_subject_and_the_bookkeeping(
     assert "calls.log" in load_profile(out).ignore
 
 
+def test_init_says_why_each_tool_was_left_out_and_never_that_an_unannotated_one_declared_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # host-terminal-mcp's status tools declare nothing; init said "declared read-only" of them (trial 14).
+    _, text, _ = _init(tmp_path, "mode", capsys)
+    assert "declared read-only" not in text
+    assert (
+        "#   irrigation_status: skipped: no annotations; two calls changed nothing and answered alike" in text
+    )
+    assert (
+        "#   set_irrigation_mode: skipped: a rule of irrigate's gate, judged by policy-self-loosening" in text
+    )
+    assert "#   irrigate: audited (names no file; its effect seen through" in text
+
+
 def test_init_that_could_not_complete_the_flow_names_the_step_the_words_and_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
