@@ -203,9 +203,14 @@ class AuditSession:
         inert = [plan.name for plan in self.plans if self.controls(plan.name).inert]
         steps = self._flow_steps()
         self.plans = [plan for plan in self.plans if plan.name not in inert and plan.name not in steps]
-        # A step of a proven flow says what it is: it never also "did not ask" (its own control sent it the
-        # harness's values, an approve step `approve: false`, which moves nothing by design).
-        self.left_out = [f"{name}: did not ask, and showed no effect" for name in inert if name not in steps]
+        # A step of a flow says what it is, proven or not: it never also "did not ask" (its own control sent
+        # it the harness's values, an approve step `approve: false`, which moves nothing by design).
+        unproven = self._unproven_steps()
+        self.left_out = [
+            f"{name}: {unproven.get(name, 'did not ask, and showed no effect')}"
+            for name in inert
+            if name not in steps
+        ]
         self.left_out += [f"{name}: {role}" for name, role in steps.items()]
         if not self.plans:
             offered = ", ".join(sorted(t.name for t in self.tools)) or "none"
@@ -248,6 +253,20 @@ class AuditSession:
             self.plans = [renewed if p.name == plan.name else p for p in self.plans]
             self._controls.pop((plan.name, False), None)
             self.controls(plan.name)
+
+    def _unproven_steps(self) -> dict[str, str]:
+        """The approve and execute tools of pending flows found whose honest flow did not complete."""
+        steps: dict[str, str] = {}
+        for plan in self.plans:
+            outcome = self.controls(plan.name)
+            if isinstance(outcome.mechanism, Pending) and not outcome.approve_ok:
+                for tool in outcome.mechanism.own_tools:
+                    if tool != plan.name:
+                        steps.setdefault(
+                            tool,
+                            f"a step of {plan.name}'s pending flow, which did not complete (its control says why)",
+                        )
+        return steps
 
     def _flow_steps(self) -> dict[str, str]:
         """Tools whose own approve control failed that are a step of, or a rule for, a proven flow."""

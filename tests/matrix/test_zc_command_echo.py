@@ -148,6 +148,10 @@ def test_a_careful_console_is_a_gate_the_harness_cannot_answer_alone_said_in_one
     assert all(r.verdict is Verdict.INCONCLUSIVE for r in run.results), [
         (r.id, r.verdict) for r in run.results
     ]
+    # Its approve tool is named for what it is, never "did not ask" (its own control sent it `approve: false`).
+    assert run.left_out == (
+        "approve_command: a step of run_command's pending flow, which did not complete (its control says why)",
+    ), run.left_out
 
 
 @pytest.mark.parametrize(
