@@ -51,6 +51,9 @@ NOT_MRTR = {
     "MCA-LAPSE-001": "confirms with mrtr",
     "MCA-LAPSE-002": "confirms with mrtr",
     "MCA-POLICY-001": "no agent-callable tool changes the gate's rules",
+    # A command chained after one the gate lets through: delete_file runs no command line
+    # (tests/matrix/test_chained_command.py proves the family on the shell reference server).
+    **{f"MCA-CHAIN-00{n}": "runs no command line" for n in range(1, 8)},
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
     **{
         attack: "not URL-mode elicitation"
