@@ -30,7 +30,7 @@ def add_agent_approve_tool(server: MCPServer, store: gates.PendingStore) -> None
     def approve(pending_id: str) -> str:
         if pending_id not in store.staged:
             raise ToolError("no such pending action")
-        store.agent_approved.add(pending_id)
+        store.approve_as_agent(pending_id)
         return f"approved {pending_id}"
 
     server.add_tool(approve, name="approve", annotations=ToolAnnotations(read_only_hint=False))

@@ -4,6 +4,8 @@
 
 `show` prints what the server keeps for the person about the staged action (its
 `ID.request`), as it is: what the person reads before deciding (`shows: true`).
+A server that stages an action under its subject (`--pending-key path`) is given
+that subject as ID: the request is the one last staged under it (gates.newest_slot).
 
 The agent's connection cannot do this: it is a file in a directory outside the
 server's root, written by a process the person runs. One new file per
@@ -18,6 +20,8 @@ import re
 import sys
 from pathlib import Path
 
+import gates
+
 _ID = re.compile(r"^[0-9a-f]{8,64}$")
 
 
@@ -29,15 +33,17 @@ def main() -> None:
     parser.add_argument("id", help="the pending id the server gave")
     parser.add_argument("decision", nargs="?", default="approved", choices=("approved", "declined", "show"))
     args = parser.parse_args()
-    if not _ID.match(args.id):
-        parser.error(f"not a pending id: {args.id!r}")
     inbox = Path(args.inbox)
+    slot = gates.newest_slot(inbox, args.id) if inbox.is_dir() else None
+    if slot is None and not _ID.match(args.id):
+        parser.error(f"not a pending id, and nothing is staged under it: {args.id!r}")
+    slot = slot or args.id
     if args.decision == "show":
         # The text as the server wrote it, every byte: a terminal shows what it holds.
-        sys.stdout.buffer.write((inbox / f"{args.id}.request").read_bytes() + b"\n")
+        sys.stdout.buffer.write((inbox / f"{slot}.request").read_bytes() + b"\n")
         return
     inbox.mkdir(parents=True, exist_ok=True)
-    fd = os.open(inbox / f"{args.id}.{args.decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(inbox / f"{slot}.{args.decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
     print(f"{args.decision} {args.id}")
 

@@ -134,20 +134,51 @@ class TokenStore:
             self.spent.add(token)  # FLAW reusable-token: never spent
 
 
+def subject_slot(subject: str, generation: int) -> str:
+    """Where a request staged under its subject is kept in the inbox: a subject is no file name."""
+    digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"s-{digest}-{generation}"
+
+
+def newest_slot(inbox: Path, subject: str) -> str | None:
+    """The request last staged under `subject` (what the person is shown and decides); None if none."""
+    prefix = subject_slot(subject, 0)[:-1]
+    found = [p.stem for p in inbox.glob(f"{prefix}*.request") if p.stem[len(prefix) :].isdigit()]
+    return max(found, key=lambda stem: int(stem[len(prefix) :]), default=None)
+
+
 @dataclass
 class PendingStore:
     inbox: Path
     staged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, path)
-    agent_approved: set[str] = field(default_factory=set)
-    done: set[str] = field(default_factory=set)
+    agent_approved: set[str] = field(default_factory=set)  # requests (slots)
+    done: set[str] = field(default_factory=set)  # requests (slots)
     # FLAW wrong-guess-burns: an id nobody staged cancels everything still waiting.
     burns_on_wrong_id: bool = False
+    # The action is staged under its subject (a path, a command line), not an id of its own: staging
+    # it again is a new request under the same id, which needs a decision of its own (host-terminal-mcp's
+    # pending commands). Each request is a slot of the inbox, so no decision outlives its request.
+    by_subject: bool = False
+    _slots: dict[str, str] = field(default_factory=dict, repr=False)  # id -> its newest request
+    _requests: int = field(default=0, repr=False)  # staged under a subject so far: each a new slot
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # see TokenStore
 
     def stage(self, tool: str, path: str) -> str:
-        pending_id = secrets.token_hex(8)
-        self.staged[pending_id] = (tool, path)
+        pending_id = path if self.by_subject else secrets.token_hex(8)
+        with self._lock:
+            if self.by_subject:
+                self._requests += 1
+                self._slots[pending_id] = subject_slot(pending_id, self._requests)
+            self.staged[pending_id] = (tool, path)
         return pending_id
+
+    def slot(self, pending_id: str) -> str:
+        """The request `pending_id` names now, as the inbox keeps it: a random id is its own."""
+        return self._slots.get(pending_id, pending_id)
+
+    def approve_as_agent(self, pending_id: str) -> None:
+        """FLAW agent-approval: the agent's own call stands in for the person's decision."""
+        self.agent_approved.add(self.slot(pending_id))
 
     def card(self, pending_id: str, text: str) -> None:
         """What the person is shown about a staged action, kept where `approve_cli.py ID show` prints it.
@@ -156,7 +187,8 @@ class PendingStore:
         as an approval app shows it, apart from the reply to the agent's call.
         """
         self.inbox.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.inbox / f"{pending_id}.request", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        where = self.inbox / f"{self.slot(pending_id)}.request"
+        fd = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, text.encode("utf-8", "surrogatepass"))
         finally:
@@ -172,13 +204,12 @@ class PendingStore:
             raise Refused("decision must be 'approved' or 'declined'")
         if pending_id not in self.staged:
             raise Refused("no such pending action")
+        slot = self.slot(pending_id)
         with self._lock:
-            if any((self.inbox / f"{pending_id}.{said}").exists() for said in ("approved", "declined")):
+            if any((self.inbox / f"{slot}.{said}").exists() for said in ("approved", "declined")):
                 raise Refused("this pending action was already decided")
             self.inbox.mkdir(parents=True, exist_ok=True)
-            os.close(
-                os.open(self.inbox / f"{pending_id}.{decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            )
+            os.close(os.open(self.inbox / f"{slot}.{decision}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
     def release(self, pending_id: str) -> tuple[str, str]:
         """(tool, path) of an action a human approved and nothing executed yet; else Refused."""
@@ -189,16 +220,18 @@ class PendingStore:
         staged = self.staged.get(pending_id)
         if staged is None:
             if self.burns_on_wrong_id:
-                self.done.update(self.staged)  # FLAW wrong-guess-burns: "too many attempts", all cancelled
+                # FLAW wrong-guess-burns: "too many attempts", all cancelled
+                self.done.update(self.slot(staged_id) for staged_id in self.staged)
             raise Refused("no such pending action")
-        if pending_id in self.done:
+        slot = self.slot(pending_id)
+        if slot in self.done:
             raise Refused("this pending action was already executed")
-        if (self.inbox / f"{pending_id}.declined").exists():
+        if (self.inbox / f"{slot}.declined").exists():
             raise Refused("the human declined this action")
-        human = (self.inbox / f"{pending_id}.approved").exists()
-        if not human and pending_id not in self.agent_approved:
+        human = (self.inbox / f"{slot}.approved").exists()
+        if not human and slot not in self.agent_approved:
             raise Refused("awaiting the human's approval")
-        self.done.add(pending_id)
+        self.done.add(slot)
         return staged
 
 

@@ -44,6 +44,11 @@ Two careful variants of the token gate, each as careful as the default:
   test lets it go (what the harness's restorer sees of a write half done). Such writers write one at a
   time, each once the file is back as its preview saw it (the harness puts it back after each effect),
   so a flaw that lets several through has each of them counted. Careful as ever otherwise.
+- `--pending-key path` (pending): the action is staged under the path it names, not an id of its
+  own: the staging reply carries no `pending_id`, and the path is what the person's channel and
+  `execute_pending` are given (host-terminal-mcp stages a command under the command line itself).
+  Staging a path again is a new request under the same id, decided on its own
+  (gates.PendingStore.by_subject). Careful as ever otherwise.
 - `--write-rate N`: at most N actions per process, then "write rate limit reached (N/hour)"
   (sendgrid-mcp-secure's write bucket): a throttle in front of whatever the gate decided.
 - `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
@@ -94,6 +99,8 @@ BINDINGS = ("arguments", "content", "reason")
 # --binds reason: the token tools' optional argument, and what the server fills in when it is left out.
 DEFAULT_REASON = "routine cleanup"
 TOKEN_PREVIEWS = ("argument", "tool")
+# What a pending action is staged under: an id of its own, or the path it names.
+PENDING_KEYS = ("id", "path")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
 # --write-tool: what write_file writes, and every tool's verb.
 WRITTEN = b"written after confirmation\n"
@@ -112,6 +119,7 @@ def build_server(
     binds: str = "arguments",
     token_preview: str = "argument",
     refuses_types: Collection[str] = (),
+    pending_key: str = "id",
     policy_tool: str = "limit",
     token_scheme: str = "random",
     proposal_tool: bool = False,
@@ -131,7 +139,12 @@ def build_server(
         raise ValueError("--write-tool is for a token or pending flow")
     if write_gap is not None and not write_tool:
         raise ValueError("write_gap holds write_file's gap: use it with write_tool")
+    if pending_key not in PENDING_KEYS or (pending_key != "id" and mechanism != "pending"):
+        raise ValueError(f"--pending-key is one of {PENDING_KEYS}, with --mechanism pending")
     active = flaw_switches.check(flaws, mechanism)
+    by_path = pending_key == "path"
+    if by_path and "preview-without-name" in active:
+        raise ValueError("a request staged under its path names it: preview-without-name cannot hide it")
     tools = {**_TOOLS, **({"write_file": "write"} if write_tool else {})}
     # FLAW no-containment, lexical-containment, truncates-at-nul: the reference's path policy, weakened.
     containment: paths.Containment = "resolved"
@@ -241,8 +254,10 @@ def build_server(
         if "preview-without-name" in active:
             fields = {k: v for k, v in fields.items() if k != "path"}  # FLAW preview-without-name
         if "raw-name-in-preview" in active:
-            # FLAW raw-name-in-preview: the name goes into a sentence as it is.
-            return "\n".join([sentence, *(f"{k}: {v}" for k, v in fields.items() if k != "path")])
+            # FLAW raw-name-in-preview: the name goes into a sentence as it is (and on a line of its own
+            # where it is the request's id).
+            kept = (f"{k}: {v}" for k, v in fields.items() if k != "path" or by_path)
+            return "\n".join([sentence, *kept])
         return json.dumps(fields, ensure_ascii=True)
 
     def ungated(tool: str) -> bool:
@@ -256,7 +271,7 @@ def build_server(
         )
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
-        store = gates.PendingStore(where, burns_on_wrong_id="wrong-guess-burns" in active)
+        store = gates.PendingStore(where, burns_on_wrong_id="wrong-guess-burns" in active, by_subject=by_path)
         _pending_tools(server, store, flow, active)
         # The person's channel over HTTP (served only with --transport http): not a tool.
         approvals.add_route(server, store, approver_token)
@@ -427,12 +442,15 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
                 return flow.act(_tool, path)
             pending_id = store.stage(_tool, path)
             seen[pending_id] = identity
+            # Staged under its path (--pending-key path), the request has no id of its own to hand out.
+            own_id = {} if store.by_subject else {"pending_id": pending_id}
             fields = {
                 "status": "pending_approval",
-                "pending_id": pending_id,
+                **own_id,
                 "path": path,
                 "message": "Awaiting your approval.",
-                "next_steps": "A human approves it on the approval channel; then call execute_pending.",
+                "next_steps": "A human approves it on the approval channel; then call execute_pending"
+                + (" with the path." if store.by_subject else "."),
             }
             said = flow.shown(fields, f"Staged: {_VERBS[_tool]} {path}. Awaiting your approval.")
             # The person's own view of the request (approve_cli.py ID show): the same text, to them.
@@ -508,7 +526,7 @@ def _flag_tools(
         def confirm_action(pending_id: str) -> str:
             if pending_id not in fallback.staged:
                 raise ToolError("no such pending action")
-            fallback.agent_approved.add(pending_id)
+            fallback.approve_as_agent(pending_id)
             try:
                 tool, path = fallback.release(pending_id)
             except gates.Refused as exc:
@@ -592,6 +610,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--proposal-tool", action="store_true", help="a decoy propose_threshold that never changes the gate"
     )
+    parser.add_argument(
+        "--pending-key", default="id", choices=PENDING_KEYS, help="pending: staged under an id, or the path"
+    )
     parser.add_argument("--write-rate", type=int, metavar="N", help="at most N actions per process")
     parser.add_argument(
         "--write-tool", action="store_true", help="token or pending: add write_file, confirmed the same way"
@@ -626,6 +647,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             binds=args.binds,
             token_preview=args.token_preview,
             refuses_types=args.refuses_type,
+            pending_key=args.pending_key,
             token_scheme=args.token_scheme,
             policy_tool=args.policy_tool,
             proposal_tool=args.proposal_tool,
