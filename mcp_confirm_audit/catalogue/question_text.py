@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 
 # The escapes a question may use to show a name: a markdown backslash before ASCII
 # punctuation (CommonMark), and a code point written visibly (\u200b, \U000e0041,
@@ -143,3 +144,80 @@ def terminal_as_shown(text: str) -> str:
     """
     fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{text}{fence}"
+
+
+HANDLE = "{handle}"
+
+
+def without_handle(text: str, handle: str | None, sent: Iterable[str] = ()) -> str:
+    """`text` with the handle a server minted for this call left out (as `{handle}`), what the harness sent kept.
+
+    A token or pending id differs from call to call, so it is left out of what the person read
+    before it is compared with the question about a plain name. But a handle is not always
+    minted: a server may stage an action under its subject (host-terminal-mcp's pending id is
+    the command line `rm notes/report.txt` itself) or build its id around it
+    (`delete:report.txt:7f3a`). What the harness sent holds the very name the checks look for,
+    so leaving it out with the handle wiped the name from a question that shows it whole, and a
+    careful question was reported as one that masks, shortens or never names it. Hence:
+
+    - an occurrence of the handle that lies within an occurrence of a value sent is that value's
+      text, left as it is: the handle that IS the value (`id_from:` a field that echoes it);
+    - so is one inside a longer word: a short handle ("7") that happens to stand inside a name
+      (`ck7o.txt`) is the name's text, whoever shows it;
+    - elsewhere the handle is left out, but each value sent that it holds whole, between
+      separators, stays where it stands: `delete:report.txt:7f3a` reads
+      `{handle}report.txt{handle}`.
+
+    Not "leave out only a handle the harness did not send": one built around the subject would
+    then stay whole, its minted part differing in every question. The separators keep a short
+    value sent ("a") from being found by chance inside a random handle (`9fa3c`).
+    """
+    if not handle or handle not in text:
+        return text
+    values = sorted({value for value in sent if value}, key=len, reverse=True)
+    theirs = [span for value in values for span in _spans(text, value)]
+    shown = _minted_part(handle, values)
+    pieces: list[str] = []
+    done = 0
+    for start, end in _spans(text, handle):
+        if start < done or not _apart(text, start, end):
+            continue  # overlapping an occurrence already taken, or part of a longer word
+        if any(low <= start and end <= high for low, high in theirs):
+            continue  # the harness's own text
+        pieces += [text[done:start], shown]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _spans(text: str, part: str) -> list[tuple[int, int]]:
+    """Every occurrence of `part` in `text`, overlapping ones too: (start, end)."""
+    found: list[tuple[int, int]] = []
+    start = text.find(part)
+    while start >= 0:
+        found.append((start, start + len(part)))
+        start = text.find(part, start + 1)
+    return found
+
+
+def _minted_part(handle: str, values: Sequence[str]) -> str:
+    """`handle` as the server minted it: each value sent that it holds between separators kept, the rest `{handle}`."""
+    kept: list[tuple[int, int]] = []
+    for value in values:  # the longest first: a value inside a longer one is that one's
+        for start, end in _spans(handle, value):
+            if _apart(handle, start, end) and not any(start < high and low < end for low, high in kept):
+                kept.append((start, end))
+    pieces: list[str] = []
+    done = 0
+    for start, end in sorted(kept):
+        pieces += [HANDLE] if start > done else []
+        pieces.append(handle[start:end])
+        done = end
+    pieces += [HANDLE] if done < len(handle) else []
+    return "".join(pieces)
+
+
+def _apart(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` begins and ends at a word's edge: not part of a longer word."""
+    begins = start == 0 or not (text[start - 1].isalnum() and text[start].isalnum())
+    return begins and (end == len(text) or not (text[end - 1].isalnum() and text[end].isalnum()))

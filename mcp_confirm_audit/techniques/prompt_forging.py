@@ -13,7 +13,9 @@ an effect and never reach a report raw.
 Over a token or pending flow, what the human reads is the preview's (the staging
 call's) result text, judged by the same checks (`question_text.result_as_shown`:
 a JSON result is read as code, its escapes as escapes); its handle is left out,
-as it differs from call to call. Nothing is confirmed. There is no form to check.
+as it differs from call to call, but never the values the call sent
+(`question_text.without_handle`: a pending id that is the command line itself keeps
+the name in it). Nothing is confirmed. There is no form to check.
 A person who approves on a channel of their own reads what their steps show them
 (a `shows: true` command, a webhook read), never the reply to the agent: with no
 such step the attack is `not_applicable`, saying so (`_flows.unseen_request`).
@@ -54,14 +56,14 @@ from ..catalogue.prompt_checks import (
     names_target,
     shown_whole,
 )
-from ..catalogue.question_text import result_as_shown, terminal_as_shown
+from ..catalogue.question_text import result_as_shown, terminal_as_shown, without_handle
 from ..confirmations import AgentFlow, Preview, as_flow
 from ..confirmations.replies import refusal, refusal_text
 from ..engine.action import Instance
 from ..engine.reading import literal
 from ..models import Outcome, Response, Verdict
 from . import OVER_A_PREVIEW, technique
-from ._arguments import ArgumentSubject, Where, shown_arguments
+from ._arguments import ArgumentSubject, Where, shown_arguments, strings
 from ._flows import AttackChannel, unseen_request, what_the_person_read
 from ._generated import search
 from ._params import Params
@@ -316,17 +318,19 @@ class _PreviewProbe(_Probe):
         self.flow, self.channel = flow, AttackChannel(attack)
 
     @staticmethod
-    def read(text: str, handle: str | None) -> str:
-        return result_as_shown(text.replace(handle, "{handle}") if handle else text)
+    def read(text: str, handle: str | None, sent: Sequence[str] = ()) -> str:
+        """The preview's reply as the person reads it, the handle left out where the server minted it
+        (`without_handle`: a pending id that is the command sent keeps the name in it)."""
+        return result_as_shown(without_handle(text, handle, sent))
 
     @staticmethod
-    def person(shown: Sequence[tuple[str, str]], handle: str | None) -> str:
+    def person(shown: Sequence[tuple[str, str]], handle: str | None, sent: Sequence[str] = ()) -> str:
         """What the person was shown on their channel, each piece read as its medium shows it (the handle
         left out of each, as it differs from call to call: a card that names its request id)."""
         pieces = [
-            terminal_as_shown(text.replace(handle, "{handle}") if handle else text)
+            terminal_as_shown(without_handle(text, handle, sent))
             if medium == "terminal"
-            else _PreviewProbe.read(text, handle)
+            else _PreviewProbe.read(text, handle, sent)
             for medium, text in shown
         ]
         return "\n".join(pieces)
@@ -368,13 +372,15 @@ class _PreviewProbe(_Probe):
             return shown, None  # refused before anything was previewed or staged, whatever id it carries
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)
+        # The values this call sent: a handle that is one, or holds one, keeps it in what was read.
+        sent = [value for _, value in strings(arguments)]
         if read is not None:
-            return shown, self.person(read, shown.handle)
+            return shown, self.person(read, shown.handle, sent)
         if self.flow.hands_over is not None:
             # The person approves on their own channel, whose steps showed nothing this time: the
             # reply went to the agent, not to them (`unseen_request`), so nothing they read is judged.
             return shown, None
-        return shown, None if shown.handle is None else self.read(shown.response.text, shown.handle)
+        return shown, None if shown.handle is None else self.read(shown.response.text, shown.handle, sent)
 
     async def arguments_for(self, name: str) -> dict[str, Any] | None:
         """The preview's arguments for `name`: a real file called so."""
