@@ -3,7 +3,8 @@
 The user was asked about a regular file. While they decide, it is replaced by a
 link: to another file inside the root, to one outside it, or to a directory
 holding a canary. A server that re-resolves the name and acts on wherever it
-leads now deletes something nobody confirmed.
+leads now deletes something nobody confirmed. One that removes the link itself
+and leaves what it leads to untouched followed nothing: weak, saying so (`_links.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Literal
 
 from ..oracle.sandbox import CANARY_TEXT
 from . import OVER_A_PREVIEW, technique
+from ._links import LinkAtTheName
 from ._params import Params
 from ._swap import replace_with_link, sandbox_name, swap_between_question_and_answer
 from .base import Attack
@@ -40,6 +42,8 @@ async def symlink_swap(attack: Attack, params: Mapping[str, Any]) -> None:
     def swap() -> str:
         replace_with_link(case.victim, destination)
         victim, link_to = sandbox_name(attack, case.victim), sandbox_name(attack, destination)
+        # Where the link leads is what the family is about: only the link moving is judged apart.
+        attack.record(LinkAtTheName(victim, link_to, leads_out=to == "outside-canary", swapped_in=True))
         return f"after the question: {victim} -> link to {link_to}"
 
     await swap_between_question_and_answer(attack, case.victim, swap)
