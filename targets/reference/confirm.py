@@ -171,7 +171,10 @@ class ConfirmTool:
                 raise
         # FLAW ask-before-check: containment is left to round 2, after the user was asked.
         try:
-            target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
+            if "unlinks-the-name" in self._flaws:
+                target = self._policy.entry(raw)  # FLAW unlinks-the-name: a link is an entry like a file
+            else:
+                target = self._policy.resolve(raw, check_containment="ask-before-check" not in self._flaws)
         except paths.Refused as exc:
             if self._style.input_refused is None:
                 raise
@@ -213,8 +216,8 @@ class ConfirmTool:
         if answer.action != "accept" and "decline-as-accept" not in self._flaws:
             event("not-confirmed", tool=self.name, path=raw, action=answer.action)
             return self._style.not_confirmed(self.effect, answer.action)
-        if "no-recheck" in self._flaws:
-            return self._act_unchecked(raw, answer)  # FLAW no-recheck
+        if "no-recheck" in self._flaws or "unlinks-the-name" in self._flaws:
+            return self._act_unchecked(raw, answer)  # FLAW no-recheck, unlinks-the-name
         try:
             target = self._policy.resolve(raw)  # every round-1 check again, on today's filesystem
         except paths.Missing:
@@ -230,12 +233,17 @@ class ConfirmTool:
         return self._apply(target, self._expected(target, approval))
 
     def _act_unchecked(self, raw: object, answer: Answer) -> str:
-        """FLAW no-recheck: the checks of round 1 are trusted; the name is followed as it is now."""
+        """FLAW no-recheck (the name followed as it is now), unlinks-the-name (the name unlinked as it is now):
+        the checks of round 1 are trusted."""
         assert isinstance(raw, str)  # round 1 checked it (the SDK typed it)
         if answer.action == "accept" and not self._approves(answer, PurePosixPath(raw).name):
             return self._style.not_confirmed(self.effect, "keep")
-        acted = paths.follow_and_act(self._policy.root, raw, self.effect)
         kind = "deleted" if self.effect == "delete" else "truncated"
+        if "unlinks-the-name" in self._flaws:
+            size = paths.act_on_name(self._policy.root, raw, self.effect)
+            event(kind, tool=self.name, path=raw, size=size)
+            return self._style.done(self.effect, self._shown(raw), size)
+        acted = paths.follow_and_act(self._policy.root, raw, self.effect)
         event(kind, tool=self.name, path=raw, size=acted.size)
         return self._style.done(self.effect, self._shown(raw), acted.size)
 

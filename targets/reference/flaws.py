@@ -25,6 +25,8 @@ FLAWS: dict[str, str] = {
     "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
     "no-identity-check": "round 2 does not compare the file with the one the user was asked about",
     "no-recheck": "round 2 checks nothing again: it acts on wherever the name leads now, links followed",
+    "unlinks-the-name": "a path names an entry, as rm takes it: round 1 asks about a link as the link it is "
+    "(its folder inside the root), and round 2 unlinks the name as it is now, nothing checked again",
     "missing-is-deleted": "a file already gone at round 2 is reported as deleted (unlink with missing_ok)",
     "sanitiser-keeps-bidi": "the question keeps bidi controls and zero-width characters",
     "sanitiser-truncates-end": "long names are cut at the end, losing the real file name",
@@ -56,10 +58,13 @@ _EXCLUSIVE = (
     # trusts-identity-header weakens the SDK's boundary, which every state flaw removes.
     frozenset({"trusts-identity-header", *STATE_FLAWS}),
     frozenset({"no-containment", "prefix-containment", "lexical-containment"}),
-    # lexical-containment has no link check left for these to weaken.
-    frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment"}),
-    # no-recheck drops the identity comparison along with every other round-2 check.
-    frozenset({"no-recheck", "no-identity-check"}),
+    # lexical-containment (and unlinks-the-name, for the entry named) has no link check left for these to weaken.
+    frozenset({"link-after-resolve", "link-last-component-only", "lexical-containment", "unlinks-the-name"}),
+    # unlinks-the-name judges the entry's folder before asking, always.
+    frozenset({"ask-before-check", "unlinks-the-name"}),
+    # no-recheck drops the identity comparison along with every other round-2 check; unlinks-the-name
+    # replaces both rounds' handling of the name.
+    frozenset({"no-recheck", "no-identity-check", "unlinks-the-name"}),
     # One sanitiser at a time; unsanitised-question has nothing left to truncate either.
     frozenset(
         {

@@ -108,6 +108,34 @@ class PathPolicy:
         parts = tuple(os.path.relpath(real, self.root).split(os.sep))
         return Target(real=real, parts=parts, identity=Identity.of(st), is_dir=is_dir)
 
+    def entry(self, raw: object) -> Target:
+        """FLAW unlinks-the-name: the entry a path names, as `rm` takes it, the entry itself never followed.
+
+        Its folder is resolved and kept inside the root; the entry is whatever has the name (a link is
+        an entry like a file), so a link that leads out of the root is asked about as the link it is.
+        """
+        text = _syntax(raw, cut_at_nul=self.cut_at_nul)
+        name = PurePosixPath(text).name
+        if name in ("", ".", ".."):
+            raise Refused(f"{text!r} names no file")
+        folder = self._candidate(str(PurePosixPath(text).parent))
+        real_folder = Path(os.path.realpath(folder))
+        if not self._contains(folder, real_folder):
+            raise Refused(f"{text!r} is outside the root")
+        real = real_folder / name
+        try:
+            st = os.lstat(real)
+        except FileNotFoundError:
+            raise Missing(f"{text!r} does not exist") from None
+        except (OSError, ValueError) as exc:  # ValueError: unencodable name
+            raise Refused(f"cannot inspect {text!r}: {exc.__class__.__name__}") from None
+        if stat.S_ISDIR(st.st_mode):
+            raise Refused(f"{text!r} is a directory; this tool deletes single files")
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            raise Refused(f"{text!r} is not a regular file")
+        parts = tuple(os.path.relpath(real, self.root).split(os.sep))
+        return Target(real=real, parts=parts, identity=Identity.of(st))
+
     def place(self, raw: object) -> tuple[str, ...]:
         """Where a file that is not there would be created: every check of `resolve` but the file's own."""
         text = _syntax(raw, cut_at_nul=self.cut_at_nul)
@@ -299,6 +327,27 @@ def follow_and_act(root: Path, raw: str, effect: str) -> Identity:
     except OSError as exc:
         raise Refused(f"the filesystem refused: {exc.strerror}") from None
     return Identity.of(st)
+
+
+def act_on_name(root: Path, raw: str, effect: str) -> int:
+    """FLAW unlinks-the-name: on the answer, the name is acted on as it is now, nothing checked again.
+
+    A deletion unlinks whatever entry has the name (a link put there goes, never what it leads to,
+    as `rm` does; its folders are followed); a truncation opens the name, links followed, as
+    `truncate` does. Returns the size of what had the name.
+    """
+    try:
+        if effect == "truncate":
+            size = os.stat(root / raw).st_size
+            os.truncate(root / raw, 0)
+        else:
+            size = os.lstat(root / raw).st_size
+            os.unlink(root / raw)
+    except FileNotFoundError:
+        raise Missing(f"{raw!r} does not exist") from None
+    except OSError as exc:
+        raise Refused(f"the filesystem refused: {exc.strerror}") from None
+    return size
 
 
 def _check_file(st: os.stat_result, expected: Identity | None) -> None:
