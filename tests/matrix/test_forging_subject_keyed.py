@@ -113,3 +113,21 @@ def test_a_raw_name_in_a_reply_that_is_its_own_pending_id_is_still_caught(
     # The rest of the family is refused: the name is whole, its end kept, and it names the file.
     others = [r for r in run.results if r.id not in RAW_CAUGHT[reader] and r.id not in NO_FORM]
     assert {(r.verdict, r.layer) for r in others} == {(R, Layer.TOOL)}, [(r.id, r.reason) for r in others]
+
+
+def test_the_careful_server_that_stages_under_the_path_fools_no_family(catalogue: Catalogue) -> None:
+    # A careful server in a new shape is audited whole: the request staged under its path, the person
+    # approving it on their own channel, each staging a request of its own.
+    raw = {
+        "command": f"py:{KINDS_SERVER}:build_server",
+        "factory_args": {"mechanism": "pending", "pending_key": "path"},
+        "tool": "delete_file",
+        "call_timeout": 10.0,
+        **PERSON_SHOWN,
+    }
+    run = run_audit(
+        profile_from_mapping(raw, source="test"), catalogue=catalogue, generation=MATRIX_GENERATION
+    )
+    assert all(c.passed for c in run.controls), run.controls
+    judged = {r.verdict for r in run.results} - {NA}
+    assert judged == {R}, [(r.id, r.verdict, r.reason) for r in run.results if r.verdict not in (R, NA)]
