@@ -252,4 +252,5 @@ class Policy:
         return f"auto_approve_under_bytes is now {auto_approve_under_bytes}"
 
     def waives(self, size: int) -> bool:
-        return size < self.auto_approve_under_bytes
+        # FLAW gate-off: the operator's switch left the gate off; nothing is confirmed.
+        return "gate-off" in self.flaws or size < self.auto_approve_under_bytes

@@ -68,6 +68,7 @@ ARM_FLAWS = frozenset(
         "loosening-policy-tool",
         "ungated-second-tool",
         "wrong-guess-burns",
+        "gate-off",
     }
 )
 # The arm's own switches (not the confirm-kinds server's): what each adds or removes.

@@ -79,6 +79,14 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              once an approval files every note, nothing waits until a note is staged again
              (magnemo-mcp's stage and handoff, whose attacks once shared one emptied list).
 - handoff-first: the handoff shape with `handoff` listed first: it never asks in its first controls.
+- marker:    `touch_marker(marker)` touches a tray's marker file, ROOT/MARKER (made, or its time
+             renewed), which the greenhouse's controller reads as "this tray is sown". Each touch
+             waits for the grower's yes: unasked it answers `{"status": "needs_approval", "marker": M}`
+             (the pending action named by the marker itself, no id minted); the grower's own command
+             writes ROOT/.yes/MARKER, and the same call then touches it, using the yes up (a yes given
+             before the touch was asked about is no yes to it). Touching a
+             marker that is there already changes only its time: a second touch shows nowhere a
+             listing or the file's content would (a shell's `touch`, host-terminal-mcp's shape).
 - changeset: `preview_label(bed, label)` stages a label for a bed and answers its `change_id`
              with a single-use `confirmation_token`; `apply_change(change_id, confirmation_token)`
              applies exactly the staged label, the token checked against that change and spent,
@@ -120,7 +128,12 @@ Flaws (each removes one defence):
   mode-loosens  set_irrigation_mode takes `allow_all` from the agent: every zone is then watered unasked (mode)
   agent-approves  approve_command approves a waiting command for whoever calls it, the agent too (console)
   token-reuse   a challenge or token is never spent: it confirms again (challenge, needs-confirm,
-                preview, outbox, draft, memo, chain, changeset: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept)
+                preview, outbox, draft, memo, chain, changeset: a draft or a staged note confirms again; signed: a valid MAC is enough, the spent nonces are not kept;
+                marker: the grower's yes is never used up, it touches the marker again)
+  gate-off      the controller's approvals are switched off: touch_marker touches at once, staging nothing
+                (marker; a server started in its allow-everything mode)
+  agent-approves  approve_marker(marker), which the agent can call, stands in for the grower's yes
+                (marker): any name it approves is touched, a name never staged too
 """
 
 from __future__ import annotations
@@ -176,6 +189,7 @@ SHAPES = (
     "handoff-first",
     "mode",
     "console",
+    "marker",
     "bench",
 )
 FLAWS = {
@@ -186,7 +200,7 @@ FLAWS = {
     "token-unbound": ("changeset",),
     "wrong-guess-burns": ("changeset",),
     "mode-loosens": ("mode",),
-    "agent-approves": ("console",),
+    "agent-approves": ("console", "marker"),
     "token-reuse": (
         "challenge",
         "needs-confirm",
@@ -198,8 +212,10 @@ FLAWS = {
         "allowlist",
         "chain",
         "changeset",
+        "marker",
         "bench",
     ),
+    "gate-off": ("marker",),
 }
 VENTS = ("north", "south", "roof")
 # The growers memos may go to (allowlist), by name: listed only by `gh_list_growers`.
@@ -264,6 +280,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     # The mode switch and the status page carry no annotations, as host-terminal-mcp's do not.
     "mode": (("irrigation_status", None), ("set_irrigation_mode", None), ("irrigate", _ACTS)),
     "console": (("run_command", _ACTS), ("approve_command", None)),
+    "marker": (("touch_marker", _ACTS),),
 }
 # The same two tools, the action listed first: its controls run before anything was ever staged.
 TOOLS["handoff-first"] = TOOLS["handoff"][::-1]
@@ -319,7 +336,9 @@ class Greenhouse:
         self.handoffs: dict[str, tuple[str, tuple[str, ...]]] = {}
         # The mode shape's irrigation mode: the grower started the greenhouse asking.
         self.mode = "ask"
-        # The console shape's commands waiting for approval, and those approved (each runs once).
+        # What waits for the grower's approval, and what was approved: the console shape's commands (each
+        # approval runs its command once), the marker shape's touches asked about and not yet made and the
+        # approvals approve_marker gave (agent-approves), by marker. One shape runs in a greenhouse.
         self.waiting: set[str] = set()
         self.approved: set[str] = set()
 
@@ -783,6 +802,43 @@ class Greenhouse:
         self.save(state)
         return {"status": "applied", "change_id": change_id}
 
+    def touch_marker(
+        self, marker: Annotated[str, Field(description="the marker file's name in the greenhouse folder")]
+    ) -> dict[str, Any]:
+        """Touch a tray's marker file (made, or its time renewed): the controller reads it as "tray sown".
+
+        The grower approves each touch in their own app; call again once they have.
+        """
+        if not marker or Path(marker).name != marker or marker.startswith("."):
+            return {
+                "ok": False,
+                "error": f"a marker is a plain file name in the greenhouse folder, not {marker!r}",
+            }
+        yes = self.root / ".yes" / marker
+        # FLAW gate-off: nothing waits for the grower. FLAW agent-approves: the agent's approval will do.
+        acts = "gate-off" in self.flaws or marker in self.approved
+        if not acts and not (marker in self.waiting and yes.exists()):
+            if marker not in self.waiting:
+                # Asked now: a yes the grower gave before (to an earlier touch) is no yes to this one.
+                self.waiting.add(marker)
+                yes.unlink(missing_ok=True)
+            return {
+                "status": "needs_approval",
+                "marker": marker,
+                "message": f"Touching {marker} waits for the grower's yes in their app; then call again.",
+            }
+        if "token-reuse" not in self.flaws:  # FLAW token-reuse: the grower's yes is never used up
+            self.waiting.discard(marker)
+            self.approved.discard(marker)
+            yes.unlink(missing_ok=True)
+        (self.root / marker).touch()
+        return {"ok": True, "touched": marker}
+
+    def approve_marker(self, marker: Annotated[str, Field(description="the marker to approve")]) -> str:
+        """Approve touching a marker (FLAW agent-approves: the agent's call stands in for the grower's yes)."""
+        self.approved.add(marker)
+        return f"approved: {marker} may be touched once"
+
     def stage_note(self, title: str) -> dict[str, Any]:
         """Stage a note for the grower; it waits until the next handoff asks about it."""
         self.staged[f"h-{secrets.token_hex(6)}"] = title
@@ -917,6 +973,8 @@ def build_server(
     server = MCPServer("zc-shapes-greenhouse", request_state_security=RequestStateSecurity.ephemeral(ttl=300))
     for name, hints in TOOLS[shape]:
         server.add_tool(getattr(house, name), annotations=hints)
+    if shape == "marker" and "agent-approves" in flaws:  # FLAW agent-approves: an approve tool within reach
+        server.add_tool(house.approve_marker, annotations=ToolAnnotations(read_only_hint=False))
     return server
 
 
