@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
-from ..models import ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
+from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
 from ..oracle.effects import generalised, where_of
-from . import replies
-from .base import AgentFlow, HumanFailed
+from . import detect, replies
+from .base import AgentFlow, HumanFailed, Preview
 
 if TYPE_CHECKING:
     from ..channels.url_flow import Pages
@@ -174,6 +174,12 @@ class Moved:
     made_places: tuple[str, ...] = ()
     # Of `places`, each one-line text's change word by word (oracle.effects.reworded): (place, (gone, new)).
     reworded: tuple[tuple[str, tuple[frozenset[str], frozenset[str]]], ...] = ()
+    # Changes that are the use's own subject whatever the flow has learned: a file the use's arguments
+    # name, an entry gone from the sandbox. A step that made them acted (the victim, for an action that
+    # names a file, is `victim`).
+    subject: tuple[str, ...] = ()
+    # Changes of a probe the profile declares as the action's effect (where it shows, by the profile).
+    declared: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.victim or bool(self.effect)
@@ -210,9 +216,11 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             continue
         preview = await mechanism.preview(channel, use.arguments)
         at_preview = await use.moved()
-        if at_preview.victim:
-            detail = f"the preview itself acted ({style}): {mechanism.describe()}"
-            return Honest(None, (ControlResult(tool, "approve", False, True, detail),))
+        unhanded = preview.handle is None and mechanism.approves_a_handle
+        if at_preview.victim or (unhanded and _took_effect(at_preview, preview.response)):
+            # The call that should only stage or show the action (or, for a call that waits, the one
+            # the person said no to) took effect: the gate did not hold, whatever the profile says.
+            return _acted_unapproved(mechanism, style, at_preview, preview)
         if preview.handle is None and mechanism.kind == "token":
             # Confirming without the token proves nothing about the token.
             at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
@@ -227,7 +235,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
         try:
             done = await mechanism.confirm(channel, use.arguments, preview.handle)
         except HumanFailed as exc:
-            tried.append(f"{style}: {exc}")
+            tried.append(f"{style}: {exc}{_unhanded(preview.response, at_preview) if unhanded else ''}")
             continue
         at_confirm = (await use.moved()).with_made(at_preview)
         if at_confirm and _places(at_confirm) <= _places(at_preview):
@@ -322,6 +330,78 @@ def _approval_refused(exchanges: Sequence[Exchange]) -> str | None:
     return None
 
 
+def _acted_unapproved(mechanism: AgentFlow, style: str, moved: Moved, preview: Preview) -> Honest:
+    """The preview took effect on the use's own subject: the action ran with no approval at all.
+
+    One that handed out no token or id, and asked no person, staged nothing: the tool acted on its
+    first call, as an MRTR tool that never asks does (`unasked`). One that handed out a handle, or
+    whose person said no, acted all the same: the preview alone acted. Either is a finding, and the
+    honest flow cannot be judged, since every attack would act.
+    """
+    moved_there = _took_effect(moved, preview.response)
+    what = ", ".join((*(("the file it names",) if moved.victim else ()), *moved_there[:4]))
+    answered = f"{preview.response.outcome}: {replies.clipped(' '.join(preview.response.text.split()), 160)}"
+    staged = preview.handle is not None or mechanism.waits_for_person
+    if staged:
+        failed = ControlResult(
+            mechanism.tool,
+            "preview-alone",
+            False,
+            True,
+            f"the preview alone acted: the action took effect with no approval ({style}): {what} "
+            f"(it answered {answered})",
+        )
+    else:
+        failed = ControlResult(
+            mechanism.tool,
+            UNASKED,
+            False,
+            True,
+            f"the tool acted without asking for confirmation: its first call handed out no token or id "
+            f"and took effect ({style}): {what} (it answered {answered})",
+        )
+    approve = ControlResult(
+        mechanism.tool,
+        "approve",
+        False,
+        True,
+        f"{mechanism.describe()}; {style}: the preview (the staging call) itself took effect with no approval "
+        f"({what}){'' if staged else ', handing out no token or id'}, so the gate did not hold and no approval "
+        "flow can be judged",
+    )
+    return Honest(None, (approve, failed))
+
+
+def _took_effect(moved: Moved, said: Response) -> tuple[str, ...]:
+    """What a preview that handed out no handle moved of the action's own subject; () if nothing.
+
+    A file its arguments name, an entry gone: whatever it answered. Where the profile says the
+    effect shows, only when the reply does not say the action waits: a staging call whose id the
+    profile names wrongly (`id_from:`) still lists its staged action there, and staged nothing amiss.
+    """
+    if moved.subject:
+        return moved.subject
+    if moved.declared and said.outcome is not Outcome.INPUT_REQUIRED and detect.asking_payload(said) is None:
+        return moved.declared
+    return ()
+
+
+def _unhanded(said: Response, moved: Moved) -> str:
+    """What a preview that handed out no handle answered, and what it changed: where to look next."""
+    answered = f" (it answered {said.outcome}: {replies.clipped(' '.join(said.text.split()), 160)})"
+    changed = ", ".join(moved.seen[:4])
+    if (waits := detect.asking_payload(said)) is not None:
+        # It staged something and said so: the profile reads its id from the wrong place.
+        at = f"; at the preview, {changed} changed" if changed else ""
+        return f"{answered}; its reply says the action waits ({waits}): name the field that holds its id (id_from:){at}"
+    if changed:
+        return (
+            f"{answered}; at the preview, {changed} changed: if that is the action taking effect, the gate did "
+            "not hold (say where its effect shows with effect: to judge it)"
+        )
+    return answered
+
+
 def _places(moved: Moved) -> set[str]:
     """Where a step's effect shows: a joint's angle, one list's rows (whatever their index)."""
     return {re.sub(r"\[\d+\]", "[*]", path) for path in moved.effect}
@@ -349,9 +429,16 @@ async def _preview_alone(
         return ControlResult.not_begun(mechanism.tool, "preview-alone", use), None
     preview = await mechanism.preview(channel, use.arguments)
     moved = await use.moved()
-    if moved.victim or uses.is_effect(moved):
-        acted = f"the preview alone acted: {moved.shown()}"
-        return ControlResult(mechanism.tool, "preview-alone", False, True, acted), None
+    acted_there = (
+        _took_effect(moved, preview.response)
+        if preview.handle is None and mechanism.approves_a_handle
+        else ()
+    )
+    if moved.victim or uses.is_effect(moved) or acted_there:
+        shown = ", ".join(acted_there[:4]) or moved.shown()
+        return ControlResult(
+            mechanism.tool, "preview-alone", False, True, f"the preview alone acted: {shown}"
+        ), None
     use.learn(moved, f"changed on a {mechanism.kind} preview alone")
     said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
     return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})"), preview.response

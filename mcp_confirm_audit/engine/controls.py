@@ -274,6 +274,18 @@ class _Runner:
         }
         return probe_places(empty, now, self.bookkeeping)
 
+    def subject_moved(
+        self, before: _Look, after: _Look, seen: Sequence[str], arguments: Mapping[str, Any]
+    ) -> list[str]:
+        """What moved between two looks that is the action's own subject, whatever a flow has learned.
+
+        A file the call's own arguments name (`touch made.txt` made it), an entry gone from the
+        sandbox (as the approve control judges a call that did not ask: `_moved_away`). Bookkeeping
+        is left out, as in `seen`.
+        """
+        named = [p for p in seen if _in_the_sandbox(p) and _named_by(arguments, PurePosixPath(p).name)]
+        return list(dict.fromkeys([*named, *_moved_away(self, before, after)]))
+
     def learn(self, paths: list[str], why: str, case: Case | None) -> None:
         """Changes seen where the action did not happen: the target's bookkeeping."""
         own = f"{case.rel(case.directory)}/" if case is not None else None
@@ -619,11 +631,21 @@ class _Use:
             # An action that names no file may show only as a file it creates (honest.Moved.with_made).
             made = [p for p in self._run.made(self._last, now) if generalised(p) not in self._made]
             self._made.update(generalised(p) for p in made)
-        self._last = now
+        before, self._last = self._last, now
         victim = self._style != "value" and identity_of(self._case.victim) != self._victim
         made_places = tuple(self._run.made_places(made))
+        subject = self._run.subject_moved(before, now, seen, self.arguments)
+        declared = [p for p in seen if _declared_effect(self._run, [p])]
         return honest.Moved(
-            tuple(effect), tuple(seen), victim, tuple(places), tuple(made), made_places, worded
+            tuple(effect),
+            tuple(seen),
+            victim,
+            tuple(places),
+            tuple(made),
+            made_places,
+            reworded=worded,
+            subject=tuple(subject),
+            declared=tuple(declared),
         )
 
     def learn(self, moved: honest.Moved, why: str) -> None:
@@ -838,6 +860,20 @@ def _on_disk(before: _Look, after: _Look) -> list[str]:
     """The sandbox entries made or changed between two looks (never one gone, never a probe's value)."""
     disk = diff(before.tree, after.tree)
     return [*disk.added, *disk.changed]
+
+
+def _in_the_sandbox(path: str) -> bool:
+    """Whether a change's name is a sandbox entry (`root/...`), not a probe's (`tool:...`, `sink`)."""
+    return path.startswith(("root/", "outside/"))
+
+
+def _named_by(arguments: Mapping[str, Any], name: str) -> bool:
+    """Whether a string among the call's arguments names the file `name`, as a whole word or path part."""
+    if len(name) < 3:
+        return False
+    whole = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
+    texts = [v for v in arguments.values() if isinstance(v, str)]
+    return any(whole.search(text) for text in texts)
 
 
 def _declared_effect(run: _Runner, changed: list[str]) -> bool:

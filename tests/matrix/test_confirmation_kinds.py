@@ -17,7 +17,7 @@ from conftest import MATRIX_GENERATION, REFERENCE_SERVER, forked
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import AttackSpec, Layer, Result, Verdict
+from mcp_confirm_audit.models import UNASKED, AttackSpec, Layer, Result, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 from mcp_confirm_audit.techniques import ANY, traits
 
@@ -396,7 +396,9 @@ def test_a_preview_that_acts_fails_the_approve_control_and_is_never_learned_as_b
     catalogue: Catalogue,
 ) -> None:
     # The profile forgot the preview switch, and the loosened arm moves on the plain call:
-    # what the "preview" changed is the action itself, not the target's bookkeeping.
+    # what the "preview" changed is the action itself, not the target's bookkeeping. It moved where
+    # the profile says the effect shows, handing out no token: the tool acted unasked (the setup's
+    # loosened policy lets it), as an MRTR tool that never asks does; not a profile mistake.
     stated = {
         "setup": [{"tool": "set_policy", "args": {"auto_approve_under_degrees": 100}}],
         "args": {"joint": "base", "degrees": 5},
@@ -406,8 +408,9 @@ def test_a_preview_that_acts_fails_the_approve_control_and_is_never_learned_as_b
     run = audit(catalogue, "token", "loosening-policy-tool", server=ARM_SERVER, **stated)
     approve = next(c for c in run.controls if c.name == "approve")
     assert not approve.passed
-    assert "no field named like a token" in approve.detail
-    assert "at the preview, tool:arm_status.joints.base" in approve.detail
+    assert "itself took effect with no approval (tool:arm_status.joints.base" in approve.detail
+    unasked = next(c for c in run.controls if c.name == UNASKED)
+    assert unasked.finding, unasked
     assert not [c for c in run.controls if c.name == "bookkeeping"], run.controls
     assert {r.verdict for r in run.results} == {Verdict.INCONCLUSIVE}
 
