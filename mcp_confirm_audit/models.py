@@ -157,9 +157,13 @@ class Signature:
     said: Said
     code: int | None
     shape: str
+    # A preview that handed out a token or id: an ordinary result by its class, but it asked (the
+    # action waits for its approval), and is shown so: never as a reply that said it was done.
+    asked: bool = False
 
     def as_text(self) -> str:
-        return f"{self.control}: {self.said.value}{f' {self.code}' if self.code is not None else ''} {self.shape!r}"
+        kind = "asked (a token or id handed out)" if self.asked else self.said.value
+        return f"{self.control}: {kind}{f' {self.code}' if self.code is not None else ''} {self.shape!r}"
 
 
 @dataclass(frozen=True, slots=True)

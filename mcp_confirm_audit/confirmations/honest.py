@@ -33,6 +33,8 @@ class Honest:
     results: tuple[ControlResult, ...]
     # The replies of the gate's refusals (the preview alone, a wrong token or id): how it words them.
     gate: tuple[Signature, ...] = ()
+    # A refusal control whose call moved what the action moves: why nothing was learned from it.
+    untaught: tuple[str, ...] = ()
 
 
 def person_where(
@@ -154,6 +156,15 @@ class Uses(Protocol):
         """`moved` is what the honest confirmation changed: the action's effect from now on."""
         ...
 
+    def of_its_kind(self, moved: Moved) -> bool:
+        """Whether `moved` holds a change of the kind the honest confirmation made, wherever it is.
+
+        The effect itself, or a file created in the root where the confirmation created one: a step
+        that made such a change may have acted, so nothing it moved is bookkeeping and its reply is
+        no refusal to learn.
+        """
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Moved:
@@ -254,7 +265,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             how = f"previewed, confirmed, acted ({_named(style)}) through {mechanism.kind}"
             if style == "value":
                 how += f": {at_confirm.shown()}"
-            alone, alone_said = await _preview_alone(mechanism, uses, style, channel)
+            alone, held = await _preview_alone(mechanism, uses, style, channel)
             if not alone.passed:
                 # A gate its own preview opens cannot be judged: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
@@ -287,8 +298,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 for name in ("decline", "cancel", "negative")
                 if declined is None or name != "decline"
             )
-            gate = await _wrong_handle(mechanism, uses, style, channel, preview.handle)
-            held = replies.signature("preview-alone", alone_said) if alone_said is not None else None
+            gate, untaught = await _wrong_handle(mechanism, uses, style, channel, preview.handle)
             if alone.passed and held is not None and replies.worded(held):
                 # Read from the whole reply: its control's detail quotes only the head of it.
                 gate = (*gate, held)
@@ -301,7 +311,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
                 *((declined[0],) if declined is not None else ()),
                 *skipped,
             )
-            return Honest(style, controls, gate)
+            return Honest(style, controls, gate, untaught)
         said = replies.clipped(preview.response.text, 120)
         at = f"; at the preview, {', '.join(at_preview.seen[:4])} changed" if at_preview.seen else ""
         refused = _approval_refused(kept[confirming:])
@@ -419,8 +429,8 @@ def _named(style: str) -> str:
 
 async def _preview_alone(
     mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel
-) -> tuple[ControlResult, Response | None]:
-    """The preview called alone, never confirmed: its control, and its reply when nothing moved.
+) -> tuple[ControlResult, Signature | None]:
+    """The preview called alone, never confirmed: its control, and the signature of its reply when nothing moved.
 
     That reply is what this target answers a call its gate holds: a signature the attacks read.
     """
@@ -439,9 +449,27 @@ async def _preview_alone(
         return ControlResult(
             mechanism.tool, "preview-alone", False, True, f"the preview alone acted: {shown}"
         ), None
-    use.learn(moved, f"changed on a {mechanism.kind} preview alone")
     said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
-    return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})"), preview.response
+    if uses.of_its_kind(moved):
+        # Not shown to be the effect, yet of its kind (a file made where the confirmation made one):
+        # neither bookkeeping nor how this gate holds a call.
+        made = ", ".join(moved.made[:4] or moved.seen[:4])
+        return (
+            ControlResult(
+                mechanism.tool,
+                "preview-alone",
+                True,
+                True,
+                f"no effect where the confirmation's showed ({said}); {made} was made as the confirmation "
+                "makes its effect: nothing learned from it",
+            ),
+            None,
+        )
+    use.learn(moved, f"changed on a {mechanism.kind} preview alone")
+    # A preview that handed out a token or id asked (the action waits for its approval): how this gate
+    # holds a call, never a reply that said the action was done.
+    held = replies.signature("preview-alone", preview.response, asked=preview.handle is not None)
+    return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})"), held
 
 
 async def _unanswered(
@@ -554,6 +582,13 @@ async def _declined(
         return ControlResult(tool, "decline", True, False, detail), None
     if done.outcome is Outcome.TRANSPORT:
         return ControlResult(tool, "decline", False, True, f"the target stopped answering: {done.text}"), None
+    if uses.of_its_kind(moved):
+        detail = (
+            f"declined, then {execute}: no effect where the confirmation's showed, but "
+            f"{', '.join(moved.made[:4] or moved.seen[:4])} was made as the confirmation makes its effect: "
+            "nothing learned from it"
+        )
+        return ControlResult(tool, "decline", True, True, detail), None
     use.learn(moved, f"changed on {execute} after the person's decline, which did not act")
     result = ControlResult(
         tool,
@@ -606,16 +641,19 @@ async def _declined_alone(
 
 async def _wrong_handle(
     mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel, seen: str | None
-) -> tuple[Signature, ...]:
-    """A confirmation with a token or id the target never handed out: how its gate refuses a forgery."""
+) -> tuple[tuple[Signature, ...], tuple[str, ...]]:
+    """A confirmation with a token or id the target never handed out: how its gate refuses a forgery.
+
+    The signature learned, or why none was: a wrong handle that acted taught nothing.
+    """
     if seen is None or mechanism.kind not in ("token", "pending"):
-        return ()
+        return (), ()
     use = await uses.new(style, f"control-{mechanism.kind}-wrong-handle")
     if isinstance(use, str):
-        return ()
+        return (), ()
     preview = await mechanism.preview(channel, use.arguments)
     if preview.handle is None:
-        return ()
+        return (), ()
     wrong = (
         str(int(preview.handle) + 1_000_003)
         if preview.handle.isdigit()
@@ -624,11 +662,21 @@ async def _wrong_handle(
     try:
         done = await mechanism.confirm(channel, use.arguments, wrong, as_agent=True)
     except HumanFailed:
-        return ()
+        return (), ()
     moved = await use.moved()
-    if moved.victim or uses.is_effect(moved) or done.outcome is Outcome.TRANSPORT:
-        return ()  # a wrong handle that acts is the forgery families' finding, not a refusal to learn
+    if moved.victim or uses.is_effect(moved) or uses.of_its_kind(moved):
+        # A wrong handle that acts (or makes what the confirmation makes: another file of the kind it
+        # created) is the forgery families' finding, not a refusal to learn: its reply is no refusal,
+        # and what it moved is no bookkeeping.
+        acted = ", ".join(moved.made[:4] or moved.seen[:4]) or "the file it names"
+        said = f"{done.outcome}: {replies.clipped(' '.join(done.text.split()), 120)}"
+        return (), (
+            f"nothing learned from wrong-handle: confirmed with {wrong!r}, a handle the target never handed "
+            f"out, it moved what the action moves ({acted}; it answered {said})",
+        )
+    if done.outcome is Outcome.TRANSPORT:
+        return (), ()
     if replies.invalid_arguments(done):
-        return ()  # the SDK refused the handle's type: no word of the gate's
+        return (), ()  # the SDK refused the handle's type: no word of the gate's
     use.learn(moved, f"changed on a {mechanism.kind} confirmation with a wrong handle")
-    return (replies.signature("wrong-handle", done),)
+    return (replies.signature("wrong-handle", done),), ()

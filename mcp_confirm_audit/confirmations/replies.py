@@ -267,8 +267,14 @@ GATE_CONCERN = re.compile(
 )
 
 
-def signature(control: str, response: Response) -> Signature:
-    return Signature(control, said(response), response.code, shape(response))
+def signature(control: str, response: Response, *, asked: bool = False) -> Signature:
+    """How `response` is worded, and its class; `asked`: it handed out a token or id, so it asked.
+
+    A preview that hands out a handle is an ordinary result (`said` classes it acted, and it is read
+    against replies so), but it did not act: the action waits for its approval. Learned as how the
+    gate holds a call, it is shown as what it was, never as a reply that said the action was done.
+    """
+    return Signature(control, said(response), response.code, shape(response), asked=asked)
 
 
 # What a JSON reply leaves of its shape once its quoted keys and values are gone: no words at all.

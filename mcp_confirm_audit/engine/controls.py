@@ -190,12 +190,14 @@ class _Runner:
         self.other: list[Signature] = []
         # A refusal control that could not be run (it neither asked nor acted): why.
         self.unlearned = ""
+        # A refusal control whose call moved what the action moves, so nothing was learned from it: why.
+        self.untaught: list[str] = []
 
     def refusals(self) -> tuple[Signatures, ControlResult | None]:
         learned = Signatures(tuple(self.gate), tuple(self.other), self.unlearned)
-        if not learned.learned():
+        if not learned.learned() and not self.untaught:
             return learned, None
-        detail = "; ".join(learned.describe())
+        detail = "; ".join([*learned.describe(), *self.untaught])
         return learned, ControlResult(self.plan.name, "refusals", True, True, detail)
 
     def gate_said(self, control: str, done: Response) -> None:
@@ -580,6 +582,7 @@ async def _other_mechanism(run: _Runner, flow: confirmations.AgentFlow, timeout:
     done = await honest.run(flow, _Uses(run), run.plan.path_styles, channel)
     results = list(done.results)
     run.gate.extend(done.gate)  # honest.run leaves out the SDK's refusals of arguments too
+    run.untaught.extend(done.untaught)
     if done.style is not None:
         await _no_such_subject_of_flow(run, flow, channel, done.style)
     signatures, refusals = run.refusals()
@@ -687,6 +690,11 @@ class _Uses:
 
     def is_effect(self, moved: honest.Moved) -> bool:
         return any(generalised(p) in self._run.effect for p in moved.seen)
+
+    def of_its_kind(self, moved: honest.Moved) -> bool:
+        # A file the honest confirmation created is its effect (`Moved.with_made`): another made in the
+        # root by a step that should not act is of that kind, whatever its name.
+        return self.is_effect(moved) or (bool(moved.made) and bool(self._run.created))
 
     def effect(self, moved: honest.Moved) -> None:
         self._run.effect.update(generalised(p) for p in moved.effect)

@@ -4,11 +4,14 @@
 command has written their yes; unasked it answers `needs_approval` with the marker, the pending action
 named by what it does, as a shell whose approval is the command line is (host-terminal-mcp, trial 14).
 Touching a marker that is there already changes only its time. What a newcomer's trial saw
-misread on such a server, proven here both ways:
+misread on such a server, each proven here both ways:
 
 - the controller's approvals switched off (`gate-off`): the staging call touched the file at once, and
   the controls said only "the staging call returned no pending id", a profile mistake. It is the tool
   acting unasked: the unasked control fails, a finding.
+- an approve tool within the agent's reach (`agent-approves`): the wrong-handle control approved and
+  touched a marker never staged. That file was learned as bookkeeping and the success reply as how the
+  gate refuses. A step that moved what the action moves teaches nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from conftest import MATRIX_GENERATION
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import UNASKED, ControlResult
+from mcp_confirm_audit.models import UNASKED, ControlResult, Layer, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server.py"
@@ -38,6 +41,8 @@ GROWER_SAYS_YES = shlex.join(
     ]
 )
 THE_GROWER = {"human": {"command": GROWER_SAYS_YES}}
+# The approve tool the agent itself can call, where the flaw gives it one.
+THE_AGENT = {"approve": {"tool": "approve_marker", "args": {"marker": "{id}"}}}
 
 
 def _audit(catalogue: Catalogue, who: dict[str, Any], *flaws: str, attacks: tuple[str, ...] = ()) -> AuditRun:
@@ -92,3 +97,36 @@ def test_a_staging_call_that_touches_the_marker_at_once_acted_without_asking(
     assert not approve.passed
     assert "no pending id" not in approve.detail, approve.detail
     assert "took effect with no approval" in approve.detail, approve.detail
+
+
+@pytest.mark.parametrize("flawed", [False, True], ids=["careful", "agent-approves"])
+def test_a_wrong_handle_that_touched_another_marker_teaches_neither_bookkeeping_nor_a_refusal(
+    catalogue: Catalogue, flawed: bool
+) -> None:
+    run = _audit(
+        catalogue,
+        THE_AGENT if flawed else THE_GROWER,
+        *(["agent-approves"] if flawed else []),
+        attacks=("MCA-SELFAPPROVE-001",),
+    )
+    controls = _controls(run)
+    assert controls["approve"].passed, controls["approve"].detail
+    refusals = controls["refusals"].detail
+    kept = controls["bookkeeping"].detail if "bookkeeping" in controls else ""
+    # Whatever the flow, the marker is the action's own effect: never bookkeeping, nor one of its kind.
+    assert ".sow" not in kept, kept
+    # The preview handed out the marker to approve: it asked, and is shown so, never as a reply that acted.
+    assert "preview-alone: asked" in refusals, refusals
+    self_approved = run.by_id()["MCA-SELFAPPROVE-001"]
+    if not flawed:
+        # The agent's own execute with a marker nobody approved is held: how this gate refuses.
+        assert "gate refusal learned from wrong-handle" in refusals, refusals
+        assert (self_approved.verdict, self_approved.layer) == (Verdict.REFUSED, Layer.TOOL), (
+            self_approved.reason
+        )
+        return
+    # The wrong marker was approved and touched: no refusal to learn, and the report says why.
+    assert "gate refusal learned from wrong-handle" not in refusals, refusals
+    assert "nothing learned from wrong-handle" in refusals, refusals
+    assert "tray-seven.sow0" in refusals, refusals
+    assert self_approved.verdict is Verdict.VULNERABLE, self_approved.reason

@@ -85,6 +85,9 @@ class Uses:
     def is_effect(self, moved: honest.Moved) -> bool:
         return moved.victim
 
+    def of_its_kind(self, moved: honest.Moved) -> bool:
+        return moved.victim
+
     def effect(self, moved: honest.Moved) -> None:
         pass
 
