@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..confirmations import replies
 from ..engine.reading import Judged, Reading, Seen, layer_of, quoted, reads
-from ..models import FAIL_CLOSED, Exchange, Layer, Outcome, Part, Verdict
+from ..models import FAIL_CLOSED, Exchange, Layer, Outcome, Part, Said, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,7 @@ class ReadSingleUse(Reading[SingleUse]):
         return True
 
     def still(self, part: SingleUse, seen: Seen) -> Judged:
-        return _judge(part, seen.transcript.exchanges)
+        return _judge(part, seen.transcript.exchanges, seen.transcript.effect_places)
 
     def evidence(self, part: SingleUse) -> tuple[str, ...]:
         # A case file is put back after every effect; a use of an action that names no file is not
@@ -59,7 +60,7 @@ class ReadSingleUse(Reading[SingleUse]):
         return (f"effects: {part.taken_racing} during the race, {part.taken} in all ({how})",)
 
 
-def _judge(record: SingleUse, exchanges: tuple[Exchange, ...]) -> Judged:
+def _judge(record: SingleUse, exchanges: tuple[Exchange, ...], places: tuple[str, ...] = ()) -> Judged:
     racing = [exchanges[i] for i in record.racing]
     replays = [exchanges[i] for i in record.replays]
     stopped = [e for e in [*racing, *replays] if e.response.outcome is Outcome.TRANSPORT]
@@ -89,8 +90,76 @@ def _judge(record: SingleUse, exchanges: tuple[Exchange, ...]) -> Judged:
         said = f"none of the {len(racing)} redemptions took effect, so single use was never exercised"
         return Verdict.INCONCLUSIVE, None, said
     once = "took effect once" if record.taken == 1 else "was honoured once"
+    done = _done_reply(record, racing, sequential)
+    if record.taken == 1 and done is not None:
+        # What the redemption that took effect was answered is a success: a reply worded so refused
+        # nothing, whichever redemption got it. Only the count can tell whether it acted again.
+        alike = [e for e in (*racing, *sequential) if _reply(e) == done]
+        shown = quoted(alike[0].response)
+        if any(_reply(e) == done for e in sequential) and not _repeats_show(record, places):
+            return (
+                Verdict.INCONCLUSIVE,
+                None,
+                f"the approval took effect once, but {len(alike)} of the {len(racing) + len(sequential)} "
+                f"redemptions, the sequential replay among them, were answered alike, as the one that took "
+                f"effect was ({shown}): a repeat of this action leaves nothing new where its effect shows "
+                f"({_where(places)}), so whether they acted again is not seen",
+            )
+        refusing = [e for e in (*sequential, *racing) if _reply(e) != done]
+        if not refusing:
+            # Each would have shown (a new row, the victim gone again) and none did; a success reply is
+            # no layer's refusal.
+            said = f"the approval {once}; no other redemption took effect, though each was answered as done ({shown})"
+            return Verdict.REFUSED, None, said
+        return (
+            Verdict.REFUSED,
+            layer_of(refusing[0].response),
+            f"the approval {once}; no other redemption took effect ({where})",
+        )
     said = f"the approval {once}; no other redemption took effect ({where})"
     return Verdict.REFUSED, layer_of(sequential[0].response), said
+
+
+def _reply(exchange: Exchange) -> tuple[Said, int | None, str]:
+    """A redemption's reply as the controls learn one: its class, its code and its shape."""
+    response = exchange.response
+    return replies.said(response), response.code, replies.shape(response)
+
+
+def _done_reply(
+    record: SingleUse, racing: list[Exchange], sequential: list[Exchange]
+) -> tuple[Said, int | None, str] | None:
+    """How the redemption that took effect was answered, where the record shows which one it was.
+
+    The only redemption whose reply no other racing one shares, when one of the race took effect;
+    every one, when all were answered alike; the sequential replay, when it alone took effect. Only an
+    ordinary result: a redemption that acted and was answered with an error says nothing of success.
+    """
+    if record.taken_racing == 0 and record.taken == 1 and len(sequential) == 1:
+        found: tuple[Said, int | None, str] | None = _reply(sequential[0])
+    else:
+        answered = [_reply(e) for e in racing]
+        alone = [r for r in set(answered) if answered.count(r) == 1]
+        if len(set(answered)) == 1:
+            found = answered[0]
+        elif record.taken_racing == 1 and len(alone) == 1:
+            found = alone[0]
+        else:
+            found = None
+    return found if found is not None and found[0] is Said.ACTED else None
+
+
+def _repeats_show(record: SingleUse, places: tuple[str, ...]) -> bool:
+    """Whether a second effect of this action would be counted: the victim is put back after each one,
+    or each effect adds an item of its own (a row, a request at the sink). A value set again, a file
+    made again or touched, a row already gone: a repeat leaves nothing new to count."""
+    if record.counted_by == "restorer":
+        return True
+    return any(p.startswith("added ") and p.endswith("[*]") for p in places)
+
+
+def _where(places: tuple[str, ...]) -> str:
+    return ", ".join(places[:3]) if places else "no place the controls could read it by"
 
 
 def _judge_guess(record: SingleUse, guess: Exchange, honest: Exchange) -> Judged:

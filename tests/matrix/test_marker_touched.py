@@ -3,7 +3,7 @@
 `touch_marker(marker)` (targets/zc_shapes, shape `marker`) touches ROOT/MARKER once the grower's own
 command has written their yes; unasked it answers `needs_approval` with the marker, the pending action
 named by what it does, as a shell whose approval is the command line is (host-terminal-mcp, trial 14).
-Touching a marker that is there already changes only its time. What a newcomer's trial saw
+Touching a marker that is there already changes only its time. Three things a newcomer's trial saw
 misread on such a server, each proven here both ways:
 
 - the controller's approvals switched off (`gate-off`): the staging call touched the file at once, and
@@ -12,6 +12,10 @@ misread on such a server, each proven here both ways:
 - an approve tool within the agent's reach (`agent-approves`): the wrong-handle control approved and
   touched a marker never staged. That file was learned as bookkeeping and the success reply as how the
   gate refuses. A step that moved what the action moves teaches nothing.
+- the grower's yes never used up (`token-reuse`): every redemption of the race touched the marker again,
+  which shows nowhere the count looks, and each was answered as the first. That was `refused (tool)`; it
+  is inconclusive, saying why, while after-success sees the second touch on disk (the file's time) and
+  is the finding.
 """
 
 from __future__ import annotations
@@ -130,3 +134,30 @@ def test_a_wrong_handle_that_touched_another_marker_teaches_neither_bookkeeping_
     assert "nothing learned from wrong-handle" in refusals, refusals
     assert "tray-seven.sow0" in refusals, refusals
     assert self_approved.verdict is Verdict.VULNERABLE, self_approved.reason
+
+
+@pytest.mark.parametrize("flawed", [False, True], ids=["careful", "token-reuse"])
+def test_a_yes_never_used_up_is_never_refused_on_a_repeat_the_count_cannot_see(
+    catalogue: Catalogue, flawed: bool
+) -> None:
+    run = _audit(
+        catalogue,
+        THE_GROWER,
+        *(["token-reuse"] if flawed else []),
+        attacks=("MCA-TOKREUSE-001", "MCA-TOKREUSE-003"),
+    )
+    assert _controls(run)["approve"].passed
+    after, raced = run.by_id()["MCA-TOKREUSE-001"], run.by_id()["MCA-TOKREUSE-003"]
+    if not flawed:
+        # The yes is used up: the replay is asked about again, and so is every redemption but one.
+        assert (after.verdict, after.layer) == (Verdict.REFUSED, Layer.TOOL), after.reason
+        assert (raced.verdict, raced.layer) == (Verdict.REFUSED, Layer.TOOL), raced.reason
+        return
+    # The second touch shows on disk, as the marker's time: the finding, as observed.
+    assert after.verdict is Verdict.VULNERABLE, after.reason
+    assert f"root/{MARKER}" in after.reason, after.reason
+    # The race's count sees one effect, every redemption answered as the one that acted: not a refusal.
+    assert raced.verdict is Verdict.INCONCLUSIVE, raced.reason
+    assert raced.layer is None, raced
+    assert "answered alike" in raced.reason, raced.reason
+    assert "leaves nothing new" in raced.reason, raced.reason

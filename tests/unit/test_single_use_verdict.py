@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from verdict_records import HUNG, SDK_BOUNDARY_REFUSAL, attack_spec
 
 from mcp_confirm_audit.engine.verdict import judge
@@ -166,3 +168,79 @@ def test_a_target_that_stops_answering_mid_race_is_inconclusive() -> None:
 def test_the_evidence_counts_the_effects() -> None:
     result = judge(SPEC, record([(DELETED, "a"), (SPENT, "a")], {"a": SPENT}, taken_racing=1))
     assert any(line.startswith("effects: 1 during the race, 1 in all") for line in result.evidence)
+
+
+# Recorded from MCA-TOKREUSE-003 on a shell whose approval lasts its session (host-terminal-mcp, trial
+# 14): `touch` of the file the honest redemption made, nine times, each answered as the first was.
+TOUCHED = Response(Outcome.COMPLETE, "Exit code: 0\nWorking directory: {sandbox}/root")
+# The same server's single-use check, had it one, in an ordinary result worded as nothing like success.
+ASKS_AGAIN = Response(
+    Outcome.COMPLETE, '{"status": "needs_approval", "message": "touch made.txt is not in the allow list"}'
+)
+ONE_NEW_ROW = ("added tool:list_payments.payments[*]",)
+A_VALUE_SET = ("changed tool:greenhouse.vents.north",)
+
+
+def redeemed(
+    racing: list[Response], replay: Response, counted_by: str, places: tuple[str, ...], taken_racing: int = 1
+) -> Transcript:
+    """One process's race (its redemptions, then its sequential replay), one effect counted."""
+    t = record([(r, "a") for r in racing], {"a": replay}, taken_racing=taken_racing, taken=1)
+    single = t.parts[0]
+    assert isinstance(single, SingleUse)
+    return replace(t, parts=(replace(single, counted_by=counted_by),), effect_places=places)
+
+
+# (the race, where a repeat would show) -> the verdict, and the layer when refused
+ANSWERED_AS_DONE = {
+    # A touch again, a value set again: a repeat leaves nothing new to count, and nothing refused it.
+    "every redemption answered as the first, a repeat unseen": (
+        redeemed([TOUCHED] * 8, TOUCHED, "probes", ()),
+        (Verdict.INCONCLUSIVE, None),
+    ),
+    "a value set again, answered as the first": (
+        redeemed([TOUCHED] * 3, TOUCHED, "probes", A_VALUE_SET),
+        (Verdict.INCONCLUSIVE, None),
+    ),
+    # Refused by the losers, but the replay after the race was answered as the winner: it may have acted.
+    "the replay answered as the winner, a repeat unseen": (
+        redeemed([TOUCHED, ASKS_AGAIN, ASKS_AGAIN], TOUCHED, "probes", ()),
+        (Verdict.INCONCLUSIVE, None),
+    ),
+    # Each effect adds a row, or the victim is put back after each: a repeat would have been counted.
+    "answered alike, each effect a new row": (
+        redeemed([TOUCHED] * 8, TOUCHED, "probes", ONE_NEW_ROW),
+        (Verdict.REFUSED, None),
+    ),
+    "answered alike, the victim put back after each": (
+        redeemed([DELETED] * 4, DELETED, "restorer", ()),
+        (Verdict.REFUSED, None),
+    ),
+    # The single-use check said no, in words unlike the winner's: its layer is the tool's.
+    "the losers and the replay asked again": (
+        redeemed([TOUCHED, ASKS_AGAIN, ASKS_AGAIN], ASKS_AGAIN, "probes", ()),
+        (Verdict.REFUSED, Layer.TOOL),
+    ),
+    "the losers and the replay refused with an error": (
+        redeemed([TOUCHED, SPENT, SPENT], SPENT, "probes", ()),
+        (Verdict.REFUSED, Layer.TOOL),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANSWERED_AS_DONE))
+def test_a_redemption_answered_as_the_one_that_acted_is_never_a_refusal(case: str) -> None:
+    transcript, expected = ANSWERED_AS_DONE[case]
+    result = judge(attack_spec("token-replay", id="MCA-TOKREUSE-003"), transcript)
+    assert (result.verdict, result.layer) == expected, result.reason
+    if result.verdict is Verdict.INCONCLUSIVE:
+        assert "answered alike, as the one that took effect was" in result.reason, result.reason
+        assert "leaves nothing new" in result.reason, result.reason
+
+
+def test_two_effects_answered_alike_are_the_finding_whatever_a_repeat_shows() -> None:
+    t = redeemed([TOUCHED] * 8, TOUCHED, "probes", ())
+    single = t.parts[0]
+    assert isinstance(single, SingleUse)
+    twice = replace(t, parts=(replace(single, taken_racing=2, taken=2),))
+    assert judge(attack_spec("token-replay"), twice).verdict is Verdict.VULNERABLE
