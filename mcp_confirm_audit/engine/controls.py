@@ -1114,7 +1114,11 @@ def _learn_from_no_such_subject(run: _Runner, moved: list[str], done: Response, 
         run.effect = left
         run.places = {p for p in run.places if not is_ignored(where_of(p), run.bookkeeping)}
     run.learn(moved, why, case)
-    run.other.append(replies.signature("no-such-subject", done))
+    learned = replies.signature("no-such-subject", done)
+    if any((g.said, g.code, g.shape) == (learned.said, learned.code, learned.shape) for g in run.gate):
+        # Worded as a refusal the gate gave: the two could not be told apart, and the gate's is known.
+        return
+    run.other.append(learned)
 
 
 _NAMED_LIKE_AN_ID = re.compile(r"(^|_)(id|ref|handle|key|slug|number)$|[a-z](Id|Ref|Number)$", re.I)
@@ -1176,13 +1180,33 @@ async def _no_such_subject_of_flow(
         return
     before = await run.look()
     arguments = run.arguments(subject)
-    preview = await flow.preview(channel, arguments)
-    done = preview.response
-    # A flag's preview is the call without it, which the gate refuses: the flag is how the flow confirms.
-    if flow.caller_approves or (replies.said(done) is not Said.REFUSED and preview.handle is not None):
-        try:
-            done = await flow.confirm(channel, arguments, preview.handle)
-        except HumanFailed:
-            return
+    if flow.waits_for_person and flow.asks_a_person:
+        done = await _no_such_subject_while_the_person_approves(flow, channel, arguments)
+    else:
+        preview = await flow.preview(channel, arguments)
+        done = preview.response
+        # A flag's preview is the call without it, which the gate refuses: the flag is how the flow confirms.
+        if flow.caller_approves or (replies.said(done) is not Said.REFUSED and preview.handle is not None):
+            try:
+                done = await flow.confirm(channel, arguments, preview.handle)
+            except HumanFailed:
+                return
     moved = run.changed(before, await run.look(), added=True)
     _learn_from_no_such_subject(run, moved, done, case)
+
+
+async def _no_such_subject_while_the_person_approves(
+    flow: confirmations.AgentFlow, channel: honest.RecordingChannel, arguments: Mapping[str, Any]
+) -> Response:
+    """A call that waits for a person, about a subject that does not exist: the person says yes.
+
+    Its preview is the call while the person says no, which the gate refuses: learned as the world's
+    failure, that refusal would be the gate's words twice over (a terminal approver's "refused by the
+    approver"). The world fails where the action begins, once the person said yes, as an MRTR
+    question's is accepted. A target that fails before any prompt (the subject checked first) gave the
+    person nothing to say yes to; its reply is the call's own, said to nobody, as the preview's is.
+    """
+    try:
+        return await flow.confirm(channel, arguments, None)
+    except HumanFailed:
+        return (await flow.preview(channel, arguments)).response

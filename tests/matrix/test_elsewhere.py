@@ -282,6 +282,43 @@ def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(
     assert "unasked" not in repr(run.results)
 
 
+def _learned(run: AuditRun, kind: str) -> list[str]:
+    """The refusals control's lines of one kind ("gate refusal", "other failure"), as `kind: shape`."""
+    refusals = next(c for c in run.controls if c.name == "refusals").detail
+    lines = [line for line in refusals.split("; ") if line.startswith(f"{kind} learned from ")]
+    return [line.split(": ", 1)[1] for line in lines]
+
+
+ORDER_DESK = TARGETS / "orders" / "server.py"
+
+
+@pytest.mark.parametrize("asked_first", [False, True], ids=["checked-first", "asked-first"])
+def test_a_call_that_waits_for_a_person_never_learns_the_worlds_failure_from_their_no(
+    catalogue: Catalogue, careful: Callable[[str], AuditRun], asked_first: bool
+) -> None:
+    # The world's failure comes where the action begins: on a call that waits for the person, once they
+    # said yes. Their no is the gate's refusal (learned from the preview alone, the call they said no
+    # to); learned from a call about a subject that does not exist they also said no to, "other failure"
+    # was the gate's words twice over (trial 14: a terminal approver that asks before it looks the order
+    # up). The order desk's terminal asks about any reference first; the careful terminal checks the file
+    # first and asks nobody about a missing one.
+    if asked_first:
+        ttl = f"{deadline(5):g}"
+        words = [sys.executable, str(ORDER_DESK), "--root", "{root}", "--mechanism", "terminal", "--ttl", ttl]
+        # The person at the desk's terminal, as the careful terminal's profile plays them.
+        person = load_profile(TARGETS / "elsewhere-terminal.yaml")
+        profile = resolve_profile(replace(person, tool="cancel_order"), shlex.join(words), None)
+        run = run_audit(forked(profile), catalogue=catalogue, select=lambda spec: False)
+    else:
+        run = careful("terminal")
+    gate, other = _learned(run, "gate refusal"), _learned(run, "other failure")
+    assert gate, run.controls
+    assert not any("did not approve" in said for said in other), other
+    # Whatever the world's failure is worded as, it is never a refusal the gate gave.
+    shapes = {said.split(" ", 1)[1] for said in gate}
+    assert not shapes & {said.split(" ", 1)[1] for said in other}, (gate, other)
+
+
 def test_without_a_terminal_the_terminal_gate_fails_closed_and_is_never_unasked(catalogue: Catalogue) -> None:
     # No tty: the server finds nobody to ask and refuses; zero configuration sees a tool that did not act.
     profile = resolve_profile(
