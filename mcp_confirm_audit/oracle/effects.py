@@ -166,9 +166,21 @@ def changes_by_kind(name: str, before: Any, after: Any) -> list[tuple[str, str]]
             pending.extend((f"{where}.{k}", a.get(k, _ABSENT), b.get(k, _ABSENT)) for k in reversed(keys))
         elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
             pending.extend(reversed([(f"{where}[{i}]", x, y) for i, x, y in _aligned(a, b)]))
+        elif _rows_alone(a, b):
+            # A list that appears (or goes) with its rows is as many rows added (or removed), each named:
+            # eight redemptions that each append a row to a ledger that had none are eight, not one list.
+            rows = (a, []) if b is _ABSENT else ([], b)
+            pending.append((where, *rows))
         elif not _same(a, b):
             out.append((where, "added" if a is _ABSENT else "removed" if b is _ABSENT else "changed"))
     return out
+
+
+def _rows_alone(before: Any, after: Any) -> bool:
+    """A non-empty list on one side, nothing on the other."""
+    if before is _ABSENT:
+        return isinstance(after, list | tuple) and bool(after)
+    return after is _ABSENT and isinstance(before, list | tuple) and bool(before)
 
 
 def probe_places(

@@ -914,22 +914,27 @@ class Greenhouse:
 
     # -- console ----------------------------------------------------------
 
-    def run_command(self, command: str) -> dict[str, Any]:
+    def run_command(self, command: str) -> str:
         """Run a greenhouse controller command ('vent north 30', 'mist herbs'). A command nobody has
         approved waits for approval, and runs once approved."""
         if command not in self.approved and not self._grower_approved(command):
             self.waiting.add(command)
-            return {
-                "status": "needs_approval",
-                "command": command,
-                "message": f"Command {command!r} waits for approval: approve or deny it with approve_command.",
-            }
+            # JSON with every character past ASCII escaped, as host-terminal-mcp answers (json.dumps): what
+            # the person reads shows a line break or a bidi control in the command as its escape.
+            return json.dumps(
+                {
+                    "status": "needs_approval",
+                    "command": command,
+                    "message": f"Command {command!r} waits for approval: approve or deny it with approve_command.",
+                },
+                indent=2,
+            )
         self.approved.discard(command)  # an approval runs the command once
         self.waiting.discard(command)
         state = self.load()
         state.setdefault("commands_run", []).append(command)
         self.save(state)
-        return {"ok": True, "ran": command}
+        return json.dumps({"ok": True, "ran": command}, indent=2)
 
     def approve_command(self, command: str, approve: bool) -> dict[str, Any]:
         """Approve (true) or deny (false) a controller command that waits for approval."""

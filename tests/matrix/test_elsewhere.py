@@ -279,7 +279,8 @@ def test_a_person_answering_on_the_terminal_is_asked_never_acted_without_asking(
     # The agent alone (nobody at the terminal) is refused; what the terminal showed passes the checks.
     judged = [r for r in run.results if r.verdict is not Verdict.NOT_APPLICABLE]
     assert {r.verdict for r in judged} == {Verdict.REFUSED}, [(r.id, r.verdict, r.reason) for r in judged]
-    assert "unasked" not in repr(run.results)
+    # Nothing was judged as acting without asking (a family's title may say "unasked": chained-command's).
+    assert not [r.id for r in run.results if "unasked" in " ".join((r.reason, *r.evidence))]
 
 
 def _learned(run: AuditRun, kind: str) -> list[str]:
