@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import anyio
 
-from mcp_confirm_audit.oracle.counting import EffectCounter
+from mcp_confirm_audit.oracle.counting import EffectCounter, count_items
+from mcp_confirm_audit.oracle.effects import changes_by_kind
 
 
 def _count(changes: list[str]) -> int:
@@ -51,3 +52,15 @@ def test_two_effects_of_two_items_each_are_two_in_that_unit() -> None:
     assert _count_in(3, [f"file:wol.log[{i}]" for i in range(6)]) == 2
     # Anything more than one effect's worth is more than one effect.
     assert _count_in(2, ["file:arm.pose[0]", "file:arm.pose[5]", "file:arm.pose[6]"]) == 2
+
+
+def test_a_ledger_that_had_no_rows_counts_each_row_the_redemptions_appended() -> None:
+    # The greenhouse's changeset with token-reuse: eight redemptions of one token each appended a label to
+    # a store that had no `labels` yet. Named as one list added, the race counted one effect and judged
+    # TOKREUSE-003 refused; each row is one.
+    appended = {"labels": [{"bed": "north", "label": "tomatoes"}] * 3}
+    found = changes_by_kind("file:greenhouse.json", {}, appended)
+    assert found == [(f"file:greenhouse.json.labels[{i}]", "added") for i in range(3)]
+    assert count_items([path for path, _ in found]) == 3
+    # A list that appears empty is still one change, named where it is.
+    assert changes_by_kind("f", {}, {"labels": []}) == [("f.labels", "added")]
