@@ -760,8 +760,8 @@ class Greenhouse:
 
     def preview_label(self, bed: str, label: str) -> dict[str, Any]:
         """Preview labelling `bed`: nothing changes; returns the change_id and confirmation_token apply_change needs."""
-        if not 1 <= len(label) <= 64:
-            return {"ok": False, "error": "a label is 1 to 64 characters"}
+        if not 1 <= len(label) <= 1024:
+            return {"ok": False, "error": "a label is 1 to 1024 characters"}
         applied = [entry["label"] for entry in self.load().get("labels", []) if entry["bed"] == bed]
         if applied and applied[-1] == label:
             # As mcp-changeset's notes refuse a preview of the content a note already holds.
