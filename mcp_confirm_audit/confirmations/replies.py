@@ -124,6 +124,27 @@ def refusal(response: Response) -> str | None:
     return None
 
 
+# A command's failure said in an ordinary result: `exit status 1`, `Exit code: 2`, `exited with code 1`,
+# `returned non-zero exit status 127` (a shell tool that reports each run's status as text).
+_FAILED_EXIT = re.compile(
+    r"\b(?:exit(?:ed)?\s+(?:status|code)|exit\s+code|non-zero\s+exit\s+status|exited\s+with\s+(?:status|code))"
+    r"\s*[:=]?\s*(\d+)\b",
+    re.I,
+)
+
+
+def failed_exit(response: Response) -> str | None:
+    """The failed exit status a completed reply states at its head (`exit status 1`), or None.
+
+    A tool that runs commands may answer every run as an ordinary result, its status in the text: a
+    command that failed is then no success the tool reported, whatever the reply's outcome says.
+    """
+    if response.outcome is not Outcome.COMPLETE:
+        return None
+    found = _FAILED_EXIT.search(response.text[:_READ])
+    return found.group(0) if found is not None and int(found.group(1)) != 0 else None
+
+
 # Counts of what a call did, by the verb: all of them zero says it did nothing (`"moved": 0`).
 _DONE_COUNTS = frozenset(
     [

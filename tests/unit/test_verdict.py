@@ -41,6 +41,10 @@ OTHER_RPC = Response(Outcome.RPC_ERROR, "Invalid request parameters", -32602, ""
 TOOL_ERROR = Response(Outcome.TOOL_ERROR, "already used")
 ASKED = Response(Outcome.INPUT_REQUIRED, "asked again", request_state="s")
 DONE = Response(Outcome.COMPLETE, "Deleted")
+FAILED_RUN = Response(
+    Outcome.COMPLETE, "exit status 1\nstderr:\nrm: cannot remove 'victim.txt': No such file"
+)
+SUCCEEDED_RUN = Response(Outcome.COMPLETE, "exit status 0")
 
 
 def exchange(response: Response, phase: Phase = Phase.ATTACK) -> Exchange:
@@ -186,6 +190,10 @@ REPORTS_SUCCESS_AS = attack_spec(
         (REPORTS_SUCCESS_AS, BOUNDARY, Verdict.REFUSED, Layer.SDK_BOUNDARY),
         (REPORTS_SUCCESS_AS, ASKED, Verdict.REFUSED, Layer.TOOL),
         (REPORTS_SUCCESS_AS, HUNG, Verdict.INCONCLUSIVE, Layer.TRANSPORT),
+        # A shell tool that answers every run as an ordinary result, its status in the text: the rm that
+        # found no file failed, and said so; no success was reported (the shell server, --failures result).
+        (REPORTS_SUCCESS_AS, FAILED_RUN, Verdict.REFUSED, Layer.TOOL),
+        (REPORTS_SUCCESS_AS, SUCCEEDED_RUN, Verdict.WEAK, Layer.NONE),
         # Elsewhere a normal result with nothing changed is a refusal.
         (SPEC, DONE, Verdict.REFUSED, Layer.TOOL),
     ],
