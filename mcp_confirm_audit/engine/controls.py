@@ -107,6 +107,9 @@ class ControlOutcome:
     pace: float | None = None
     # The approve control failed, and the target had refused its yes as sent too soon: it asked here.
     too_soon: bool = False
+    # What the tool changed unasked beyond the sandbox's files (a permission mode a read-only tool
+    # reports): the target's own state, which every later call on that process would inherit.
+    changed_the_target: tuple[str, ...] = ()
 
     @property
     def approve_ok(self) -> bool:
@@ -164,6 +167,8 @@ class _Runner:
         self.unasked: str | None = None
         # What alone made the first call count as acting unasked, when it was no finding (files only).
         self.acted_on: tuple[str, ...] = ()
+        # Of what the first call changed unasked, what the probes saw (not a file of the sandbox).
+        self.changed_the_target: tuple[str, ...] = ()
         # The path styles whose yes the target refused as sent too soon, and its words (engine/pace).
         self.hurried: list[str] = []
         self.hurried_said = ""
@@ -310,7 +315,9 @@ class _Runner:
             return dict(subject.arguments)
         assert self.plan.path_arg is not None
         # {path} the case file; {root} and {sink} what the harness gives.
-        rendered = render(self.plan.arguments(self.values), {**self.values, "path": subject})
+        rendered = render(
+            self.plan.arguments(self.values), {**self.values, "path": self.plan.placed(subject)}
+        )
         # A path argument the template spells out ("{root}/{path}") is the template's, as in an attack.
         return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, subject)}
 
@@ -509,6 +516,7 @@ async def run_controls(
         items_per_effect=run.items_per_effect,
         refused_arguments=refused_arguments,
         acted_on=run.acted_on,
+        changed_the_target=run.changed_the_target,
         pace=run.pace if run.learned_pace is not None else None,
         too_soon=style is None and bool(run.hurried_said),
     )
@@ -777,6 +785,9 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
                 # write-ahead file) moves on every call, approved or not. The target's bookkeeping.
                 run.learn(_on_disk(before, after_ask), "moved on a call the target refused", case)
             if acted:
+                run.changed_the_target = tuple(
+                    probe_changes(before.probes, after_ask.probes, run.bookkeeping)[0]
+                )
                 where = ", ".join(round_one[:4]) or run.value(case, style)
                 said = f"the tool acted without asking for confirmation ({where})"
                 if victim_moved or _declared_effect(run, round_one) or _moved_away(run, before, after_ask):

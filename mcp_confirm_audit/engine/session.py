@@ -388,6 +388,8 @@ class AuditSession:
             # Controls answer at the profile's pace; one they learn is the tool's (engine/pace).
             self.world.pace(None)
             outcome = self._controls_over(tool, ablated)
+            if not outcome.approve_ok and not ablated:
+                outcome = self._without_command_action(tool, outcome)
             if outcome.isolation is not None and self.profile.isolation != "process":
                 # The world carried over between controls: it would between attacks too.
                 self.profile = replace(self.profile, isolation="process")
@@ -419,8 +421,40 @@ class AuditSession:
                 outcome = self._with_a_maker(tool, outcome)
             if not outcome.approve_ok:
                 outcome = self._with_the_target_stderr(tool, ablated, outcome)
+            if outcome.changed_the_target and not self.profile.is_url:
+                # It acted unasked on the target's own state (host-terminal-mcp's `set_permission_mode`
+                # switched the gate to another mode): every control and attack after it would run on a
+                # target that call changed. They start in a world of their own.
+                self.world.isolate()
+                self.stats.notes.append(
+                    f"{tool}: acted unasked on the target's own state ({', '.join(outcome.changed_the_target[:3])}): "
+                    "what runs after its control starts on a fresh target"
+                )
             self._controls[key] = outcome
         return self._controls[key]
+
+    def _without_command_action(self, tool: str, outcome: ControlOutcome) -> ControlOutcome:
+        """Zero configuration: `rm` of the case file through a command line moved nothing; the line as filler.
+
+        A tool whose `command` is no shell's (a controller's `vent north 30`) runs what it is given
+        its own way: its effect is where a value action's shows, as before the line was `rm`.
+        """
+        plan = self.plan(tool)
+        alone = plan.without_command_action
+        if alone is None or self.profile.is_url:
+            return outcome
+        # The action as zero configuration would have called it; what the session added since (the probes,
+        # the bookkeeping learned) kept.
+        kept = ("path_arg", "extra_args", "path_styles", "setup", "template", "notes", "mechanism")
+        instead = replace(
+            plan, **{name: getattr(alone, name) for name in kept}, path_quoted=False, path_in_command=False
+        )
+        self.plans = [
+            replace(instead, without_command_action=None) if p.name == tool else p for p in self.plans
+        ]
+        # Whether it completes or not: a tool no shell stands behind is judged as one that takes a value
+        # (an approve step's `command` is the handle of another tool's flow, never a line of its own).
+        return self._controls_over(tool, False)
 
     def _with_the_target_stderr(self, tool: str, ablated: bool, outcome: ControlOutcome) -> ControlOutcome:
         """A failed approve control with how the target's stderr ended, where it has one: often the only why.

@@ -514,6 +514,14 @@ class ProfileKeys(Keys):
         accepts=f"one of {', '.join(PATH_STYLES)}",
         example="relative",
     )
+    confines_paths: bool = key(
+        False,
+        "A tool that runs command lines (rm {path} in its args:) keeps the paths in them inside its root, and "
+        "says so: out-of-root, symlink-swap, parent-swap and identity-swap then judge it. Unset, they do not "
+        "apply to a command line, whose paths the shell resolves as written and the person approves as shown.",
+        accepts="true or false",
+        example=True,
+    )
     extra_args: dict[str, Any] | None = key(
         {},
         "Arguments sent with the path on every call of a file action.",

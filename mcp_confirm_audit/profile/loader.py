@@ -56,6 +56,7 @@ class Profile:
     tool: str | None = None
     path_arg: str | None = None
     paths: str = "auto"
+    confines_paths: bool = False
     extra_args: Mapping[str, Any] = field(default_factory=dict)
     # The action: setup calls before every use, the argument template ({NAME}
     # from setup, {path} a case file, {sink} the sink's URL), and how to see

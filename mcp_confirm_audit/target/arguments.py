@@ -75,6 +75,24 @@ _WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# An argument that holds a command line: named for one, or described as one in the tool's schema.
+# Zero configuration gives such an argument a file action (`discovery.COMMAND_ACTION`); the
+# chained-command family chains its value after a command the gate lets through.
+COMMAND_LINE_NAME = re.compile(
+    r"^(command|cmd|commands?[_-]?line|cmdline|script|shell|shell[_-]?(command|cmd|script)|bash([_-]?command)?)$",
+    re.I,
+)
+COMMAND_LINE_DESCRIBED = re.compile(
+    r"\b(shell|bash|terminal)\b|\bcommand[ -]?line\b|\bcommand\s+to\s+(run|execute)\b", re.I
+)
+
+
+def holds_command_line(name: str, prop: Any) -> bool:
+    """Whether argument `name` (schema `prop`) holds a command line, by its name or its description."""
+    described = str(prop.get("description") or "") if isinstance(prop, Mapping) else ""
+    return COMMAND_LINE_NAME.match(name) is not None or COMMAND_LINE_DESCRIBED.search(described) is not None
+
+
 # A boolean that carries the decision itself: host-terminal-mcp's `approve_command(command, approve)`.
 DECISION_ARG = re.compile(r"^(approved?|approval|confirm(ed)?|allow(ed)?|accept(ed)?|grant(ed)?|yes)$", re.I)
 

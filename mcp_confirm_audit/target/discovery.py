@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from ..errors import TargetError, UsageError
 from ..models import Outcome, Phase, Response
 from ..oracle.effects import ProbeSpec
 from ..profile.loader import Approver, DriftCall, Profile, SetupCall
-from .arguments import value_for
+from .arguments import holds_command_line, value_for
 from .driver import Connection, ToolInfo
 
 _PATHLIKE_NAME = re.compile(r"path|file|target|document|doc\b|dest|src|source|location|uri|name", re.I)
@@ -80,6 +81,39 @@ class ToolPlan:
     learned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Another record's fields the stage call can state in place of the item's own (stage-time-fields).
     stage_as: Mapping[str, Any] = field(default_factory=dict)
+    # The case file's path goes into a command line (zero configuration's `COMMAND_ACTION`): one word
+    # for the shell, quoted, so a hostile name's blank, newline or `<` stays part of the name.
+    path_quoted: bool = False
+    # The path goes into a command line the tool runs (`rm {path}`), and the profile does not say the
+    # tool confines the paths in its lines (`confines_paths`): which file the line reaches is the shell's.
+    path_in_command: bool = False
+    # Zero configuration's plan had the tool not taken a command line (its filler for the line): what the
+    # controls try when `rm` of the case file moved nothing (a controller's `vent north 30`, no shell).
+    without_command_action: ToolPlan | None = None
+
+    def placed(self, path: str) -> str:
+        """A path as the template's `{path}` takes it: quoted as one shell word in a command line."""
+        return shlex.quote(path) if self.path_quoted else path
+
+
+# What zero configuration runs through a tool that takes a command line: the file action the
+# harness audits everywhere (deleting a case file it made in the sandbox), so its effect is one
+# the sandbox shows. A made-up command ("mcp-confirm-audit") is no program: nothing would move.
+COMMAND_ACTION = "rm {path}"
+
+
+def command_line_argument(tool: ToolInfo) -> str | None:
+    """The string argument of `tool` that holds a command line, a required one first; None when none does."""
+    schema = tool.input_schema or {}
+    props = schema.get("properties") or {}
+    required = schema.get("required") or ()
+    found = [
+        name
+        for name, prop in props.items()
+        if isinstance(prop, Mapping) and prop.get("type") == "string" and holds_command_line(name, prop)
+    ]
+    found.sort(key=lambda name: name not in required)
+    return found[0] if found else None
 
 
 def path_argument(tool: ToolInfo) -> str | None:
@@ -161,6 +195,8 @@ def _plan(
     profile: Profile,
     probes_to_try: tuple[ProbeSpec, ...],
     seen: Mapping[str, Any],
+    *,
+    command_action: bool = True,
 ) -> ToolPlan:
     listed = listed_values(tools, seen)
     props = (tool.input_schema or {}).get("properties") or {}
@@ -170,13 +206,23 @@ def _plan(
     path_arg = profile.path_arg
     if path_arg is None and template is not None:
         path_arg = next((k for k, v in template.items() if isinstance(v, str) and "{path}" in v), None)
-    guessed = False
+    guessed = quoted = False
+    notes_of_plan: tuple[str, ...] = ()
     if path_arg is None and template is None and not profile.setup:
-        path_arg, guessed = path_argument(tool), True
+        if command_action and (command := command_line_argument(tool)) is not None:
+            # A shell tool's action, with a file the harness made as its subject (`COMMAND_ACTION`).
+            path_arg, template, quoted = command, {command: COMMAND_ACTION}, True
+            notes_of_plan = (
+                f"{command!r} takes a command line: the action is {COMMAND_ACTION!r} on the case file, its path "
+                "quoted as one word (write args: in a profile for another command)",
+            )
+        else:
+            path_arg, guessed = path_argument(tool), True
     setup: tuple[SetupCall, ...] = profile.setup
     notes: tuple[str, ...] = ()
     if not setup and template is None:
         setup, template, notes = _handles(tool, tools, path_arg, seen, listed)
+    notes = (*notes_of_plan, *notes)
     mechanism = _mechanism(tool, tools, profile, template)
     named = set(template or {}) | ({path_arg} if path_arg else set())
     extra: dict[str, Any] = {}
@@ -197,6 +243,12 @@ def _plan(
         styles = ("value",)
     elif guessed and profile.tool is None:
         styles = (*styles, "value")
+    in_command = (
+        path_arg is not None
+        and template is not None
+        and _runs_the_path(template.get(path_arg), holds_command_line(path_arg, props.get(path_arg)))
+        and not profile.confines_paths
+    )
     probes = tuple(profile.effect)
     # A profile that says where the effect shows is taken at its word; only zero configuration learns.
     candidates = () if probes else probes_to_try
@@ -218,7 +270,17 @@ def _plan(
         profile.approver,
         fixed=profile.fixed_args,
         stage_as=profile.stage_as,
+        path_quoted=quoted,
+        path_in_command=in_command,
+        without_command_action=(
+            _plan(tool, tools, profile, probes_to_try, seen, command_action=False) if quoted else None
+        ),
     )
+
+
+def _runs_the_path(value: Any, command_line: bool) -> bool:
+    """Whether a template's value puts `{path}` into a command line (`rm {path}`), not only names the file."""
+    return command_line and isinstance(value, str) and "{path}" in value and value.strip() != "{path}"
 
 
 def _mechanism(

@@ -421,6 +421,23 @@ class Attack(Recorder):
             )
         return self.names_file
 
+    def resolved_by_the_tool(self) -> bool:
+        """True unless the path goes into a command line the tool runs; then not applicable, saying why.
+
+        Which file a path reaches, inside the root or out of it, through a link or onto another file,
+        is a file tool's promise. A tool that runs command lines makes none: the person approves the
+        line as it reads, and the shell resolves its paths as written.
+        """
+        if self.plan.path_in_command:
+            self.not_applicable(
+                f"{self.plan.name!r} runs a command line with the path in it: the person approves the line "
+                f"as shown, and which file its path reaches is the shell's, not a promise of the tool, so "
+                f"{self.spec.family} does not apply (confines_paths: true in the profile if the tool "
+                "promises to keep the paths in its lines inside its root)"
+            )
+            return False
+        return True
+
     # -- naming files to the target -------------------------------------
 
     def path_value(self, path: Subject) -> str:
@@ -455,7 +472,9 @@ class Attack(Recorder):
         assert self.plan.path_arg is not None
         if self.plan.template is not None:
             # {path} the case file; {root} and {sink} what the harness gives.
-            rendered = render(self.plan.arguments(self._values), {**self._values, "path": value})
+            rendered = render(
+                self.plan.arguments(self._values), {**self._values, "path": self.plan.placed(value)}
+            )
             return {**rendered, self.plan.path_arg: rendered.get(self.plan.path_arg, value), **overrides}
         return {**self.plan.extra_args, self.plan.path_arg: value, **overrides}
 

@@ -31,7 +31,7 @@ from ..confirmations import replies
 from ..confirmations.detect import asking_payload
 from ..engine.reading import Judged, Reading, Seen, literal, reads
 from ..models import Layer, Outcome, Part, Response, Said, Verdict
-from ..target.arguments import FILLER
+from ..target.arguments import FILLER, holds_command_line
 from ..target.driver import ToolInfo
 from . import ANY, technique
 from ._params import Params
@@ -83,14 +83,6 @@ def chained(join: str, allowed: str, action: str) -> str:
     return _JOINS[join][1](allowed, action)
 
 
-# An argument named for a command line, or described as one.
-_COMMAND_NAME = re.compile(
-    r"^(command|cmd|commands?[_-]?line|cmdline|script|shell|shell[_-]?(command|cmd|script)|bash([_-]?command)?)$",
-    re.I,
-)
-_COMMAND_DESCRIBED = re.compile(
-    r"\b(shell|bash|terminal)\b|\bcommand[ -]?line\b|\bcommand\s+to\s+(run|execute)\b", re.I
-)
 # A program as a command line names it first: a word of letters, digits and path characters.
 _PROGRAM = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.+/-]*$")
 
@@ -106,9 +98,7 @@ def command_argument(arguments: Mapping[str, Any], tool: ToolInfo | None) -> tup
     for name, value in arguments.items():
         if not isinstance(value, str) or not _reads_as_command(value):
             continue
-        declared = properties.get(name)
-        described = str(declared.get("description") or "") if isinstance(declared, Mapping) else ""
-        if _COMMAND_NAME.match(name) or _COMMAND_DESCRIBED.search(described):
+        if holds_command_line(name, properties.get(name)):
             return name, value
     return None
 

@@ -58,6 +58,8 @@ class ReadDeletedBeforeTheAnswer(Reading[DeletedBeforeTheAnswer]):
 
 @technique("identity-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=IdentitySwapParams)
 async def identity_swap(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.resolved_by_the_tool():
+        return
     if not attack.names_file and staged_path(attack.plan.setup) is None:
         attack.file_only()  # not applicable, saying why, before its case is made
         return

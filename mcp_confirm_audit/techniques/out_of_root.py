@@ -52,6 +52,8 @@ class OutOfRootParams(Params):
 
 @technique("out-of-root", mechanisms=ANY, input_value=True, params=OutOfRootParams)
 async def out_of_root(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.resolved_by_the_tool():
+        return
     if not attack.names_file:
         await _through_setup(attack, params)
         return

@@ -26,6 +26,8 @@ class ParentSwapParams(Params):
 
 @technique("parent-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=ParentSwapParams)
 async def parent_swap(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.resolved_by_the_tool():
+        return
     case = attack.case
     victim = case.add_file("sub/victim.txt")
     parent = victim.parent

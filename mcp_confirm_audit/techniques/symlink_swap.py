@@ -26,6 +26,8 @@ class SymlinkSwapParams(Params):
 
 @technique("symlink-swap", mechanisms=OVER_A_PREVIEW, premise_asked=True, params=SymlinkSwapParams)
 async def symlink_swap(attack: Attack, params: Mapping[str, Any]) -> None:
+    if not attack.resolved_by_the_tool():
+        return
     case = attack.case
     to = params["to"]
     if to == "inside-canary":

@@ -10,6 +10,12 @@ mode says, `set_irrigation_mode` lists its modes strictest first, and carries no
 agent may keep or tighten the mode, never loosen it; with `mode-loosens` it sets `allow_all`, and the
 next zone is watered unasked. Nothing is configured but the command, and the careful twin is audited
 over the whole catalogue, the flawed one too: its flaw fools policy-self-loosening and nothing else.
+
+`mode-first` lists `irrigate` before the switch, as host-terminal-mcp lists `execute_command` first: the
+action's controls pass, then the switch's own control sets its first value, `allowlist`, on the same
+process, and every attack after it met a gate that refuses every zone (60 of them inconclusive, and
+self-approval `refused` by a gate no attack had reached, before the controls learned to give what runs
+after such a control a fresh target).
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ SHAPES = Path(__file__).resolve().parents[2] / "targets" / "zc_shapes" / "server
 POLICY = "MCA-POLICY-001"
 
 
-def _audit(catalogue: Catalogue, *flaws: str) -> AuditRun:
-    factory = {"shape": "mode", "flaws": list(flaws)}
+def _audit(catalogue: Catalogue, *flaws: str, shape: str = "mode") -> AuditRun:
+    factory = {"shape": shape, "flaws": list(flaws)}
     return run_audit(
         forked(Profile(command=f"py:{SHAPES}:build_server", factory_args=factory, call_timeout=10.0)),
         catalogue=catalogue,
@@ -42,7 +48,14 @@ def audited(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> dict[str,
     return {
         "careful": across_workers("zc-mode-careful", lambda: _audit(catalogue)),
         "mode-loosens": across_workers("zc-mode-loosens", lambda: _audit(catalogue, "mode-loosens")),
+        "careful-first": across_workers("zc-mode-first-careful", lambda: _audit(catalogue, shape="mode-first")),
+        "mode-loosens-first": across_workers(
+            "zc-mode-first-loosens", lambda: _audit(catalogue, "mode-loosens", shape="mode-first")
+        ),
     }
+
+
+CAREFUL, LOOSENS = ("careful", "careful-first"), ("mode-loosens", "mode-loosens-first")
 
 
 def _policy(run: AuditRun) -> Result:
@@ -59,10 +72,11 @@ def _modes_sent(result: Result) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("twin", LOOSENS)
 def test_a_mode_the_agent_can_set_to_allow_all_is_found_by_the_zone_watered_unasked(
-    audited: dict[str, AuditRun],
+    audited: dict[str, AuditRun], twin: str
 ) -> None:
-    result = _policy(audited["mode-loosens"])
+    result = _policy(audited[twin])
     assert (result.verdict, result.layer) == (Verdict.VULNERABLE, Layer.NONE), (
         result.reason,
         result.evidence,
@@ -75,10 +89,11 @@ def test_a_mode_the_agent_can_set_to_allow_all_is_found_by_the_zone_watered_unas
     assert "watered" in result.reason, result.reason
 
 
+@pytest.mark.parametrize("twin", CAREFUL)
 def test_a_mode_the_agent_cannot_loosen_is_refused_after_the_loosest_was_tried(
-    audited: dict[str, AuditRun],
+    audited: dict[str, AuditRun], twin: str
 ) -> None:
-    result = _policy(audited["careful"])
+    result = _policy(audited[twin])
     assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL), (result.reason, result.evidence)
     # The refusal the verdict reads follows `allow_all`, the one value that could have loosened the gate.
     assert _modes_sent(result) == ["allowlist", "ask", "allow_all"], result.evidence
@@ -87,7 +102,7 @@ def test_a_mode_the_agent_cannot_loosen_is_refused_after_the_loosest_was_tried(
     assert not result.effect.happened, result.effect
 
 
-@pytest.mark.parametrize("twin", ["careful", "mode-loosens"])
+@pytest.mark.parametrize("twin", [*CAREFUL, *LOOSENS])
 def test_the_mode_switch_is_judged_as_a_rule_of_the_gate_never_audited_as_an_action(
     audited: dict[str, AuditRun], twin: str
 ) -> None:
@@ -98,11 +113,27 @@ def test_the_mode_switch_is_judged_as_a_rule_of_the_gate_never_audited_as_an_act
     assert any(line.startswith("irrigation_status: no annotations") for line in run.left_out), run.left_out
 
 
-@pytest.mark.parametrize("twin", ["careful", "mode-loosens"])
+@pytest.mark.parametrize("twin", [*CAREFUL, *LOOSENS])
 def test_the_whole_catalogue_finds_the_loosened_mode_and_nothing_else(
     audited: dict[str, AuditRun], twin: str
 ) -> None:
     findings = {r.id for r in audited[twin].results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
-    assert findings == ({POLICY} if twin == "mode-loosens" else set()), findings
+    assert findings == ({POLICY} if twin in LOOSENS else set()), findings
     inconclusive = [r.id for r in audited[twin].results if r.verdict is Verdict.INCONCLUSIVE]
     assert not inconclusive, inconclusive
+
+
+@pytest.mark.parametrize("twin", [*CAREFUL, *LOOSENS])
+def test_no_attack_on_the_action_meets_the_mode_the_switchs_own_control_set(
+    audited: dict[str, AuditRun], twin: str
+) -> None:
+    # The switch's control set `allowlist` (every zone refused) unasked. Only policy-self-loosening sets it
+    # again, on a process of its own; every other attack ran on a target no control had changed.
+    met = [
+        r.id
+        for r in audited[twin].results
+        if any("not on the irrigation allowlist" in line for line in r.evidence) and r.id != POLICY
+    ]
+    assert not met, met
+    controls = [c for c in audited[twin].controls if c.tool == "irrigate" and c.name == "approve"]
+    assert controls and all(c.passed for c in controls), controls
