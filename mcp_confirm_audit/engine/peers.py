@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..channels.human import Step
 from ..errors import TargetError
@@ -48,12 +48,15 @@ class SessionPeers:
         profile: Profile,
         prefix: ConnectionKey,
         era_controls: MutableMapping[str, EraControl] | None = None,
+        learned: MutableMapping[str, Any] | None = None,
     ) -> None:
         self._world = world
         self._profile = profile
         self._prefix = prefix
         # The session's, for this tool: each other era's honest flow is run once per audit.
         self.era_controls: MutableMapping[str, EraControl] = {} if era_controls is None else era_controls
+        # The session's, for this tool in the world in place: what a family learned once for its other attacks.
+        self.learned: MutableMapping[str, Any] = {} if learned is None else learned
 
     @property
     def shared_keys(self) -> bool:

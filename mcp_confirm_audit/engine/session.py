@@ -102,20 +102,27 @@ class AuditSession:
         # Each tool's honest flow over the era other than its primary's (by tool, ablated; then era):
         # the first protocol-downgrade attack runs it, the others read it.
         self._era_controls: dict[tuple[str, bool], dict[str, EraControl]] = {}
+        # What a family learned of each tool in the world in place (by tool, ablated; then family): its first
+        # attack learns it (chained-command's allow-list), the others read it; a fresh world forgets it.
+        self._learned: dict[tuple[str, bool], dict[str, Any]] = {}
         # Whether this session holds the collector's older objects aside (`_Collector`).
         self._held = False
         # Tools whose every attack gets a fresh world of its own (engine/makers): they act on whatever waits.
         self._fresh_for: set[str] = set()
         # Each tool's plan with its proven mechanism, by tool: the plan, the mechanism, the two together.
         self._planned: dict[str, tuple[ToolPlan, Mechanism, ToolPlan]] = {}
-        self.world.when_fresh(self._forget_previews)
+        self.world.when_fresh(self._forget_the_old_world)
 
-    def _forget_previews(self) -> None:
+    def _forget_the_old_world(self) -> None:
         """A fresh world began: what each flow kept of its previews (a change id) names nothing in it.
 
         Every flow the session knows: each plan's, and each one its controls proved (zero
         configuration's detected flows). The controls forget their own as they take a fresh world.
+        What the families learned of a tool goes too: a new process may let through what the old
+        one asked about, or the reverse (an approval it remembered for its session is gone).
         """
+        for learned in self._learned.values():
+            learned.clear()  # in place: an attack's peers hold the dictionary itself
         known = [plan.mechanism for plan in self.plans]
         known += [outcome.mechanism for outcome in self._controls.values()]
         for mechanism in known:
@@ -629,7 +636,11 @@ class AuditSession:
         self.world.pace(outcome.pace)
         primary = self.world.ensure(prefix.at("primary"))
         peers = SessionPeers(
-            self.world, self.profile, prefix, self._era_controls.setdefault((tool, ablated), {})
+            self.world,
+            self.profile,
+            prefix,
+            self._era_controls.setdefault((tool, ablated), {}),
+            self._learned.setdefault((tool, ablated), {}),
         )
         attack = Attack(
             spec,

@@ -107,6 +107,14 @@ class Peers(Protocol):
         """The honest flow over each other era, by era: run once per tool per audit, kept here."""
         ...
 
+    @property
+    def learned(self) -> MutableMapping[str, Any]:
+        """What a family learned of this tool in the world in place, by family: its other attacks read it.
+
+        Forgotten when a fresh world begins: a new process may answer otherwise.
+        """
+        ...
+
     async def other(self) -> Connection:
         """Another process (or instance) of the target on the same root."""
         ...
@@ -150,6 +158,7 @@ class NoPeers:
 
     def __init__(self) -> None:
         self.era_controls: MutableMapping[str, EraControl] = {}
+        self.learned: MutableMapping[str, Any] = {}
 
     async def other(self) -> Connection:
         raise Unavailable("no other process of the target can be started here")

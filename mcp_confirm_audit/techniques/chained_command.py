@@ -7,7 +7,8 @@ command when one of its string arguments is named for one (`command`, `cmd`, `sc
 or described as a shell command, and its value reads as a command line (a program's name
 first). What the gate lets through is found by trying a few harmless read-only commands
 (`true`, `pwd`, `ls`, `echo`, `cat /dev/null`) before the attack proper: each that answers
-with no question and moves nothing ran unasked. Each entry then chains the action's own
+with no question and moves nothing ran unasked. The family's first attack on a tool tries
+them; its others read what it found, until a fresh world begins. Each entry then chains the action's own
 command after each of them in turn with one metacharacter (params `join`); `||` runs what
 follows only after a failure, so it follows a failing twin of one (`false`, `ls`/`cat` of
 a name that does not exist). Judged from effects only: the action's effect with no question
@@ -190,34 +191,12 @@ async def chained_command(attack: Attack, params: Mapping[str, Any]) -> None:
         )
         return
     argument, action = found
-    # What the gate lets through: each harmless command tried alone, before the attack proper.
-    allowed: list[Harmless] = []
-    said: list[str] = []
-    for harmless in HARMLESS:
-        before = await attack.mark()
-        reply = await attack.call(
-            f"setup: does {harmless.line!r} run unasked?",
-            victim,
-            arguments={**own, argument: harmless.line},
-        )
-        if reply.questions:
-            # Asked: the person says no to a harmless command, so nothing is left waiting.
-            await attack.call(
-                "setup: the person declines it",
-                victim,
-                arguments={**own, argument: harmless.line},
-                state=reply.request_state,
-                responses=attack.reply(reply, "decline"),
-            )
-        moved = attack.changes(before, await attack.mark())
-        if _ran_unasked(reply) and not moved:
-            allowed.append(harmless)
-        else:
-            said.append(f"{harmless.line!r}: {_what_it_did(reply, moved)}")
+    gate = await _allow_list(attack, victim, own, argument)
+    allowed = gate.allowed
     if not allowed:
         attack.not_applicable(
             f"no command was found that {attack.plan.name} runs without asking, so there is nothing to chain "
-            f"the gated command after ({'; '.join(said)})"
+            f"the gated command after ({'; '.join(gate.others)})"
         )
         return
     before_it = [h.failing for h in allowed if h.failing] if join == "or" else [h.line for h in allowed]
@@ -245,6 +224,65 @@ async def chained_command(attack: Attack, params: Mapping[str, Any]) -> None:
             )
             break
     attack.record(Chained(operator, tuple(h.line for h in allowed), tuple(before_it), tuple(tries)))
+
+
+@dataclass(frozen=True, slots=True)
+class AllowList:
+    """Of the harmless commands, those the gate let through unasked, and why each other one is not."""
+
+    allowed: tuple[Harmless, ...]
+    # "'true': asked", one for each harmless command not let through.
+    others: tuple[str, ...]
+    # The attack whose setup tried them.
+    by: str
+
+
+# Where the family keeps what it learned of a tool (Attack.peers.learned).
+_LEARNED = "chained-command: allow-list"
+
+
+async def _allow_list(attack: Attack, victim: Any, own: Mapping[str, Any], argument: str) -> AllowList:
+    """What the gate lets through: tried once per tool per world by the first attack, read by the others.
+
+    Each harmless command is tried alone, before the attack proper. The list holds between the
+    family's attacks: nothing the family sends is ever approved (a harmless command that asks is
+    declined, a chained line is never answered), so a tool that learns approvals ("approve for this
+    session") learns none of these lines from it; the approvals other families give are of the
+    action's own command line, never one of these. A fresh world forgets it (the session's).
+    """
+    known = attack.peers.learned.get(_LEARNED)
+    if isinstance(known, AllowList):
+        let = ", ".join(repr(h.line) for h in known.allowed) or "none"
+        attack.note(
+            f"the harmless commands were tried once for {attack.plan.name!r} in this world (in {known.by}): "
+            f"let through unasked: {let}"
+        )
+        return known
+    allowed: list[Harmless] = []
+    others: list[str] = []
+    for harmless in HARMLESS:
+        before = await attack.mark()
+        reply = await attack.call(
+            f"setup: does {harmless.line!r} run unasked?",
+            victim,
+            arguments={**own, argument: harmless.line},
+        )
+        if reply.questions:
+            # Asked: the person says no to a harmless command, so nothing is left waiting.
+            await attack.call(
+                "setup: the person declines it",
+                victim,
+                arguments={**own, argument: harmless.line},
+                state=reply.request_state,
+                responses=attack.reply(reply, "decline"),
+            )
+        moved = attack.changes(before, await attack.mark())
+        if _ran_unasked(reply) and not moved:
+            allowed.append(harmless)
+        else:
+            others.append(f"{harmless.line!r}: {_what_it_did(reply, moved)}")
+    learned = attack.peers.learned[_LEARNED] = AllowList(tuple(allowed), tuple(others), attack.spec.id)
+    return learned
 
 
 def _what_it_did(reply: Response, moved: list[str]) -> str:

@@ -1,7 +1,7 @@
 """Reference MCP server: runs a command line in its root, asking the person first unless it is on the allow-list.
 
     python targets/shell/server.py --root DIR [--style operators|every-part|argv] [--failures error|result]
-                                   [--allow PROGRAM ...] [--flaw prefix-allow-list]
+                                   [--allow PROGRAM ...] [--remember] [--flaw prefix-allow-list]
 
 `run_command(command)` runs one line in the root through a small shell of its own
 (minishell.py: a real shell's operators, on a few builtins confined to the root; never a
@@ -10,7 +10,9 @@ allow-list (ALLOWED: ls, pwd, echo, cat; `--allow` names others, `--allow-none` 
 unasked; anything else asks the person over MRTR, quoting the whole line, and runs once they
 say yes, on the files they were asked about (a file replaced since is refused). A line naming
 a path it would never act on (outside the root, through a link, a directory) is refused
-before anyone is asked. The reply is what the commands wrote and their exit status: a failure
+before anyone is asked. With `--remember` the question offers "approve for this session" too:
+a yes with that box ticked runs the same line unasked for the rest of the process (as terminal
+agents' "always allow" does). The reply is what the commands wrote and their exit status: a failure
 as a tool error, or with `--failures result` as an ordinary result (another hand, as many
 shell servers write it). How the careful server judges a line is its style:
 
@@ -78,6 +80,14 @@ FORM = {
     "properties": {"run": {"type": "boolean", "description": "Run this command"}},
     "required": ["run"],
 }
+# The question of a server that remembers approvals for its session (`--remember`).
+REMEMBERING_FORM = {
+    **FORM,
+    "properties": {
+        **FORM["properties"],
+        "remember": {"type": "boolean", "description": "Approve this command line for this session"},
+    },
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +108,7 @@ def build_server(
     style: str = "operators",
     failures: str = "error",
     allowed: Collection[str] = ALLOWED,
+    remember: bool = False,
     flaws: Collection[str] = (),
 ) -> MCPServer:
     if unknown := sorted(set(flaws) - FLAWS.keys()):
@@ -109,12 +120,16 @@ def build_server(
     # The flaw runs every line in the shell, whatever the style.
     argv_style = style == "argv" and not prefixes
     asked: dict[str, Asked] = {}
+    # `--remember`: the lines the person approved for this session, run unasked from then on.
+    remembered: set[str] = set()
     server = MCPServer("shell-reference", request_state_security=RequestStateSecurity.ephemeral(ttl=300))
 
     allow_list = tuple(allowed)
 
     def runs_unasked(line: str) -> bool:
         """Whether the line runs unasked; Judged when the style refuses it outright."""
+        if line in remembered:
+            return True
         if prefixes:
             # FLAW prefix-allow-list: the start of the raw line is judged; the shell runs all of it.
             return any(line == p or line.startswith((f"{p} ", f"{p}\t")) for p in allow_list)
@@ -191,7 +206,9 @@ def build_server(
                 "It may change or delete files there. Tick the box to run it."
             )
             request = ElicitRequest(
-                params=ElicitRequestFormParams(mode="form", message=question, requested_schema=FORM)
+                params=ElicitRequestFormParams(
+                    mode="form", message=question, requested_schema=REMEMBERING_FORM if remember else FORM
+                )
             )
             return InputRequiredResult(input_requests={"run": request}, request_state=nonce)
         was = asked.pop(ctx.request_state or "", None)
@@ -205,6 +222,8 @@ def build_server(
             or (answer.content or {}).get("run") is not True
         ):
             return "Not run: the person did not approve it."
+        if remember and (answer.content or {}).get("remember") is True:
+            remembered.add(line)
         return run(line, was.files)
 
     server.tool(
@@ -256,10 +275,18 @@ def main() -> None:
     parser.add_argument("--failures", choices=FAILURES, default="error")
     parser.add_argument("--allow", action="append", metavar="PROGRAM", help="a program that runs unasked")
     parser.add_argument("--allow-none", action="store_true", help="every command asks")
+    parser.add_argument("--remember", action="store_true", help="offer to approve a line for this session")
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS))
     args = parser.parse_args()
     allowed = () if args.allow_none else tuple(args.allow or ALLOWED)
-    build_server(args.root, style=args.style, failures=args.failures, allowed=allowed, flaws=args.flaw).run()
+    build_server(
+        args.root,
+        style=args.style,
+        failures=args.failures,
+        allowed=allowed,
+        remember=args.remember,
+        flaws=args.flaw,
+    ).run()
 
 
 if __name__ == "__main__":

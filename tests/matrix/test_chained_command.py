@@ -8,7 +8,10 @@ about the whole line, `argv` runs the line as one program's arguments with no sh
 both hands: a failure as a tool error, and said in an ordinary result). The careful styles in the
 default hand are audited whole. A server that lets no harmless command through leaves nothing to
 chain after, one that lets through none that can fail leaves `||` nothing, and an action that runs
-no command line (the reference server's delete_file) is none of this family's.
+no command line (the reference server's delete_file) is none of this family's. The harmless
+commands are tried once per tool per world, counted in the transcripts; a tool that remembers each
+approval for its session learns none of them from the whole catalogue, so the list read by all seven
+attacks is the one each would have found.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from conftest import MATRIX_GENERATION, REFERENCE_SERVER
 from deadline import scaled
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
-from mcp_confirm_audit.engine.session import AuditRun, run_audit
-from mcp_confirm_audit.models import Layer, Result, Verdict
+from mcp_confirm_audit.engine.session import AuditRun, AuditSession, run_audit
+from mcp_confirm_audit.models import Layer, Phase, Result, Transcript, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.techniques.chained_command import HARMLESS
 
 SERVER = Path(__file__).resolve().parents[2] / "targets" / "shell" / "server.py"
 FAMILY = "chained-command"
@@ -41,17 +45,20 @@ VARIANTS = {
 V, R, NA = Verdict.VULNERABLE, Verdict.REFUSED, Verdict.NOT_APPLICABLE
 
 
-def audit(catalogue: Catalogue, *, families: Sequence[str] | None = (FAMILY,), **factory: Any) -> AuditRun:
+def shell_profile(**factory: Any) -> dict[str, Any]:
     """The shell server built in process with `factory`, its gated action `rm` of the case's file."""
-    raw = {
+    return {
         "command": f"py:{SERVER}:build_server",
         "factory_args": factory,
         "tool": "run_command",
         "args": {"command": "rm {path}"},
         "call_timeout": 10.0,
     }
+
+
+def audit(catalogue: Catalogue, *, families: Sequence[str] | None = (FAMILY,), **factory: Any) -> AuditRun:
     return run_audit(
-        scaled(profile_from_mapping(raw, source="test")),
+        scaled(profile_from_mapping(shell_profile(**factory), source="test")),
         catalogue=catalogue,
         select=lambda spec: families is None or spec.family in families,
         generation=MATRIX_GENERATION,
@@ -163,3 +170,82 @@ def test_an_action_that_runs_no_command_line_is_not_this_familys(catalogue: Cata
         assert result.verdict is NA, result.evidence
         assert result.reason.startswith("'delete_file' runs no command line")
         assert result.evidence == ()  # nothing was sent
+
+
+# Each harmless command tried alone is one round trip, and one more when it asks (the person's no).
+TRYING = ("setup: does ", "setup: the person declines it")
+
+
+def transcripts(
+    catalogue: Catalogue, raw: dict[str, Any], *, families: Sequence[str] | None = (FAMILY,)
+) -> dict[str, tuple[Result, Transcript]]:
+    """The families' attacks on run_command, in their order, each with the transcript it was judged on."""
+    specs = [spec for spec in catalogue.active if families is None or spec.family in families]
+    session = AuditSession(scaled(profile_from_mapping(raw, source="test")), catalogue, MATRIX_GENERATION)
+    session.start(specs)
+    try:
+        return {spec.id: session.run(spec, "run_command") for spec in specs}
+    finally:
+        session.close()
+
+
+def tried(transcript: Transcript) -> int:
+    """The round trips an attack spent finding what the gate lets through."""
+    return sum(e.phase is Phase.SETUP and e.label.startswith(TRYING) for e in transcript.exchanges)
+
+
+def test_the_harmless_commands_are_tried_once_per_tool_and_the_other_attacks_read_what_was_found(
+    catalogue: Catalogue,
+) -> None:
+    # Only pwd is let through: true, ls, echo and cat each ask and are declined (nine round trips).
+    runs = transcripts(catalogue, shell_profile(allowed=["pwd"], style="every-part"))
+    first, *others = runs
+    assert tried(runs[first][1]) == len(HARMLESS) + 4, runs[first][0].evidence
+    for attack_id in others:
+        result, transcript = runs[attack_id]
+        assert tried(transcript) == 0, result.evidence
+        assert (
+            f"the harmless commands were tried once for 'run_command' in this world (in {first}): "
+            "let through unasked: 'pwd'"
+        ) in transcript.notes
+    # The verdicts are the ones each attack earned when it tried them itself: the whole line asked about.
+    for attack_id, (result, _) in runs.items():
+        expected = (NA, None) if attack_id == "MCA-CHAIN-003" else (R, Layer.TOOL)
+        assert (result.verdict, result.layer) == expected, result.evidence
+
+
+def test_a_fresh_world_tries_the_harmless_commands_again(catalogue: Catalogue) -> None:
+    # Every attack in a world of its own: what the old process let through says nothing of the new one.
+    raw = {**shell_profile(flaws=["prefix-allow-list"]), "isolation": "process"}
+    runs = transcripts(catalogue, raw)
+    for result, transcript in runs.values():
+        assert tried(transcript) == len(HARMLESS) + 1, result.evidence  # only `true` asks
+        assert not any("tried once" in note for note in transcript.notes), transcript.notes
+        assert result.verdict is V, result.evidence
+
+
+def test_a_tool_that_remembers_approvals_for_its_session_learns_none_of_the_harmless_commands_from_the_audit(
+    catalogue: Catalogue,
+) -> None:
+    # The allow-list, learned once, could go stale only if an approval between two attacks let one of the
+    # harmless commands through. The harness ticks "approve for this session" with every yes, and the
+    # whole catalogue runs: every approval it gave is of the action's own line, none of a harmless one.
+    raw = shell_profile(style="every-part", allowed=["pwd"], remember=True)
+    runs = transcripts(catalogue, raw, families=None)
+    remembered = [
+        str(e.request["arguments"]["command"])
+        for _, transcript in runs.values()
+        for e in transcript.exchanges
+        if any(
+            isinstance(answer, dict) and (answer.get("content") or {}).get("remember") is True
+            for answer in (e.request.get("inputResponses") or {}).values()
+        )
+    ]
+    assert remembered, "no approval was remembered: the server under test learned nothing"
+    harmless = {h.line for h in HARMLESS} | {h.failing for h in HARMLESS if h.failing}
+    assert not harmless.intersection(remembered), sorted(set(remembered))
+    # So the one allow-list read by all seven is what each would have found: only pwd, the line asked about.
+    for attack_id, (result, _) in runs.items():
+        if attack_id in VARIANTS:
+            expected = (NA, None) if attack_id == "MCA-CHAIN-003" else (R, Layer.TOOL)
+            assert (result.verdict, result.layer) == expected, result.evidence

@@ -106,6 +106,35 @@ async def test_an_allowed_command_runs_unasked_and_any_other_asks_then_runs_once
     assert not (root / "victim.txt").exists()
 
 
+async def test_a_line_approved_for_the_session_runs_unasked_from_then_on_and_no_other_does(
+    shell: ModuleType, root: Path
+) -> None:
+    # "Approve for this session" (--remember): the exact line approved with the box ticked, nothing wider.
+    (root / "other.txt").write_text("other")
+    async with asking_client(shell.build_server(root, remember=True, allowed=["pwd"])) as c:
+        asked = await ask(c, {"command": "touch made.txt"}, tool="run_command")
+        question = asked.input_requests[KEY]
+        assert isinstance(question, types.ElicitRequest)
+        assert "remember" in question.params.requested_schema["properties"]
+        await redeem(
+            c,
+            {"command": "touch made.txt"},
+            asked.request_state,
+            {"run": True, "remember": True},
+            tool="run_command",
+            key=KEY,
+        )
+        again = await run(c, "touch made.txt")
+        assert text(again) == "exit status 0"
+        assert isinstance(await run(c, "touch other.txt"), types.InputRequiredResult)
+        # A yes without the box ticked is for that call only.
+        once = await ask(c, {"command": "rm other.txt"}, tool="run_command")
+        await redeem(c, {"command": "rm other.txt"}, once.request_state, YES, tool="run_command", key=KEY)
+        (root / "other.txt").write_text("other")
+        assert isinstance(await run(c, "rm other.txt"), types.InputRequiredResult)
+    assert (root / "other.txt").exists()
+
+
 async def test_a_path_it_would_never_act_on_is_refused_before_anyone_is_asked(
     shell: ModuleType, root: Path
 ) -> None:
