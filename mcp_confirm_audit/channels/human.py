@@ -36,7 +36,12 @@ from .base import (
 from .command import Command
 from .http import METHODS, URL_NAMES, HttpCall, base_url, loopback_problem, url_problem
 
+# Where a person who answers on another channel is written into a profile: a failed honest flow whose
+# words point there says the fix is the person's channel, not the tool's arguments (`init` reads it so).
+CHANNELS_PAGE = 'docs/how-to/channels.md, "Play the person on another channel"'
+
 __all__ = [
+    "CHANNELS_PAGE",
     "METHODS",
     "URL_NAMES",
     "Command",

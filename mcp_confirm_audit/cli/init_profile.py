@@ -15,8 +15,9 @@ from typing import Any
 import yaml
 
 from ..catalogue.loader import load_catalogue
+from ..channels.human import CHANNELS_PAGE
 from ..confirmations.replies import clipped
-from ..engine.controls import CHANNELS_PAGE, ControlOutcome
+from ..engine.controls import ControlOutcome
 from ..engine.session import AuditSession
 from ..models import Outcome
 from ..oracle.effects import ProbeSpec
@@ -27,6 +28,13 @@ from ..target.discovery import ToolPlan, listed_values
 
 # How an evidence line says the target asked (verdict.describe).
 _ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
+# Where what a tool accepts is written into a profile: a file action's argument, any other action's
+# arguments, the form's values for yes.
+PATH_PAGE = "docs/profile.md, the key path_arg"
+ARGUMENTS_PAGE = 'docs/how-to/actions.md, "Say it in a profile"'
+ANSWER_PAGE = "docs/profile.md, the key answer"
+# The characters of a failed control's detail a line of the draft quotes (the report's headline quotes as many).
+_WHY = 200
 
 
 def _comment(text: str) -> list[str]:
@@ -140,6 +148,7 @@ def draft_profile(command: str, root_from: str | None = None, headers: Sequence[
         text = _annotated(text, _sources(plan, outcome, listed_values(tools, looked)))
     else:
         notes.append(f"# Zero configuration audits all {len(plans)} tools above; set 'tool:' to audit one.")
+        notes.extend(_failed_flows(plans, styles))
         text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=2**16)
     return "\n".join([*head, *notes]) + "\n" + text
 
@@ -215,3 +224,47 @@ def _failed(outcome: ControlOutcome) -> list[str]:
                 "# Fix: set args: (the values the server accepts) and setup: (the calls that make its subject)"
             )
     return lines
+
+
+def _failed_flows(plans: Sequence[ToolPlan], styles: dict[str, ControlOutcome]) -> list[str]:
+    """Each tool whose honest flow failed: the control that failed in its own words, and what to do."""
+    failed = [plan for plan in plans if not styles[plan.name].approve_ok]
+    if not failed:
+        return []
+    lines = [
+        f"# The honest flow failed on {len(failed)} of {len(plans)} tools: every attack on them is "
+        "inconclusive until it works."
+    ]
+    for plan in failed:
+        outcome = styles[plan.name]
+        searched = outcome.search
+        if searched is not None and searched.plan is None:
+            why = f"search: gave up: {searched.gave_up}"
+        else:
+            why = f"approve: {_reason(outcome.results[0].detail, plan.path_styles)}"
+        lines += _comment(f"  {plan.name}: {_escaped(clipped(why, _WHY))}")
+        lines += _comment(f"    Fix: {_fix(plan, outcome)}")
+    return lines
+
+
+def _fix(plan: ToolPlan, outcome: ControlOutcome) -> str:
+    """What to do about a failed honest flow, and the page that says how."""
+    if any(CHANNELS_PAGE in control.detail for control in outcome.results):
+        # The tool refused for want of its person, not of its arguments: the arguments were never the fault.
+        return f"say how the person answers on their own channel; see {CHANNELS_PAGE}"
+    if any(_ASKED in line for line in outcome.evidence):
+        return f"it asked and the harness's yes did not act: set answer: (the form's values for yes); see {ANSWER_PAGE}"
+    if plan.path_arg is not None:
+        return f"set path_arg (or args: with {{path}}) to the argument that names the file; see {PATH_PAGE}"
+    return (
+        "set args: (the values the server accepts) and setup: (the calls that make its subject); "
+        f"see {ARGUMENTS_PAGE}"
+    )
+
+
+def _reason(detail: str, styles: Sequence[str]) -> str:
+    """The failure in an approve control's detail: a detected flow's begins with how the tool confirms."""
+    if detail.startswith(tuple(f"{style}: " for style in styles)):
+        return detail
+    starts = [at + 2 for style in styles if (at := detail.find(f"; {style}: ")) != -1]
+    return detail[min(starts) :] if starts else detail

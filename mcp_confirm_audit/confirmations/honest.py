@@ -321,7 +321,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             tried.append(
                 f"{style}: the approval was refused ({refused}), and nothing happened{at}; where the person "
                 "approves on a channel of their own, name it in a profile (confirmation: {kind: pending, "
-                "pending: {human: ...}})"
+                f"pending: {{human: ...}}}}; see {human.CHANNELS_PAGE})"
             )
             continue
         tried.append(

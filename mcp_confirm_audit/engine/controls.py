@@ -20,7 +20,7 @@ from typing import Any
 from mcp import types
 
 from .. import confirmations
-from ..channels.human import HumanFailed
+from ..channels.human import CHANNELS_PAGE, HumanFailed
 from ..channels.url_flow import Pages, answer_content
 from ..confirmations import Mechanism, answers, detect, elicitation, honest, replies
 from ..models import (
@@ -913,9 +913,6 @@ def _moved_away(run: _Runner, before: _Look, after: _Look) -> list[str]:
 
 
 # A refusal that says a person (an approver, a terminal) was looked for: the gate asks elsewhere.
-# Where a person who answers on another channel is written into a profile: an approve control's
-# detail that points there says the fix is the person's channel, not the tool's arguments.
-CHANNELS_PAGE = 'docs/how-to/channels.md, "Play the person on another channel"'
 _ASKS_ELSEWHERE = re.compile(r"\b(approver|approval|terminal|tty|operator)\b", re.I)
 
 

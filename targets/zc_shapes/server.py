@@ -115,6 +115,11 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
+- office:    three tools none of whose honest flows completes, each for its own reason: `set_vent`
+             refusing in opaque words (the search gives up), `prune_row` signed off in the office
+             (it never asks), and `run_command` waiting for the grower's approval in their own app
+             (a person on another channel), with its `approve_command` (what `init` says of several
+             failed flows).
 - bench:     all eight tools at once (the benchmark case).
 Written as one class whose public methods are the tools, registered from a
 table, unlike the other reference servers' closures.
@@ -194,6 +199,7 @@ SHAPES = (
     "mode-first",
     "console",
     "marker",
+    "office",
     "bench",
 )
 FLAWS = {
@@ -285,6 +291,7 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "mode": (("irrigation_status", None), ("set_irrigation_mode", None), ("irrigate", _ACTS)),
     "console": (("run_command", _ACTS), ("approve_command", None)),
     "marker": (("touch_marker", _ACTS),),
+    "office": (("set_vent", _ACTS), ("prune_row", _ACTS), ("run_command", _ACTS), ("approve_command", None)),
 }
 # The same two tools, the action listed first: its controls run before anything was ever staged.
 TOOLS["handoff-first"] = TOOLS["handoff"][::-1]
@@ -503,7 +510,7 @@ class Greenhouse:
     async def set_vent(self, vent: str, angle: int, ctx: Context) -> Any:
         """Set one vent of the greenhouse to an angle, after the grower confirms."""
         self.logged(f"set_vent {vent!r} {angle!r}")
-        if self.shape == "opaque" and (vent, angle) != ("north", 45):
+        if self.shape in ("opaque", "office") and (vent, angle) != ("north", 45):
             raise ToolError("rejected: \x1b[31mvent out of range\x1b[0m")
         if vent not in VENTS:
             raise ToolError(f"unknown vent {vent!r}: vent must be one of {', '.join(VENTS)}")

@@ -98,3 +98,38 @@ def test_init_that_could_not_complete_the_flow_names_the_step_the_words_and_the_
     assert "\x1b" not in text
     assert "# Fix: set args: (the values the server accepts)" in text
     load_profile(out)
+
+
+def test_init_says_of_each_flow_that_failed_which_control_failed_in_its_words_and_where_the_fix_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Three tools, none of whose honest flows completes: each for its own reason, and each fix is elsewhere.
+    out, text, _ = _init(tmp_path, "office", capsys)
+    assert (
+        "# The honest flow failed on 3 of 3 tools: every attack on them is inconclusive until it works.\n"
+        in text
+    )
+    # The search that gave up, in the words of its control.
+    assert "#   set_vent: search: gave up: set_vent's refusal names no rule the harness can follow\n" in text
+    assert (
+        '#     Fix: set args: (the values the server accepts) and setup: (the calls that make its subject); see docs/how-to/actions.md, "Say it in a profile"\n'
+        in text
+    )
+    # The approve control's own words: the tool never asked, naming the sign-off it wants.
+    assert (
+        "#   prune_row: approve: relative: did not ask (tool-error: Error executing tool prune_row: row "
+        in text
+    )
+    assert "pruning is signed off by the head grower in the office" in text
+    assert (
+        "#     Fix: set path_arg (or args: with {path}) to the argument that names the file; see docs/profile.md, the key path_arg\n"
+        in text
+    )
+    # An approval only the grower gives, in their own app: the fix is the person's channel, never args.
+    assert "#   run_command: approve: value: the approval was refused (approve_command: " in text
+    assert (
+        '#     Fix: say how the person answers on their own channel; see docs/how-to/channels.md, "Play the person '
+        'on another channel"\n'
+    ) in text
+    # Every line of it a comment: the draft is still a profile.
+    assert load_profile(out).tool is None

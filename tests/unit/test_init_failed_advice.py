@@ -8,8 +8,9 @@ one advice that was right, buried under one that was wrong.
 
 from __future__ import annotations
 
+from mcp_confirm_audit.channels.human import CHANNELS_PAGE
 from mcp_confirm_audit.cli.init_profile import _failed
-from mcp_confirm_audit.engine.controls import CHANNELS_PAGE, ControlOutcome
+from mcp_confirm_audit.engine.controls import ControlOutcome
 from mcp_confirm_audit.engine.search import Searched
 from mcp_confirm_audit.models import ControlResult
 
