@@ -711,7 +711,9 @@ class ProfileKeys(Keys):
     policy_tools: list[Annotated[str, Field(min_length=1)]] | None = key(
         None,
         "The agent-callable tools that change the gate's own rules (unset: those whose input schema takes "
-        "a limit, threshold, allow-list or category; an empty list turns policy-self-loosening off).",
+        "a limit, threshold, allow-list or category, or a mode one of whose values switches the gate off; "
+        "an empty list turns policy-self-loosening off). Tools only: a mode's values are read from the "
+        "tool's input schema (its enum), each tried in turn, the loosest last.",
         accepts="a list of tool names",
         example=["set_frame"],
     )
