@@ -61,7 +61,8 @@ def test_the_prefix_allow_list_is_found_by_chained_command_and_by_nothing_else(
 ) -> None:
     findings = {r.id: r for r in audited["prefix-allow-list"].results if r.verdict in (V, Verdict.WEAK)}
     assert {r.family for r in findings.values()} == {"chained-command"}, sorted(findings)
-    assert len(findings) == 7 and all(r.verdict is V for r in findings.values()), sorted(findings)
+    assert len(findings) == 7, sorted(findings)
+    assert all(r.verdict is V for r in findings.values()), sorted(findings)
 
 
 def test_the_careful_server_is_clean_and_nothing_is_left_unjudged(audited: dict[str, AuditRun]) -> None:
@@ -78,7 +79,9 @@ def test_a_hostile_name_stays_one_word_of_the_line(audited: dict[str, AuditRun])
 
 
 @pytest.mark.parametrize("twin", ["careful", "prefix-allow-list"])
-def test_which_file_a_line_reaches_is_no_promise_of_a_shell_tool(audited: dict[str, AuditRun], twin: str) -> None:
+def test_which_file_a_line_reaches_is_no_promise_of_a_shell_tool(
+    audited: dict[str, AuditRun], twin: str
+) -> None:
     promised = [r for r in audited[twin].results if r.family in PROMISES]
     assert promised
     for result in promised:

@@ -48,7 +48,9 @@ def audited(catalogue: Catalogue, across_workers: Shared[AuditRun]) -> dict[str,
     return {
         "careful": across_workers("zc-mode-careful", lambda: _audit(catalogue)),
         "mode-loosens": across_workers("zc-mode-loosens", lambda: _audit(catalogue, "mode-loosens")),
-        "careful-first": across_workers("zc-mode-first-careful", lambda: _audit(catalogue, shape="mode-first")),
+        "careful-first": across_workers(
+            "zc-mode-first-careful", lambda: _audit(catalogue, shape="mode-first")
+        ),
         "mode-loosens-first": across_workers(
             "zc-mode-first-loosens", lambda: _audit(catalogue, "mode-loosens", shape="mode-first")
         ),
@@ -136,4 +138,5 @@ def test_no_attack_on_the_action_meets_the_mode_the_switchs_own_control_set(
     ]
     assert not met, met
     controls = [c for c in audited[twin].controls if c.tool == "irrigate" and c.name == "approve"]
-    assert controls and all(c.passed for c in controls), controls
+    assert controls
+    assert all(c.passed for c in controls), controls

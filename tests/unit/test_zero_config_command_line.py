@@ -68,14 +68,17 @@ def test_other_tools_are_planned_as_before(properties: dict[str, Any]) -> None:
     tool = _tool("act", properties)
     assert command_line_argument(tool) is None
     (plan,) = plan_tools([tool], Profile(command="x {root}"))
-    assert plan.template is None and not plan.path_quoted and not plan.path_in_command
+    assert plan.template is None
+    assert not plan.path_quoted
+    assert not plan.path_in_command
 
 
 def test_a_profile_that_writes_the_line_itself_is_taken_at_its_word_and_can_promise_confinement() -> None:
     raw = {"command": "x {root}", "tool": "execute_command", "args": {"command": "rm -f {path}"}}
     (plan,) = plan_tools([SHELL], profile_from_mapping(raw, source="t"))
     # Its own line, unquoted as it wrote it; still a command line with the path in it.
-    assert plan.template == {"command": "rm -f {path}"} and not plan.path_quoted
+    assert plan.template == {"command": "rm -f {path}"}
+    assert not plan.path_quoted
     assert plan.path_in_command
     (confined,) = plan_tools([SHELL], profile_from_mapping({**raw, "confines_paths": True}, source="t"))
     assert not confined.path_in_command
