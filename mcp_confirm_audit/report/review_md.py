@@ -184,11 +184,16 @@ def _eras(report: AuditReport) -> str:
     """The protocol version each tool was audited in: `delete_file over 2025-11-25 (elicitation/create)`."""
     by_tool: dict[str, dict[str, None]] = {}
     both = _families_with("both_eras")
+    # A tool whose person answers through a call of its own (a token, a pending id, a flag, a channel of
+    # theirs) is asked no question over MCP: how one would travel is no fact about it.
+    elsewhere: set[str] = set()
     for r in report.results:
         if r.era and r.family not in both:
             by_tool.setdefault(r.tool, {})[r.era] = None
+        if r.mechanism not in (None, "mrtr", "elicitation"):
+            elsewhere.add(r.tool)
     # A tool whose honest flow failed never asked: how a question would travel is no fact about it.
-    unproven = {c.tool for c in report.failed_approvals}
+    unproven = {c.tool for c in report.failed_approvals} | elsewhere
     return "; ".join(
         f"{inert(tool)} over {' and '.join(eras)}{'' if tool in unproven else _HOW.get(next(iter(eras)), '')}"
         for tool, eras in by_tool.items()

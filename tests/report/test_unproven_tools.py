@@ -108,3 +108,21 @@ def test_a_tool_that_asked_over_a_legacy_connection_still_says_so() -> None:
         "`delete_file` over 2025-11-25 (elicitation/create over the back channel)"
         in ReviewMarkdown().render(report)
     )
+
+
+def test_a_tool_whose_person_answers_through_a_call_of_its_own_is_not_said_to_be_asked_over_mcp() -> None:
+    # host-terminal-mcp over 2025-11-25: its pending flow's yes is approve_command, no elicitation/create.
+    approved = ControlResult(
+        "execute_command", "approve", True, True, "previewed, confirmed, acted through pending"
+    )
+    judged = result(
+        "MCA-REPLAY-001",
+        Verdict.REFUSED,
+        Layer.TOOL,
+        tool="execute_command",
+        era="2025-11-25",
+        mechanism="pending",
+    )
+    review = ReviewMarkdown().render(build_report((judged,), [approved], TARGET, generated=GENERATED))
+    assert "`execute_command` over 2025-11-25" in review
+    assert "`execute_command` over 2025-11-25 (elicitation/create" not in review
