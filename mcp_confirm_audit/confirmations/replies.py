@@ -470,6 +470,15 @@ def rate_limited(response: Response) -> str | None:
     return found.group(0) if found else None
 
 
+# A path: a word that starts at a folder ("/tmp/x", "../outside/b", "./a", "~/c"), holds two slashes
+# ("root/007-case/victim.txt"), or one and a file's extension ("root/a.txt"). Never two words joined
+# by one slash ("approval/confirmation"), which may well be the gate's.
+_PART = r"[^\s'\"`«»()\[\]{},;:]"
+_A_PATH = re.compile(
+    rf"(?:(?<!\S)|(?<=['\"`«(\[]))(?:(?:\.{{1,2}}|~)?/{_PART}+|{_PART}*/{_PART}*/{_PART}+|{_PART}*/{_PART}*\.[A-Za-z0-9]{{1,8}}\b)"
+)
+
+
 def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] = ()) -> Refusal:
     """Whether a refusal is the gate's, by this target's own controls and the gate's concerns.
 
@@ -496,6 +505,9 @@ def who_refused(response: Response, signatures: Signatures, sent: Iterable[Any] 
     ):
         # Whole values only: "cancel" sent is not the "cancelled" a status says.
         read = _without_echo(read, value)
+    # A path the reply names (the sandbox's, resolved: "Not a directory: /tmp/mcp-audit-x/root/007-…")
+    # is where, never why: its "root", "link" or "state" is a folder's name, not the gate's concern.
+    read = _A_PATH.sub(" ", read)
     concern = GATE_CONCERN.search(read.replace("_", " "))
     if gate is not None and (other is None or gate.shape == shape(response)):
         return Refusal("gate", f"worded as this target's {gate.control} control was")

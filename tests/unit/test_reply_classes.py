@@ -454,3 +454,19 @@ def test_a_status_that_is_not_done_names_no_single_use() -> None:
 def test_a_refusal_of_a_made_up_value_is_no_gate_of_its_own(text: str, its_own: bool) -> None:
     response = Response(Outcome.TOOL_ERROR, text)
     assert replies.refused_by_its_own_gate(response, Signatures()) is its_own
+
+
+def test_a_path_the_reply_names_is_where_never_why() -> None:
+    # The sandbox's own folder is called root: "Not a directory: …/root/…" names no concern of a gate.
+    where = Response(Outcome.TOOL_ERROR, "Not a directory: /dev/shm/mcp-audit-1x/root/007-case/victim.txt")
+    assert replies.who_refused(where, LEARNED).by == "unexplained"
+    relative = Response(Outcome.TOOL_ERROR, "No such file: 'links/state/form.txt'")
+    assert replies.who_refused(relative, LEARNED).by == "unexplained"
+    # The words around a path still say why: outside the root is the gate's concern.
+    outside = Response(Outcome.TOOL_ERROR, "'../outside/canary.txt' is outside the root")
+    assert replies.who_refused(outside, LEARNED).by == "gate"
+
+
+def test_two_words_joined_by_a_slash_are_no_path() -> None:
+    joined = Response(Outcome.TOOL_ERROR, "this change needs approval/confirmation first")
+    assert replies.who_refused(joined, LEARNED).by == "gate"
