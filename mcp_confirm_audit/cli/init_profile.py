@@ -120,7 +120,10 @@ def draft_profile(command: str, root_from: str | None = None, headers: Sequence[
         outcome = styles[plan.name]
         if plan.path_arg is not None:
             body.update(tool=plan.name, path_arg=plan.path_arg, paths=outcome.style or "auto")
-            if plan.extra_args:
+            if plan.template is not None:
+                # The path inside a line of its own (`command: rm {path}`): the draft says the line.
+                body["args"] = plan.arguments({})
+            elif plan.extra_args:
                 body["extra_args"] = dict(plan.extra_args)
         else:
             # An action that names no file: its arguments, its setup, and where its effect shows.
@@ -161,6 +164,11 @@ def _sources(plan: ToolPlan, outcome: ControlOutcome, listed: dict[str, Any]) ->
         found[f"args.{arg}"] = f"from {source}"
         if source.startswith("setup: "):
             found["setup"] = source
+    if plan.path_quoted and plan.path_arg is not None:
+        found[f"args.{plan.path_arg}"] = (
+            "a command line: zero configuration's file action, rm of the case file (its path quoted as one "
+            "word); write another line to audit another command"
+        )
     for arg, value in plan.arguments({}).items():
         if arg in listed and listed[arg] == value:
             found.setdefault(f"args.{arg}", "a value the server's listing tools returned under this name")

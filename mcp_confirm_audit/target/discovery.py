@@ -81,8 +81,8 @@ class ToolPlan:
     learned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Another record's fields the stage call can state in place of the item's own (stage-time-fields).
     stage_as: Mapping[str, Any] = field(default_factory=dict)
-    # The case file's path goes into a command line (zero configuration's `COMMAND_ACTION`): one word
-    # for the shell, quoted, so a hostile name's blank, newline or `<` stays part of the name.
+    # The case file's path goes into a command line (`rm {path}`): one word for the shell, quoted, so a
+    # hostile name's blank, newline or `<` stays part of the name (unless the line quotes it itself).
     path_quoted: bool = False
     # The path goes into a command line the tool runs (`rm {path}`), and the profile does not say the
     # tool confines the paths in its lines (`confines_paths`): which file the line reaches is the shell's.
@@ -206,12 +206,12 @@ def _plan(
     path_arg = profile.path_arg
     if path_arg is None and template is not None:
         path_arg = next((k for k, v in template.items() if isinstance(v, str) and "{path}" in v), None)
-    guessed = quoted = False
+    guessed = zero_config_line = False
     notes_of_plan: tuple[str, ...] = ()
     if path_arg is None and template is None and not profile.setup:
         if command_action and (command := command_line_argument(tool)) is not None:
             # A shell tool's action, with a file the harness made as its subject (`COMMAND_ACTION`).
-            path_arg, template, quoted = command, {command: COMMAND_ACTION}, True
+            path_arg, template, zero_config_line = command, {command: COMMAND_ACTION}, True
             notes_of_plan = (
                 f"{command!r} takes a command line: the action is {COMMAND_ACTION!r} on the case file, its path "
                 "quoted as one word (write args: in a profile for another command)",
@@ -243,12 +243,10 @@ def _plan(
         styles = ("value",)
     elif guessed and profile.tool is None:
         styles = (*styles, "value")
-    in_command = (
-        path_arg is not None
-        and template is not None
-        and _runs_the_path(template.get(path_arg), holds_command_line(path_arg, props.get(path_arg)))
-        and not profile.confines_paths
-    )
+    line = template.get(path_arg) if path_arg is not None and template is not None else None
+    runs_the_path = _runs_the_path(line, holds_command_line(str(path_arg), props.get(path_arg)))
+    # One shell word, whoever wrote the line, unless the line quotes {path} itself ('{path}').
+    quoted = runs_the_path and not re.search(r"""['"]\{path\}['"]""", str(line))
     probes = tuple(profile.effect)
     # A profile that says where the effect shows is taken at its word; only zero configuration learns.
     candidates = () if probes else probes_to_try
@@ -271,9 +269,11 @@ def _plan(
         fixed=profile.fixed_args,
         stage_as=profile.stage_as,
         path_quoted=quoted,
-        path_in_command=in_command,
+        path_in_command=runs_the_path and not profile.confines_paths,
         without_command_action=(
-            _plan(tool, tools, profile, probes_to_try, seen, command_action=False) if quoted else None
+            _plan(tool, tools, profile, probes_to_try, seen, command_action=False)
+            if zero_config_line
+            else None
         ),
     )
 

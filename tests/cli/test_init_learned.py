@@ -133,3 +133,23 @@ def test_init_says_of_each_flow_that_failed_which_control_failed_in_its_words_an
     ) in text
     # Every line of it a comment: the draft is still a profile.
     assert load_profile(out).tool is None
+
+
+def test_init_of_a_shell_tool_writes_the_rm_line_its_honest_flow_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Without the line, the draft said `path_arg: command` alone: its audit sent the case file's path as
+    # the whole command line ("command not found") and every attack was inconclusive.
+    shell = Path(__file__).resolve().parents[2] / "targets" / "shell" / "server.py"
+    out = tmp_path / "shell.yaml"
+    assert main(["init", f"py:{shell}:build_server", "-o", str(out)]) == 0
+    capsys.readouterr()
+    text = out.read_text(encoding="utf-8")
+    assert "  # a command line: zero configuration's file action, rm of the case file" in text
+    assert "  command: rm {path}\n" in text
+    profile = load_profile(out)
+    assert (profile.tool, profile.path_arg, dict(profile.args or {})) == (
+        "run_command",
+        "command",
+        {"command": "rm {path}"},
+    )

@@ -76,10 +76,15 @@ def test_other_tools_are_planned_as_before(properties: dict[str, Any]) -> None:
 def test_a_profile_that_writes_the_line_itself_is_taken_at_its_word_and_can_promise_confinement() -> None:
     raw = {"command": "x {root}", "tool": "execute_command", "args": {"command": "rm -f {path}"}}
     (plan,) = plan_tools([SHELL], profile_from_mapping(raw, source="t"))
-    # Its own line, unquoted as it wrote it; still a command line with the path in it.
+    # Its own line, the path in it quoted as one word all the same; a command line with the path in it.
     assert plan.template == {"command": "rm -f {path}"}
-    assert not plan.path_quoted
+    assert plan.path_quoted
     assert plan.path_in_command
+    # A line that quotes {path} itself is not quoted twice.
+    quoting = {**raw, "args": {"command": "rm -f '{path}'"}}
+    (itself,) = plan_tools([SHELL], profile_from_mapping(quoting, source="t"))
+    assert not itself.path_quoted
+    assert itself.path_in_command
     (confined,) = plan_tools([SHELL], profile_from_mapping({**raw, "confines_paths": True}, source="t"))
     assert not confined.path_in_command
     # A path argument that is the whole value names a file: no command line around it.
