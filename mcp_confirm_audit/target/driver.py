@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from .. import __version__
@@ -82,6 +82,9 @@ STDERR_SAID = "; target stderr: "
 _FAILURES = (
     MCPError,
     RuntimeError,
+    # The SDK checks a result against the negotiated era's schema before it returns it; a target (or a
+    # proxy in front of it) that writes its own results in an older era's shape fails that check.
+    ValidationError,
     anyio.ClosedResourceError,
     anyio.BrokenResourceError,
     anyio.EndOfStream,
@@ -500,6 +503,10 @@ class Connection:
                 self.alive = False
                 return Response(Outcome.TRANSPORT, text=f"{exc.message}{self._stderr_hint()}")
             return Response(Outcome.RPC_ERROR, text=exc.message, code=exc.code, data=exc.error.data)
+        if isinstance(exc, ValidationError):
+            # The target answered, and the connection still works; but no client of this era can read
+            # the reply, so it is neither an answer nor a refusal.
+            return Response(Outcome.TRANSPORT, text=self._unreadable(exc))
         if isinstance(exc, RuntimeError):
             # The SDK re-validates a successful result against the tool's
             # outputSchema; the target still answered (and acted) normally.
@@ -507,6 +514,19 @@ class Connection:
         # The connection's streams closed or broke, or the OS refused.
         self.alive = False
         return Response(Outcome.TRANSPORT, text=f"{type(exc).__name__}: {exc}{self._stderr_hint()}")
+
+    def _unreadable(self, exc: ValidationError) -> str:
+        """Why the SDK rejected a reply, in one line, and what lets a client read it."""
+        errors = exc.errors(include_url=False)
+        where = ".".join(str(part) for part in errors[0]["loc"]) if errors else ""
+        why = f"{where or 'the result'}: {errors[0]['msg'] if errors else 'invalid'}"
+        hint = (
+            f"; a server or proxy that writes results in an older era's shape: pin that era in a profile "
+            f"(protocol: '{LEGACY[0]}')"
+            if self.era == MODERN
+            else ""
+        )
+        return f"a reply no client of {self.era} can read ({why}){hint}"
 
     async def paced(self, state: str | None) -> None:
         """The person reads before answering: an answer to a question asked here waits out `answer_after`.

@@ -40,6 +40,9 @@ MODES: dict[str, str] = {
     "non-json-stdout": "prints junk lines on stdout at start-up and before every tools/call answer",
     "enormous-response": "pads every completed tools/call result to 20 MB of text",
     "slow": "sleeps --delay seconds before every tools/call (below the harness's timeout)",
+    "old-shaped-results": "writes every completed tools/call result without resultType, as a proxy that builds "
+    "its own results in the 2025 shape does over 2026-07-28 (actgate 0.3.0's pending reply): no client of that "
+    "era can read it",
     "ignore-sigterm": "ignores SIGTERM and keeps running after its stdin closes",
     "once-per-root": "serves the careful flow, but a second process on the same root exits at start",
     "spawn-children": "starts children that outlive it: in its group, in new sessions, one without env",
@@ -258,9 +261,35 @@ def _first_on(root: Path) -> bool:
     return True
 
 
+def _strip_result_types() -> None:
+    """Every completed result this process writes on stdout loses its `resultType`, by a relay on fd 1.
+
+    The SDK always writes the field its era wants; a hand-made proxy in front of a server does not.
+    """
+    import json
+
+    read_end, write_end = os.pipe()
+    stdout = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(write_end, 1)
+    os.close(write_end)
+
+    def relay() -> None:
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                message = json.loads(line)
+                result = message.get("result")
+                if isinstance(result, dict) and "content" in result:
+                    result.pop("resultType", None)
+                stdout.write(json.dumps(message).encode() + b"\n")
+
+    threading.Thread(target=relay, name="old-shaped-results", daemon=True).start()
+
+
 def _serve(
     root: str, mode: str, delay: float, marker: str, port: int | None = None, webhook: str = ""
 ) -> None:
+    if mode == "old-shaped-results":
+        _strip_result_types()
     reference = _careful_reference()
     server = reference.build_server(root)
     server.middleware.insert(0, Misbehaviour(mode, delay, root, marker, webhook))

@@ -138,6 +138,27 @@ def test_a_target_that_dies_hangs_or_fails_in_the_honest_flow_makes_every_attack
     assert survivors(marker) == []
 
 
+def test_a_reply_no_client_of_the_era_can_read_is_a_line_saying_what_to_pin_never_a_crash(
+    pytester: pytest.Pytester, marker: str
+) -> None:
+    # actgate 0.3.0's shape: a proxy writes its own results without resultType over 2026-07-28. The SDK
+    # rejects each one; that was an INTERNALERROR of the whole run (exit 3) with pydantic's traceback.
+    selection = ("-k", "MCA-REPLAY or control-approve", "--mcp-report-dir", "out")
+    result = audit(pytester, "old-shaped-results", marker, *selection)
+    output = output_of(result)
+    assert "INTERNALERROR" not in output
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # The delete took effect (its reply is what no client reads): approve holds, and each attack, whose
+    # honest redemption gets such a reply, is an error that says why and what to pin.
+    result.assert_outcomes(passed=1, errors=3)
+    result.stdout.fnmatch_lines(["*a reply no client of 2026-07-28 can read (*resultType: Field required)*"])
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    assert {r["verdict"] for r in report["results"]} == {"inconclusive"}
+    pin = "pin that era in a profile (protocol: '2025-11-25')"
+    assert all(pin in r["reason"] for r in report["results"]), [r["reason"] for r in report["results"]]
+    assert survivors(marker) == []
+
+
 def still_judged(result: pytest.RunResult, out: Path) -> None:
     """The controls and the three replays judged as on the careful server: refused by the tool."""
     assert result.ret == pytest.ExitCode.OK, output_of(result)
