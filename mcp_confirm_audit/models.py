@@ -21,6 +21,13 @@ UNASKED_REMEDY = (
     "action only the person's own channel approves); a tool that changes things must not act on the "
     "agent's word alone"
 )
+# How the unanswered control says the call nobody answered was still waiting when its bound ran out:
+# nothing acted (that failure says "acted though the person never answered"), the call just never ended.
+STILL_WAITING = "did not fail closed within its bound"
+STILL_WAITING_REMEDY = (
+    "give the wait a lifetime that the waiting call enforces itself (not only a listing the person may "
+    "never run), and end the call with a refusal when it passes; never act on a request nobody answered"
+)
 # The control zero configuration adds when the approve control's call was refused: its search for the
 # arguments the tool wants (engine/search). It fails when it gives up, and then nothing acted.
 SEARCH = "search"
@@ -637,6 +644,11 @@ class ControlResult:
     def refusal(self) -> bool:
         """A refusal control (`REFUSAL_CONTROLS`): one whose failure means the target acted on a no."""
         return self.name in REFUSAL_CONTROLS
+
+    @property
+    def still_waiting(self) -> bool:
+        """The unanswered control failed because the call never ended, not because it acted."""
+        return self.name == "unanswered" and not self.passed and self.detail.startswith(STILL_WAITING)
 
     @property
     def finding(self) -> bool:

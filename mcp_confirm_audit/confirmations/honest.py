@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels import human
-from ..models import UNASKED, ControlResult, Exchange, Outcome, Phase, Response, Said, Signature
+from ..models import (
+    STILL_WAITING,
+    UNASKED,
+    ControlResult,
+    Exchange,
+    Outcome,
+    Phase,
+    Response,
+    Said,
+    Signature,
+)
 from ..oracle.effects import generalised, where_of
 from . import detect, replies
 from .base import AgentFlow, HumanFailed, Preview
@@ -517,7 +527,7 @@ async def _unanswered(
             "unanswered",
             False,
             True,
-            f"did not fail closed within its bound ({bound:g}s: {why}) while nobody answered: {replies.clipped(done.text, 160)}; "
+            f"{STILL_WAITING} ({bound:g}s: {why}) while nobody answered: {replies.clipped(done.text, 160)}; "
             "a flow the person never completes must end with a refusal, not wait past its bound",
         )
     use.learn(moved, f"changed on a {mechanism.kind} flow nobody answered")

@@ -26,6 +26,7 @@ from ..models import (
     OWASP_ITEMS,
     REQUIREMENT_ITEMS,
     SEVERITIES,
+    STILL_WAITING_REMEDY,
     UNASKED,
     UNASKED_REMEDY,
     ControlResult,
@@ -259,14 +260,7 @@ def _what_to_fix(report: AuditReport) -> list[str]:
         return min(SEVERITIES.index(r.rated_severity) for r in by_family[family]), family
 
     # A refusal control that acted comes first: the most basic promise, broken.
-    lines = [
-        f"1. **control {control.name}** (high): {inert(control.tool)} acted with no confirmation at all; "
-        f"{UNASKED_REMEDY}"
-        if control.name == UNASKED
-        else f"1. **control {control.name}** (high): a {control.name} acted on {inert(control.tool)}; "
-        "act only on an accepted answer that says yes."
-        for control in report.failed_controls
-    ]
+    lines = [_control_to_fix(control) for control in report.failed_controls]
     for family in sorted(by_family, key=rank):
         found = by_family[family]
         worst = SEVERITIES[rank(family)[0]]
@@ -319,15 +313,43 @@ def audit_judged(report: AuditReport) -> bool:
     return not report.failed_approvals
 
 
-def _control_finding(report: AuditReport, control: ControlResult) -> str:
+def _an(name: str) -> str:
+    """The control's name with its article: "a decline", "an unanswered"."""
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def _control_to_fix(control: ControlResult) -> str:
+    tool = inert(control.tool)
     if control.name == UNASKED:
+        return f"1. **control {control.name}** (high): {tool} acted with no confirmation at all; {UNASKED_REMEDY}"
+    if control.still_waiting:
+        # Nothing acted: the call hung. The unanswered family rates that a SHOULD (weak), never "acted".
+        return (
+            f"1. **control {control.name}** (SHOULD): a call to {tool} nobody answered was still waiting "
+            f"past its bound, and nothing acted; {STILL_WAITING_REMEDY}."
+        )
+    return (
+        f"1. **control {control.name}** (high): {_an(control.name)} acted on {tool}; "
+        "act only on an accepted answer that says yes."
+    )
+
+
+def _control_finding(report: AuditReport, control: ControlResult) -> str:
+    if control.still_waiting:
+        command = rerun_command(report.target, f"control-{control.name} and {control.tool}")
+        what = (
+            f"What happened: {inert(control.detail)}. Nothing acted, but a call nobody answers must end "
+            "with a refusal within its bound."
+        )
+        remedy = f"Remedy: {STILL_WAITING_REMEDY}."
+    elif control.name == UNASKED:
         # It has no item of its own: the approve control is what shows it again.
         command = rerun_command(report.target, f"control-approve and {control.tool}")
         what = f"What happened: {inert(control.detail)}. Nobody was asked, and nothing else gated it."
         remedy = f"Remedy: {UNASKED_REMEDY}"
     else:
         command = rerun_command(report.target, f"control-{control.name} and {control.tool}")
-        what = f"What happened: {inert(control.detail)}. A {control.name} must never act."
+        what = f"What happened: {inert(control.detail)}. {_an(control.name).capitalize()} must never act."
         remedy = (
             "Remedy: act only on an accepted answer that says yes; a decline, a cancel or an accepted "
             '"no" must leave the file alone.'

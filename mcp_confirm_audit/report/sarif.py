@@ -19,7 +19,16 @@ from typing import Any
 
 from .. import __version__
 from ..engine.baseline import ACCEPTED, STALE
-from ..models import OWASP_ITEMS, REQUIREMENT_ITEMS, UNASKED, UNASKED_REMEDY, ControlResult, Result, Verdict
+from ..models import (
+    OWASP_ITEMS,
+    REQUIREMENT_ITEMS,
+    STILL_WAITING_REMEDY,
+    UNASKED,
+    UNASKED_REMEDY,
+    ControlResult,
+    Result,
+    Verdict,
+)
 from . import jsontext
 from .document import AuditReport, headline, refused_by, rerun_command
 
@@ -296,6 +305,12 @@ def _control_rule(control: ControlResult) -> dict[str, Any]:
         short, help_text = (
             "A tool that acts must ask first",
             f"The tool acted on its first call: {UNASKED_REMEDY}.",
+        )
+    elif control.name == "unanswered":
+        # It fails when the call acted, or when it never ended: the rule says both, a result says which.
+        short = "A call nobody answers must end with a refusal within its bound, and never act"
+        help_text = (
+            f"A call nobody answered acted, or was still waiting past its bound: {STILL_WAITING_REMEDY}."
         )
     else:
         short = f"The honest-flow control '{control.name}' must not act"

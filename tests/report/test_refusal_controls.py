@@ -148,3 +148,44 @@ def test_a_refusal_control_that_could_not_begin_is_no_finding_in_any_report_and_
     # Its pytest item is skipped with the reason, never failed: it adds nothing to the exit status.
     gate = control_gate(NOT_BEGUN, "decline")
     assert (gate.outcome, gate.said) == (SKIPPED, NOT_BEGUN.detail)
+
+
+# toolpermit 0.1.1's proxy (trial 15): a call nobody approves polls its approval, which only a listing by
+# the person ever expires, so the call never ends. It never acted; the report said "a unanswered acted".
+STILL_WAITING = ControlResult(
+    TOOL,
+    "unanswered",
+    False,
+    True,
+    "did not fail closed within its bound (27s: its declared answer_deadline of 12s, then a round trip) "
+    "while nobody answered: no answer within 27s; a flow the person never completes must end with a "
+    "refusal, not wait past its bound",
+)
+ACTED_UNANSWERED = ControlResult(
+    TOOL, "unanswered", False, True, "acted though the person never answered: root/victim.txt removed"
+)
+
+
+def test_a_call_nobody_answered_that_never_ended_is_a_finding_that_says_nothing_acted() -> None:
+    report = _report(STILL_WAITING)
+    assert report.failed_controls == (STILL_WAITING,)
+    review = ReviewMarkdown().render(report)
+    assert "1 failed refusal control(s)" in review
+    assert f"### Control unanswered failed on `{TOOL}`" in review
+    assert f"a call to `{TOOL}` nobody answered was still waiting past its bound, and nothing acted" in review
+    assert "Nothing acted, but a call nobody answers must end with a refusal within its bound." in review
+    assert "give the wait a lifetime that the waiting call enforces itself" in review
+    for false in ("a unanswered acted", "A unanswered must never act", "must leave the file alone", "(high)"):
+        assert false not in review, false
+    rule = next(r for r in _sarif(report)["tool"]["driver"]["rules"] if r["id"] == "control-unanswered")
+    assert "never act" in rule["shortDescription"]["text"]
+    assert "decline" not in rule["help"]["text"]
+
+
+def test_a_call_nobody_answered_that_acted_is_still_reported_as_acting() -> None:
+    report = _report(ACTED_UNANSWERED)
+    assert not ACTED_UNANSWERED.still_waiting
+    review = ReviewMarkdown().render(report)
+    assert f"1. **control unanswered** (high): an unanswered acted on `{TOOL}`" in review
+    assert "An unanswered must never act." in review
+    assert "nothing acted" not in review
