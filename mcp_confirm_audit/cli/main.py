@@ -123,6 +123,15 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
         # are the server's command line, as `docker run` and `uvx` take one.
         words = args.after_dashes
         end = words.index("--") if "--" in words else len(words)
+        if words[end + 1 : end + 2] and not words[end + 1].startswith("-"):
+            # pytest would take them for test files, and the server would start without them: most
+            # likely the command's own `--` (a proxy's `wrap -- upstream`), cut in two.
+            return _fail(
+                "run",
+                f"the words after the second -- ({shlex.join(words[end + 1 :][:4])} ...) go to pytest, "
+                "which takes no file here; if they are the server's own (a proxy's -- before its upstream), "
+                f"give the whole command as one quoted word: run {shlex.quote(shlex.join(words))}",
+            )
         args.target = shlex.join(words[:end])
         rest = rest[: len(rest) - len(words)] + words[end + 1 :]
     # The plugin's own options after `--` say the target too (the container's entry point).

@@ -181,6 +181,22 @@ def test_run_takes_the_servers_command_line_after_the_double_dash(
     out.fnmatch_lines(["*1 failed, * deselected*"])
 
 
+def test_run_of_a_proxy_whose_own_double_dash_was_cut_says_to_quote_the_command_and_that_way_works(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial 15: `run -- toolpermit wrap ... -- upstream {root}` gave the upstream's words to pytest, and
+    # the proxy died at its start ("an upstream command is required after --"), with no word on why.
+    proxy = shlex.split(target("--flaw", "no-ledger"))
+    code, _, err = here(capsys, "run", "--", "env", "--", *proxy)
+    assert code == pytest.ExitCode.USAGE_ERROR
+    err.fnmatch_lines(
+        ["*the words after the second -- (*) go to pytest*give the whole command as one quoted word*"]
+    )
+    code, out, _ = here(capsys, "run", shlex.join(["env", "--", *proxy]), "--", "-k", "MCA-REPLAY-001")
+    assert code == pytest.ExitCode.TESTS_FAILED
+    out.fnmatch_lines(["*1 failed, * deselected*"])
+
+
 def test_run_of_a_command_with_no_root_says_where_root_from_goes_and_that_way_works(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
