@@ -113,11 +113,33 @@ def _peer(profile: Profile) -> tuple[str, str]:
         if _fake_ports(profile) is not None:
             return "shared", "the target is given a loopback address"
         return "host", "the target is given a loopback address without a port"
-    if getattr(profile.confirmation, "human", None) is not None:
+    if _person_reaches_loopback(profile):
         return "host", "the person's steps may reach the target on loopback"
     if profile.url_elicitation.person or profile.url_elicitation.other_person:
         return "host", "the person opens the target's URL-mode pages"
     return "own", ""
+
+
+def _person_reaches_loopback(profile: Profile) -> bool:
+    """Whether a step the person (or another principal, or an approver) takes may reach the target.
+
+    The person's steps run in the harness's network, so a target serving them on loopback (a device
+    API, an approval page whose link it prints) must keep the host's. Only a request (`http`,
+    `follow`), a value read from the target (a link, an address) or a command naming an address does;
+    commands of the person's own CLI alone (`toolpermit approvals approve {id}`, a file in the root)
+    and answers on its terminal need no network, and the target keeps none.
+    """
+    from ..confirmations.profile_keys import human_steps
+
+    approver = profile.approver.steps if profile.approver is not None else ()
+    others = [step for steps in profile.principal_steps.values() for step in steps]
+    for step in (*human_steps(profile.confirmation), *approver, *others):
+        if step.kind in ("http", "follow", "read"):
+            return True
+        line = getattr(step, "line", "")
+        if _LOOPBACK.search(line) or "{url}" in line:
+            return True
+    return False
 
 
 def _fake_ports(profile: Profile) -> list[int] | None:

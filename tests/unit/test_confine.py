@@ -204,3 +204,64 @@ def test_a_confined_command_writes_apart_sees_loopback_only_and_its_writes_are_r
     assert interfaces == ["lo"]
     written = confine.outside_writes(base)
     assert {"path": f"/tmp/{marker}", "bytes": len(marker) + 1, "text": f"{marker}\n"} in written
+
+
+# The person's steps run in the harness's network: only one that may reach the target keeps the host's.
+_TOOLPERMIT_PERSON = """
+confirmation:
+  kind: waits
+  waits:
+    human:
+      - {command: "toolpermit approvals list --database {root}/audit.db", shows: true}
+      - {command: "toolpermit approvals list --json --database {root}/audit.db", save: {aid: approvals.0.id}}
+      - command: "toolpermit approvals approve {aid} --database {root}/audit.db"
+    decline:
+      - {command: "toolpermit approvals list --json --database {root}/audit.db", save: {aid: approvals.0.id}}
+      - command: "toolpermit approvals reject {aid} --database {root}/audit.db"
+"""
+_TERMINAL_PERSON = """
+tty: true
+confirmation:
+  kind: waits
+  waits:
+    human: [{terminal: {expect: 'allow\\? ', answer: y}}]
+"""
+_DEVICE_PERSON = """
+confirmation:
+  kind: pending
+  pending:
+    id_from: request_id
+    human:
+      - {read: {from: stderr, pattern: 'device API (http://\\S+)'}, save: api}
+      - command: "device card {api} {id}"
+"""
+_HTTP_PERSON = """
+confirmation:
+  kind: pending
+  pending:
+    id_from: pending_id
+    human: {http: {url: "http://127.0.0.1:8123/approvals/{id}"}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("person", "network"),
+    [
+        (_TOOLPERMIT_PERSON, "own"),
+        (_TERMINAL_PERSON, "own"),
+        (_DEVICE_PERSON, "host"),
+        (_HTTP_PERSON, "host"),
+    ],
+    ids=["their-own-cli", "the-targets-terminal", "a-device-api-it-printed", "an-approval-request"],
+)
+def test_a_persons_steps_take_the_hosts_network_only_when_they_may_reach_the_target(
+    tmp_path: Path, person: str, network: str
+) -> None:
+    # Trial 15: toolpermit's person runs its own CLI on a database in the root, and the target was given
+    # the host's network all the same ("the person's steps may reach the target on loopback").
+    from mcp_confirm_audit.profile.loader import load_profile
+
+    written = tmp_path / "target.yaml"
+    written.write_text(f"command: python s.py --root {{root}}\ntool: delete_file\n{person}")
+    expected = (network, "the person's steps may reach the target on loopback" if network == "host" else "")
+    assert confine._peer(load_profile(written)) == expected
