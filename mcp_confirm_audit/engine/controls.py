@@ -914,6 +914,10 @@ def _moved_away(run: _Runner, before: _Look, after: _Look) -> list[str]:
 
 # A refusal that says a person (an approver, a terminal) was looked for: the gate asks elsewhere.
 _ASKS_ELSEWHERE = re.compile(r"\b(approver|approval|terminal|tty|operator)\b", re.I)
+# A refusal that says the call is pending and names its id in prose (actgate: `ACTGATE_PENDING
+# intent_id=64f6…`, an isError result): the call was staged, not refused, and the id is the handle.
+_PENDING = re.compile(r"pending", re.I)
+_ID_IN_PROSE = re.compile(r"\b([A-Za-z_]*id)(\s*[=:]\s*)[\"']?([A-Za-z0-9][A-Za-z0-9_.-]{5,})", re.I)
 
 
 def _did_not_ask(first: Response, run: _Runner, style: str, written: Sequence[str] = ()) -> str:
@@ -927,6 +931,15 @@ def _did_not_ask(first: Response, run: _Runner, style: str, written: Sequence[st
             "file they move), say how in the profile (confirmation: {kind: waits, waits: {human: [...], "
             "decline: [...]}}, and answer_deadline: the seconds it waits for them; see "
             f"{CHANNELS_PAGE})"
+        )
+    staged = _ID_IN_PROSE.search(first.text) if _PENDING.search(first.text) else None
+    if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and staged is not None:
+        name, between, value = staged.groups()
+        pattern = f"{re.escape(name)}{between}([A-Za-z0-9_.-]+)"
+        return (
+            f"{said}; the reply says the call is pending under {name} {value}, not that the arguments are "
+            "wrong: if a person approves that id elsewhere, say how in the profile (confirmation: {kind: "
+            f"pending, pending: {{id_pattern: '{pattern}', human: [...]}}}}; see {CHANNELS_PAGE})"
         )
     if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR) and _ASKS_ELSEWHERE.search(first.text):
         return (
