@@ -128,6 +128,9 @@ class Pending(FlowDefaults):
             # Detected from a status alone: saying it stages under an id would contradict every style's
             # "returned no pending id" after it.
             staged = "the call answers that the action waits, and names no id to approve it by"
+        elif self.again:
+            staged = "the call stages the action under an id"
+            then = f", then {self.tool!r} is called again with the same arguments and acts"
         elif again:
             staged = f"the call waits for its own {self.id_from!r} to be approved (the subject is the handle)"
             then = f", then {self.tool!r} is called with it again and acts"
@@ -177,12 +180,33 @@ class Pending(FlowDefaults):
     def approval_acts_alone(self) -> bool:
         return self.execute is None
 
+    @property
+    def again(self) -> bool:
+        """The approved action is redeemed by the gated call itself, sent again with its own arguments.
+
+        `execute: {tool: <the gated tool>}` with no `args:` (actgate: the person approves the intent
+        id on their CLI, and the identical `tools/call` then runs once).
+        """
+        return self.execute is not None and self.execute.tool == self.tool and not self.execute.args
+
+    def _executed(
+        self,
+        handle: str,
+        saved: Mapping[str, str],
+        arguments: Mapping[str, Any],
+        withheld: Callable[[str], bool] | None = None,
+    ) -> Filled:
+        assert self.execute is not None
+        if self.again:
+            return Filled(dict(arguments))
+        return self.execute.filled(handle, saved, arguments, withheld=withheld)
+
     def redemption(
         self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
         if self.execute is None or handle is None:
             return None
-        return self.execute.tool, self.execute.filled(handle, saved, arguments)
+        return self.execute.tool, self._executed(handle, saved, arguments)
 
     async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
         response = await channel.call("stage", self.tool, arguments)
@@ -209,7 +233,7 @@ class Pending(FlowDefaults):
         last, saved = await self.approved(channel, handle, as_agent=as_agent)
         if self.execute is not None:
             withheld = self.human.withheld if as_agent and self.human is not None else None
-            filled = self.execute.filled(handle, saved, arguments, withheld=withheld)
+            filled = self._executed(handle, saved, arguments, withheld)
             return await channel.call("execute", self.execute.tool, filled)
         if last is None and self.human is not None and not as_agent:
             # The person's approval is itself the action (a queued memory becomes a confirmed one):

@@ -147,11 +147,16 @@ def newest_slot(inbox: Path, subject: str) -> str | None:
     return max(found, key=lambda stem: int(stem[len(prefix) :]), default=None)
 
 
+# What `release` says of a request no decision was made on yet.
+AWAITING = "awaiting the human's approval"
+
+
 @dataclass
 class PendingStore:
     inbox: Path
     staged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, path)
     agent_approved: set[str] = field(default_factory=set)  # requests (slots)
+    said: dict[str, Any] = field(default_factory=dict)  # id -> what its staging call answered
     done: set[str] = field(default_factory=set)  # requests (slots)
     # FLAW wrong-guess-burns: an id nobody staged cancels everything still waiting.
     burns_on_wrong_id: bool = False
@@ -159,6 +164,8 @@ class PendingStore:
     # it again is a new request under the same id, which needs a decision of its own (host-terminal-mcp's
     # pending commands). Each request is a slot of the inbox, so no decision outlives its request.
     by_subject: bool = False
+    # FLAW retry-never-spent: an approved request is released again and again.
+    spends: bool = True
     _slots: dict[str, str] = field(default_factory=dict, repr=False)  # id -> its newest request
     _requests: int = field(default=0, repr=False)  # staged under a subject so far: each a new slot
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # see TokenStore
@@ -171,6 +178,12 @@ class PendingStore:
                 self._slots[pending_id] = subject_slot(pending_id, self._requests)
             self.staged[pending_id] = (tool, path)
         return pending_id
+
+    def newest_for(self, tool: str, path: str) -> str | None:
+        """The id last staged for this very call (`--pending-redeem again`: the call itself redeems it)."""
+        with self._lock:
+            found = [pending_id for pending_id, staged in self.staged.items() if staged == (tool, path)]
+        return found[-1] if found else None
 
     def slot(self, pending_id: str) -> str:
         """The request `pending_id` names now, as the inbox keeps it: a random id is its own."""
@@ -230,8 +243,9 @@ class PendingStore:
             raise Refused("the human declined this action")
         human = (self.inbox / f"{slot}.approved").exists()
         if not human and slot not in self.agent_approved:
-            raise Refused("awaiting the human's approval")
-        self.done.add(slot)
+            raise Refused(AWAITING)
+        if self.spends:
+            self.done.add(slot)
         return staged
 
 

@@ -31,6 +31,8 @@ FLAWS: dict[str, str] = {
     "lexical-containment": "containment judged on the path as written, no link check; acting follows links",
     "truncates-at-nul": "the path is cut at its first NUL byte (C-string semantics) before any check",
     "wrong-guess-burns": "one wrong token or pending id revokes what is outstanding: any caller can cancel an approval",
+    "retry-never-spent": "(--pending-redeem again) an approved request is never spent: every identical call "
+    "after the approval acts again",
     "gate-off": "the server's own setting leaves its gate off (as one started in its allow-everything mode): "
     "the staging call acts at once, stages nothing and hands out no pending id",
 }
@@ -47,6 +49,7 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "token-not-bound-to-args": ("token",),
     "agent-approval": ("pending",),
     "gate-off": ("pending",),
+    "retry-never-spent": ("pending",),
     "self-attested-flag": ("flag",),
     "reversible-flag": ("flag",),
     "scope-acts-unasked": ("flag",),

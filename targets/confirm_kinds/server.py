@@ -49,6 +49,10 @@ Two careful variants of the token gate, each as careful as the default:
   `execute_pending` are given (host-terminal-mcp stages a command under the command line itself).
   Staging a path again is a new request under the same id, decided on its own
   (gates.PendingStore.by_subject). Careful as ever otherwise.
+- `--pending-redeem again` (pending): no `execute_pending`; once the human approved the id, the
+  gated call itself, sent again with the same arguments, acts (actgate's MCP proxy: `ACTGATE_PENDING
+  intent_id=…`, then the identical `tools/call` runs once). Until then the same call answers the same
+  pending id; after it acted, or once declined, it is refused. Careful as ever otherwise.
 - `--write-rate N`: at most N actions per process, then "write rate limit reached (N/hour)"
   (sendgrid-mcp-secure's write bucket): a throttle in front of whatever the gate decided.
 - `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
@@ -101,6 +105,8 @@ DEFAULT_REASON = "routine cleanup"
 TOKEN_PREVIEWS = ("argument", "tool")
 # What a pending action is staged under: an id of its own, or the path it names.
 PENDING_KEYS = ("id", "path")
+# How an approved pending action is redeemed: by execute_pending with its id, or by the same call again.
+PENDING_REDEEMS = ("execute", "again")
 _TOOLS = {"delete_file": "delete", "truncate_file": "truncate"}
 # --write-tool: what write_file writes, and every tool's verb.
 WRITTEN = b"written after confirmation\n"
@@ -120,6 +126,7 @@ def build_server(
     token_preview: str = "argument",
     refuses_types: Collection[str] = (),
     pending_key: str = "id",
+    pending_redeem: str = "execute",
     policy_tool: str = "limit",
     token_scheme: str = "random",
     proposal_tool: bool = False,
@@ -141,7 +148,13 @@ def build_server(
         raise ValueError("write_gap holds write_file's gap: use it with write_tool")
     if pending_key not in PENDING_KEYS or (pending_key != "id" and mechanism != "pending"):
         raise ValueError(f"--pending-key is one of {PENDING_KEYS}, with --mechanism pending")
+    if pending_redeem not in PENDING_REDEEMS or (pending_redeem != "execute" and mechanism != "pending"):
+        raise ValueError(f"--pending-redeem is one of {PENDING_REDEEMS}, with --mechanism pending")
     active = flaw_switches.check(flaws, mechanism)
+    if "retry-never-spent" in active and pending_redeem != "again":
+        raise ValueError(
+            "retry-never-spent weakens the redemption by the same call: use --pending-redeem again"
+        )
     by_path = pending_key == "path"
     if by_path and "preview-without-name" in active:
         raise ValueError("a request staged under its path names it: preview-without-name cannot hide it")
@@ -271,8 +284,13 @@ def build_server(
         )
     elif mechanism == "pending":
         where = Path(inbox) if inbox else Path(root).resolve().parent / "approvals"
-        store = gates.PendingStore(where, burns_on_wrong_id="wrong-guess-burns" in active, by_subject=by_path)
-        _pending_tools(server, store, flow, active)
+        store = gates.PendingStore(
+            where,
+            burns_on_wrong_id="wrong-guess-burns" in active,
+            by_subject=by_path,
+            spends="retry-never-spent" not in active,  # FLAW retry-never-spent
+        )
+        _pending_tools(server, store, flow, active, again=pending_redeem == "again")
         # The person's channel over HTTP (served only with --transport http): not a tool.
         approvals.add_route(server, store, approver_token)
     else:
@@ -428,8 +446,26 @@ def _token_tools(
     server.add_tool(simulate_impact, name="simulate_impact", annotations=ToolAnnotations(read_only_hint=True))
 
 
-def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]) -> None:
+def _pending_tools(
+    server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str], *, again: bool = False
+) -> None:
     seen: dict[str, paths.Identity] = {}  # what each staged action's file was when it was staged
+    then = "call execute_pending" + (" with the path." if store.by_subject else ".")
+    if again:
+        then = "call this tool again with the same arguments."
+
+    def redeemed(_tool: str, path: str) -> Any:
+        """`--pending-redeem again`: the request this call staged before, now approved, acts; else None."""
+        pending_id = store.newest_for(_tool, path)
+        if pending_id is None:
+            return None
+        try:
+            tool, staged_path = store.release(pending_id)
+        except gates.Refused as exc:
+            if str(exc) == gates.AWAITING:
+                return None  # still waiting: the same request is answered again, under the same id
+            raise ToolError(str(exc)) from None
+        return flow.act(tool, staged_path, seen.get(pending_id))
 
     def make(_tool: str) -> Any:
         def handler(path: str) -> Any:
@@ -437,6 +473,11 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
                 return flow.act(_tool, path)
             if (refused := flow.refused_type(path)) is not None:
                 return refused
+            if again and (done := redeemed(_tool, path)) is not None:
+                return done
+            waiting = store.newest_for(_tool, path) if again else None
+            if waiting is not None:
+                return store.said[waiting]
             identity = flow.previewed(path)
             if flow.rules.waives(identity.size):
                 return flow.act(_tool, path)
@@ -449,18 +490,23 @@ def _pending_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, ac
                 **own_id,
                 "path": path,
                 "message": "Awaiting your approval.",
-                "next_steps": "A human approves it on the approval channel; then call execute_pending"
-                + (" with the path." if store.by_subject else "."),
+                "next_steps": f"A human approves it on the approval channel; then {then}",
             }
             said = flow.shown(fields, f"Staged: {_VERBS[_tool]} {path}. Awaiting your approval.")
             # The person's own view of the request (approve_cli.py ID show): the same text, to them.
             store.card(pending_id, said)
+            store.said[pending_id] = said
             return said
 
         return handler
 
     for tool in flow.tools:
-        _add(server, make(tool), tool, "Stages the action; a human approves it, then execute_pending acts.")
+        described = "the same call again acts." if again else "execute_pending acts."
+        _add(server, make(tool), tool, f"Stages the action; a human approves it, then {described}")
+    if again:
+        if "agent-approval" in active:
+            approvals.add_agent_approve_tool(server, store)
+        return
 
     def execute_pending(pending_id: str) -> str:
         try:
@@ -613,6 +659,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--pending-key", default="id", choices=PENDING_KEYS, help="pending: staged under an id, or the path"
     )
+    parser.add_argument(
+        "--pending-redeem",
+        default="execute",
+        choices=PENDING_REDEEMS,
+        help="pending: execute_pending acts, or the same call again",
+    )
     parser.add_argument("--write-rate", type=int, metavar="N", help="at most N actions per process")
     parser.add_argument(
         "--write-tool", action="store_true", help="token or pending: add write_file, confirmed the same way"
@@ -648,6 +700,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             token_preview=args.token_preview,
             refuses_types=args.refuses_type,
             pending_key=args.pending_key,
+            pending_redeem=args.pending_redeem,
             token_scheme=args.token_scheme,
             policy_tool=args.policy_tool,
             proposal_tool=args.proposal_tool,

@@ -1,0 +1,90 @@
+"""A pending id the person approves, redeemed by the gated call itself sent again (actgate's shape, trial 15).
+
+actgate 0.3.0 answers a first `tools/call` `ACTGATE_PENDING intent_id=…`; the person runs `actgate approve
+ID`; the agent then sends the identical call, which runs once. No profile could say so: `execute:` had to
+name its arguments, and none may name the gated call's own. `execute: {tool: <the gated tool>}` with no
+`args:` now means the same call again. The confirm-kinds server's `--pending-redeem again` is that shape,
+careful (an approval is spent by the call it lets through) and with `retry-never-spent` (every identical
+call after the approval acts again): every family that judges any mechanism runs on both, in process.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import MATRIX_GENERATION
+
+from mcp_confirm_audit.catalogue.loader import Catalogue
+from mcp_confirm_audit.engine.session import AuditRun, run_audit
+from mcp_confirm_audit.models import AttackSpec, Verdict
+from mcp_confirm_audit.profile.loader import profile_from_mapping
+from mcp_confirm_audit.techniques import ANY, traits
+
+TARGETS = Path(__file__).resolve().parents[2] / "targets"
+KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"
+APPROVE_CLI = TARGETS / "confirm_kinds" / "approve_cli.py"
+FAMILIES = frozenset(n for n, t in traits().items() if t.mechanisms == ANY) - {
+    "out-of-root",
+    "prompt-forging",
+}
+
+
+def _person(decision: str) -> dict[str, object]:
+    return {"command": f"{sys.executable} {APPROVE_CLI} --inbox {{root}}/../approvals {{id}} {decision}"}
+
+
+def audit(catalogue: Catalogue, *flaws: str) -> AuditRun:
+    raw = {
+        "command": f"py:{KINDS_SERVER}:build_server",
+        "factory_args": {"mechanism": "pending", "pending_redeem": "again", "flaws": list(flaws)},
+        "tool": "delete_file",
+        "call_timeout": 10.0,
+        "confirmation": {
+            "kind": "pending",
+            "pending": {
+                "id_from": "pending_id",
+                "human": [_person("approved")],
+                "decline": [_person("declined")],
+                # No args: the gated call again, with its own arguments.
+                "execute": {"tool": "delete_file"},
+            },
+        },
+    }
+    profile = profile_from_mapping(raw, source="test")
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family in FAMILIES
+
+    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+
+
+def test_the_identical_call_after_the_persons_approval_completes_the_honest_flow_and_nothing_is_found(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue)
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed, approve.detail
+    decline = next(c for c in run.controls if c.name == "decline")
+    assert decline.passed, decline.detail
+    assert "declined, then delete_file: no effect" in decline.detail, decline.detail
+    found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert found == {}, found
+    assert any(r.verdict is Verdict.REFUSED for r in run.results)
+
+
+@pytest.mark.parametrize("flaw", ["retry-never-spent"])
+def test_an_approval_every_identical_call_redeems_again_is_found_by_the_replay_families(
+    catalogue: Catalogue, flaw: str
+) -> None:
+    run = audit(catalogue, flaw)
+    found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    # Sent again after it acted, the approved call acts again; sent at once, it acts each time.
+    assert found == {
+        "MCA-TOKREUSE-001": Verdict.VULNERABLE,
+        "MCA-TOKREUSE-003": Verdict.VULNERABLE,
+        "MCA-OOBREPLAY-001": Verdict.VULNERABLE,
+        "MCA-OOBREPLAY-002": Verdict.VULNERABLE,
+        "MCA-DSPEND-001": Verdict.VULNERABLE,
+    }, found
