@@ -575,7 +575,9 @@ async def _declined(
         if not await mechanism.decline(channel, handle):
             return None
     except HumanFailed as exc:
-        return ControlResult(tool, "decline", False, True, f"the person's decline step failed: {exc}"), None
+        # The person never said no (actgate's `deny` exits 1 when it recorded the denial): nothing was
+        # declined, so nothing can have acted on a decline. Never a finding; the detail says why.
+        return ControlResult.not_begun(tool, "decline", f"the person's decline step failed: {exc}"), None
     at_decline = await use.moved()
     if at_decline.victim or uses.is_effect(at_decline):
         detail = f"the action took effect on the person's decline: {at_decline.shown()}"
@@ -633,7 +635,8 @@ async def _declined_alone(
     try:
         await mechanism.decline(channel, preview.handle)
     except HumanFailed as exc:
-        return ControlResult(tool, "decline", False, True, f"the person's decline step failed: {exc}")
+        # As in `_declined`: nobody said no, so nothing acted on a no.
+        return ControlResult.not_begun(tool, "decline", f"the person's decline step failed: {exc}")
     at_decline = await use.moved()
     if at_decline.victim or uses.is_effect(at_decline):
         detail = f"the action took effect on the person's decline: {at_decline.shown()}"

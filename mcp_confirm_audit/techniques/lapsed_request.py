@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ..confirmations import HumanFailed
 from . import ROUNDS, technique
 from ._elsewhere import person_flow, redeem
 from ._flows import AttackChannel, previewed
@@ -67,9 +68,15 @@ async def lapsed_request(attack: Attack, params: Mapping[str, Any]) -> None:
     shown = await previewed(attack, flow, channel, args)
     if shown is None or shown.handle is None:
         return
-    if params["mode"] == "declined" and not await flow.decline(channel, shown.handle):
-        attack.not_applicable(f"the person has no way to decline here ({flow.describe()})")
-        return
+    if params["mode"] == "declined":
+        try:
+            declined = await flow.decline(channel, shown.handle)
+        except HumanFailed as exc:
+            attack.setup_failed(f"the person's decline step failed: {exc}")
+            return
+        if not declined:
+            attack.not_applicable(f"the person has no way to decline here ({flow.describe()})")
+            return
     # From here on every effect counts: one the server brings about by itself when the lifetime
     # runs out, and one at the execute call after it.
     await attack.start_attack()

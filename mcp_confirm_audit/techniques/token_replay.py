@@ -68,7 +68,13 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         await _raced(attack, flow, args, shown.handle)
         return
     elif params["mode"] == "after-decline":
-        if not await flow.decline(channel, shown.handle):
+        try:
+            declined = await flow.decline(channel, shown.handle)
+        except HumanFailed as exc:
+            # Nobody said no: what follows would judge nothing (a harness error ended the whole run).
+            attack.setup_failed(f"the person's decline step failed: {exc}")
+            return
+        if not declined:
             attack.not_applicable(
                 "no way to decline: a pending flow whose profile gives the human's decline command "
                 "(confirmation: pending: human: decline: '...{id}...')"

@@ -10,6 +10,7 @@ call after the approval acts again): every family that judges any mechanism runs
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -35,7 +36,13 @@ def _person(decision: str) -> dict[str, object]:
     return {"command": f"{sys.executable} {APPROVE_CLI} --inbox {{root}}/../approvals {{id}} {decision}"}
 
 
-def audit(catalogue: Catalogue, *flaws: str) -> AuditRun:
+def _denial_that_exits_1() -> dict[str, object]:
+    # actgate's `deny` records the denial and exits 1 ("deny recorded", its README's exit codes).
+    declined = _person("declined")["command"]
+    return {"command": shlex.join(["sh", "-c", f"{declined}; exit 1"])}
+
+
+def audit(catalogue: Catalogue, *flaws: str, decline: dict[str, object] | None = None) -> AuditRun:
     raw = {
         "command": f"py:{KINDS_SERVER}:build_server",
         "factory_args": {"mechanism": "pending", "pending_redeem": "again", "flaws": list(flaws)},
@@ -46,7 +53,7 @@ def audit(catalogue: Catalogue, *flaws: str) -> AuditRun:
             "pending": {
                 "id_from": "pending_id",
                 "human": [_person("approved")],
-                "decline": [_person("declined")],
+                "decline": [decline or _person("declined")],
                 # No args: the gated call again, with its own arguments.
                 "execute": {"tool": "delete_file"},
             },
@@ -88,3 +95,17 @@ def test_an_approval_every_identical_call_redeems_again_is_found_by_the_replay_f
         "MCA-OOBREPLAY-002": Verdict.VULNERABLE,
         "MCA-DSPEND-001": Verdict.VULNERABLE,
     }, found
+
+
+def test_a_decline_step_that_fails_is_no_decline_that_acted_and_ends_nothing(catalogue: Catalogue) -> None:
+    # Trial 15, actgate: `deny` exits 1. review.md said "control decline (high): a decline acted on
+    # delete_file" with nothing moved, and MCA-TOKREUSE-002 ended the run in a harness error.
+    run = audit(catalogue, decline=_denial_that_exits_1())
+    decline = next(c for c in run.controls if c.name == "decline")
+    assert not decline.finding, decline
+    assert "the person's decline step failed: the human's command exited 1" in decline.detail, decline.detail
+    after_decline = next(r for r in run.results if r.id == "MCA-TOKREUSE-002")
+    assert after_decline.verdict is Verdict.INCONCLUSIVE, after_decline
+    assert "the person's decline step failed" in after_decline.reason, after_decline.reason
+    found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    assert found == {}, found
