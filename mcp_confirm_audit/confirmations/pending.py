@@ -88,6 +88,10 @@ class CallTemplate:
         return args
 
 
+# `Preview.field` of a pending id the profile's `id_pattern` found in the reply's prose.
+ID_PATTERN = "id_pattern"
+
+
 def handed(pending_id: str) -> dict[str, str]:
     """What the person's steps know of a pending action: its id, which is also what they sign."""
     return {"id": pending_id, "challenge": pending_id, "token": pending_id}
@@ -212,7 +216,7 @@ class Pending(FlowDefaults):
         response = await channel.call("stage", self.tool, arguments)
         if self.id_pattern is not None:
             found = self.id_pattern.search(response.text)
-            return Preview(response, found.group(1) if found else None, "id_pattern" if found else None)
+            return Preview(response, found.group(1) if found else None, ID_PATTERN if found else None)
         read = Preview.read(response, self.id_from, ID_FIELD)
         if read.handle is not None:
             said = values.fields(response)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..confirmations import AgentFlow, HumanFailed, as_flow
+from ..confirmations.pending import ID_PATTERN
 from ..models import Outcome, Verdict
 from ..profile.loader import SetupCall
 from . import ANY, technique
@@ -258,10 +259,17 @@ async def _over_a_flow(attack: Attack, flow: AgentFlow, value: Subject) -> None:
         handle = shown.handle
         attack.finding(
             Verdict.WEAK,
-            f"the preview handed out {shown.field or 'a handle'} for a path that must never be allowed: "
+            f"the preview handed out {_handed(shown.field)} for a path that must never be allowed: "
             "refused only when confirmed, after a human could have been shown it",
         )
     try:
         await flow.confirm(channel, args, handle)
     except HumanFailed as exc:
         attack.setup_failed(str(exc))
+
+
+def _handed(field: str | None) -> str:
+    """What a preview handed out, as a reader says it: its field, or a pending id read from its prose."""
+    if field == ID_PATTERN:
+        return "a pending id (read by the profile's id_pattern)"
+    return field or "a handle"

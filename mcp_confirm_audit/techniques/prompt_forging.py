@@ -58,6 +58,7 @@ from ..catalogue.prompt_checks import (
 )
 from ..catalogue.question_text import result_as_shown, terminal_as_shown, without_handle
 from ..confirmations import AgentFlow, Preview, as_flow
+from ..confirmations.pending import ID_PATTERN
 from ..confirmations.replies import refusal, refusal_text
 from ..engine.action import Instance
 from ..engine.reading import literal
@@ -422,7 +423,9 @@ def _refused(shown: Preview) -> str | None:
     echo the challenge to confirm"}`: not done yet, and the handle it hands out is the confirmation.
     A refusal that carries an id besides ("file type not allowed") names its error or reason.
     """
-    if shown.handle is not None and took(shown.response):
+    if shown.handle is not None and (took(shown.response) or shown.field == ID_PATTERN):
+        # An id the profile's `id_pattern` read out of the reply's prose: such a reply is an error by
+        # design (actgate's `ACTGATE_PENDING intent_id=…`, isError), and it handed out the request.
         return None
     return refusal(shown.response)
 

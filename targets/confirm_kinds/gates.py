@@ -156,7 +156,6 @@ class PendingStore:
     inbox: Path
     staged: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, path)
     agent_approved: set[str] = field(default_factory=set)  # requests (slots)
-    said: dict[str, Any] = field(default_factory=dict)  # id -> what its staging call answered
     done: set[str] = field(default_factory=set)  # requests (slots)
     # FLAW wrong-guess-burns: an id nobody staged cancels everything still waiting.
     burns_on_wrong_id: bool = False

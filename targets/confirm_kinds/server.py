@@ -51,8 +51,10 @@ Two careful variants of the token gate, each as careful as the default:
   (gates.PendingStore.by_subject). Careful as ever otherwise.
 - `--pending-redeem again` (pending): no `execute_pending`; once the human approved the id, the
   gated call itself, sent again with the same arguments, acts (actgate's MCP proxy: `ACTGATE_PENDING
-  intent_id=…`, then the identical `tools/call` runs once). Until then the same call answers the same
-  pending id; after it acted, or once declined, it is refused. Careful as ever otherwise.
+  intent_id=…`, then the identical `tools/call` runs once). Its answer to the agent is, as actgate's, an
+  error result naming the id in prose (`PENDING_APPROVAL pending_id=…`); the person's card is as ever.
+  Until approved the same call answers the same pending id; after it acted, or once declined, it is
+  refused. Careful as ever otherwise.
 - `--write-rate N`: at most N actions per process, then "write rate limit reached (N/hour)"
   (sendgrid-mcp-secure's write bucket): a throttle in front of whatever the gate decided.
 - `--refuses-type .exe` (token or pending): a file of that type is refused before anything is
@@ -446,6 +448,10 @@ def _token_tools(
     server.add_tool(simulate_impact, name="simulate_impact", annotations=ToolAnnotations(read_only_hint=True))
 
 
+def _pending_in_prose(pending_id: str) -> str:
+    return f"PENDING_APPROVAL pending_id={pending_id}: a human approves it, then send this call again"
+
+
 def _pending_tools(
     server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str], *, again: bool = False
 ) -> None:
@@ -477,7 +483,7 @@ def _pending_tools(
                 return done
             waiting = store.newest_for(_tool, path) if again else None
             if waiting is not None:
-                return store.said[waiting]
+                raise ToolError(_pending_in_prose(waiting))
             identity = flow.previewed(path)
             if flow.rules.waives(identity.size):
                 return flow.act(_tool, path)
@@ -495,7 +501,10 @@ def _pending_tools(
             said = flow.shown(fields, f"Staged: {_VERBS[_tool]} {path}. Awaiting your approval.")
             # The person's own view of the request (approve_cli.py ID show): the same text, to them.
             store.card(pending_id, said)
-            store.said[pending_id] = said
+            if again:
+                # actgate's answer to the agent: an error result that names the id in prose; what the
+                # person reads is the card above, on their own channel.
+                raise ToolError(_pending_in_prose(pending_id))
             return said
 
         return handler

@@ -5,7 +5,9 @@ ID`; the agent then sends the identical call, which runs once. No profile could 
 name its arguments, and none may name the gated call's own. `execute: {tool: <the gated tool>}` with no
 `args:` now means the same call again. The confirm-kinds server's `--pending-redeem again` is that shape,
 careful (an approval is spent by the call it lets through) and with `retry-never-spent` (every identical
-call after the approval acts again): every family that judges any mechanism runs on both, in process.
+call after the approval acts again): every family that judges any mechanism runs on both, in process. Its
+answer to the agent is actgate's too, an error result that names the id in prose: prompt-forging judged
+nothing on it ("the preview of a plain value was refused"), though the profile's id_pattern read the id.
 """
 
 from __future__ import annotations
@@ -26,10 +28,8 @@ from mcp_confirm_audit.techniques import ANY, traits
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 KINDS_SERVER = TARGETS / "confirm_kinds" / "server.py"
 APPROVE_CLI = TARGETS / "confirm_kinds" / "approve_cli.py"
-FAMILIES = frozenset(n for n, t in traits().items() if t.mechanisms == ANY) - {
-    "out-of-root",
-    "prompt-forging",
-}
+# Every family that judges any mechanism, and what the person reads; out-of-root has its own test.
+FAMILIES = {n for n, t in traits().items() if t.mechanisms == ANY} - {"out-of-root"} | {"prompt-forging"}
 
 
 def _person(decision: str) -> dict[str, object]:
@@ -42,7 +42,12 @@ def _denial_that_exits_1() -> dict[str, object]:
     return {"command": shlex.join(["sh", "-c", f"{declined}; exit 1"])}
 
 
-def audit(catalogue: Catalogue, *flaws: str, decline: dict[str, object] | None = None) -> AuditRun:
+def audit(
+    catalogue: Catalogue,
+    *flaws: str,
+    decline: dict[str, object] | None = None,
+    families: frozenset[str] | set[str] = FAMILIES,
+) -> AuditRun:
     raw = {
         "command": f"py:{KINDS_SERVER}:build_server",
         "factory_args": {"mechanism": "pending", "pending_redeem": "again", "flaws": list(flaws)},
@@ -51,8 +56,10 @@ def audit(catalogue: Catalogue, *flaws: str, decline: dict[str, object] | None =
         "confirmation": {
             "kind": "pending",
             "pending": {
-                "id_from": "pending_id",
-                "human": [_person("approved")],
+                # The id is in the prose of an error result, as actgate's `ACTGATE_PENDING intent_id=…`.
+                "id_pattern": "pending_id=([0-9a-f]+)",
+                # What the person reads before approving: the card on their own channel.
+                "human": [{**_person("show"), "shows": True}, _person("approved")],
                 "decline": [decline or _person("declined")],
                 # No args: the gated call again, with its own arguments.
                 "execute": {"tool": "delete_file"},
@@ -62,7 +69,7 @@ def audit(catalogue: Catalogue, *flaws: str, decline: dict[str, object] | None =
     profile = profile_from_mapping(raw, source="test")
 
     def select(spec: AttackSpec) -> bool:
-        return spec.family in FAMILIES
+        return spec.family in families
 
     return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
 
@@ -79,6 +86,19 @@ def test_the_identical_call_after_the_persons_approval_completes_the_honest_flow
     found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert found == {}, found
     assert any(r.verdict is Verdict.REFUSED for r in run.results)
+    # The card the person reads is judged (escaped JSON): refused, never unjudged for the error it came in.
+    forged = {r.id: r.verdict for r in run.results if r.family == "prompt-forging"}
+    assert Verdict.INCONCLUSIVE not in forged.values(), forged
+    assert forged["MCA-PROMPT-002"] is Verdict.REFUSED, forged
+
+
+def test_a_card_that_shows_the_name_raw_is_caught_though_the_agent_is_answered_with_an_error(
+    catalogue: Catalogue,
+) -> None:
+    run = audit(catalogue, "raw-name-in-preview")
+    forged = {r.id: r.verdict for r in run.results if r.family == "prompt-forging"}
+    assert forged["MCA-PROMPT-002"] is Verdict.VULNERABLE, forged
+    assert forged["MCA-PROMPT-001"] is Verdict.VULNERABLE, forged
 
 
 @pytest.mark.parametrize("flaw", ["retry-never-spent"])
@@ -86,7 +106,11 @@ def test_an_approval_every_identical_call_redeems_again_is_found_by_the_replay_f
     catalogue: Catalogue, flaw: str
 ) -> None:
     run = audit(catalogue, flaw)
-    found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
+    found = {
+        r.id: r.verdict
+        for r in run.results
+        if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK) and r.family != "prompt-forging"
+    }
     # Sent again after it acted, the approved call acts again; sent at once, it acts each time.
     assert found == {
         "MCA-TOKREUSE-001": Verdict.VULNERABLE,
@@ -109,3 +133,15 @@ def test_a_decline_step_that_fails_is_no_decline_that_acted_and_ends_nothing(cat
     assert "the person's decline step failed" in after_decline.reason, after_decline.reason
     found = {r.id: r.verdict for r in run.results if r.verdict in (Verdict.VULNERABLE, Verdict.WEAK)}
     assert found == {}, found
+
+
+def test_a_pending_id_read_from_prose_for_a_path_never_allowed_is_named_as_such(catalogue: Catalogue) -> None:
+    # preview-before-check: the request is staged before the path is checked. The finding said "the
+    # preview handed out id_pattern", the profile's key, for what was a pending id.
+    run = audit(catalogue, "preview-before-check", families={"out-of-root"})
+    weak = [r for r in run.results if r.verdict is Verdict.WEAK]
+    assert weak, [(r.id, r.verdict, r.reason) for r in run.results]
+    for result in weak:
+        assert "the preview handed out a pending id (read by the profile's id_pattern)" in result.reason, (
+            result
+        )
