@@ -332,3 +332,15 @@ def test_init_drafts_a_profile_for_an_authenticated_server_and_writes_no_credent
     monkeypatch.setenv("AUTHORIZATION", token)
     profile = load_profile(out)
     assert (profile.tool, profile.headers[0].value) == ("delete_file", f"Bearer {token}")
+
+
+def test_python_dash_m_runs_the_same_command() -> None:
+    # A venv whose scripts are not on PATH (trial 15 ran `python -m mcp_confirm_audit` and got "No module named
+    # mcp_confirm_audit.__main__"): the module is the command.
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_confirm_audit", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert __version__ in done.stdout
