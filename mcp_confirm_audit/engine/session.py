@@ -38,6 +38,7 @@ from ..models import (
     AttackSpec,
     ControlResult,
     Layer,
+    Outcome,
     Precondition,
     Result,
     Transcript,
@@ -60,6 +61,7 @@ from .connection_key import PRIMARY, ConnectionKey
 from .controls import ControlOutcome, run_controls
 from .observation import Observer, Serving
 from .peers import SessionPeers
+from .reading import literal
 from .search import search, searchable
 from .verdict import judge
 from .world import Stats, World
@@ -109,6 +111,9 @@ class AuditSession:
         self._held = False
         # Tools whose every attack gets a fresh world of its own (engine/makers): they act on whatever waits.
         self._fresh_for: set[str] = set()
+        # When the target last stopped answering in an attack (its connection lost): which attack, and the
+        # last request it answered; None while every attack since found it answering.
+        self._down_since: str | None = None
         # Each tool's plan with its proven mechanism, by tool: the plan, the mechanism, the two together.
         self._planned: dict[str, tuple[ToolPlan, Mechanism, ToolPlan]] = {}
         self.world.when_fresh(self._forget_the_old_world)
@@ -634,7 +639,22 @@ class AuditSession:
             self.world.fresh()
         # Every answer of the attack at the pace the controls learned for this tool, if they did.
         self.world.pace(outcome.pace)
-        primary = self.world.ensure(prefix.at("primary"))
+        try:
+            primary = self.world.ensure(prefix.at("primary"))
+        except TargetError as exc:
+            if self._down_since is None:
+                raise
+            # It served this audit, then stopped answering, and no longer starts on its root: what an
+            # earlier request did to it (a ledger it cannot read back) outlives its process.
+            transcript = Transcript(
+                spec.id,
+                tool,
+                precondition,
+                setup_failure=f"the target no longer starts on this root ({exc}); {self._down_since}",
+                mechanism=mechanism.kind,
+                era=era,
+            )
+            return judge(spec, transcript), transcript
         peers = SessionPeers(
             self.world,
             self.profile,
@@ -671,13 +691,40 @@ class AuditSession:
         transcript_of = partial(
             attack.transcript, precondition, signatures=outcome.signatures, upstream=self.profile.upstream
         )
-        transcript = self.world.call(_attacked, technique, attack, spec, budget, transcript_of)
+        transcript = self._down_or_up(
+            self.world.call(_attacked, technique, attack, spec, budget, transcript_of)
+        )
         self.stats.attacks_run += 1
         self.stats.waited += attack.waited
         # An attack that sent nothing (not applicable before its first request) leaves its process
         # as fresh as it found it: the next attack gets that one rather than a world of its own.
         self.world.untouched(sent=bool(transcript.exchanges))
         return judge(spec, transcript), transcript
+
+    def _down_or_up(self, transcript: Transcript) -> Transcript:
+        """The transcript, with a note when the target has not answered since an earlier attack.
+
+        A target that stops answering after a request (a crash, a ledger it cannot read back) is
+        started again on the same root; one that stays down leaves every later attack inconclusive,
+        and each then says since when, and after which request, rather than only "Connection closed".
+        """
+        lost = [i for i, e in enumerate(transcript.exchanges) if e.response.outcome is Outcome.TRANSPORT]
+        if not lost:
+            if transcript.exchanges:
+                self._down_since = None  # it answers again
+            return transcript
+        if self._down_since is not None and lost[0] == 0:
+            return replace(transcript, notes=(*transcript.notes, f"not answering at all: {self._down_since}"))
+        answered = [e for e in transcript.exchanges[: lost[0]] if e.response.outcome is not Outcome.TRANSPORT]
+        said = literal(answered[-1].request) if answered else ""
+        said = said if len(said) <= 300 else f"{said[:300]}… ({len(said)} characters)"
+        last = f", the last request it answered {said}" if answered else ""
+        self._down_since = f"{STOPPED_ANSWERING}{transcript.attack_id}{last}"
+        return transcript
+
+
+# How a result says the target stopped answering in an earlier attack and stayed down (the headline counts them).
+STOPPED_ANSWERING = "the target stopped answering during "
 
 
 class _Collector:

@@ -19,6 +19,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..engine.baseline import Baseline, Mark
+from ..engine.session import STOPPED_ANSWERING
 from ..models import SEARCH, ControlResult, Result, Verdict
 
 SANDBOX = "{sandbox}"
@@ -122,7 +123,16 @@ def headline(report: AuditReport) -> str:
     verdicts = [r.verdict for r in report.results]
     unjudged = verdicts.count(Verdict.INCONCLUSIVE)
     if unjudged and not failed:
-        parts.append(f"{unjudged} of {run} attacks could not be judged (inconclusive)")
+        down = [
+            r for r in report.results if r.verdict is Verdict.INCONCLUSIVE and STOPPED_ANSWERING in r.reason
+        ]
+        since = (
+            f", {len(down)} of them because {STOPPED_ANSWERING}{down[0].reason.split(STOPPED_ANSWERING, 1)[1].split(',', 1)[0]} and "
+            "did not answer again"
+            if down
+            else ""
+        )
+        parts.append(f"{unjudged} of {run} attacks could not be judged (inconclusive){since}")
     if excluded := verdicts.count(Verdict.EXCLUDED):
         parts.append(f"{excluded} of {run} attacks excluded by the profile, each with its reason")
     if not parts:

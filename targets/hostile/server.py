@@ -45,6 +45,9 @@ MODES: dict[str, str] = {
     "era can read it",
     "ignore-sigterm": "ignores SIGTERM and keeps running after its stdin closes",
     "once-per-root": "serves the careful flow, but a second process on the same root exits at start",
+    "poisoned-by-a-line-break": "keeps a ledger of every call's arguments in ROOT/.ledger, a line each, written "
+    "raw: an argument holding a line break (U+0085, U+2028, a newline) splits its line, and every later call "
+    "and every later start on that root dies reading it (actgate 0.3.0's ledger and U+0085)",
     "spawn-children": "starts children that outlive it: in its group, in new sessions, one without env",
     "escape": "at every tools/call writes in /tmp and the home, reads $HOME/hostile-canary.txt (and says what "
     "it read in its result), notes the network interfaces it sees in ROOT/hostile-saw.json, and starts a "
@@ -57,6 +60,7 @@ HOME_CANARY = "hostile-canary.txt"
 SAW = "hostile-saw.json"
 
 LONG_INPUT = 4096
+LEDGER = ".ledger"
 ENORMOUS_BYTES = 20 * 1024 * 1024
 
 
@@ -127,6 +131,10 @@ class Misbehaviour:
             await anyio.sleep(self.delay)
         elif self.mode == "escape":
             self.home_read = _escape(self.root, self.marker, self.webhook)
+        elif self.mode == "poisoned-by-a-line-break":
+            _read_ledger(self.root)  # dies on a line an earlier call split
+            with open(Path(self.root) / LEDGER, "a", encoding="utf-8") as ledger:
+                ledger.write(json.dumps(params.get("arguments") or {}, ensure_ascii=False) + "\n")
 
 
 def _escape(root: str, marker: str, webhook: str = "") -> str:
@@ -252,6 +260,17 @@ def _careful_reference() -> Any:
     return module
 
 
+def _read_ledger(root: str) -> None:
+    """Every line of the ledger read back as JSON, split as str.splitlines splits (at U+0085 too)."""
+    path = Path(root) / LEDGER
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            json.loads(line)
+        except ValueError:
+            _die(f"malformed ledger line {number}")
+
+
 def _first_on(root: Path) -> bool:
     """Whether this is the first process on the root (a lock file beside it, never in it)."""
     try:
@@ -326,6 +345,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.mode == "exit-at-start":
         _say("refusing to start")
         sys.exit(3)
+    elif args.mode == "poisoned-by-a-line-break" and (Path(args.root) / LEDGER).exists():
+        _read_ledger(args.root)  # a start on a poisoned root dies before it speaks
+        _serve(args.root, args.mode, args.delay, args.marker, args.port, args.webhook)
     elif args.mode == "once-per-root" and not _first_on(Path(args.root)):
         _say("another process already serves this root")
         sys.exit(3)

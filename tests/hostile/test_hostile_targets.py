@@ -308,3 +308,25 @@ def test_a_run_stopped_by_sigterm_writes_its_report_and_leaves_no_process_or_san
     assert (tmp_path / "out" / "audit.json").is_file()
     assert survivors(marker) == []
     assert list(scratch.iterdir()) == []
+
+
+def test_a_name_that_takes_the_target_down_for_good_is_named_by_every_attack_it_left_unjudged(
+    pytester: pytest.Pytester, marker: str
+) -> None:
+    # actgate 0.3.0 (trial 15): one file name holding U+0085 split a line of its ledger, and every later
+    # call and start on that root died reading it. Every later attack was a harness error, or inconclusive
+    # with only "Connection closed": nothing said which request took it down, or that it stayed down.
+    args = ("-k", "MCA-PROMPT-001 or MCA-SYMLINK-001", "--mcp-report-dir", "out", "--mcp-seed", "1")
+    result = audit(pytester, "poisoned-by-a-line-break", marker, *args)
+    assert "harness error" not in output_of(result)
+    report = json.loads((pytester.path / "out" / "audit.json").read_text())
+    after = next(r for r in report["results"] if r["id"] == "MCA-SYMLINK-001")
+    assert after["verdict"] == "inconclusive"
+    assert "the target no longer starts on this root" in after["reason"], after["reason"]
+    assert "malformed ledger line" in after["reason"], after["reason"]
+    assert (
+        "the target stopped answering during MCA-PROMPT-001, the last request it answered" in after["reason"]
+    )
+    review = (pytester.path / "out" / "review.md").read_text()
+    assert "because the target stopped answering during MCA-PROMPT-001 and did not answer again" in review
+    assert survivors(marker) == []

@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catalogue.loader", "catalogue.entries", "catalogue.docs", "engine"),
     ("report",),
     ("run",),
-    ("plugin", "cli"),
+    ("plugin", "cli", "__main__"),
 )
 
 
@@ -204,7 +204,8 @@ def test_a_lazy_import_counts_and_a_type_checking_one_does_not() -> None:
 
 def test_the_root_keeps_only_the_plugin_the_models_and_the_errors() -> None:
     root_modules = sorted(path.stem for path in PACKAGE.glob("*.py"))
-    assert root_modules == ["__init__", "errors", "models", "plugin"]
+    # And `python -m mcp_confirm_audit`, which only calls cli.main.
+    assert root_modules == ["__init__", "__main__", "errors", "models", "plugin"]
 
 
 def test_every_folder_says_in_one_line_what_lives_there() -> None:
