@@ -5,7 +5,7 @@
 `show` prints what the server keeps for the person about the staged action (its
 `ID.request`), as it is: what the person reads before deciding (`shows: true`).
 A server that stages an action under its subject (`--pending-key path`) is given
-that subject as ID: the request is the one last staged under it (gates.newest_slot).
+that subject as ID: the request is the one last staged under it (inbox_slots.newest_slot).
 
 The agent's connection cannot do this: it is a file in a directory outside the
 server's root, written by a process the person runs. One new file per
@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-import gates
+from inbox_slots import newest_slot
 
 _ID = re.compile(r"^[0-9a-f]{8,64}$")
 
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("decision", nargs="?", default="approved", choices=("approved", "declined", "show"))
     args = parser.parse_args()
     inbox = Path(args.inbox)
-    slot = gates.newest_slot(inbox, args.id) if inbox.is_dir() else None
+    slot = newest_slot(inbox, args.id) if inbox.is_dir() else None
     if slot is None and not _ID.match(args.id):
         parser.error(f"not a pending id, and nothing is staged under it: {args.id!r}")
     slot = slot or args.id

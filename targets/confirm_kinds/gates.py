@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inbox_slots import subject_slot
+
 
 class Refused(Exception):
     """The gate said no; the message is the tool error the caller sees."""
@@ -132,19 +134,6 @@ class TokenStore:
             raise Refused("this confirm_token was issued for other arguments")
         if "reusable-token" not in self.flaws:
             self.spent.add(token)  # FLAW reusable-token: never spent
-
-
-def subject_slot(subject: str, generation: int) -> str:
-    """Where a request staged under its subject is kept in the inbox: a subject is no file name."""
-    digest = hashlib.sha256(subject.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return f"s-{digest}-{generation}"
-
-
-def newest_slot(inbox: Path, subject: str) -> str | None:
-    """The request last staged under `subject` (what the person is shown and decides); None if none."""
-    prefix = subject_slot(subject, 0)[:-1]
-    found = [p.stem for p in inbox.glob(f"{prefix}*.request") if p.stem[len(prefix) :].isdigit()]
-    return max(found, key=lambda stem: int(stem[len(prefix) :]), default=None)
 
 
 # What `release` says of a request no decision was made on yet.

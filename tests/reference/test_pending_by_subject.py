@@ -3,7 +3,7 @@
 A request staged under the path it names has no id of its own, so staging the same path again
 must be a new request: a decision on the old one (the person's, or an agent's through the flawed
 approve tool) never releases the new one, and what the person is shown and decides on is the
-request last staged under that path (gates.newest_slot, read by approve_cli.py).
+request last staged under that path (inbox_slots.newest_slot, read by approve_cli.py).
 """
 
 from __future__ import annotations
@@ -27,11 +27,17 @@ def gates() -> ModuleType:
         sys.path.remove(str(KINDS))
 
 
+@pytest.fixture(scope="module")
+def inbox_slots() -> ModuleType:
+    # What approve_cli.py imports to find the request: apart from the gates, so the person's command starts light.
+    return import_by_path("confirm_kinds_inbox_slots", KINDS / "inbox_slots.py")
+
+
 PATH = "001-case/names/a\nb.txt"
 
 
 def test_a_path_staged_again_is_a_new_request_that_needs_a_decision_of_its_own(
-    gates: ModuleType, tmp_path: Path
+    gates: ModuleType, inbox_slots: ModuleType, tmp_path: Path
 ) -> None:
     store = gates.PendingStore(tmp_path / "inbox", by_subject=True)
     assert store.stage("delete_file", PATH) == PATH  # the id handed out is the path itself
@@ -49,7 +55,7 @@ def test_a_path_staged_again_is_a_new_request_that_needs_a_decision_of_its_own(
     with pytest.raises(gates.Refused, match="awaiting the human's approval"):
         store.release(PATH)
     # The person's channel finds the request last staged under the path, and decides on it.
-    newest = gates.newest_slot(tmp_path / "inbox", PATH)
+    newest = inbox_slots.newest_slot(tmp_path / "inbox", PATH)
     assert (tmp_path / "inbox" / f"{newest}.request").read_text() == "third"
     store.decide(PATH, "declined")
     with pytest.raises(gates.Refused, match="declined"):
