@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MATRIX_GENERATION, Shared
+from deadline import deadline
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
@@ -41,10 +42,12 @@ STALLED = ("no answer within", "question has expired", "did not answer", "within
 def audit(catalogue: Catalogue, *flaws: str, families: Sequence[str] = FAMILIES) -> AuditRun:
     raw = {
         "command": f"py:{LEGACY_SERVER}:build_server",
-        # The server's own wait for its person is longer than the harness's bounded look, as magnemo's is.
-        "factory_args": {"flaws": list(flaws), "answer_timeout": 8.0, "one_at_a_time": True},
+        # The server's own wait for its person is longer than the harness's bounded look (2 s, LEARNING_BOUND),
+        # as magnemo's is. 5 s, not the 8 it was: three rounds of each audit wait until it ends (24 s of an
+        # audit's 26 at 8 s). Scaled with the round trip's bound, from one scale.
+        "factory_args": {"flaws": list(flaws), "answer_timeout": deadline(5.0), "one_at_a_time": True},
         "tool": "delete_file",
-        "call_timeout": 10.0,
+        "call_timeout": deadline(10.0),
         "protocol": "2025-11-25",
     }
 
