@@ -112,6 +112,11 @@ def _relay(accepted: socket.socket, dial: socket.socket, port: int) -> None:
         dial.settimeout(CONNECT_TIMEOUT)
         dial.connect((LOOPBACK, port))
         dial.settimeout(None)
+        # Each piece goes on as it came: without TCP_NODELAY a message written in two pieces (uvicorn's
+        # headers, then its body) waited for the delayed ACK of the first, 40 ms each way, and a round
+        # trip to a confined HTTP target took 88 ms where a pipe takes 8.
+        for relayed in (accepted, dial):
+            relayed.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except OSError:
         accepted.close()
         dial.close()
