@@ -30,6 +30,12 @@ HOSTILE_SERVER = Path(__file__).resolve().parents[2] / "targets" / "hostile" / "
 # fixed seed keeps the matrix the same on every run. (Three per attack cut a whole-catalogue
 # audit's round trips by a fifth, 384 to 307, but no time measurably: ten are kept.)
 MATRIX_GENERATION = Generation(examples=10, seed=CI_SEED)
+# Where every name asked about is a step of the person's, a process of its own (the command that shows
+# them a pending request, a terminal's prompt): as many names, but a failing generated one is reported as
+# drawn, not shrunk (as test_elsewhere.py's). These tests read which attack a flaw fools, never how small
+# its name is (shrinking has its proof in tests/unit/test_generated_search.py), and each smaller
+# candidate is another step: a flow whose preview names no file took 330 of them, 85 without.
+PERSON_STEPS_GENERATION = dataclasses.replace(MATRIX_GENERATION, shrink_tries=0)
 # Most of a Python target's start is its import of the SDK (about a second of CPU, a fork costs
 # milliseconds), and one audit starts several processes: the primary, a fresh one for each input
 # that stopped it, one per era asked for, a client that declares no elicitation... `zygote:`

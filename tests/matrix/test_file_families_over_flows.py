@@ -11,7 +11,7 @@ over both flows (the pending one approved by the human on their own channel).
 from __future__ import annotations
 
 import pytest
-from conftest import MATRIX_GENERATION, forked
+from conftest import MATRIX_GENERATION, PERSON_STEPS_GENERATION, forked
 from test_confirmation_kinds import HUMAN_CHANNEL_SHOWN, KINDS_SERVER, kinds_command
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -56,7 +56,9 @@ def audit(
     profile = profile_from_mapping(raw, source="test")
     # Over stdio, each process of the server is forked from a zygote that imported the SDK once.
     profile = forked(profile) if only is not None else profile
-    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+    # Over pending, every name asked about is the person's `show` command: a process of its own.
+    generation = PERSON_STEPS_GENERATION if mechanism == "pending" else MATRIX_GENERATION
+    return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
 
 
 # A flow shows text, not a form: the form checks have nothing to look at.

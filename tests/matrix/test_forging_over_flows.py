@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, PERSON_STEPS_GENERATION
 from test_confirmation_kinds import HUMAN_CHANNEL_SHOWN
 
 from mcp_confirm_audit.catalogue.generation import CI_SEED, Generation
@@ -43,8 +43,9 @@ TERMINAL = {
         },
     },
 }
-# Every reference costs the person's steps at the terminal: a few generated ones beside the named.
-FEW_NAMES = Generation(examples=3, seed=CI_SEED)
+# Every reference costs the person's steps at the terminal: a few generated ones beside the named, a
+# failing one reported as drawn (PERSON_STEPS_GENERATION, tests/matrix/conftest.py).
+FEW_NAMES = Generation(examples=3, seed=CI_SEED, shrink_tries=0)
 # A flow shows text, not a form: the form checks have nothing to look at.
 NO_FORM = {"MCA-PROMPT-010", "MCA-PROMPT-011"}
 
@@ -71,7 +72,8 @@ def audit(
     def select(spec: AttackSpec) -> bool:
         return spec.id == only if only else spec.family == "prompt-forging"
 
-    generation = FEW_NAMES if mechanism == "terminal" else MATRIX_GENERATION
+    # Over pending, every reference asked about is the person's `show` command: a process of its own.
+    generation = {"terminal": FEW_NAMES, "pending": PERSON_STEPS_GENERATION}.get(mechanism, MATRIX_GENERATION)
     return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
 
 

@@ -16,7 +16,7 @@ name raw into a sentence is caught by each family member whose characters it let
 from __future__ import annotations
 
 import pytest
-from conftest import MATRIX_GENERATION
+from conftest import MATRIX_GENERATION, PERSON_STEPS_GENERATION
 from test_confirmation_kinds import HUMAN_CHANNEL_SHOWN, KINDS_SERVER
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
@@ -80,7 +80,9 @@ def audit(catalogue: Catalogue, reader: str, *flaws: str) -> AuditRun:
         return spec.family == "prompt-forging"
 
     profile = profile_from_mapping(raw, source="test")
-    return run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+    # The card is the person's `show` command, a process for every name; the reply costs a round trip.
+    generation = PERSON_STEPS_GENERATION if reader == "card" else MATRIX_GENERATION
+    return run_audit(profile, catalogue=catalogue, select=select, generation=generation)
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
