@@ -101,9 +101,11 @@ def test_each_relay_gets_a_fresh_child_of_the_zygote_in_its_own_directory_with_i
 def test_a_child_shows_its_world_marker_where_the_reaper_looks(zygote: Zygote, tmp_path: Path) -> None:
     script = tmp_path / "wait.py"
     script.write_text("import sys\nsys.stdin.read()\n")
-    with relay(zygote, [str(script)], tmp_path, "test/marked") as process:
+    # A marker of this run's own: another run of the suite on the machine has relays marked the same way.
+    marker = f"test/marked-{os.getpid()}-{tmp_path.name}"
+    with relay(zygote, [str(script)], tmp_path, marker) as process:
         until = time.monotonic() + deadline(30)
-        while len(found := reaper.marked("test/marked")) < 2 and time.monotonic() < until:
+        while len(found := reaper.marked(marker)) < 2 and time.monotonic() < until:
             time.sleep(0.02)
         # The relay and its child: the reaper finds the child by the world's marker, not only the zygote's.
         assert process.pid in found, found
