@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..channels import human
-from ..confirmations import AgentFlow, Preview, as_flow
+from ..confirmations import AgentFlow, HumanFailed, Preview, as_flow
 from ..models import Exchange, Response
 from ..target.driver import Connection, ToolInfo
 from .base import Attack
@@ -157,3 +157,16 @@ async def what_the_person_read(
                 channel.attack.note(f"what the person is shown could not be read: {exc}")
     shown = tuple(channel.shown[before:])
     return shown or None
+
+
+async def person_declines(attack: Attack, flow: AgentFlow, channel: Any, handle: str) -> bool | None:
+    """The person's no to `handle`: True once said, False where this flow has no way to say it.
+
+    None when the person's decline step failed (a `deny` that exits 1): nobody said no, so what
+    follows would judge nothing; the attack's setup failed, saying why.
+    """
+    try:
+        return await flow.decline(channel, handle)
+    except HumanFailed as exc:
+        attack.setup_failed(f"the person's decline step failed: {exc}")
+        return None

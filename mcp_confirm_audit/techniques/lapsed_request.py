@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from ..confirmations import HumanFailed
 from . import ROUNDS, technique
 from ._elsewhere import person_flow, redeem
-from ._flows import AttackChannel, previewed
+from ._flows import AttackChannel, person_declines, previewed
 from ._lifetime import InTime, approved_in_time
 from ._params import Params
 from .base import Attack
@@ -69,10 +68,8 @@ async def lapsed_request(attack: Attack, params: Mapping[str, Any]) -> None:
     if shown is None or shown.handle is None:
         return
     if params["mode"] == "declined":
-        try:
-            declined = await flow.decline(channel, shown.handle)
-        except HumanFailed as exc:
-            attack.setup_failed(f"the person's decline step failed: {exc}")
+        declined = await person_declines(attack, flow, channel, shown.handle)
+        if declined is None:
             return
         if not declined:
             attack.not_applicable(f"the person has no way to decline here ({flow.describe()})")

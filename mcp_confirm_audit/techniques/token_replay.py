@@ -18,7 +18,7 @@ from ..models import Exchange
 from ..target import race
 from ..target.driver import Connection
 from . import ANY, technique
-from ._flows import AttackChannel, flow_or_not_applicable
+from ._flows import AttackChannel, flow_or_not_applicable, person_declines
 from ._params import Params
 from .base import Attack
 
@@ -68,11 +68,9 @@ async def token_replay(attack: Attack, params: Mapping[str, Any]) -> None:
         await _raced(attack, flow, args, shown.handle)
         return
     elif params["mode"] == "after-decline":
-        try:
-            declined = await flow.decline(channel, shown.handle)
-        except HumanFailed as exc:
-            # Nobody said no: what follows would judge nothing (a harness error ended the whole run).
-            attack.setup_failed(f"the person's decline step failed: {exc}")
+        # Nobody said no when the step fails: what follows would judge nothing.
+        declined = await person_declines(attack, flow, channel, shown.handle)
+        if declined is None:
             return
         if not declined:
             attack.not_applicable(
