@@ -478,7 +478,13 @@ async def _preview_alone(
     use.learn(moved, f"changed on a {mechanism.kind} preview alone")
     # A preview that handed out a token or id asked (the action waits for its approval): how this gate
     # holds a call, never a reply that said the action was done.
-    held = replies.signature("preview-alone", preview.response, asked=preview.handle is not None)
+    held: Signature | None = replies.signature(
+        "preview-alone", preview.response, asked=preview.handle is not None
+    )
+    if preview.handle is None and replies.nothing_done(preview.response) is not None:
+        # "The user already has this memory; nothing to do": the world held no subject for the
+        # call, which is how nothing holds a call, by the gate or anyone (as a decline's is).
+        held = None
     return ControlResult(mechanism.tool, "preview-alone", True, True, f"no effect ({said})"), held
 
 
@@ -568,8 +574,7 @@ async def _declined(
     handle = preview.handle
     call = mechanism.redemption(use.arguments, handle, {}) if handle is not None else None
     if handle is None or call is None:
-        said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
-        return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})"), None
+        return await _staged_nothing(mechanism, uses, use, preview), None
     at_preview = await use.moved()
     try:
         if not await mechanism.decline(channel, handle):
@@ -629,8 +634,7 @@ async def _declined_alone(
     tool = mechanism.tool
     preview = await mechanism.preview(channel, use.arguments)
     if preview.handle is None:
-        said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
-        return ControlResult(tool, "decline", False, True, f"the staging call returned no id ({said})")
+        return await _staged_nothing(mechanism, uses, use, preview)
     at_preview = await use.moved()
     try:
         await mechanism.decline(channel, preview.handle)
@@ -649,6 +653,37 @@ async def _declined_alone(
         True,
         "the person declined on their channel: no effect (their approval acts alone: no call of the "
         "agent's follows a decline)",
+    )
+
+
+async def _staged_nothing(mechanism: AgentFlow, uses: Uses, use: Use, preview: Preview) -> ControlResult:
+    """The decline control when its staging call handed out no id: nobody was asked, so nobody said no.
+
+    A staging call that acted (with no id, before anyone was asked) is still a finding. One that moved
+    nothing never put the question: openmymemo answers a memory it already holds `{"status":
+    "duplicate", ... "nothing to do."}`, which a profile that spells the content sends on every use,
+    after the approve control's person accepted it. Never "a decline acted"; the detail says why.
+    """
+    tool = mechanism.tool
+    said = f"{preview.response.outcome}: {replies.clipped(preview.response.text, 160)}"
+    moved = await use.moved()
+    if moved.victim or uses.is_effect(moved):
+        detail = (
+            f"the staging call acted and handed out no id, before anyone was asked: {moved.shown()} ({said})"
+        )
+        return ControlResult(tool, "decline", False, True, detail)
+    done = replies.nothing_done(preview.response)
+    if done is None:
+        return ControlResult.not_begun(
+            tool, "decline", f"the staging call returned no id ({said}): nothing to decline"
+        )
+    return ControlResult.not_begun(
+        tool,
+        "decline",
+        f"the staging call found nothing to do ({done!r}; {said}), so nothing waited to be declined: a use "
+        "that writes what an earlier use already made; a profile's args are sent as written on every use, "
+        "where the harness's own filler (mcp-confirm-audit) in the argument the action writes is made each "
+        "use's own",
     )
 
 
