@@ -63,7 +63,7 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     known = _dangerous_in(baseline)
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
     if name is not None:
-        extra = [ch for ch in extra if _from_the_name(ch, message, baseline, name)]
+        extra = [ch for ch in extra if _from_the_name(ch, message, baseline, name, found[ch] - known[ch])]
     return [
         (Verdict.VULNERABLE, f"{char_class(ch)} U+{ord(ch):04X} from the name reached the question")
         for ch in extra
@@ -81,28 +81,38 @@ _WRAP = f"[{LINE_BREAKS}]*"
 _SIDE = 3
 
 
-def _from_the_name(ch: str, message: str, baseline: str, name: str) -> bool:
+def _from_the_name(ch: str, message: str, baseline: str, name: str, excess: int) -> bool:
+    """Whether `ch`, of which the question holds `excess` more than the plain one, is the name's doing."""
     if ch in LINE_BREAKS:
-        return _break_in_place(ch, message, name)
+        return _break_in_place(ch, message, name, excess)
     if ch in ESCAPES:
         return _sequence_in_place(message, baseline, name) or any(
             _links_to_the_names_target(seq, name) for seq in _SEQUENCE.findall(message)
         )
-    return True
+    # A bidi, invisible or other control character the name does not hold is not the name's: a
+    # question that shows other requests too (openmymemo's review of every change still waiting)
+    # holds theirs, and more of them than the plain question did.
+    return ch in name
 
 
-def _break_in_place(ch: str, message: str, name: str) -> bool:
+def _break_in_place(ch: str, message: str, name: str, excess: int) -> bool:
     """Whether `ch` stands where one of the name's line breaks is, between the name's own text.
 
     Both sides must be the name's text (one at an end of the name): a renderer's wrap falls next to
     whatever text it reaches, the template's or the escaped name's, but never between the name's
     text on both sides of its break, since an escaped break (`\\n`) is text there. Colour codes,
     another wrap inside that text, and the backslashes a server quotes the name's punctuation with
-    are looked through.
+    are looked through. At an end of the name a break stands where the template's own line end
+    may: it is the name's only while the question holds no more breaks than the name brought. One
+    that holds more shows more than this request (a person's review of everything waiting lists
+    each request on lines of its own), so there only a break between the name's text counts.
     """
     view = unquoted(_SEQUENCE.sub("", message))
+    own = len(_BREAK.findall(name))
     for run in _BREAKS.finditer(name):
         before, after = name[: run.start()][-_SIDE:], name[run.end() :][:_SIDE]
+        if not (before and after) and excess > own:
+            continue  # at the name's edge, among more line ends than it brought: nothing tells them apart
         if not (before or after):
             return True  # a name of line breaks only: nothing else of it to stand next to
         if re.search(f"{_spread(before)}{_WRAP}{re.escape(ch)}{_WRAP}{_spread(after)}", view):

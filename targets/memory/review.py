@@ -4,6 +4,8 @@
     python targets/memory/review.py ROOT accept ID    # their yes: the change is made, now
     python targets/memory/review.py ROOT reject ID    # their no
         [--flaw decline-acts]                         # a rejected proposal is written all the same
+    python targets/memory/review.py ROOT list         # every change still waiting, oldest first
+        [--flaw raw-content]                          # each printed raw, as openmymemo's review does
 
 A proposal that is not pending any more (accepted, rejected) is refused, exit 1: a decision is made once.
 """
@@ -17,17 +19,33 @@ from pathlib import Path
 
 from server import proposals_dir, remember
 
-FLAWS = ("decline-acts",)
+FLAWS = ("decline-acts", "raw-content")
+
+
+def _filed_at(proposal: Path) -> int:
+    return proposal.stat().st_mtime_ns
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root")
-    parser.add_argument("decision", choices=("show", "accept", "reject"))
-    parser.add_argument("proposal_id")
+    parser.add_argument("decision", choices=("show", "accept", "reject", "list"))
+    parser.add_argument("proposal_id", nargs="?", default="")
     parser.add_argument("--flaw", action="append", default=[], choices=FLAWS)
     args = parser.parse_args()
     root = Path(args.root)
+    if args.decision == "list":
+        waiting = [
+            json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(proposals_dir(root).glob("*.json"), key=_filed_at)
+        ]
+        waiting = [p for p in waiting if p["status"] == "pending"]
+        print(f"Waiting for you: {len(waiting)}")
+        for i, proposal in enumerate(waiting, 1):
+            # FLAW raw-content: the change printed as proposed, whatever it holds.
+            text = proposal["content"] if "raw-content" in args.flaw else json.dumps(proposal["content"])
+            print(f"\n[{i}/{len(waiting)}] wants to {proposal['op']}\n  + {text}")
+        return 0
     filed = proposals_dir(root) / f"{args.proposal_id}.json"
     if not args.proposal_id.isalnum() or not filed.exists():
         print(f"no proposal {args.proposal_id!r}", file=sys.stderr)

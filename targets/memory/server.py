@@ -2,11 +2,13 @@
 
     python targets/memory/server.py --root DIR [--flaw applies-after-first]
     python targets/memory/review.py ROOT show|accept|reject ID [--flaw decline-acts]
+    python targets/memory/review.py ROOT list [--flaw raw-content]
 
 `propose(op, content)` files a proposal (ROOT/.memory/proposals/ID.json) and answers at once
 `{"proposal_id": ID, "status": "pending", "hold": "approval", ...}`: it never waits for the person.
 The person reads and decides on their own CLI, `review.py` (openmymemo's `review` and its panel): their
-accept is itself the change (a line of ROOT/memories.md); no call of the agent's follows it. A content
+accept is itself the change (a line of ROOT/memories.jsonl); no call of the agent's follows it. `list`
+shows every change still waiting, oldest first, as openmymemo's `review` does. A content
 the memory already holds is no proposal: `{"status": "duplicate", "message": "The user already has this
 memory; nothing to do."}`, with no id, as openmymemo 0.3.1 answers (`proposals.py` `_route`). An agent
 that proposes the same sentence twice, after the person accepted it once, gets that answer (a careful
@@ -16,6 +18,9 @@ Flaws (each removes one defence):
   applies-after-first  (server) once the person accepted one proposal, every later one applies at once,
                        answering `{"status": "applied", "memory_id": ...}` with no proposal id
   decline-acts         (review.py) a rejected proposal is written into the memory all the same
+  raw-content          (review.py list) each waiting change is printed as it was proposed, its line breaks,
+                       bidi and control characters raw (openmymemo 0.3.1 prints its `+ content` so,
+                       after collapsing whitespace); the careful list shows it as an escaped JSON string
 """
 
 from __future__ import annotations
@@ -41,16 +46,16 @@ def proposals_dir(root: Path) -> Path:
 
 
 def memories(root: Path) -> list[str]:
-    """The memory, one statement a line (`- ...`)."""
-    kept = root / "memories.md"
+    """The memory: one statement a line of ROOT/memories.jsonl, as a JSON string."""
+    kept = root / "memories.jsonl"
     lines = kept.read_text(encoding="utf-8").splitlines() if kept.exists() else []
-    return [line[2:] for line in lines if line.startswith("- ")]
+    return [json.loads(line) for line in lines]
 
 
 def remember(root: Path, content: str) -> int:
     """Write one statement into the memory; its line number is its id."""
-    with (root / "memories.md").open("a", encoding="utf-8") as kept:
-        kept.write(f"- {content}\n")
+    with (root / "memories.jsonl").open("a", encoding="utf-8") as kept:
+        kept.write(json.dumps(content) + "\n")
     return len(memories(root))
 
 
@@ -65,7 +70,7 @@ def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MC
     @server.tool(annotations=_WRITES)
     def propose(op: Literal["add"], content: str | None = None) -> dict[str, Any]:
         """Propose a memory of the user's. Returns at once; the user accepts or rejects it in their own review."""
-        text = " ".join((content or "").split())
+        text = (content or "").strip(" ")
         if not text:
             raise ToolError(f"content is required for {op}")
         if text in memories(home):

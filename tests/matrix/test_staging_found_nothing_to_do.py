@@ -87,7 +87,7 @@ def test_a_memory_that_applies_a_proposal_with_no_id_and_nobody_asked_is_still_f
     run = audit(catalogue, "mcp-confirm-audit", "applies-after-first")
     acted = [c for c in run.controls if c.finding]
     assert acted, run.controls
-    assert any("acted" in c.detail and "memories.md" in c.detail for c in acted), acted
+    assert any("acted" in c.detail and "memories.jsonl" in c.detail for c in acted), acted
 
 
 def test_a_review_that_writes_what_the_person_rejected_fails_the_decline_control(

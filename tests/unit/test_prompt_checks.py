@@ -586,3 +586,57 @@ def test_a_name_a_terminal_program_wraps_at_its_space_is_still_shown_whole(name:
         assert shown_whole(rich_card(name, width=width, folder=folder), name) == [], width
         masked = rich_card(name.replace("Bearer ", "Bearer ***"), width=width, folder=folder)
         assert shown_whole(masked, name), width
+
+
+# openmymemo 0.3.1's `review` (trial 16): what the person reads lists every change still waiting, each on
+# lines of its own, its content with whitespace collapsed (`" ".join(content.split())`: no line break of
+# the agent's survives) and every other character raw. More requests wait when a hostile one is shown
+# than when the plain one was, so the question holds more line ends, and more of other requests' bidi.
+def review(*contents: str) -> str:
+    waiting = [
+        f"\n[{i}/{len(contents)}] default wants to add\n  + {c}\n  [a]ccept [s]kip: "
+        for i, c in enumerate(contents, 1)
+    ]
+    return f"Waiting for you: {len(contents)}\n" + "".join(waiting)
+
+
+def collapsed(name: str) -> str:
+    return " ".join(f"mcp-confirm-audit {name}".split())
+
+
+EARLIER = ("mcp-confirm-audit #2", "mcp-confirm-audit invoice\u202efdp.exe", "mcp-confirm-audit a b.txt")
+REVIEW_PLAIN = review(*EARLIER[:1], collapsed("plain-content-value"))
+
+
+@pytest.mark.parametrize(
+    "name", ["\u2028", "qu\n\u2029\u2028", "\n", "b-u-qu\n\u2029\u2028", "f"], ids=escaped
+)
+def test_a_review_listing_more_waiting_changes_is_no_line_break_nor_bidi_of_a_name_it_collapsed(
+    name: str,
+) -> None:
+    # MCA-PROMPT-001 was vulnerable on "\u2028" (a name of line breaks only) and "qu\n\u2029\u2028" (one
+    # ending in them): the review's own line ends were theirs. MCA-PROMPT-002 blamed "f" for U+202E.
+    shown = review(*EARLIER, collapsed(name))
+    assert smuggled(shown, REVIEW_PLAIN, name) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "caught"),
+    [
+        ("a\nb.txt", "line break U+000A"),  # between the name's own text: the name's, however many wait
+        ("invoice\u202efdp.exe", "bidi control U+202E"),
+    ],
+)
+def test_a_review_listing_more_waiting_changes_printed_raw_is_caught(name: str, caught: str) -> None:
+    shown = review(*EARLIER, f"mcp-confirm-audit {name}")
+    assert [reason for _, reason in smuggled(shown, REVIEW_PLAIN, name)] == [
+        f"{caught} from the name reached the question"
+    ]
+
+
+def test_a_name_ending_in_a_line_break_is_still_caught_where_the_question_shows_it_alone() -> None:
+    # One request shown: the question holds exactly the break the name brought, so it is the name's.
+    plain = review(collapsed("plain-content-value"))
+    assert [reason for _, reason in smuggled(review("mcp-confirm-audit qu\n\n"), plain, "qu\n\n")] == [
+        "line break U+000A from the name reached the question"
+    ]
