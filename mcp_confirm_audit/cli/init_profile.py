@@ -17,7 +17,7 @@ import yaml
 from ..catalogue.loader import load_catalogue
 from ..channels.human import CHANNELS_PAGE
 from ..confirmations.replies import clipped
-from ..engine.controls import ControlOutcome
+from ..engine.controls import ACTED_UNASKED, ControlOutcome
 from ..engine.session import AuditSession
 from ..models import Outcome
 from ..oracle.effects import ProbeSpec
@@ -33,6 +33,14 @@ _ASKED = f"<- {Outcome.INPUT_REQUIRED.value}"
 PATH_PAGE = "docs/profile.md, the key path_arg"
 ARGUMENTS_PAGE = 'docs/how-to/actions.md, "Say it in a profile"'
 ANSWER_PAGE = "docs/profile.md, the key answer"
+# A tool that acted with nobody asked may ask only in a mode of the server's or for some uses (every change
+# waits once the person turned approval on; only a record the person wrote waits): nothing in its schema
+# says which, so the draft says where that goes.
+UNASKED_FIX = (
+    "it acted with nobody asked: if the server asks only in some mode or for some uses (a setting that makes "
+    "every change wait, a record only the person may change), start it in that mode (command:) or make that "
+    f"use (args:, setup:); see {ARGUMENTS_PAGE}"
+)
 # The characters of a failed control's detail a line of the draft quotes (the report's headline quotes as many).
 _WHY = 200
 
@@ -220,6 +228,8 @@ def _failed(outcome: ControlOutcome) -> list[str]:
     searched = outcome.search
     detail = outcome.results[0].detail
     lines = _comment(f"The honest approve flow failed: {_escaped(clipped(detail, 600))}")
+    if detail.startswith(ACTED_UNASKED):
+        lines += _comment(f"Fix: {UNASKED_FIX}")
     if searched is not None and searched.plan is None:
         lines += _comment(f"The honest-flow search gave up: {searched.gave_up}")
         if searched.said:
@@ -257,6 +267,8 @@ def _failed_flows(plans: Sequence[ToolPlan], styles: dict[str, ControlOutcome]) 
 
 def _fix(plan: ToolPlan, outcome: ControlOutcome) -> str:
     """What to do about a failed honest flow, and the page that says how."""
+    if outcome.results[0].detail.startswith(ACTED_UNASKED):
+        return UNASKED_FIX
     if any(CHANNELS_PAGE in control.detail for control in outcome.results):
         # The tool refused for want of its person, not of its arguments: the arguments were never the fault.
         return f"say how the person answers on their own channel; see {CHANNELS_PAGE}"

@@ -61,6 +61,9 @@ from .observation import Observer
 from .search import Searched
 from .verdict import describe
 
+# The approve control's words for a first call that acted with nobody asked (init's draft reads them).
+ACTED_UNASKED = "the tool acted without asking for confirmation"
+
 # A fresh target process and root, for a target whose world carries over (`isolation: process`).
 FreshWorld = Callable[[], Awaitable[tuple[Connection, Sandbox]]]
 
@@ -789,7 +792,7 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
                     probe_changes(before.probes, after_ask.probes, run.bookkeeping)[0]
                 )
                 where = ", ".join(round_one[:4]) or run.value(case, style)
-                said = f"the tool acted without asking for confirmation ({where})"
+                said = f"{ACTED_UNASKED} ({where})"
                 if victim_moved or _declared_effect(run, round_one) or _moved_away(run, before, after_ask):
                     # Not a file the server only logs to: the subject itself, where the profile says,
                     # or files that went from where they were, whatever the action's kind.

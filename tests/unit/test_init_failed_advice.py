@@ -45,3 +45,21 @@ def test_a_refusal_of_the_harnesss_arguments_is_fixed_in_args_and_a_long_detail_
     written = "\n".join(_failed(_outcome(detail)))
     assert "# Fix: set args: (the values the server accepts) and setup:" in written
     assert "…" in written  # a cut says it is one
+
+
+def test_a_tool_that_acted_with_nobody_asked_is_told_where_a_mode_or_a_use_that_asks_goes() -> None:
+    # Trial 16, openmymemo 0.3.1: an addition applies at once unless the person turned approval on (or the
+    # memory is one they wrote). The draft said only "Until it works every attack is inconclusive".
+    detail = "the tool acted without asking for confirmation (root/MEMORY.md, root/memories/identity.md)"
+    outcome = ControlOutcome("value", (ControlResult("memory_propose", "approve", False, True, detail),), ())
+    written = "\n".join(_failed(outcome))
+    assert (
+        "# Fix: it acted with nobody asked: if the server asks only in some mode or for some uses" in written
+    )
+    assert "start it in that mode (command:) or make that use (args:, setup:)" in written
+
+
+def test_a_refusal_is_never_told_it_acted_with_nobody_asked() -> None:
+    detail = "value: did not ask (tool-error: Input validation error: 'order_id' is a required property)"
+    written = "\n".join(_failed(_outcome(detail)))
+    assert "acted with nobody asked" not in written
