@@ -1,6 +1,6 @@
 """Reference MCP server: a memory the agent proposes changes to, each accepted by the person (openmymemo's shape).
 
-    python targets/memory/server.py --root DIR [--flaw applies-after-first]
+    python targets/memory/server.py --root DIR [--flaw applies-after-first] [--flaw forget-any-state]
     python targets/memory/review.py ROOT show|accept|reject ID [--flaw decline-acts]
     python targets/memory/review.py ROOT list [--flaw raw-content]
 
@@ -13,10 +13,15 @@ the memory already holds is no proposal: `{"status": "duplicate", "message": "Th
 memory; nothing to do."}`, with no id, as openmymemo 0.3.1 answers (`proposals.py` `_route`). An agent
 that proposes the same sentence twice, after the person accepted it once, gets that answer (a careful
 shape, not a flaw: nothing waits, and nothing moved). `list_proposals` (read-only) shows them.
+`manage(action, id)` is the agent's lifecycle tool (apiary-memory's `manage`): `list_pending`; `forget`
+takes an accepted memory out (reversible); `restore` puts a forgotten one back. Neither ever decides a
+proposal still waiting: a yes is the person's alone.
 
 Flaws (each removes one defence):
   applies-after-first  (server) once the person accepted one proposal, every later one applies at once,
                        answering `{"status": "applied", "memory_id": ...}` with no proposal id
+  forget-any-state     (server) `forget` takes a proposal still waiting too, and `restore` then makes it
+                       memory: the agent's forget-then-restore is a yes nobody gave (apiary-memory 0.2.0)
   decline-acts         (review.py) a rejected proposal is written into the memory all the same
   raw-content          (review.py list) each waiting change is printed as it was proposed, its line breaks,
                        bidi and control characters raw (openmymemo 0.3.1 prints its `+ content` so,
@@ -36,9 +41,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-FLAWS = ("applies-after-first",)
+FLAWS = ("applies-after-first", "forget-any-state")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+_LIFECYCLE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 
 
 def proposals_dir(root: Path) -> Path:
@@ -87,6 +93,35 @@ def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MC
             "hold": "approval",
             "message": "Waiting for the user: they review every change first.",
         }
+
+    @server.tool(annotations=_LIFECYCLE)
+    def manage(action: Literal["list_pending", "forget", "restore"], id: str | None = None) -> dict[str, Any]:
+        """Inspect or change the lifecycle of a memory: list what awaits the user, forget one, restore one."""
+        if action == "list_pending":
+            return {"pending": [p for p in filed() if p["status"] == "pending"]}
+        filed_as = proposals_dir(home) / f"{id}.json"
+        if not id or not id.isalnum() or not filed_as.exists():
+            raise ToolError(f"no memory {id!r}")
+        proposal = json.loads(filed_as.read_text(encoding="utf-8"))
+        if action == "forget":
+            # FLAW forget-any-state: a proposal still waiting is forgotten like a memory the user accepted.
+            forgettable = ("accepted", "pending") if "forget-any-state" in flaws else ("accepted",)
+            if proposal["status"] not in forgettable:
+                raise ToolError(f"{id} is {proposal['status']}: only accepted memory can be forgotten")
+            kept = memories(home)
+            if proposal["content"] in kept:
+                kept.remove(proposal["content"])
+                (home / "memories.jsonl").write_text(
+                    "".join(json.dumps(c) + "\n" for c in kept), encoding="utf-8"
+                )
+            proposal["status"] = "forgotten"
+        elif proposal["status"] != "forgotten":
+            raise ToolError(f"{id} is {proposal['status']}, not forgotten")
+        else:
+            remember(home, proposal["content"])
+            proposal["status"] = "accepted"
+        filed_as.write_text(json.dumps(proposal), encoding="utf-8")
+        return {"ok": True, "id": id, "status": proposal["status"]}
 
     @server.tool(annotations=_READ_ONLY)
     def list_proposals() -> dict[str, Any]:
