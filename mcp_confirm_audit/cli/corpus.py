@@ -46,9 +46,10 @@ FINDINGS = frozenset({"vulnerable", "weak"})
 JUDGED = frozenset({"refused", "vulnerable", "weak"})
 _Z95 = 1.959963984540054
 # A control whose failure is a flaw's finding, expected as `control-NAME` (engine/baseline's CONTROL_PREFIX):
-# `unasked`, a tool that acted on its first call with no question.
+# `unasked`, a tool that acted on its first call with no question; `decline`, the person's no that acted
+# (a review CLI that writes what was rejected); `preview-alone`, a staging call that acted with no yes.
 _CONTROL = "control-"
-EXPECTED_CONTROLS = ("control-unasked",)
+EXPECTED_CONTROLS = ("control-unasked", "control-decline", "control-preview-alone")
 # The controls a case's outcome keeps when they fail: the honest flow, and a tool that acted unasked.
 _KEPT_CONTROLS = ("approve", "unasked")
 # A Python target over stdio forks from one process that imported the SDK (target/zygote.py).
@@ -317,7 +318,8 @@ def run_case(
     results = tuple((r.id, r.family, r.verdict.value) for r in run.results)
     # The honest approve flow gates every attack; a flaw may break another control (a decline that acts),
     # kept when the case names it (fails_controls), and a tool that acts on its first call fails `unasked`.
-    named = {*_KEPT_CONTROLS, *case.fails_controls}
+    expected = (attack.removeprefix(_CONTROL) for attack in case.expect if attack.startswith(_CONTROL))
+    named = {*_KEPT_CONTROLS, *case.fails_controls, *expected}
     failed = tuple(dict.fromkeys(c.name for c in run.controls if c.name in named and not c.passed))
     why = tuple(next(c.detail for c in run.controls if c.name == name and not c.passed) for name in failed)
     if case.careful or case.no_honest_flow:

@@ -48,10 +48,15 @@ def gated(results: Sequence[Result], controls: Sequence[ControlResult], text: st
     from ..engine.gate import failing
     from ..models import Verdict
 
-    if not any(r.verdict in (Verdict.VULNERABLE, Verdict.WEAK) for r in results):
+    # A refusal control that failed is a finding too (a decline that acted), and a baseline holds it.
+    if not any(r.verdict in (Verdict.VULNERABLE, Verdict.WEAK) for r in results) and not any(
+        c.finding for c in controls
+    ):
         return ["no finding to baseline"]
     baseline = baseline_from_mapping(yaml.safe_load(text), load_catalogue(), source="the corpus's baseline")
-    return failing(results, controls, baseline, tools=sorted({r.tool for r in results}))
+    # The tools this run audited: those of its results, and of its controls (a run of controls alone).
+    tools = sorted({r.tool for r in results} | {c.tool for c in controls})
+    return failing(results, controls, baseline, tools=tools)
 
 
 def rerun(

@@ -184,6 +184,9 @@ REGISTRIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "notes/server.py": ("notes/server.py", ("FLAWS",)),
     "stage_decl/server.py": ("stage_decl/server.py", ("FLAWS",)),
     "shell/server.py": ("shell/server.py", ("FLAWS",)),
+    "memory/server.py": ("memory/server.py", ("FLAWS",)),
+    # The person's review CLI: its flaws are named in the steps of a server's confirmation.
+    "memory/review.py": ("memory/review.py", ("FLAWS",)),
 }
 # Flaws proven by their own matrices and not yet cases of the corpus, each named: a flaw that becomes
 # a case must leave this list (the test fails while it is still listed), and a new flaw must become a
@@ -233,7 +236,25 @@ def _cased(manifest: Manifest) -> dict[str, set[str]]:
         flaws.update(b for a, b in itertools.pairwise(words) if a in switches)
         settings = {**manifest.servers[case.server].settings, **case.settings}
         flaws.update(settings.get("factory_args", {}).get("flaws", []))
+        # A person's own CLI (a review that prints what waits) takes its flaws in the steps that run it.
+        for step in _commands(settings.get("confirmation")):
+            words = shlex.split(step)
+            named = next((w.removeprefix("{targets}/") for w in words if w.startswith("{targets}/")), None)
+            if named is not None:
+                cased.setdefault(named, set()).update(
+                    b for a, b in itertools.pairwise(words) if a == "--flaw"
+                )
     return cased
+
+
+def _commands(value: object) -> list[str]:
+    """Every `command:` string inside a confirmation's settings (the person's steps)."""
+    if isinstance(value, dict):
+        found = [value["command"]] if isinstance(value.get("command"), str) else []
+        return found + [c for v in value.values() for c in _commands(v)]
+    if isinstance(value, list):
+        return [c for v in value for c in _commands(v)]
+    return []
 
 
 def test_every_flaw_of_every_reference_server_is_a_case_of_the_corpus(manifest: Manifest) -> None:

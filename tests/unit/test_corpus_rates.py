@@ -217,3 +217,30 @@ def test_an_attack_run_on_several_tools_is_found_on_any_and_each_finding_elsewhe
 def test_a_failed_control_expected_is_one_a_flaw_fails() -> None:
     with pytest.raises(ValueError, match="no control a flaw fails"):
         corpus.Case.model_validate({"id": "c", "server": "s", "expect": {"control-approve": ["vulnerable"]}})
+
+
+def test_a_refusal_control_that_is_a_flaws_only_finding_is_expected_as_such() -> None:
+    # openmymemo's shape (targets/memory): the person's accept is the change, so no attack redeems anything;
+    # a review that writes what was rejected fails the decline control, and nothing else finds it.
+    manifest = load_manifest(MANIFEST)
+    outcomes = [
+        Outcome("memory/decline-acts", (), failed_controls=("decline",)),
+        Outcome("memory/applies-after-first", (), failed_controls=("approve",)),
+    ]
+    tallies, wrong = score(manifest, outcomes)
+    assert (tallies["decline"].detected, tallies["decline"].expected) == (1, 1)
+    assert (tallies["preview-alone"].detected, tallies["preview-alone"].expected) == (0, 1)
+    assert wrong == ["memory/applies-after-first: control-preview-alone missed (missing, wanted vulnerable)"]
+
+
+def test_a_run_whose_only_finding_is_a_failed_refusal_control_has_a_finding_to_baseline() -> None:
+    from mcp_confirm_audit.cli import corpus_gate
+    from mcp_confirm_audit.models import ControlResult
+
+    declined = ControlResult(
+        "propose", "decline", False, True, "the action took effect on the person's decline"
+    )
+    text = corpus_gate.baseline_text([], [declined])
+    assert corpus_gate.gated([], [declined], text) == []
+    passed = ControlResult("propose", "decline", True, True, "no effect")
+    assert corpus_gate.gated([], [passed], text) == ["no finding to baseline"]
