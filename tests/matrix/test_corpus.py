@@ -240,10 +240,10 @@ def _cased(manifest: Manifest) -> dict[str, set[str]]:
         for step in _commands(settings.get("confirmation")):
             words = shlex.split(step)
             named = next((w.removeprefix("{targets}/") for w in words if w.startswith("{targets}/")), None)
-            if named is not None:
-                cased.setdefault(named, set()).update(
-                    b for a, b in itertools.pairwise(words) if a == "--flaw"
-                )
+            flawed = {b for a, b in itertools.pairwise(words) if a == "--flaw"}
+            # A CLI no case runs with a flaw (the person's approve step) keeps none: no registry to name.
+            if named is not None and (flawed or named in REGISTRIES):
+                cased.setdefault(named, set()).update(flawed)
     return cased
 
 
