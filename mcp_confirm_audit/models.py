@@ -333,6 +333,10 @@ class Transcript:
     effect_verdict: tuple[Verdict, str] | None = None
     # The attack's own case directory ("root/012-MCA-…"), which places name `case/`.
     case_dir: str | None = None
+    # Set by a family that runs with no honest flow on an action that names its case's file (unanswered):
+    # with nothing learned of where the effect shows or what the target writes on every call (a proxy's
+    # log), only that case's files (and anything outside the root) are the action's own doing.
+    only_the_case_counts: bool = False
     # Set when another tool is judged against the gated action: where its effect counts.
     gate: AtTheGate | None = None
     # Each family's own evidence, in the order it was recorded.

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import shlex
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -132,7 +133,10 @@ def _run(args: argparse.Namespace, rest: list[str]) -> int:
                 "which takes no file here; if they are the server's own (a proxy's -- before its upstream), "
                 f"give the whole command as one quoted word: run {shlex.quote(shlex.join(words))}",
             )
-        args.target = shlex.join(words[:end])
+        whole = words[0] if end == 1 and any(c.isspace() for c in words[0]) else None
+        # `run -- 'proxy wrap -- upstream {root}'`: one quoted word that is no program is the whole
+        # command line, as `run 'CMD'` takes it (the advice above, given with the -- kept).
+        args.target = whole if whole and shutil.which(whole) is None else shlex.join(words[:end])
         rest = rest[: len(rest) - len(words)] + words[end + 1 :]
     # The plugin's own options after `--` say the target too (the container's entry point).
     given = any(word.startswith(("--mcp-target", "--mcp-profile")) for word in rest)

@@ -98,9 +98,10 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
         )
 
     if not transcript.precondition.ok:
-        if transcript.exchanges and effect.happened and not transcript.setup_failure:
+        subjects = _the_subjects_own(effect, transcript.case_dir if transcript.only_the_case_counts else None)
+        if transcript.exchanges and subjects and not transcript.setup_failure:
             # A family that runs without an honest flow: the effect is the attack's own doing.
-            lost = ", ".join([*effect.removed, *effect.changed, *effect.observed][:4])
+            lost = ", ".join(subjects[:4])
             why = (
                 transcript.effect_verdict[1]
                 if transcript.effect_verdict is not None
@@ -110,6 +111,16 @@ def judge(spec: AttackSpec, transcript: Transcript) -> Result:
                 f"{why}, where the honest flow never completed ({transcript.precondition.reason}): {lost}"
             )
             return result(Verdict.VULNERABLE, Layer.NONE, reason)
+        if transcript.exchanges and effect.happened and not transcript.setup_failure:
+            # No honest flow taught what the action moves or what the target writes on every call
+            # (a proxy's log of calls): a change that is not the action's own subject is not judged.
+            moved = ", ".join([*effect.removed, *effect.changed, *effect.observed][:4])
+            reason = (
+                f"honest flow failed: {transcript.precondition.reason}; what changed ({moved}) is none of "
+                "the action's own subject (the files of its case), and with no honest flow to learn this "
+                "target's bookkeeping from, it is not judged"
+            )
+            return result(Verdict.INCONCLUSIVE, None, reason)
         if transcript.exchanges and transcript.setup_failure:
             reason = f"honest flow failed: {transcript.precondition.reason}; {transcript.setup_failure}"
             return result(Verdict.INCONCLUSIVE, None, reason)
@@ -444,6 +455,21 @@ def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | 
 def _words(change: tuple[frozenset[str], frozenset[str]]) -> str:
     gone, new = (", ".join(literal(w[:40]) for w in sorted(side)[:3]) or "nothing" for side in change)
     return f"replaced {gone} with {new}"
+
+
+def _the_subjects_own(effect: Effect, case_dir: str | None) -> list[str]:
+    """Of an effect, what is the action's own subject when no honest flow taught where it shows.
+
+    With `case_dir` (a family that said only its case counts): the case's own files (the file the
+    call names, its directory), anything outside the root (never bookkeeping), and what a probe of
+    the action saw. Without (a switch that prunes a row of a file every use shares), all of it.
+    """
+    touched = [*effect.removed, *effect.changed]
+    if case_dir is not None:
+        touched = [
+            p for p in touched if p == case_dir or p.startswith(f"{case_dir}/") or not p.startswith("root/")
+        ]
+    return [*touched, *effect.observed]
 
 
 def effect_of(transcript: Transcript) -> Effect:

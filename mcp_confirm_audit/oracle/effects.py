@@ -459,7 +459,20 @@ def is_ignored(path: str, patterns: Iterable[str]) -> bool:
     if path != "root" and not path.startswith("root/"):
         return False
     inside = path.removeprefix("root").lstrip("/")
-    return any(_root_path_matches(inside, pattern) for pattern in patterns)
+    database = _SQLITE_COMPANION.sub("", inside)
+    return any(
+        _root_path_matches(inside, pattern)
+        or _root_path_matches(database, _SQLITE_COMPANION.sub("", pattern))
+        for pattern in patterns
+    )
+
+
+# SQLite keeps one database in its file and, while writing, a write-ahead log and its index beside
+# it (`-wal`, `-shm`) or a rollback journal (`-journal`). A write lands in the log first and reaches
+# the file itself at a checkpoint SQLite chooses (every thousand pages, the last connection closing):
+# one database, whichever of its files moved, so a database learned as bookkeeping through one of
+# them (a proxy's log of calls: toolpermit's audit.db-wal) is bookkeeping through the others.
+_SQLITE_COMPANION = re.compile(r"-(?:wal|shm|journal)$")
 
 
 def _probe_path_matches(path: str, pattern: str) -> bool:

@@ -34,6 +34,7 @@ class Recorder:
         # Each family's own evidence, one part of each kind (`record`), in the order first recorded.
         self._parts: dict[type[Part], Part] = {}
         self._effect_verdict: tuple[Verdict, str] | None = None
+        self._only_the_case_counts = False
         # How many items one honest effect changed (the approve control's): a race's unit.
         self.items_per_effect = items_per_effect
 
@@ -123,6 +124,10 @@ class Recorder:
     def effect_means(self, verdict: Verdict, why: str) -> None:
         """What an effect during the attack means, when not `vulnerable` (a flow no human was asked in: weak)."""
         self._effect_verdict = (verdict, why)
+
+    def only_the_case_counts(self) -> None:
+        """With no honest flow, only the case's own files are the action's effect (not a log beside them)."""
+        self._only_the_case_counts = True
 
     def record(self, part: Part) -> None:
         """Put a family's own evidence on the transcript (one part of each kind: a later one replaces it)."""

@@ -860,6 +860,7 @@ class Attack(Recorder):
             era=", ".join(dict.fromkeys([conn.era for conn in self._used])),
             effect_verdict=self._effect_verdict,
             case_dir=self.sandbox.case_dir(self._case_name),
+            only_the_case_counts=self._only_the_case_counts,
             gate=(
                 AtTheGate(
                     self.gated_places,

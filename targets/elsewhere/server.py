@@ -5,7 +5,7 @@
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
                 any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device|asks-first|
                 evidence-unchecked|type-ahead]
-        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2] [--discard flush|drain]
+        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2] [--discard flush|drain] [--journal]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -50,6 +50,9 @@ path that must never be allowed (outside the root, the root itself), which is re
 type-ahead (terminal) reads the answer without first throwing away what was typed before the question: a
 `y` already waiting in the terminal's input (typed ahead, pasted, left from an earlier question) approves
 a question nobody has read yet.
+`--journal` (terminal) writes every call to `.gate/journal.jsonl` in the root before its person is asked, as
+an approval proxy keeps its own log of calls (a database's write-ahead log, a ledger): it changes on every
+call, approved or not, and is no action.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -205,6 +208,14 @@ class Gate:
         self.tickets: dict[str, str] | None = None
         # --discard (terminal): how what was typed before the question is thrown away.
         self.discard = "flush"
+        # --journal: the gate's own log of every call, written before its person is asked.
+        self.journal: Path | None = None
+
+    def write_journal(self, path: str) -> None:
+        """Log a call as a proxy logs it: a line for every call, whatever its person says."""
+        if self.journal is not None:
+            with self.lock, self.journal.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"at": time.time(), "tool": "delete_file", "path": path}) + "\n")
 
     def who_approves(self, authorization: str | None) -> str | None:
         """Why the link's follower may not approve (None: they may): they must be the approver."""
@@ -408,6 +419,7 @@ def build(gate: Gate) -> MCPServer:
         @server.tool(annotations=_DESTRUCTIVE)
         def delete_file(path: str) -> str:
             """Delete one file once the person at the server's terminal says y."""
+            gate.write_journal(path)
             # FLAW asks-first: the path is checked only when acting, so the person is asked about any.
             seen = None if "asks-first" in flaws else gate.target(path).identity
             named = _named(path, flaws)
@@ -650,6 +662,11 @@ def main(argv: list[str] | None = None) -> None:
         help="device: 2 pairs a second device too (the requester's own), which sees cards but never approves",
     )
     parser.add_argument(
+        "--journal",
+        action="store_true",
+        help="terminal: write every call to .gate/journal.jsonl in the root before asking (the gate's own log)",
+    )
+    parser.add_argument(
         "--discard",
         choices=DISCARDS,
         default="flush",
@@ -669,6 +686,10 @@ def main(argv: list[str] | None = None) -> None:
         gate.tickets = {}
     gate.two_fields = args.fields == "two"
     gate.discard = args.discard
+    if args.journal:
+        gate.journal = gate.root / ".gate" / "journal.jsonl"
+        gate.journal.parent.mkdir(exist_ok=True)
+        gate.journal.touch()
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":

@@ -197,6 +197,17 @@ def test_run_of_a_proxy_whose_own_double_dash_was_cut_says_to_quote_the_command_
     out.fnmatch_lines(["*1 failed, * deselected*"])
 
 
+def test_run_of_the_whole_quoted_command_after_the_double_dash_audits_it(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial 17: the advice above followed with the -- kept (`run -- 'toolpermit wrap ... -- upstream'`)
+    # took the whole line for one program's name: "target command '...' was not found on PATH".
+    proxy = shlex.join(["env", "--", *shlex.split(target("--flaw", "no-ledger"))])
+    code, out, _ = here(capsys, "run", "--", proxy, "--", "-k", "MCA-REPLAY-001")
+    assert code == pytest.ExitCode.TESTS_FAILED
+    out.fnmatch_lines(["*1 failed, * deselected*"])
+
+
 def test_run_of_a_command_with_no_root_says_where_root_from_goes_and_that_way_works(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -69,6 +69,11 @@ def test_generalised_wildcards_positions() -> None:
         ("root/logs/2026/12/01.log", "logs"),  # a folder and all below it
         ("root/logs/server.log", "logs/*"),  # a glob
         ("root/001-case/cache.tmp", "*.tmp"),
+        # One SQLite database, whichever of its files a write landed in (toolpermit's audit log).
+        ("root/.toolpermit/audit.db", "root/.toolpermit/audit.db-wal"),
+        ("root/.toolpermit/audit.db-shm", "root/.toolpermit/audit.db-wal"),
+        ("root/state.sqlite-wal", "state.sqlite"),
+        ("root/state.sqlite-journal", "state.sqlite"),
     ],
 )
 def test_bookkeeping_that_is_ignored(path: str, pattern: str) -> None:
@@ -90,6 +95,10 @@ def test_bookkeeping_that_is_ignored(path: str, pattern: str) -> None:
         ("file:ledger.json.total", "file:ledger"),
         ("tool:list_jobs[3].status", "updated_at"),
         ("tool:list_jobs_archive[0].id", "tool:list_jobs"),
+        # Only SQLite's own companions: another file named like a log is another file.
+        ("root/audit.db", "audit.db-backup"),
+        ("root/audit.db-old", "audit.db"),
+        ("outside/audit.db", "audit.db-wal"),
     ],
 )
 def test_what_a_pattern_does_not_hide(path: str, pattern: str) -> None:

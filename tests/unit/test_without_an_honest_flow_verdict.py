@@ -60,3 +60,71 @@ def test_an_effect_with_no_switch_set_is_no_switchs_doing() -> None:
         setup_failure="the tool acted with no switch set",
     )
     assert judge(SPEC, transcript).verdict is Verdict.INCONCLUSIVE
+
+
+# A proxy's log of calls in the root, beside the case the attack acts on.
+IN_A_CASE = TreeSnapshot(
+    {
+        "root/005-case/victim.txt": FileIdentity("file", 1, 10, 5, 100),
+        "root/.gate/journal.jsonl": FileIdentity("file", 2, 10, 5, 100),
+    }
+)
+LOG_GREW = TreeSnapshot(
+    {
+        "root/005-case/victim.txt": FileIdentity("file", 1, 10, 5, 100),
+        "root/.gate/journal.jsonl": FileIdentity("file", 2, 10, 9, 200),
+    }
+)
+NOBODY = (Verdict.VULNERABLE, "acted though nobody answered its person")
+
+
+def test_a_log_that_grew_beside_the_case_is_not_the_actions_doing() -> None:
+    transcript = Transcript(
+        "MCA-FLAGBYPASS-001",
+        "delete_file",
+        FAILED,
+        (CALL,),
+        IN_A_CASE,
+        LOG_GREW,
+        effect_verdict=NOBODY,
+        case_dir="root/005-case",
+        only_the_case_counts=True,
+    )
+    result = judge(SPEC, transcript)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "root/.gate/journal.jsonl" in result.reason
+    assert "none of the action's own subject" in result.reason
+
+
+def test_the_cases_own_file_gone_is_the_actions_doing_beside_a_log_that_grew() -> None:
+    gone = TreeSnapshot({"root/.gate/journal.jsonl": LOG_GREW.entries["root/.gate/journal.jsonl"]})
+    transcript = Transcript(
+        "MCA-FLAGBYPASS-001",
+        "delete_file",
+        FAILED,
+        (CALL,),
+        IN_A_CASE,
+        gone,
+        effect_verdict=NOBODY,
+        case_dir="root/005-case",
+        only_the_case_counts=True,
+    )
+    result = judge(SPEC, transcript)
+    assert result.verdict is Verdict.VULNERABLE
+    assert result.reason.endswith(": root/005-case/victim.txt")
+
+
+def test_a_row_gone_from_a_shared_store_is_the_actions_doing_where_the_family_did_not_narrow_it() -> None:
+    # prune_row's switch (zc-shapes switch-acts): its subject is a row of a file every use shares.
+    table = FileIdentity("file", 3, 10, 5, 100)
+    transcript = Transcript(
+        "MCA-FLAGBYPASS-001",
+        "prune_row",
+        FAILED,
+        (CALL,),
+        TreeSnapshot({"root/rows.json": table}),
+        TreeSnapshot({"root/rows.json": FileIdentity("file", 3, 10, 9, 80)}),
+        effect_verdict=ONLY_GATE,
+        case_dir="root/005-case",
+    )
+    assert judge(SPEC, transcript).verdict is Verdict.VULNERABLE
