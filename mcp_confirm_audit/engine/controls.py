@@ -708,10 +708,15 @@ class _Uses:
         return self.is_effect(moved) or (bool(moved.made) and bool(self._run.created))
 
     def effect(self, moved: honest.Moved) -> None:
-        self._run.effect.update(generalised(p) for p in moved.effect)
-        self._run.created.update(p for p in moved.made if p in moved.effect)
-        self._run.adopt(moved.places, dict(moved.reworded))
-        self._run.items_per_effect = max(count_items(moved.effect), 1)
+        run = self._run
+        # What the confirmation moved that its preview's look has since taught is bookkeeping (a
+        # proxy's log of calls, learned after the confirmation was looked at) is no place of the effect.
+        kept = [p for p in moved.effect if not is_ignored(p, run.bookkeeping)]
+        places = [p for p in moved.places if not is_ignored(where_of(p), run.bookkeeping)]
+        run.effect.update(generalised(p) for p in kept)
+        run.created.update(p for p in moved.made if p in kept)
+        run.adopt(places, dict(moved.reworded))
+        run.items_per_effect = max(count_items(kept), 1)
 
 
 async def _approve_at_a_persons_pace(run: _Runner) -> tuple[str | None, ControlResult, bool]:
