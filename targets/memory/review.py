@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from server import proposals_dir, remember
+from memory_store import proposals_dir, remember
 
 FLAWS = ("decline-acts", "raw-content")
 

@@ -34,6 +34,7 @@ import argparse
 import json
 import logging
 import secrets
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,28 +42,18 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
+# Run as a script, this directory is already on sys.path; imported by file path (tests, the
+# harness), it is not. Either way the store beside it is then importable by plain name.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from memory_store import memories, proposals_dir, remember  # noqa: E402
+
 FLAWS = ("applies-after-first", "forget-any-state")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 _LIFECYCLE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
-
-
-def proposals_dir(root: Path) -> Path:
-    return root / ".memory" / "proposals"
-
-
-def memories(root: Path) -> list[str]:
-    """The memory: one statement a line of ROOT/memories.jsonl, as a JSON string."""
-    kept = root / "memories.jsonl"
-    lines = kept.read_text(encoding="utf-8").splitlines() if kept.exists() else []
-    return [json.loads(line) for line in lines]
-
-
-def remember(root: Path, content: str) -> int:
-    """Write one statement into the memory; its line number is its id."""
-    with (root / "memories.jsonl").open("a", encoding="utf-8") as kept:
-        kept.write(json.dumps(content) + "\n")
-    return len(memories(root))
 
 
 def build_server(root: str | Path, *, flaws: frozenset[str] = frozenset()) -> MCPServer:
