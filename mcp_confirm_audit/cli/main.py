@@ -84,6 +84,8 @@ Anything after `--` goes to pytest untouched, the plugin's own options too:
 With neither a command nor --profile, the words after `--` are the server's
 command line, up to a second `--` that starts pytest's arguments:
   mcp-confirm-audit run -- my-server --root {root} -- -k REPLAY
+A command with a `--` of its own (a proxy before its upstream) goes as one quoted word:
+  mcp-confirm-audit run 'proxy wrap -- my-server --root {root}' -- -k REPLAY
 """
 
 
