@@ -5,7 +5,7 @@
         [--flaw replay|transplant|agent-reachable|expiry|fails-open|raw-prompt|masks-secrets|console-markup|
                 any-approver|no-recheck|check-then-spend|link-rearms|unsigned|any-device|asks-first|
                 evidence-unchecked|type-ahead]
-        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2] [--discard flush|drain] [--journal]
+        [--fields one|two] [--port PORT] [--ticket] [--devices 1|2] [--discard flush|drain] [--journal [jsonl|sqlite]]
 
 `delete_file(path)` deletes one file under the root once a person approved
 that exact deletion, on a channel the agent does not have:
@@ -52,7 +52,10 @@ type-ahead (terminal) reads the answer without first throwing away what was type
 a question nobody has read yet.
 `--journal` (terminal) writes every call to `.gate/journal.jsonl` in the root before its person is asked, as
 an approval proxy keeps its own log of calls (a database's write-ahead log, a ledger): it changes on every
-call, approved or not, and is no action.
+call, approved or not, and is no action. `--journal sqlite` keeps it as toolpermit keeps its audit log: a
+SQLite database in WAL mode (`.gate/journal.db`, its `-wal` and `-shm`), whose log reaches the database
+file only at a checkpoint, here every eighth call: so the file itself first moves under a later call than
+the log does.
 `--late-first-redeem S` checks the first approval this process is asked to redeem S seconds
 late, as a machine too loaded to redeem it in time would: no flaw, a slow world.
 """
@@ -67,6 +70,7 @@ import logging
 import os
 import re
 import secrets
+import sqlite3
 import sys
 import threading
 import time
@@ -89,6 +93,8 @@ from mcp.types import ToolAnnotations  # noqa: E402
 from race_gate import RaceGate, announced  # noqa: E402
 
 CHANNELS = ("webhook", "device", "terminal", "signed")
+# --journal sqlite: the calls between two checkpoints of the gate's log (its file moves at each).
+JOURNAL_CHECKPOINT_EVERY = 8
 FLAWS = (
     "replay",
     "transplant",
@@ -210,12 +216,40 @@ class Gate:
         self.discard = "flush"
         # --journal: the gate's own log of every call, written before its person is asked.
         self.journal: Path | None = None
+        # --journal sqlite: the same log in a database in WAL mode, and the calls it has logged.
+        self.journal_db: sqlite3.Connection | None = None
+        self.journaled = 0
 
     def write_journal(self, path: str) -> None:
         """Log a call as a proxy logs it: a line for every call, whatever its person says."""
-        if self.journal is not None:
+        entry = json.dumps({"at": time.time(), "tool": "delete_file", "path": path})
+        if self.journal_db is not None:
+            with self.lock:
+                self.journal_db.execute("INSERT INTO calls (entry) VALUES (?)", (entry,))
+                self.journal_db.commit()
+                self.journaled += 1
+                if self.journaled % JOURNAL_CHECKPOINT_EVERY == 0:
+                    # The log copied into the database file: only now does `journal.db` itself move.
+                    self.journal_db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        elif self.journal is not None:
             with self.lock, self.journal.open("a", encoding="utf-8") as log:
-                log.write(json.dumps({"at": time.time(), "tool": "delete_file", "path": path}) + "\n")
+                log.write(entry + "\n")
+
+    def open_journal(self, kind: str) -> None:
+        """The gate's log of calls in the root: a JSON line a call, or a SQLite database in WAL mode."""
+        folder = self.root / ".gate"
+        folder.mkdir(exist_ok=True)
+        if kind == "sqlite":
+            db = sqlite3.connect(folder / "journal.db", check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints are the gate's own (write_journal)
+            db.execute("CREATE TABLE IF NOT EXISTS calls (entry TEXT)")
+            db.commit()
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the table in the file before any call
+            self.journal_db = db
+        else:
+            self.journal = folder / "journal.jsonl"
+            self.journal.touch()
 
     def who_approves(self, authorization: str | None) -> str | None:
         """Why the link's follower may not approve (None: they may): they must be the approver."""
@@ -663,8 +697,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--journal",
-        action="store_true",
-        help="terminal: write every call to .gate/journal.jsonl in the root before asking (the gate's own log)",
+        nargs="?",
+        const="jsonl",
+        choices=("jsonl", "sqlite"),
+        help="terminal: log every call in the root before asking (the gate's own log): .gate/journal.jsonl, "
+        "or .gate/journal.db in WAL mode",
     )
     parser.add_argument(
         "--discard",
@@ -687,9 +724,7 @@ def main(argv: list[str] | None = None) -> None:
     gate.two_fields = args.fields == "two"
     gate.discard = args.discard
     if args.journal:
-        gate.journal = gate.root / ".gate" / "journal.jsonl"
-        gate.journal.parent.mkdir(exist_ok=True)
-        gate.journal.touch()
+        gate.open_journal(args.journal)
     if args.channel in ("webhook", "device"):
         _serve_api(gate)
     if args.channel == "device":

@@ -75,3 +75,45 @@ def test_the_gate_that_deletes_when_nobody_answers_is_still_found_beside_its_log
     assert nobody.verdict is Verdict.VULNERABLE, (nobody.reason, nobody.evidence)
     assert "acted though nobody answered" in nobody.reason
     assert any(path.endswith("/victim.txt") for path in nobody.effect.removed), nobody.effect
+
+
+def test_the_gates_sqlite_log_moving_at_a_checkpoint_under_an_attack_is_no_finding(
+    catalogue: Catalogue,
+) -> None:
+    # toolpermit's audit log: the controls see its -wal move on every call and learn it as bookkeeping;
+    # its database file moves only at a checkpoint (here the eighth call, an attack's), which is the same
+    # database, not a file the refused attack deleted or changed.
+    words = [sys.executable, str(SERVER), "--root", "{root}", "--channel", "terminal", "--journal", "sqlite"]
+    answer = r"allow\? \[y/N\] "
+    raw = {
+        "command": " ".join([*words, "--ttl", f"{deadline(5):g}"]),
+        "tool": "delete_file",
+        "tty": True,
+        "confirmation": {
+            "kind": "waits",
+            "waits": {
+                "human": [{"terminal": {"expect": answer, "answer": "y"}}],
+                "decline": [{"terminal": {"expect": answer, "answer": "n"}}],
+            },
+        },
+    }
+
+    def select(spec: AttackSpec) -> bool:
+        return spec.family == "out-of-root"
+
+    profile = forked(profile_from_mapping(raw, source="test"))
+    run = run_audit(profile, catalogue=catalogue, select=select, generation=MATRIX_GENERATION)
+    approve = next(c for c in run.controls if c.name == "approve")
+    assert approve.passed, approve.detail
+    learned = next(c for c in run.controls if c.name == "bookkeeping")
+    assert "root/.gate/journal.db-wal" in learned.detail, learned.detail
+    # The checkpoint fell under an attack: its database file moved there, and was not counted.
+    moved = [
+        r
+        for r in run.results
+        if any("journal.db," in line or line.endswith("journal.db") for line in r.evidence)
+    ]
+    assert moved, [(r.id, r.evidence) for r in run.results]
+    assert {r.verdict for r in run.results} == {Verdict.REFUSED}, [
+        (r.id, r.verdict, r.reason) for r in run.results
+    ]
