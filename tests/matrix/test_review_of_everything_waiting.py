@@ -13,17 +13,14 @@ careful (each change an escaped JSON string) and with `--flaw raw-content` (prin
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 from conftest import MATRIX_GENERATION
+from memory_target import memory_profile, review
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
 
-MEMORY = Path(__file__).resolve().parents[2] / "targets" / "memory"
 ATTACKS = {"MCA-PROMPT-001", "MCA-PROMPT-002", "MCA-PROMPT-003"}
 _BLAMED = re.compile(
     r"vulnerable: (?:bidi control|invisible character) U\+(?P<code>[0-9A-F]+) from the name reached the "
@@ -31,31 +28,9 @@ _BLAMED = re.compile(
 )
 
 
-def _review(*words: str) -> str:
-    return " ".join([sys.executable, str(MEMORY / "review.py"), "{root}", *words])
-
-
 def audit(catalogue: Catalogue, *review_flaws: str) -> AuditRun:
-    flaws = [word for flaw in review_flaws for word in ("--flaw", flaw)]
-    raw = {
-        "command": f"py:{MEMORY / 'server.py'}:build_server",
-        "tool": "propose",
-        # The harness's filler, made each use's own: every example proposes a change of its own.
-        "args": {"op": "add", "content": "mcp-confirm-audit"},
-        "call_timeout": 10.0,
-        "confirmation": {
-            "kind": "pending",
-            "pending": {
-                "id_from": "proposal_id",
-                "human": [
-                    {"command": _review("list", *flaws), "shows": True},  # every change still waiting
-                    {"command": _review("accept", "{id}")},
-                ],
-                "decline": [{"command": _review("reject", "{id}")}],
-            },
-        },
-    }
-    profile = profile_from_mapping(raw, source="test")
+    # The person reads every change still waiting (`list`), as openmymemo's review shows them.
+    profile = memory_profile(reads=review("list", *review_flaws, proposal=""))
 
     def select(spec: AttackSpec) -> bool:
         return spec.id in ATTACKS

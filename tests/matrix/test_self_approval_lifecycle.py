@@ -12,41 +12,18 @@ forgotten) and with `--flaw forget-any-state`.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from conftest import MATRIX_GENERATION
+from memory_target import memory_profile
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import Verdict
-from mcp_confirm_audit.profile.loader import profile_from_mapping
 
-MEMORY = Path(__file__).resolve().parents[2] / "targets" / "memory"
 ATTACK = "MCA-SELFAPPROVE-001"
 
 
-def _person(decision: str) -> dict[str, object]:
-    return {"command": " ".join([sys.executable, str(MEMORY / "review.py"), "{root}", decision, "{id}"])}
-
-
 def audit(catalogue: Catalogue, *flaws: str) -> AuditRun:
-    raw = {
-        "command": f"py:{MEMORY / 'server.py'}:build_server",
-        "factory_args": {"flaws": list(flaws)},
-        "tool": "propose",
-        "args": {"op": "add", "content": "mcp-confirm-audit"},
-        "call_timeout": 10.0,
-        "confirmation": {
-            "kind": "pending",
-            "pending": {
-                "id_from": "proposal_id",
-                "human": [{**_person("show"), "shows": True}, _person("accept")],
-                "decline": [_person("reject")],
-            },
-        },
-    }
-    profile = profile_from_mapping(raw, source="test")
+    profile = memory_profile(*flaws)
     return run_audit(
         profile, catalogue=catalogue, select=lambda spec: spec.id == ATTACK, generation=MATRIX_GENERATION
     )

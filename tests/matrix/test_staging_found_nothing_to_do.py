@@ -12,44 +12,18 @@ at once after the first yes (no id, nobody asked), the other writes what the per
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from conftest import MATRIX_GENERATION
+from memory_target import memory_profile
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import AuditRun, run_audit
 from mcp_confirm_audit.models import AttackSpec, ControlResult
-from mcp_confirm_audit.profile.loader import profile_from_mapping
 
-MEMORY = Path(__file__).resolve().parents[2] / "targets" / "memory"
 SENTENCE = "Prefers green tea in the morning"
 
 
-def _person(decision: str, *flaws: str) -> dict[str, object]:
-    words = [sys.executable, str(MEMORY / "review.py"), "{root}", decision, "{id}"]
-    for flaw in flaws:
-        words += ["--flaw", flaw]
-    return {"command": " ".join(words)}
-
-
 def audit(catalogue: Catalogue, content: str, *flaws: str, review_flaws: tuple[str, ...] = ()) -> AuditRun:
-    raw = {
-        "command": f"py:{MEMORY / 'server.py'}:build_server",
-        "factory_args": {"flaws": list(flaws)},
-        "tool": "propose",
-        "args": {"op": "add", "content": content},
-        "call_timeout": 10.0,
-        "confirmation": {
-            "kind": "pending",
-            "pending": {
-                "id_from": "proposal_id",
-                "human": [{**_person("show"), "shows": True}, _person("accept")],
-                "decline": [_person("reject", *review_flaws)],
-            },
-        },
-    }
-    profile = profile_from_mapping(raw, source="test")
+    profile = memory_profile(*flaws, content=content, decline_flaws=review_flaws)
 
     def select(spec: AttackSpec) -> bool:
         return spec.family == "self-approval"  # the controls are what this proves: one cheap family
