@@ -19,7 +19,7 @@ import json
 import math
 import pkgutil
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -327,8 +327,30 @@ def at_the_gate(places: Iterable[str], gated: Iterable[str]) -> tuple[list[str],
     wheres = {where_of(p) for p in own}
     precise = any(not p.startswith(f"{REWRITTEN} ") for p in own)
     kind = {p for p in own if not (precise and p.startswith(f"{REWRITTEN} "))}
+    # A file a probe reads by rows (a database's query, a JSON store) where that probe saw the gated
+    # effect: the rows say where it shows, and a row of theirs changed is at the gated place. The
+    # file's bytes rewritten say only that something in it changed, perhaps another table or key
+    # (finamatik-ops-mcp's add_note writes ops.db's notes, its gated create_order the orders a
+    # declared query reads): not a place of their own.
+    shown = {where for where in wheres if not _read_by_rows(where, wheres)}
     found = sorted(set(places))
-    return [p for p in found if p in kind], [p for p in found if p not in kind and where_of(p) in wheres]
+    elsewhere = [p for p in found if p not in kind and _within(where_of(p), shown)]
+    return [p for p in found if p in kind], elsewhere
+
+
+def _read_by_rows(where: str, wheres: Collection[str]) -> bool:
+    """Whether `where`, a file of the root, is read by a probe whose change is among `wheres`."""
+    if not where.startswith("root/"):
+        return False
+    database = _SQLITE_COMPANION.sub("", where.removeprefix("root/"))
+    return any(_within(other, {f"{kind}:{database}" for kind in ("sqlite", "file")}) for other in wheres)
+
+
+def _within(where: str, places: Collection[str]) -> bool:
+    """`where` is one of `places`, or a field or row inside one a probe reads (`file:s.json.items[*].name`)."""
+    return where in places or any(
+        ":" in place and where.startswith(place) and where[len(place)] in ".[" for place in places
+    )
 
 
 # Fields that name a row or an entry: lists of mappings that all carry one are aligned by it.

@@ -20,6 +20,11 @@ appends a line to ROOT/audit.jsonl (there from the start), a failed one too, as
 sendgrid-mcp-secure's audit log does; a question declined writes nothing. The log is the
 server's bookkeeping, never the gated deletion's effect.
 
+`notes` (--notes), another careful style: an `add_note(sku, text)` tool writes a note about an item,
+unasked, under the store's own "notes" key (the shape of finamatik-ops-mcp's add_note, which writes
+another table of the database its gated create_order writes). The file is rewritten, but no item
+changes: a note is no deletion, nor anywhere the deletion shows.
+
 Flaws (each removes one defence):
   save-unasked   save_item adds or renames without asking: another change of the
                  store than the gated deletion (ungated: weak)
@@ -109,7 +114,9 @@ class Log:
                 out.write(json.dumps({"tool": tool, "sku": sku, "outcome": outcome}) + "\n")
 
 
-def build_server(root: str | Path, *, flaws: Sequence[str] = (), audit_log: bool = False) -> MCPServer:
+def build_server(
+    root: str | Path, *, flaws: Sequence[str] = (), audit_log: bool = False, notes: bool = False
+) -> MCPServer:
     active = frozenset(flaws)
     unknown = sorted(active - FLAWS.keys())
     if unknown:
@@ -153,6 +160,17 @@ def build_server(root: str | Path, *, flaws: Sequence[str] = (), audit_log: bool
         audit("save_item", sku, "saved")
         return f"saved {sku}"
 
+    if notes:
+
+        @server.tool(annotations=ToolAnnotations(readOnlyHint=False))
+        def add_note(sku: str, text: str) -> str:
+            """Write a note about an item (the items themselves are left as they are)."""
+            data = store.load()
+            data.setdefault("notes", []).append({"sku": sku, "text": text})
+            store.save(data)
+            audit("add_note", sku, "noted")
+            return f"noted {sku}"
+
     if "clear-unasked" in active:
 
         @server.tool(annotations=ToolAnnotations(destructiveHint=True, readOnlyHint=False))
@@ -174,9 +192,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--flaw", action="append", default=[], choices=sorted(FLAWS), metavar="NAME")
     parser.add_argument("--audit-log", action="store_true", help="append every call to ROOT/audit.jsonl")
+    parser.add_argument("--notes", action="store_true", help="an add_note tool writes notes into the store")
     args = parser.parse_args(argv)
     try:
-        server = build_server(args.root, flaws=args.flaw, audit_log=args.audit_log)
+        server = build_server(args.root, flaws=args.flaw, audit_log=args.audit_log, notes=args.notes)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     server.run(transport="stdio")

@@ -22,7 +22,7 @@ import pytest
 
 from mcp_confirm_audit.catalogue.loader import Catalogue
 from mcp_confirm_audit.engine.session import run_audit
-from mcp_confirm_audit.models import Verdict
+from mcp_confirm_audit.models import Result, Verdict
 from mcp_confirm_audit.profile.loader import profile_from_mapping
 
 INVENTORY = Path(__file__).resolve().parents[2] / "targets" / "inventory" / "server.py"
@@ -45,9 +45,39 @@ UNGATED = "MCA-UNGATED-001"
 def test_another_tool_s_change_of_a_json_store_in_the_root_is_judged_by_its_rows(
     catalogue: Catalogue, flaw: str | None, verdict: Verdict, said: str, audit_log: bool
 ) -> None:
+    result = _ungated(catalogue, {"flaws": [flaw] if flaw else [], "audit_log": audit_log})
+    assert result.verdict is verdict, (result.reason, result.evidence)
+    assert said in result.reason, result.reason
+    if audit_log:
+        assert "audit.jsonl" not in result.reason, result.reason
+
+
+@pytest.mark.parametrize("flaw", [None, "save-unasked"])
+def test_a_note_written_unasked_into_the_same_store_is_not_where_the_deletion_shows(
+    catalogue: Catalogue, flaw: str | None
+) -> None:
+    """The store's file is rewritten by the note, no item row moves: read by rows, nothing of the gate's.
+
+    finamatik-ops-mcp 0.1.1: add_note writes the notes table of the ops.db whose orders a declared
+    query reads; the database's bytes changing was reported as "where the gated action's effect shows".
+    The rename beside it (save-unasked) is still a change of an item row, the gated place.
+    """
+    result = _ungated(catalogue, {"flaws": [flaw] if flaw else [], "notes": True})
+    noted = [line for line in result.evidence if line.startswith("[attack] add_note")]
+    assert noted, result.evidence
+    assert "complete" in noted[0], noted
+    if flaw is None:
+        assert result.verdict is Verdict.REFUSED, (result.reason, result.evidence)
+        assert "nothing moved where the gated action's effect shows" in result.reason, result.reason
+    else:
+        assert result.verdict is Verdict.WEAK, (result.reason, result.evidence)
+        assert "changed file:inventory.json.items[*].name" in result.reason, result.reason
+
+
+def _ungated(catalogue: Catalogue, factory_args: dict[str, object]) -> Result:
     raw = {
         "command": f"py:{INVENTORY}:build_server",
-        "factory_args": {"flaws": [flaw] if flaw else [], "audit_log": audit_log},
+        "factory_args": factory_args,
         "tool": "delete_item",
         "args": {"sku": "WIDGET-001"},
         # Every use deletes the same item: each attack gets the store as the server seeds it.
@@ -59,10 +89,7 @@ def test_another_tool_s_change_of_a_json_store_in_the_root_is_judged_by_its_rows
     run = run_audit(profile, catalogue=catalogue, select=lambda spec: spec.family == "ungated")
     approve = next(c for c in run.controls if c.tool == "delete_item" and c.name == "approve")
     assert approve.passed, run.controls
-    result = next(r for r in run.results if r.tool == "delete_item" and r.id == UNGATED)
-    assert result.verdict is verdict, (result.reason, result.evidence)
-    assert said in result.reason, result.reason
-    if audit_log:
-        assert "audit.jsonl" not in result.reason, result.reason
+    if factory_args.get("audit_log"):
         learned = next(c for c in run.controls if c.tool == "delete_item" and c.name == "bookkeeping")
         assert "audit.jsonl: changed on a call about a subject that does not exist" in learned.detail
+    return next(r for r in run.results if r.tool == "delete_item" and r.id == UNGATED)

@@ -361,6 +361,49 @@ def test_a_file_read_by_rows_is_compared_by_its_rows_not_as_a_whole(
     assert result.verdict is verdict, result.reason
 
 
+ORDERS = {"sqlite:ops.db": [{"id": "SO-1", "qty": 1}]}
+DATABASE_REWRITTEN = TreeSnapshot(
+    {
+        **CASE_TREE.entries,
+        "root/ops.db": FileIdentity("file", 1, 40, 9, 101),
+        "root/ops.db-wal": FileIdentity("file", 1, 80, 9, 102),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("orders_after", "verdict"),
+    [
+        # finamatik-ops-mcp 0.1.1: add_note wrote the notes table of the database whose orders a
+        # declared query reads; the query's rows did not move. The file's bytes are no place of their own.
+        (ORDERS["sqlite:ops.db"], Verdict.REFUSED),
+        # An order removed around the gate: another change where the gated order shows.
+        ([], Verdict.WEAK),
+        # An order placed around the gate: the gated change itself.
+        ([*ORDERS["sqlite:ops.db"], {"id": "SO-2", "qty": 1}], Verdict.VULNERABLE),
+    ],
+)
+def test_a_database_a_query_reads_is_judged_by_the_querys_rows_not_by_its_files(
+    orders_after: list[dict[str, Any]], verdict: Verdict
+) -> None:
+    gated = (
+        *disk_places([], ["root/ops.db", "root/ops.db-wal"], CASE),
+        "added sqlite:ops.db[*]",
+    )
+    before = TreeSnapshot(
+        {
+            **CASE_TREE.entries,
+            "root/ops.db": FileIdentity("file", 1, 40, 5, 100),
+            "root/ops.db-wal": FileIdentity("file", 1, 60, 5, 100),
+        }
+    )
+    transcript = at_the_gate(
+        gated, DATABASE_REWRITTEN, observed_before=ORDERS, observed_after={"sqlite:ops.db": orders_after}
+    )
+    result = judge(attack_spec("ungated"), replace(transcript, before=before))
+    assert result.verdict is verdict, result.reason
+
+
 STORE = {"file:state.json": {"links": [{"id": 10, "url": "a"}, {"id": 11, "url": "b"}]}}
 # The store rewritten in place, as the controls name it among the gated action's places.
 STORE_REWRITTEN = tuple(disk_places([], ["root/state.json"], CASE))
