@@ -43,6 +43,7 @@ from ..oracle.effects import (
     probe_places,
     reworded,
     unasked_while_asking,
+    where_it_shows,
     where_of,
 )
 from ..target.arguments import FILLER
@@ -434,7 +435,7 @@ def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | 
         return Verdict.VULNERABLE, f"{why}, with the gated action's own effect: {', '.join(same[:4])}"
     if there and not transcript.gate.staged:
         return verdict, f"{why}, where the gated action's effect shows: {', '.join(there[:4])}"
-    gated = ", ".join(sorted({where_of(p) for p in transcript.gate.places})[:4])
+    gated = ", ".join(sorted(where_it_shows(transcript.gate.places))[:4])
     if there:
         staged = ", ".join(there[:4])
         return (

@@ -324,18 +324,25 @@ def at_the_gate(places: Iterable[str], gated: Iterable[str]) -> tuple[list[str],
     is another change at the same place.
     """
     own = set(gated)
-    wheres = {where_of(p) for p in own}
     precise = any(not p.startswith(f"{REWRITTEN} ") for p in own)
     kind = {p for p in own if not (precise and p.startswith(f"{REWRITTEN} "))}
-    # A file a probe reads by rows (a database's query, a JSON store) where that probe saw the gated
-    # effect: the rows say where it shows, and a row of theirs changed is at the gated place. The
-    # file's bytes rewritten say only that something in it changed, perhaps another table or key
-    # (finamatik-ops-mcp's add_note writes ops.db's notes, its gated create_order the orders a
-    # declared query reads): not a place of their own.
-    shown = {where for where in wheres if not _read_by_rows(where, wheres)}
+    shown = where_it_shows(own)
     found = sorted(set(places))
     elsewhere = [p for p in found if p not in kind and _within(where_of(p), shown)]
     return [p for p in found if p in kind], elsewhere
+
+
+def where_it_shows(gated: Iterable[str]) -> set[str]:
+    """Where the gated effect shows, from its places: each `where`, less a file a probe reads by rows.
+
+    A file a probe reads by rows (a database's query, a JSON store) where that probe saw the gated
+    effect: the rows say where it shows, and a row of theirs changed is at the gated place. The
+    file's bytes rewritten say only that something in it changed, perhaps another table or key
+    (finamatik-ops-mcp's add_note writes ops.db's notes, its gated create_order the orders a
+    declared query reads): not a place of their own.
+    """
+    wheres = {where_of(p) for p in gated}
+    return {where for where in wheres if not _read_by_rows(where, wheres)}
 
 
 def _read_by_rows(where: str, wheres: Collection[str]) -> bool:
