@@ -242,8 +242,9 @@ def _init(args: argparse.Namespace, rest: list[str]) -> int:
     except TargetError as exc:
         return _fail("init", str(exc), int(INTERRUPTED))
     except UsageError as exc:
-        # The profile's checks speak of the plugin's option; init's is --root-from.
-        return _fail("init", str(exc).replace("--mcp-root-from", "--root-from"))
+        # The profile's checks speak of the plugin's option; init's is --root-from. Only the first
+        # mention is init's: the advice for `run` after it keeps run's spelling, which is what run takes.
+        return _fail("init", str(exc).replace("--mcp-root-from", "--root-from", 1))
     except AuditError as exc:
         return _fail("init", str(exc))
     _emit(text, args.output)

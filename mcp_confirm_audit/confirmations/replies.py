@@ -470,6 +470,28 @@ def rate_limited(response: Response) -> str | None:
     return found.group(0) if found else None
 
 
+_UNREACHABLE = re.compile(
+    r"""(?x)\b(
+    connection\ refused | econnrefused | errno\ 111 | (could\ not|couldn't|failed\ to|unable\ to)\ connect
+    | name\ or\ service\ not\ known | temporary\ failure\ in\ name\ resolution | no\ route\ to\ host
+    | network\ is\ unreachable
+    )\b""",
+    re.I,
+)
+
+
+def unreachable(response: Response) -> str | None:
+    """The words that say the target could not reach what it depends on (a mail server, an API), or None.
+
+    A world missing, not arguments wrong: mcp-proton-email with no mail bridge running answered
+    every call "[Errno 111] Connection refused", which was read as a refusal of the harness's values.
+    """
+    if said(response) is not Said.REFUSED:
+        return None
+    found = _UNREACHABLE.search(refusal_text(response)[:_READ])
+    return found.group(0) if found else None
+
+
 # A path: a word that starts at a folder ("/tmp/x", "../outside/b", "./a", "~/c"), holds two slashes
 # ("root/007-case/victim.txt"), or one and a file's extension ("root/a.txt"). Never two words joined
 # by one slash ("approval/confirmation"), which may well be the gate's.

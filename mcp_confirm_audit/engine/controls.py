@@ -956,6 +956,13 @@ def _did_not_ask(first: Response, run: _Runner, style: str, written: Sequence[st
             "{human: [...]}}, or a pending or token flow with human: steps; see "
             f"{CHANNELS_PAGE})"
         )
+    if (gone := replies.unreachable(first)) is not None:
+        return (
+            f"{said}; the target could not reach a service it depends on ({gone!r}), which says nothing "
+            "of the arguments: the confined target reaches loopback only, so start a fake of that service "
+            "from the target's command, or name a loopback address with its port in the command for one "
+            "you start beside the run (see docs/how-to/confinement.md)"
+        )
     if first.outcome in (Outcome.TOOL_ERROR, Outcome.RPC_ERROR):
         if run.plan.setup or run.plan.template is not None:
             fix = "check args: and setup: in the profile"

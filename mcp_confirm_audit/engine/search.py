@@ -161,6 +161,9 @@ async def search(
             state.sources["world"] = (
                 "a fresh target process and root (the refusal said the world was in the way)"
             )
+        if not changed and (gone := replies.unreachable(response)) is not None:
+            why = f"{tool.name} could not reach a service it depends on ({gone!r}): no value of the harness's helps"
+            return _gave_up(state, why, text)
         if not changed:
             return _gave_up(state, f"{tool.name}'s refusal names no rule the harness can follow", text)
     return _gave_up(state, f"no call of {plan.name} reached its gate within {MAX_ATTEMPTS} attempts")

@@ -226,6 +226,9 @@ def _summary(report: AuditReport) -> str:
         lines[-1] += (
             " Refused by " + ", ".join(f"{layer.value} {n}" for layer, n in sorted(layers.items())) + "."
         )
+    if counts[Verdict.WEAK]:
+        # A run whose only findings are weak exits 0: said here, where the count is read.
+        lines[-1] += " A weak finding fails the run (exit 1) only under --mcp-strict."
     if report.failed_approvals:
         lines += [
             "",

@@ -274,8 +274,10 @@ def test_init_comments_keep_every_line_of_a_multi_line_detail_a_comment() -> Non
 def test_init_names_its_own_option_when_the_command_has_no_root(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "my-server --serve"]) == pytest.ExitCode.USAGE_ERROR
     err = capsys.readouterr().err
-    assert "--root-from cwd" in err
-    assert "--mcp-root-from" not in err
+    assert "pass --root-from cwd" in err
+    # The advice for run is run's own spelling (a trial pasted init's into run: "unrecognized arguments").
+    assert "'run -- my-server -- --mcp-root-from cwd'" in err
+    assert "-- --root-from" not in err
 
 
 def test_a_human_channel_off_this_machine_is_a_one_line_usage_error(pytester: pytest.Pytester) -> None:

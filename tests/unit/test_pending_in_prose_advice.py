@@ -41,3 +41,19 @@ def test_an_error_that_names_no_pending_id_still_says_the_arguments_were_refused
         advice = _did_not_ask(Response(Outcome.TOOL_ERROR, text=text), _NO_PROFILE, "relative")
         assert "the target refused the harness's arguments: set path_arg" in advice, advice
         assert "id_pattern" not in advice
+
+
+def test_a_service_the_target_cannot_reach_is_no_refusal_of_the_arguments() -> None:
+    """mcp-proton-email with no mail bridge running: every call failed "[Errno 111] Connection refused".
+
+    Advised to "set path_arg", a newcomer changes arguments that were never the trouble.
+    """
+    for text in (
+        "Error executing tool list_folders: [Errno 111] Connection refused",
+        "Error executing tool send: could not connect to smtp 127.0.0.1:1025",
+        "upstream error: [Errno -2] Name or service not known",
+    ):
+        advice = _did_not_ask(Response(Outcome.TOOL_ERROR, text=text), _NO_PROFILE, "relative")
+        assert "could not reach a service it depends on" in advice, advice
+        assert "refused the harness's arguments" not in advice
+        assert "path_arg" not in advice
