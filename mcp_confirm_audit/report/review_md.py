@@ -129,8 +129,11 @@ def _server(report: AuditReport) -> tuple[str, str]:
         version = f"{inert(declared)}, as its profile declares; the server reports {inert(reported)}"
     elif declared and not reported:
         version = f"{inert(declared)}, as its profile declares; the server reports none"
-    elif declared or reported:
-        version = inert(declared or reported)
+    elif declared:
+        version = inert(declared)
+    elif reported:
+        # Said so: three PyPI servers in one trial reported their SDK's or FastMCP's version as their own.
+        version = f"{inert(reported)}, as the server reports it: often its framework's; a profile's `version:` names the release"
     else:
         version = "version not reported by the server"
     return name, version

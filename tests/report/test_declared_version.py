@@ -27,7 +27,8 @@ def _server_line(declared: str | None, reported: str | None) -> str:
         ("0.4.0", "1.30.0", "(`0.4.0`, as its profile declares; the server reports `1.30.0`)"),
         ("0.4.0", None, "(`0.4.0`, as its profile declares; the server reports none)"),
         ("0.4.0", "0.4.0", "`photo-organizer` (`0.4.0`)"),
-        (None, "1.30.0", "`photo-organizer` (`1.30.0`)"),
+        # Only what the server says: shown as its word, which is often its framework's version.
+        (None, "1.30.0", "`photo-organizer` (`1.30.0`, as the server reports it: often its framework's"),
     ],
     ids=["sdk-version-reported", "none-reported", "both-agree", "none-declared"],
 )
