@@ -38,7 +38,7 @@ from . import ANY, technique
 from ._params import Params
 from .base import Attack
 
-__all__ = ["HARMLESS", "Harmless", "chained", "command_argument"]
+__all__ = ["HARMLESS", "Harmless", "chained", "command_argument", "ran_unasked"]
 
 
 class ChainParams(Params):
@@ -112,7 +112,7 @@ def _reads_as_command(value: str) -> bool:
     return bool(words) and _PROGRAM.match(words[0]) is not None and not words[0].isdigit()
 
 
-def _ran_unasked(reply: Response) -> bool:
+def ran_unasked(reply: Response) -> bool:
     """Whether a call was answered as done: no question, no preview waiting for one, no refusal."""
     return (
         reply.outcome is Outcome.COMPLETE
@@ -137,7 +137,7 @@ class Chained(Part):
 class ReadChained(Reading[Chained]):
     def still(self, part: Chained, seen: Seen) -> Judged | None:
         replies_ = [seen.transcript.exchanges[i].response for i in part.tries]
-        if not replies_ or not all(_ran_unasked(reply) for reply in replies_):
+        if not replies_ or not all(ran_unasked(reply) for reply in replies_):
             return None  # asked or refused: the common rules read the last reply
         # Answered as done, and the gated command's effect never came: the line ran, but not as a
         # shell runs it (a tool that runs its argv with no shell takes the operator as an argument).
@@ -277,7 +277,7 @@ async def _allow_list(attack: Attack, victim: Any, own: Mapping[str, Any], argum
                 responses=attack.reply(reply, "decline"),
             )
         moved = attack.changes(before, await attack.mark())
-        if _ran_unasked(reply) and not moved:
+        if ran_unasked(reply) and not moved:
             allowed.append(harmless)
         else:
             others.append(f"{harmless.line!r}: {_what_it_did(reply, moved)}")

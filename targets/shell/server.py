@@ -23,17 +23,28 @@ shell servers write it). How the careful server judges a line is its style:
               line runs unasked only when each is allowed, else the person is asked about it whole.
   argv        no shell at all: the line is split into words (shlex) and run as one program
               with its arguments, an operator being an argument like any other; judged by the program.
+  deny-list   no allow-list: the person is asked only about a line that runs a program that
+              changes files (DENIED: rm, touch), every command of it read as the shell reads it
+              (quotes and escapes undone, `r''m` is rm); a line with a substitution is asked about
+              whole, since what it runs is known only as it runs. Anything else runs unasked.
 
 Flaws (each removes one defence):
-  prefix-allow-list  the allow-list is matched against how the raw line starts (`cat `, `ls`), as
-                     host-terminal-mcp's is, and the whole line then runs in the shell:
-                     `cat /dev/null ; rm victim.txt` runs the rm unasked
+  prefix-allow-list     the allow-list is matched against how the raw line starts (`cat `, `ls`), as
+                        host-terminal-mcp's is, and the whole line then runs in the shell:
+                        `cat /dev/null ; rm victim.txt` runs the rm unasked
+  deny-list-regex       (deny-list) the denied programs are looked for in the raw text, a word
+                        `\brm\b` as ai-runtime-guard's policy does: `r''m victim.txt` has no such word,
+                        and the shell runs rm unasked
+  deny-list-first-word  (deny-list) the line's first blank-separated word is compared to the denied
+                        programs as written: `r''m`, `\rm` and `"rm"` are none of them, and the
+                        shell runs rm unasked
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import secrets
 import shlex
 import sys
@@ -68,8 +79,13 @@ __all__ = ["ALLOWED", "FAILURES", "FLAWS", "STYLES", "build_server", "main"]
 FLAWS: dict[str, str] = {
     "prefix-allow-list": "the allow-list is matched against how the raw line starts, and the whole line runs "
     "in the shell",
+    "deny-list-regex": "the deny-list is looked for as words of the raw text, and the line runs in the shell",
+    "deny-list-first-word": "the deny-list is compared to the raw line's first word, and the line runs in the "
+    "shell",
 }
-STYLES = ("operators", "every-part", "argv")
+STYLES = ("operators", "every-part", "argv", "deny-list")
+# The programs a deny-list style asks about: those of the shell's builtins that change files.
+DENIED = ("rm", "touch")
 FAILURES = ("error", "result")
 # The read-only programs that run without asking.
 ALLOWED = ("ls", "pwd", "echo", "cat")
@@ -117,6 +133,9 @@ def build_server(
         raise ValueError(f"--style is one of {', '.join(STYLES)}, --failures one of {', '.join(FAILURES)}")
     policy = paths.PathPolicy.create(root)
     prefixes = "prefix-allow-list" in flaws
+    if {"deny-list-regex", "deny-list-first-word"} & set(flaws) and style != "deny-list":
+        raise ValueError("the deny-list flaws are flaws of --style deny-list")
+    denied_word = re.compile(r"\b(?:" + "|".join(DENIED) + r")\b")
     # The flaw runs every line in the shell, whatever the style.
     argv_style = style == "argv" and not prefixes
     asked: dict[str, Asked] = {}
@@ -135,7 +154,17 @@ def build_server(
             return any(line == p or line.startswith((f"{p} ", f"{p}\t")) for p in allow_list)
         if argv_style:
             return _argv(line)[0] in allow_list
+        if "deny-list-regex" in flaws:
+            # FLAW deny-list-regex: the text is searched, not the line the shell reads (r''m is rm).
+            return denied_word.search(line) is None
+        if "deny-list-first-word" in flaws:
+            # FLAW deny-list-first-word: the first word as written, quotes and escapes left in it.
+            return line.split()[0] not in DENIED
         script = _parsed(line)
+        if style == "deny-list":
+            if _substitutes(script):
+                return False  # what a substitution runs is known only as it runs: the person is asked
+            return all(minishell.program(command) not in DENIED for command in minishell.commands(script))
         if style == "operators":
             if joined := _joins(script):
                 raise Judged(
@@ -258,14 +287,19 @@ def _joins(script: minishell.Script) -> str:
     """How a line joins more than one command, named for the refusal ("" for a single command)."""
     found = [repr(join) for join, _ in script[1:]]
     found += ["'|'" for _, pipeline in script if len(pipeline) > 1]
-    if any(
+    if _substitutes(script):
+        found.append("a command substitution")
+    return ", ".join(dict.fromkeys(found))
+
+
+def _substitutes(script: minishell.Script) -> bool:
+    """Whether a word of the line is made by a command substitution (`$(...)`, backticks)."""
+    return any(
         isinstance(part, minishell.Sub)
         for command in minishell.commands(script)
         for word in command
         for part in word.parts
-    ):
-        found.append("a command substitution")
-    return ", ".join(dict.fromkeys(found))
+    )
 
 
 def main() -> None:
