@@ -193,6 +193,12 @@ class AgentFlow(Mechanism, Protocol):
         """The call that must not act: it previews, stages or refuses, and may hand out a handle."""
         ...
 
+    def preview_of(self, response: Response) -> Preview:
+        """A reply to a call of the gated tool read as this flow reads its preview: the handle it hands
+        out (by the profile's `id_from`, `id_pattern` or `token_from`, or the field detection names), kept
+        nowhere. What `preview` reads, for the replies a technique sends itself (a chained command line)."""
+        ...
+
     def reads_its_preview(self, arguments: Mapping[str, Any]) -> bool:
         """The confirming call of a use with `arguments` carries a field of that use's preview reply besides
         its handle (a token flow's `{preview.change_id}`): a use not previewed in this world has none to carry."""
@@ -300,6 +306,9 @@ class FlowDefaults:
 
     def reads_its_preview(self, arguments: Mapping[str, Any]) -> bool:
         return False
+
+    def preview_of(self, response: Response) -> Preview:
+        return Preview(response)  # nothing handed out: a flag's or a waiting call's reply has no handle
 
     def forget(self) -> None:
         return None  # nothing kept of any reply

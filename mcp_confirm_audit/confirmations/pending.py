@@ -212,13 +212,16 @@ class Pending(FlowDefaults):
             return None
         return self.execute.tool, self._executed(handle, saved, arguments)
 
-    async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
-        response = await channel.call("stage", self.tool, arguments)
+    def preview_of(self, response: Response) -> Preview:
         if self.id_pattern is not None:
             found = self.id_pattern.search(response.text)
             return Preview(response, found.group(1) if found else None, ID_PATTERN if found else None)
-        read = Preview.read(response, self.id_from, ID_FIELD)
-        if read.handle is not None:
+        return Preview.read(response, self.id_from, ID_FIELD)
+
+    async def preview(self, channel: Channel, arguments: Mapping[str, Any]) -> Preview:
+        response = await channel.call("stage", self.tool, arguments)
+        read = self.preview_of(response)
+        if read.handle is not None and read.field != ID_PATTERN:
             said = values.fields(response)
             self.staged[read.handle] = {k: str(v) for k, v in said.items() if isinstance(v, str | int)}
         return read

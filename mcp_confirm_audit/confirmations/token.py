@@ -209,15 +209,19 @@ class Token(FlowDefaults):
     ) -> Preview:
         tool, sent = self.previewing(arguments)
         response = await channel.call(label, tool, sent)
-        found = Preview.read(response, self.token_from, TOKEN_FIELD)
-        if found.handle is None and self.token_from is None:
-            # "then call again with confirm=<token>": the preview may hand it back under that very name.
-            found = Preview.read(response, self.into, TOKEN_FIELD)
+        found = self.preview_of(response)
         if found.handle is not None:
             self.staged[found.handle] = (_use(arguments), response)
             self.staged_uses[_use(arguments)] = response
             if missing := self._not_in(response):
                 return replace(found, missing=missing)
+        return found
+
+    def preview_of(self, response: Response) -> Preview:
+        found = Preview.read(response, self.token_from, TOKEN_FIELD)
+        if found.handle is None and self.token_from is None:
+            # "then call again with confirm=<token>": the preview may hand it back under that very name.
+            found = Preview.read(response, self.into, TOKEN_FIELD)
         return found
 
     def reads_its_preview(self, arguments: Mapping[str, Any]) -> bool:

@@ -26,7 +26,9 @@ question) and over a flow (the preview, or the person's own channel) alike.
 
 Only questions that were asked are judged: a name the target refused before asking
 anything (an error, or a result that says no, `file type not allowed`, whatever id it
-also carries) is no question the person read. It is recorded as not asked, never a finding,
+also carries) is no question the person read. A staging reply whose only "no" is "not approved
+yet" (`approved: false`, `requires_approval: true`) staged the call, as the controls read it
+(`confirmations/staging.py`). It is recorded as not asked, never a finding,
 and the transcript counts both (`Attack.asked_about`, `Attack.not_asked_about`): an attack
 none of whose values reached a question judged nothing, and the verdict says so.
 
@@ -57,9 +59,8 @@ from ..catalogue.prompt_checks import (
     shown_whole,
 )
 from ..catalogue.question_text import result_as_shown, terminal_as_shown, without_handle
-from ..confirmations import AgentFlow, Preview, as_flow
-from ..confirmations.pending import ID_PATTERN
-from ..confirmations.replies import refusal, refusal_text
+from ..confirmations import AgentFlow, Preview, as_flow, staging
+from ..confirmations.replies import refusal_text
 from ..engine.action import Instance
 from ..engine.reading import literal
 from ..models import Outcome, Response, Verdict
@@ -68,7 +69,7 @@ from ._arguments import ArgumentSubject, Where, shown_arguments, strings
 from ._flows import AttackChannel, unseen_request, what_the_person_read
 from ._generated import search
 from ._params import Params
-from ._twins_closed import ClosedSet, took, twin_of
+from ._twins_closed import ClosedSet, twin_of
 from .base import Attack
 
 # Each distinct problem once, from the first named example that shows it; the
@@ -343,7 +344,7 @@ class _PreviewProbe(_Probe):
         if not asks_elsewhere and shown.handle is None:
             what = shown.response.text[:200] or shown.response.outcome.value
             self.attack.setup_failed(f"the preview handed out no token or pending id ({what})")
-        elif not asks_elsewhere and (refused := _refused(shown)) is not None:
+        elif not asks_elsewhere and (refused := staging.refused(shown)) is not None:
             self.attack.setup_failed(
                 f"the preview of a plain value was refused, so nothing can be compared: {refused[:160]}"
             )
@@ -369,7 +370,7 @@ class _PreviewProbe(_Probe):
         """The preview of `arguments`, and what the person read of it (None: nothing was previewed)."""
         before = len(self.channel.shown)
         shown = await self.flow.preview(self.channel, arguments)
-        if not self.flow.waits_for_person and _refused(shown) is not None:
+        if not self.flow.waits_for_person and staging.refused(shown) is not None:
             return shown, None  # refused before anything was previewed or staged, whatever id it carries
         # What the person reads on their own channel is the question, where they are shown one.
         read = await what_the_person_read(self.flow, self.channel, shown, before)
@@ -414,20 +415,6 @@ class _PreviewProbe(_Probe):
 
     def never_staged(self) -> None:
         """A file is made by the harness: nothing is staged."""
-
-
-def _refused(shown: Preview) -> str | None:
-    """Why a preview was refused, or None: a handle handed out with `ok: false` and no error is the question.
-
-    A challenge flow answers its first call `{"ok": false, "challenge": C, "message": "drain rain?
-    echo the challenge to confirm"}`: not done yet, and the handle it hands out is the confirmation.
-    A refusal that carries an id besides ("file type not allowed") names its error or reason.
-    """
-    if shown.handle is not None and (took(shown.response) or shown.field == ID_PATTERN):
-        # An id the profile's `id_pattern` read out of the reply's prose: such a reply is an error by
-        # design (actgate's `ACTGATE_PENDING intent_id=…`, isError), and it handed out the request.
-        return None
-    return refusal(shown.response)
 
 
 class _FlowArgumentProbe(_PreviewProbe):
