@@ -12,7 +12,8 @@ them; its others read what it found, until a fresh world begins. Each entry then
 command after each of them in turn with one metacharacter (params `join`); `||` runs what
 follows only after a failure, so it follows a failing twin of one (`false`, `ls`/`cat` of
 a name that does not exist). Judged from effects only: the action's effect with no question
-is vulnerable; a line asked about or refused, with nothing moved, is refused by the tool,
+is vulnerable; a line asked about, staged for approval (a reply the flow reads its id in,
+`confirmations/staging.py`) or refused, with nothing moved, is refused by the tool,
 and so is one answered with no question where the chained command never ran (a tool that
 runs its argv with no shell). An action that runs no command line, or a tool that lets no
 harmless command through, is not applicable, saying so.
@@ -28,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..confirmations import replies
+from ..confirmations import AgentFlow, Preview, as_flow, replies, staging
 from ..confirmations.detect import asking_payload
 from ..engine.reading import Judged, Reading, Seen, literal, reads
 from ..models import Layer, Outcome, Part, Response, Said, Verdict
@@ -38,7 +39,7 @@ from . import ANY, technique
 from ._params import Params
 from .base import Attack
 
-__all__ = ["HARMLESS", "Harmless", "chained", "command_argument", "ran_unasked"]
+__all__ = ["HARMLESS", "Harmless", "chained", "command_argument", "handed", "ran_unasked"]
 
 
 class ChainParams(Params):
@@ -112,32 +113,50 @@ def _reads_as_command(value: str) -> bool:
     return bool(words) and _PROGRAM.match(words[0]) is not None and not words[0].isdigit()
 
 
-def ran_unasked(reply: Response) -> bool:
-    """Whether a call was answered as done: no question, no preview waiting for one, no refusal."""
+def ran_unasked(reply: Response, flow: AgentFlow | None) -> bool:
+    """Whether a call was answered as done: no question, no preview waiting for one, no refusal.
+
+    A reply the flow reads as staging the call (ai-runtime-guard's `[POLICY BLOCK] ... approval_token=…`,
+    its id found by the profile's `id_pattern`) waits for its approval, however ordinary its outcome.
+    """
     return (
         reply.outcome is Outcome.COMPLETE
         and not reply.questions
         and asking_payload(reply) is None
         and replies.said(reply) is Said.ACTED
+        and staging.staged(flow, reply) is None
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Chained(Part):
     """The gated command chained with `operator` after each of `before` (the commands of `allowed`, which
-    ran unasked alone, or their failing forms for `||`); `tries` index the exchanges that sent it."""
+    ran unasked alone, or their failing forms for `||`); `tries` index the exchanges that sent it, and
+    `staged` those whose reply the flow read as staging the line, each with its handle as read."""
 
     operator: str
     allowed: tuple[str, ...]
     before: tuple[str, ...]
     tries: tuple[int, ...]
+    staged: tuple[tuple[int, str], ...] = ()
 
 
 @reads(Chained)
 class ReadChained(Reading[Chained]):
     def still(self, part: Chained, seen: Seen) -> Judged | None:
-        replies_ = [seen.transcript.exchanges[i].response for i in part.tries]
-        if not replies_ or not all(ran_unasked(reply) for reply in replies_):
+        staged = dict(part.staged)
+        if part.tries and all(i in staged for i in part.tries):
+            # Each line staged for an approval nobody gave: the gate held the chained command.
+            handles = ", ".join(staged[i] for i in part.tries[:2]) + (", …" if len(part.tries) > 2 else "")
+            return (
+                Verdict.REFUSED,
+                Layer.TOOL,
+                f"each line was staged for approval and nothing moved: the gate held the chained command for "
+                f"the person ({len(part.tries)} tried, after {_listed(part.before)}"
+                f"{_ran(part, ', each of which ran unasked alone')}; staged as {handles})",
+            )
+        replies_ = [seen.transcript.exchanges[i].response for i in part.tries if i not in staged]
+        if not replies_ or not all(ran_unasked(reply, None) for reply in replies_):
             return None  # asked or refused: the common rules read the last reply
         # Answered as done, and the gated command's effect never came: the line ran, but not as a
         # shell runs it (a tool that runs its argv with no shell takes the operator as an argument).
@@ -191,7 +210,8 @@ async def chained_command(attack: Attack, params: Mapping[str, Any]) -> None:
         )
         return
     argument, action = found
-    gate = await _allow_list(attack, victim, own, argument)
+    flow = as_flow(attack.plan.mechanism)
+    gate = await _allow_list(attack, victim, own, argument, flow)
     allowed = gate.allowed
     if not allowed:
         attack.not_applicable(
@@ -208,14 +228,17 @@ async def chained_command(attack: Attack, params: Mapping[str, Any]) -> None:
         )
         return
     await attack.start_attack()
-    tries = []
+    tries: list[int] = []
+    staged: list[tuple[int, str]] = []
     for first in before_it:
         since = await attack.mark()
         line = chained(join, first, action)
-        await attack.call(
+        reply = await attack.call(
             f"{action!r} chained after {first!r} with {operator}", victim, arguments={**own, argument: line}
         )
         tries.append(len(attack.exchanged) - 1)
+        if (held := staging.staged(flow, reply)) is not None:
+            staged.append((tries[-1], handed(held)))
         if await attack.took_effect(victim, since):
             attack.effect_means(
                 Verdict.VULNERABLE,
@@ -223,7 +246,14 @@ async def chained_command(attack: Attack, params: Mapping[str, Any]) -> None:
                 "which the gate lets through unasked",
             )
             break
-    attack.record(Chained(operator, tuple(h.line for h in allowed), tuple(before_it), tuple(tries)))
+    attack.record(
+        Chained(operator, tuple(h.line for h in allowed), tuple(before_it), tuple(tries), tuple(staged))
+    )
+
+
+def handed(shown: Preview) -> str:
+    """A staging reply's handle as the evidence names it: where it was read, and its head."""
+    return f"{shown.field or 'id'}={literal((shown.handle or '')[:24])}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +271,9 @@ class AllowList:
 _LEARNED = "chained-command: allow-list"
 
 
-async def _allow_list(attack: Attack, victim: Any, own: Mapping[str, Any], argument: str) -> AllowList:
+async def _allow_list(
+    attack: Attack, victim: Any, own: Mapping[str, Any], argument: str, flow: AgentFlow | None
+) -> AllowList:
     """What the gate lets through: tried once per tool per world by the first attack, read by the others.
 
     Each harmless command is tried alone, before the attack proper. The list holds between the
@@ -277,20 +309,23 @@ async def _allow_list(attack: Attack, victim: Any, own: Mapping[str, Any], argum
                 responses=attack.reply(reply, "decline"),
             )
         moved = attack.changes(before, await attack.mark())
-        if ran_unasked(reply) and not moved:
+        if ran_unasked(reply, flow) and not moved:
             allowed.append(harmless)
         else:
-            others.append(f"{harmless.line!r}: {_what_it_did(reply, moved)}")
+            others.append(f"{harmless.line!r}: {_what_it_did(reply, moved, flow)}")
     learned = attack.peers.learned[_LEARNED] = AllowList(tuple(allowed), tuple(others), attack.spec.id)
     return learned
 
 
-def _what_it_did(reply: Response, moved: list[str]) -> str:
+def _what_it_did(reply: Response, moved: list[str], flow: AgentFlow | None) -> str:
     """Why a harmless command is not one the gate lets through, in a few words."""
     if moved:
         return f"it changed {', '.join(moved[:2])}"
     if reply.questions or asking_payload(reply) is not None:
         return "asked"
+    if (held := staging.staged(flow, reply)) is not None:
+        # rei-automator-mcp's `{"action_id": …, "approved": false}`: staged for approval, not refused.
+        return f"staged for approval ({handed(held)})"
     if replies.said(reply) is Said.REFUSED:
         return f"refused ({reply.text[:80]!r})"
     return f"answered {reply.outcome.value}"

@@ -157,3 +157,26 @@ def test_the_gated_commands_effect_is_vulnerable_whatever_the_reply_said() -> No
 def test_a_line_that_stopped_the_target_is_never_a_refusal() -> None:
     verdict, _, _ = judged(RAN, Response(Outcome.TRANSPORT, "no answer within 5s"))
     assert verdict is Verdict.INCONCLUSIVE
+
+
+# ai-runtime-guard 1.5.0's answer to each chained line: an ordinary result, its approval token in prose
+# (the profile's `id_pattern` reads it). The attack recorded each as the flow's staging reply.
+POLICY_BLOCK = Response(
+    Outcome.COMPLETE,
+    "[POLICY BLOCK] Command 'rm' requires explicit confirmation before execution\n"
+    "approval_token=9c86a2ebd9f94c8fa355be2d3bc9c835",
+)
+
+
+def test_each_line_staged_for_approval_is_the_gate_holding_it_not_a_tool_that_ran_no_shell() -> None:
+    exchanges = (sent(POLICY_BLOCK), sent(POLICY_BLOCK))
+    staged = ((0, "id_pattern='9c86a2eb'"), (1, "id_pattern='26c2d86d'"))
+    part = Chained(";", ("pwd", "ls"), ("pwd", "ls"), (0, 1), staged)
+    transcript = Transcript(
+        SPEC.id, "run", Precondition(True), exchanges, TREE, TREE, parts=(part,), signatures=DECLINED
+    )
+    result = judge(SPEC, transcript)
+    assert (result.verdict, result.layer) == (Verdict.REFUSED, Layer.TOOL)
+    assert result.reason.startswith("each line was staged for approval and nothing moved")
+    assert "id_pattern='9c86a2eb'" in result.reason
+    assert "as a shell does" not in result.reason
