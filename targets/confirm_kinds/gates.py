@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inbox_slots import subject_slot
+from inbox_slots import newest_slot, subject_slot
 
 
 class Refused(Exception):
@@ -158,20 +158,48 @@ class PendingStore:
     _requests: int = field(default=0, repr=False)  # staged under a subject so far: each a new slot
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # see TokenStore
 
-    def stage(self, tool: str, path: str) -> str:
-        pending_id = path if self.by_subject else secrets.token_hex(8)
+    def stage(self, tool: str, path: str, subject: str | None = None) -> str:
+        """Stage `tool` on `path`, under `subject` (a session the caller named), the path, or an id of its own."""
+        pending_id = subject or (path if self.by_subject else secrets.token_hex(8))
         with self._lock:
             if self.by_subject:
-                self._requests += 1
-                self._slots[pending_id] = subject_slot(pending_id, self._requests)
+                self._slots[pending_id] = self._reserve(pending_id)
             self.staged[pending_id] = (tool, path)
         return pending_id
+
+    def _reserve(self, subject: str) -> str:
+        """A new slot of the inbox for a request under `subject`, its card created empty so no other takes it.
+
+        Past the newest the inbox holds: a session id is the same in every world, and servers started
+        afresh beside the same inbox (a new world, a replica racing this one) must never share a slot.
+        """
+        self.inbox.mkdir(parents=True, exist_ok=True)
+        while True:
+            held = newest_slot(self.inbox, subject)
+            self._requests = max(self._requests, int(held.rsplit("-", 1)[1]) if held is not None else 0) + 1
+            slot = subject_slot(subject, self._requests)
+            try:
+                os.close(os.open(self.inbox / f"{slot}.request", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                continue  # another server took it first: past it
+            return slot
 
     def newest_for(self, tool: str, path: str) -> str | None:
         """The id last staged for this very call (`--pending-redeem again`: the call itself redeems it)."""
         with self._lock:
             found = [pending_id for pending_id, staged in self.staged.items() if staged == (tool, path)]
         return found[-1] if found else None
+
+    def cancel(self, pending_id: str) -> None:
+        """The request `pending_id` names now is over, whatever was decided on it: it never runs."""
+        if pending_id in self.staged:
+            with self._lock:
+                self.done.add(self.slot(pending_id))
+
+    def outstanding(self, pending_id: str) -> bool:
+        """Whether the request `pending_id` names now is neither run nor declined (it waits, or may still run)."""
+        slot = self.slot(pending_id)
+        return slot not in self.done and not (self.inbox / f"{slot}.declined").exists()
 
     def slot(self, pending_id: str) -> str:
         """The request `pending_id` names now, as the inbox keeps it: a random id is its own."""
@@ -189,7 +217,9 @@ class PendingStore:
         """
         self.inbox.mkdir(parents=True, exist_ok=True)
         where = self.inbox / f"{self.slot(pending_id)}.request"
-        fd = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # A request staged under its subject has its card reserved, empty, by `stage`: written once, here.
+        reserved = os.O_TRUNC if self.by_subject else os.O_CREAT | os.O_EXCL
+        fd = os.open(where, os.O_WRONLY | reserved, 0o600)
         try:
             os.write(fd, text.encode("utf-8", "surrogatepass"))
         finally:

@@ -33,6 +33,8 @@ FLAWS: dict[str, str] = {
     "wrong-guess-burns": "one wrong token or pending id revokes what is outstanding: any caller can cancel an approval",
     "retry-never-spent": "(--pending-redeem again) an approved request is never spent: every identical call "
     "after the approval acts again",
+    "session-wide-approval": "(--pending-key session) an approved session lets any call with its session_id act "
+    "once, on whatever that call names, not only the request the person approved",
     "gate-off": "the server's own setting leaves its gate off (as one started in its allow-everything mode): "
     "the staging call acts at once, stages nothing and hands out no pending id",
 }
@@ -50,6 +52,7 @@ MECHANISM_OF: dict[str, tuple[str, ...]] = {
     "agent-approval": ("pending",),
     "gate-off": ("pending",),
     "retry-never-spent": ("pending",),
+    "session-wide-approval": ("pending",),
     "self-attested-flag": ("flag",),
     "reversible-flag": ("flag",),
     "scope-acts-unasked": ("flag",),

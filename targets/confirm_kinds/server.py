@@ -49,6 +49,12 @@ Two careful variants of the token gate, each as careful as the default:
   `execute_pending` are given (host-terminal-mcp stages a command under the command line itself).
   Staging a path again is a new request under the same id, decided on its own
   (gates.PendingStore.by_subject). Careful as ever otherwise.
+- `--pending-key session` (pending, with `--pending-redeem again`): every gated tool takes the agent's
+  own `session_id` beside the path, and the action is staged under it; the staging reply names it
+  (`session_id`), the person approves the session's request (approve_cli.py SESSION), and the same
+  call again acts (cmd-line-mcp 0.6.1's `execute_command(command, session_id)`). The approval is
+  bound to the session's request, the exact tool and path: another action sent with the session is a
+  new request, and cancels whatever the session held (approved or not). Careful as ever otherwise.
 - `--pending-redeem again` (pending): no `execute_pending`; once the human approved the id, the
   gated call itself, sent again with the same arguments, acts (actgate's MCP proxy: `ACTGATE_PENDING
   intent_id=…`, then the identical `tools/call` runs once). Its answer to the agent is, as actgate's, an
@@ -113,7 +119,7 @@ BINDINGS = ("arguments", "content", "reason")
 DEFAULT_REASON = "routine cleanup"
 TOKEN_PREVIEWS = ("argument", "tool")
 # What a pending action is staged under: an id of its own, or the path it names.
-PENDING_KEYS = ("id", "path")
+PENDING_KEYS = ("id", "path", "session")
 # What a staging call answers beside its id: the default status, or a real server's "not done yet" field.
 PENDING_REPLIES = ("status", "approved-false", "requires-approval")
 # How an approved pending action is redeemed: by execute_pending with its id, or by the same call again.
@@ -168,7 +174,13 @@ def build_server(
         raise ValueError(
             f"--pending-reply is one of {PENDING_REPLIES}, with --mechanism pending staged under an id"
         )
+    if pending_key == "session" and pending_redeem != "again":
+        raise ValueError(
+            "--pending-key session is redeemed by the same call again: use --pending-redeem again"
+        )
     active = flaw_switches.check(flaws, mechanism)
+    if "session-wide-approval" in active and pending_key != "session":
+        raise ValueError("session-wide-approval weakens a session's approval: use --pending-key session")
     if "retry-never-spent" in active and pending_redeem != "again":
         raise ValueError(
             "retry-never-spent weakens the redemption by the same call: use --pending-redeem again"
@@ -308,10 +320,13 @@ def build_server(
         store = gates.PendingStore(
             where,
             burns_on_wrong_id="wrong-guess-burns" in active,
-            by_subject=by_path,
+            by_subject=pending_key != "id",
             spends="retry-never-spent" not in active,  # FLAW retry-never-spent
         )
-        _pending_tools(server, store, flow, active, again=pending_redeem == "again", reply=pending_reply)
+        if pending_key == "session":
+            _session_tools(server, store, flow, active)
+        else:
+            _pending_tools(server, store, flow, active, again=pending_redeem == "again", reply=pending_reply)
         # The person's channel over HTTP (served only with --transport http): not a tool.
         approvals.add_route(server, store, approver_token)
     else:
@@ -562,6 +577,73 @@ def _pending_tools(
         return str(flow.act(tool, path, seen.get(pending_id)))
 
     server.add_tool(execute_pending, name="execute_pending", annotations=_DESTRUCTIVE)
+    if "agent-approval" in active:
+        approvals.add_agent_approve_tool(server, store)
+
+
+def _session_tools(server: MCPServer, store: gates.PendingStore, flow: _Flow, active: frozenset[str]) -> None:
+    """`--pending-key session`: the gated tools stage under the caller's `session_id`; the same call again acts."""
+    seen: dict[str, paths.Identity] = {}  # what the file of each session's request was when it was staged
+
+    def waiting(session_id: str, tool: str, path: str) -> str:
+        fields = {
+            "status": "pending_approval",
+            "requires_approval": True,
+            "session_id": session_id,
+            "path": path,
+            "message": "Awaiting your approval.",
+            "next_steps": "A human approves it on the approval channel; then call this tool again "
+            "with the same arguments.",
+        }
+        return str(flow.shown(fields, f"Staged: {_VERBS[tool]} {path}. Awaiting your approval."))
+
+    def make(_tool: str) -> Any:
+        def handler(path: str, session_id: str) -> Any:
+            if flow.ungated(_tool):
+                return flow.act(_tool, path)
+            if (refused := flow.refused_type(path)) is not None:
+                return refused
+            staged = store.staged.get(session_id)
+            this = staged == (_tool, path)
+            if (
+                staged is not None
+                and store.outstanding(session_id)
+                and (this or "session-wide-approval" in active)
+            ):
+                try:
+                    _, staged_path = store.release(session_id)
+                except gates.Refused as exc:
+                    if str(exc) != gates.AWAITING:
+                        raise ToolError(str(exc)) from None
+                    if this:
+                        return waiting(session_id, _tool, path)  # the same request, answered again
+                    # Not approved yet: another action is a new request, as on the careful server.
+                else:
+                    if not this:
+                        # FLAW session-wide-approval: the session's approval lets this call act, on what it names.
+                        return flow.act(_tool, path)
+                    return flow.act(_tool, staged_path, seen.get(session_id))
+            identity = flow.previewed(path)
+            if flow.rules.waives(identity.size):
+                return flow.act(_tool, path)
+            # Another action under the session is a new request: whatever the session held before is
+            # cancelled with it, approved or not, so no earlier yes is left for this call to use.
+            store.cancel(session_id)
+            store.stage(_tool, path, subject=session_id)
+            seen[session_id] = identity
+            said = waiting(session_id, _tool, path)
+            store.card(session_id, said)  # the person's own view of the request (approve_cli.py SESSION show)
+            return said
+
+        return handler
+
+    for tool in flow.tools:
+        _add(
+            server,
+            make(tool),
+            tool,
+            "Stages the action under session_id; a human approves it, then the same call again acts.",
+        )
     if "agent-approval" in active:
         approvals.add_agent_approve_tool(server, store)
 
