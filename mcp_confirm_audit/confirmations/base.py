@@ -161,6 +161,14 @@ class AgentFlow(Mechanism, Protocol):
         value the agent could forge, replay or carry to another action (a token flow)."""
         ...
 
+    @property
+    def redemption_carries_the_action(self) -> bool:
+        """The agent's call that redeems an approval carries the action's own arguments beside (or in place
+        of) its handle: a token's confirming call, a pending action's gated call sent again. Another
+        action's arguments can then be sent with one action's approval; a call that sends only the
+        handle (`execute_pending(pending_id)`) names no action to swap."""
+        ...
+
     def redemption(
         self, arguments: Mapping[str, Any], handle: str | None, saved: Mapping[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
@@ -287,6 +295,10 @@ class FlowDefaults:
 
     @property
     def token_in_the_call(self) -> bool:
+        return False
+
+    @property
+    def redemption_carries_the_action(self) -> bool:
         return False
 
     def redemption(

@@ -193,6 +193,13 @@ class Pending(FlowDefaults):
         """
         return self.execute is not None and self.execute.tool == self.tool and not self.execute.args
 
+    @property
+    def redemption_carries_the_action(self) -> bool:
+        # The gated call again carries its own arguments, whatever it stages under (cmd-line-mcp's
+        # session_id, an argument the agent chose): another action's can be sent in their place. An
+        # execute call filled from its template sends the id (and fixed values), never another action.
+        return self.again
+
     def _executed(
         self,
         handle: str,

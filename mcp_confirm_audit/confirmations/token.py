@@ -120,6 +120,10 @@ class Token(FlowDefaults):
         return True
 
     @property
+    def redemption_carries_the_action(self) -> bool:
+        return True  # the confirming call is the action's own, with the token beside its arguments
+
+    @property
     def redeems_the_persons_answer(self) -> bool:
         return self.human is not None
 

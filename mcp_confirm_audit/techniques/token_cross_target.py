@@ -1,4 +1,10 @@
-"""`token-cross-target`: a token given for one action confirms another (other arguments, another tool)."""
+"""`token-cross-target`: an approval given for one action confirms another (other arguments, another tool).
+
+Tried wherever the call that redeems an approval carries the action's own arguments: a token's
+confirming call, or a pending action's gated call sent again (cmd-line-mcp 0.6.1 stages a write
+under the agent's own `session_id` and, once the session's writes are approved, runs any write
+sent with it). Another action's arguments then go with the approval of the one approved.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from ..confirmations import as_flow
 from ..confirmations.detect import from_schemas
 from ..target.driver import ToolInfo
 from . import ANY, technique
-from ._flows import AttackChannel, token_or_not_applicable
+from ._flows import AttackChannel, flow_or_not_applicable
 from ._params import Params
 from .base import Attack
 
@@ -20,11 +26,13 @@ class TokenCrossTargetParams(Params):
 
 @technique("token-cross-target", mechanisms=ANY, input_value=True, params=TokenCrossTargetParams)
 async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
-    # A pending approval names only its id: there is no other action to carry it to.
-    flow = token_or_not_applicable(
-        attack, "token to carry to another action", "the approval names only its action"
-    )
+    flow = flow_or_not_applicable(attack, "token to carry to another action")
     if flow is None:
+        return
+    if not flow.redemption_carries_the_action:
+        # `execute_pending(pending_id)`, or an approval that acts by itself: the redemption names no
+        # action, so there is no other action's arguments to send with it.
+        attack.not_applicable(f"the call that redeems the approval sends only its id: {flow.describe()}")
         return
     channel, victim = AttackChannel(attack), attack.victim
     if params["mode"] == "other-args":
@@ -41,9 +49,15 @@ async def token_cross_target(attack: Attack, params: Mapping[str, Any]) -> None:
             await flow.preview(channel, attack.arguments(victim))
             attack.note("the victim was previewed first: its confirming call carries that preview's fields")
         shown = await flow.preview(channel, attack.arguments(decoy))
-        attack.note(f"the token was previewed for {attack.path_value(decoy)} and is presented for the victim")
+        given = "token" if flow.token_in_the_call else "approval"
+        attack.note(f"the {given} was given for {attack.path_value(decoy)} and is presented for the victim")
         tool = flow.tool
     elif params["mode"] == "other-tool":
+        if not flow.token_in_the_call:
+            # A pending approval is redeemed by the gated tool's own call: presenting it to another tool
+            # is not tried yet (a server that keyed its approvals by session alone would let it act).
+            attack.not_applicable(f"only a token is presented to another tool here: {flow.describe()}")
+            return
         others = [t for t in attack.tools if t.name != flow.tool and _takes_a_token(t)]
         if not others:
             attack.not_applicable("no other tool of the target takes a confirmation token")
