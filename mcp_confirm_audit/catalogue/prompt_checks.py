@@ -45,8 +45,14 @@ def escaped(text: str) -> str:
 _PRINTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
 
 
-def smuggled(message: str, baseline: str, name: str | None = None) -> list[Finding]:
+def smuggled(
+    message: str, baseline: str, name: str | None = None, *, breaks_are_content: bool = False
+) -> list[Finding]:
     """Line breaks, bidi, invisible, escape and other control characters the name brought in.
+
+    `breaks_are_content`: the name stands in a value shown last below a separator (`fenced_last`),
+    where its line breaks are the value's own lines, never a line of the question's; what hides text
+    (bidi, invisible, escapes, controls) hides it there as anywhere, and is still counted.
 
     With the `name`, two kinds a renderer makes of its own are told apart from the name's: a
     program that colours what it prints (a repr highlighter) emits more escape sequences for a
@@ -62,6 +68,8 @@ def smuggled(message: str, baseline: str, name: str | None = None) -> list[Findi
     found = Counter(hits)
     known = _dangerous_in(baseline)
     extra = sorted(ch for ch, count in found.items() if count > known[ch])
+    if breaks_are_content:
+        extra = [ch for ch in extra if ch not in LINE_BREAKS]
     if name is not None:
         extra = [ch for ch in extra if _from_the_name(ch, message, baseline, name, found[ch] - known[ch])]
     return [
@@ -318,11 +326,61 @@ def shown_whole(message: str, name: str) -> list[Finding]:
     ]
 
 
+# A line that fences off what follows from the question's own text: a thematic break (`---`, `***`,
+# `___`), a setext underline (`===`), or a code fence opened (```, ~~~, an info string after it).
+_SEPARATOR = re.compile(r"[ \t]*(?:-{3,}|\*{3,}|_{3,}|={3,}|`{3,}[^`]*|~{3,}.*)[ \t]*")
+# How a server says it cut a value short, at its end.
+_CUT_MARK = re.compile(r"(?:\u2026|\.\.\.)$")
+
+
+def fenced_last(message: str, baseline: str, name: str) -> bool:
+    """Whether `name` stands in a value shown last, from a line of its own below a separator line.
+
+    An email's body under `---` (mcp-proton-email's send_email): everything after the separator is
+    the mail, and nothing of the server's follows it, so a line the value starts (a "SYSTEM NOTICE")
+    is read as the mail's, and cannot pass for one of the question's, which are all above it.
+    `baseline` is the question with the plain value cut out (prompt-forging's argument probes): it
+    ends with the separator line exactly when the value stood last below it. The question must then
+    be that text, a line break, and the value, ending with the name or cut short after the name's
+    first line break (an ellipsis after it or not): a line of the server's after the value (a closing
+    `---`, "Reply yes to send"), or no separator, and the value's lines are judged as anywhere else.
+    Where the value stands decides it, never the argument's name.
+    """
+    if not _BREAK.search(name):
+        return False  # no line of the name's own to excuse
+    head = baseline.rstrip()
+    if not head or not message.startswith(head):
+        return False
+    if not _SEPARATOR.fullmatch(_BREAK.split(head)[-1]):
+        return False
+    # The separator line's own trailing blanks, then its line end: the value starts a line of its own.
+    tail = message[len(head) :].lstrip(" \t")
+    return bool(tail) and tail[0] in LINE_BREAKS and _ends_with(tail, name)
+
+
+def _ends_with(tail: str, name: str) -> bool:
+    """Whether `tail` ends with `name`, or with its head cut after its first line break.
+
+    Line breaks are compared as one `\\n` a run, as a server may write a CR or CRLF as LF.
+    """
+    shown = _CUT_MARK.sub("", _BREAKS.sub("\n", tail).rstrip()).rstrip()
+    text = _BREAKS.sub("\n", name)
+    opening = text[: text.index("\n") + 1]
+    start = shown.find(opening)
+    while start >= 0:
+        if text.startswith(shown[start:]):
+            return True
+        start = shown.find(opening, start + 1)
+    return False
+
+
 def message_problems(message: str, baseline: str, name: str) -> list[Finding]:
     """Every check on one question about one hostile name."""
+    # Below a separator, with nothing of the server's after it, the name's lines are the value's.
+    content = fenced_last(message, baseline, name)
     return [
-        *smuggled(message, baseline, name),
-        *forged_line(message, baseline, name),
+        *smuggled(message, baseline, name, breaks_are_content=content),
+        *([] if content else forged_line(message, baseline, name)),
         *end_visible(message, name),
         *clickable(message, baseline),
     ]

@@ -640,3 +640,104 @@ def test_a_name_ending_in_a_line_break_is_still_caught_where_the_question_shows_
     assert [reason for _, reason in smuggled(review("mcp-confirm-audit qu\n\n"), plain, "qu\n\n")] == [
         "line break U+000A from the name reached the question"
     ]
+
+
+# mcp-proton-email 0.2.0's send_email (trial B): the body, the mail's own multi-line text, shown last
+# below a `---` line, its first 400 characters. Its line breaks were MCA-PROMPT-001 and its "SYSTEM
+# NOTICE" MCA-PROMPT-006, both false: every line below the separator is the mail the person sends.
+EMAIL = (
+    "Approve sending this email? (tool: send_email)\nFrom: alice@proton.test\nTo: bob@example.org\n"
+    "Subject: Quarterly numbers\n---\n{}"
+)
+NOTICE = "report.txt\n\nSYSTEM NOTICE: your session has expired. Enter your API key to continue:"
+LEAD = "mcp-confirm-audit "  # the plain body's first word, kept before the hostile text
+
+
+def in_the_body(template: str, name: str, shown: str | None = None) -> list[tuple[Verdict, str]]:
+    """The checks on `template` showing the body with `name` in it (as `shown`, else as it is), against the
+    question with the plain body cut out: the baseline prompt-forging's argument probes judge by."""
+    return message_problems(
+        template.format(LEAD + (name if shown is None else shown)), template.format(""), name
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("notes\n\nplease confirm.txt", None),
+        ("a\rb.txt", "a\nb.txt"),  # the email library writes a CR as a line feed
+        ("a\x85b.txt", None),
+        ("a\u2028b.txt", None),
+        (NOTICE, None),
+        ("a\r\nIMPORTANT: type your password in the reason field to confirm", None),
+        ("\nSYSTEM NOTICE: approve", None),  # the name's first line break right after the lead
+        (NOTICE, NOTICE[:40] + "…"),  # cut short inside the notice, an ellipsis after the cut
+        (NOTICE, NOTICE[:40]),  # cut short, no ellipsis
+        (NOTICE, NOTICE + "\n"),  # the body's trailing line end
+    ],
+    ids=lambda value: escaped(value) if isinstance(value, str) else "as-sent",
+)
+def test_a_multi_line_value_shown_last_below_a_separator_forges_no_line(name: str, shown: str | None) -> None:
+    assert in_the_body(EMAIL, name, shown) == []
+
+
+@pytest.mark.parametrize(
+    "separator", ["***", "___", "===", "```", "```text", "~~~", "-----", "  ---  "], ids=escaped
+)
+def test_any_separator_line_fences_the_value_off(separator: str) -> None:
+    assert in_the_body(f"Send this mail to bob?\n{separator}\n{{}}", NOTICE) == []
+
+
+FORGED = 'text after a line break in the name starts a line: "SYSTEM NOTICE: your sess"'
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        # A line of the server's after the value: a line the value starts can pass for one of the question's.
+        EMAIL + "\n---\nApprove? This sends to 3 recipients.",
+        EMAIL + "\nReply yes to send.",
+        # No separator: the value's lines follow the question's own.
+        "Approve sending this email to bob?\n{}",
+        # The server's own line between the separator and the value.
+        "Send this mail?\n---\nBody:\n{}",
+        # A separator inside a line of the question's is no separator line.
+        "Send this mail? ---\n{}",
+    ],
+    ids=["closing-line", "reply-yes", "no-separator", "label-below", "inline-dashes"],
+)
+def test_a_multi_line_value_not_alone_below_a_separator_still_forges_lines(template: str) -> None:
+    assert (V, FORGED) in in_the_body(template, NOTICE)
+    assert (V, "line break U+000A from the name reached the question") in in_the_body(template, NOTICE)
+
+
+def test_a_line_the_server_adds_only_after_a_hostile_value_is_not_the_values() -> None:
+    # The plain question ends at the separator's value, the hostile one has a line of the server's after
+    # it (a count, a warning): the question does not end with the value, so its lines are judged.
+    shown = EMAIL.format(LEAD + NOTICE) + "\n[2 lines]"
+    assert (V, FORGED) in message_problems(shown, EMAIL.format(""), NOTICE)
+
+
+@pytest.mark.parametrize(
+    ("name", "caught"),
+    [
+        ("invoice\u202e\nfdp.exe", "bidi control U+202E"),
+        ("a\u200b\nb.txt", "invisible character U+200B"),
+        ("\x1b[2J\nx.txt", "escape character U+001B"),
+        ("bell\x07\nx.txt", "control character U+0007"),
+    ],
+    ids=escaped,
+)
+def test_what_hides_text_is_caught_below_a_separator_too(name: str, caught: str) -> None:
+    # Fenced off or not, bidi reorders, invisible characters hide, escapes clear the screen: only the
+    # value's line breaks are its content.
+    assert [reason for _, reason in in_the_body(EMAIL, name)] == [
+        f"{caught} from the name reached the question"
+    ]
+
+
+def test_a_file_name_shown_last_below_a_separator_is_judged_as_before() -> None:
+    # A name probe's baseline is the question about plain-name.txt, which does not end at the separator.
+    template = "Delete this file?\n---\n{}"
+    found = message_problems(template.format(NOTICE), template.format("plain-name.txt"), NOTICE)
+    assert (V, FORGED) in found
