@@ -341,8 +341,8 @@ def fenced_last(message: str, baseline: str, name: str) -> bool:
     is read as the mail's, and cannot pass for one of the question's, which are all above it.
     `baseline` is the question with the plain value cut out (prompt-forging's argument probes): it
     ends with the separator line exactly when the value stood last below it. The question must then
-    be that text, a line break, and the value, ending with the name or cut short after the name's
-    first line break (an ellipsis after it or not): a line of the server's after the value (a closing
+    be that text, a line break, and the value, its last line the name's last line or the head of a
+    line of the name's cut short (`_ends_with`): a line of the server's after the value (a closing
     `---`, "Reply yes to send"), or no separator, and the value's lines are judged as anywhere else.
     Where the value stands decides it, never the argument's name.
     """
@@ -359,19 +359,18 @@ def fenced_last(message: str, baseline: str, name: str) -> bool:
 
 
 def _ends_with(tail: str, name: str) -> bool:
-    """Whether `tail` ends with `name`, or with its head cut after its first line break.
+    """Whether the question's last line is the name's last line, or the head of a line of the name's cut short.
 
-    Line breaks are compared as one `\\n` a run, as a server may write a CR or CRLF as LF.
+    Read as a person reads it (`as_read`: its escapes undone), so a value shown with its other
+    characters escaped (a CR as `\\r`, a bracket as `\\u005b`) still ends where the name does. A
+    line of the name's after its first break is a line of its own in the question: a cut (an
+    ellipsis after it or not) leaves the head of one.
     """
-    shown = _CUT_MARK.sub("", _BREAKS.sub("\n", tail).rstrip()).rstrip()
-    text = _BREAKS.sub("\n", name)
-    opening = text[: text.index("\n") + 1]
-    start = shown.find(opening)
-    while start >= 0:
-        if text.startswith(shown[start:]):
-            return True
-        start = shown.find(opening, start + 1)
-    return False
+    lines = _BREAK.split(name.rstrip())
+    shown = _CUT_MARK.sub("", as_read(_BREAK.split(tail.rstrip())[-1]).rstrip()).rstrip()
+    if not (shown and lines[-1]):
+        return False  # a name of line breaks only: no text of it to find at the end
+    return shown.endswith(lines[-1]) or any(line.startswith(shown) for line in lines[1:])
 
 
 def message_problems(message: str, baseline: str, name: str) -> list[Finding]:

@@ -674,6 +674,8 @@ def in_the_body(template: str, name: str, shown: str | None = None) -> list[tupl
         (NOTICE, NOTICE[:40] + "…"),  # cut short inside the notice, an ellipsis after the cut
         (NOTICE, NOTICE[:40]),  # cut short, no ellipsis
         (NOTICE, NOTICE + "\n"),  # the body's trailing line end
+        # A line feed kept, every other character escaped (the payments server's memo-below question).
+        ("a\r\nIMPORTANT: [type] your password", "a\\r\nIMPORTANT: \\u005btype\\u005d your password"),
     ],
     ids=lambda value: escaped(value) if isinstance(value, str) else "as-sent",
 )
