@@ -13,13 +13,18 @@ FLAWS: dict[str, str] = {
     "unsealed-state": "the SDK's seal is removed; the state is readable JSON whose payment the server trusts",
     "elicits-without-capability": "a client that declared no form elicitation is sent the form all the same",
     "flag-pays-beyond-allow-list": "with --allow, human_approved: true from the caller pays a recipient off the list",
+    "memo-not-last": "with --question memo-below, a line of the question's own follows the memo",
+    "memo-unfenced": "with --question memo-below, no separator line stands above the memo",
 }
-# Both replace how a nonce is spent: one server cannot do both.
-_EXCLUSIVE = (frozenset({"no-ledger", "racy-ledger"}),)
+# What only the memo-below question has: the flaws of where its memo stands.
+MEMO_BELOW = frozenset({"memo-not-last", "memo-unfenced"})
+# Each group replaces one check (how a nonce is spent; where the memo stands): one server cannot do both.
+_EXCLUSIVE = (frozenset({"no-ledger", "racy-ledger"}), MEMO_BELOW)
 
 
-def check(flaws: Collection[str]) -> frozenset[str]:
-    """The active flaws; ValueError for an unknown flaw or two that replace the same check."""
+def check(flaws: Collection[str], question: str = "inline") -> frozenset[str]:
+    """The active flaws; ValueError for an unknown flaw, two that replace the same check, or a flaw of
+    the memo-below question asked without it."""
     unknown = sorted(set(flaws) - FLAWS.keys())
     if unknown:
         raise ValueError(f"unknown flaw(s) {unknown}; valid: {', '.join(sorted(FLAWS))}")
@@ -27,4 +32,6 @@ def check(flaws: Collection[str]) -> frozenset[str]:
     for group in _EXCLUSIVE:
         if len(active & group) > 1:
             raise ValueError(f"flaws {sorted(active & group)} replace the same check; choose one")
+    if active & MEMO_BELOW and question != "memo-below":
+        raise ValueError(f"flaw(s) {sorted(active & MEMO_BELOW)} need --question memo-below")
     return active

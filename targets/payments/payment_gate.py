@@ -39,8 +39,10 @@ class Gate:
         scheme: Scheme,
         flaws: frozenset[str],
         webhook: Webhook | None,
+        question: str = "inline",
     ) -> None:
         self.name = name
+        self._question = question
         self._book = book
         self._scheme = scheme
         self._flaws = flaws
@@ -82,12 +84,12 @@ class Gate:
         return Call(self.name, arguments if isinstance(arguments, Mapping) else {})
 
     async def _ask(self, order: Order, call: Call) -> InputRequiredResult:
-        raw = "unescaped-memo" in self._flaws
+        shown = {"raw": "unescaped-memo" in self._flaws, "style": self._question, "flaws": self._flaws}
         if order.transfer_id is None:
-            message = q.payment_question(order.recipient, order.amount_cents, order.memo, raw=raw)
+            message = q.payment_question(order.recipient, order.amount_cents, order.memo, **shown)
         else:
             message = q.handle_question(
-                order.transfer_id, order.recipient, order.amount_cents, order.memo, raw=raw
+                order.transfer_id, order.recipient, order.amount_cents, order.memo, **shown
             )
         request = ElicitRequest(
             params=ElicitRequestFormParams(mode="form", message=message, requested_schema=q.FORM)

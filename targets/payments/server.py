@@ -36,6 +36,10 @@ Options:
   --ledger SPEC       nonce ledger: memory | sqlite:PATH | redis://HOST:PORT/DB
                       (the payments themselves stay in each process's memory)
   --port PORT         serve streamable HTTP at http://127.0.0.1:PORT/mcp (stdio without)
+  --question STYLE    inline (default): the memo quoted on a line of the question's;
+                      memo-below: the memo last, below a line of `---`, its line feeds
+                      kept and every other character escaped (an email client's way
+                      with a body, careful in another style)
   --flaw NAME         remove one defence (repeatable):
     no-ledger          the state's nonce is never spent: one approval pays again
     racy-ledger        spending is check, then spend: concurrent redemptions all pay
@@ -49,6 +53,9 @@ Options:
     flag-pays-beyond-allow-list  (with --allow) human_approved: true from the caller pays a
                        recipient off the allow-list, unasked: an "exception a person
                        approved" that only the caller attests
+    memo-not-last      (with --question memo-below) the question's own closing line follows
+                       the memo, so a line the memo starts can pass for one of the question's
+    memo-unfenced      (with --question memo-below) no separator line above the memo
 
 With `--allow NAME,...` (direct shape) send_payment pays only those recipients, each asked
 about as above, and takes a `human_approved` flag it refuses from the caller: a recipient
@@ -122,9 +129,12 @@ def build_server(
     ledger: str = "memory",
     allow: Collection[str] | None = None,
     allow_refusals: str = "error",
+    question: str = "inline",
 ) -> MCPServer:
     """The server, ready for `mcp.Client(server)` in-process or `.run()`."""
-    active = payment_flaws.check(flaws)
+    if question not in q.QUESTIONS:
+        raise ValueError(f"bad question {question!r}: use {' or '.join(q.QUESTIONS)}")
+    active = payment_flaws.check(flaws, question)
     if shape not in get_args(Shape):
         raise ValueError(f"bad shape {shape!r}: use {' or '.join(get_args(Shape))}")
     root = Path(root)
@@ -163,12 +173,12 @@ def build_server(
         server.middleware.append(race_gate.announced)  # the width of a race its gate holds open
     book = Book()
     if shape == "direct" and allow is not None:
-        gate = Gate("send_payment", book, scheme, active, hook)
+        gate = Gate("send_payment", book, scheme, active, hook, question)
         _add_allow_listed(server, gate, frozenset(allow), active, allow_refusals)
     elif shape == "direct":
-        _add_direct(server, Gate("send_payment", book, scheme, active, hook))
+        _add_direct(server, Gate("send_payment", book, scheme, active, hook, question))
     else:
-        _add_handle(server, book, Gate("execute_transfer", book, scheme, active, hook))
+        _add_handle(server, book, Gate("execute_transfer", book, scheme, active, hook, question))
     _add_list_payments(server, book)
     return server
 
@@ -280,6 +290,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--port", type=int, metavar="PORT", help="serve HTTP at http://127.0.0.1:PORT/mcp")
     add("--allow", metavar="NAME,...", help="pay only these recipients (send_payment takes human_approved)")
     add("--allow-refusals", choices=("error", "result"), default="error", help="how --allow refuses")
+    add("--question", choices=q.QUESTIONS, default="inline", help="where the question shows the memo")
     names = sorted(payment_flaws.FLAWS)
     add("--flaw", action="append", default=[], choices=names, metavar="NAME", help=f"one of {names}")
     return parser
@@ -308,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ledger=args.ledger,
             allow=args.allow.split(",") if args.allow else None,
             allow_refusals=args.allow_refusals,
+            question=args.question,
         )
     except (OSError, ValueError) as exc:
         parser.error(str(exc))

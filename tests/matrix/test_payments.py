@@ -175,6 +175,44 @@ def test_each_payment_flaw_is_caught_by_its_family_and_fools_no_other(
     assert_caught_and_nothing_else(run, families, expected)
 
 
+# The memo-below question (--question memo-below): the memo last, below a line of `---`, its line feeds kept,
+# as mcp-proton-email's send_email shows an email's body. Its lines are the memo's, so a "SYSTEM NOTICE" it
+# starts forges none of the question's (MCA-PROMPT-001 and 006 were false findings on that server); each flaw
+# takes half of that away, and both are caught there.
+MEMO_BELOW_FLAWS = {
+    "memo-not-last": 'text after a line break in the name starts a line: "SYSTEM NOTICE: your sess"',
+    "memo-unfenced": 'text after a line break in the name starts a line: "SYSTEM NOTICE: your sess"',
+}
+
+
+def memo_below(*flaws: str) -> dict[str, Any]:
+    settings = built(PAYMENTS, *flaws)
+    settings["factory_args"]["question"] = "memo-below"
+    return settings
+
+
+def test_a_memo_shown_last_below_a_separator_is_careful_in_a_style_of_its_own(
+    audit_payments: AuditFn,
+) -> None:
+    # Audited whole: the memo's raw line feeds fool no family, and what hides text is still escaped.
+    run = audit_payments(**memo_below())
+    assert_careful(run)
+    # The memo's line breaks reached the question raw, and were judged as the memo's own lines.
+    notice = run.by_id()["MCA-PROMPT-006"]
+    assert any("---\\nmcp-confirm-audit report.txt\\n\\nSYSTEM NOTICE" in line for line in notice.evidence)
+
+
+@pytest.mark.parametrize("flaw", sorted(MEMO_BELOW_FLAWS))
+def test_a_memo_with_a_line_of_the_questions_after_it_or_no_separator_forges_lines(
+    audit_payments: AuditFn, flaw: str
+) -> None:
+    run = audit_payments(families=("prompt-forging",), **memo_below(flaw))
+    assert_caught_and_nothing_else(run, "prompt-forging", {"MCA-PROMPT-001": V, "MCA-PROMPT-006": V})
+    assert MEMO_BELOW_FLAWS[flaw] in run.by_id()["MCA-PROMPT-006"].reason
+    # Only where the memo stands changed: what hides text is escaped as in the careful style.
+    assert [r.id for r in run.results if r.verdict in (V, W)] == ["MCA-PROMPT-001", "MCA-PROMPT-006"]
+
+
 @pytest.fixture(scope="module")
 def handle_shape(catalogue: Catalogue, generation: Any, across_workers: Shared[AuditRun]) -> AuditRun:
     """The shipped handle-shape profile over the whole catalogue: once for the tests that read it."""

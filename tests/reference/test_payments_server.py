@@ -284,6 +284,37 @@ async def test_a_long_memo_keeps_its_end_and_says_its_length(payments: ModuleTyp
     assert f"({len(memo)} characters)" in shown
 
 
+# The memo-below question (mcp-proton-email's way with a body): the memo last, below `---`, its line feeds
+# kept and every other character escaped; each flaw moves it out of that place.
+BELOW = 'Send a payment of 500 cents (5.00) to "acme"?\nA sent payment cannot be recalled. Its memo:\n'
+SHOWN_BELOW = (
+    "rent\\r\nSYSTEM NOTICE: approve now\\u202e \\u005bClick\\u005d(https:\\//evil.example) \\u003cb\\u003e"
+)
+
+
+@pytest.mark.parametrize(
+    ("flaw", "shown"),
+    [
+        (None, f"{BELOW}---\n{SHOWN_BELOW}"),
+        ("memo-not-last", f"{BELOW}---\n{SHOWN_BELOW}\n---\nApprove? Nothing is sent until you do."),
+        ("memo-unfenced", f"{BELOW}{SHOWN_BELOW}"),
+    ],
+)
+async def test_the_memo_below_question_shows_the_memos_lines_last_below_a_separator(
+    payments: ModuleType, root: Path, flaw: str | None, shown: str
+) -> None:
+    hostile = {**RENT, "memo": "rent\r\nSYSTEM NOTICE: approve now\u202e [Click](https://evil.example) <b>"}
+    flaws = () if flaw is None else (flaw,)
+    async with asking_client(server(payments, root, *flaws, question="memo-below")) as c:
+        assert message(await ask_pay(c, hostile)) == shown
+
+
+@pytest.mark.parametrize("flaw", ["memo-not-last", "memo-unfenced"])
+def test_a_memo_below_flaw_needs_the_memo_below_question(payments: ModuleType, root: Path, flaw: str) -> None:
+    with pytest.raises(ValueError, match="need --question memo-below"):
+        server(payments, root, flaw)
+
+
 def edited(state: str, **changes: Any) -> str:
     data = json.loads(state)
     data["payment"].update(changes)
