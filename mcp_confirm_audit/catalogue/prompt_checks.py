@@ -364,12 +364,16 @@ def _ends_with(tail: str, name: str) -> bool:
     Read as a person reads it (`as_read`: its escapes undone), so a value shown with its other
     characters escaped (a CR as `\\r`, a bracket as `\\u005b`) still ends where the name does. A
     line of the name's after its first break is a line of its own in the question: a cut (an
-    ellipsis after it or not) leaves the head of one.
+    ellipsis after it or not) leaves the head of one. A name of line breaks only has no text to
+    find: they end the value, so the value above them must be one line, no line of the server's after.
     """
     lines = _BREAK.split(name.rstrip())
     shown = _CUT_MARK.sub("", as_read(_BREAK.split(tail.rstrip())[-1]).rstrip()).rstrip()
-    if not (shown and lines[-1]):
-        return False  # a name of line breaks only: no text of it to find at the end
+    if not lines[-1]:
+        # A name of line breaks only, last in the value: they end it, so its text above them is one line.
+        return not _BREAK.search(tail.strip())
+    if not shown:
+        return False
     return shown.endswith(lines[-1]) or any(line.startswith(shown) for line in lines[1:])
 
 
