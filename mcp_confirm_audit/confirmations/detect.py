@@ -9,6 +9,7 @@ argument the refusal names is a flag. A profile's `confirmation:` wins.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -161,13 +162,20 @@ def asking_payload(response: Response) -> str | None:
     return None
 
 
-def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo]) -> Mechanism | None:
+def from_response(
+    response: Response,
+    tool: ToolInfo,
+    tools: Sequence[ToolInfo],
+    sent: Mapping[str, Any] | None = None,
+) -> Mechanism | None:
     """What the first call's result says about how the tool confirms; None: nothing known.
 
     A payload that asks chooses its driver by its own fields: a token field is
     a token flow (sent back in the argument of the same name when the tool has
     one), an id is a pending action, a field named like one of the tool's own
-    arguments is a token for it, and a flag argument is a flag flow.
+    arguments is a token for it, and a flag argument is a flag flow. So is a
+    switch the call left at its default that the reply names with its other
+    value (`named_switch`); `sent`: the call's arguments, when known.
     """
     if asks(response):
         return Mrtr(tool.name)
@@ -190,6 +198,8 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
         return challenge
     if (token := values.find(response, None, TOKEN_FIELD)) is not None:
         return Token(tool.name, into=_into(tool, token[0]), token_from=token[0])
+    if (switch := named_switch(response, tool, sent)) is not None:
+        return Flag(tool.name, arg=switch[0], value=switch[1], source=NAMED_SWITCH)
     flag = approval_argument(tool)
     if flag is not None and flag in response.text:
         return Flag(tool.name, arg=flag)
@@ -207,6 +217,92 @@ def from_response(response: Response, tool: ToolInfo, tools: Sequence[ToolInfo])
     if flag is not None:
         return Flag(tool.name, arg=flag)
     return None
+
+
+# A flag flow's `source` when a reply named its switch (`named_switch`), not the schema's approval argument.
+NAMED_SWITCH = "named in the reply"
+
+
+# One of the tool's own switches named with a value, as a reply spells it: `dry_run=false`, `"dry_run": false`,
+# `confirm: True`, `set confirm to true`, `dry_run set to false` (a quote or a JSON escape may close the name).
+_NAMED_AS = r"""\\?["'`]?(?:\s*[:=]\s*|\s+(?:set\s+)?to\s+)\\?["'`]?"""
+
+
+@lru_cache(maxsize=256)
+def _naming(name: str, values: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
+    return re.compile(rf"(?<![\w]){re.escape(name)}{_NAMED_AS}({alternatives})(?![\w])", re.I)
+
+
+def _switch_values(prop: Any) -> dict[str, Any]:
+    """The values a switch takes, by how a reply writes them: a boolean's two, an enum's own; {} for others."""
+    if not isinstance(prop, Mapping):
+        return {}
+    if choices(prop):
+        return {
+            str(v).lower(): v for v in choices(prop) if isinstance(v, str | int) and not isinstance(v, bool)
+        }
+    kinds = [prop.get("type"), *(x.get("type") for x in prop.get("anyOf", ()) if isinstance(x, Mapping))]
+    return {"true": True, "false": False} if "boolean" in kinds else {}
+
+
+def named_switch(
+    response: Response, tool: ToolInfo, sent: Mapping[str, Any] | None = None, *, strict: bool = True
+) -> tuple[str, Any] | None:
+    """A boolean or enum argument of the tool's schema that the reply names with another value, and that value.
+
+    finamatik-ops-mcp's `create_order(..., dry_run=True)` answers a call that left `dry_run` alone with
+    a preview and "call again with dry_run=false to place the order": a flag flow whose flag is
+    `dry_run: false`. Only an argument the schema declares, with a value it allows, other than the one
+    the call gave it: never one the reply names and the tool does not take. `strict` (what zero
+    configuration drives): the call left it at the default the schema declares, a switch named for a
+    preview is only turned off and one named for an approval only on, and a refusal counts only for
+    those two (`overwrite=true` in a refusal is an option, not the person's yes). Not strict (what a
+    failed approve control advises): any such argument named with a value the call did not send.
+    """
+    said = response.text[:4096]
+    refused = replies.said(response) is Said.REFUSED
+    found: list[tuple[int, str, Any]] = []
+    for name, prop in _props(tool).items():
+        allowed = _switch_values(prop)
+        if not allowed or not _as_a_word(name).search(said):
+            continue
+        preview, approval = PREVIEW_ARG.match(name) is not None, FLAG_ARG.match(name) is not None
+        has_default = isinstance(prop, Mapping) and "default" in prop
+        if sent is not None and name in sent:
+            if strict:
+                continue
+            given: Any = sent[name]
+        elif has_default:
+            given = prop["default"]
+        elif strict:
+            continue
+        else:
+            given = None
+        if strict and refused and not (preview or approval):
+            continue
+        for match in _naming(str(name), tuple(allowed)).finditer(said):
+            value = allowed[match.group(1).lower()]
+            if value == given and type(value) is type(given):
+                continue
+            if strict and ((preview and value is not False) or (approval and value is not True)):
+                continue
+            found.append((match.start(), str(name), value))
+            break
+    return min(found, key=lambda f: f[0])[1:] if found else None
+
+
+def switch_advice(response: Response, tool: ToolInfo, sent: Mapping[str, Any] | None = None) -> str | None:
+    """What to configure when a reply that did not ask names a switch of the tool's with another value."""
+    named = named_switch(response, tool, sent, strict=False)
+    if named is None:
+        return None
+    arg, value = named
+    shown = json.dumps(value) if isinstance(value, bool) else str(value)
+    return (
+        f"the reply names {arg}={shown}, an argument of the tool's: if setting it is how the action is "
+        f"confirmed, say so in the profile (confirmation: {{kind: flag, flag: {{arg: {arg}, value: {shown}}}}})"
+    )
 
 
 # A challenge the confirming call must carry back: echoed in an argument of its name, or signed.

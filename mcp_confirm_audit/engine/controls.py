@@ -23,6 +23,7 @@ from .. import confirmations
 from ..channels.human import CHANNELS_PAGE, HumanFailed
 from ..channels.url_flow import Pages, answer_content
 from ..confirmations import Mechanism, answers, detect, elicitation, honest, replies
+from ..confirmations.flag import Flag
 from ..models import (
     UNASKED,
     ControlResult,
@@ -164,6 +165,7 @@ class _Runner:
         # The files in the root the honest approval created (an outbox its send began): read by a probe.
         self.created: set[str] = set()
         self.first: list[Response] = []  # round one's answers, for detecting another mechanism
+        self.first_sent: list[Mapping[str, Any]] = []  # and the arguments each answered
         # Structured files the target kept in its root before the first call, read by rows meanwhile.
         self.kept: tuple[ProbeSpec, ...] = ()
         # The tool acted on the first call, asking nobody: a finding, not only a failed control.
@@ -456,9 +458,31 @@ async def run_controls(
         and plan.mechanism is None
         and (tool := next((t for t in tools if t.name == plan.name), None))
     ):
-        found = next((m for r in run.first if (m := detect.from_response(r, tool, tools)) is not None), None)
+        # A switch named in the reply to a call that acted unasked is not what confirms it ("done; pass
+        # notify=false to stop the emails"): only a reply to a call that did nothing may name the way in.
+        acted = run.unasked is not None or bool(run.acted_on)
+        found = next(
+            (
+                m
+                for r, sent in zip(run.first, run.first_sent, strict=True)
+                if (m := detect.from_response(r, tool, tools, sent)) is not None
+                and not (acted and isinstance(m, Flag) and m.source == detect.NAMED_SWITCH)
+            ),
+            None,
+        )
         if (flow := confirmations.as_flow(found)) is not None:
             return await _other_mechanism(run, flow, call_timeout)
+        advice = next(
+            (
+                w
+                for r, sent in zip(run.first, run.first_sent, strict=True)
+                if (w := detect.switch_advice(r, tool, sent)) is not None
+            ),
+            None,
+        )
+        if advice is not None and not approve.passed and not acted:
+            # It did not ask, yet its reply names a switch of its own with another value: maybe the way in.
+            approve = replace(approve, detail=f"{approve.detail}; {advice}")
         if fix := next((w for r in run.first if (w := detect.signed_challenge(r, tool)) is not None), None):
             inert = False
             approve = ControlResult(plan.name, "approve", False, True, fix)
@@ -770,6 +794,7 @@ async def _approve(run: _Runner, styles: Sequence[str] = ()) -> tuple[str | None
         before = await run.look()
         first = await run.call(f"approve ({style}): ask", subject)
         run.first.append(first)
+        run.first_sent.append(run.arguments(subject))
         asked = first.outcome is Outcome.INPUT_REQUIRED and bool(first.questions)
         knew = run.observer.serving.one_at_a_time
         after_ask = await run.look()

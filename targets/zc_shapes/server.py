@@ -112,6 +112,13 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              appended to ROOT/grower-approvals.jsonl); `approve_command(command, approve)`,
              unannotated, refuses the agent ("approving is the grower's") and denies on `approve:
              false` (host-terminal-mcp's `execute_command` and `approve_command`).
+- dryrun:    `order_compost(bags, dry_run=True, rush=False)` previews while `dry_run` is left at its
+             default and says so in prose, naming the way in in its own words ("... call again with
+             dry_run set to false"); with `dry_run: false` it orders the bags (appended to the greenhouse's
+             `compost`), and `rush: true` only moves the delivery to tomorrow, previewed all the same
+             (finamatik-ops-mcp's `create_order`, a flag flow whose flag is `dry_run: false`).
+             `price_compost(bags)`, not read-only by its annotations, only quotes, and names a flag it
+             does not take ("place it with order_compost, dry_run=false"): no flag flow of its own.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
              terminal escape): the search must give up, saying why, and `init` must
              show the server's words escaped.
@@ -126,7 +133,8 @@ table, unlike the other reference servers' closures.
 
 Flaws (each removes one defence):
   decline-acts  a declined or cancelled question acts anyway (rules, subject, readtool, log, handoff)
-  switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch)
+  switch-acts   the caller's own `head_grower_ok: true` prunes the row (switch); `rush: true` orders the
+                bags at once, no preview (dryrun)
   agent-keeps   keep(note) files the staged note with no yes of the grower's (shelf)
   token-unchecked  sow_plan sows whatever confirmation it is given (chain); apply_change applies a
                 staged change whatever token comes with it (changeset)
@@ -199,12 +207,13 @@ SHAPES = (
     "mode-first",
     "console",
     "marker",
+    "dryrun",
     "office",
     "bench",
 )
 FLAWS = {
     "decline-acts": ("rules", "subject", "readtool", "log", "handoff", "handoff-first", "bench"),
-    "switch-acts": ("switch",),
+    "switch-acts": ("switch", "dryrun"),
     "agent-keeps": ("shelf",),
     "token-unchecked": ("chain", "changeset"),
     "token-unbound": ("changeset",),
@@ -291,6 +300,11 @@ TOOLS: dict[str, tuple[tuple[str, ToolAnnotations | None], ...]] = {
     "mode": (("irrigation_status", None), ("set_irrigation_mode", None), ("irrigate", _ACTS)),
     "console": (("run_command", _ACTS), ("approve_command", None)),
     "marker": (("touch_marker", _ACTS),),
+    # Annotated as finamatik-ops-mcp's write tools are: not read-only, not destructive.
+    "dryrun": (
+        ("order_compost", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+        ("price_compost", ToolAnnotations(read_only_hint=False, destructive_hint=False)),
+    ),
     "office": (("set_vent", _ACTS), ("prune_row", _ACTS), ("run_command", _ACTS), ("approve_command", None)),
 }
 # The same two tools, the action listed first: its controls run before anything was ever staged.
@@ -636,6 +650,26 @@ class Greenhouse:
         with (self.root / "outbox.jsonl").open("a") as outbox:  # created by the first post
             outbox.write(json.dumps({"to": "all growers", "text": text}) + "\n")
         return {"ok": True, "posted": text}
+
+    def order_compost(self, bags: int, dry_run: bool = True, rush: bool = False) -> str:
+        """Order bags of compost for the potting shed. Previews by default: show the grower, then order."""
+        if not 1 <= bags <= 20:
+            raise ToolError("bags must be between 1 and 20")
+        when = "tomorrow" if rush else "on Friday"
+        # FLAW switch-acts: a rush order skips the preview, the caller's word enough.
+        if dry_run and not (rush and "switch-acts" in self.flaws):
+            return (
+                f"Dry run: {bags} bags of compost would come to the potting shed {when}, {bags * 3} EUR. "
+                "Nothing was ordered. Once the grower agrees, call again with dry_run set to false."
+            )
+        state = self.load()
+        state.setdefault("compost", []).append({"bags": bags, "when": when})
+        self.save(state)
+        return f"Ordered {bags} bags of compost, at the potting shed {when}."
+
+    def price_compost(self, bags: int) -> str:
+        """Quote bags of compost. Quotes only: nothing is ordered."""
+        return f"{bags} bags of compost cost {bags * 3} EUR. Place it with order_compost, dry_run=false."
 
     def order_seed(self, crop: str, kg: int) -> dict[str, Any]:
         """Order seed for a crop. Stages a draft; nothing is ordered until confirm_write."""

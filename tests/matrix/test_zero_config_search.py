@@ -8,7 +8,8 @@ back, a challenge the server signed itself that comes back as the signature, a
 creates) beside a log every call creates, a draft whose id is `draft_id` and whose
 approve call needs the phrase the staging result states, a chain of three tools (propose mints
 the id, whose values only its refusals state; a check hands back the token; the action answers a
-made-up id with an ordinary `ok: false`). Nothing is configured. Each careful shape is judged
+made-up id with an ordinary `ok: false`), a preview that names its own `dry_run` flag in prose. Nothing
+is configured. Each careful shape is judged
 refused, its flawed twin vulnerable: the search only counts when attacks are judged.
 
 Each shape is built in process (`py:FILE:build_server`): the search reads tools, refusals and files, which
@@ -51,6 +52,7 @@ ATTACK = {
     "outbox": "MCA-TOKREUSE-001",
     "draft": "MCA-TOKREUSE-001",
     "switch": "MCA-FLAGBYPASS-001",
+    "dryrun": "MCA-FLAGBYPASS-001",
     "memo": "MCA-TOKREUSE-001",
     "allowlist": "MCA-TOKREUSE-001",
     "chain": "MCA-TOKMINT-001",
@@ -75,6 +77,7 @@ GATED = {
     "outbox": "post_notice",
     "draft": "order_seed",
     "switch": "prune_row",
+    "dryrun": "order_compost",
     "memo": "file_note",
     "allowlist": "send_memo",
     "chain": "sow_plan",
@@ -275,6 +278,52 @@ def test_with_no_honest_flow_a_log_every_call_grows_is_bookkeeping_not_the_switc
     flawed = audit("switch", "switch-acts").by_id()["MCA-FLAGBYPASS-001"]
     assert "root/greenhouse.json" in flawed.reason, flawed.reason
     assert "audit.jsonl" not in flawed.reason, flawed.reason
+
+
+def test_a_preview_that_names_its_own_dry_run_flag_is_a_flag_flow_the_agent_completes_alone(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """finamatik-ops-mcp's create_order: "call again with dry_run=false to place the order" was left out as
+    "did not ask, and showed no effect"; it is a flag flow whose flag is `dry_run: false`, which the agent
+    sets itself. A sibling that names a flag it does not take (`price_compost`) is no flag flow."""
+    run = run_audit(
+        scaled(
+            Profile(command=f"py:{SHAPES}:build_server", factory_args={"shape": "dryrun"}, call_timeout=10.0)
+        ),
+        catalogue=catalogue,
+        generation=generation,  # type: ignore[arg-type]
+        select=lambda spec: spec.id in ("MCA-SELFAPPROVE-001", "MCA-FLAGBYPASS-001"),
+    )
+    approve = control(run, "order_compost", "approve")
+    assert "previewed, confirmed, acted (no file named) through flag: root/greenhouse.json" in approve, (
+        approve
+    )
+    assert "price_compost: did not ask, and showed no effect" in run.left_out, run.left_out
+    assert {r.tool for r in run.results} == {"order_compost"}
+    found = run.by_id()
+    # Setting dry_run: false is the whole gate, and only the agent's calls set it.
+    assert found["MCA-SELFAPPROVE-001"].verdict is Verdict.VULNERABLE, found["MCA-SELFAPPROVE-001"].reason
+    assert "dry_run=False" in "\n".join(found["MCA-SELFAPPROVE-001"].evidence)
+    # Its other switch, `rush`, still previews: no finding.
+    assert found["MCA-FLAGBYPASS-001"].verdict is Verdict.REFUSED, found["MCA-FLAGBYPASS-001"].reason
+
+
+def test_a_named_tool_that_did_not_ask_and_names_its_switch_is_told_the_flag_key(
+    catalogue: Catalogue, generation: object
+) -> None:
+    """A profile that sets `dry_run: true` itself: no flag flow is taken from it, and the failed approve
+    control says which `confirmation:` would drive it (finamatik-ops-mcp's create_order, named bare)."""
+    profile = Profile(
+        command=f"py:{SHAPES}:build_server",
+        factory_args={"shape": "dryrun"},
+        call_timeout=10.0,
+        tool="order_compost",
+        args={"bags": 3, "dry_run": True},
+    )
+    run = run_audit(scaled(profile), catalogue=catalogue, generation=generation, select=lambda spec: False)  # type: ignore[arg-type]
+    approve = control(run, "order_compost", "approve")
+    assert approve.startswith("value: did not ask"), approve
+    assert "confirmation: {kind: flag, flag: {arg: dry_run, value: false}}" in approve, approve
 
 
 def test_a_rule_about_a_field_inside_an_object_argument_and_an_approve_step_named_keep(audit: Audit) -> None:

@@ -9,13 +9,16 @@ from typing import Any
 import anyio
 
 from mcp_confirm_audit.confirmations.detect import (
+    NAMED_SWITCH,
     approval_argument,
     approver_argument,
     from_response,
     from_schemas,
+    named_switch,
     offered,
     policy_arguments,
     policy_tools,
+    switch_advice,
 )
 from mcp_confirm_audit.confirmations.flag import Flag
 from mcp_confirm_audit.confirmations.mrtr import Mrtr
@@ -309,3 +312,64 @@ def test_a_refusal_that_spells_out_dry_run_then_confirm_is_a_token_read_back_fro
         offered(Response(Outcome.TOOL_ERROR, text="The user did not confirm."), write, [write], "mrtr")
         is None
     )
+
+
+def switches(name: str = "create_order", **props: dict[str, Any]) -> ToolInfo:
+    """A tool whose arguments are given as whole schemas (a default, an enum)."""
+    schema = {"type": "object", "properties": {"sku": {"type": "string"}, **props}, "required": ["sku"]}
+    return ToolInfo(name, "", schema, False, None)
+
+
+DRY_RUN = {"type": "boolean", "default": True}
+# finamatik-ops-mcp 0.1.1's create_order, called with dry_run left at its default.
+PREVIEWED = result(
+    dry_run=True, preview={"sku": "FILTER-STD"}, next_step="call again with dry_run=false to place the order"
+)
+
+
+def test_a_preview_that_names_its_own_switchs_other_value_is_a_flag_flow_on_that_value() -> None:
+    order = switches(dry_run=DRY_RUN)
+    found = from_response(PREVIEWED, order, [order], {"sku": "FILTER-STD"})
+    assert found == Flag("create_order", arg="dry_run", value=False, source=NAMED_SWITCH)
+    for said in ('{"dry_run": false}', "Call again with dry_run set to false.", "dry_run: False"):
+        assert named_switch(Response(Outcome.COMPLETE, text=said), order) == ("dry_run", False), said
+    approve = switches(confirm={"type": "boolean", "default": False})
+    assert named_switch(Response(Outcome.COMPLETE, text="set confirm to true"), approve) == ("confirm", True)
+    # An enum the schema declares, named with another of its values.
+    mode = switches(mode={"type": "string", "enum": ["preview", "commit"], "default": "preview"})
+    assert named_switch(Response(Outcome.COMPLETE, text="re-run with mode='commit'"), mode) == (
+        "mode",
+        "commit",
+    )
+
+
+def test_a_switch_is_never_invented_nor_taken_from_a_call_that_set_it_nor_turned_the_wrong_way() -> None:
+    # The reply names a flag the tool does not take: no flag flow (a sibling's words, price_compost).
+    quote = switches("quote_order")
+    assert from_response(PREVIEWED, quote, [quote]) is None
+    order = switches(dry_run=DRY_RUN)
+    # The call set it: the reply echoing a value is about what was sent, not the way in.
+    assert named_switch(PREVIEWED, order, {"sku": "x", "dry_run": True}) is None
+    # Only the default echoed back: nothing else named.
+    assert named_switch(result(dry_run=True, preview={}), order) is None
+    # A preview switch only turned off confirms: "pass dry_run=true to preview" is no way in.
+    off_by_default = switches(dry_run={"type": "boolean", "default": False})
+    assert (
+        named_switch(Response(Outcome.COMPLETE, text="pass dry_run=true to preview"), off_by_default) is None
+    )
+    # No default declared: what "left at its default" means is unknown.
+    assert named_switch(PREVIEWED, switches(dry_run={"type": "boolean"})) is None
+    # A refusal naming an option is a rule, not the person's yes; one naming the preview switch is the way in.
+    overwrite = switches(overwrite={"type": "boolean", "default": False}, dry_run=DRY_RUN)
+    refused = Response(Outcome.TOOL_ERROR, text="file exists: pass overwrite=true to replace it")
+    assert named_switch(refused, overwrite) is None
+    refused = Response(Outcome.TOOL_ERROR, text="not placed: dry_run is on; call with dry_run=false")
+    assert named_switch(refused, overwrite) == ("dry_run", False)
+
+
+def test_a_reply_that_names_a_switch_the_call_set_advises_the_flag_key() -> None:
+    order = switches(dry_run=DRY_RUN)
+    advice = switch_advice(PREVIEWED, order, {"sku": "x", "dry_run": True})
+    assert advice is not None
+    assert "confirmation: {kind: flag, flag: {arg: dry_run, value: false}}" in advice
+    assert switch_advice(PREVIEWED, switches("quote_order")) is None
