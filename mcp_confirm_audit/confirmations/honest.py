@@ -166,6 +166,11 @@ class Uses(Protocol):
         """`moved` is what the honest confirmation changed: the action's effect from now on."""
         ...
 
+    async def afresh(self, control: str, failure: str) -> bool:
+        """A fresh target process and root for the uses that follow, every attack's too, as the world the
+        honest confirmation left may be why `control` failed (`failure`); False when none can be had."""
+        ...
+
     def of_its_kind(self, moved: Moved) -> bool:
         """Whether `moved` holds a change of the kind the honest confirmation made, wherever it is.
 
@@ -275,7 +280,7 @@ async def run(mechanism: AgentFlow, uses: Uses, styles: tuple[str, ...], channel
             how = f"previewed, confirmed, acted ({_named(style)}) through {mechanism.kind}"
             if style == "value":
                 how += f": {at_confirm.shown()}"
-            alone, held = await _preview_alone(mechanism, uses, style, channel)
+            alone, held = await _preview_alone(mechanism, uses, style, channel, preview.response)
             if not alone.passed:
                 # A gate its own preview opens cannot be judged: every attack would act.
                 return Honest(None, (ControlResult(tool, "approve", False, True, alone.detail), alone))
@@ -438,17 +443,33 @@ def _named(style: str) -> str:
 
 
 async def _preview_alone(
-    mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel
+    mechanism: AgentFlow, uses: Uses, style: str, channel: RecordingChannel, honest: Response
 ) -> tuple[ControlResult, Signature | None]:
     """The preview called alone, never confirmed: its control, and the signature of its reply when nothing moved.
 
-    That reply is what this target answers a call its gate holds: a signature the attacks read.
+    That reply is what this target answers a call its gate holds: a signature the attacks read. A
+    preview refused where the honest one (`honest`) was not may be refused by the world the honest
+    confirmation left (finamatik-ops-mcp's create_order: the order took the whole stock, and the next
+    preview says "insufficient stock"): it is called again in a fresh world, where one can be had, and
+    every attack then gets one. Refused there too, it is how the target answers.
     """
-    use = await uses.new(style, f"control-{mechanism.kind}-preview-alone")
+    label = f"control-{mechanism.kind}-preview-alone"
+    use = await uses.new(style, label)
     if isinstance(use, str):
         return ControlResult.not_begun(mechanism.tool, "preview-alone", use), None
     preview = await mechanism.preview(channel, use.arguments)
     moved = await use.moved()
+    refused = replies.said(preview.response) is Said.REFUSED and replies.said(honest) is not Said.REFUSED
+    if (
+        refused
+        and not moved
+        and await uses.afresh("preview-alone", replies.clipped(preview.response.text, 200))
+    ):
+        use = await uses.new(style, label)
+        if isinstance(use, str):
+            return ControlResult.not_begun(mechanism.tool, "preview-alone", use), None
+        preview = await mechanism.preview(channel, use.arguments)
+        moved = await use.moved()
     acted_there = (
         _took_effect(moved, preview.response)
         if preview.handle is None and mechanism.approves_a_handle

@@ -723,6 +723,13 @@ class _Uses:
             return exc
         return _Use(run, case, style, subject, await run.look())
 
+    async def afresh(self, control: str, failure: str) -> bool:
+        run = self._run
+        if run.isolated or not await run.fresh():
+            return False
+        run.carried_over(control, failure)
+        return True
+
     def is_effect(self, moved: honest.Moved) -> bool:
         return any(generalised(p) in self._run.effect for p in moved.seen)
 

@@ -116,7 +116,9 @@ greenhouse is kept in ROOT/greenhouse.json (the only place most effects show):
              default and says so in prose, naming the way in in its own words ("... call again with
              dry_run set to false"); with `dry_run: false` it orders the bags (appended to the greenhouse's
              `compost`), and `rush: true` only moves the delivery to tomorrow, previewed all the same
-             (finamatik-ops-mcp's `create_order`, a flag flow whose flag is `dry_run: false`).
+             (finamatik-ops-mcp's `create_order`, a flag flow whose flag is `dry_run: false`). The
+             supplier delivers once a week: once ordered, every call is refused, previews too (as
+             finamatik's stock, all of it ordered, refuses the next preview).
              `price_compost(bags)`, not read-only by its annotations, only quotes, and names a flag it
              does not take ("place it with order_compost, dry_run=false"): no flag flow of its own.
 - opaque:    the rules shape, refusing in words that state no rule (and carry a
@@ -656,13 +658,16 @@ class Greenhouse:
         if not 1 <= bags <= 20:
             raise ToolError("bags must be between 1 and 20")
         when = "tomorrow" if rush else "on Friday"
+        state = self.load()
+        if state.get("compost"):
+            # One delivery a week, as a stock runs out: the world the first order leaves refuses the next.
+            raise ToolError("this week's compost is ordered already: the supplier delivers once a week")
         # FLAW switch-acts: a rush order skips the preview, the caller's word enough.
         if dry_run and not (rush and "switch-acts" in self.flaws):
             return (
                 f"Dry run: {bags} bags of compost would come to the potting shed {when}, {bags * 3} EUR. "
                 "Nothing was ordered. Once the grower agrees, call again with dry_run set to false."
             )
-        state = self.load()
         state.setdefault("compost", []).append({"bags": bags, "when": when})
         self.save(state)
         return f"Ordered {bags} bags of compost, at the potting shed {when}."

@@ -298,6 +298,12 @@ def test_a_preview_that_names_its_own_dry_run_flag_is_a_flag_flow_the_agent_comp
     assert "previewed, confirmed, acted (no file named) through flag: root/greenhouse.json" in approve, (
         approve
     )
+    # The honest order took this week's delivery: the preview alone, refused in that world, is run again
+    # in a fresh one, and so is every attack (finamatik's whole stock ordered by the approve control).
+    isolation = control(run, "order_compost", "isolation")
+    assert "the preview-alone control failed in the world the previous control left" in isolation, isolation
+    alone = control(run, "order_compost", "preview-alone")
+    assert alone.startswith("no effect (complete: Dry run"), alone
     assert "price_compost: did not ask, and showed no effect" in run.left_out, run.left_out
     assert {r.tool for r in run.results} == {"order_compost"}
     found = run.by_id()

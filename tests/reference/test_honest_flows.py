@@ -82,6 +82,9 @@ class Uses:
         (self.root / f"{label}.txt").write_text("victim\n")
         return _Use(self.root / f"{label}.txt")
 
+    async def afresh(self, control: str, failure: str) -> bool:
+        return False  # one server, one root: no fresh world to be had
+
     def is_effect(self, moved: honest.Moved) -> bool:
         return moved.victim
 
