@@ -106,11 +106,12 @@ def _from_the_name(ch: str, message: str, baseline: str, name: str, excess: int)
 def _break_in_place(ch: str, message: str, name: str, excess: int) -> bool:
     """Whether `ch` stands where one of the name's line breaks is, between the name's own text.
 
-    Both sides must be the name's text (one at an end of the name): a renderer's wrap falls next to
+    The name's text must follow the break: one that ends the name begins no line of its own. Both
+    sides must be the name's text (but at the name's start): a renderer's wrap falls next to
     whatever text it reaches, the template's or the escaped name's, but never between the name's
     text on both sides of its break, since an escaped break (`\\n`) is text there. Colour codes,
     another wrap inside that text, and the backslashes a server quotes the name's punctuation with
-    are looked through. At an end of the name a break stands where the template's own line end
+    are looked through. At the name's start a break stands where the template's own line end
     may: it is the name's only while the question holds no more breaks than the name brought. One
     that holds more shows more than this request (a person's review of everything waiting lists
     each request on lines of its own), so there only a break between the name's text counts.
@@ -119,10 +120,13 @@ def _break_in_place(ch: str, message: str, name: str, excess: int) -> bool:
     own = len(_BREAK.findall(name))
     for run in _BREAKS.finditer(name):
         before, after = name[: run.start()][-_SIDE:], name[run.end() :][:_SIDE]
-        if not (before and after) and excess > own:
-            continue  # at the name's edge, among more line ends than it brought: nothing tells them apart
-        if not (before or after):
-            return True  # a name of line breaks only: nothing else of it to stand next to
+        if not after:
+            # Nothing of the name follows it: a break that ends the name begins no line of the name's own.
+            # mcp-proton-email's subject took only a trailing U+2029 (its mail library refuses any text
+            # after one), and a search shrunk to that bare break was reported as a forged line.
+            continue
+        if not before and excess > own:
+            continue  # at the name's start, among more line ends than it brought: nothing tells them apart
         if re.search(f"{_spread(before)}{_WRAP}{re.escape(ch)}{_WRAP}{_spread(after)}", view):
             return True
     return False

@@ -54,6 +54,8 @@ NOT_MRTR = {
     # A command chained after one the gate lets through: delete_file runs no command line
     # (tests/matrix/test_chained_command.py proves the family on the shell reference server).
     **{f"MCA-CHAIN-00{n}": "runs no command line" for n in range(1, 8)},
+    # A command's program spelled another way: the same (tests/matrix/test_spelled_program.py proves it).
+    **{f"MCA-SPELL-00{n}": "runs no command line" for n in range(1, 3)},
     # URL-mode elicitation's families: a form has no page to open (tests/matrix/test_url_mode.py).
     **{
         attack: "not URL-mode elicitation"

@@ -634,10 +634,14 @@ def test_a_review_listing_more_waiting_changes_printed_raw_is_caught(name: str, 
     ]
 
 
-def test_a_name_ending_in_a_line_break_is_still_caught_where_the_question_shows_it_alone() -> None:
-    # One request shown: the question holds exactly the break the name brought, so it is the name's.
+def test_a_name_ending_in_a_line_break_begins_no_line_even_where_the_question_shows_it_alone() -> None:
+    # One request shown, the question holding exactly the break the name brought: the name's, but nothing
+    # of the name follows it, so no line of the question is the name's doing. mcp-proton-email's subject
+    # took only a trailing U+2029 (its mail library refuses text after one); a search shrunk to it was
+    # reported as MCA-PROMPT-001. A break with the name's text after it is still caught (above).
     plain = review(collapsed("plain-content-value"))
-    assert [reason for _, reason in smuggled(review("mcp-confirm-audit qu\n\n"), plain, "qu\n\n")] == [
+    assert smuggled(review("mcp-confirm-audit qu\n\n"), plain, "qu\n\n") == []
+    assert [reason for _, reason in smuggled(review("mcp-confirm-audit qu\nx"), plain, "qu\nx")] == [
         "line break U+000A from the name reached the question"
     ]
 
@@ -722,11 +726,14 @@ def test_a_line_the_server_adds_only_after_a_hostile_value_is_not_the_values() -
     assert (V, FORGED) in message_problems(shown, EMAIL.format(""), NOTICE)
 
 
-def test_line_breaks_only_before_a_line_of_the_servers_are_still_the_names() -> None:
+def test_a_line_break_before_a_line_of_the_servers_is_the_names_where_its_own_text_follows_it() -> None:
     # Only a hostile value gets the server's line after it: the name's breaks are not the body's last.
-    shown = EMAIL.format(LEAD + "\u2029") + "\n[1 line]"
-    assert smuggled(shown, EMAIL.format(""), "\u2029") != []
-    assert message_problems(shown, EMAIL.format(""), "\u2029") != []
+    shown = EMAIL.format(LEAD + "a\u2029b") + "\n[1 line]"
+    assert smuggled(shown, EMAIL.format(""), "a\u2029b") != []
+    assert message_problems(shown, EMAIL.format(""), "a\u2029b") != []
+    # A name of line breaks only begins no line of its own: what follows is the server's.
+    bare = EMAIL.format(LEAD + "\u2029") + "\n[1 line]"
+    assert smuggled(bare, EMAIL.format(""), "\u2029") == []
 
 
 @pytest.mark.parametrize(
