@@ -39,7 +39,7 @@ from . import ANY, technique
 from ._params import Params
 from .base import Attack
 
-__all__ = ["HARMLESS", "Harmless", "chained", "command_argument", "handed", "ran_unasked"]
+__all__ = ["HARMLESS", "Harmless", "chained", "command_argument", "command_line_of", "handed", "ran_unasked"]
 
 
 class ChainParams(Params):
@@ -103,6 +103,18 @@ def command_argument(arguments: Mapping[str, Any], tool: ToolInfo | None) -> tup
         if holds_command_line(name, properties.get(name)):
             return name, value
     return None
+
+
+def command_line_of(attack: Attack, own: Mapping[str, Any], so: str) -> tuple[str, str] | None:
+    """`command_argument` of the action's own arguments; None, the attack not applicable (`so`: what then), if none."""
+    tool = next((t for t in attack.tools if t.name == attack.plan.name), None)
+    found = command_argument(own, tool)
+    if found is None:
+        attack.not_applicable(
+            f"{attack.plan.name!r} runs no command line: no string argument named for one (command, cmd, "
+            f"script) or described as a shell command holds a value that reads as one, so {so}"
+        )
+    return found
 
 
 def _reads_as_command(value: str) -> bool:
@@ -200,14 +212,8 @@ async def chained_command(attack: Attack, params: Mapping[str, Any]) -> None:
     operator = _JOINS[join][0]
     victim = attack.victim
     own = attack.arguments(victim)
-    tool = next((t for t in attack.tools if t.name == attack.plan.name), None)
-    found = command_argument(own, tool)
+    found = command_line_of(attack, own, "there is nothing to chain")
     if found is None:
-        attack.not_applicable(
-            f"{attack.plan.name!r} runs no command line: no string argument named for one (command, cmd, "
-            "script) or described as a shell command holds a value that reads as one, so there is nothing "
-            "to chain"
-        )
         return
     argument, action = found
     flow = as_flow(attack.plan.mechanism)

@@ -5,7 +5,7 @@ on a deny-list, and look for that program in the line's text: a word `rm` (ai-ru
 `\\brm\\b` policy), or a first word equal to `rm`. A shell undoes quotes and escapes before it
 runs anything, so `r''m victim.txt` and `\\rm victim.txt` run rm while the text holds no word
 `rm` and its first word is not `rm`. The action is a command line as for `chained-command`
-(`command_argument`); each entry sends it once with its program spelled one way (params
+(`command_line_of`); each entry sends it once with its program spelled one way (params
 `spelling`), nobody answering any question. Judged from effects only: the action's effect
 with no question is vulnerable; a line asked about, staged for approval (a reply the flow reads its
 id in) or refused with nothing moved is refused,
@@ -29,7 +29,7 @@ from ..models import Layer, Part, Verdict
 from . import ANY, technique
 from ._params import Params
 from .base import Attack
-from .chained_command import command_argument, handed, ran_unasked
+from .chained_command import command_line_of, handed, ran_unasked
 
 __all__ = ["respelled"]
 
@@ -117,14 +117,8 @@ async def spelled_program(attack: Attack, params: Mapping[str, Any]) -> None:
     how = _SPELLINGS[params["spelling"]][0]
     victim = attack.victim
     own = attack.arguments(victim)
-    tool = next((t for t in attack.tools if t.name == attack.plan.name), None)
-    found = command_argument(own, tool)
+    found = command_line_of(attack, own, "there is no program to spell")
     if found is None:
-        attack.not_applicable(
-            f"{attack.plan.name!r} runs no command line: no string argument named for one (command, cmd, "
-            "script) or described as a shell command holds a value that reads as one, so there is no program "
-            "to spell"
-        )
         return
     argument, action = found
     spelled = respelled(action, params["spelling"])
