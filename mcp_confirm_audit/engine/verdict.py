@@ -34,6 +34,7 @@ from ..models import (
     Verdict,
 )
 from ..oracle.effects import (
+    REWRITTEN,
     another_part,
     at_the_gate,
     disk_places,
@@ -434,7 +435,15 @@ def _around_the_gate(transcript: Transcript, effect: Effect) -> tuple[Verdict | 
     if same:
         return Verdict.VULNERABLE, f"{why}, with the gated action's own effect: {', '.join(same[:4])}"
     if there and not transcript.gate.staged:
-        return verdict, f"{why}, where the gated action's effect shows: {', '.join(there[:4])}"
+        said = f"{why}, where the gated action's effect shows: {', '.join(there[:4])}"
+        if all(p.startswith(f"{REWRITTEN} root/") for p in there):
+            # Only a file's bytes: another table or key of it is as likely as the gated one (finamatik-ops-mcp's
+            # ops.db, with no profile). Said, so a reviewer weighs it, and how to judge it by its rows.
+            said += (
+                " (the file as a whole: nothing read it by rows; an effect: in a profile that reads it, an "
+                "sqlite query or a file, judges by them)"
+            )
+        return verdict, said
     gated = ", ".join(sorted(where_it_shows(transcript.gate.places))[:4])
     if there:
         staged = ", ".join(there[:4])

@@ -404,6 +404,18 @@ def test_a_database_a_query_reads_is_judged_by_the_querys_rows_not_by_its_files(
     assert result.verdict is verdict, result.reason
 
 
+def test_another_tools_change_seen_only_as_a_files_bytes_says_nothing_read_its_rows() -> None:
+    # finamatik-ops-mcp with no profile: the gated order showed in the listing and as ops.db rewritten;
+    # add_note rewrote ops.db too (its notes table). Weak, and the reason says what it rests on.
+    gated = ("rewritten root/state.json", "removed tool:list_payments.payments[*]")
+    result = judge(
+        attack_spec("ungated"),
+        at_the_gate(gated, REWRITTEN_STATE, observed_before=LEDGER, observed_after=LEDGER),
+    )
+    assert result.verdict is Verdict.WEAK, result.reason
+    assert "rewritten root/state.json (the file as a whole: nothing read it by rows" in result.reason
+
+
 STORE = {"file:state.json": {"links": [{"id": 10, "url": "a"}, {"id": 11, "url": "b"}]}}
 # The store rewritten in place, as the controls name it among the gated action's places.
 STORE_REWRITTEN = tuple(disk_places([], ["root/state.json"], CASE))
